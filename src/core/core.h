@@ -1,0 +1,122 @@
+/*
+ * core.h
+ *    Services every file of the engine core uses: memory, failure and
+ *    exact decimals.
+ *
+ * The engine core (src/core) includes no PostgreSQL header.  It allocates
+ * through inc_alloc() and reports an unrecoverable error through
+ * inc_fail(); both go through hooks the host installs once with
+ * inc_set_hooks().  The PostgreSQL glue routes them to palloc and ereport
+ * (so memory belongs to the current memory context and a failure unwinds
+ * with longjmp); the C test binary and the fuzzer route them to an arena
+ * and a setjmp.  Core code therefore never frees what it allocates: the
+ * host frees the whole context/arena.
+ */
+#ifndef INC_CORE_H
+#define INC_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define INC_NORETURN __attribute__((noreturn))
+#define INC_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define INC_NORETURN
+#define INC_PRINTF(f, a)
+#endif
+
+/* What kind of failure; the glue maps each to a SQLSTATE. */
+typedef enum IncErrKind
+{
+	INC_ERR_INVALID = 1,		/* bad input data: 22023 invalid_parameter_value */
+	INC_ERR_RANGE,				/* a number too large to compute: 22003 */
+	INC_ERR_INTERNAL			/* cannot happen: XX000 */
+} IncErrKind;
+
+/* Allocate size bytes, zeroed; never returns NULL. */
+typedef void *(*IncAllocHook) (size_t size);
+
+/* Report an error; must not return (longjmp or exit). */
+typedef void (*IncFailHook) (IncErrKind kind, const char *message,
+							 const char *detail, const char *hint);
+
+extern void inc_set_hooks(IncAllocHook alloc, IncFailHook fail);
+extern void *inc_alloc(size_t size);
+extern char *inc_strdup(const char *s);
+
+/*
+ * inc_fail: format the message and hand it to the fail hook.  detail and
+ * hint may be NULL.  Messages follow PostgreSQL style: lower case, no final
+ * period.
+ */
+extern void inc_fail(IncErrKind kind, const char *detail, const char *hint,
+					 const char *fmt,...) INC_NORETURN INC_PRINTF(4, 5);
+
+/*
+ * IncDec: an exact decimal as written, value = coef / 10^scale.
+ *
+ * Inputs (offer numbers, transaction quantities and amounts, conversion
+ * factors, property values) are IncDec.  The scale is kept as written, so
+ * "100.0" stays coef 1000, scale 1 and prints back as "100.0".
+ * 0 <= scale <= INC_DEC_MAX_SCALE and |coef| < 10^38.
+ */
+#define INC_DEC_MAX_SCALE 38
+#define INC_DEC_MAX_DIGITS 38
+
+/*
+ * 128-bit integer aligned to 8 bytes, as PostgreSQL's own int128: palloc
+ * only guarantees 8-byte alignment, and 16-byte aligned moves of a
+ * misaligned __int128 would fault.
+ */
+#if defined(__GNUC__) || defined(__clang__)
+typedef __int128 inc_int128 __attribute__((aligned(8)));
+#else
+#error "a compiler with __int128 is required"
+#endif
+
+typedef struct IncDec
+{
+	inc_int128	coef;
+	int32_t		scale;
+} IncDec;
+
+typedef enum IncDecParse
+{
+	INC_DEC_OK = 0,
+	INC_DEC_SYNTAX,				/* not a plain decimal number */
+	INC_DEC_RANGE				/* a number, but beyond 38 digits / scale 38 */
+} IncDecParse;
+
+/*
+ * inc_dec_parse: parse len bytes of s (no NUL needed) as a decimal number:
+ * optional sign, digits, optional fraction, optional exponent (e/E).  This
+ * covers JSON numbers and PostgreSQL numeric output.  "NaN", "Infinity",
+ * empty input and trailing garbage are INC_DEC_SYNTAX.  An exponent is
+ * applied to coef/scale: "1.5e3" -> coef 1500 scale 0, "1e-3" -> coef 1
+ * scale 3, "2.50e1" -> coef 250 scale 1.
+ */
+extern IncDecParse inc_dec_parse(const char *s, size_t len, IncDec *out);
+
+/* Sign of d: -1, 0 or 1. */
+extern int	inc_dec_sign(const IncDec *d);
+
+/* Compare numerically (1000 equals 1000.0): -1, 0, 1. */
+extern int	inc_dec_cmp(const IncDec *a, const IncDec *b);
+
+/*
+ * Text forms, written to buf (cap bytes, including NUL); each returns the
+ * length written.  inc_dec_format writes exactly d->scale fraction digits
+ * ("100.0", "-0.50"); inc_dec_format_short the shortest plain form with
+ * trailing fraction zeros removed ("100", "1.88", "0.5", "0", "-2.5").
+ * A buffer of INC_NUM_BUF bytes is always enough for an IncDec.
+ */
+#define INC_NUM_BUF 96
+extern int	inc_dec_format(const IncDec *d, char *buf, size_t cap);
+extern int	inc_dec_format_short(const IncDec *d, char *buf, size_t cap);
+
+/* inc_dec_div_pow10: d / 10^n exactly (scale grows by n); fails on range. */
+extern IncDec inc_dec_div_pow10(const IncDec *d, int n);
+
+#endif							/* INC_CORE_H */

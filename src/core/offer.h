@@ -1,0 +1,196 @@
+/*
+ * offer.h
+ *    The offer model: an offer document compiled into plain C structs.
+ *
+ * offer_parse.c builds an IncOffer from an offer document (SPEC 1.1 and
+ * 2), checking every rule of SPEC 5 on the way; the strategies read it.
+ * All strings are NUL-terminated copies owned by the allocator that was
+ * current when the offer was parsed (inc_alloc), never json-c memory.
+ * Indexes into sibling arrays (period, set) are resolved at parse time, so
+ * the calculation never looks a key up by name.
+ */
+#ifndef INC_OFFER_H
+#define INC_OFFER_H
+
+#include "core.h"
+
+typedef enum IncStrategy
+{
+	INC_STANDARD = 0,
+	INC_STEPPED,
+	INC_STACKED
+} IncStrategy;
+
+typedef enum IncCalculator
+{
+	INC_PERCENT_OF_AMOUNT = 0,
+	INC_DOLLARS_PER_UNIT,
+	INC_FIXED_AMOUNT,
+	INC_DOLLARS_PER_COVERAGE_UNIT
+} IncCalculator;
+
+/* Names as written in documents and reported in results. */
+extern const char *inc_strategy_name(IncStrategy s);
+extern const char *inc_calculator_name(IncCalculator c);
+
+/* periods[]: both ends inclusive, as days since 2000-01-01 (PostgreSQL's DateADT). */
+typedef struct IncPeriod
+{
+	char	   *key;
+	int32_t		start_date;
+	int32_t		end_date;
+} IncPeriod;
+
+/* prices[]: program price per unit of the SKU's unit of measure. */
+typedef struct IncPrice
+{
+	char	   *sku_key;
+	IncDec		price;
+} IncPrice;
+
+/* A {sku_key, rate, measure} rate: standard entries and stacked sets. */
+typedef struct IncSkuRate
+{
+	char	   *sku_key;
+	IncDec		rate;
+	char	   *measure;		/* "percent" or "dollars" */
+} IncSkuRate;
+
+/* standard: one incentives[] entry. */
+typedef struct IncStandardEntry
+{
+	char	   *key;			/* as written, or {period_key}_{transaction_type} */
+	char	   *label;			/* NULL when absent */
+	int			period;			/* index into IncOffer.periods */
+	char	   *transaction_type;
+	int			nrates;
+	IncSkuRate *rates;
+} IncStandardEntry;
+
+/* stepped: an earning or threshold filter. */
+typedef struct IncFilter
+{
+	int			period;			/* index into IncOffer.periods */
+	char	   *transaction_type;
+	int			nskus;
+	char	  **sku_keys;
+} IncFilter;
+
+typedef enum IncThresholdType
+{
+	INC_THRESHOLD_AMOUNT = 0,	/* aggregated_amount */
+	INC_THRESHOLD_QUANTITY,		/* aggregated_quantity */
+	INC_THRESHOLD_PROPERTY		/* property */
+} IncThresholdType;
+
+typedef struct IncTier
+{
+	char	   *key;			/* as written, or {value}_{measure}_greater_than_or_equal_to_{threshold} */
+	IncDec		threshold;
+	IncDec		value;
+	char	   *measure;
+} IncTier;
+
+typedef struct IncStepped
+{
+	int			nfilters;
+	IncFilter  *filters;
+	IncThresholdType threshold_type;
+	int			nthreshold_filters;	/* 0 for property */
+	IncFilter  *threshold_filters;
+	char	   *property_key;	/* property only */
+	int			ntiers;
+	IncTier    *tiers;			/* sorted by threshold, ascending */
+} IncStepped;
+
+/* stacked: conversion.rates[] entry: `rate` from-units per coverage unit. */
+typedef struct IncConversionRate
+{
+	char	   *sku_key;
+	IncDec		rate;			/* > 0 */
+	char	   *from_uom;
+} IncConversionRate;
+
+typedef struct IncSkuSet
+{
+	char	   *key;
+	int			period;			/* index into IncOffer.periods */
+	char	   *transaction_type;
+	char	   *coverage_unit;
+	int			nconversions;
+	IncConversionRate *conversions;
+	int			nrates;
+	IncSkuRate *rates;			/* pay rates; a SKU absent here pays 0 */
+} IncSkuSet;
+
+typedef struct IncStack
+{
+	char	   *key;			/* as written, or set keys joined with _and_ */
+	int			nsets;
+	int		   *sets;			/* indexes into IncStacked.sets */
+} IncStack;
+
+typedef struct IncStacked
+{
+	int			nsets;
+	IncSkuSet  *sets;
+	int			nstacks;
+	IncStack   *stacks;
+} IncStacked;
+
+typedef struct IncOffer
+{
+	char	   *offer_key;
+	char	   *label;			/* NULL when absent */
+	IncStrategy strategy;
+	IncCalculator calculator;
+	int			nperiods;
+	IncPeriod  *periods;
+	int			nprices;
+	IncPrice   *prices;
+	/* exactly one of these is filled, by strategy */
+	int			nentries;		/* standard */
+	IncStandardEntry *entries;
+	IncStepped	stepped;		/* stepped */
+	IncStacked	stacked;		/* stacked */
+} IncOffer;
+
+/* A parse/validation failure: the complete message for the user. */
+#define INC_OFFER_ERROR_LEN 1024
+typedef struct IncOfferError
+{
+	/*
+	 * "invalid offer \"KEY\": PATH problem", e.g.
+	 * invalid offer "x": incentive.rates[1].threshold must be a number
+	 * or, when the document has no usable offer_key,
+	 * "invalid offer (no offer_key): offer_key is required".
+	 */
+	char		message[INC_OFFER_ERROR_LEN];
+} IncOfferError;
+
+struct json_object;
+
+/*
+ * inc_offer_from_json: compile a parsed offer document.  Returns the offer
+ * (allocated with inc_alloc), or NULL with err filled.  Does not keep any
+ * pointer into root; the caller still owns root and releases it.
+ */
+extern IncOffer *inc_offer_from_json(struct json_object *root, IncOfferError *err);
+
+/*
+ * inc_offer_parse: the same from JSON text (len bytes, no NUL needed);
+ * text that is not JSON is an error too.  json-c memory is released on
+ * every path before returning.
+ */
+extern IncOffer *inc_offer_parse(const char *json, size_t len, IncOfferError *err);
+
+/* inc_offer_price: the program price of sku, or NULL when the offer has none. */
+extern const IncDec *inc_offer_price(const IncOffer *offer, const char *sku_key);
+
+/*
+ * Dates.  inc_date_parse: "YYYY-MM-DD" (exactly that form, a real
+ * calendar day, years 1..9999) to days since 2000-01-01; false when not.
+ */
+extern bool inc_date_parse(const char *s, int32_t *days);
+
+#endif							/* INC_OFFER_H */

@@ -1,0 +1,173 @@
+/*
+ * strategy_stacked.c
+ *    The stacked strategy (SPEC 2.3): dollars per coverage unit (acre)
+ *    where the SKU sets of a stack overlap.
+ *
+ * While observing, each transaction that belongs to a set (its period,
+ * type and a SKU of conversion.rates) adds its coverage -- quantity in
+ * the conversion's from-unit divided by the conversion rate -- to C(s).
+ * At finish, for each stack k the overlap is O(k) = min C(s) over its
+ * sets; when O(k) > 0 each transaction of each set whose SKU pays a rate
+ * > 0 earns coverage x f x rate with f = O(k) / C(s), and reports its
+ * quantity and base amount scaled by f.  Rate-0 SKUs only anchor coverage.
+ */
+#include <string.h>
+
+#include "engine_internal.h"
+
+typedef struct SetMember
+{
+	int			txn;
+	int			conversion;		/* index into the set's conversions */
+} SetMember;
+
+typedef struct SetState
+{
+	int			n;
+	int			cap;
+	SetMember  *members;
+	IncRat		coverage;		/* C(s) */
+} SetState;
+
+typedef struct StackedState
+{
+	SetState   *sets;
+} StackedState;
+
+/* inc_stacked_begin: state of one offer for one participant. */
+void *
+inc_stacked_begin(IncCalc *c, const IncOffer *offer)
+{
+	StackedState *st = inc_alloc(sizeof(StackedState));
+	int			i;
+
+	(void) c;
+	st->sets = inc_alloc(sizeof(SetState) * offer->stacked.nsets);
+	for (i = 0; i < offer->stacked.nsets; i++)
+		inc_rat_from_int(&st->sets[i].coverage, 0);
+	return st;
+}
+
+/* Coverage: t's coverage units under conversion rate conv (SPEC 2.3). */
+static void
+Coverage(IncCalc *c, const IncTxn *t, const IncConversionRate *conv, IncRat *out)
+{
+	IncRat		rate;
+
+	inc_calc_convert(c, t, conv->from_uom, out);
+	inc_rat_from_dec(&rate, &conv->rate);
+	inc_rat_div(out, out, &rate);
+}
+
+/* inc_stacked_observe: txn's SKU is in set hook->a's conversion hook->b. */
+void
+inc_stacked_observe(IncCalc *c, const IncOffer *offer, void *state,
+					const IncHook *hook, int txn)
+{
+	StackedState *st = state;
+	const IncSkuSet *set = &offer->stacked.sets[hook->a];
+	SetState   *ss = &st->sets[hook->a];
+	const IncTxn *t = &c->txns[txn];
+	IncRat		coverage;
+
+	if (!inc_txn_matches(offer, set->period, set->transaction_type, t))
+		return;
+
+	Coverage(c, t, &set->conversions[hook->b], &coverage);
+	inc_rat_add(&ss->coverage, &ss->coverage, &coverage);
+	if (ss->n == ss->cap)
+	{
+		int			cap = ss->cap ? ss->cap * 2 : 8;
+		SetMember  *members = inc_alloc(sizeof(SetMember) * cap);
+
+		if (ss->n)
+			memcpy(members, ss->members, sizeof(SetMember) * ss->n);
+		ss->members = members;
+		ss->cap = cap;
+	}
+	ss->members[ss->n++] = (SetMember)
+	{
+		txn, hook->b
+	};
+}
+
+/* PayRate: the set's pay rate for sku, or NULL when it pays nothing. */
+static const IncDec *
+PayRate(const IncSkuSet *set, const char *sku)
+{
+	int			i;
+
+	for (i = 0; i < set->nrates; i++)
+		if (strcmp(set->rates[i].sku_key, sku) == 0)
+			return inc_dec_sign(&set->rates[i].rate) > 0 ? &set->rates[i].rate : NULL;
+	return NULL;
+}
+
+/* EmitSet: the rows of set s within a stack of overlap O. */
+static void
+EmitSet(IncCalc *c, const IncOffer *offer, const IncStack *stack,
+		const IncSkuSet *set, const SetState *ss, const IncRat *overlap)
+{
+	IncRat		f;
+	int			i;
+
+	inc_rat_div(&f, overlap, &ss->coverage);
+	for (i = 0; i < ss->n; i++)
+	{
+		const IncTxn *t = &c->txns[ss->members[i].txn];
+		const IncDec *rate = PayRate(set, t->sku_key);
+		IncRat		r,
+					quantity,
+					base,
+					incentive;
+		IncRowFigures fig;
+		char		pay_rate[INC_NUM_BUF];
+
+		if (rate == NULL)
+			continue;
+		inc_current_txn = t;
+		inc_calc_sku_quantity(c, t, &quantity);
+		inc_calc_base_amount(c, offer, t, &quantity, &base);
+		Coverage(c, t, &set->conversions[ss->members[i].conversion], &incentive);
+		inc_rat_from_dec(&r, rate);
+		inc_rat_mul(&incentive, &incentive, &f);
+		inc_rat_mul(&incentive, &incentive, &r);
+		inc_rat_mul(&quantity, &quantity, &f);
+		inc_rat_mul(&base, &base, &f);
+		inc_pay_rate_text(offer->calculator, rate, pay_rate, sizeof(pay_rate));
+
+		fig.rate_key = stack->key;
+		fig.rate_measure = "dollars";
+		fig.rate_value = rate;
+		fig.pay_rate = pay_rate;
+		fig.incentivized_quantity = &quantity;
+		fig.incentivized_amount = &base;
+		fig.incentive_amount = &incentive;
+		fig.contribution = &f;
+		inc_calc_emit(c, offer, t, &fig);
+	}
+}
+
+/* inc_stacked_finish: overlaps per stack, then the rows. */
+void
+inc_stacked_finish(IncCalc *c, const IncOffer *offer, void *state)
+{
+	StackedState *st = state;
+	int			k,
+				j;
+
+	for (k = 0; k < offer->stacked.nstacks; k++)
+	{
+		const IncStack *stack = &offer->stacked.stacks[k];
+		const IncRat *overlap = &st->sets[stack->sets[0]].coverage;
+
+		for (j = 1; j < stack->nsets; j++)
+			if (inc_rat_cmp(&st->sets[stack->sets[j]].coverage, overlap) < 0)
+				overlap = &st->sets[stack->sets[j]].coverage;
+		if (inc_rat_sign(overlap) <= 0)
+			continue;
+		for (j = 0; j < stack->nsets; j++)
+			EmitSet(c, offer, stack, &offer->stacked.sets[stack->sets[j]],
+					&st->sets[stack->sets[j]], overlap);
+	}
+}

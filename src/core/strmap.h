@@ -1,0 +1,37 @@
+/*
+ * strmap.h
+ *    A string-keyed hash map (open addressing, FNV-1a), for the engine's
+ *    SKU index and unit tables.  Keys are not copied: they must outlive the
+ *    map.  Memory comes from inc_alloc and is never freed individually.
+ */
+#ifndef INC_STRMAP_H
+#define INC_STRMAP_H
+
+#include "core.h"
+
+typedef struct IncStrMapEntry
+{
+	const char *key;			/* NULL: empty slot */
+	uint32_t	hash;
+	void	   *value;
+} IncStrMapEntry;
+
+typedef struct IncStrMap
+{
+	uint32_t	mask;			/* capacity - 1 (capacity a power of 2) */
+	uint32_t	count;
+	IncStrMapEntry *entries;
+} IncStrMap;
+
+extern IncStrMap *inc_strmap_create(void);
+
+/* inc_strmap_get: the value stored for key, or NULL. */
+extern void *inc_strmap_get(const IncStrMap *map, const char *key);
+
+/*
+ * inc_strmap_slot: the value slot for key, created (holding NULL) when
+ * absent; key is kept by pointer.
+ */
+extern void **inc_strmap_slot(IncStrMap *map, const char *key);
+
+#endif							/* INC_STRMAP_H */

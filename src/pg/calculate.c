@@ -1,0 +1,436 @@
+/*
+ * calculate.c
+ *    incentives.incentive_calculate(participant_key, properties,
+ *    offer_keys, transactions) RETURNS SETOF incentives.earning.
+ *
+ * One call: load the offers (all, or those named), the SKU units and unit
+ * conversions into an engine; collect the property values the offers
+ * need; then stream the transactions participant by participant through
+ * the engine, writing rows into a materialized tuplestore (which spills
+ * to disk past work_mem).  Memory per participant lives in a context reset
+ * after each participant.  Runs with the caller's rights and snapshot
+ * (STABLE, read-only SPI), so row-level security applies.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+#include "utils/regproc.h"
+
+#include "core/engine.h"
+#include "core/strmap.h"
+#include "pg_glue.h"
+#include "txn_source.h"
+
+#define NUM_EARNING_COLUMNS 17
+
+/* A property given in the call's properties object. */
+typedef struct CallProperty
+{
+	bool		is_number;
+	IncDec		value;
+} CallProperty;
+
+typedef struct Properties
+{
+	IncStrMap  *call;			/* key -> CallProperty * */
+	IncStrMap  *stored;			/* "participant\037key" -> IncDec * */
+} Properties;
+
+typedef struct Output
+{
+	ReturnSetInfo *rsinfo;
+	MemoryContext row_context;
+	const char *participant_key;
+} Output;
+
+static void
+Tick(void)
+{
+	CHECK_FOR_INTERRUPTS();
+}
+
+/* LoadOffers: compile the offers into e; every key in offer_keys must exist. */
+static void
+LoadOffers(IncEngine *e, ArrayType *offer_keys)
+{
+	Oid			argtypes[1] = {TEXTARRAYOID};
+	Datum		args[1];
+	char		nulls[1] = {' '};
+	Datum	   *keys = NULL;
+	bool	   *keynulls = NULL;
+	int			nkeys = 0;
+	uint64		i;
+	int			k;
+
+	if (offer_keys)
+	{
+		deconstruct_array(offer_keys, TEXTOID, -1, false, TYPALIGN_INT, &keys, &keynulls, &nkeys);
+		for (k = 0; k < nkeys; k++)
+			if (keynulls[k])
+				ereport(ERROR,
+						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+						 errmsg("offer_keys must not contain NULL")));
+		args[0] = PointerGetDatum(offer_keys);
+	}
+	else
+		nulls[0] = 'n';
+
+	if (SPI_execute_with_args("SELECT offer_key, document FROM incentives.offers"
+							  " WHERE $1 IS NULL OR offer_key OPERATOR(pg_catalog.=) ANY ($1)"
+							  " ORDER BY offer_key COLLATE \"C\"",
+							  1, argtypes, args, nulls, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read incentives.offers");
+
+	for (k = 0; k < nkeys; k++)
+	{
+		char	   *wanted = TextDatumGetCString(keys[k]);
+		bool		found = false;
+
+		for (i = 0; i < SPI_processed && !found; i++)
+		{
+			char	   *have = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+
+			found = strcmp(have, wanted) == 0;
+		}
+		if (!found)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("offer \"%s\" does not exist", wanted),
+					 errhint("offer_keys must name offers in incentives.offers.")));
+	}
+
+	for (i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		Datum		doc = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull);
+		IncOfferError err;
+		IncOffer   *offer;
+
+		CHECK_FOR_INTERRUPTS();
+		offer = pg_offer_from_jsonb(DatumGetJsonbP(doc), &err);
+		if (offer == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg_internal("%s", err.message),
+					 errhint("The stored offer no longer passes validation; fix it with UPDATE incentives.offers.")));
+		inc_engine_add_offer(e, offer);
+	}
+	SPI_freetuptable(SPI_tuptable);
+}
+
+/* LoadReferenceData: SKU units and unit conversions into e. */
+static void
+LoadReferenceData(IncEngine *e, const char *const *skus, int nskus)
+{
+	Oid			argtypes[1] = {TEXTARRAYOID};
+	Datum		args[1];
+	uint64		i;
+
+	args[0] = pg_cstring_array(skus, nskus);
+	if (SPI_execute_with_args("SELECT sku_key, uom_key FROM incentives.skus"
+							  " WHERE sku_key OPERATOR(pg_catalog.=) ANY ($1)",
+							  1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read incentives.skus");
+	for (i = 0; i < SPI_processed; i++)
+		inc_engine_set_sku_uom(e,
+							   SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1),
+							   SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2));
+	SPI_freetuptable(SPI_tuptable);
+
+	if (SPI_execute("SELECT from_uom_key, to_uom_key, factor FROM incentives.uom_conversions",
+					true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read incentives.uom_conversions");
+	for (i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		Datum		f = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 3, &isnull);
+		IncDec		factor = pg_numeric_to_dec(f, "unit conversion factor", NULL);
+
+		inc_engine_add_conversion(e,
+								  SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1),
+								  SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2),
+								  &factor);
+	}
+	SPI_freetuptable(SPI_tuptable);
+}
+
+/* LoadCallProperties: the call's properties object, by key. */
+static void
+LoadCallProperties(Properties *props, Jsonb *properties)
+{
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	char	   *key = NULL;
+
+	props->call = inc_strmap_create();
+	if (properties == NULL)
+		return;
+	if (!JB_ROOT_IS_OBJECT(properties))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("properties must be a JSON object, e.g. '{\"business_plan_achieved\": 90}'")));
+
+	it = JsonbIteratorInit(&properties->root);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		if (tok == WJB_KEY)
+			key = pnstrdup(v.val.string.val, v.val.string.len);
+		else if (tok == WJB_VALUE)
+		{
+			CallProperty *p = palloc0(sizeof(CallProperty));
+
+			if (v.type == jbvNumeric)
+			{
+				p->is_number = true;
+				p->value = pg_numeric_to_dec(NumericGetDatum(v.val.numeric),
+											 psprintf("property \"%s\"", key), NULL);
+			}
+			*inc_strmap_slot(props->call, key) = p;
+		}
+	}
+}
+
+static char *
+StoredKey(const char *participant, const char *property)
+{
+	return psprintf("%s\037%s", participant, property);
+}
+
+/* LoadStoredProperties: incentives.participant_properties of the used keys. */
+static void
+LoadStoredProperties(Properties *props, IncEngine *e, const char *participant_key)
+{
+	Oid			argtypes[2] = {TEXTARRAYOID, TEXTOID};
+	Datum		args[2];
+	char		nulls[2] = {' ', 'n'};
+	const char *const *keys;
+	int			nkeys;
+	uint64		i;
+
+	props->stored = inc_strmap_create();
+	keys = inc_engine_property_keys(e, &nkeys);
+	if (nkeys == 0)
+		return;
+	args[0] = pg_cstring_array(keys, nkeys);
+	if (participant_key)
+	{
+		args[1] = CStringGetTextDatum(participant_key);
+		nulls[1] = ' ';
+	}
+	if (SPI_execute_with_args("SELECT participant_key, property_key, value"
+							  " FROM incentives.participant_properties"
+							  " WHERE property_key OPERATOR(pg_catalog.=) ANY ($1)"
+							  " AND ($2 IS NULL OR participant_key OPERATOR(pg_catalog.=) $2)",
+							  2, argtypes, args, nulls, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read incentives.participant_properties");
+	for (i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tuple = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+		char	   *participant = SPI_getvalue(tuple, desc, 1);
+		char	   *property = SPI_getvalue(tuple, desc, 2);
+		IncDec	   *value = palloc(sizeof(IncDec));
+
+		*value = pg_numeric_to_dec(SPI_getbinval(tuple, desc, 3, &isnull),
+								   psprintf("stored property \"%s\" of participant \"%s\"",
+											property, participant), NULL);
+		*inc_strmap_slot(props->stored, StoredKey(participant, property)) = value;
+	}
+	SPI_freetuptable(SPI_tuptable);
+}
+
+/* LookupProperty: the call's value first, then the stored one (SPEC 2.2). */
+static IncPropStatus
+LookupProperty(void *ctx, const char *participant_key, const char *property_key, IncDec *value)
+{
+	Properties *props = ctx;
+	CallProperty *call = inc_strmap_get(props->call, property_key);
+	IncDec	   *stored;
+
+	if (call)
+	{
+		if (!call->is_number)
+			return INC_PROP_NOT_NUMBER;
+		*value = call->value;
+		return INC_PROP_FOUND;
+	}
+	stored = inc_strmap_get(props->stored, StoredKey(participant_key, property_key));
+	if (stored == NULL)
+		return INC_PROP_MISSING;
+	*value = *stored;
+	return INC_PROP_FOUND;
+}
+
+/* EmitRow: one engine row into the tuplestore. */
+static void
+EmitRow(void *ctx, const IncRow *row)
+{
+	Output	   *out = ctx;
+	Datum		values[NUM_EARNING_COLUMNS];
+	bool		nulls[NUM_EARNING_COLUMNS];
+	MemoryContext old = MemoryContextSwitchTo(out->row_context);
+	char		buf[INC_NUM_BUF];
+
+	memset(nulls, 0, sizeof(nulls));
+	values[0] = CStringGetTextDatum(out->participant_key);
+	values[1] = CStringGetTextDatum(row->offer->offer_key);
+	values[2] = CStringGetTextDatum(inc_calculator_name(row->offer->calculator));
+	values[3] = CStringGetTextDatum(row->txn->sku_key);
+	values[4] = CStringGetTextDatum(row->rate_key);
+	values[5] = CStringGetTextDatum(row->rate_measure);
+	values[6] = pg_text_to_numeric(row->rate_value);
+	values[7] = pg_text_to_numeric(row->pay_rate);
+	values[8] = CStringGetTextDatum(row->txn->transaction_id);
+	inc_dec_format(&row->txn->quantity, buf, sizeof(buf));
+	values[9] = pg_text_to_numeric(buf);
+	values[10] = CStringGetTextDatum(row->txn->uom_key);
+	inc_dec_format(&row->txn->amount, buf, sizeof(buf));
+	values[11] = pg_text_to_numeric(buf);
+	values[12] = pg_text_to_numeric(row->incentivized_quantity);
+	values[13] = pg_text_to_numeric(row->incentivized_amount);
+	values[14] = pg_text_to_numeric(row->incentive_amount);
+	values[15] = pg_text_to_numeric(row->contribution);
+	if (row->effective_rate_null)
+	{
+		values[16] = (Datum) 0;
+		nulls[16] = true;
+	}
+	else
+		values[16] = pg_text_to_numeric(row->effective_rate);
+
+	tuplestore_putvalues(out->rsinfo->setResult, out->rsinfo->setDesc, values, nulls);
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(out->row_context);
+}
+
+/* CopyTxn: a deep copy of t (strings included) in the current context. */
+static IncTxn
+CopyTxn(const IncTxn *t)
+{
+	IncTxn		c = *t;
+
+	c.transaction_id = pstrdup(t->transaction_id);
+	c.transaction_type = pstrdup(t->transaction_type);
+	c.sku_key = pstrdup(t->sku_key);
+	c.uom_key = pstrdup(t->uom_key);
+	return c;
+}
+
+PG_FUNCTION_INFO_V1(incentives_incentive_calculate);
+
+/* incentives_incentive_calculate: see the file header. */
+Datum
+incentives_incentive_calculate(PG_FUNCTION_ARGS)
+{
+	char	   *participant_filter = PG_ARGISNULL(0) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(0));
+	Jsonb	   *properties = PG_ARGISNULL(1) ? NULL : PG_GETARG_JSONB_P(1);
+	ArrayType  *offer_keys = PG_ARGISNULL(2) ? NULL : PG_GETARG_ARRAYTYPE_P(2);
+	Oid			relid;
+	IncEngine  *engine;
+	Properties	props;
+	Output		out;
+	TxnSource	src;
+	MemoryContext participant_context,
+				carry_context,
+				call_context;
+	const char *const *skus;
+	int			nskus;
+	IncTxn	   *txns = NULL;
+	int			ntxns = 0,
+				cap = 0;
+	char	   *current = NULL;
+	IncTxn		txn;
+	char	   *participant;
+	bool		more;
+
+	InitMaterializedSRF(fcinfo, 0);
+	out.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	if (PG_ARGISNULL(3))
+		relid = DatumGetObjectId(DirectFunctionCall1(to_regclass,
+													 CStringGetTextDatum("incentives.transactions")));
+	else
+		relid = PG_GETARG_OID(3);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	call_context = CurrentMemoryContext;
+
+	engine = inc_engine_create();
+	inc_engine_set_tick(engine, Tick);
+	LoadOffers(engine, offer_keys);
+	inc_engine_prepare(engine);
+	skus = inc_engine_sku_keys(engine, &nskus);
+	LoadReferenceData(engine, skus, nskus);
+	LoadCallProperties(&props, properties);
+	LoadStoredProperties(&props, engine, participant_filter);
+
+	participant_context = AllocSetContextCreate(call_context, "incentives participant",
+												ALLOCSET_DEFAULT_SIZES);
+	carry_context = AllocSetContextCreate(call_context, "incentives carry",
+										  ALLOCSET_SMALL_SIZES);
+	out.row_context = AllocSetContextCreate(call_context, "incentives row",
+											ALLOCSET_SMALL_SIZES);
+
+	txn_source_open(&src, relid, participant_filter, skus, nskus);
+	MemoryContextSwitchTo(participant_context);
+	do
+	{
+		CHECK_FOR_INTERRUPTS();
+		more = txn_source_next(&src, &txn, &participant);
+		if (current && (!more || strcmp(participant, current) != 0))
+		{
+			/* the participant is complete: calculate it, keep the new row */
+			MemoryContextSwitchTo(carry_context);
+			if (more)
+			{
+				txn = CopyTxn(&txn);
+				participant = pstrdup(participant);
+			}
+			MemoryContextSwitchTo(participant_context);
+			out.participant_key = current;
+			inc_engine_calculate(engine, current, txns, ntxns,
+								 LookupProperty, &props, EmitRow, &out);
+			MemoryContextReset(participant_context);
+			txns = NULL;
+			ntxns = cap = 0;
+			current = NULL;
+			if (more)
+			{
+				txn = CopyTxn(&txn);
+				participant = pstrdup(participant);
+			}
+			MemoryContextReset(carry_context);
+		}
+		if (!more)
+			break;
+		if (current == NULL)
+			current = participant;
+		else if (strcmp(txn.transaction_id, txns[ntxns - 1].transaction_id) == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNIQUE_VIOLATION),
+					 errmsg("transaction \"%s\" appears more than once in relation %s",
+							txn.transaction_id, src.relname)));
+		if (ntxns == cap)
+		{
+			cap = cap ? cap * 2 : 256;
+			txns = txns ? repalloc_huge(txns, sizeof(IncTxn) * cap)
+				: MemoryContextAllocHuge(participant_context, sizeof(IncTxn) * cap);
+		}
+		txns[ntxns++] = txn;
+	} while (more);
+
+	MemoryContextSwitchTo(call_context);
+	txn_source_close(&src);
+	SPI_finish();
+	return (Datum) 0;
+}

@@ -1,0 +1,64 @@
+/*
+ * convert.c
+ *    Conversions between PostgreSQL datums and the engine core's types.
+ *
+ * numeric values cross as text: numeric_out gives the exact digits with
+ * the stored scale, which the core parses into an IncDec; results go back
+ * through numeric_in.  No binary floating point on either side.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/numeric.h"
+
+#include "pg_glue.h"
+
+/*
+ * pg_numeric_to_dec: a numeric datum as an IncDec.  what names the value
+ * ("quantity", "amount", "factor", ...) and txn_id the transaction (may be
+ * NULL) for the error when it is not finite or out of the engine's range.
+ */
+IncDec
+pg_numeric_to_dec(Datum numeric, const char *what, const char *txn_id)
+{
+	char	   *text = DatumGetCString(DirectFunctionCall1(numeric_out, numeric));
+	IncDec		d;
+	IncDecParse rc = inc_dec_parse(text, strlen(text), &d);
+
+	if (rc != INC_DEC_OK)
+		ereport(ERROR,
+				(errcode(rc == INC_DEC_RANGE ? ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE
+						 : ERRCODE_INVALID_PARAMETER_VALUE),
+				 txn_id ?
+				 errmsg("%s %s of transaction \"%s\" is %s", what, text, txn_id,
+						rc == INC_DEC_RANGE ? "out of range" : "not a finite number") :
+				 errmsg("%s %s is %s", what, text,
+						rc == INC_DEC_RANGE ? "out of range" : "not a finite number"),
+				 rc == INC_DEC_RANGE ?
+				 errdetail("Numbers are calculated exactly with at most %d digits and %d decimal places.",
+						   INC_DEC_MAX_DIGITS, INC_DEC_MAX_SCALE) : 0));
+	pfree(text);
+	return d;
+}
+
+/* pg_text_to_numeric: numeric_in of a plain decimal text. */
+Datum
+pg_text_to_numeric(const char *text)
+{
+	return DirectFunctionCall3(numeric_in, CStringGetDatum(text),
+							   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+}
+
+/* pg_cstring_array: a text[] datum of n C strings. */
+Datum
+pg_cstring_array(const char *const *items, int n)
+{
+	Datum	   *elems = palloc(sizeof(Datum) * (n > 0 ? n : 1));
+	int			i;
+
+	for (i = 0; i < n; i++)
+		elems[i] = CStringGetTextDatum(items[i]);
+	return PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT));
+}

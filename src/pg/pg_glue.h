@@ -1,0 +1,29 @@
+/*
+ * pg_glue.h
+ *    Declarations shared by the PostgreSQL glue files (src/pg).
+ *
+ * The glue is thin: it reads offers, reference data and transactions with
+ * SPI, converts between PostgreSQL datums and the engine core's types,
+ * and returns rows through a tuplestore.  All the arithmetic is in
+ * src/core.
+ */
+#ifndef INC_PG_GLUE_H
+#define INC_PG_GLUE_H
+
+#include "postgres.h"
+
+#include "utils/jsonb.h"
+
+#include "core/core.h"
+#include "core/offer.h"
+
+/* json_guard.c, offer_load.c */
+extern IncOffer *pg_offer_from_text(const char *text, size_t len, IncOfferError *err);
+extern IncOffer *pg_offer_from_jsonb(Jsonb *document, IncOfferError *err);
+
+/* convert.c */
+extern IncDec pg_numeric_to_dec(Datum numeric, const char *what, const char *txn_id);
+extern Datum pg_text_to_numeric(const char *text);
+extern Datum pg_cstring_array(const char *const *items, int n);
+
+#endif							/* INC_PG_GLUE_H */

@@ -1,0 +1,251 @@
+/*
+ * txn_source.c
+ *    Streams transactions out of the caller's relation with an SPI cursor.
+ *
+ * The relation is checked up front (every column present, with a type
+ * that converts exactly), named only as a quoted identifier, and read
+ * with parameters, never pasted values.  Rows come ordered by
+ * participant_key, then transaction_id, both in byte order (COLLATE "C"),
+ * in batches, so the calculation holds one participant's transactions at
+ * a time.  Only transactions whose SKU some offer mentions are read.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "parser/parse_type.h"
+#include "utils/builtins.h"
+#include "utils/date.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "access/relation.h"
+
+#include "pg_glue.h"
+#include "txn_source.h"
+
+#define FETCH_BATCH 1000
+
+typedef enum ColumnKind
+{
+	COL_TEXT,
+	COL_DATE,
+	COL_NUMBER
+} ColumnKind;
+
+typedef struct RequiredColumn
+{
+	const char *name;
+	ColumnKind	kind;
+} RequiredColumn;
+
+/* In the order of the SELECT list below. */
+static const RequiredColumn required_columns[] = {
+	{"transaction_id", COL_TEXT},
+	{"participant_key", COL_TEXT},
+	{"transaction_type", COL_TEXT},
+	{"transaction_date", COL_DATE},
+	{"sku_key", COL_TEXT},
+	{"quantity", COL_NUMBER},
+	{"uom_key", COL_TEXT},
+	{"amount", COL_NUMBER},
+};
+
+#define NCOLUMNS lengthof(required_columns)
+
+static bool
+TypeFits(Oid type, ColumnKind kind)
+{
+	type = getBaseType(type);
+	switch (kind)
+	{
+		case COL_TEXT:
+			return type == TEXTOID || type == VARCHAROID || type == BPCHAROID;
+		case COL_DATE:
+			return type == DATEOID;
+		case COL_NUMBER:
+			return type == NUMERICOID || type == INT2OID || type == INT4OID || type == INT8OID;
+	}
+	return false;
+}
+
+static const char *
+KindName(ColumnKind kind)
+{
+	switch (kind)
+	{
+		case COL_TEXT:
+			return "text or varchar";
+		case COL_DATE:
+			return "date";
+		case COL_NUMBER:
+			return "numeric or an integer type";
+	}
+	return "?";
+}
+
+/* CheckRelation: every transaction column present with a usable type. */
+static void
+CheckRelation(Oid relid, const char *relname)
+{
+	Relation	rel = relation_open(relid, AccessShareLock);
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			c,
+				a;
+
+	for (c = 0; c < (int) NCOLUMNS; c++)
+	{
+		Form_pg_attribute found = NULL;
+
+		for (a = 0; a < desc->natts; a++)
+		{
+			Form_pg_attribute att = TupleDescAttr(desc, a);
+
+			if (!att->attisdropped && strcmp(NameStr(att->attname), required_columns[c].name) == 0)
+				found = att;
+		}
+		if (found == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("relation %s has no column \"%s\"", relname, required_columns[c].name),
+					 errhint("The transactions relation needs the columns transaction_id, participant_key, transaction_type, transaction_date, sku_key, quantity, uom_key and amount.")));
+		if (!TypeFits(found->atttypid, required_columns[c].kind))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("column \"%s\" of relation %s has type %s, expected %s",
+							required_columns[c].name, relname,
+							format_type_be(found->atttypid),
+							KindName(required_columns[c].kind))));
+	}
+	relation_close(rel, AccessShareLock);
+}
+
+/* txn_source_open: check the relation and open the cursor. */
+void
+txn_source_open(TxnSource *src, Oid relid, const char *participant_key,
+				const char *const *sku_keys, int nsku_keys)
+{
+	char	   *nspname = get_namespace_name(get_rel_namespace(relid));
+	char	   *relname = get_rel_name(relid);
+	Oid			argtypes[2] = {TEXTARRAYOID, TEXTOID};
+	Datum		args[2];
+	char		nulls[2] = {' ', ' '};
+	char	   *query;
+
+	if (nspname == NULL || relname == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	memset(src, 0, sizeof(*src));
+	src->relname = quote_qualified_identifier(nspname, relname);
+	CheckRelation(relid, src->relname);
+
+	query = psprintf("SELECT transaction_id::pg_catalog.text, participant_key::pg_catalog.text,"
+					 " transaction_type::pg_catalog.text, transaction_date,"
+					 " sku_key::pg_catalog.text, quantity::pg_catalog.numeric,"
+					 " uom_key::pg_catalog.text, amount::pg_catalog.numeric"
+					 " FROM %s"
+					 " WHERE sku_key::pg_catalog.text OPERATOR(pg_catalog.=) ANY ($1)%s"
+					 " ORDER BY participant_key::pg_catalog.text COLLATE \"C\","
+					 " transaction_id::pg_catalog.text COLLATE \"C\"",
+					 src->relname,
+					 participant_key ?
+					 " AND participant_key::pg_catalog.text OPERATOR(pg_catalog.=) $2" : "");
+	args[0] = pg_cstring_array(sku_keys, nsku_keys);
+	args[1] = participant_key ? CStringGetTextDatum(participant_key) : (Datum) 0;
+
+	src->portal = SPI_cursor_open_with_args(NULL, query, participant_key ? 2 : 1,
+											argtypes, args, nulls, true,
+											CURSOR_OPT_NO_SCROLL);
+	if (src->portal == NULL)
+		elog(ERROR, "could not open a cursor on %s: %s", src->relname,
+			 SPI_result_code_string(SPI_result));
+}
+
+static char *
+GetText(TxnSource *src, HeapTuple tuple, TupleDesc desc, int col, const char *txn_id)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(tuple, desc, col + 1, &isnull);
+
+	if (isnull)
+	{
+		if (txn_id)
+			ereport(ERROR,
+					(errcode(ERRCODE_NOT_NULL_VIOLATION),
+					 errmsg("column \"%s\" of transaction \"%s\" in relation %s is NULL",
+							required_columns[col].name, txn_id, src->relname)));
+		ereport(ERROR,
+				(errcode(ERRCODE_NOT_NULL_VIOLATION),
+				 errmsg("a transaction in relation %s has a NULL transaction_id",
+						src->relname)));
+	}
+	return TextDatumGetCString(d);
+}
+
+static Datum
+GetValue(TxnSource *src, HeapTuple tuple, TupleDesc desc, int col, const char *txn_id)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(tuple, desc, col + 1, &isnull);
+
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_NOT_NULL_VIOLATION),
+				 errmsg("column \"%s\" of transaction \"%s\" in relation %s is NULL",
+						required_columns[col].name, txn_id, src->relname)));
+	return d;
+}
+
+/* txn_source_next: the next transaction, or false at the end. */
+bool
+txn_source_next(TxnSource *src, IncTxn *txn, char **participant_key)
+{
+	HeapTuple	tuple;
+	TupleDesc	desc;
+	const char *id;
+
+	if (src->pos >= src->nbatch)
+	{
+		if (src->batch)
+		{
+			SPI_freetuptable(src->batch);
+			src->batch = NULL;
+		}
+		if (src->done)
+			return false;
+		SPI_cursor_fetch(src->portal, true, FETCH_BATCH);
+		src->batch = SPI_tuptable;
+		src->nbatch = SPI_processed;
+		src->pos = 0;
+		if (src->nbatch < FETCH_BATCH)
+			src->done = true;
+		if (src->nbatch == 0)
+			return false;
+	}
+
+	tuple = src->batch->vals[src->pos++];
+	desc = src->batch->tupdesc;
+	id = GetText(src, tuple, desc, 0, NULL);
+	txn->transaction_id = id;
+	*participant_key = GetText(src, tuple, desc, 1, id);
+	txn->transaction_type = GetText(src, tuple, desc, 2, id);
+	txn->transaction_date = DatumGetDateADT(GetValue(src, tuple, desc, 3, id));
+	txn->sku_key = GetText(src, tuple, desc, 4, id);
+	txn->quantity = pg_numeric_to_dec(GetValue(src, tuple, desc, 5, id), "quantity", id);
+	txn->uom_key = GetText(src, tuple, desc, 6, id);
+	txn->amount = pg_numeric_to_dec(GetValue(src, tuple, desc, 7, id), "amount", id);
+	return true;
+}
+
+/* txn_source_close: release the cursor. */
+void
+txn_source_close(TxnSource *src)
+{
+	if (src->batch)
+		SPI_freetuptable(src->batch);
+	src->batch = NULL;
+	if (src->portal)
+		SPI_cursor_close(src->portal);
+	src->portal = NULL;
+}

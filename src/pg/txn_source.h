@@ -1,0 +1,38 @@
+/*
+ * txn_source.h
+ *    Reading transactions for the calculation from any relation with the
+ *    transaction columns (SPEC 1.2, 4.1), through an SPI cursor.
+ */
+#ifndef INC_TXN_SOURCE_H
+#define INC_TXN_SOURCE_H
+
+#include "postgres.h"
+
+#include "utils/portal.h"
+
+#include "core/engine.h"
+
+typedef struct TxnSource
+{
+	char	   *relname;		/* quoted, qualified name, for messages */
+	Portal		portal;
+	SPITupleTable *batch;
+	uint64		nbatch;
+	uint64		pos;
+	bool		done;
+} TxnSource;
+
+/* Check relid's columns, then open a cursor ordered by participant, id. */
+extern void txn_source_open(TxnSource *src, Oid relid, const char *participant_key,
+							const char *const *sku_keys, int nsku_keys);
+
+/*
+ * txn_source_next: the next transaction into *txn and its participant into
+ * *participant_key (strings palloc'd in the current memory context); false
+ * at the end.
+ */
+extern bool txn_source_next(TxnSource *src, IncTxn *txn, char **participant_key);
+
+extern void txn_source_close(TxnSource *src);
+
+#endif							/* INC_TXN_SOURCE_H */

@@ -1,0 +1,48 @@
+/*
+ * unit.h
+ *    A tiny test harness for the engine core (no PostgreSQL).
+ *
+ * Each test_*.c file defines one entry point listed in unit_main.c and
+ * uses CHECK* to record results.  unit_expect_failure() runs a function
+ * that must end in inc_fail() and captures the message, so error texts
+ * can be asserted exactly.  The binary prints one line per failure and a
+ * final "N passed, N failed" line; its exit status is non-zero on failure.
+ */
+#ifndef INC_UNIT_H
+#define INC_UNIT_H
+
+#include <stdio.h>
+#include <string.h>
+
+#include "../../src/core/core.h"
+
+extern int	unit_passed;
+extern int	unit_failed;
+
+#define CHECK(cond) \
+	do { if (cond) unit_passed++; else { unit_failed++; \
+		printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); } } while (0)
+
+#define CHECK_STR(got, want) \
+	do { const char *g_ = (got), *w_ = (want); \
+		if (g_ && w_ && strcmp(g_, w_) == 0) unit_passed++; else { unit_failed++; \
+		printf("FAIL %s:%d: got \"%s\", want \"%s\"\n", __FILE__, __LINE__, \
+			   g_ ? g_ : "(null)", w_ ? w_ : "(null)"); } } while (0)
+
+/*
+ * unit_expect_failure: call fn(arg); it must call inc_fail.  Returns true
+ * if it did and copies the message (kind to *kind) for the caller to
+ * check; false (and counts a failure) if fn returned normally.
+ */
+extern int	unit_expect_failure(void (*fn) (void *), void *arg,
+								IncErrKind *kind, char *message, size_t cap);
+
+/* Free everything allocated through inc_alloc since the last reset. */
+extern void unit_arena_reset(void);
+
+/* The test groups. */
+extern void test_numeric(void);
+extern void test_offer_parse(void);
+extern void test_engine(void);
+
+#endif

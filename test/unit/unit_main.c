@@ -1,0 +1,103 @@
+/*
+ * unit_main.c
+ *    Runs the engine core's unit tests: a malloc arena behind inc_alloc, a
+ *    setjmp behind inc_fail, and the test groups in order.
+ */
+#include <setjmp.h>
+#include <stdlib.h>
+
+#include "unit.h"
+
+int			unit_passed;
+int			unit_failed;
+
+typedef struct Block
+{
+	struct Block *next;
+} Block;
+
+static Block *arena;
+static jmp_buf *fail_jump;
+static IncErrKind fail_kind;
+static char fail_message[2048];
+
+static void *
+ArenaAlloc(size_t size)
+{
+	Block	   *b = calloc(1, sizeof(Block) + size + 16);
+
+	if (b == NULL)
+	{
+		fprintf(stderr, "out of memory\n");
+		exit(2);
+	}
+	b->next = arena;
+	arena = b;
+	return (char *) b + ((sizeof(Block) + 15) & ~(size_t) 15);
+}
+
+void
+unit_arena_reset(void)
+{
+	while (arena)
+	{
+		Block	   *next = arena->next;
+
+		free(arena);
+		arena = next;
+	}
+}
+
+static void
+FailHook(IncErrKind kind, const char *message, const char *detail, const char *hint)
+{
+	(void) detail;
+	(void) hint;
+	fail_kind = kind;
+	snprintf(fail_message, sizeof(fail_message), "%s", message);
+	if (fail_jump == NULL)
+	{
+		printf("FAIL unexpected error: %s\n", message);
+		exit(1);
+	}
+	longjmp(*fail_jump, 1);
+}
+
+int
+unit_expect_failure(void (*fn) (void *), void *arg, IncErrKind *kind,
+					char *message, size_t cap)
+{
+	jmp_buf		jb;
+	jmp_buf    *saved = fail_jump;
+
+	if (setjmp(jb) == 0)
+	{
+		fail_jump = &jb;
+		fn(arg);
+		fail_jump = saved;
+		unit_failed++;
+		printf("FAIL expected an error, got none\n");
+		return 0;
+	}
+	fail_jump = saved;
+	if (kind)
+		*kind = fail_kind;
+	if (message)
+		snprintf(message, cap, "%s", fail_message);
+	unit_passed++;
+	return 1;
+}
+
+int
+main(void)
+{
+	inc_set_hooks(ArenaAlloc, FailHook);
+	test_numeric();
+	unit_arena_reset();
+	test_offer_parse();
+	unit_arena_reset();
+	test_engine();
+	unit_arena_reset();
+	printf("unit: %d passed, %d failed\n", unit_passed, unit_failed);
+	return unit_failed == 0 ? 0 : 1;
+}
