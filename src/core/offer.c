@@ -1,0 +1,131 @@
+/*
+ * offer.c
+ *    Small services of the offer model: strategy and calculator names,
+ *    program price lookup, and ISO dates as PostgreSQL day numbers.
+ *
+ * Dates are days since 2000-01-01 (PostgreSQL's DateADT), computed with
+ * integer arithmetic on the proleptic Gregorian calendar, so the engine
+ * compares them with transaction dates read from PostgreSQL directly.
+ */
+#include <string.h>
+
+#include "offer.h"
+
+/* inc_strategy_name: the strategy_key that names s. */
+const char *
+inc_strategy_name(IncStrategy s)
+{
+	switch (s)
+	{
+		case INC_STANDARD:
+			return "standard";
+		case INC_STEPPED:
+			return "stepped";
+		case INC_STACKED:
+			return "stacked";
+	}
+	return "unknown";
+}
+
+/* inc_calculator_name: the calculator_key that names c. */
+const char *
+inc_calculator_name(IncCalculator c)
+{
+	switch (c)
+	{
+		case INC_PERCENT_OF_AMOUNT:
+			return "percent_of_amount";
+		case INC_DOLLARS_PER_UNIT:
+			return "dollars_per_unit";
+		case INC_FIXED_AMOUNT:
+			return "fixed_amount";
+		case INC_DOLLARS_PER_COVERAGE_UNIT:
+			return "dollars_per_coverage_unit";
+	}
+	return "unknown";
+}
+
+/* inc_offer_price: the program price of sku_key, or NULL when not priced. */
+const IncDec *
+inc_offer_price(const IncOffer *offer, const char *sku_key)
+{
+	int			i;
+
+	for (i = 0; i < offer->nprices; i++)
+	{
+		if (strcmp(offer->prices[i].sku_key, sku_key) == 0)
+			return &offer->prices[i].price;
+	}
+	return NULL;
+}
+
+/* Value of n ASCII digits at s, or -1 when one is not a digit. */
+static int
+Digits(const char *s, int n)
+{
+	int			v = 0;
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	return v;
+}
+
+static bool
+IsLeapYear(int y)
+{
+	return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+}
+
+/*
+ * A proleptic Gregorian date as days since 2000-01-01 (H. Hinnant's
+ * days_from_civil, counting eras of 400 years from 0000-03-01; y >= 1, so
+ * no era is negative).
+ */
+static int32_t
+DaysFromCivil(int y, int m, int d)
+{
+	int			yoe;
+	int			era;
+	int			doy;
+	int			doe;
+
+	y -= (m <= 2);
+	era = y / 400;
+	yoe = y - era * 400;
+	doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	/* 730425: days from 0000-03-01 to 2000-01-01 */
+	return (int32_t) (era * 146097 + doe - 730425);
+}
+
+/*
+ * inc_date_parse: "YYYY-MM-DD" exactly (a real calendar day, years
+ * 1..9999) to days since 2000-01-01; false otherwise.
+ */
+bool
+inc_date_parse(const char *s, int32_t *days)
+{
+	static const int month_days[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	int			y;
+	int			m;
+	int			d;
+	int			dim;
+
+	if (s == NULL || strlen(s) != 10 || s[4] != '-' || s[7] != '-')
+		return false;
+	y = Digits(s, 4);
+	m = Digits(s + 5, 2);
+	d = Digits(s + 8, 2);
+	if (y < 1 || m < 1 || m > 12 || d < 1)
+		return false;
+	dim = month_days[m - 1] + (m == 2 && IsLeapYear(y) ? 1 : 0);
+	if (d > dim)
+		return false;
+	*days = DaysFromCivil(y, m, d);
+	return true;
+}

@@ -1,0 +1,106 @@
+/*
+ * offer_internal.h
+ *    Private interface between the offer parser's files.
+ *
+ * offer_json.c owns the parse state (IncOfferParse): the JSON path of the
+ * field being read, the offer key once known, and the jump back to
+ * inc_offer_from_json when a fault is found.  Its typed accessors
+ * (inc_oj_*) read one field of a json-c object, check its type and the
+ * simple rules every field shares (required, non-empty, sign, range), copy
+ * strings into inc_alloc memory and, on the first fault, format the whole
+ * message and jump out; they never return an invalid value.  offer_parse.c
+ * uses them to walk the strategy structures.
+ *
+ * Path handling: inc_oj_push_field / inc_oj_push_index append ".name" or
+ * "[i]" to the path and return the previous length, which the caller hands
+ * back to inc_oj_pop.  inc_oj_fail reports the current path.
+ */
+#ifndef INC_OFFER_INTERNAL_H
+#define INC_OFFER_INTERNAL_H
+
+#include <setjmp.h>
+
+#include "offer.h"
+
+struct json_object;
+
+/* Longest JSON path we build; paths only hold spec field names and indexes. */
+#define INC_OJ_PATH_LEN 256
+
+typedef struct IncOfferParse
+{
+	IncOfferError *err;			/* where the message goes */
+	const char *offer_key;		/* NULL until offer_key has been read */
+	jmp_buf		jump;			/* back to inc_offer_from_json */
+	size_t		pathlen;
+	char		path[INC_OJ_PATH_LEN];
+} IncOfferParse;
+
+/* Field flags for strings and arrays. */
+#define INC_OJ_REQUIRED		0x01	/* absent: "is required" */
+#define INC_OJ_NONEMPTY		0x02	/* "" or []: "must not be empty" */
+
+/* Sign rule for numbers. */
+typedef enum IncOjSign
+{
+	INC_OJ_ANY = 0,
+	INC_OJ_NONNEG,				/* "must be >= 0" */
+	INC_OJ_POSITIVE				/* "must be > 0" */
+} IncOjSign;
+
+/* Path building. */
+extern size_t inc_oj_push_field(IncOfferParse *p, const char *name);
+extern size_t inc_oj_push_index(IncOfferParse *p, int index);
+extern void inc_oj_pop(IncOfferParse *p, size_t len);
+
+/* Report "PATH problem" for the current path and jump out. */
+extern void inc_oj_fail(IncOfferParse *p, const char *fmt,...)
+			INC_NORETURN INC_PRINTF(2, 3);
+
+/* The same for field name of the current path (NULL: the current path). */
+extern void inc_oj_fail_at(IncOfferParse *p, const char *name,
+						   const char *fmt,...) INC_NORETURN INC_PRINTF(3, 4);
+
+/*
+ * Field lookup: true when obj has the field (*val is then NULL for a JSON
+ * null); false when it is absent.
+ */
+extern bool inc_oj_lookup(struct json_object *obj, const char *name,
+						  struct json_object **val);
+
+/*
+ * Values whose path is already pushed; val may be NULL (JSON null), which
+ * is a value of the wrong type.
+ */
+extern char *inc_oj_string_value(IncOfferParse *p, struct json_object *val,
+								 int flags);
+extern IncDec inc_oj_number_value(IncOfferParse *p, struct json_object *val,
+								  IncOjSign sign);
+extern struct json_object *inc_oj_object_value(IncOfferParse *p,
+											   struct json_object *val);
+
+/*
+ * Fields of obj.  An optional field (no INC_OJ_REQUIRED) that is absent or
+ * null reads as NULL / an empty array.  Numbers and objects passed to
+ * these are always required.
+ */
+extern char *inc_oj_string(IncOfferParse *p, struct json_object *obj,
+						   const char *name, int flags);
+extern IncDec inc_oj_number(IncOfferParse *p, struct json_object *obj,
+							const char *name, IncOjSign sign);
+extern struct json_object *inc_oj_object(IncOfferParse *p,
+										 struct json_object *obj,
+										 const char *name);
+
+/*
+ * inc_oj_array: the array field name of obj and its length through *len
+ * (*arr NULL and *len 0 for an optional array that is absent or null).
+ */
+extern void inc_oj_array(IncOfferParse *p, struct json_object *obj,
+						 const char *name, int flags,
+						 struct json_object **arr, int *len);
+
+/* Element i of an array (NULL for a JSON null). */
+extern struct json_object *inc_oj_element(struct json_object *arr, int i);
+
+#endif							/* INC_OFFER_INTERNAL_H */

@@ -1,0 +1,408 @@
+/*
+ * offer_json.c
+ *    JSON text to json-c objects, and the typed field accessors the offer
+ *    parser uses (see offer_internal.h).
+ *
+ * Every accessor checks one field and, on a fault, formats the complete
+ * message ("invalid offer \"KEY\": PATH problem") into the caller's
+ * IncOfferError and longjmps back to inc_offer_from_json, whose jmp_buf
+ * lives in the parse state on its stack (no global state).  Only
+ * inc_alloc memory and json-c objects owned by the caller are live while
+ * parsing, so the jump leaks nothing.
+ *
+ * Numbers are never converted through binary floating point: json-c keeps
+ * the text of every non-integer number as written, and prints integers
+ * exactly, so the accessor reads json_object_to_json_string_ext() and
+ * parses it with inc_dec_parse().  json-c clamps integers beyond 64 bits
+ * to INT64_MIN, INT64_MAX or UINT64_MAX; those three texts are therefore
+ * reported as out of range (they are far beyond any real rate or price).
+ */
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "offer_internal.h"
+
+/* Nesting depth json-c accepts; offers nest about 6 deep. */
+#define INC_JSON_MAX_DEPTH 128
+
+/* Texts json-c prints for integers it clamped (see the header comment). */
+static const char *const ClampedIntegers[] = {
+	"9223372036854775807",
+	"-9223372036854775808",
+	"18446744073709551615"
+};
+
+/* Account for n bytes snprintf wanted to append to the path. */
+static void
+PathGrew(IncOfferParse *p, int n)
+{
+	size_t		room = sizeof(p->path) - p->pathlen;
+
+	if (n < 0)
+		n = 0;
+	if ((size_t) n >= room)
+		n = (int) room - 1;
+	p->pathlen += (size_t) n;
+}
+
+/*
+ * inc_oj_push_field: append ".name" ("name" at the top level) to the path;
+ * returns the previous length for inc_oj_pop.
+ */
+size_t
+inc_oj_push_field(IncOfferParse *p, const char *name)
+{
+	size_t		old = p->pathlen;
+
+	PathGrew(p, snprintf(p->path + old, sizeof(p->path) - old, "%s%s",
+						 old > 0 ? "." : "", name));
+	return old;
+}
+
+/* inc_oj_push_index: append "[index]" to the path; returns the previous length. */
+size_t
+inc_oj_push_index(IncOfferParse *p, int index)
+{
+	size_t		old = p->pathlen;
+
+	PathGrew(p, snprintf(p->path + old, sizeof(p->path) - old, "[%d]", index));
+	return old;
+}
+
+/* inc_oj_pop: restore the path to a length a push returned. */
+void
+inc_oj_pop(IncOfferParse *p, size_t len)
+{
+	p->pathlen = len;
+	p->path[len] = '\0';
+}
+
+static void FailV(IncOfferParse *p, const char *fmt, va_list ap)
+			INC_NORETURN INC_PRINTF(2, 0);
+
+static void MessageAppendV(IncOfferError *err, size_t *len, const char *fmt,
+						   va_list ap) INC_PRINTF(3, 0);
+
+/* Append formatted text to the message, truncating at its capacity. */
+static void
+MessageAppendV(IncOfferError *err, size_t *len, const char *fmt, va_list ap)
+{
+	size_t		cap = sizeof(err->message);
+	int			n;
+
+	if (*len >= cap - 1)
+		return;
+	n = vsnprintf(err->message + *len, cap - *len, fmt, ap);
+	if (n > 0)
+		*len += (size_t) n < cap - *len ? (size_t) n : cap - 1 - *len;
+}
+
+static void
+MessageAppend(IncOfferError *err, size_t *len, const char *fmt,...)
+			INC_PRINTF(3, 4);
+
+static void
+MessageAppend(IncOfferError *err, size_t *len, const char *fmt,...)
+{
+	va_list		ap;
+
+	va_start(ap, fmt);
+	MessageAppendV(err, len, fmt, ap);
+	va_end(ap);
+}
+
+/* Format the message for the current path and jump out. */
+static void
+FailV(IncOfferParse *p, const char *fmt, va_list ap)
+{
+	size_t		len = 0;
+
+	p->err->message[0] = '\0';
+	if (p->offer_key)
+		MessageAppend(p->err, &len, "invalid offer \"%s\": ", p->offer_key);
+	else
+		MessageAppend(p->err, &len, "invalid offer (no offer_key): ");
+	if (p->pathlen > 0)
+		MessageAppend(p->err, &len, "%s ", p->path);
+	MessageAppendV(p->err, &len, fmt, ap);
+	longjmp(p->jump, 1);
+}
+
+/*
+ * inc_oj_fail: "invalid offer "KEY": PATH problem" (or "invalid offer (no
+ * offer_key): ..." before the key is known) into p->err, then jump back to
+ * inc_offer_from_json.  With an empty path the problem stands alone.
+ */
+void
+inc_oj_fail(IncOfferParse *p, const char *fmt,...)
+{
+	va_list		ap;
+
+	va_start(ap, fmt);
+	FailV(p, fmt, ap);
+	va_end(ap);
+}
+
+/* inc_oj_fail_at: inc_oj_fail for field name of the current path. */
+void
+inc_oj_fail_at(IncOfferParse *p, const char *name, const char *fmt,...)
+{
+	va_list		ap;
+
+	if (name)
+		inc_oj_push_field(p, name);
+	va_start(ap, fmt);
+	FailV(p, fmt, ap);
+	va_end(ap);
+}
+
+/* inc_oj_lookup: is name a field of obj?  *val is NULL for a JSON null. */
+bool
+inc_oj_lookup(struct json_object *obj, const char *name, struct json_object **val)
+{
+	*val = NULL;
+	return json_object_object_get_ex(obj, name, val) != 0;
+}
+
+/* inc_oj_element: element i of arr (NULL for a JSON null). */
+struct json_object *
+inc_oj_element(struct json_object *arr, int i)
+{
+	return json_object_array_get_idx(arr, (size_t) i);
+}
+
+/*
+ * inc_oj_string_value: the string val (path pushed), copied into inc_alloc
+ * memory.  Strings holding \u0000 are refused: the engine compares keys as
+ * C strings (and PostgreSQL's jsonb refuses them too).
+ */
+char *
+inc_oj_string_value(IncOfferParse *p, struct json_object *val, int flags)
+{
+	const char *s;
+	int			len;
+	char	   *copy;
+
+	if (!json_object_is_type(val, json_type_string))
+		inc_oj_fail(p, "must be a string");
+	s = json_object_get_string(val);
+	len = json_object_get_string_len(val);
+	if (len < 0 || memchr(s, '\0', (size_t) len) != NULL)
+		inc_oj_fail(p, "must not contain \\u0000");
+	if (len == 0 && (flags & INC_OJ_NONEMPTY))
+		inc_oj_fail(p, "must not be empty");
+	copy = inc_alloc((size_t) len + 1);
+	memcpy(copy, s, (size_t) len);
+	copy[len] = '\0';
+	return copy;
+}
+
+/*
+ * inc_oj_number_value: the number val (path pushed) as an exact decimal,
+ * checked against the sign rule.
+ */
+IncDec
+inc_oj_number_value(IncOfferParse *p, struct json_object *val, IncOjSign sign)
+{
+	json_type	type = json_object_get_type(val);
+	const char *text;
+	IncDec		d;
+	size_t		i;
+
+	if (type != json_type_int && type != json_type_double)
+		inc_oj_fail(p, "must be a number");
+	text = json_object_to_json_string_ext(val, JSON_C_TO_STRING_PLAIN);
+	if (text == NULL)
+		inc_fail(INC_ERR_INTERNAL, NULL, NULL, "out of memory printing a JSON number");
+	if (type == json_type_int)
+	{
+		for (i = 0; i < sizeof(ClampedIntegers) / sizeof(ClampedIntegers[0]); i++)
+		{
+			if (strcmp(text, ClampedIntegers[i]) == 0)
+				inc_oj_fail(p, "is out of range");
+		}
+	}
+	switch (inc_dec_parse(text, strlen(text), &d))
+	{
+		case INC_DEC_OK:
+			break;
+		case INC_DEC_RANGE:
+			inc_oj_fail(p, "is out of range");
+		default:
+			/* NaN, Infinity and the like */
+			inc_oj_fail(p, "must be a number");
+	}
+	if (sign == INC_OJ_NONNEG && inc_dec_sign(&d) < 0)
+		inc_oj_fail(p, "must be >= 0");
+	if (sign == INC_OJ_POSITIVE && inc_dec_sign(&d) <= 0)
+		inc_oj_fail(p, "must be > 0");
+	return d;
+}
+
+/* inc_oj_object_value: val (path pushed) must be an object. */
+struct json_object *
+inc_oj_object_value(IncOfferParse *p, struct json_object *val)
+{
+	if (!json_object_is_type(val, json_type_object))
+		inc_oj_fail(p, "must be an object");
+	return val;
+}
+
+/* inc_oj_string: the string field name of obj (NULL when optional and absent). */
+char *
+inc_oj_string(IncOfferParse *p, struct json_object *obj, const char *name,
+			  int flags)
+{
+	struct json_object *val;
+	size_t		saved = inc_oj_push_field(p, name);
+	char	   *result = NULL;
+
+	if (!inc_oj_lookup(obj, name, &val))
+	{
+		if (flags & INC_OJ_REQUIRED)
+			inc_oj_fail(p, "is required");
+	}
+	else if (val != NULL || (flags & INC_OJ_REQUIRED))
+		result = inc_oj_string_value(p, val, flags);
+	inc_oj_pop(p, saved);
+	return result;
+}
+
+/* inc_oj_number: the required number field name of obj. */
+IncDec
+inc_oj_number(IncOfferParse *p, struct json_object *obj, const char *name,
+			  IncOjSign sign)
+{
+	struct json_object *val;
+	size_t		saved = inc_oj_push_field(p, name);
+	IncDec		result;
+
+	if (!inc_oj_lookup(obj, name, &val))
+		inc_oj_fail(p, "is required");
+	result = inc_oj_number_value(p, val, sign);
+	inc_oj_pop(p, saved);
+	return result;
+}
+
+/* inc_oj_object: the required object field name of obj. */
+struct json_object *
+inc_oj_object(IncOfferParse *p, struct json_object *obj, const char *name)
+{
+	struct json_object *val;
+	size_t		saved = inc_oj_push_field(p, name);
+
+	if (!inc_oj_lookup(obj, name, &val))
+		inc_oj_fail(p, "is required");
+	inc_oj_object_value(p, val);
+	inc_oj_pop(p, saved);
+	return val;
+}
+
+/* inc_oj_array: the array field name of obj and its length. */
+void
+inc_oj_array(IncOfferParse *p, struct json_object *obj, const char *name,
+			 int flags, struct json_object **arr, int *len)
+{
+	struct json_object *val;
+	size_t		saved = inc_oj_push_field(p, name);
+	size_t		n;
+
+	*arr = NULL;
+	*len = 0;
+	if (!inc_oj_lookup(obj, name, &val))
+	{
+		if (flags & INC_OJ_REQUIRED)
+			inc_oj_fail(p, "is required");
+	}
+	else if (val != NULL || (flags & INC_OJ_REQUIRED))
+	{
+		if (!json_object_is_type(val, json_type_array))
+			inc_oj_fail(p, "must be an array");
+		n = json_object_array_length(val);
+		if (n == 0 && (flags & INC_OJ_NONEMPTY))
+			inc_oj_fail(p, "must not be empty");
+		/* every element takes at least two bytes of a text below INT_MAX */
+		if (n > INT_MAX)
+			inc_oj_fail(p, "is out of range");
+		*arr = val;
+		*len = (int) n;
+	}
+	inc_oj_pop(p, saved);
+}
+
+/* Is s[0..len) nothing but JSON whitespace? */
+static bool
+OnlyWhitespace(const char *s, size_t len)
+{
+	size_t		i;
+
+	for (i = 0; i < len; i++)
+	{
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r')
+			return false;
+	}
+	return true;
+}
+
+/* Fill err for a document that cannot become a json-c object. */
+static IncOffer *
+DocumentFault(IncOfferError *err, const char *problem)
+{
+	snprintf(err->message, sizeof(err->message),
+			 "invalid offer (no offer_key): %s", problem);
+	return NULL;
+}
+
+/*
+ * inc_offer_parse: parse len bytes of JSON text strictly (RFC 8259: no
+ * comments, single quotes or trailing commas), allowing only whitespace
+ * after the document, then compile it with inc_offer_from_json.  The
+ * json-c tree and tokener are freed on every path that returns (only a
+ * failing inc_alloc, which does not return, would strand the tree).
+ */
+IncOffer *
+inc_offer_parse(const char *json, size_t len, IncOfferError *err)
+{
+	struct json_tokener *tok;
+	struct json_object *root;
+	enum json_tokener_error jerr;
+	size_t		end;
+	IncOffer   *offer;
+
+	err->message[0] = '\0';
+	if (len >= (size_t) INT_MAX)
+		return DocumentFault(err, "document is too large");
+	tok = json_tokener_new_ex(INC_JSON_MAX_DEPTH);
+	if (tok == NULL)
+		inc_fail(INC_ERR_INTERNAL, NULL, NULL, "out of memory creating a JSON tokener");
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	root = json_tokener_parse_ex(tok, json, (int) len);
+	jerr = json_tokener_get_error(tok);
+	end = json_tokener_get_parse_end(tok);
+	if (jerr == json_tokener_continue)
+	{
+		/*
+		 * A top-level scalar ("123", "null") is only complete once a
+		 * delimiter follows; whitespace after the document is allowed, so
+		 * feed one blank.
+		 */
+		root = json_tokener_parse_ex(tok, " ", 1);
+		jerr = json_tokener_get_error(tok);
+		end = len;
+	}
+	json_tokener_free(tok);
+
+	if (jerr != json_tokener_success || end > len ||
+		!OnlyWhitespace(json + end, len - end))
+	{
+		json_object_put(root);
+		return DocumentFault(err, "document is not valid JSON");
+	}
+	offer = inc_offer_from_json(root, err);
+	json_object_put(root);
+	return offer;
+}

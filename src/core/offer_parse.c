@@ -1,0 +1,729 @@
+/*
+ * offer_parse.c
+ *    Compile an offer document (a json-c tree) into an IncOffer, checking
+ *    every rule of SPEC 1.1, 2 and 5.
+ *
+ * The first fault found wins.  Fields are read in the order the spec lists
+ * them (offer_key, label, strategy_key, calculator_key, periods, prices,
+ * then incentives / incentive, and inside each structure the order of its
+ * SPEC 2 shape), whatever their order in the document.  Within an array
+ * item, the item's own fields are checked first (a reference to a period
+ * or sku set, or a SKU's presence in conversion.rates, as the field is
+ * read), then the item is compared with its earlier siblings (duplicate
+ * keys, SKUs and thresholds), reported at the later item.  A generated
+ * rate key that collides is reported at the item's "key" field when it
+ * was written, else at the item itself.
+ *
+ * JSON null in an optional field (key, label, prices, a stepped
+ * property's type and level, and the incentives / incentive field of the
+ * other strategies) means absent; in a required field it is a value of
+ * the wrong type.  Unknown fields are ignored.
+ *
+ * Lookups and duplicate checks go through hash maps (strmap.h), so a large
+ * document costs linear time; the maps are inc_alloc garbage afterwards.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "offer_internal.h"
+#include "strmap.h"
+
+/* State of one compilation besides the JSON path. */
+typedef struct OfferBuild
+{
+	IncOfferParse *p;
+	IncOffer   *offer;
+	IncStrMap  *periods;		/* period key -> IncPeriod * */
+	IncStrMap  *rate_keys;		/* incentive_rate_key -> itself */
+	IncStrMap  *sets;			/* stacked: set key -> IncSkuSet * */
+	IncStrMap **set_skus;		/* stacked, per set: conversion SKU -> itself */
+} OfferBuild;
+
+static const char *const StrategyNames[] = {"standard", "stepped", "stacked"};
+static const char *const CalculatorNames[] = {
+	"percent_of_amount", "dollars_per_unit", "fixed_amount",
+	"dollars_per_coverage_unit"
+};
+
+/* An array of n elements of size bytes (at least one, so never NULL). */
+static void *
+AllocArray(int n, size_t size)
+{
+	return inc_alloc(size * (size_t) (n > 0 ? n : 1));
+}
+
+/* a, sep and b concatenated into inc_alloc memory. */
+static char *
+Concat(const char *a, const char *sep, const char *b)
+{
+	size_t		la = strlen(a);
+	size_t		ls = strlen(sep);
+	size_t		lb = strlen(b);
+	char	   *s = inc_alloc(la + ls + lb + 1);
+
+	memcpy(s, a, la);
+	memcpy(s + la, sep, ls);
+	memcpy(s + la + ls, b, lb + 1);
+	return s;
+}
+
+/* Record key in map; true when it was there already. */
+static bool
+AlreadySeen(IncStrMap *map, const char *key)
+{
+	void	  **slot = inc_strmap_slot(map, key);
+
+	if (*slot != NULL)
+		return true;
+	*slot = (void *) key;
+	return false;
+}
+
+/* The measure a calculator's rates must carry (SPEC 2). */
+static const char *
+ExpectedMeasure(IncCalculator c)
+{
+	return c == INC_PERCENT_OF_AMOUNT ? "percent" : "dollars";
+}
+
+/*
+ * Register the incentive_rate_key of an entry, tier or stack; a duplicate
+ * is reported at the item's "key" when written, else at the item.
+ */
+static void
+CheckRateKey(OfferBuild *b, const char *key, bool written)
+{
+	if (AlreadySeen(b->rate_keys, key))
+		inc_oj_fail_at(b->p, written ? "key" : NULL,
+					   "duplicates rate key \"%s\"", key);
+}
+
+/* Read the period_key field of obj: the index of the period it names. */
+static int
+ReadPeriodKey(OfferBuild *b, struct json_object *obj)
+{
+	char	   *key = inc_oj_string(b->p, obj, "period_key",
+									INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
+	IncPeriod  *period = inc_strmap_get(b->periods, key);
+
+	if (period == NULL)
+		inc_oj_fail_at(b->p, "period_key", "names an undefined period \"%s\"", key);
+	return (int) (period - b->offer->periods);
+}
+
+/* Read the measure field of obj, which must fit the offer's calculator. */
+static char *
+ReadMeasure(OfferBuild *b, struct json_object *obj)
+{
+	const char *want = ExpectedMeasure(b->offer->calculator);
+	char	   *measure = inc_oj_string(b->p, obj, "measure", INC_OJ_REQUIRED);
+
+	if (strcmp(measure, want) != 0)
+		inc_oj_fail_at(b->p, "measure", "must be \"%s\" for calculator \"%s\"",
+					   want, inc_calculator_name(b->offer->calculator));
+	return measure;
+}
+
+/*
+ * Read a name field of obj that must be one of names[0..n): its index.
+ * "must be one of a, b, c" otherwise.
+ */
+static int
+ReadChoice(OfferBuild *b, struct json_object *obj, const char *field,
+		   const char *const *names, int n)
+{
+	char	   *value = inc_oj_string(b->p, obj, field, INC_OJ_REQUIRED);
+	char		list[256];
+	size_t		len = 0;
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		if (strcmp(value, names[i]) == 0)
+			return i;
+	}
+	list[0] = '\0';
+	for (i = 0; i < n; i++)
+		len += (size_t) snprintf(list + len, sizeof(list) - len, "%s%s",
+								 i > 0 ? ", " : "", names[i]);
+	inc_oj_fail_at(b->p, field, "must be one of %s", list);
+}
+
+/* periods: required, non-empty, distinct keys, valid ordered dates. */
+static void
+ParsePeriods(OfferBuild *b, struct json_object *root)
+{
+	IncOfferParse *p = b->p;
+	IncOffer   *offer = b->offer;
+	struct json_object *arr;
+	size_t		top;
+	int			i;
+
+	inc_oj_array(p, root, "periods", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
+				 &arr, &offer->nperiods);
+	offer->periods = AllocArray(offer->nperiods, sizeof(IncPeriod));
+	b->periods = inc_strmap_create();
+	top = inc_oj_push_field(p, "periods");
+	for (i = 0; i < offer->nperiods; i++)
+	{
+		IncPeriod  *period = &offer->periods[i];
+		size_t		item = inc_oj_push_index(p, i);
+		struct json_object *obj = inc_oj_object_value(p, inc_oj_element(arr, i));
+		char	   *start;
+		char	   *end;
+		void	  **slot;
+
+		period->key = inc_oj_string(p, obj, "key", INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
+		start = inc_oj_string(p, obj, "start_date", INC_OJ_REQUIRED);
+		if (!inc_date_parse(start, &period->start_date))
+			inc_oj_fail_at(p, "start_date", "must be a date (YYYY-MM-DD)");
+		end = inc_oj_string(p, obj, "end_date", INC_OJ_REQUIRED);
+		if (!inc_date_parse(end, &period->end_date))
+			inc_oj_fail_at(p, "end_date", "must be a date (YYYY-MM-DD)");
+		if (period->end_date < period->start_date)
+			inc_oj_fail_at(p, "end_date", "must not be before start_date");
+		slot = inc_strmap_slot(b->periods, period->key);
+		if (*slot != NULL)
+			inc_oj_fail_at(p, "key", "duplicates period key \"%s\"", period->key);
+		*slot = period;
+		inc_oj_pop(p, item);
+	}
+	inc_oj_pop(p, top);
+}
+
+/* prices: optional; each {sku_key, price >= 0}, distinct SKUs. */
+static void
+ParsePrices(OfferBuild *b, struct json_object *root)
+{
+	IncOfferParse *p = b->p;
+	IncOffer   *offer = b->offer;
+	struct json_object *arr;
+	IncStrMap  *skus = inc_strmap_create();
+	size_t		top;
+	int			i;
+
+	inc_oj_array(p, root, "prices", 0, &arr, &offer->nprices);
+	offer->prices = AllocArray(offer->nprices, sizeof(IncPrice));
+	top = inc_oj_push_field(p, "prices");
+	for (i = 0; i < offer->nprices; i++)
+	{
+		IncPrice   *price = &offer->prices[i];
+		size_t		item = inc_oj_push_index(p, i);
+		struct json_object *obj = inc_oj_object_value(p, inc_oj_element(arr, i));
+
+		price->sku_key = inc_oj_string(p, obj, "sku_key",
+									   INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
+		price->price = inc_oj_number(p, obj, "price", INC_OJ_NONNEG);
+		if (AlreadySeen(skus, price->sku_key))
+			inc_oj_fail_at(p, "sku_key", "duplicates sku \"%s\"", price->sku_key);
+		inc_oj_pop(p, item);
+	}
+	inc_oj_pop(p, top);
+}
+
+/*
+ * The rates list "rates" of obj: {sku_key, rate >= 0, measure}, a SKU at
+ * most once.  conversions (stacked sets) is the set's conversion SKUs,
+ * which every pay rate's SKU must be among; NULL for standard entries.
+ */
+static void
+ParseSkuRates(OfferBuild *b, struct json_object *obj, int flags,
+			  IncStrMap *conversions, IncSkuRate **rates, int *nrates)
+{
+	IncOfferParse *p = b->p;
+	struct json_object *arr;
+	IncStrMap  *skus = inc_strmap_create();
+	size_t		top;
+	int			i;
+
+	inc_oj_array(p, obj, "rates", flags, &arr, nrates);
+	*rates = AllocArray(*nrates, sizeof(IncSkuRate));
+	top = inc_oj_push_field(p, "rates");
+	for (i = 0; i < *nrates; i++)
+	{
+		IncSkuRate *rate = &(*rates)[i];
+		size_t		item = inc_oj_push_index(p, i);
+		struct json_object *r = inc_oj_object_value(p, inc_oj_element(arr, i));
+
+		rate->sku_key = inc_oj_string(p, r, "sku_key",
+									  INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
+		if (conversions && inc_strmap_get(conversions, rate->sku_key) == NULL)
+			inc_oj_fail_at(p, "sku_key", "is not in conversion.rates");
+		rate->rate = inc_oj_number(p, r, "rate", INC_OJ_NONNEG);
+		rate->measure = ReadMeasure(b, r);
+		if (AlreadySeen(skus, rate->sku_key))
+			inc_oj_fail_at(p, "sku_key", "duplicates sku \"%s\"", rate->sku_key);
+		inc_oj_pop(p, item);
+	}
+	inc_oj_pop(p, top);
+}
+
+/* standard: the incentives array. */
+static void
+ParseStandard(OfferBuild *b, struct json_object *root)
+{
+	IncOfferParse *p = b->p;
+	IncOffer   *offer = b->offer;
+	struct json_object *arr;
+	size_t		top;
+	int			i;
+
+	inc_oj_array(p, root, "incentives", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
+				 &arr, &offer->nentries);
+	offer->entries = AllocArray(offer->nentries, sizeof(IncStandardEntry));
+	top = inc_oj_push_field(p, "incentives");
+	for (i = 0; i < offer->nentries; i++)
+	{
+		IncStandardEntry *e = &offer->entries[i];
+		size_t		item = inc_oj_push_index(p, i);
+		struct json_object *obj = inc_oj_object_value(p, inc_oj_element(arr, i));
+		bool		written;
+
+		e->key = inc_oj_string(p, obj, "key", INC_OJ_NONEMPTY);
+		e->label = inc_oj_string(p, obj, "label", 0);
+		e->period = ReadPeriodKey(b, obj);
+		e->transaction_type = inc_oj_string(p, obj, "transaction_type",
+											INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
+		ParseSkuRates(b, obj, INC_OJ_REQUIRED | INC_OJ_NONEMPTY, NULL,
+					  &e->rates, &e->nrates);
+		written = e->key != NULL;
+		if (!written)
+			e->key = Concat(offer->periods[e->period].key, "_", e->transaction_type);
+		CheckRateKey(b, e->key, written);
+		inc_oj_pop(p, item);
+	}
+	inc_oj_pop(p, top);
+}
+
+/* stepped: a filters array (earning or threshold filters) named name. */
+static void
+ParseFilters(OfferBuild *b, struct json_object *obj, const char *name,
+			 IncFilter **filters, int *nfilters)
+{
+	IncOfferParse *p = b->p;
+	struct json_object *arr;
+	size_t		top;
+	int			i;
+
+	inc_oj_array(p, obj, name, INC_OJ_REQUIRED | INC_OJ_NONEMPTY, &arr, nfilters);
+	*filters = AllocArray(*nfilters, sizeof(IncFilter));
+	top = inc_oj_push_field(p, name);
+	for (i = 0; i < *nfilters; i++)
+	{
+		IncFilter  *f = &(*filters)[i];
+		size_t		item = inc_oj_push_index(p, i);
+		struct json_object *fo = inc_oj_object_value(p, inc_oj_element(arr, i));
+		struct json_object *skus;
+		size_t		skus_top;
+		int			j;
+
+		f->period = ReadPeriodKey(b, fo);
+		inc_oj_array(p, fo, "sku_keys", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
+					 &skus, &f->nskus);
+		f->sku_keys = AllocArray(f->nskus, sizeof(char *));
+		skus_top = inc_oj_push_field(p, "sku_keys");
+		for (j = 0; j < f->nskus; j++)
+		{
+			size_t		elem = inc_oj_push_index(p, j);
+
+			f->sku_keys[j] = inc_oj_string_value(p, inc_oj_element(skus, j),
+												 INC_OJ_NONEMPTY);
+			inc_oj_pop(p, elem);
+		}
+		inc_oj_pop(p, skus_top);
+		f->transaction_type = inc_oj_string(p, fo, "transaction_type",
+											INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
+		inc_oj_pop(p, item);
+	}
+	inc_oj_pop(p, top);
+}
+
+/* stepped: threshold_definition. */
+static void
+ParseThresholdDefinition(OfferBuild *b, struct json_object *incentive)
+{
+	static const char *const types[] = {
+		"aggregated_amount", "aggregated_quantity", "property"
+	};
+	IncOfferParse *p = b->p;
+	IncStepped *st = &b->offer->stepped;
+	struct json_object *td = inc_oj_object(p, incentive, "threshold_definition");
+	size_t		top = inc_oj_push_field(p, "threshold_definition");
+
+	st->threshold_type = (IncThresholdType) ReadChoice(b, td, "type", types, 3);
+	if (st->threshold_type == INC_THRESHOLD_PROPERTY)
+	{
+		struct json_object *prop = inc_oj_object(p, td, "property");
+		size_t		prop_top = inc_oj_push_field(p, "property");
+
+		st->property_key = inc_oj_string(p, prop, "key",
+										 INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
+		/* informational in the programs response; only their type is checked */
+		(void) inc_oj_string(p, prop, "type", 0);
+		(void) inc_oj_string(p, prop, "level", 0);
+		inc_oj_pop(p, prop_top);
+	}
+	else
+		ParseFilters(b, td, "filters", &st->threshold_filters,
+					 &st->nthreshold_filters);
+	inc_oj_pop(p, top);
+}
+
+/* qsort comparator: tiers by threshold, ascending. */
+static int
+TierCompare(const void *a, const void *b)
+{
+	return inc_dec_cmp(&((const IncTier *) a)->threshold,
+					   &((const IncTier *) b)->threshold);
+}
+
+/* stepped: rates (the tiers), distinct thresholds and keys, then sorted. */
+static void
+ParseTiers(OfferBuild *b, struct json_object *incentive)
+{
+	IncOfferParse *p = b->p;
+	IncStepped *st = &b->offer->stepped;
+	struct json_object *arr;
+	IncStrMap  *thresholds = inc_strmap_create();
+	size_t		top;
+	int			i;
+
+	inc_oj_array(p, incentive, "rates", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
+				 &arr, &st->ntiers);
+	st->tiers = AllocArray(st->ntiers, sizeof(IncTier));
+	top = inc_oj_push_field(p, "rates");
+	for (i = 0; i < st->ntiers; i++)
+	{
+		IncTier    *t = &st->tiers[i];
+		size_t		item = inc_oj_push_index(p, i);
+		struct json_object *obj = inc_oj_object_value(p, inc_oj_element(arr, i));
+		char		threshold[INC_NUM_BUF];
+		char		value[INC_NUM_BUF];
+		bool		written;
+
+		t->key = inc_oj_string(p, obj, "key", INC_OJ_NONEMPTY);
+		t->threshold = inc_oj_number(p, obj, "threshold", INC_OJ_ANY);
+		t->value = inc_oj_number(p, obj, "value", INC_OJ_NONNEG);
+		t->measure = ReadMeasure(b, obj);
+
+		/* the shortest form is canonical: 1000 and 1000.0 collide */
+		inc_dec_format_short(&t->threshold, threshold, sizeof(threshold));
+		if (AlreadySeen(thresholds, inc_strdup(threshold)))
+			inc_oj_fail_at(p, "threshold", "duplicates threshold %s", threshold);
+
+		written = t->key != NULL;
+		if (!written)
+		{
+			char		buf[3 * INC_NUM_BUF + 64];
+
+			inc_dec_format_short(&t->value, value, sizeof(value));
+			snprintf(buf, sizeof(buf), "%s_%s_greater_than_or_equal_to_%s",
+					 value, t->measure, threshold);
+			t->key = inc_strdup(buf);
+		}
+		CheckRateKey(b, t->key, written);
+		inc_oj_pop(p, item);
+	}
+	inc_oj_pop(p, top);
+	qsort(st->tiers, (size_t) st->ntiers, sizeof(IncTier), TierCompare);
+}
+
+/* stepped: the incentive object. */
+static void
+ParseStepped(OfferBuild *b, struct json_object *incentive)
+{
+	IncStepped *st = &b->offer->stepped;
+
+	ParseFilters(b, incentive, "filters", &st->filters, &st->nfilters);
+	ParseThresholdDefinition(b, incentive);
+	ParseTiers(b, incentive);
+}
+
+/* stacked: one set's conversion object; fills *skus with its SKUs. */
+static void
+ParseConversion(OfferBuild *b, struct json_object *obj, IncSkuSet *set,
+				IncStrMap *skus)
+{
+	IncOfferParse *p = b->p;
+	struct json_object *conv = inc_oj_object(p, obj, "conversion");
+	struct json_object *arr;
+	size_t		top = inc_oj_push_field(p, "conversion");
+	size_t		rates_top;
+	int			i;
+
+	set->coverage_unit = inc_oj_string(p, conv, "coverage_unit",
+									   INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
+	inc_oj_array(p, conv, "rates", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
+				 &arr, &set->nconversions);
+	set->conversions = AllocArray(set->nconversions, sizeof(IncConversionRate));
+	rates_top = inc_oj_push_field(p, "rates");
+	for (i = 0; i < set->nconversions; i++)
+	{
+		IncConversionRate *cr = &set->conversions[i];
+		size_t		item = inc_oj_push_index(p, i);
+		struct json_object *r = inc_oj_object_value(p, inc_oj_element(arr, i));
+
+		cr->sku_key = inc_oj_string(p, r, "sku_key",
+									INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
+		cr->rate = inc_oj_number(p, r, "rate", INC_OJ_POSITIVE);
+		cr->from_uom = inc_oj_string(p, r, "from",
+									 INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
+		if (AlreadySeen(skus, cr->sku_key))
+			inc_oj_fail_at(p, "sku_key", "duplicates sku \"%s\"", cr->sku_key);
+		inc_oj_pop(p, item);
+	}
+	inc_oj_pop(p, rates_top);
+	inc_oj_pop(p, top);
+}
+
+/* stacked: sku_sets. */
+static void
+ParseSkuSets(OfferBuild *b, struct json_object *incentive)
+{
+	IncOfferParse *p = b->p;
+	IncStacked *sk = &b->offer->stacked;
+	struct json_object *arr;
+	size_t		top;
+	int			i;
+
+	inc_oj_array(p, incentive, "sku_sets", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
+				 &arr, &sk->nsets);
+	sk->sets = AllocArray(sk->nsets, sizeof(IncSkuSet));
+	b->sets = inc_strmap_create();
+	b->set_skus = AllocArray(sk->nsets, sizeof(IncStrMap *));
+	top = inc_oj_push_field(p, "sku_sets");
+	for (i = 0; i < sk->nsets; i++)
+	{
+		IncSkuSet  *set = &sk->sets[i];
+		size_t		item = inc_oj_push_index(p, i);
+		struct json_object *obj = inc_oj_object_value(p, inc_oj_element(arr, i));
+		void	  **slot;
+
+		set->key = inc_oj_string(p, obj, "key", INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
+		set->period = ReadPeriodKey(b, obj);
+		set->transaction_type = inc_oj_string(p, obj, "transaction_type",
+											  INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
+		b->set_skus[i] = inc_strmap_create();
+		ParseConversion(b, obj, set, b->set_skus[i]);
+		ParseSkuRates(b, obj, INC_OJ_REQUIRED, b->set_skus[i],
+					  &set->rates, &set->nrates);
+		slot = inc_strmap_slot(b->sets, set->key);
+		if (*slot != NULL)
+			inc_oj_fail_at(p, "key", "duplicates sku set key \"%s\"", set->key);
+		*slot = set;
+		inc_oj_pop(p, item);
+	}
+	inc_oj_pop(p, top);
+}
+
+/*
+ * stacked: no two sets of one stack may both take a transaction (a SKU in
+ * both conversion lists, the same transaction type, overlapping periods):
+ * it would earn twice under the stack's one rate key.
+ */
+static void
+CheckStackSetsDisjoint(OfferBuild *b, const IncStack *stack)
+{
+	const IncStacked *sk = &b->offer->stacked;
+	const IncPeriod *periods = b->offer->periods;
+	int			j;
+	int			k;
+	int			c;
+
+	for (j = 1; j < stack->nsets; j++)
+	{
+		const IncSkuSet *later = &sk->sets[stack->sets[j]];
+
+		for (k = 0; k < j; k++)
+		{
+			const IncSkuSet *earlier = &sk->sets[stack->sets[k]];
+			const IncPeriod *pe = &periods[earlier->period];
+			const IncPeriod *pl = &periods[later->period];
+
+			if (strcmp(earlier->transaction_type, later->transaction_type) != 0 ||
+				pe->start_date > pl->end_date || pl->start_date > pe->end_date)
+				continue;
+			for (c = 0; c < earlier->nconversions; c++)
+			{
+				const char *sku = earlier->conversions[c].sku_key;
+
+				if (inc_strmap_get(b->set_skus[stack->sets[j]], sku) != NULL)
+					inc_oj_fail(b->p, "puts sku \"%s\" in sku sets \"%s\" and \"%s\" of one stack",
+								sku, earlier->key, later->key);
+			}
+		}
+	}
+}
+
+/* stacked: one stack's sku_set_keys, resolved to set indexes. */
+static void
+ParseStackSets(OfferBuild *b, struct json_object *obj, IncStack *stack)
+{
+	IncOfferParse *p = b->p;
+	IncStacked *sk = &b->offer->stacked;
+	struct json_object *arr;
+	IncStrMap  *seen = inc_strmap_create();
+	size_t		top;
+	int			j;
+
+	inc_oj_array(p, obj, "sku_set_keys", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
+				 &arr, &stack->nsets);
+	stack->sets = AllocArray(stack->nsets, sizeof(int));
+	top = inc_oj_push_field(p, "sku_set_keys");
+	for (j = 0; j < stack->nsets; j++)
+	{
+		size_t		elem = inc_oj_push_index(p, j);
+		char	   *key = inc_oj_string_value(p, inc_oj_element(arr, j),
+											  INC_OJ_NONEMPTY);
+		IncSkuSet  *set = inc_strmap_get(b->sets, key);
+		const IncSkuSet *first;
+
+		if (set == NULL)
+			inc_oj_fail(p, "names an undefined sku set \"%s\"", key);
+		if (AlreadySeen(seen, key))
+			inc_oj_fail(p, "duplicates sku set key \"%s\"", key);
+		stack->sets[j] = (int) (set - sk->sets);
+		first = &sk->sets[stack->sets[0]];
+		if (strcmp(set->coverage_unit, first->coverage_unit) != 0)
+			inc_oj_fail(p, "has coverage_unit \"%s\" but sku set \"%s\" has \"%s\"",
+						set->coverage_unit, first->key, first->coverage_unit);
+		inc_oj_pop(p, elem);
+	}
+	inc_oj_pop(p, top);
+}
+
+/* stacked: stacks, after sku_sets. */
+static void
+ParseStacks(OfferBuild *b, struct json_object *incentive)
+{
+	IncOfferParse *p = b->p;
+	IncStacked *sk = &b->offer->stacked;
+	struct json_object *arr;
+	size_t		top;
+	int			i;
+	int			j;
+
+	inc_oj_array(p, incentive, "stacks", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
+				 &arr, &sk->nstacks);
+	sk->stacks = AllocArray(sk->nstacks, sizeof(IncStack));
+	top = inc_oj_push_field(p, "stacks");
+	for (i = 0; i < sk->nstacks; i++)
+	{
+		IncStack   *stack = &sk->stacks[i];
+		size_t		item = inc_oj_push_index(p, i);
+		struct json_object *obj = inc_oj_object_value(p, inc_oj_element(arr, i));
+		bool		written;
+
+		stack->key = inc_oj_string(p, obj, "key", INC_OJ_NONEMPTY);
+		ParseStackSets(b, obj, stack);
+		CheckStackSetsDisjoint(b, stack);
+		written = stack->key != NULL;
+		if (!written)
+		{
+			size_t		len = 0;
+			char	   *key;
+
+			for (j = 0; j < stack->nsets; j++)
+				len += strlen(sk->sets[stack->sets[j]].key) + 5;
+			key = inc_alloc(len + 1);
+			len = 0;
+			for (j = 0; j < stack->nsets; j++)
+			{
+				const char *part = sk->sets[stack->sets[j]].key;
+				size_t		plen = strlen(part);
+
+				if (j > 0)
+				{
+					memcpy(key + len, "_and_", 5);
+					len += 5;
+				}
+				memcpy(key + len, part, plen);
+				len += plen;
+			}
+			key[len] = '\0';
+			stack->key = key;
+		}
+		CheckRateKey(b, stack->key, written);
+		inc_oj_pop(p, item);
+	}
+	inc_oj_pop(p, top);
+}
+
+/* The offer: top-level fields, then the strategy's structure. */
+static IncOffer *
+ParseOffer(IncOfferParse *p, struct json_object *root)
+{
+	OfferBuild	b;
+	IncOffer   *offer;
+	struct json_object *other;
+
+	if (!json_object_is_type(root, json_type_object))
+		inc_oj_fail(p, "document must be a JSON object");
+
+	memset(&b, 0, sizeof(b));
+	b.p = p;
+	b.offer = offer = inc_alloc(sizeof(IncOffer));
+	b.rate_keys = inc_strmap_create();
+
+	offer->offer_key = inc_oj_string(p, root, "offer_key",
+									 INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
+	p->offer_key = offer->offer_key;
+	offer->label = inc_oj_string(p, root, "label", 0);
+	offer->strategy = (IncStrategy) ReadChoice(&b, root, "strategy_key",
+											   StrategyNames, 3);
+	offer->calculator = (IncCalculator) ReadChoice(&b, root, "calculator_key",
+												   CalculatorNames, 4);
+	if ((offer->strategy == INC_STACKED) !=
+		(offer->calculator == INC_DOLLARS_PER_COVERAGE_UNIT))
+		inc_oj_fail_at(p, "calculator_key", "\"%s\" is not allowed for strategy \"%s\"",
+					   inc_calculator_name(offer->calculator),
+					   inc_strategy_name(offer->strategy));
+	ParsePeriods(&b, root);
+	ParsePrices(&b, root);
+
+	if (offer->strategy == INC_STANDARD)
+	{
+		ParseStandard(&b, root);
+		if (inc_oj_lookup(root, "incentive", &other) && other != NULL)
+			inc_oj_fail_at(p, "incentive", "is not used by strategy \"standard\"");
+	}
+	else
+	{
+		struct json_object *incentive;
+		size_t		top;
+
+		if (inc_oj_lookup(root, "incentives", &other) && other != NULL)
+			inc_oj_fail_at(p, "incentives", "is only for strategy \"standard\"");
+		incentive = inc_oj_object(p, root, "incentive");
+		top = inc_oj_push_field(p, "incentive");
+		if (offer->strategy == INC_STEPPED)
+			ParseStepped(&b, incentive);
+		else
+		{
+			ParseSkuSets(&b, incentive);
+			ParseStacks(&b, incentive);
+		}
+		inc_oj_pop(p, top);
+	}
+	return offer;
+}
+
+/*
+ * inc_offer_from_json: compile root into an IncOffer (inc_alloc memory,
+ * no pointer into root), or NULL with err filled on the first fault.
+ */
+IncOffer *
+inc_offer_from_json(struct json_object *root, IncOfferError *err)
+{
+	IncOfferParse p;
+
+	memset(&p, 0, sizeof(p));
+	p.err = err;
+	err->message[0] = '\0';
+	if (setjmp(p.jump) != 0)
+		return NULL;
+	return ParseOffer(&p, root);
+}
