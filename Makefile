@@ -15,7 +15,7 @@ EXTRA_CLEAN = sql/$(EXTENSION)--$(EXTVERSION).sql test/unit/run_unit
 REGRESS      = setup standard_percent standard_multi_entry standard_dollars_per_unit_uom \
                fixed_amount_pools stepped_amount stepped_property stacked_pair_up \
                stacked_multi_stack offers_invalid calculate_errors
-REGRESS_OPTS = --inputdir=.
+REGRESS_OPTS = --inputdir=. --no-locale
 
 PG_CONFIG  ?= pg_config
 SHLIB_LINK += -ljson-c
@@ -28,8 +28,11 @@ include $(PGXS)
 # objects depend on every header (PGXS tracks none)
 $(OBJS): $(wildcard src/core/*.h src/pg/*.h)
 
-sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(EXTENSION).control
-	cp $< $@
+# The install script is the concatenation of these parts, in order.
+INSTALL_SQL = sql/$(EXTENSION).sql $(wildcard sql/parts/*.sql)
+
+sql/$(EXTENSION)--$(EXTVERSION).sql: $(INSTALL_SQL) $(EXTENSION).control
+	cat $(INSTALL_SQL) > $@
 
 # ---- engine core unit tests: a plain C binary, no PostgreSQL -------------
 UNIT_CC      ?= $(CC)
@@ -42,14 +45,26 @@ test/unit/run_unit: $(UNIT_SRCS) $(wildcard src/core/*.h) test/unit/unit.h
 unit: test/unit/run_unit
 	./test/unit/run_unit
 
-.PHONY: unit test demo
-# test: unit tests, then build, install and run pg_regress + pgTAP on a
-# throwaway cluster (pg_virtualenv).
-test: unit all
+# Further targets (fuzzing, sanitizers, benchmark, cluster tests) live in
+# their own fragments; a fragment adds its checks for `make test` to
+# EXTRA_CHECKS.
+EXTRA_CHECKS =
+-include $(sort $(wildcard mk/*.mk))
+
+.PHONY: unit test demo regress
+# regress: pg_regress (installcheck) and pgTAP (pg_prove) against the
+# installed extension on a throwaway cluster.
+regress: all
 	$(MAKE) install
 	pg_virtualenv -t sh -c '$(MAKE) installcheck || { cat regression.diffs; exit 1; }; \
-	  psql -X -q -c "CREATE EXTENSION IF NOT EXISTS pgtap" && pg_prove -v test/pgtap/*.sql'
+	  psql -X -q -v ON_ERROR_STOP=1 -c "CREATE EXTENSION IF NOT EXISTS pgtap" \
+	    -c "CREATE EXTENSION IF NOT EXISTS incentives" && pg_prove test/pgtap/*.sql'
 
+# test: everything -- the engine core's unit tests, then the SQL tests on a
+# throwaway cluster, then the fragments' checks.
+test: unit regress $(EXTRA_CHECKS)
+
+# demo: the main job on a throwaway cluster with the sample data.
 demo: all
 	$(MAKE) install
 	pg_virtualenv -t psql -X -v ON_ERROR_STOP=1 -f demo/demo.sql

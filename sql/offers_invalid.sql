@@ -5,6 +5,7 @@
 -- (the cases marked for SQL); keep the two in step.
 --
 SET client_min_messages = warning;
+DELETE FROM incentives.offers;
 \set SHOW_CONTEXT never
 INSERT INTO incentives.offers (document) VALUES ('[1]');
 INSERT INTO incentives.offers (document) VALUES ('42');

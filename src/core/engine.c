@@ -87,6 +87,14 @@ inc_engine_add_conversion(IncEngine *e, const char *from_uom, const char *to_uom
 	*inc_strmap_slot(e->conversions, PairKey(from_uom, to_uom, NULL, 0)) = f;
 }
 
+/* inc_engine_set_diagnostics: report stepped/stacked diagnostics to fn. */
+void
+inc_engine_set_diagnostics(IncEngine *e, IncDiagnosticsFn fn, void *ctx)
+{
+	e->diagnostics = fn;
+	e->diagnostics_ctx = ctx;
+}
+
 /* inc_engine_set_tick: fn is called between transactions and rows. */
 void
 inc_engine_set_tick(IncEngine *e, IncTickFn tick)
@@ -355,6 +363,28 @@ inc_calc_emit(IncCalc *c, const IncOffer *offer, const IncTxn *t, const IncRowFi
 	c->emit(c->emit_ctx, &row);
 }
 
+/* inc_calc_rate_figures: quantity, base and incentive of a rate for t. */
+void
+inc_calc_rate_figures(IncCalc *c, const IncOffer *offer, const IncTxn *t,
+					  const IncDec *rate, IncRat *quantity, IncRat *base, IncRat *incentive)
+{
+	IncRat		r;
+
+	inc_calc_sku_quantity(c, t, quantity);
+	inc_calc_base_amount(c, offer, t, quantity, base);
+	inc_rat_from_dec(&r, rate);
+	if (offer->calculator == INC_PERCENT_OF_AMOUNT)
+	{
+		IncRat		hundred;
+
+		inc_rat_from_int(&hundred, 100);
+		inc_rat_mul(incentive, base, &r);
+		inc_rat_div(incentive, incentive, &hundred);
+	}
+	else
+		inc_rat_mul(incentive, quantity, &r);
+}
+
 /*
  * inc_calc_emit_rate_row: the row of a percent_of_amount or
  * dollars_per_unit rate (SPEC 3.3): base x rate / 100, or quantity x rate.
@@ -366,24 +396,10 @@ inc_calc_emit_rate_row(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 {
 	IncRat		quantity,
 				base,
-				r,
 				incentive;
 	IncRowFigures f;
 
-	inc_calc_sku_quantity(c, t, &quantity);
-	inc_calc_base_amount(c, offer, t, &quantity, &base);
-	inc_rat_from_dec(&r, rate);
-	if (offer->calculator == INC_PERCENT_OF_AMOUNT)
-	{
-		IncRat		hundred;
-
-		inc_rat_from_int(&hundred, 100);
-		inc_rat_mul(&incentive, &base, &r);
-		inc_rat_div(&incentive, &incentive, &hundred);
-	}
-	else
-		inc_rat_mul(&incentive, &quantity, &r);
-
+	inc_calc_rate_figures(c, offer, t, rate, &quantity, &base, &incentive);
 	f.rate_key = rate_key;
 	f.rate_measure = rate_measure;
 	f.rate_value = rate;
@@ -393,6 +409,20 @@ inc_calc_emit_rate_row(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 	f.incentive_amount = &incentive;
 	f.contribution = NULL;
 	inc_calc_emit(c, offer, t, &f);
+}
+
+/* inc_rat_text: rounded to scale, trailing fraction zeros dropped. */
+void
+inc_rat_text(const IncRat *a, int scale, char *buf, size_t cap)
+{
+	int			n = inc_rat_format(a, scale, buf, cap);
+
+	if (strchr(buf, '.') == NULL)
+		return;
+	while (n > 0 && buf[n - 1] == '0')
+		buf[--n] = '\0';
+	if (n > 0 && buf[n - 1] == '.')
+		buf[--n] = '\0';
 }
 
 /* inc_index_list_push: append value, growing the list. */

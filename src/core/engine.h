@@ -65,6 +65,12 @@ typedef enum IncPropStatus
 typedef IncPropStatus (*IncPropertyFn) (void *ctx, const char *participant_key,
 										const char *property_key, IncDec *value);
 
+/*
+ * IncDiagnosticsFn: why a participant earns what it does under one stepped
+ * or stacked offer, as a JSON object (see inc_engine_set_diagnostics).
+ */
+typedef void (*IncDiagnosticsFn) (void *ctx, const IncOffer *offer, const char *json);
+
 /* Called between transactions and rows, e.g. to honour cancellation. */
 typedef void (*IncTickFn) (void);
 
@@ -78,6 +84,21 @@ extern void inc_engine_set_sku_uom(IncEngine *e, const char *sku_key, const char
 extern void inc_engine_add_conversion(IncEngine *e, const char *from_uom, const char *to_uom,
 									  const IncDec *factor);
 extern void inc_engine_set_tick(IncEngine *e, IncTickFn tick);
+
+/*
+ * inc_engine_set_diagnostics: after each participant, report every stepped
+ * and stacked offer its transactions touched to fn as JSON:
+ *   stepped: {"threshold_type", "property_key", "threshold_value" (null when
+ *     the property is missing), "earning_transactions", "tiers": [{"rate_key",
+ *     "threshold", "value", "measure", "met", "incentive_amount"}] ascending,
+ *     "selected_rate_key", "next_rate_key", "next_threshold", "gap_to_next"}
+ *   stacked: {"sets": [{"key", "coverage_unit", "coverage", "transactions"}],
+ *     "stacks": [{"rate_key", "sku_set_keys", "overlap", "earns", "factors":
+ *     {set key: f}}]}
+ * Numbers are exact to 6 decimal places (amounts to 2), trailing zeros
+ * dropped.
+ */
+extern void inc_engine_set_diagnostics(IncEngine *e, IncDiagnosticsFn fn, void *ctx);
 
 /*
  * inc_engine_prepare: index the offers by SKU; call after the last

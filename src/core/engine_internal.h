@@ -53,6 +53,8 @@ struct IncEngine
 	const char **property_keys;
 	int			nproperty_keys;
 	IncTickFn	tick;
+	IncDiagnosticsFn diagnostics;
+	void	   *diagnostics_ctx;
 	/* per-participant state, valid while state_gen[i] == gen */
 	uint64_t	gen;
 	uint64_t   *state_gen;
@@ -112,6 +114,14 @@ typedef struct IncRowFigures
 extern void inc_calc_emit(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 						  const IncRowFigures *f);
 
+/*
+ * The figures of a percent_of_amount or dollars_per_unit rate for t:
+ * incentivized quantity, base amount and incentive (SPEC 3.3).
+ */
+extern void inc_calc_rate_figures(IncCalc *c, const IncOffer *offer, const IncTxn *t,
+								  const IncDec *rate, IncRat *quantity, IncRat *base,
+								  IncRat *incentive);
+
 /* The row of a percent_of_amount or dollars_per_unit rate for t. */
 extern void inc_calc_emit_rate_row(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 								   const char *rate_key, const char *rate_measure,
@@ -119,6 +129,12 @@ extern void inc_calc_emit_rate_row(IncCalc *c, const IncOffer *offer, const IncT
 
 /* Text of a pay rate: exact for percent (rate / 100) and dollars (rate). */
 extern void inc_pay_rate_text(IncCalculator calc, const IncDec *rate, char *buf, size_t cap);
+
+/*
+ * inc_rat_text: a rounded to scale places, trailing fraction zeros
+ * dropped ("1150", "1084.745763"), for diagnostics.
+ */
+extern void inc_rat_text(const IncRat *a, int scale, char *buf, size_t cap);
 
 /* A growable array of transaction indexes. */
 typedef struct IncIndexList

@@ -10,10 +10,14 @@
  * sets; when O(k) > 0 each transaction of each set whose SKU pays a rate
  * > 0 earns coverage x f x rate with f = O(k) / C(s), and reports its
  * quantity and base amount scaled by f.  Rate-0 SKUs only anchor coverage.
+ * With diagnostics on, it reports each set's coverage and each stack's
+ * overlap and factors.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "engine_internal.h"
+#include "jsonbuf.h"
 
 typedef struct SetMember
 {
@@ -148,6 +152,90 @@ EmitSet(IncCalc *c, const IncOffer *offer, const IncStack *stack,
 	}
 }
 
+/* Overlap: O(k), the smallest coverage of the stack's sets. */
+static const IncRat *
+Overlap(const StackedState *st, const IncStack *stack)
+{
+	const IncRat *overlap = &st->sets[stack->sets[0]].coverage;
+	int			j;
+
+	for (j = 1; j < stack->nsets; j++)
+		if (inc_rat_cmp(&st->sets[stack->sets[j]].coverage, overlap) < 0)
+			overlap = &st->sets[stack->sets[j]].coverage;
+	return overlap;
+}
+
+static void
+NumberText(IncJsonBuf *b, const IncRat *value)
+{
+	char		text[INC_NUM_BUF * 2];
+
+	inc_rat_text(value, 6, text, sizeof(text));
+	inc_json_raw(b, text);
+}
+
+/* Diagnose: the stacked diagnostics JSON of one offer (engine.h). */
+static void
+Diagnose(IncCalc *c, const IncOffer *offer, const StackedState *st)
+{
+	IncJsonBuf	b;
+	char		count[64];
+	int			i,
+				j;
+
+	inc_json_init(&b);
+	inc_json_raw(&b, "{\"sets\":[");
+	for (i = 0; i < offer->stacked.nsets; i++)
+	{
+		const IncSkuSet *set = &offer->stacked.sets[i];
+
+		inc_json_raw(&b, i ? ",{" : "{");
+		inc_json_key(&b, "key");
+		inc_json_string(&b, set->key);
+		inc_json_raw(&b, ",");
+		inc_json_key(&b, "coverage_unit");
+		inc_json_string(&b, set->coverage_unit);
+		inc_json_raw(&b, ",\"coverage\":");
+		NumberText(&b, &st->sets[i].coverage);
+		snprintf(count, sizeof(count), ",\"transactions\":%d}", st->sets[i].n);
+		inc_json_raw(&b, count);
+	}
+	inc_json_raw(&b, "],\"stacks\":[");
+	for (i = 0; i < offer->stacked.nstacks; i++)
+	{
+		const IncStack *stack = &offer->stacked.stacks[i];
+		const IncRat *overlap = Overlap(st, stack);
+		bool		earns = inc_rat_sign(overlap) > 0;
+
+		inc_json_raw(&b, i ? ",{" : "{");
+		inc_json_key(&b, "rate_key");
+		inc_json_string(&b, stack->key);
+		inc_json_raw(&b, ",\"sku_set_keys\":[");
+		for (j = 0; j < stack->nsets; j++)
+		{
+			if (j)
+				inc_json_raw(&b, ",");
+			inc_json_string(&b, offer->stacked.sets[stack->sets[j]].key);
+		}
+		inc_json_raw(&b, "],\"overlap\":");
+		NumberText(&b, overlap);
+		inc_json_raw(&b, earns ? ",\"earns\":true,\"factors\":{" : ",\"earns\":false,\"factors\":{");
+		for (j = 0; earns && j < stack->nsets; j++)
+		{
+			IncRat		f;
+
+			inc_rat_div(&f, overlap, &st->sets[stack->sets[j]].coverage);
+			if (j)
+				inc_json_raw(&b, ",");
+			inc_json_key(&b, offer->stacked.sets[stack->sets[j]].key);
+			NumberText(&b, &f);
+		}
+		inc_json_raw(&b, "}}");
+	}
+	inc_json_raw(&b, "]}");
+	c->engine->diagnostics(c->engine->diagnostics_ctx, offer, b.data);
+}
+
 /* inc_stacked_finish: overlaps per stack, then the rows. */
 void
 inc_stacked_finish(IncCalc *c, const IncOffer *offer, void *state)
@@ -156,14 +244,13 @@ inc_stacked_finish(IncCalc *c, const IncOffer *offer, void *state)
 	int			k,
 				j;
 
+	if (c->engine->diagnostics)
+		Diagnose(c, offer, st);
 	for (k = 0; k < offer->stacked.nstacks; k++)
 	{
 		const IncStack *stack = &offer->stacked.stacks[k];
-		const IncRat *overlap = &st->sets[stack->sets[0]].coverage;
+		const IncRat *overlap = Overlap(st, stack);
 
-		for (j = 1; j < stack->nsets; j++)
-			if (inc_rat_cmp(&st->sets[stack->sets[j]].coverage, overlap) < 0)
-				overlap = &st->sets[stack->sets[j]].coverage;
 		if (inc_rat_sign(overlap) <= 0)
 			continue;
 		for (j = 0; j < stack->nsets; j++)

@@ -9,9 +9,15 @@
  * threshold value is the sum of provided amounts, of quantities in the
  * SKUs' units, or a property; the tier is the highest threshold <= that
  * value.  fixed_amount shares the tier's value as one pool over all the
- * earning transactions.
+ * earning transactions.  With diagnostics on, it also reports the value,
+ * every tier (met or not, and what the earning transactions would earn at
+ * it) and the gap to the next tier.
  */
+#include <stdio.h>
+#include <string.h>
+
 #include "engine_internal.h"
+#include "jsonbuf.h"
 
 typedef struct SteppedState
 {
@@ -91,7 +97,7 @@ ThresholdValue(IncCalc *c, const IncOffer *offer, const SteppedState *st, IncRat
 		: INC_PROP_MISSING;
 	if (status == INC_PROP_NOT_NUMBER)
 		inc_fail(INC_ERR_INVALID, NULL,
-				 "Pass the property as a JSON number in properties, e.g. {\"%s\": 90}.",
+				 "Pass the property as a JSON number in properties, e.g. {\"business_plan_achieved\": 90}.",
 				 "property \"%s\" of participant \"%s\" is not a number",
 				 offer->stepped.property_key, c->participant_key);
 	if (status == INC_PROP_MISSING)
@@ -117,20 +123,172 @@ SelectTier(const IncStepped *stepped, const IncRat *value)
 	return NULL;
 }
 
+/*
+ * TierTotal: what the earning transactions would earn in all at tier (the
+ * sum of the rounded rows; a fixed pool pays its value when the bases sum
+ * to more than 0).
+ */
+static void
+TierTotal(IncCalc *c, const IncOffer *offer, const SteppedState *st,
+		  const IncTier *tier, IncRat *total)
+{
+	IncRat		quantity,
+				base,
+				incentive,
+				sum;
+	int			i;
+
+	inc_rat_from_int(total, 0);
+	inc_rat_from_int(&sum, 0);
+	for (i = 0; i < st->earning.n; i++)
+	{
+		const IncTxn *t = &c->txns[st->earning.items[i]];
+
+		inc_calc_rate_figures(c, offer, t, &tier->value, &quantity, &base, &incentive);
+		if (offer->calculator == INC_FIXED_AMOUNT)
+			inc_rat_add(&sum, &sum, &base);
+		else
+		{
+			inc_rat_round(&incentive, &incentive, 2);
+			inc_rat_add(total, total, &incentive);
+		}
+	}
+	if (offer->calculator == INC_FIXED_AMOUNT && st->earning.n > 0 && inc_rat_sign(&sum) > 0)
+		inc_rat_from_dec(total, &tier->value);
+}
+
+static void
+NumberField(IncJsonBuf *b, const char *key, const IncRat *value, int scale)
+{
+	char		text[INC_NUM_BUF * 2];
+
+	inc_json_key(b, key);
+	if (value == NULL)
+		inc_json_raw(b, "null");
+	else
+	{
+		inc_rat_text(value, scale, text, sizeof(text));
+		inc_json_raw(b, text);
+	}
+}
+
+static void
+DecField(IncJsonBuf *b, const char *key, const IncDec *value)
+{
+	char		text[INC_NUM_BUF];
+
+	inc_dec_format_short(value, text, sizeof(text));
+	inc_json_key(b, key);
+	inc_json_raw(b, text);
+}
+
+static const char *
+ThresholdTypeName(IncThresholdType type)
+{
+	switch (type)
+	{
+		case INC_THRESHOLD_AMOUNT:
+			return "aggregated_amount";
+		case INC_THRESHOLD_QUANTITY:
+			return "aggregated_quantity";
+		case INC_THRESHOLD_PROPERTY:
+			return "property";
+	}
+	return "?";
+}
+
+/* Diagnose: the stepped diagnostics JSON of one offer (engine.h). */
+static void
+Diagnose(IncCalc *c, const IncOffer *offer, const SteppedState *st,
+		 const IncRat *value, const IncTier *selected)
+{
+	const IncStepped *stepped = &offer->stepped;
+	const IncTier *next = NULL;
+	IncJsonBuf	b;
+	char		count[64];
+	int			i;
+
+	inc_json_init(&b);
+	inc_json_raw(&b, "{");
+	inc_json_key(&b, "threshold_type");
+	inc_json_string(&b, ThresholdTypeName(stepped->threshold_type));
+	inc_json_raw(&b, ",");
+	inc_json_key(&b, "property_key");
+	inc_json_string(&b, stepped->property_key);
+	inc_json_raw(&b, ",");
+	NumberField(&b, "threshold_value", value, 6);
+	snprintf(count, sizeof(count), ",\"earning_transactions\":%d,\"tiers\":[", st->earning.n);
+	inc_json_raw(&b, count);
+	for (i = 0; i < stepped->ntiers; i++)
+	{
+		const IncTier *tier = &stepped->tiers[i];
+		IncRat		threshold,
+					total;
+		bool		met = false;
+
+		inc_rat_from_dec(&threshold, &tier->threshold);
+		if (value)
+			met = inc_rat_cmp(&threshold, value) <= 0;
+		if (!met && next == NULL)
+			next = tier;
+		TierTotal(c, offer, st, tier, &total);
+		inc_json_raw(&b, i ? ",{" : "{");
+		inc_json_key(&b, "rate_key");
+		inc_json_string(&b, tier->key);
+		inc_json_raw(&b, ",");
+		DecField(&b, "threshold", &tier->threshold);
+		inc_json_raw(&b, ",");
+		DecField(&b, "value", &tier->value);
+		inc_json_raw(&b, ",");
+		inc_json_key(&b, "measure");
+		inc_json_string(&b, tier->measure);
+		inc_json_raw(&b, met ? ",\"met\":true," : ",\"met\":false,");
+		NumberField(&b, "incentive_amount", &total, 2);
+		inc_json_raw(&b, "}");
+	}
+	inc_json_raw(&b, "],");
+	inc_json_key(&b, "selected_rate_key");
+	inc_json_string(&b, selected ? selected->key : NULL);
+	inc_json_raw(&b, ",");
+	inc_json_key(&b, "next_rate_key");
+	inc_json_string(&b, next ? next->key : NULL);
+	inc_json_raw(&b, ",");
+	if (next)
+	{
+		IncRat		gap;
+
+		DecField(&b, "next_threshold", &next->threshold);
+		inc_json_raw(&b, ",");
+		inc_rat_from_dec(&gap, &next->threshold);
+		if (value)
+			inc_rat_sub(&gap, &gap, value);
+		NumberField(&b, "gap_to_next", value ? &gap : NULL, 6);
+	}
+	else
+		inc_json_raw(&b, "\"next_threshold\":null,\"gap_to_next\":null");
+	inc_json_raw(&b, "}");
+	c->engine->diagnostics(c->engine->diagnostics_ctx, offer, b.data);
+}
+
 /* inc_stepped_finish: pick the tier and emit the earning rows. */
 void
 inc_stepped_finish(IncCalc *c, const IncOffer *offer, void *state)
 {
 	SteppedState *st = state;
-	const IncTier *tier;
+	const IncTier *tier = NULL;
 	IncRat		value;
+	bool		has_value;
 	char		pay_rate[INC_NUM_BUF];
 	int			i;
 
-	if (st->earning.n == 0 || !ThresholdValue(c, offer, st, &value))
+	if (st->earning.n == 0 && c->engine->diagnostics == NULL)
 		return;
-	tier = SelectTier(&offer->stepped, &value);
-	if (tier == NULL)
+	has_value = ThresholdValue(c, offer, st, &value);
+	if (has_value)
+		tier = SelectTier(&offer->stepped, &value);
+	if (c->engine->diagnostics)
+		Diagnose(c, offer, st, has_value ? &value : NULL, tier);
+	if (tier == NULL || st->earning.n == 0)
 		return;
 
 	if (offer->calculator == INC_FIXED_AMOUNT)

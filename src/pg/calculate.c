@@ -48,6 +48,7 @@ typedef struct Output
 	ReturnSetInfo *rsinfo;
 	MemoryContext row_context;
 	const char *participant_key;
+	bool		diagnostics;	/* diagnostics rows instead of earnings */
 } Output;
 
 static void
@@ -280,6 +281,11 @@ EmitRow(void *ctx, const IncRow *row)
 	MemoryContext old = MemoryContextSwitchTo(out->row_context);
 	char		buf[INC_NUM_BUF];
 
+	if (out->diagnostics)
+	{
+		MemoryContextSwitchTo(old);
+		return;
+	}
 	memset(nulls, 0, sizeof(nulls));
 	values[0] = CStringGetTextDatum(out->participant_key);
 	values[1] = CStringGetTextDatum(row->offer->offer_key);
@@ -312,6 +318,24 @@ EmitRow(void *ctx, const IncRow *row)
 	MemoryContextReset(out->row_context);
 }
 
+/* EmitDiagnostics: one (participant, offer, strategy, diagnostics) row. */
+static void
+EmitDiagnostics(void *ctx, const IncOffer *offer, const char *json)
+{
+	Output	   *out = ctx;
+	Datum		values[4];
+	bool		nulls[4] = {false, false, false, false};
+	MemoryContext old = MemoryContextSwitchTo(out->row_context);
+
+	values[0] = CStringGetTextDatum(out->participant_key);
+	values[1] = CStringGetTextDatum(offer->offer_key);
+	values[2] = CStringGetTextDatum(inc_strategy_name(offer->strategy));
+	values[3] = DirectFunctionCall1(jsonb_in, CStringGetDatum(json));
+	tuplestore_putvalues(out->rsinfo->setResult, out->rsinfo->setDesc, values, nulls);
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(out->row_context);
+}
+
 /* CopyTxn: a deep copy of t (strings included) in the current context. */
 static IncTxn
 CopyTxn(const IncTxn *t)
@@ -325,11 +349,12 @@ CopyTxn(const IncTxn *t)
 	return c;
 }
 
-PG_FUNCTION_INFO_V1(incentives_incentive_calculate);
-
-/* incentives_incentive_calculate: see the file header. */
-Datum
-incentives_incentive_calculate(PG_FUNCTION_ARGS)
+/*
+ * Calculate: the body of incentive_calculate and incentive_diagnostics,
+ * which share their arguments; diagnostics selects what is returned.
+ */
+static Datum
+Calculate(FunctionCallInfo fcinfo, bool diagnostics)
 {
 	char	   *participant_filter = PG_ARGISNULL(0) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(0));
 	Jsonb	   *properties = PG_ARGISNULL(1) ? NULL : PG_GETARG_JSONB_P(1);
@@ -354,6 +379,7 @@ incentives_incentive_calculate(PG_FUNCTION_ARGS)
 
 	InitMaterializedSRF(fcinfo, 0);
 	out.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	out.diagnostics = diagnostics;
 
 	if (PG_ARGISNULL(3))
 		relid = DatumGetObjectId(DirectFunctionCall1(to_regclass,
@@ -367,6 +393,8 @@ incentives_incentive_calculate(PG_FUNCTION_ARGS)
 
 	engine = inc_engine_create();
 	inc_engine_set_tick(engine, Tick);
+	if (diagnostics)
+		inc_engine_set_diagnostics(engine, EmitDiagnostics, &out);
 	LoadOffers(engine, offer_keys);
 	inc_engine_prepare(engine);
 	skus = inc_engine_sku_keys(engine, &nskus);
@@ -433,4 +461,26 @@ incentives_incentive_calculate(PG_FUNCTION_ARGS)
 	txn_source_close(&src);
 	SPI_finish();
 	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(incentives_incentive_calculate);
+
+/* incentives_incentive_calculate: the earning rows (SPEC 4.1). */
+Datum
+incentives_incentive_calculate(PG_FUNCTION_ARGS)
+{
+	return Calculate(fcinfo, false);
+}
+
+PG_FUNCTION_INFO_V1(incentives_incentive_diagnostics);
+
+/*
+ * incentives_incentive_diagnostics: per participant and stepped/stacked
+ * offer, the thresholds, tiers, coverage and overlaps behind the earnings
+ * (engine.h, inc_engine_set_diagnostics).
+ */
+Datum
+incentives_incentive_diagnostics(PG_FUNCTION_ARGS)
+{
+	return Calculate(fcinfo, true);
 }

@@ -18,7 +18,8 @@
 
 
 /*
- * pg_offer_from_text: compile an offer from JSON text.  Returns the offer
+ * pg_offer_from_text: compile an offer from JSON text (NUL-terminated at
+ * text[len]).  Returns the offer
  * (palloc'd in the current memory context) or NULL with err filled.
  */
 IncOffer *
@@ -32,7 +33,11 @@ pg_offer_from_text(const char *text, size_t len, IncOfferError *err)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
 	PG_TRY();
 	{
-		root = json_tokener_parse_ex(tok, text, (int) len);
+		/*
+		 * Include the terminating NUL: without it json-c cannot tell that a
+		 * top-level number has ended and waits for more input.
+		 */
+		root = json_tokener_parse_ex(tok, text, (int) len + 1);
 		if (root == NULL || json_tokener_get_error(tok) != json_tokener_success)
 			snprintf(err->message, sizeof(err->message),
 					 "invalid offer (no offer_key): document is not valid JSON");

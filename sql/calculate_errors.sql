@@ -1,0 +1,143 @@
+-- calculate_errors: what the calculation refuses, through SQL (SPEC §4.1,
+-- §5): an unknown offer key, a transactions relation without a column or
+-- with a column of the wrong type, a missing unit conversion, a property that
+-- is not a number.  Also: a participant without transactions, and reading
+-- from a user's view instead of incentives.transactions.
+\set VERBOSITY default
+\set SHOW_CONTEXT never
+\set fixture stepped_property
+\i test/sql/load_fixture.psql
+
+-- An offer_keys entry that names no offer is an error naming it (a typo must
+-- not silently return nothing), alone or beside a real one.
+SELECT count(*) FROM incentives.incentive_calculate(offer_keys => ARRAY['nope']);
+SELECT count(*)
+  FROM incentives.incentive_calculate(offer_keys => ARRAY['basf.2026.retailer.business_plan', 'nope']);
+-- An empty list names no unknown offer.
+SELECT count(*) FROM incentives.incentive_calculate(offer_keys => ARRAY[]::text[]);
+
+-- A participant with no transactions: no rows, no error.
+SELECT count(*) FROM incentives.incentive_calculate(participant_key => 'retailer_999');
+
+-- The transactions relation: any table or view with the transaction columns.
+CREATE SCHEMA myschema;
+
+-- A view over incentives.transactions gives the same rows as the table.
+CREATE VIEW myschema.myview AS SELECT * FROM incentives.transactions;
+WITH by_view AS (SELECT * FROM incentives.incentive_calculate(transactions => 'myschema.myview')),
+     by_table AS (SELECT * FROM incentives.incentive_calculate())
+(SELECT 'only through the view' AS problem, * FROM (TABLE by_view EXCEPT ALL TABLE by_table) a)
+UNION ALL
+(SELECT 'only from the table', * FROM (TABLE by_table EXCEPT ALL TABLE by_view) b)
+ ORDER BY participant_key, transaction_id, problem;
+SELECT count(*) FROM incentives.incentive_calculate(transactions => 'myschema.myview');
+
+-- Accepted column types: varchar keys, integer quantity, numeric(12,2)
+-- amount, extra columns, any column order.  Same rows again.
+CREATE VIEW myschema.erp_lines AS
+SELECT amount::numeric(12,2) AS amount, 'ERP' AS source,
+       transaction_id::varchar(40) AS transaction_id,
+       participant_key::varchar AS participant_key,
+       transaction_type::varchar AS transaction_type, transaction_date,
+       sku_key::varchar AS sku_key, quantity::integer AS quantity,
+       uom_key::varchar AS uom_key
+  FROM incentives.transactions;
+WITH by_view AS (SELECT * FROM incentives.incentive_calculate(transactions => 'myschema.erp_lines')),
+     by_table AS (SELECT * FROM incentives.incentive_calculate())
+(SELECT 'only through the view' AS problem, * FROM (TABLE by_view EXCEPT ALL TABLE by_table) a)
+UNION ALL
+(SELECT 'only from the table', * FROM (TABLE by_table EXCEPT ALL TABLE by_view) b)
+ ORDER BY participant_key, transaction_id, problem;
+
+-- A relation that does not exist (PostgreSQL's own regclass error).
+SELECT count(*) FROM incentives.incentive_calculate(transactions => 'myschema.no_such_view');
+
+-- A relation missing a column: an error naming the relation and the column.
+CREATE VIEW myschema.no_amount AS
+SELECT transaction_id, participant_key, transaction_type, transaction_date,
+       sku_key, quantity, uom_key
+  FROM incentives.transactions;
+SELECT count(*) FROM incentives.incentive_calculate(transactions => 'myschema.no_amount');
+
+-- A column of the wrong type: float is inexact, so it is refused (naming the
+-- relation and the column); so is a date kept as text.
+CREATE VIEW myschema.float_quantity AS
+SELECT transaction_id, participant_key, transaction_type, transaction_date,
+       sku_key, quantity::double precision AS quantity, uom_key, amount
+  FROM incentives.transactions;
+SELECT count(*) FROM incentives.incentive_calculate(transactions => 'myschema.float_quantity');
+CREATE VIEW myschema.text_date AS
+SELECT transaction_id, participant_key, transaction_type,
+       transaction_date::text AS transaction_date, sku_key, quantity, uom_key, amount
+  FROM incentives.transactions;
+SELECT count(*) FROM incentives.incentive_calculate(transactions => 'myschema.text_date');
+
+-- A NULL where a transaction needs a value (SPEC says NOT NULL for the
+-- table; a view can still yield one): the calculation must not crash nor
+-- drop the row silently.
+CREATE VIEW myschema.null_amount AS
+SELECT transaction_id, participant_key, transaction_type, transaction_date,
+       sku_key, quantity, uom_key,
+       CASE WHEN transaction_id = '01JB0000000000000000000003' THEN NULL ELSE amount END AS amount
+  FROM incentives.transactions;
+SELECT count(*) FROM incentives.incentive_calculate(transactions => 'myschema.null_amount');
+
+-- The same transaction_id twice (a view joining to a wider table, say): an
+-- error naming the transaction and the relation, not a doubled earning.
+CREATE VIEW myschema.doubled AS
+SELECT * FROM incentives.transactions
+UNION ALL
+SELECT * FROM incentives.transactions WHERE transaction_id = '01JB0000000000000000000002';
+SELECT count(*) FROM incentives.incentive_calculate(transactions => 'myschema.doubled');
+
+-- A transaction whose unit has no conversion to its SKU's unit: an error
+-- naming the transaction, the SKU and both units (SPEC §3.2).  The SKU is
+-- measured in gal; the transaction comes in jug, and no jug row exists.
+INSERT INTO incentives.skus (sku_key, uom_key)
+VALUES ('crop_guard_30_l_herbicide_2.5_gal_22654', 'gal');
+INSERT INTO incentives.transactions
+VALUES ('01JB0000000000000000000099', 'retailer_005', 'retailer_purchases_from_distribution',
+        '2026-03-01', 'crop_guard_30_l_herbicide_2.5_gal_22654', 4, 'jug', 430.00);
+SELECT count(*)
+  FROM incentives.incentive_calculate(participant_key => 'retailer_005',
+                                      properties => '{"business_plan_achieved": 90}');
+-- With a conversion row it calculates (1 jug = 2.5 gal).
+INSERT INTO incentives.uom_conversions VALUES ('jug', 'gal', 2.5);
+SELECT transaction_id, provided_quantity, provided_uom_key, incentivized_quantity, incentive_amount
+  FROM incentives.incentive_calculate(participant_key => 'retailer_005',
+                                      properties => '{"business_plan_achieved": 90}');
+DELETE FROM incentives.uom_conversions WHERE from_uom_key = 'jug';
+DELETE FROM incentives.transactions WHERE participant_key = 'retailer_005';
+
+-- A transaction of a SKU that no offer mentions is skipped before any unit
+-- conversion: no error even though its unit cannot be converted.
+INSERT INTO incentives.skus (sku_key, uom_key) VALUES ('unrelated_sku', 'gal');
+INSERT INTO incentives.transactions
+VALUES ('01JB0000000000000000000098', 'retailer_001', 'retailer_purchases_from_distribution',
+        '2026-03-01', 'unrelated_sku', 4, 'jug', 100.00);
+SELECT count(*)
+  FROM incentives.incentive_calculate(participant_key => 'retailer_001',
+                                      properties => '{"business_plan_achieved": 90}');
+DELETE FROM incentives.transactions WHERE transaction_id = '01JB0000000000000000000098';
+
+-- A call property that is not a number: an error naming the property and the
+-- participant.  A string, a JSON null, an object.
+SELECT count(*)
+  FROM incentives.incentive_calculate(participant_key => 'retailer_002',
+                                      properties => '{"business_plan_achieved": "high"}');
+SELECT count(*)
+  FROM incentives.incentive_calculate(participant_key => 'retailer_002',
+                                      properties => '{"business_plan_achieved": null}');
+SELECT count(*)
+  FROM incentives.incentive_calculate(participant_key => 'retailer_002',
+                                      properties => '{"business_plan_achieved": {"value": 90}}');
+-- A number written as a JSON string is still not a number.
+SELECT count(*)
+  FROM incentives.incentive_calculate(participant_key => 'retailer_002',
+                                      properties => '{"business_plan_achieved": "90"}');
+-- properties must be a JSON object.
+SELECT count(*) FROM incentives.incentive_calculate(properties => '[90]');
+
+SET client_min_messages = warning;
+DROP SCHEMA myschema CASCADE;
+RESET client_min_messages;

@@ -1,0 +1,381 @@
+/*
+ * core.c
+ *    The services every engine core file uses: the allocation and failure
+ *    hooks, and the IncDec exact decimal (parsing, comparison, text forms).
+ *
+ * The host installs its hooks once with inc_set_hooks(); nothing here
+ * includes a PostgreSQL header.  IncDec arithmetic is exact: a number that
+ * does not fit (more than 38 digits of coefficient, or a scale above 38)
+ * is reported, never rounded.  No floating point is used anywhere.
+ */
+#include "core.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef unsigned __int128 u128;
+
+static IncAllocHook alloc_hook;
+static IncFailHook fail_hook;
+
+/* Exponents beyond this are clamped; any such number is out of range. */
+#define EXP_CLAMP	((int64_t) 1000000000)
+
+/* 10^n as u128 for 0 <= n <= 38. */
+static u128
+pow10_u128(int n)
+{
+	u128		p = 1;
+
+	while (n-- > 0)
+		p *= 10;
+	return p;
+}
+
+/*
+ * inc_set_hooks: install the host's allocator and failure reporter.  Must
+ * be called before any other core function.
+ */
+void
+inc_set_hooks(IncAllocHook alloc, IncFailHook fail)
+{
+	alloc_hook = alloc;
+	fail_hook = fail;
+}
+
+/*
+ * inc_alloc: size zeroed bytes from the host's allocator; never NULL.
+ */
+void *
+inc_alloc(size_t size)
+{
+	void	   *p;
+
+	if (alloc_hook == NULL)
+		abort();
+	p = alloc_hook(size);
+	if (p == NULL)
+		inc_fail(INC_ERR_INTERNAL, NULL, NULL, "out of memory");
+	return p;				/* the hook zeroes it (palloc0, calloc) */
+}
+
+/*
+ * inc_strdup: a copy of s in memory from inc_alloc.
+ */
+char *
+inc_strdup(const char *s)
+{
+	size_t		n = strlen(s);
+	char	   *p = inc_alloc(n + 1);
+
+	memcpy(p, s, n + 1);
+	return p;
+}
+
+/*
+ * inc_fail: format the message and hand it to the fail hook, which does not
+ * return.
+ */
+void
+inc_fail(IncErrKind kind, const char *detail, const char *hint,
+		 const char *fmt,...)
+{
+	char		buf[2048];
+	va_list		ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (fail_hook)
+		fail_hook(kind, buf, detail, hint);
+	/* The hook must not return; if it does, stop rather than go on. */
+	abort();
+}
+
+/*
+ * inc_dec_parse: parse len bytes of s as a decimal number, keeping the
+ * scale as written (see core.h).
+ */
+IncDecParse
+inc_dec_parse(const char *s, size_t len, IncDec *out)
+{
+	size_t		i = 0;
+	bool		neg = false;
+	size_t		int_start,
+				int_end,
+				frac_start = 0,
+				frac_end = 0;
+	int64_t		exp = 0;
+	int64_t		sig = 0;		/* significant digits (no leading zeros) */
+	int64_t		scale;
+	u128		coef = 0;
+	bool		seen_nonzero = false;
+	size_t		k;
+	int			pass;
+
+	if (i < len && (s[i] == '-' || s[i] == '+'))
+	{
+		neg = (s[i] == '-');
+		i++;
+	}
+	int_start = i;
+	while (i < len && s[i] >= '0' && s[i] <= '9')
+		i++;
+	int_end = i;
+	if (i < len && s[i] == '.')
+	{
+		i++;
+		frac_start = i;
+		while (i < len && s[i] >= '0' && s[i] <= '9')
+			i++;
+		frac_end = i;
+	}
+	if (int_end == int_start && frac_end == frac_start)
+		return INC_DEC_SYNTAX;	/* no digits at all */
+	if (i < len && (s[i] == 'e' || s[i] == 'E'))
+	{
+		bool		eneg = false;
+		size_t		estart;
+
+		i++;
+		if (i < len && (s[i] == '-' || s[i] == '+'))
+		{
+			eneg = (s[i] == '-');
+			i++;
+		}
+		estart = i;
+		while (i < len && s[i] >= '0' && s[i] <= '9')
+		{
+			if (exp < EXP_CLAMP)
+				exp = exp * 10 + (s[i] - '0');
+			i++;
+		}
+		if (i == estart)
+			return INC_DEC_SYNTAX;
+		if (exp > EXP_CLAMP)
+			exp = EXP_CLAMP;
+		if (eneg)
+			exp = -exp;
+	}
+	if (i != len)
+		return INC_DEC_SYNTAX;
+
+	/* Accumulate the significant digits; more than 38 is out of range. */
+	for (pass = 0; pass < 2; pass++)
+	{
+		size_t		from = pass == 0 ? int_start : frac_start;
+		size_t		to = pass == 0 ? int_end : frac_end;
+
+		for (k = from; k < to; k++)
+		{
+			if (!seen_nonzero && s[k] == '0')
+				continue;
+			seen_nonzero = true;
+			if (++sig > INC_DEC_MAX_DIGITS)
+				return INC_DEC_RANGE;
+			coef = coef * 10 + (u128) (s[k] - '0');
+		}
+	}
+
+	/* frac digits fit easily: len is a size_t, the clamp keeps exp small */
+	scale = (int64_t) (frac_end - frac_start);
+	if (scale > EXP_CLAMP)
+		scale = EXP_CLAMP;
+	scale -= exp;
+	if (scale < 0)
+	{
+		/* positive exponent beyond the fraction: append zeros */
+		if (coef != 0)
+		{
+			if (sig - scale > INC_DEC_MAX_DIGITS)
+				return INC_DEC_RANGE;
+			coef *= pow10_u128((int) -scale);
+		}
+		scale = 0;
+	}
+	if (scale > INC_DEC_MAX_SCALE)
+		return INC_DEC_RANGE;
+
+	out->coef = neg ? -(__int128) coef : (__int128) coef;
+	out->scale = (int32_t) scale;
+	return INC_DEC_OK;
+}
+
+/*
+ * inc_dec_sign: -1, 0 or 1.
+ */
+int
+inc_dec_sign(const IncDec *d)
+{
+	return (d->coef > 0) - (d->coef < 0);
+}
+
+/* |c| as u128 (correct for the most negative value too). */
+static u128
+mag128(__int128 c)
+{
+	return c < 0 ? (u128) 0 - (u128) c : (u128) c;
+}
+
+/*
+ * Compare magnitudes am/10^as and bm/10^bs with as <= bs: scale am up by
+ * 10^(bs-as), noticing first when that would pass every possible bm.
+ */
+static int
+cmp_mag_scaled(u128 am, int as, u128 bm, int bs)
+{
+	int			k = bs - as;
+	u128		p;
+
+	if (am == 0)
+		return bm == 0 ? 0 : -1;
+	if (k > 38)
+		return 1;				/* am * 10^k >= 10^39 > any u128 */
+	p = pow10_u128(k);
+	if (am > ((u128) 0 - 1) / p)
+		return 1;
+	am *= p;
+	return (am > bm) - (am < bm);
+}
+
+/*
+ * inc_dec_cmp: compare numerically, whatever the scales: -1, 0, 1.
+ */
+int
+inc_dec_cmp(const IncDec *a, const IncDec *b)
+{
+	int			sa = inc_dec_sign(a);
+	int			sb = inc_dec_sign(b);
+	int			c;
+
+	if (sa != sb)
+		return sa < sb ? -1 : 1;
+	if (sa == 0)
+		return 0;
+	if (a->scale <= b->scale)
+		c = cmp_mag_scaled(mag128(a->coef), a->scale, mag128(b->coef), b->scale);
+	else
+		c = -cmp_mag_scaled(mag128(b->coef), b->scale, mag128(a->coef), a->scale);
+	return sa < 0 ? -c : c;
+}
+
+/*
+ * Write d into buf: all scale fraction digits, or (trim) without trailing
+ * fraction zeros.  Returns the length.
+ */
+static int
+dec_format(const IncDec *d, char *buf, size_t cap, bool trim)
+{
+	char		digits[48];		/* u128 has at most 39 digits */
+	char		out[INC_NUM_BUF];
+	int			nd = 0;
+	int			scale = d->scale;
+	int			fdigits;
+	int			n = 0;
+	int			i;
+	u128		m = mag128(d->coef);
+
+	if (scale < 0 || scale > INC_DEC_MAX_SCALE)
+		inc_fail(INC_ERR_INTERNAL, NULL, NULL, "invalid decimal scale %d", scale);
+
+	/* digits least significant first, at least scale + 1 of them */
+	do
+	{
+		digits[nd++] = (char) ('0' + (int) (m % 10));
+		m /= 10;
+	} while (m != 0);
+	while (nd < scale + 1)
+		digits[nd++] = '0';
+
+	fdigits = scale;
+	if (trim)
+		while (fdigits > 0 && digits[scale - fdigits] == '0')
+			fdigits--;
+
+	if (d->coef < 0)
+	{
+		/* never "-0": the value is non-zero, so some digit shown is too */
+		out[n++] = '-';
+	}
+	for (i = nd - 1; i >= scale; i--)
+		out[n++] = digits[i];
+	if (fdigits > 0)
+	{
+		out[n++] = '.';
+		for (i = scale - 1; i >= scale - fdigits; i--)
+			out[n++] = digits[i];
+	}
+	if ((size_t) n >= cap)
+		inc_fail(INC_ERR_INTERNAL, NULL, NULL,
+				 "number text does not fit its buffer");
+	memcpy(buf, out, n);
+	buf[n] = '\0';
+	return n;
+}
+
+/*
+ * inc_dec_format: the text of d with exactly d->scale fraction digits.
+ */
+int
+inc_dec_format(const IncDec *d, char *buf, size_t cap)
+{
+	return dec_format(d, buf, cap, false);
+}
+
+/*
+ * inc_dec_format_short: the text of d without trailing fraction zeros (and
+ * without the point when no fraction remains).
+ */
+int
+inc_dec_format_short(const IncDec *d, char *buf, size_t cap)
+{
+	return dec_format(d, buf, cap, true);
+}
+
+/*
+ * inc_dec_div_pow10: d / 10^n exactly.  The scale grows by n; when that
+ * passes 38, trailing zeros of the coefficient are dropped first (same
+ * value).  A negative n multiplies.  Fails with INC_ERR_RANGE when the
+ * value cannot be an IncDec.
+ */
+IncDec
+inc_dec_div_pow10(const IncDec *d, int n)
+{
+	IncDec		r = *d;
+	int64_t		scale = (int64_t) d->scale + n;
+
+	if (r.coef == 0)
+	{
+		r.scale = (int32_t) (scale < 0 ? 0 : scale > INC_DEC_MAX_SCALE ? INC_DEC_MAX_SCALE : scale);
+		return r;
+	}
+	while (scale > INC_DEC_MAX_SCALE && r.coef % 10 == 0)
+	{
+		r.coef /= 10;
+		scale--;
+	}
+	if (scale > INC_DEC_MAX_SCALE)
+		inc_fail(INC_ERR_RANGE, NULL, NULL,
+				 "numeric value out of range in incentive calculation");
+	if (scale < 0)
+	{
+		u128		m = mag128(r.coef);
+		u128		limit = pow10_u128(INC_DEC_MAX_DIGITS);
+		u128		p;
+
+		if (-scale > INC_DEC_MAX_DIGITS)
+			inc_fail(INC_ERR_RANGE, NULL, NULL,
+					 "numeric value out of range in incentive calculation");
+		p = pow10_u128((int) -scale);
+		if (m >= limit / p + (limit % p != 0))
+			inc_fail(INC_ERR_RANGE, NULL, NULL,
+					 "numeric value out of range in incentive calculation");
+		m *= p;
+		r.coef = r.coef < 0 ? -(__int128) m : (__int128) m;
+		scale = 0;
+	}
+	r.scale = (int32_t) scale;
+	return r;
+}

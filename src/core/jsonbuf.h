@@ -1,0 +1,26 @@
+/*
+ * jsonbuf.h
+ *    A growable text buffer for writing JSON (the engine's diagnostics).
+ *    Memory comes from inc_alloc; the text is NUL-terminated.
+ */
+#ifndef INC_JSONBUF_H
+#define INC_JSONBUF_H
+
+#include "core.h"
+
+typedef struct IncJsonBuf
+{
+	char	   *data;
+	size_t		len;
+	size_t		cap;
+} IncJsonBuf;
+
+extern void inc_json_init(IncJsonBuf *b);
+/* Raw text, as is (punctuation, numbers already formatted). */
+extern void inc_json_raw(IncJsonBuf *b, const char *s);
+/* A JSON string literal with escapes; NULL writes null. */
+extern void inc_json_string(IncJsonBuf *b, const char *s);
+/* "key": (a string key followed by a colon). */
+extern void inc_json_key(IncJsonBuf *b, const char *key);
+
+#endif							/* INC_JSONBUF_H */

@@ -1,0 +1,148 @@
+-- 00_surface: the SQL surface of the extension (SPEC §1, §4.1): tables,
+-- the earning row type, the calculation's signature and labels, and a
+-- COMMENT on every object.  Run by pg_prove; everything is rolled back.
+BEGIN;
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS pgtap;
+CREATE EXTENSION IF NOT EXISTS incentives;
+RESET client_min_messages;
+
+SELECT plan(37);
+
+SELECT has_extension('incentives');
+SELECT has_schema('incentives');
+SELECT has_table('incentives', 'offers', 'table incentives.offers');
+SELECT has_table('incentives', 'transactions', 'table incentives.transactions');
+SELECT has_table('incentives', 'skus', 'table incentives.skus');
+SELECT has_table('incentives', 'uom_conversions', 'table incentives.uom_conversions');
+SELECT has_table('incentives', 'participant_properties', 'table incentives.participant_properties');
+SELECT col_is_pk('incentives', 'offers', 'offer_key', 'offer_key is the primary key of offers');
+SELECT col_is_pk('incentives', 'transactions', 'transaction_id', 'transaction_id is the primary key of transactions');
+SELECT col_is_pk('incentives', 'uom_conversions', ARRAY['from_uom_key', 'to_uom_key'], 'a conversion is keyed by its pair of units');
+SELECT col_is_pk('incentives', 'participant_properties', ARRAY['participant_key', 'property_key'], 'a property is keyed by participant and property');
+
+-- The transaction columns, typed as SPEC §1.2 says.
+SELECT results_eq(
+  $$SELECT attname::text COLLATE "default", format_type(atttypid, atttypmod), attnotnull
+      FROM pg_attribute
+     WHERE attrelid = 'incentives.transactions'::regclass AND attnum > 0 AND NOT attisdropped
+     ORDER BY attnum$$,
+  $$VALUES ('transaction_id', 'text', true), ('participant_key', 'text', true),
+           ('transaction_type', 'text', true), ('transaction_date', 'date', true),
+           ('sku_key', 'text', true), ('quantity', 'numeric', true),
+           ('uom_key', 'text', true), ('amount', 'numeric', true)$$,
+  'incentives.transactions has the columns of SPEC §1.2');
+
+-- The nine shipped unit conversions.
+SELECT bag_eq(
+  $$SELECT from_uom_key, to_uom_key, factor FROM incentives.uom_conversions$$,
+  $$VALUES ('gal', 'qt', 4::numeric), ('gal', 'pt', 8), ('gal', 'fl_oz', 128),
+           ('gal', 'l', 3.785411784), ('l', 'ml', 1000), ('lb', 'oz', 16),
+           ('ton', 'lb', 2000), ('kg', 'g', 1000), ('lb', 'kg', 0.45359237)$$,
+  'the shipped unit conversions are there');
+
+-- The earning row type: 17 columns, named and typed exactly (SPEC §4.1).
+SELECT has_type('incentives', 'earning', 'type incentives.earning');
+SELECT results_eq(
+  $$SELECT attname::text COLLATE "default", format_type(atttypid, atttypmod)
+      FROM pg_attribute
+     WHERE attrelid = 'incentives.earning'::regclass AND attnum > 0 AND NOT attisdropped
+     ORDER BY attnum$$,
+  $$VALUES ('participant_key', 'text'), ('offer_key', 'text'),
+           ('offer_calculator', 'text'), ('sku_key', 'text'),
+           ('incentive_rate_key', 'text'), ('incentive_rate_measure', 'text'),
+           ('incentive_rate_value', 'numeric'), ('offer_sku_pay_rate', 'numeric'),
+           ('transaction_id', 'text'), ('provided_quantity', 'numeric'),
+           ('provided_uom_key', 'text'), ('provided_amount', 'numeric'),
+           ('incentivized_quantity', 'numeric'), ('incentivized_amount', 'numeric'),
+           ('incentive_amount', 'numeric'), ('incentive_contribution_percent', 'numeric'),
+           ('incentive_effective_rate', 'numeric')$$,
+  'incentives.earning has the 17 columns of SPEC §4.1, in order');
+
+-- incentive_calculate(participant_key, properties, offer_keys, transactions)
+SELECT has_function('incentives', 'incentive_calculate',
+                    ARRAY['text', 'jsonb', 'text[]', 'regclass'],
+                    'incentive_calculate(text, jsonb, text[], regclass) exists');
+SELECT function_returns('incentives', 'incentive_calculate',
+                        ARRAY['text', 'jsonb', 'text[]', 'regclass'], 'setof incentives.earning',
+                        'incentive_calculate returns setof incentives.earning');
+SELECT function_lang_is('incentives', 'incentive_calculate',
+                        ARRAY['text', 'jsonb', 'text[]', 'regclass'], 'c',
+                        'incentive_calculate is written in C');
+SELECT volatility_is('incentives', 'incentive_calculate',
+                     ARRAY['text', 'jsonb', 'text[]', 'regclass'], 'stable',
+                     'incentive_calculate is STABLE (it reads tables)');
+SELECT isnt_definer('incentives', 'incentive_calculate',
+                    ARRAY['text', 'jsonb', 'text[]', 'regclass'],
+                    'incentive_calculate runs with the caller''s rights (not SECURITY DEFINER)');
+SELECT isnt_strict('incentives', 'incentive_calculate',
+                   ARRAY['text', 'jsonb', 'text[]', 'regclass'],
+                   'incentive_calculate is not STRICT (a NULL participant_key means everyone)');
+SELECT is((SELECT array_to_string(proargnames, ', ') FROM pg_proc
+             WHERE oid = 'incentives.incentive_calculate(text, jsonb, text[], regclass)'::regprocedure),
+          'participant_key, properties, offer_keys, transactions',
+          'argument names of incentive_calculate');
+SELECT is((SELECT pg_get_expr(proargdefaults, 0) FROM pg_proc
+             WHERE oid = 'incentives.incentive_calculate(text, jsonb, text[], regclass)'::regprocedure),
+          'NULL::text, ''{}''::jsonb, NULL::text[], ''incentives.transactions''::regclass',
+          'argument defaults of incentive_calculate');
+SELECT ok((SELECT prorows FROM pg_proc
+            WHERE oid = 'incentives.incentive_calculate(text, jsonb, text[], regclass)'::regprocedure) > 0,
+          'incentive_calculate has a ROWS estimate');
+
+-- offer_error(jsonb) and the validation trigger.
+SELECT has_function('incentives', 'offer_error', ARRAY['jsonb'], 'offer_error(jsonb) exists');
+SELECT function_returns('incentives', 'offer_error', ARRAY['jsonb'], 'text',
+                        'offer_error returns text');
+SELECT is_strict('incentives', 'offer_error', ARRAY['jsonb'], 'offer_error is STRICT');
+SELECT isnt_definer('incentives', 'offer_error', ARRAY['jsonb'], 'offer_error is not SECURITY DEFINER');
+SELECT has_trigger('incentives', 'offers', 'offers_validate', 'offers has the validation trigger');
+SELECT trigger_is('incentives', 'offers', 'offers_validate', 'incentives', 'offers_validate',
+                  'the trigger calls incentives.offers_validate()');
+SELECT ok((SELECT tgtype::int & 2 = 2 AND tgtype::int & 1 = 1   -- BEFORE, FOR EACH ROW
+             FROM pg_trigger
+            WHERE tgrelid = 'incentives.offers'::regclass AND tgname = 'offers_validate'),
+          'the validation trigger fires BEFORE, for each row');
+SELECT ok((SELECT tgtype::int & 4 = 4 AND tgtype::int & 16 = 16   -- INSERT, UPDATE
+             FROM pg_trigger
+            WHERE tgrelid = 'incentives.offers'::regclass AND tgname = 'offers_validate'),
+          'the validation trigger fires on INSERT and UPDATE');
+
+-- Every object of the extension explains itself in \d+ and \df+.
+SELECT is_empty(
+  $$SELECT c.oid::regclass::text
+      FROM pg_class c
+     WHERE c.relnamespace = 'incentives'::regnamespace
+       AND c.relkind IN ('r', 'v', 'm', 'p', 'f')
+       AND obj_description(c.oid, 'pg_class') IS NULL$$,
+  'every table and view in schema incentives has a COMMENT');
+SELECT is_empty(
+  $$SELECT c.oid::regclass::text || '.' || a.attname
+      FROM pg_class c
+      JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+     WHERE c.relnamespace = 'incentives'::regnamespace
+       AND c.relkind IN ('r', 'v', 'm', 'p', 'f', 'c')
+       AND col_description(c.oid, a.attnum) IS NULL$$,
+  'every column of every table, view and row type in schema incentives has a COMMENT');
+SELECT is_empty(
+  $$SELECT p.oid::regprocedure::text
+      FROM pg_proc p
+     WHERE p.pronamespace = 'incentives'::regnamespace
+       AND obj_description(p.oid, 'pg_proc') IS NULL$$,
+  'every function and procedure in schema incentives has a COMMENT');
+SELECT is_empty(
+  $$SELECT t.oid::regtype::text
+      FROM pg_type t
+     WHERE t.typnamespace = 'incentives'::regnamespace
+       AND t.typelem = 0 AND t.typtype <> 'b'
+       AND (t.typrelid = 0 OR (SELECT relkind FROM pg_class WHERE oid = t.typrelid) = 'c')
+       AND obj_description(t.oid, 'pg_type') IS NULL$$,
+  'every type in schema incentives has a COMMENT');
+SELECT is_empty(
+  $$SELECT tgname::text FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+     WHERE c.relnamespace = 'incentives'::regnamespace AND NOT t.tgisinternal
+       AND obj_description(t.oid, 'pg_trigger') IS NULL$$,
+  'every trigger in schema incentives has a COMMENT');
+
+SELECT * FROM finish();
+ROLLBACK;
