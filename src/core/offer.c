@@ -45,16 +45,27 @@ inc_calculator_name(IncCalculator c)
 	return "unknown";
 }
 
-/* inc_offer_price: the program price of sku_key, or NULL when not priced. */
+/*
+ * inc_offer_price: the program price of sku_key, or NULL when not priced
+ * (a binary search: the parser sorts prices by sku_key).
+ */
 const IncDec *
 inc_offer_price(const IncOffer *offer, const char *sku_key)
 {
-	int			i;
+	int			lo = 0,
+				hi = offer->nprices - 1;
 
-	for (i = 0; i < offer->nprices; i++)
+	while (lo <= hi)
 	{
-		if (strcmp(offer->prices[i].sku_key, sku_key) == 0)
-			return &offer->prices[i].price;
+		int			mid = lo + (hi - lo) / 2;
+		int			cmp = strcmp(offer->prices[mid].sku_key, sku_key);
+
+		if (cmp == 0)
+			return &offer->prices[mid].price;
+		if (cmp < 0)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
 	}
 	return NULL;
 }

@@ -147,7 +147,7 @@ typedef struct IncOffer
 	int			nperiods;
 	IncPeriod  *periods;
 	int			nprices;
-	IncPrice   *prices;
+	IncPrice   *prices;			/* sorted by sku_key (byte order) */
 	/* exactly one of these is filled, by strategy */
 	int			nentries;		/* standard */
 	IncStandardEntry *entries;

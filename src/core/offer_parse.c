@@ -194,7 +194,16 @@ ParsePeriods(OfferBuild *b, struct json_object *root)
 	inc_oj_pop(p, top);
 }
 
-/* prices: optional; each {sku_key, price >= 0}, distinct SKUs. */
+static int
+ComparePrices(const void *a, const void *b)
+{
+	return strcmp(((const IncPrice *) a)->sku_key, ((const IncPrice *) b)->sku_key);
+}
+
+/*
+ * prices: optional; each {sku_key, price >= 0}, distinct SKUs; kept sorted
+ * by sku_key so inc_offer_price can search them.
+ */
 static void
 ParsePrices(OfferBuild *b, struct json_object *root)
 {
@@ -222,6 +231,8 @@ ParsePrices(OfferBuild *b, struct json_object *root)
 		inc_oj_pop(p, item);
 	}
 	inc_oj_pop(p, top);
+	if (offer->nprices > 1)
+		qsort(offer->prices, offer->nprices, sizeof(IncPrice), ComparePrices);
 }
 
 /*
