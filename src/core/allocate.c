@@ -25,7 +25,7 @@ inc_allocate_pool(IncCalc *c, const IncOffer *offer, const IncIndexList *txns,
 				rounded,
 				previous,
 				rate;
-	char		pay_rate[INC_NUM_BUF];
+	IncDec		pay_rate;
 	int			i;
 
 	inc_rat_from_int(&total, 0);
@@ -42,7 +42,7 @@ inc_allocate_pool(IncCalc *c, const IncOffer *offer, const IncIndexList *txns,
 
 	inc_rat_from_dec(&p, pool);
 	inc_rat_div(&rate, &p, &total);
-	inc_rat_format(&rate, 6, pay_rate, sizeof(pay_rate));
+	pay_rate = inc_rat_to_dec(&rate, 6);
 
 	inc_rat_from_int(&running, 0);
 	inc_rat_from_int(&previous, 0);

@@ -379,3 +379,20 @@ inc_dec_div_pow10(const IncDec *d, int n)
 	r.scale = (int32_t) scale;
 	return r;
 }
+
+/*
+ * inc_dec_trim: the same value with trailing fraction zeros removed, the
+ * shortest plain form ("3.0" -> 3, "0.50" -> 0.5, "0.00" -> 0).
+ */
+IncDec
+inc_dec_trim(const IncDec *d)
+{
+	IncDec		r = *d;
+
+	while (r.scale > 0 && r.coef % 10 == 0)
+	{
+		r.coef /= 10;
+		r.scale--;
+	}
+	return r;
+}

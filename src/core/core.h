@@ -116,6 +116,9 @@ extern int	inc_dec_cmp(const IncDec *a, const IncDec *b);
 extern int	inc_dec_format(const IncDec *d, char *buf, size_t cap);
 extern int	inc_dec_format_short(const IncDec *d, char *buf, size_t cap);
 
+/* inc_dec_trim: d without trailing fraction zeros ("3.0" -> "3", "0.50" -> "0.5"). */
+extern IncDec inc_dec_trim(const IncDec *d);
+
 /* inc_dec_div_pow10: d / 10^n exactly (scale grows by n); fails on range. */
 extern IncDec inc_dec_div_pow10(const IncDec *d, int n);
 

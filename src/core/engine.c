@@ -9,7 +9,6 @@
  * conversion (SPEC 1.3), base amounts (3.2) and row formatting (3.1) live
  * here because every strategy needs them.
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -308,27 +307,22 @@ inc_calc_base_amount(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 		inc_rat_from_dec(out, &t->amount);
 }
 
-/* inc_pay_rate_text: rate / 100 for percent, the rate for dollars, exactly. */
-void
-inc_pay_rate_text(IncCalculator calc, const IncDec *rate, char *buf, size_t cap)
+/* inc_pay_rate: rate / 100 for percent, the rate for dollars, exactly. */
+IncDec
+inc_pay_rate(IncCalculator calc, const IncDec *rate)
 {
-	if (calc == INC_PERCENT_OF_AMOUNT)
-	{
-		IncDec		d = inc_dec_div_pow10(rate, 2);
+	IncDec		d = *rate;
 
-		inc_dec_format_short(&d, buf, cap);
-	}
-	else
-		inc_dec_format_short(rate, buf, cap);
+	if (calc == INC_PERCENT_OF_AMOUNT)
+		d = inc_dec_div_pow10(rate, 2);
+	return inc_dec_trim(&d);
 }
 
-/* inc_calc_emit: round and format one row (SPEC 3.1) and hand it over. */
+/* inc_calc_emit: round a row's figures (SPEC 3.1) and hand it over. */
 void
 inc_calc_emit(IncCalc *c, const IncOffer *offer, const IncTxn *t, const IncRowFigures *f)
 {
 	IncRow		row;
-	IncRat		amount,
-				incentive;
 
 	if (c->engine->tick)
 		c->engine->tick();
@@ -337,28 +331,32 @@ inc_calc_emit(IncCalc *c, const IncOffer *offer, const IncTxn *t, const IncRowFi
 	row.txn = t;
 	row.rate_key = f->rate_key;
 	row.rate_measure = f->rate_measure;
-	inc_dec_format_short(f->rate_value, row.rate_value, sizeof(row.rate_value));
-	snprintf(row.pay_rate, sizeof(row.pay_rate), "%s", f->pay_rate);
-	inc_rat_format(f->incentivized_quantity, 6, row.incentivized_quantity,
-				   sizeof(row.incentivized_quantity));
-	inc_rat_format(f->incentivized_amount, 2, row.incentivized_amount,
-				   sizeof(row.incentivized_amount));
-	inc_rat_format(f->incentive_amount, 2, row.incentive_amount,
-				   sizeof(row.incentive_amount));
+	row.rate_value = inc_dec_trim(f->rate_value);
+	row.pay_rate = f->pay_rate;
+	row.incentivized_quantity = inc_rat_to_dec(f->incentivized_quantity, 6);
+	row.incentivized_amount = inc_rat_to_dec(f->incentivized_amount, 2);
+	row.incentive_amount = inc_rat_to_dec(f->incentive_amount, 2);
 	if (f->contribution)
-		inc_rat_format(f->contribution, 6, row.contribution, sizeof(row.contribution));
+		row.contribution = inc_rat_to_dec(f->contribution, 6);
 	else
-		snprintf(row.contribution, sizeof(row.contribution), "1.000000");
+	{
+		row.contribution.coef = 1000000;
+		row.contribution.scale = 6;
+	}
 
-	/* effective rate from the reported (rounded) figures */
-	inc_rat_round(&amount, f->incentivized_amount, 2);
-	inc_rat_round(&incentive, f->incentive_amount, 2);
-	row.effective_rate_null = inc_rat_sign(&amount) == 0;
-	row.effective_rate[0] = '\0';
+	/* the effective rate comes from the reported (rounded) figures */
+	row.effective_rate_null = row.incentivized_amount.coef == 0;
+	row.effective_rate.coef = 0;
+	row.effective_rate.scale = 4;
 	if (!row.effective_rate_null)
 	{
+		IncRat		amount,
+					incentive;
+
+		inc_rat_from_dec(&amount, &row.incentivized_amount);
+		inc_rat_from_dec(&incentive, &row.incentive_amount);
 		inc_rat_div(&incentive, &incentive, &amount);
-		inc_rat_format(&incentive, 4, row.effective_rate, sizeof(row.effective_rate));
+		row.effective_rate = inc_rat_to_dec(&incentive, 4);
 	}
 	c->emit(c->emit_ctx, &row);
 }
@@ -392,7 +390,7 @@ inc_calc_rate_figures(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 void
 inc_calc_emit_rate_row(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 					   const char *rate_key, const char *rate_measure,
-					   const IncDec *rate, const char *pay_rate)
+					   const IncDec *rate, const IncDec *pay_rate)
 {
 	IncRat		quantity,
 				base,
@@ -403,7 +401,7 @@ inc_calc_emit_rate_row(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 	f.rate_key = rate_key;
 	f.rate_measure = rate_measure;
 	f.rate_value = rate;
-	f.pay_rate = pay_rate;
+	f.pay_rate = *pay_rate;
 	f.incentivized_quantity = &quantity;
 	f.incentivized_amount = &base;
 	f.incentive_amount = &incentive;

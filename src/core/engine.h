@@ -30,20 +30,25 @@ typedef struct IncTxn
 	IncDec		amount;
 } IncTxn;
 
-/* One earning row (SPEC 4.1); numbers as text, formatted to SPEC 3.1. */
+/*
+ * One earning row (SPEC 4.1).  The numbers are exact decimals already
+ * rounded and scaled as SPEC 3.1 reports them (incentive_amount scale 2,
+ * incentivized_quantity scale 6, ...; rate_value and a percent/dollars
+ * pay_rate in their shortest form).
+ */
 typedef struct IncRow
 {
 	const IncOffer *offer;
 	const IncTxn *txn;
 	const char *rate_key;		/* incentive_rate_key */
 	const char *rate_measure;	/* incentive_rate_measure */
-	char		rate_value[INC_NUM_BUF];	/* incentive_rate_value */
-	char		pay_rate[INC_NUM_BUF];	/* offer_sku_pay_rate */
-	char		incentivized_quantity[INC_NUM_BUF];
-	char		incentivized_amount[INC_NUM_BUF];
-	char		incentive_amount[INC_NUM_BUF];
-	char		contribution[INC_NUM_BUF];	/* incentive_contribution_percent */
-	char		effective_rate[INC_NUM_BUF];	/* incentive_effective_rate */
+	IncDec		rate_value;		/* incentive_rate_value */
+	IncDec		pay_rate;		/* offer_sku_pay_rate */
+	IncDec		incentivized_quantity;
+	IncDec		incentivized_amount;
+	IncDec		incentive_amount;
+	IncDec		contribution;	/* incentive_contribution_percent */
+	IncDec		effective_rate; /* incentive_effective_rate */
 	bool		effective_rate_null;	/* incentivized_amount rounds to 0 */
 } IncRow;
 

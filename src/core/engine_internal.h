@@ -103,7 +103,7 @@ typedef struct IncRowFigures
 	const char *rate_key;
 	const char *rate_measure;
 	const IncDec *rate_value;
-	const char *pay_rate;		/* already formatted */
+	IncDec		pay_rate;		/* as reported */
 	const IncRat *incentivized_quantity;
 	const IncRat *incentivized_amount;
 	const IncRat *incentive_amount;
@@ -125,10 +125,10 @@ extern void inc_calc_rate_figures(IncCalc *c, const IncOffer *offer, const IncTx
 /* The row of a percent_of_amount or dollars_per_unit rate for t. */
 extern void inc_calc_emit_rate_row(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 								   const char *rate_key, const char *rate_measure,
-								   const IncDec *rate, const char *pay_rate);
+								   const IncDec *rate, const IncDec *pay_rate);
 
-/* Text of a pay rate: exact for percent (rate / 100) and dollars (rate). */
-extern void inc_pay_rate_text(IncCalculator calc, const IncDec *rate, char *buf, size_t cap);
+/* A pay rate: exact for percent (rate / 100) and dollars (rate), shortest form. */
+extern IncDec inc_pay_rate(IncCalculator calc, const IncDec *rate);
 
 /*
  * inc_rat_text: a rounded to scale places, trailing fraction zeros

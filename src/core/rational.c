@@ -447,3 +447,29 @@ inc_rat_format(const IncRat *a, int scale, char *buf, size_t cap)
 	buf[n] = '\0';
 	return n;
 }
+
+/*
+ * inc_rat_to_dec: a rounded to scale places (half away from zero) as an
+ * IncDec with exactly that scale; beyond 38 digits is a range failure.
+ */
+IncDec
+inc_rat_to_dec(const IncRat *a, int scale)
+{
+	IncRat		t;
+	unsigned __int128 m = 0;
+	static const unsigned __int128 limit =
+		(unsigned __int128) 10000000000000000000ULL * 10000000000000000000ULL;
+	IncDec		d;
+	int			i;
+
+	inc_rat_round(&t, a, scale);
+	if (t.num.len > 4)
+		range_fail();
+	for (i = (int) t.num.len - 1; i >= 0; i--)
+		m = (m << 32) | t.num.d[i];
+	if (m >= limit)
+		range_fail();
+	d.coef = t.num.neg ? -(__int128) m : (__int128) m;
+	d.scale = scale;
+	return d;
+}

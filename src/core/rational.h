@@ -66,4 +66,11 @@ extern void inc_rat_round(IncRat *r, const IncRat *a, int scale);
  */
 extern int	inc_rat_format(const IncRat *a, int scale, char *buf, size_t cap);
 
+/*
+ * inc_rat_to_dec: a rounded as inc_rat_round does, as an IncDec of exactly
+ * that scale (what the host reports); more than 38 digits is
+ * inc_fail(INC_ERR_RANGE, ...).
+ */
+extern IncDec inc_rat_to_dec(const IncRat *a, int scale);
+
 #endif							/* INC_RATIONAL_H */

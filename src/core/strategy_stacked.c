@@ -125,7 +125,6 @@ EmitSet(IncCalc *c, const IncOffer *offer, const IncStack *stack,
 					base,
 					incentive;
 		IncRowFigures fig;
-		char		pay_rate[INC_NUM_BUF];
 
 		if (rate == NULL)
 			continue;
@@ -138,12 +137,11 @@ EmitSet(IncCalc *c, const IncOffer *offer, const IncStack *stack,
 		inc_rat_mul(&incentive, &incentive, &r);
 		inc_rat_mul(&quantity, &quantity, &f);
 		inc_rat_mul(&base, &base, &f);
-		inc_pay_rate_text(offer->calculator, rate, pay_rate, sizeof(pay_rate));
 
 		fig.rate_key = stack->key;
 		fig.rate_measure = "dollars";
 		fig.rate_value = rate;
-		fig.pay_rate = pay_rate;
+		fig.pay_rate = inc_pay_rate(offer->calculator, rate);
 		fig.incentivized_quantity = &quantity;
 		fig.incentivized_amount = &base;
 		fig.incentive_amount = &incentive;

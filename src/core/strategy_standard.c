@@ -37,7 +37,7 @@ inc_standard_observe(IncCalc *c, const IncOffer *offer, void *state,
 	const IncStandardEntry *entry = &offer->entries[hook->a];
 	const IncSkuRate *rate = &entry->rates[hook->b];
 	const IncTxn *t = &c->txns[txn];
-	char		pay_rate[INC_NUM_BUF];
+	IncDec		pay_rate;
 
 	if (!inc_txn_matches(offer, entry->period, entry->transaction_type, t))
 		return;
@@ -50,8 +50,8 @@ inc_standard_observe(IncCalc *c, const IncOffer *offer, void *state,
 		return;
 	}
 
-	inc_pay_rate_text(offer->calculator, &rate->rate, pay_rate, sizeof(pay_rate));
-	inc_calc_emit_rate_row(c, offer, t, entry->key, rate->measure, &rate->rate, pay_rate);
+	pay_rate = inc_pay_rate(offer->calculator, &rate->rate);
+	inc_calc_emit_rate_row(c, offer, t, entry->key, rate->measure, &rate->rate, &pay_rate);
 }
 
 /* inc_standard_finish: share the fixed pools of the participant. */

@@ -278,7 +278,7 @@ inc_stepped_finish(IncCalc *c, const IncOffer *offer, void *state)
 	const IncTier *tier = NULL;
 	IncRat		value;
 	bool		has_value;
-	char		pay_rate[INC_NUM_BUF];
+	IncDec		pay_rate;
 	int			i;
 
 	if (st->earning.n == 0 && c->engine->diagnostics == NULL)
@@ -297,8 +297,8 @@ inc_stepped_finish(IncCalc *c, const IncOffer *offer, void *state)
 		return;
 	}
 
-	inc_pay_rate_text(offer->calculator, &tier->value, pay_rate, sizeof(pay_rate));
+	pay_rate = inc_pay_rate(offer->calculator, &tier->value);
 	for (i = 0; i < st->earning.n; i++)
 		inc_calc_emit_rate_row(c, offer, &c->txns[st->earning.items[i]],
-							   tier->key, tier->measure, &tier->value, pay_rate);
+							   tier->key, tier->measure, &tier->value, &pay_rate);
 }

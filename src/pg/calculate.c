@@ -279,7 +279,6 @@ EmitRow(void *ctx, const IncRow *row)
 	Datum		values[NUM_EARNING_COLUMNS];
 	bool		nulls[NUM_EARNING_COLUMNS];
 	MemoryContext old = MemoryContextSwitchTo(out->row_context);
-	char		buf[INC_NUM_BUF];
 
 	if (out->diagnostics)
 	{
@@ -293,25 +292,23 @@ EmitRow(void *ctx, const IncRow *row)
 	values[3] = CStringGetTextDatum(row->txn->sku_key);
 	values[4] = CStringGetTextDatum(row->rate_key);
 	values[5] = CStringGetTextDatum(row->rate_measure);
-	values[6] = pg_text_to_numeric(row->rate_value);
-	values[7] = pg_text_to_numeric(row->pay_rate);
+	values[6] = pg_dec_to_numeric(&row->rate_value);
+	values[7] = pg_dec_to_numeric(&row->pay_rate);
 	values[8] = CStringGetTextDatum(row->txn->transaction_id);
-	inc_dec_format(&row->txn->quantity, buf, sizeof(buf));
-	values[9] = pg_text_to_numeric(buf);
+	values[9] = pg_dec_to_numeric(&row->txn->quantity);
 	values[10] = CStringGetTextDatum(row->txn->uom_key);
-	inc_dec_format(&row->txn->amount, buf, sizeof(buf));
-	values[11] = pg_text_to_numeric(buf);
-	values[12] = pg_text_to_numeric(row->incentivized_quantity);
-	values[13] = pg_text_to_numeric(row->incentivized_amount);
-	values[14] = pg_text_to_numeric(row->incentive_amount);
-	values[15] = pg_text_to_numeric(row->contribution);
+	values[11] = pg_dec_to_numeric(&row->txn->amount);
+	values[12] = pg_dec_to_numeric(&row->incentivized_quantity);
+	values[13] = pg_dec_to_numeric(&row->incentivized_amount);
+	values[14] = pg_dec_to_numeric(&row->incentive_amount);
+	values[15] = pg_dec_to_numeric(&row->contribution);
 	if (row->effective_rate_null)
 	{
 		values[16] = (Datum) 0;
 		nulls[16] = true;
 	}
 	else
-		values[16] = pg_text_to_numeric(row->effective_rate);
+		values[16] = pg_dec_to_numeric(&row->effective_rate);
 
 	tuplestore_putvalues(out->rsinfo->setResult, out->rsinfo->setDesc, values, nulls);
 	MemoryContextSwitchTo(old);

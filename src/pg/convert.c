@@ -3,8 +3,10 @@
  *    Conversions between PostgreSQL datums and the engine core's types.
  *
  * numeric values cross as text: numeric_out gives the exact digits with
- * the stored scale, which the core parses into an IncDec; results go back
- * through numeric_in.  No binary floating point on either side.
+ * the stored scale, which the core parses into an IncDec.  Results go back
+ * as scaled integers (int64_div_fast_to_numeric keeps the scale, so 150000
+ * at scale 2 is 1500.00), through numeric_in only when they do not fit 64
+ * bits.  No binary floating point on either side.
  */
 #include "postgres.h"
 
@@ -49,6 +51,20 @@ pg_text_to_numeric(const char *text)
 {
 	return DirectFunctionCall3(numeric_in, CStringGetDatum(text),
 							   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+}
+
+/* pg_dec_to_numeric: an IncDec as a numeric of the same value and scale. */
+Datum
+pg_dec_to_numeric(const IncDec *d)
+{
+	char		text[INC_NUM_BUF];
+
+#if PG_VERSION_NUM >= 140000
+	if (d->coef >= PG_INT64_MIN && d->coef <= PG_INT64_MAX)
+		return NumericGetDatum(int64_div_fast_to_numeric((int64) d->coef, d->scale));
+#endif
+	inc_dec_format(d, text, sizeof(text));
+	return pg_text_to_numeric(text);
 }
 
 /* pg_cstring_array: a text[] datum of n C strings. */

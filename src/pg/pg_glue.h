@@ -24,6 +24,7 @@ extern IncOffer *pg_offer_from_jsonb(Jsonb *document, IncOfferError *err);
 /* convert.c */
 extern IncDec pg_numeric_to_dec(Datum numeric, const char *what, const char *txn_id);
 extern Datum pg_text_to_numeric(const char *text);
+extern Datum pg_dec_to_numeric(const IncDec *d);
 extern Datum pg_cstring_array(const char *const *items, int n);
 
 #endif							/* INC_PG_GLUE_H */
