@@ -348,7 +348,12 @@ inc_dec_div_pow10(const IncDec *d, int n)
 
 	if (r.coef == 0)
 	{
-		r.scale = (int32_t) (scale < 0 ? 0 : scale > INC_DEC_MAX_SCALE ? INC_DEC_MAX_SCALE : scale);
+		/* zero at any scale is zero: clamp the scale into range */
+		if (scale < 0)
+			scale = 0;
+		if (scale > INC_DEC_MAX_SCALE)
+			scale = INC_DEC_MAX_SCALE;
+		r.scale = (int32_t) scale;
 		return r;
 	}
 	while (scale > INC_DEC_MAX_SCALE && r.coef % 10 == 0)

@@ -18,7 +18,6 @@
 
 #define OUT_OF_RANGE "numeric value out of range in incentive calculation"
 
-extern void test_numeric_big(void);
 
 static uint64_t lcg_state = 0x2545F4914F6CDD1DULL;
 

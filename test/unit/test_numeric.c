@@ -15,7 +15,6 @@
 #include "../../src/core/rational.h"
 
 /* In test_bigint.c. */
-extern void test_numeric_big(void);
 
 #define OUT_OF_RANGE "numeric value out of range in incentive calculation"
 
@@ -391,6 +390,22 @@ fail_inc_fail(void *arg)
 	inc_fail(INC_ERR_INVALID, "d", "h", "bad %s %d", "thing", 42);
 }
 
+/* 9999999999999999999999999999999999999.95 rounds to 39 digits */
+static void
+fail_to_dec(void *arg)
+{
+	IncDec		d = D("9999999999999999999999999999999999999.9");
+	IncDec		e = D("0.05");
+	IncRat		r,
+				t;
+
+	(void) arg;
+	inc_rat_from_dec(&r, &d);
+	inc_rat_from_dec(&t, &e);
+	inc_rat_add(&r, &r, &t);
+	inc_rat_to_dec(&r, 1);
+}
+
 /* a / b as a rational */
 static IncRat
 Q(int64_t a, int64_t b)
@@ -638,6 +653,42 @@ test_rat_basic(void)
 	CHECK_STR(F(&a, 30), "0.000000000000000000000000000000");
 	a = R("-99999999999999999999999999999999999999");
 	CHECK_STR(F(&a, 0), "-99999999999999999999999999999999999999");
+
+	/* inc_rat_to_dec: rounded like inc_rat_format, exactly that scale */
+	{
+		IncDec		d;
+
+		d = inc_rat_to_dec((a = Q(2, 3), &a), 6);
+		CHECK(d.coef == 666667 && d.scale == 6);
+		d = inc_rat_to_dec((a = Q(-1, 8), &a), 2);
+		CHECK(d.coef == -13 && d.scale == 2);
+		d = inc_rat_to_dec((a = R("-0.004"), &a), 2);
+		CHECK(d.coef == 0 && d.scale == 2);
+		d = inc_rat_to_dec((a = R("7"), &a), 3);
+		CHECK(d.coef == 7000 && d.scale == 3);
+		a = R("-9999999999999999999999999999999999999.9");
+		b = R("0.04");
+		inc_rat_sub(&a, &a, &b);	/* ...9.94: still 38 digits at scale 1 */
+		d = inc_rat_to_dec(&a, 1);
+		CHECK(d.coef == -(p10(38) - 1) && d.scale == 1);
+		unit_expect_failure(fail_to_dec, NULL, &kind, msg, sizeof(msg));
+		CHECK(kind == INC_ERR_RANGE);
+		CHECK_STR(msg, OUT_OF_RANGE);
+
+		/* inc_dec_trim */
+		d = D("3.0");
+		d = inc_dec_trim(&d);
+		CHECK(d.coef == 3 && d.scale == 0);
+		d = D("-0.50");
+		d = inc_dec_trim(&d);
+		CHECK(d.coef == -5 && d.scale == 1);
+		d = D("0.00");
+		d = inc_dec_trim(&d);
+		CHECK(d.coef == 0 && d.scale == 0);
+		d = D("100");
+		d = inc_dec_trim(&d);
+		CHECK(d.coef == 100 && d.scale == 0);
+	}
 
 	unit_expect_failure(fail_inc_fail, NULL, &kind, msg, sizeof(msg));
 	CHECK(kind == INC_ERR_INVALID);

@@ -42,6 +42,7 @@ extern void unit_arena_reset(void);
 
 /* The test groups. */
 extern void test_numeric(void);
+extern void test_numeric_big(void);	/* called by test_numeric */
 extern void test_offer_parse(void);
 extern void test_engine(void);
 
