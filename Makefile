@@ -14,7 +14,7 @@ EXTRA_CLEAN = sql/$(EXTENSION)--$(EXTVERSION).sql test/unit/run_unit
 
 REGRESS      = setup standard_percent standard_multi_entry standard_dollars_per_unit_uom \
                fixed_amount_pools stepped_amount stepped_property stacked_pair_up \
-               stacked_multi_stack offers_invalid calculate_errors
+               stacked_multi_stack offers_invalid calculate_errors surface
 REGRESS_OPTS = --inputdir=. --no-locale
 
 PG_CONFIG  ?= pg_config

@@ -53,7 +53,7 @@ COMMENT ON COLUMN incentives.skus.label IS 'Optional display name';
 CREATE TABLE incentives.uom_conversions (
     from_uom_key text NOT NULL,
     to_uom_key   text NOT NULL,
-    factor       numeric NOT NULL CHECK (factor > 0),
+    factor       numeric NOT NULL CHECK (factor > 0 AND factor::text <> ALL (ARRAY['NaN', 'Infinity'])),
     PRIMARY KEY (from_uom_key, to_uom_key)
 );
 COMMENT ON TABLE incentives.uom_conversions IS
@@ -76,7 +76,7 @@ INSERT INTO incentives.uom_conversions (from_uom_key, to_uom_key, factor) VALUES
 CREATE TABLE incentives.participant_properties (
     participant_key text NOT NULL,
     property_key    text NOT NULL,
-    value           numeric NOT NULL,
+    value           numeric NOT NULL CHECK (value::text <> ALL (ARRAY['NaN', 'Infinity', '-Infinity'])),
     PRIMARY KEY (participant_key, property_key)
 );
 COMMENT ON TABLE incentives.participant_properties IS

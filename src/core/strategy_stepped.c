@@ -96,10 +96,16 @@ ThresholdValue(IncCalc *c, const IncOffer *offer, const SteppedState *st, IncRat
 								 offer->stepped.property_key, &prop)
 		: INC_PROP_MISSING;
 	if (status == INC_PROP_NOT_NUMBER)
-		inc_fail(INC_ERR_INVALID, NULL,
-				 "Pass the property as a JSON number in properties, e.g. {\"business_plan_achieved\": 90}.",
+	{
+		char		hint[512];
+
+		snprintf(hint, sizeof(hint),
+				 "Pass the property as a JSON number in properties, e.g. {\"%s\": 90}.",
+				 offer->stepped.property_key);
+		inc_fail(INC_ERR_INVALID, NULL, hint,
 				 "property \"%s\" of participant \"%s\" is not a number",
 				 offer->stepped.property_key, c->participant_key);
+	}
 	if (status == INC_PROP_MISSING)
 		return false;
 	inc_rat_from_dec(value, &prop);

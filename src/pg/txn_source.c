@@ -7,7 +7,8 @@
  * with parameters, never pasted values.  Rows come ordered by
  * participant_key, then transaction_id, both in byte order (COLLATE "C"),
  * in batches, so the calculation holds one participant's transactions at
- * a time.  Only transactions whose SKU some offer mentions are read.
+ * a time.  Only transactions whose SKU some offer mentions are read (and
+ * those with a NULL SKU, to be reported).
  */
 #include "postgres.h"
 
@@ -18,6 +19,7 @@
 #include "utils/builtins.h"
 #include "utils/date.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "access/relation.h"
 
@@ -145,12 +147,12 @@ txn_source_open(TxnSource *src, Oid relid, const char *participant_key,
 					 " sku_key::pg_catalog.text, quantity::pg_catalog.numeric,"
 					 " uom_key::pg_catalog.text, amount::pg_catalog.numeric"
 					 " FROM %s"
-					 " WHERE sku_key::pg_catalog.text OPERATOR(pg_catalog.=) ANY ($1)%s"
+					 " WHERE (sku_key IS NULL OR sku_key::pg_catalog.text OPERATOR(pg_catalog.=) ANY ($1))%s"
 					 " ORDER BY participant_key::pg_catalog.text COLLATE \"C\","
 					 " transaction_id::pg_catalog.text COLLATE \"C\"",
 					 src->relname,
 					 participant_key ?
-					 " AND participant_key::pg_catalog.text OPERATOR(pg_catalog.=) $2" : "");
+					 " AND participant_key::pg_catalog.text COLLATE \"C\" OPERATOR(pg_catalog.=) $2" : "");
 	args[0] = pg_cstring_array(sku_keys, nsku_keys);
 	args[1] = participant_key ? CStringGetTextDatum(participant_key) : (Datum) 0;
 
@@ -204,6 +206,7 @@ txn_source_next(TxnSource *src, IncTxn *txn, char **participant_key)
 	HeapTuple	tuple;
 	TupleDesc	desc;
 	const char *id;
+	MemoryContext caller = CurrentMemoryContext;
 
 	if (src->pos >= src->nbatch)
 	{
@@ -215,6 +218,8 @@ txn_source_next(TxnSource *src, IncTxn *txn, char **participant_key)
 		if (src->done)
 			return false;
 		SPI_cursor_fetch(src->portal, true, FETCH_BATCH);
+		/* SPI returns in its procedure context: back to the caller's */
+		MemoryContextSwitchTo(caller);
 		src->batch = SPI_tuptable;
 		src->nbatch = SPI_processed;
 		src->pos = 0;

@@ -1,0 +1,22 @@
+# mk/cron.mk: incentives.refresh_earnings scheduled by pg_cron (issue 4).
+# Included by the main Makefile (after PGXS); `make test` runs check-cron
+# through EXTRA_CHECKS.
+#
+#   make check-cron   install, then on a throwaway cluster with pg_cron
+#                     preloaded (jobs in background workers, so no password
+#                     is needed): schedule CALL incentives.refresh_earnings()
+#                     as an @reboot job, restart, and check
+#                     cron.job_run_details, incentives.earnings and
+#                     incentives.calculation_runs; a second round checks
+#                     that a failing scheduled refresh keeps the earnings and
+#                     logs the failure (test/scripts/cron_test.sh; about
+#                     10 s; needs Debian's postgresql-15-cron)
+
+.PHONY: check-cron
+check-cron: all
+	$(MAKE) install
+	pg_virtualenv -t -o shared_preload_libraries=pg_cron \
+	  -o cron.database_name=postgres -o cron.use_background_workers=on \
+	  bash test/scripts/cron_test.sh
+
+EXTRA_CHECKS += check-cron

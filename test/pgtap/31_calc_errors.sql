@@ -1,0 +1,431 @@
+-- 31_calc_errors: calculation-time errors (issue #3 item 2; SPEC §3.2, §4.1,
+-- §5): what incentive_calculate refuses, with the SQLSTATE and the exact
+-- message naming what is wrong.  A missing unit conversion (transaction,
+-- SKU, both units, and a hint to add a row to incentives.uom_conversions),
+-- a property that is not a number (property and participant), a NULL in a
+-- required column of a user relation (transaction and column), a wrong
+-- relation (relation and column), numbers beyond the exact range (a clear
+-- 22003, never a wrong number), an offer_keys entry that names no offer, a
+-- duplicate transaction_id.  Run by pg_prove; everything is rolled back.
+BEGIN;
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS pgtap;
+CREATE EXTENSION IF NOT EXISTS incentives;
+RESET client_min_messages;
+TRUNCATE incentives.offers, incentives.transactions, incentives.skus,
+         incentives.participant_properties;
+
+SELECT plan(54);
+
+-- error_of(sql): the error the statement raises, as
+-- {sqlstate, message, detail, hint}; NULL when it raises none.
+CREATE FUNCTION pg_temp.error_of(sql text) RETURNS jsonb
+LANGUAGE plpgsql AS $$
+DECLARE
+  st text; msg text; det text; hnt text;
+BEGIN
+  EXECUTE sql;
+  RETURN NULL;
+EXCEPTION WHEN OTHERS THEN
+  GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
+                          det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
+  RETURN jsonb_build_object('sqlstate', st, 'message', msg, 'detail', det, 'hint', hnt);
+END
+$$;
+
+-- exact_or_out_of_range(sql, expected): 'exact' when the query's single
+-- value equals expected, 'out of range' when it raises 22003, else what it
+-- returned: a figure beyond the engine's exact range may be refused, never
+-- returned wrong.
+CREATE FUNCTION pg_temp.exact_or_out_of_range(sql text, expected text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+  got text;
+BEGIN
+  EXECUTE sql INTO got;
+  RETURN CASE WHEN got IS NOT DISTINCT FROM expected THEN 'exact'
+              ELSE 'wrong number: ' || coalesce(got, 'NULL') || ' (expected ' || expected || ')' END;
+EXCEPTION WHEN numeric_value_out_of_range THEN
+  RETURN 'out of range';
+END
+$$;
+
+INSERT INTO incentives.offers (document) VALUES
+('{"offer_key": "e.pct", "strategy_key": "standard", "calculator_key": "percent_of_amount",
+   "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
+   "incentives": [{"period_key": "p", "transaction_type": "buy",
+                   "rates": [{"sku_key": "s1", "rate": 3, "measure": "percent"},
+                             {"sku_key": "s2", "rate": 2, "measure": "percent"}]}]}'),
+('{"offer_key": "e.dpu", "strategy_key": "standard", "calculator_key": "dollars_per_unit",
+   "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
+   "incentives": [{"period_key": "p", "transaction_type": "buy",
+                   "rates": [{"sku_key": "s3", "rate": 12.5, "measure": "dollars"}]}]}'),
+('{"offer_key": "e.bp", "strategy_key": "stepped", "calculator_key": "percent_of_amount",
+   "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
+   "incentive": {"filters": [{"period_key": "p", "sku_keys": ["s4"], "transaction_type": "buy"}],
+                 "threshold_definition": {"type": "property", "property": {"key": "growth_pct"}},
+                 "rates": [{"threshold": 75, "value": 1.88, "measure": "percent"},
+                           {"threshold": 100, "value": 2, "measure": "percent"}]}}'),
+('{"offer_key": "e.stk", "strategy_key": "stacked", "calculator_key": "dollars_per_coverage_unit",
+   "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
+   "incentive": {"sku_sets": [{"key": "a", "period_key": "p", "transaction_type": "buy",
+                               "conversion": {"coverage_unit": "acre",
+                                              "rates": [{"sku_key": "s7", "rate": 0.5, "from": "gal"}]},
+                               "rates": [{"sku_key": "s7", "rate": 2, "measure": "dollars"}]}],
+                 "stacks": [{"key": "k", "sku_set_keys": ["a"]}]}}'),
+('{"offer_key": "e.stk_huge", "strategy_key": "stacked", "calculator_key": "dollars_per_coverage_unit",
+   "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
+   "incentive": {"sku_sets": [{"key": "a", "period_key": "p", "transaction_type": "buy",
+                               "conversion": {"coverage_unit": "acre",
+                                              "rates": [{"sku_key": "s8", "rate": 0.00000000000000000000000000000000000001, "from": "gal"}]},
+                               "rates": [{"sku_key": "s8", "rate": 9999999999999999999999999999999999999.5, "measure": "dollars"}]}],
+                 "stacks": [{"key": "k", "sku_set_keys": ["a"]}]}}'),
+('{"offer_key": "e.pool_huge", "strategy_key": "standard", "calculator_key": "fixed_amount",
+   "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
+   "incentives": [{"period_key": "p", "transaction_type": "buy",
+                   "rates": [{"sku_key": "s9", "rate": 9999999999999999999999999999999999999.5, "measure": "dollars"}]}]}');
+
+-- ===================================================================
+-- Missing unit conversion (SPEC §3.2): names the transaction, the SKU and
+-- both units; the hint says to add a row to incentives.uom_conversions.
+-- ===================================================================
+INSERT INTO incentives.skus (sku_key, uom_key) VALUES ('s1', 'gal');
+INSERT INTO incentives.transactions VALUES
+  ('U-1', 'r_uom', 'buy', '2026-03-01', 's1', 4, 'jug', 430.00),
+  ('U-2', 'r_uom2', 'buy', '2026-03-01', 's7', 4, 'box', 10.00);
+
+SELECT throws_ok(
+  $$SELECT * FROM incentives.incentive_calculate(participant_key => 'r_uom')$$,
+  '22023', 'no unit conversion from "jug" to "gal" for transaction "U-1" (sku "s1")',
+  'a missing conversion to the SKU''s unit names the transaction, the SKU and both units');
+
+-- the hint, caught with GET STACKED DIAGNOSTICS in a DO block
+CREATE TEMP TABLE caught (sqlstate text, message text, detail text, hint text);
+DO $$
+DECLARE
+  st text; msg text; det text; hnt text;
+BEGIN
+  PERFORM count(*) FROM incentives.incentive_calculate(participant_key => 'r_uom');
+  INSERT INTO caught VALUES (NULL, 'no error', NULL, NULL);
+EXCEPTION WHEN OTHERS THEN
+  GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
+                          det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
+  INSERT INTO caught VALUES (st, msg, det, hnt);
+END
+$$;
+SELECT matches((SELECT hint FROM caught), 'incentives\.uom_conversions',
+  'the hint tells to add a row to incentives.uom_conversions');
+SELECT matches((SELECT detail FROM caught), 'participant "r_uom"',
+  'the detail names the participant');
+
+SELECT throws_ok(
+  $$SELECT * FROM incentives.incentive_calculate(participant_key => 'r_uom2', offer_keys => ARRAY['e.stk'])$$,
+  '22023', 'no unit conversion from "box" to "gal" for transaction "U-2" (sku "s7")',
+  'a missing conversion to a stacked offer''s coverage unit names the transaction, the SKU and both units');
+
+INSERT INTO incentives.uom_conversions VALUES ('jug', 'gal', 2.5);
+SELECT results_eq(
+  $$SELECT transaction_id, incentivized_quantity::text
+      FROM incentives.incentive_calculate(participant_key => 'r_uom')$$,
+  $$VALUES ('U-1', '10.000000')$$,
+  'with the conversion row the transaction calculates (4 jug = 10 gal)');
+
+-- ===================================================================
+-- A property that is not a number: names the property and the participant.
+-- ===================================================================
+INSERT INTO incentives.transactions VALUES
+  ('B-1', 'r_bp', 'buy', '2026-03-01', 's4', 1, 'gal', 100.00);
+
+SELECT throws_ok(
+  format($$SELECT * FROM incentives.incentive_calculate(participant_key => 'r_bp', properties => %L)$$, p),
+  '22023', 'property "growth_pct" of participant "r_bp" is not a number',
+  'property given as ' || label || ': an error naming the property and the participant')
+  FROM (VALUES ('{"growth_pct": "high"}', 'a string'),
+               ('{"growth_pct": "90"}', 'a numeric string'),
+               ('{"growth_pct": true}', 'a boolean'),
+               ('{"growth_pct": null}', 'JSON null'),
+               ('{"growth_pct": {"value": 90}}', 'an object'),
+               ('{"growth_pct": [90]}', 'an array')) AS v(p, label);
+
+SELECT matches(
+  pg_temp.error_of($$SELECT * FROM incentives.incentive_calculate(participant_key => 'r_bp',
+                       properties => '{"growth_pct": "high"}')$$) ->> 'hint',
+  '"growth_pct"',
+  'the hint shows how to pass this property (its own key, not a fixed example)');
+
+SELECT throws_ok(
+  $$SELECT * FROM incentives.incentive_calculate(properties => '[90]')$$,
+  '22023', 'properties must be a JSON object, e.g. ''{"business_plan_achieved": 90}''',
+  'properties that are not a JSON object');
+
+SELECT throws_ok(
+  $$SELECT * FROM incentives.incentive_calculate(participant_key => 'r_bp',
+                                                 properties => '{"growth_pct": 1e39}')$$,
+  '22003', 'property "growth_pct" 1000000000000000000000000000000000000000 is out of range',
+  'a property beyond 38 digits is out of range (22003)');
+
+SELECT lives_ok(
+  $$SELECT * FROM incentives.incentive_calculate(participant_key => 'r_bp',
+      properties => '{"growth_pct": 90, "unused": "text", "other": {"a": 1}}')$$,
+  'properties no offer uses may be anything');
+
+INSERT INTO incentives.participant_properties VALUES ('r_bp', 'growth_pct', 'NaN');
+SELECT throws_ok(
+  $$SELECT * FROM incentives.incentive_calculate(participant_key => 'r_bp')$$,
+  '22023', 'stored property "growth_pct" of participant "r_bp" NaN is not a finite number',
+  'a stored property NaN: an error naming the property and the participant');
+UPDATE incentives.participant_properties SET value = 'Infinity' WHERE participant_key = 'r_bp';
+SELECT throws_ok(
+  $$SELECT * FROM incentives.incentive_calculate(participant_key => 'r_bp')$$,
+  '22023', 'stored property "growth_pct" of participant "r_bp" Infinity is not a finite number',
+  'a stored property Infinity: an error naming the property and the participant');
+DELETE FROM incentives.participant_properties;
+
+-- ===================================================================
+-- A NULL in a required column of a user relation: names the transaction
+-- and the column (SQLSTATE 23502); never a crash, never a silently dropped
+-- row.  Views over the participant r_null, NULL in transaction N-2.
+-- ===================================================================
+CREATE SCHEMA calc_err;
+INSERT INTO incentives.transactions VALUES
+  ('N-1', 'r_null', 'buy', '2026-03-01', 's2', 1, 'gal', 10.00),
+  ('N-2', 'r_null', 'buy', '2026-03-02', 's2', 2, 'gal', 20.00),
+  ('N-3', 'r_null', 'buy', '2026-03-03', 's2', 3, 'gal', 30.00);
+DO $$
+DECLARE
+  c text;
+BEGIN
+  FOREACH c IN ARRAY ARRAY['transaction_id', 'participant_key', 'transaction_type', 'transaction_date',
+                           'sku_key', 'quantity', 'uom_key', 'amount'] LOOP
+    EXECUTE format(
+      'CREATE VIEW calc_err.%I AS SELECT %s FROM incentives.transactions t WHERE participant_key = %L',
+      'v_null_' || c,
+      (SELECT string_agg(CASE WHEN col = c THEN format('CASE WHEN t.transaction_id = %L THEN NULL ELSE t.%I END AS %I', 'N-2', col, col)
+                              ELSE format('t.%I', col) END, ', ')
+         FROM unnest(ARRAY['transaction_id', 'participant_key', 'transaction_type', 'transaction_date',
+                           'sku_key', 'quantity', 'uom_key', 'amount']) AS col),
+      'r_null');
+  END LOOP;
+END
+$$;
+
+SELECT throws_ok(
+  $$SELECT * FROM incentives.incentive_calculate(transactions => 'calc_err.v_null_transaction_id')$$,
+  '23502', 'a transaction in relation calc_err.v_null_transaction_id has a NULL transaction_id',
+  'a NULL transaction_id: an error naming the relation and the column');
+SELECT throws_ok(
+  format($$SELECT * FROM incentives.incentive_calculate(transactions => %L)$$, 'calc_err.v_null_' || c),
+  '23502', format('column "%s" of transaction "N-2" in relation calc_err.v_null_%s is NULL', c, c),
+  format('a NULL %s: an error naming the transaction and the column', c))
+  FROM unnest(ARRAY['participant_key', 'transaction_type', 'transaction_date', 'sku_key',
+                    'quantity', 'uom_key', 'amount']) AS c;
+
+-- ===================================================================
+-- A wrong relation: names the relation and the column.
+-- ===================================================================
+CREATE VIEW calc_err.v_no_amount AS
+SELECT transaction_id, participant_key, transaction_type, transaction_date, sku_key, quantity, uom_key
+  FROM incentives.transactions;
+CREATE VIEW calc_err.v_float_quantity AS
+SELECT transaction_id, participant_key, transaction_type, transaction_date, sku_key,
+       quantity::double precision AS quantity, uom_key, amount
+  FROM incentives.transactions;
+CREATE VIEW calc_err.v_real_amount AS
+SELECT transaction_id, participant_key, transaction_type, transaction_date, sku_key, quantity, uom_key,
+       amount::real AS amount
+  FROM incentives.transactions;
+CREATE VIEW calc_err.v_text_date AS
+SELECT transaction_id, participant_key, transaction_type, transaction_date::text AS transaction_date,
+       sku_key, quantity, uom_key, amount
+  FROM incentives.transactions;
+CREATE VIEW calc_err.v_int_id AS
+SELECT 1 AS transaction_id, participant_key, transaction_type, transaction_date, sku_key, quantity, uom_key, amount
+  FROM incentives.transactions;
+CREATE SCHEMA "Calc Err";
+CREATE VIEW "Calc Err"."my ""view""" AS
+SELECT transaction_id, participant_key, transaction_type, transaction_date, sku_key, quantity, uom_key
+  FROM incentives.transactions;
+
+SELECT throws_ok(
+  $$SELECT * FROM incentives.incentive_calculate(transactions => 'calc_err.v_no_amount')$$,
+  '42703', 'relation calc_err.v_no_amount has no column "amount"',
+  'a missing column: an error naming the relation and the column');
+SELECT throws_ok(
+  $$SELECT * FROM incentives.incentive_calculate(transactions => 'calc_err.v_float_quantity')$$,
+  '42804', 'column "quantity" of relation calc_err.v_float_quantity has type double precision, expected numeric or an integer type',
+  'a double precision quantity is refused (inexact), naming the relation and the column');
+SELECT throws_ok(
+  $$SELECT * FROM incentives.incentive_calculate(transactions => 'calc_err.v_real_amount')$$,
+  '42804', 'column "amount" of relation calc_err.v_real_amount has type real, expected numeric or an integer type',
+  'a real amount is refused, naming the relation and the column');
+SELECT throws_ok(
+  $$SELECT * FROM incentives.incentive_calculate(transactions => 'calc_err.v_text_date')$$,
+  '42804', 'column "transaction_date" of relation calc_err.v_text_date has type text, expected date',
+  'a date kept as text is refused, naming the relation and the column');
+SELECT throws_ok(
+  $$SELECT * FROM incentives.incentive_calculate(transactions => 'calc_err.v_int_id')$$,
+  '42804', 'column "transaction_id" of relation calc_err.v_int_id has type integer, expected text or varchar',
+  'an integer transaction_id is refused, naming the relation and the column');
+SELECT throws_ok(
+  $$SELECT * FROM incentives.incentive_calculate(transactions => '"Calc Err"."my ""view"""')$$,
+  '42703', 'relation "Calc Err"."my ""view""" has no column "amount"',
+  'the relation is named as a quoted identifier');
+SELECT throws_ok(
+  $$SELECT * FROM incentives.incentive_calculate(transactions => 'incentives.skus')$$,
+  '42703', 'relation incentives.skus has no column "transaction_id"',
+  'a table that is not a transactions relation');
+SELECT throws_ok(
+  $$SELECT * FROM incentives.incentive_calculate(transactions => 1::oid::regclass)$$,
+  '42P01', 'relation with OID 1 does not exist',
+  'a regclass that names no relation');
+
+-- ===================================================================
+-- Numbers beyond the exact range: a clear 22003, never a wrong number.
+-- Within it, huge figures are exact.
+-- ===================================================================
+INSERT INTO incentives.transactions VALUES
+  ('O-1', 'r_o1', 'buy', '2026-03-01', 's3', 1e30, 'gal', 5.00),
+  ('O-2', 'r_o2', 'buy', '2026-03-01', 's3', 99999999999999999999999999999999999999, 'gal', 5.00),
+  ('O-4', 'r_o4', 'buy', '2026-03-01', 's8', 99999999999999999999999999999999999999, 'gal', 5.00),
+  ('O-5', 'r_o5', 'buy', '2026-03-01', 's1', 1, 'gal', 999999999999999999999999999999999999.99),
+  ('O-8', 'r_o8', 'buy', '2026-03-01', 's9', 1, 'gal', 1), ('O-9', 'r_o8', 'buy', '2026-03-01', 's9', 1, 'gal', 2);
+
+SELECT results_eq(
+  $$SELECT incentivized_quantity::text, incentive_amount::text, incentive_effective_rate::text
+      FROM incentives.incentive_calculate(participant_key => 'r_o1')$$,
+  $$VALUES ('1000000000000000000000000000000.000000', '12500000000000000000000000000000.00', '2500000000000000000000000000000.0000')$$,
+  'a quantity of 1e30 at $12.50 per unit: exactly 1.25e31, never a rounded float');
+SELECT matches(
+  pg_temp.exact_or_out_of_range(
+    $$SELECT incentive_amount::text FROM incentives.incentive_calculate(participant_key => 'r_o2')$$,
+    '1249999999999999999999999999999999999987.50'),
+  '^(exact|out of range)$',
+  'a 38-digit quantity at $12.50 per unit: exact to the cent or 22003, never a wrong number');
+SELECT results_eq(
+  $$SELECT incentivized_amount::text, incentive_amount::text
+      FROM incentives.incentive_calculate(participant_key => 'r_o5')$$,
+  $$VALUES ('999999999999999999999999999999999999.99', '30000000000000000000000000000000000.00')$$,
+  'a 38-digit amount at 3%: exact (29999...99.9997 rounds half away from zero)');
+
+INSERT INTO incentives.uom_conversions VALUES ('gal', 'ml_huge', 1e37);
+INSERT INTO incentives.skus (sku_key, uom_key) VALUES ('s3', 'ml_huge');
+SELECT matches(
+  pg_temp.exact_or_out_of_range(
+    $$SELECT incentivized_quantity::text || ' ' || incentive_amount::text
+        FROM incentives.incentive_calculate(participant_key => 'r_o1')$$,
+    '10000000000000000000000000000000000000000000000000000000000000000000.000000 '
+    '125000000000000000000000000000000000000000000000000000000000000000000.00'),
+  '^(exact|out of range)$',
+  '1e30 gal converted by a factor of 1e37 and paid $12.50 per unit: exact or 22003, never a wrong number');
+DELETE FROM incentives.skus WHERE sku_key = 's3';
+
+SELECT throws_ok(
+  $$SELECT * FROM incentives.incentive_calculate(participant_key => 'r_o4', offer_keys => ARRAY['e.stk_huge'])$$,
+  '22003', 'numeric value out of range in incentive calculation',
+  'coverage x rate beyond the exact range: 22003, not a wrong number');
+SELECT is(
+  pg_temp.error_of($$SELECT * FROM incentives.incentive_calculate(participant_key => 'r_o4',
+                                                                 offer_keys => ARRAY['e.stk_huge'])$$) ->> 'detail',
+  'While calculating transaction "O-4" of participant "r_o4".',
+  '... and the detail names the transaction and the participant');
+
+SELECT matches(
+  pg_temp.exact_or_out_of_range(
+    $$SELECT string_agg(transaction_id || ' ' || incentive_amount::text, ', ' ORDER BY transaction_id)
+        FROM incentives.incentive_calculate(participant_key => 'r_o8')$$,
+    'O-8 3333333333333333333333333333333333333.17, O-9 6666666666666666666666666666666666666.33'),
+  '^(exact|out of range)$',
+  'a 38-digit pool shared 1:2: to the cent or 22003, never a wrong number');
+SELECT matches(
+  pg_temp.exact_or_out_of_range(
+    $$SELECT sum(incentive_amount)::text FROM incentives.incentive_calculate(participant_key => 'r_o8')$$,
+    '9999999999999999999999999999999999999.50'),
+  '^(exact|out of range)$',
+  '... paid out exactly or refused');
+
+-- beyond 38 digits or 38 decimal places, NaN, infinity: in a user's view
+CREATE VIEW calc_err.v_big AS
+SELECT 'O-3'::text AS transaction_id, 'r_big'::text AS participant_key, 'buy'::text AS transaction_type,
+       date '2026-03-01' AS transaction_date, 's3'::text AS sku_key, q AS quantity, 'gal'::text AS uom_key, a AS amount
+  FROM (SELECT current_setting('calc_err.q')::numeric AS q, current_setting('calc_err.a')::numeric AS a) v;
+
+SET LOCAL calc_err.q = '999999999999999999999999999999999999999';
+SET LOCAL calc_err.a = '5';
+SELECT throws_ok(
+  $$SELECT * FROM incentives.incentive_calculate(transactions => 'calc_err.v_big')$$,
+  '22003', 'quantity 999999999999999999999999999999999999999 of transaction "O-3" is out of range',
+  'a quantity of 39 digits: 22003 naming the quantity and the transaction');
+SET LOCAL calc_err.q = '0.000000000000000000000000000000000000001';
+SELECT throws_ok(
+  $$SELECT * FROM incentives.incentive_calculate(transactions => 'calc_err.v_big')$$,
+  '22003', 'quantity 0.000000000000000000000000000000000000001 of transaction "O-3" is out of range',
+  'a quantity with 39 decimal places: 22003');
+SET LOCAL calc_err.q = '1';
+SET LOCAL calc_err.a = '1234567890123456789012345678901234567890';
+SELECT throws_ok(
+  $$SELECT * FROM incentives.incentive_calculate(transactions => 'calc_err.v_big')$$,
+  '22003', 'amount 1234567890123456789012345678901234567890 of transaction "O-3" is out of range',
+  'an amount of 40 digits: 22003 naming the amount and the transaction');
+SET LOCAL calc_err.q = 'NaN';
+SET LOCAL calc_err.a = '5';
+SELECT throws_ok(
+  $$SELECT * FROM incentives.incentive_calculate(transactions => 'calc_err.v_big')$$,
+  '22023', 'quantity NaN of transaction "O-3" is not a finite number',
+  'a NaN quantity: an error naming the transaction');
+SET LOCAL calc_err.q = '1';
+SET LOCAL calc_err.a = '-Infinity';
+SELECT throws_ok(
+  $$SELECT * FROM incentives.incentive_calculate(transactions => 'calc_err.v_big')$$,
+  '22023', 'amount -Infinity of transaction "O-3" is not a finite number',
+  'an infinite amount: an error naming the transaction');
+SET LOCAL calc_err.q = '9223372036854775807';
+SET LOCAL calc_err.a = '5';
+SELECT results_eq(
+  $$SELECT incentive_amount::text FROM incentives.incentive_calculate(transactions => 'calc_err.v_big')$$,
+  $$VALUES ('115292150460684697587.50')$$,
+  'the largest bigint quantity at $12.50: exact');
+
+-- ===================================================================
+-- offer_keys: a key that names no offer is an error naming it.
+-- ===================================================================
+SELECT throws_ok(
+  $$SELECT * FROM incentives.incentive_calculate(offer_keys => ARRAY['nope'])$$,
+  '22023', 'offer "nope" does not exist',
+  'an offer_keys entry that names no offer: an error naming it');
+SELECT throws_ok(
+  $$SELECT * FROM incentives.incentive_calculate(offer_keys => ARRAY['e.pct', 'e.pc'])$$,
+  '22023', 'offer "e.pc" does not exist',
+  '... also beside a real one (a typo does not silently return less)');
+SELECT throws_ok(
+  $$SELECT * FROM incentives.incentive_calculate(offer_keys => ARRAY['E.PCT'])$$,
+  '22023', 'offer "E.PCT" does not exist',
+  'offer keys are case sensitive');
+SELECT throws_ok(
+  $$SELECT * FROM incentives.incentive_calculate(offer_keys => ARRAY['e.pct', NULL])$$,
+  '22004', 'offer_keys must not contain NULL',
+  'a NULL in offer_keys');
+SELECT is_empty(
+  $$SELECT * FROM incentives.incentive_calculate(offer_keys => ARRAY[]::text[])$$,
+  'an empty offer_keys names no offer: no rows, no error');
+
+-- ===================================================================
+-- A transaction_id twice in a user's view.
+-- ===================================================================
+INSERT INTO incentives.transactions VALUES
+  ('D-1', 'r_dup', 'buy', '2026-03-01', 's2', 1, 'gal', 10.00),
+  ('D-2', 'r_dup', 'buy', '2026-03-02', 's2', 1, 'gal', 20.00);
+CREATE VIEW calc_err.v_dup AS
+SELECT * FROM incentives.transactions WHERE participant_key = 'r_dup'
+UNION ALL
+SELECT * FROM incentives.transactions WHERE transaction_id = 'D-2';
+SELECT throws_ok(
+  $$SELECT * FROM incentives.incentive_calculate(transactions => 'calc_err.v_dup')$$,
+  '23505', 'transaction "D-2" appears more than once in relation calc_err.v_dup',
+  'a duplicate transaction_id in a user view: an error naming it and the relation');
+SELECT throws_ok(
+  $$SELECT * FROM incentives.incentive_calculate(participant_key => 'r_dup', transactions => 'calc_err.v_dup')$$,
+  '23505', 'transaction "D-2" appears more than once in relation calc_err.v_dup',
+  '... also for one participant');
+
+SELECT * FROM finish();
+ROLLBACK;

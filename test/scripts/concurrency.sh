@@ -1,0 +1,327 @@
+#!/usr/bin/env bash
+# concurrency.sh: incentive_calculate under concurrent sessions (issue #3,
+# item 7; SPEC §4.1 "reads a consistent snapshot").
+#
+# Runs against the server the PG* environment variables name, normally a
+# throwaway cluster: `pg_virtualenv -t bash test/scripts/concurrency.sh`
+# (`make check-concurrency` does that after `make install`).  Needs a
+# superuser (CREATE DATABASE, CREATE EXTENSION).  Works in its own
+# database, dropped at the end.
+#
+# A "gate" makes the interleavings deterministic instead of timing-based:
+# the view load.gated is incentives.transactions with a VOLATILE qual that,
+# on one transaction of participant P0100 (half-way through the
+# participant-ordered cursor), takes a shared advisory lock the controller
+# session holds exclusively.  A calculation through the view therefore stops
+# in the middle of its transaction stream, after half of the participants
+# are calculated, until the controller lets it go.
+#
+# 1. One snapshot within a statement: session A calculates through the gate
+#    and blocks mid-stream; session B updates and deletes transactions of
+#    participants before and after the gate, inserts new ones, changes an
+#    offer's rate, a SKU's unit and a stored property, and commits; A is let
+#    go.  A's result must equal the result before B's change, and a fresh
+#    calculation must differ from it (B's change does matter).
+# 2. One snapshot within a REPEATABLE READ transaction: A opens the
+#    transaction, DECLAREs a cursor over the calculation and FETCHes 10 rows;
+#    B changes offers and transactions and commits; A FETCHes the rest, and
+#    calculates again in the same transaction: both equal the result before
+#    B's change; after COMMIT A sees B's change.
+# 3. Concurrent calculations: two sessions wait at the gate, are let go
+#    together and calculate at the same time: both results equal each other
+#    and a calculation run alone.
+#
+# Results are compared by the md5 of the rows' text, ordered (COLLATE "C").
+# Environment knobs: N_TXNS (100000), TEST_DB (incentives_concurrency).
+set -euo pipefail
+
+N_TXNS=${N_TXNS:-100000}
+DB=${TEST_DB:-incentives_concurrency}
+ADMIN_DB=${PGDATABASE:-postgres}
+GATE_LOCK=4242
+WORK=$(mktemp -d)
+failures=0
+script_start=$(date +%s%3N)
+
+now_ms() { date +%s%3N; }
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+ok() { echo "ok: $*"; }
+psql_admin() { psql -X -q -v ON_ERROR_STOP=1 -d "$ADMIN_DB" "$@"; }
+psql_db() { psql -X -q -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
+
+# ---- interactive sessions: psql reading a FIFO, output in NAME.out --------
+declare -A SESSION_FD SESSION_PID
+session_start() {
+  local name=$1 fd
+  mkfifo "$WORK/$name.in"
+  PGAPPNAME="incentives_conc_$name" psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" \
+    <"$WORK/$name.in" >"$WORK/$name.out" 2>&1 &
+  SESSION_PID[$name]=$!
+  exec {fd}>"$WORK/$name.in"
+  SESSION_FD[$name]=$fd
+}
+session_send() {
+  local name=$1
+  shift
+  printf '%s\n' "$@" >&"${SESSION_FD[$name]}"
+}
+# session_sync NAME MARKER: wait (up to 60 s) until NAME has run everything
+# sent so far.
+session_sync() {
+  local name=$1 marker=$2 i
+  session_send "$name" "\\echo $marker"
+  for i in $(seq 1 1200); do
+    grep -qx "$marker" "$WORK/$name.out" && return 0
+    if ! kill -0 "${SESSION_PID[$name]}" 2>/dev/null; then break; fi
+    sleep 0.05
+  done
+  cat "$WORK/$name.out" >&2
+  echo "session $name did not reach $marker" >&2
+  exit 1
+}
+session_end() {
+  local name=$1
+  local fd=${SESSION_FD[$name]}
+  session_send "$name" "\\q"
+  exec {fd}>&-
+  wait "${SESSION_PID[$name]}" || fail "session $name ended with an error: $(tail -n 3 "$WORK/$name.out")"
+}
+
+cleanup() {
+  local pid
+  for pid in $(jobs -p); do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  psql_admin -c "SET client_min_messages = warning" \
+    -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1 || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+CALC_ROWS_SQL() { # relation
+  echo "SELECT e::text FROM incentives.incentive_calculate(transactions => '$1') e ORDER BY e::text COLLATE \"C\""
+}
+# calc_md5 RELATION: md5 of a calculation run alone
+calc_md5() {
+  psql_db -At -c "$(CALC_ROWS_SQL "$1")" | md5sum | cut -c1-32
+}
+# wait_gate APP...: until every named session waits on the gate's lock
+wait_gate() {
+  local want=$# apps i n
+  apps=$(printf "'incentives_conc_%s'," "$@")
+  apps=${apps%,}
+  for i in $(seq 1 600); do
+    n=$(psql_db -At -c "SELECT count(*) FROM pg_stat_activity
+                         WHERE application_name IN ($apps)
+                           AND wait_event_type = 'Lock' AND wait_event = 'advisory'")
+    [ "$n" -eq "$want" ] && return 0
+    sleep 0.05
+  done
+  echo "sessions $* did not reach the gate" >&2
+  exit 1
+}
+# gated_calc NAME: a background calculation through the gate; md5 to NAME.md5
+gated_calc() {
+  local name=$1
+  (PGAPPNAME="incentives_conc_$name" psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" \
+     -c "SET enable_sort = off" -c "$(CALC_ROWS_SQL load.gated)" >"$WORK/$name.rows" 2>"$WORK/$name.err" \
+     && md5sum <"$WORK/$name.rows" | cut -c1-32 >"$WORK/$name.md5") &
+  SESSION_PID[$name]=$!
+}
+
+echo "== concurrency: server $(psql_admin -At -c 'SHOW server_version'), $N_TXNS transactions"
+psql_admin -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB"
+
+t0=$(now_ms)
+psql_db <<SQL
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS incentives;
+INSERT INTO incentives.offers (document) VALUES ('{
+  "offer_key": "conc.standard", "strategy_key": "standard", "calculator_key": "percent_of_amount",
+  "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
+  "incentives": [{"period_key": "p", "transaction_type": "retailer_purchases_from_distribution",
+                  "rates": [{"sku_key": "s1", "rate": 3, "measure": "percent"},
+                            {"sku_key": "s2", "rate": 2.5, "measure": "percent"},
+                            {"sku_key": "s3", "rate": 1.75, "measure": "percent"},
+                            {"sku_key": "s4", "rate": 4, "measure": "percent"}]}]}');
+INSERT INTO incentives.offers (document) VALUES ('{
+  "offer_key": "conc.stacked", "strategy_key": "stacked", "calculator_key": "dollars_per_coverage_unit",
+  "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
+  "incentive": {"sku_sets": [
+     {"key": "herbicide", "period_key": "p", "transaction_type": "retailer_purchases_from_distribution",
+      "conversion": {"coverage_unit": "acre",
+                     "rates": [{"sku_key": "s1", "rate": 0.00921875, "from": "gal"},
+                               {"sku_key": "s2", "rate": 0.0125, "from": "gal"}]},
+      "rates": [{"sku_key": "s1", "rate": 1.5, "measure": "dollars"},
+                {"sku_key": "s2", "rate": 2, "measure": "dollars"}]},
+     {"key": "fungicide", "period_key": "p", "transaction_type": "retailer_purchases_from_distribution",
+      "conversion": {"coverage_unit": "acre",
+                     "rates": [{"sku_key": "s3", "rate": 0.02, "from": "gal"},
+                               {"sku_key": "s4", "rate": 0.015, "from": "gal"}]},
+      "rates": [{"sku_key": "s3", "rate": 1.25, "measure": "dollars"},
+                {"sku_key": "s4", "rate": 0.75, "measure": "dollars"}]}],
+   "stacks": [{"key": "herbicide_fungicide", "sku_set_keys": ["herbicide", "fungicide"]}]}}');
+INSERT INTO incentives.offers (document) VALUES ('{
+  "offer_key": "conc.stepped", "strategy_key": "stepped", "calculator_key": "fixed_amount",
+  "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
+  "incentive": {"filters": [{"period_key": "p", "sku_keys": ["s1", "s3"],
+                             "transaction_type": "retailer_purchases_from_distribution"}],
+    "threshold_definition": {"type": "property", "property": {"key": "business_plan_achieved"}},
+    "rates": [{"threshold": 80, "value": 1000, "measure": "dollars"},
+              {"threshold": 100, "value": 2500, "measure": "dollars"}]}}');
+INSERT INTO incentives.skus (sku_key, uom_key) VALUES ('s1', 'gal'), ('s2', 'gal'), ('s3', 'gal'), ('s4', 'gal');
+INSERT INTO incentives.participant_properties
+SELECT 'P' || lpad(p::text, 4, '0'), 'business_plan_achieved', 70 + p % 40
+  FROM generate_series(0, 199) p;
+
+-- $N_TXNS transactions over 200 participants, in (participant, id) order;
+-- s5 is in no offer; every 4th quantity is in qt.
+INSERT INTO incentives.transactions
+SELECT 'T' || lpad(i::text, 10, '0'),
+       'P' || lpad(((i - 1) * 200 / $N_TXNS)::text, 4, '0'),
+       'retailer_purchases_from_distribution',
+       date '2026-01-01' + (i % 365)::int,
+       's' || (i % 5 + 1),
+       CASE WHEN i % 4 = 0 THEN ((i % 7) + 1) * 4 ELSE (i % 7) + 1 END::numeric,
+       CASE WHEN i % 4 = 0 THEN 'qt' ELSE 'gal' END,
+       (((i % 100) + 1) * 10.25)::numeric
+  FROM generate_series(1, $N_TXNS) i;
+ANALYZE incentives.transactions;
+
+-- The gate: the first matched transaction of P0100 waits for lock $GATE_LOCK.
+CREATE SCHEMA load;
+DO \$do\$
+DECLARE
+  gate_id text;
+BEGIN
+  SELECT min(transaction_id COLLATE "C") INTO gate_id
+    FROM incentives.transactions
+   WHERE participant_key = 'P0100' AND sku_key IN ('s1', 's2', 's3', 's4');
+  EXECUTE format(\$f\$
+    CREATE FUNCTION load.gate(id text) RETURNS boolean LANGUAGE plpgsql VOLATILE AS \$g\$
+    BEGIN
+      IF id = %L THEN
+        PERFORM pg_catalog.pg_advisory_xact_lock_shared($GATE_LOCK);
+      END IF;
+      RETURN true;
+    END \$g\$\$f\$, gate_id);
+END
+\$do\$;
+CREATE VIEW load.gated AS
+SELECT * FROM incentives.transactions t WHERE load.gate(t.transaction_id);
+SQL
+echo "setup in $(( $(now_ms) - t0 )) ms"
+
+# B's changes: before and after the gate, offers, reference data, properties.
+CHANGE_1="BEGIN;
+UPDATE incentives.transactions SET amount = amount * 2
+ WHERE participant_key IN ('P0000', 'P0050', 'P0150', 'P0199');
+DELETE FROM incentives.transactions
+ WHERE participant_key IN ('P0010', 'P0120') AND transaction_id LIKE '%7';
+INSERT INTO incentives.transactions VALUES
+  ('X0000000001', 'P0001', 'retailer_purchases_from_distribution', '2026-05-01', 's1', 10, 'gal', 500),
+  ('X0000000002', 'P0180', 'retailer_purchases_from_distribution', '2026-05-01', 's3', 10, 'gal', 500),
+  ('X0000000003', 'P9999', 'retailer_purchases_from_distribution', '2026-05-01', 's2', 10, 'gal', 500);
+UPDATE incentives.offers
+   SET document = jsonb_set(document, '{incentives,0,rates,0,rate}', '5')
+ WHERE offer_key = 'conc.standard';
+UPDATE incentives.skus SET uom_key = 'qt' WHERE sku_key = 's4';
+UPDATE incentives.participant_properties SET value = value + 30;
+COMMIT;"
+CHANGE_2="BEGIN;
+UPDATE incentives.transactions SET quantity = quantity + 1
+ WHERE participant_key IN ('P0020', 'P0170');
+DELETE FROM incentives.offers WHERE offer_key = 'conc.stepped';
+INSERT INTO incentives.transactions VALUES
+  ('X0000000004', 'P0002', 'retailer_purchases_from_distribution', '2026-06-01', 's4', 3, 'gal', 300);
+COMMIT;"
+
+# The gate is transparent when nobody holds the lock.
+md5_view=$(calc_md5 load.gated)
+md5_table=$(calc_md5 incentives.transactions)
+if [ "$md5_view" = "$md5_table" ]; then ok "the gated view calculates as the table ($md5_table)"; else fail "the gated view differs from the table"; fi
+psql_db -At -c "SET enable_sort = off" \
+  -c "EXPLAIN (COSTS OFF) SELECT * FROM load.gated WHERE sku_key = ANY ('{s1}')
+      ORDER BY participant_key COLLATE \"C\", transaction_id COLLATE \"C\"" | sed 's/^/  plan: /'
+
+# ---------------------------------------------------------------------------
+# 1. A statement blocked mid-stream does not see a change committed meanwhile
+# ---------------------------------------------------------------------------
+t0=$(now_ms)
+session_start ctl
+session_send ctl "SELECT pg_advisory_lock($GATE_LOCK);"
+session_sync ctl LOCKED_1
+gated_calc a
+wait_gate a
+psql_db -c "$CHANGE_1"
+still=$(psql_db -At -c "SELECT count(*) FROM pg_stat_activity
+                         WHERE application_name = 'incentives_conc_a' AND wait_event = 'advisory'")
+[ "$still" = 1 ] || fail "session A was not waiting at the gate while B committed"
+session_send ctl "SELECT pg_advisory_unlock($GATE_LOCK);"
+session_sync ctl UNLOCKED_1
+wait "${SESSION_PID[a]}" || { cat "$WORK/a.err" >&2; fail "session A's calculation failed"; }
+md5_a=$(cat "$WORK/a.md5" 2>/dev/null || echo none)
+md5_changed=$(calc_md5 incentives.transactions)
+if [ "$md5_a" = "$md5_table" ]; then
+  ok "a calculation blocked half-way while B committed returns the rows of its snapshot ($(wc -l <"$WORK/a.rows") rows)"
+else
+  fail "a calculation blocked half-way saw B's change: md5 $md5_a, before $md5_table, after $md5_changed"
+fi
+if [ "$md5_changed" != "$md5_table" ]; then ok "a new calculation sees B's change"; else fail "B's change does not change the result: the test proves nothing"; fi
+echo "test 1 in $(( $(now_ms) - t0 )) ms"
+
+# ---------------------------------------------------------------------------
+# 2. REPEATABLE READ: a cursor and a second calculation in one transaction
+# ---------------------------------------------------------------------------
+t0=$(now_ms)
+CURSOR_SQL="SELECT e::text FROM incentives.incentive_calculate() e ORDER BY e::text COLLATE \"C\""
+session_start rr
+session_send rr "BEGIN ISOLATION LEVEL REPEATABLE READ;" \
+  "DECLARE c CURSOR FOR $CURSOR_SQL;" \
+  "\\o $WORK/rr_cursor.rows" "FETCH 10 FROM c;" "\\o"
+session_sync rr FETCHED_10
+psql_db -c "$CHANGE_2"
+session_send rr "\\o $WORK/rr_cursor.rows_rest" "FETCH ALL FROM c;" "\\o" \
+  "\\o $WORK/rr_again.rows" "$CURSOR_SQL;" "\\o" \
+  "COMMIT;" \
+  "\\o $WORK/rr_after.rows" "$CURSOR_SQL;" "\\o"
+session_sync rr DONE_RR
+session_end rr
+md5_changed2=$(calc_md5 incentives.transactions)
+md5_cursor=$(cat "$WORK/rr_cursor.rows" "$WORK/rr_cursor.rows_rest" | md5sum | cut -c1-32)
+md5_again=$(md5sum <"$WORK/rr_again.rows" | cut -c1-32)
+md5_after=$(md5sum <"$WORK/rr_after.rows" | cut -c1-32)
+[ "$(wc -l <"$WORK/rr_cursor.rows")" -eq 10 ] || fail "FETCH 10 did not return 10 rows"
+if [ "$md5_cursor" = "$md5_changed" ]; then ok "a cursor FETCHed across B's commit returns the rows of its snapshot"; else fail "a cursor FETCHed across B's commit saw it ($md5_cursor, before $md5_changed, after $md5_changed2)"; fi
+if [ "$md5_again" = "$md5_changed" ]; then ok "a second calculation in the REPEATABLE READ transaction returns the same rows"; else fail "a second calculation in the REPEATABLE READ transaction saw B's change"; fi
+if [ "$md5_after" = "$md5_changed2" ] && [ "$md5_changed2" != "$md5_changed" ]; then ok "after COMMIT the session sees B's change"; else fail "after COMMIT: md5 $md5_after, expected $md5_changed2 (before the change $md5_changed)"; fi
+echo "test 2 in $(( $(now_ms) - t0 )) ms"
+
+# ---------------------------------------------------------------------------
+# 3. Two calculations at the same time give identical results
+# ---------------------------------------------------------------------------
+t0=$(now_ms)
+session_send ctl "SELECT pg_advisory_lock($GATE_LOCK);"
+session_sync ctl LOCKED_3
+gated_calc c1
+gated_calc c2
+wait_gate c1 c2
+session_send ctl "SELECT pg_advisory_unlock($GATE_LOCK);"
+session_sync ctl UNLOCKED_3
+wait "${SESSION_PID[c1]}" || { cat "$WORK/c1.err" >&2; fail "concurrent calculation 1 failed"; }
+wait "${SESSION_PID[c2]}" || { cat "$WORK/c2.err" >&2; fail "concurrent calculation 2 failed"; }
+md5_c1=$(cat "$WORK/c1.md5" 2>/dev/null || echo none)
+md5_c2=$(cat "$WORK/c2.md5" 2>/dev/null || echo none)
+if [ "$md5_c1" = "$md5_c2" ] && [ "$md5_c1" = "$md5_changed2" ]; then
+  ok "two concurrent calculations return identical rows, equal to a calculation alone ($md5_c1, $(wc -l <"$WORK/c1.rows") rows)"
+else
+  fail "concurrent calculations differ: $md5_c1, $md5_c2, alone $md5_changed2"
+fi
+echo "test 3 in $(( $(now_ms) - t0 )) ms"
+session_end ctl
+
+echo "concurrency: total $(( ($(now_ms) - script_start) / 1000 )) s"
+if [ "$failures" -ne 0 ]; then
+  echo "concurrency: $failures check(s) FAILED" >&2
+  exit 1
+fi
+echo "concurrency: all checks passed"

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# cron_test.sh: incentives.refresh_earnings scheduled by pg_cron (issue 4,
+# item 7).
+#
+# Runs against the pg_virtualenv cluster the PG* variables name, started
+# with pg_cron preloaded and running jobs in background workers:
+#
+#   pg_virtualenv -t -o shared_preload_libraries=pg_cron \
+#     -o cron.database_name=postgres -o cron.use_background_workers=on \
+#     bash test/scripts/cron_test.sh
+#
+# (`make check-cron` does that after `make install`.)  pg_cron 1.4 has no
+# seconds schedules, so each job is an '@reboot' job and the cluster is
+# restarted (pg_ctlcluster "$PGVERSION" regress restart); the job runs about
+# half a second after the start.  Two rounds, in database postgres (the one
+# pg_cron serves):
+#
+# 1. The stepped_amount fixture; CALL incentives.refresh_earnings() as an
+#    @reboot job; after the restart cron.job_run_details shows it succeeded,
+#    incentives.earnings holds the fixture's 3 rows (13850.00) and
+#    incentives.calculation_runs a succeeded run of everyone.
+# 2. A transaction whose unit has no conversion is added; the job runs again
+#    and fails; the previous 3 earning rows are still there, and the failed
+#    run's row (with the error naming the transaction) survived the
+#    rollback: the procedure commits it before raising, which needs the
+#    top-level (non-atomic) CALL that pg_cron's background worker makes.
+#
+# Prints one PASS or FAIL line at the end; exits non-zero on failure.
+set -euo pipefail
+
+cd "$(dirname "$0")/../.."
+
+TIMEOUT=${CRON_TIMEOUT:-30}
+DB=postgres
+: "${PGVERSION:?PGVERSION is not set: run under pg_virtualenv}"
+
+q() { psql -X -q -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
+val() { psql -X -q -v ON_ERROR_STOP=1 -d "$DB" -At -c "$1"; }
+fail() {
+	echo "check-cron: FAIL: $*" >&2
+	echo "check-cron: cron.job_run_details:" >&2
+	psql -X -d "$DB" -c "SELECT jobid, runid, status, return_message, start_time, end_time FROM cron.job_run_details ORDER BY runid" >&2 || true
+	echo "check-cron: incentives.calculation_runs:" >&2
+	psql -X -d "$DB" -c "SELECT run_id, participant_key, participants, rows, total_incentive, status, sqlstate, error FROM incentives.calculation_runs ORDER BY run_id" >&2 || true
+	exit 1
+}
+
+restart() {
+	pg_ctlcluster "$PGVERSION" regress restart
+	local i
+	for i in $(seq 1 60); do
+		pg_isready -q -d "$DB" && return 0
+		sleep 0.5
+	done
+	fail "the cluster did not come back after the restart"
+}
+
+# wait_run JOBID: poll cron.job_run_details until the job has a finished run
+# (succeeded or failed) and print its status.
+wait_run() {
+	local jobid=$1 deadline=$((SECONDS + TIMEOUT)) status
+	while :; do
+		status=$(val "SELECT status FROM cron.job_run_details
+		               WHERE jobid = $jobid AND status IN ('succeeded', 'failed')
+		               ORDER BY runid DESC LIMIT 1")
+		if [ -n "$status" ]; then
+			echo "$status"
+			return 0
+		fi
+		[ "$SECONDS" -ge "$deadline" ] && { echo "timeout"; return 0; }
+		sleep 0.5
+	done
+}
+
+echo "check-cron: $(val 'SELECT version()' | cut -d, -f1), pg_cron background workers: $(val 'SHOW cron.use_background_workers')"
+q -c "CREATE EXTENSION IF NOT EXISTS pg_cron" -c "CREATE EXTENSION IF NOT EXISTS incentives"
+q -v fixture=stepped_amount -f test/sql/load_fixture.psql >/dev/null
+
+# ---- round 1: a scheduled refresh succeeds ---------------------------------
+job=$(val "SELECT cron.schedule('incentives-refresh-test', '@reboot', \$\$CALL incentives.refresh_earnings()\$\$)")
+echo "check-cron: scheduled job $job (@reboot: CALL incentives.refresh_earnings()); restarting"
+restart
+status=$(wait_run "$job")
+[ "$status" = succeeded ] || fail "round 1: job $job status '$status' (expected succeeded within ${TIMEOUT} s)"
+
+earnings=$(val "SELECT count(*) || ' ' || sum(incentive_amount) FROM incentives.earnings")
+[ "$earnings" = "3 13850.00" ] || fail "round 1: earnings are '$earnings', expected '3 13850.00'"
+runs=$(val "SELECT count(*) FROM incentives.calculation_runs
+             WHERE status = 'succeeded' AND participant_key IS NULL
+               AND participants = 3 AND rows = 3 AND total_incentive = 13850.00
+               AND finished_at IS NOT NULL")
+[ "$runs" = 1 ] || fail "round 1: no succeeded calculation_runs row for 3 participants, 3 rows, 13850.00"
+echo "check-cron: round 1: job succeeded; earnings 3 rows, 13850.00; calculation_runs: 1 succeeded run"
+
+# ---- round 2: a failing refresh keeps the earnings and logs the failure -----
+q -c "SELECT cron.unschedule($job)" >/dev/null
+q -c "INSERT INTO incentives.skus (sku_key, uom_key) VALUES ('agri_shield_insecticide_2.5_gal_53551', 'gal')" \
+  -c "INSERT INTO incentives.transactions VALUES ('CRON-BAD-1', 'retailer_002', 'retailer_purchases_from_distribution', '2026-03-05', 'agri_shield_insecticide_2.5_gal_53551', 1, 'drum', 50)"
+job=$(val "SELECT cron.schedule('incentives-refresh-test-2', '@reboot', \$\$CALL incentives.refresh_earnings()\$\$)")
+echo "check-cron: scheduled job $job after adding a transaction in 'drum' (no conversion to gal); restarting"
+restart
+status=$(wait_run "$job")
+[ "$status" = failed ] || fail "round 2: job $job status '$status' (expected failed within ${TIMEOUT} s)"
+message=$(val "SELECT return_message FROM cron.job_run_details WHERE jobid = $job ORDER BY runid DESC LIMIT 1")
+case "$message" in
+	*CRON-BAD-1*) ;;
+	*) fail "round 2: the job's return_message does not name the transaction: $message" ;;
+esac
+
+earnings=$(val "SELECT count(*) || ' ' || sum(incentive_amount) FROM incentives.earnings")
+[ "$earnings" = "3 13850.00" ] || fail "round 2: earnings changed to '$earnings' (expected the previous '3 13850.00')"
+failed=$(val "SELECT count(*) FROM incentives.calculation_runs
+               WHERE status = 'failed' AND sqlstate = '22023'
+                 AND error LIKE '%CRON-BAD-1%' AND finished_at IS NOT NULL")
+[ "$failed" = 1 ] || fail "round 2: no failed calculation_runs row naming CRON-BAD-1"
+q -c "SELECT cron.unschedule($job)" >/dev/null
+echo "check-cron: round 2: job failed ($(printf '%s\n' "$message" | head -n 1)); earnings kept (3 rows, 13850.00); calculation_runs: the failed run is logged"
+
+echo "check-cron: PASS (pg_cron ran CALL incentives.refresh_earnings(): a success, then a logged failure that kept the earnings)"
