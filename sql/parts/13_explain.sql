@@ -1,0 +1,297 @@
+------------------------------------------------------------------------
+-- Explain, tier progress and stack progress (built on
+-- incentives.incentive_diagnostics)
+------------------------------------------------------------------------
+
+CREATE FUNCTION incentives.incentive_explain(
+    participant_key text,
+    offer_key       text,
+    properties      jsonb    DEFAULT '{}',
+    transactions    regclass DEFAULT 'incentives.transactions')
+RETURNS jsonb
+LANGUAGE plpgsql
+STABLE PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
+AS $function$
+#variable_conflict use_column
+DECLARE
+    v_participant text     := incentive_explain.participant_key;
+    v_offer       text     := incentive_explain.offer_key;
+    v_properties  jsonb    := COALESCE(incentive_explain.properties, '{}');
+    v_relation    regclass := COALESCE(incentive_explain.transactions, 'incentives.transactions');
+    v_doc         jsonb;
+    v_strategy    text;
+    v_earnings    incentives.earning[];
+    v_totals      jsonb;
+    v_diag        jsonb;
+    v_result      jsonb;
+BEGIN
+    IF v_participant IS NULL THEN
+        RAISE EXCEPTION 'participant_key must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF v_offer IS NULL THEN
+        RAISE EXCEPTION 'offer_key must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT o.document INTO v_doc FROM incentives.offers AS o WHERE o.offer_key = v_offer;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'offer "%" does not exist', v_offer
+              USING ERRCODE = 'invalid_parameter_value',
+                    HINT = 'offer_key must name an offer in incentives.offers.';
+    END IF;
+    v_strategy := v_doc ->> 'strategy_key';
+
+    -- The calculation's own rows: the totals are theirs.
+    SELECT COALESCE(array_agg(e ORDER BY e.incentive_rate_key COLLATE "C", e.transaction_id COLLATE "C"),
+                    '{}')
+      INTO v_earnings
+      FROM incentives.incentive_calculate(v_participant, v_properties, ARRAY[v_offer], v_relation) AS e;
+    v_totals := incentives.explain_totals(v_earnings, NULL);
+
+    v_result := jsonb_build_object(
+        'participant_key', v_participant,
+        'offer_key', v_offer,
+        'label', v_doc -> 'label',
+        'strategy_key', v_strategy,
+        'calculator_key', v_doc ->> 'calculator_key',
+        'totals', v_totals);
+
+    IF v_strategy = 'standard' THEN
+        RETURN v_result || jsonb_build_object('entries', (
+            SELECT COALESCE(jsonb_agg(
+                     jsonb_build_object(
+                       'rate_key', x.rate_key,
+                       'label', x.e -> 'label',
+                       'period_key', x.e ->> 'period_key',
+                       'period_start_date', p ->> 'start_date',
+                       'period_end_date', p ->> 'end_date',
+                       'transaction_type', x.e ->> 'transaction_type',
+                       'rates', x.e -> 'rates',
+                       'totals', incentives.explain_totals(v_earnings, x.rate_key),
+                       'rows', incentives.explain_rows(v_earnings, x.rate_key))
+                     ORDER BY x.n), '[]'::jsonb)
+              FROM (SELECT e, n,
+                           COALESCE(e ->> 'key', (e ->> 'period_key') || '_' || (e ->> 'transaction_type')) AS rate_key
+                      FROM jsonb_array_elements(v_doc -> 'incentives') WITH ORDINALITY AS en(e, n)) AS x
+              LEFT JOIN LATERAL (
+                    SELECT p FROM jsonb_array_elements(v_doc -> 'periods') AS p
+                     WHERE p ->> 'key' = x.e ->> 'period_key' LIMIT 1) AS per ON true));
+    END IF;
+
+    SELECT d.diagnostics INTO v_diag
+      FROM incentives.incentive_diagnostics(v_participant, v_properties, ARRAY[v_offer], v_relation) AS d
+     WHERE d.offer_key = v_offer AND d.participant_key = v_participant;
+
+    IF v_strategy = 'stepped' THEN
+        IF v_diag IS NULL THEN
+            -- No transaction of the participant touches the offer: every
+            -- tier unmet, the lowest one next, no threshold value or gap
+            -- (as for a missing property).
+            v_diag := jsonb_build_object(
+                'threshold_type', v_doc #>> '{incentive,threshold_definition,type}',
+                'property_key', v_doc #> '{incentive,threshold_definition,property,key}',
+                'threshold_value', NULL,
+                'earning_transactions', 0,
+                'tiers', (SELECT COALESCE(jsonb_agg(jsonb_build_object(
+                                   'rate_key', r.rate_key, 'threshold', r.threshold, 'value', r.rate_value,
+                                   'measure', r.measure, 'met', false, 'incentive_amount', 0)
+                                 ORDER BY r.threshold), '[]'::jsonb)
+                            FROM incentives.program_rates AS r
+                           WHERE r.offer_key = v_offer),
+                'selected_rate_key', NULL,
+                'next_rate_key', (SELECT r.rate_key FROM incentives.program_rates AS r
+                                   WHERE r.offer_key = v_offer ORDER BY r.threshold LIMIT 1),
+                'next_threshold', (SELECT min(r.threshold) FROM incentives.program_rates AS r
+                                    WHERE r.offer_key = v_offer),
+                'gap_to_next', NULL);
+        END IF;
+        RETURN v_result || v_diag || jsonb_build_object('rows', incentives.explain_rows(v_earnings, NULL));
+    END IF;
+
+    -- stacked
+    IF v_diag IS NULL THEN
+        v_diag := jsonb_build_object(
+            'sets', (SELECT COALESCE(jsonb_agg(jsonb_build_object(
+                            'key', s ->> 'key', 'coverage_unit', s #>> '{conversion,coverage_unit}',
+                            'coverage', 0, 'transactions', 0) ORDER BY n), '[]'::jsonb)
+                       FROM jsonb_array_elements(v_doc #> '{incentive,sku_sets}') WITH ORDINALITY AS ss(s, n)),
+            'stacks', (SELECT COALESCE(jsonb_agg(jsonb_build_object(
+                              'rate_key', k.stack_key, 'sku_set_keys', k.s -> 'sku_set_keys',
+                              'overlap', 0, 'earns', false, 'factors', '{}'::jsonb) ORDER BY k.n), '[]'::jsonb)
+                         FROM (SELECT s, n,
+                                      COALESCE(s ->> 'key',
+                                               (SELECT string_agg(x, '_and_' ORDER BY m)
+                                                  FROM jsonb_array_elements_text(s -> 'sku_set_keys')
+                                                       WITH ORDINALITY AS xs(x, m))) AS stack_key
+                                 FROM jsonb_array_elements(v_doc #> '{incentive,stacks}') WITH ORDINALITY AS st(s, n)) AS k));
+    END IF;
+    RETURN v_result || jsonb_build_object(
+        'sets', v_diag -> 'sets',
+        'stacks', (SELECT COALESCE(jsonb_agg(
+                            s || jsonb_build_object(
+                                   'totals', incentives.explain_totals(v_earnings, s ->> 'rate_key'),
+                                   'rows', incentives.explain_rows(v_earnings, s ->> 'rate_key'))
+                            ORDER BY n), '[]'::jsonb)
+                     FROM jsonb_array_elements(v_diag -> 'stacks') WITH ORDINALITY AS st(s, n)));
+END
+$function$;
+COMMENT ON FUNCTION incentives.incentive_explain(text, text, jsonb, regclass) IS
+  'Why a participant earns what it does under one offer, as JSON: standard, each entry with its matched rows and totals; stepped, the threshold value, every tier (met or not, what it would pay), the selected and next tier and the gap; stacked, coverage per SKU set, overlap and factors per stack; totals are incentive_calculate''s';
+
+CREATE FUNCTION incentives.explain_totals(earnings incentives.earning[], rate_key text)
+RETURNS jsonb
+LANGUAGE sql
+IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+    SELECT jsonb_build_object(
+             'rows', count(*),
+             'transactions', count(DISTINCT e.transaction_id),
+             'incentivized_amount', COALESCE(sum(e.incentivized_amount), 0.00),
+             'incentive_amount', COALESCE(sum(e.incentive_amount), 0.00))
+      FROM unnest($1) AS e
+     WHERE $2 IS NULL OR e.incentive_rate_key = $2
+$function$;
+COMMENT ON FUNCTION incentives.explain_totals(incentives.earning[], text) IS
+  'incentive_explain helper: rows, distinct transactions and the sums of incentivized_amount and incentive_amount of the earning rows with the given rate key (all rows when NULL)';
+
+CREATE FUNCTION incentives.explain_rows(earnings incentives.earning[], rate_key text)
+RETURNS jsonb
+LANGUAGE sql
+IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+    SELECT COALESCE(jsonb_agg(to_jsonb(e) - 'participant_key' - 'offer_key' - 'offer_calculator'
+                              ORDER BY e.incentive_rate_key COLLATE "C", e.transaction_id COLLATE "C"),
+                    '[]'::jsonb)
+      FROM unnest($1) AS e
+     WHERE $2 IS NULL OR e.incentive_rate_key = $2
+$function$;
+COMMENT ON FUNCTION incentives.explain_rows(incentives.earning[], text) IS
+  'incentive_explain helper: the earning rows with the given rate key (all rows when NULL) as JSON objects, without the participant, offer and calculator';
+
+-- tier_progress and stack_progress are SQL functions (an output column may
+-- share its name with an argument only in SQL functions).  Their bodies
+-- name incentives.incentive_diagnostics, which may be created after this
+-- part: like pg_dump, do not check the bodies at creation (CREATE EXTENSION
+-- restores the setting when the script ends).
+SET check_function_bodies = false;
+
+CREATE FUNCTION incentives.progress_figure(threshold_type text, value numeric)
+RETURNS numeric
+LANGUAGE sql
+IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+    -- dollars (aggregated_amount) show at least cents: 850 -> 850.00, while
+    -- 0.001 stays 0.001 (padding only, never rounding a gap away)
+    SELECT CASE WHEN $1 = 'aggregated_amount' AND scale($2) < 2 THEN round($2, 2) ELSE $2 END
+$function$;
+COMMENT ON FUNCTION incentives.progress_figure(text, numeric) IS
+  'tier_progress helper: a threshold value or gap as shown, at least two decimal places for dollar thresholds (aggregated_amount), never rounded';
+
+CREATE FUNCTION incentives.tier_progress(
+    participant_key text     DEFAULT NULL,
+    properties      jsonb    DEFAULT '{}',
+    transactions    regclass DEFAULT 'incentives.transactions')
+RETURNS TABLE (
+    participant_key      text,
+    offer_key            text,
+    threshold_type       text,
+    property_key         text,
+    threshold_value      numeric,
+    current_rate_key     text,
+    current_threshold    numeric,
+    next_rate_key        text,
+    next_threshold       numeric,
+    gap_to_next          numeric,
+    earning_transactions integer,
+    earned_now           numeric,
+    earned_at_next       numeric)
+LANGUAGE sql
+STABLE PARALLEL RESTRICTED
+ROWS 100
+SET search_path = pg_catalog, pg_temp
+AS $function$
+SELECT d.participant_key,
+       d.offer_key,
+       d.diagnostics ->> 'threshold_type',
+       d.diagnostics ->> 'property_key',
+       incentives.progress_figure(d.diagnostics ->> 'threshold_type', (d.diagnostics ->> 'threshold_value')::numeric),
+       d.diagnostics ->> 'selected_rate_key',
+       cur.threshold,
+       d.diagnostics ->> 'next_rate_key',
+       (d.diagnostics ->> 'next_threshold')::numeric,
+       incentives.progress_figure(d.diagnostics ->> 'threshold_type', (d.diagnostics ->> 'gap_to_next')::numeric),
+       (d.diagnostics ->> 'earning_transactions')::integer,
+       round(COALESCE(cur.incentive_amount, 0), 2),
+       round(nxt.incentive_amount, 2)
+  FROM incentives.incentive_diagnostics(tier_progress.participant_key,
+                                        COALESCE(tier_progress.properties, '{}'),
+                                        NULL,
+                                        COALESCE(tier_progress.transactions, 'incentives.transactions')) AS d
+  LEFT JOIN LATERAL (
+        SELECT (t ->> 'threshold')::numeric AS threshold,
+               (t ->> 'incentive_amount')::numeric AS incentive_amount
+          FROM jsonb_array_elements(d.diagnostics -> 'tiers') AS t
+         WHERE t ->> 'rate_key' = d.diagnostics ->> 'selected_rate_key'
+         LIMIT 1) AS cur ON true
+  LEFT JOIN LATERAL (
+        SELECT (t ->> 'incentive_amount')::numeric AS incentive_amount
+          FROM jsonb_array_elements(d.diagnostics -> 'tiers') AS t
+         WHERE t ->> 'rate_key' = d.diagnostics ->> 'next_rate_key'
+         LIMIT 1) AS nxt ON true
+ WHERE d.strategy_key = 'stepped'
+ ORDER BY d.participant_key COLLATE "C", d.offer_key COLLATE "C"
+$function$;
+COMMENT ON FUNCTION incentives.tier_progress(text, jsonb, regclass) IS
+  'Per participant and stepped offer its transactions touch: the threshold value, the current tier, the next tier and the gap to it, what the earning transactions pay now and would pay at the next tier';
+
+CREATE FUNCTION incentives.stack_progress(
+    participant_key text     DEFAULT NULL,
+    transactions    regclass DEFAULT 'incentives.transactions')
+RETURNS TABLE (
+    participant_key text,
+    offer_key       text,
+    stack_key       text,
+    sku_set_key     text,
+    coverage_unit   text,
+    coverage        numeric,
+    overlap         numeric,
+    factor          numeric,
+    earns           boolean,
+    uncovered       numeric,
+    shortfall       numeric)
+LANGUAGE sql
+STABLE PARALLEL RESTRICTED
+ROWS 100
+SET search_path = pg_catalog, pg_temp
+AS $function$
+SELECT d.participant_key,
+       d.offer_key,
+       st.s ->> 'rate_key',
+       k.set_key,
+       se.coverage_unit,
+       round(se.coverage, 6),
+       round((st.s ->> 'overlap')::numeric, 6),
+       round((st.s -> 'factors' ->> k.set_key)::numeric, 6),
+       (st.s ->> 'earns')::boolean,
+       round(se.coverage - CASE WHEN (st.s ->> 'earns')::boolean
+                                THEN (st.s ->> 'overlap')::numeric ELSE 0 END, 6),
+       round(max(se.coverage) OVER (PARTITION BY d.participant_key, d.offer_key, st.n) - se.coverage, 6)
+  FROM incentives.incentive_diagnostics(stack_progress.participant_key, '{}', NULL,
+                                        COALESCE(stack_progress.transactions, 'incentives.transactions')) AS d
+ CROSS JOIN LATERAL jsonb_array_elements(d.diagnostics -> 'stacks') WITH ORDINALITY AS st(s, n)
+ CROSS JOIN LATERAL jsonb_array_elements_text(st.s -> 'sku_set_keys') WITH ORDINALITY AS k(set_key, m)
+  LEFT JOIN LATERAL (
+        SELECT x ->> 'coverage_unit' AS coverage_unit,
+               (x ->> 'coverage')::numeric AS coverage
+          FROM jsonb_array_elements(d.diagnostics -> 'sets') AS x
+         WHERE x ->> 'key' = k.set_key
+         LIMIT 1) AS se ON true
+ WHERE d.strategy_key = 'stacked'
+ ORDER BY d.participant_key COLLATE "C", d.offer_key COLLATE "C", st.n, k.m
+$function$;
+COMMENT ON FUNCTION incentives.stack_progress(text, regclass) IS
+  'Per participant, stacked offer, stack and SKU set: the set''s coverage, the stack''s overlap and the set''s factor, the coverage that does not pay (uncovered) and how much more of this set would let every set of the stack pay in full (shortfall)';
+
+RESET check_function_bodies;

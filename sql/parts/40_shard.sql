@@ -1,0 +1,291 @@
+------------------------------------------------------------------------
+-- Data placement (issue 6): the functions a PL/Proxy coordinator calls on
+-- every shard (docs/scaling.md).  They are ordinary functions of the
+-- extension, so the same calls also work on a single node:
+--
+--   reference data, identical on every shard (the coordinator runs them
+--   RUN ON ALL):   put_offer, delete_offer, put_sku, delete_sku,
+--                  put_uom_conversion, delete_uom_conversion,
+--                  put_participant_property, delete_participant_property
+--   transactions, on the shard of hashtext(participant_key):
+--                  put_transaction, delete_transaction, put_transactions,
+--                  load_transactions
+--   checks:        shard_summary (what incentives.cluster_check() compares)
+--
+-- Each put_* is an idempotent upsert that returns true when it inserted a
+-- new row and false when it replaced one, so a change that failed on one
+-- shard (PL/Proxy runs each shard's call in its own transaction) can simply
+-- be applied again.  They run with the caller's rights (SECURITY INVOKER):
+-- the caller needs INSERT/UPDATE/DELETE on the tables concerned.
+------------------------------------------------------------------------
+
+CREATE FUNCTION incentives.put_offer(document jsonb)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    INSERT INTO incentives.offers AS o (document) VALUES (document)
+    ON CONFLICT (offer_key) DO UPDATE SET document = EXCLUDED.document
+    RETURNING o.xmax = 0
+$$;
+COMMENT ON FUNCTION incentives.put_offer(jsonb) IS
+  'Inserts or replaces an offer (validated like any insert); true when the offer is new. Through a coordinator: on every shard';
+
+CREATE FUNCTION incentives.delete_offer(offer_key text)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH d AS (DELETE FROM incentives.offers o WHERE o.offer_key = $1 RETURNING 1)
+    SELECT count(*) > 0 FROM d
+$$;
+COMMENT ON FUNCTION incentives.delete_offer(text) IS
+  'Deletes an offer; true when it existed. Through a coordinator: on every shard';
+
+CREATE FUNCTION incentives.put_sku(sku_key text, uom_key text, label text DEFAULT NULL)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    INSERT INTO incentives.skus AS s (sku_key, uom_key, label) VALUES ($1, $2, $3)
+    ON CONFLICT (sku_key) DO UPDATE SET uom_key = EXCLUDED.uom_key, label = EXCLUDED.label
+    RETURNING s.xmax = 0
+$$;
+COMMENT ON FUNCTION incentives.put_sku(text, text, text) IS
+  'Inserts or replaces a SKU and its unit of measure; true when the SKU is new. Through a coordinator: on every shard';
+
+CREATE FUNCTION incentives.delete_sku(sku_key text)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH d AS (DELETE FROM incentives.skus s WHERE s.sku_key = $1 RETURNING 1)
+    SELECT count(*) > 0 FROM d
+$$;
+COMMENT ON FUNCTION incentives.delete_sku(text) IS
+  'Deletes a SKU; true when it existed. Through a coordinator: on every shard';
+
+CREATE FUNCTION incentives.put_uom_conversion(from_uom_key text, to_uom_key text, factor numeric)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    INSERT INTO incentives.uom_conversions AS c (from_uom_key, to_uom_key, factor) VALUES ($1, $2, $3)
+    ON CONFLICT (from_uom_key, to_uom_key) DO UPDATE SET factor = EXCLUDED.factor
+    RETURNING c.xmax = 0
+$$;
+COMMENT ON FUNCTION incentives.put_uom_conversion(text, text, numeric) IS
+  'Inserts or replaces a unit conversion (quantity_in_to = quantity_in_from * factor); true when the pair is new. Through a coordinator: on every shard';
+
+CREATE FUNCTION incentives.delete_uom_conversion(from_uom_key text, to_uom_key text)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH d AS (DELETE FROM incentives.uom_conversions c
+                WHERE c.from_uom_key = $1 AND c.to_uom_key = $2 RETURNING 1)
+    SELECT count(*) > 0 FROM d
+$$;
+COMMENT ON FUNCTION incentives.delete_uom_conversion(text, text) IS
+  'Deletes a unit conversion; true when it existed. Through a coordinator: on every shard';
+
+CREATE FUNCTION incentives.put_participant_property(participant_key text, property_key text, value numeric)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    INSERT INTO incentives.participant_properties AS p (participant_key, property_key, value)
+    VALUES ($1, $2, $3)
+    ON CONFLICT (participant_key, property_key) DO UPDATE SET value = EXCLUDED.value
+    RETURNING p.xmax = 0
+$$;
+COMMENT ON FUNCTION incentives.put_participant_property(text, text, numeric) IS
+  'Inserts or replaces a stored participant property; true when it is new. Through a coordinator: on every shard';
+
+CREATE FUNCTION incentives.delete_participant_property(participant_key text, property_key text)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH d AS (DELETE FROM incentives.participant_properties p
+                WHERE p.participant_key = $1 AND p.property_key = $2 RETURNING 1)
+    SELECT count(*) > 0 FROM d
+$$;
+COMMENT ON FUNCTION incentives.delete_participant_property(text, text) IS
+  'Deletes a stored participant property; true when it existed. Through a coordinator: on every shard';
+
+-- Transactions.  A transaction never changes participant through an
+-- upsert: on a sharded deployment that would leave it on the wrong shard.
+CREATE FUNCTION incentives.put_transactions(transactions jsonb[])
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n      bigint;
+    bad_id text;
+    bad_pk text;
+    old_pk text;
+BEGIN
+    WITH changed AS (
+        INSERT INTO incentives.transactions AS x
+               (transaction_id, participant_key, transaction_type, transaction_date,
+                sku_key, quantity, uom_key, amount)
+        SELECT t ->> 'transaction_id', t ->> 'participant_key', t ->> 'transaction_type',
+               (t ->> 'transaction_date')::date, t ->> 'sku_key', (t ->> 'quantity')::numeric,
+               t ->> 'uom_key', (t ->> 'amount')::numeric
+          FROM unnest(transactions) AS t
+        ON CONFLICT (transaction_id) DO UPDATE
+           SET transaction_type = EXCLUDED.transaction_type,
+               transaction_date = EXCLUDED.transaction_date,
+               sku_key = EXCLUDED.sku_key, quantity = EXCLUDED.quantity,
+               uom_key = EXCLUDED.uom_key, amount = EXCLUDED.amount
+         WHERE x.participant_key = EXCLUDED.participant_key
+        RETURNING 1)
+    SELECT count(*) INTO n FROM changed;
+
+    IF n < cardinality(transactions) THEN
+        SELECT t ->> 'transaction_id', t ->> 'participant_key', x.participant_key
+          INTO bad_id, bad_pk, old_pk
+          FROM unnest(transactions) AS t
+          JOIN incentives.transactions x ON x.transaction_id = t ->> 'transaction_id'
+         WHERE x.participant_key IS DISTINCT FROM t ->> 'participant_key'
+         LIMIT 1;
+        RAISE EXCEPTION 'transaction "%" belongs to participant "%", not "%"', bad_id, old_pk, bad_pk
+              USING ERRCODE = 'unique_violation',
+                    HINT = 'Delete it (incentives.delete_transaction) before storing it under another participant.';
+    END IF;
+    RETURN n;
+END
+$$;
+COMMENT ON FUNCTION incentives.put_transactions(jsonb[]) IS
+  'Inserts or replaces transactions given as JSON objects with the transaction columns; returns how many. Through a coordinator: each on the shard of its participant';
+
+CREATE FUNCTION incentives.put_transaction(
+    transaction_id   text,
+    participant_key  text,
+    transaction_type text,
+    transaction_date date,
+    sku_key          text,
+    quantity         numeric,
+    uom_key          text,
+    amount           numeric)
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+    old_pk text;
+    is_new boolean;
+BEGIN
+    INSERT INTO incentives.transactions AS x
+           (transaction_id, participant_key, transaction_type, transaction_date,
+            sku_key, quantity, uom_key, amount)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+    ON CONFLICT (transaction_id) DO UPDATE
+       SET transaction_type = EXCLUDED.transaction_type,
+           transaction_date = EXCLUDED.transaction_date,
+           sku_key = EXCLUDED.sku_key, quantity = EXCLUDED.quantity,
+           uom_key = EXCLUDED.uom_key, amount = EXCLUDED.amount
+     WHERE x.participant_key = EXCLUDED.participant_key
+    RETURNING x.xmax = 0 INTO is_new;
+    IF NOT FOUND THEN
+        SELECT x.participant_key INTO old_pk FROM incentives.transactions x WHERE x.transaction_id = $1;
+        RAISE EXCEPTION 'transaction "%" belongs to participant "%", not "%"', $1, old_pk, $2
+              USING ERRCODE = 'unique_violation',
+                    HINT = 'Delete it (incentives.delete_transaction) before storing it under another participant.';
+    END IF;
+    RETURN is_new;
+END
+$$;
+COMMENT ON FUNCTION incentives.put_transaction(text, text, text, date, text, numeric, text, numeric) IS
+  'Inserts or replaces one transaction; true when it is new. Through a coordinator: on the shard of its participant';
+
+CREATE FUNCTION incentives.delete_transaction(participant_key text, transaction_id text)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH d AS (DELETE FROM incentives.transactions x
+                WHERE x.participant_key = $1 AND x.transaction_id = $2 RETURNING 1)
+    SELECT count(*) > 0 FROM d
+$$;
+COMMENT ON FUNCTION incentives.delete_transaction(text, text) IS
+  'Deletes one transaction of a participant; true when it existed. Through a coordinator: on the shard of the participant';
+
+CREATE FUNCTION incentives.load_transactions(transactions jsonb)
+RETURNS bigint
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT incentives.put_transactions(ARRAY(SELECT jsonb_array_elements($1)))
+$$;
+COMMENT ON FUNCTION incentives.load_transactions(jsonb) IS
+  'Inserts or replaces a JSON array of transactions (objects with the transaction columns); returns how many. Through a coordinator: each on the shard of its participant';
+
+-- What incentives.cluster_check() on a coordinator compares across shards:
+-- a digest of each reference table (they must be identical everywhere) and
+-- the transactions that do not hash to this shard's partition.
+CREATE FUNCTION incentives.shard_summary(partitions integer, partition integer)
+RETURNS TABLE (object text, row_count bigint, digest text)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT 'offers', count(*),
+           md5(coalesce(string_agg(o.offer_key || ' ' || o.document::text, E'\n'
+                                   ORDER BY o.offer_key COLLATE "C"), ''))
+      FROM incentives.offers o
+    UNION ALL
+    SELECT 'skus', count(*),
+           md5(coalesce(string_agg(format('%s %s %s', s.sku_key, s.uom_key, s.label), E'\n'
+                                   ORDER BY s.sku_key COLLATE "C"), ''))
+      FROM incentives.skus s
+    UNION ALL
+    SELECT 'uom_conversions', count(*),
+           md5(coalesce(string_agg(format('%s %s %s', c.from_uom_key, c.to_uom_key, c.factor), E'\n'
+                                   ORDER BY c.from_uom_key COLLATE "C", c.to_uom_key COLLATE "C"), ''))
+      FROM incentives.uom_conversions c
+    UNION ALL
+    SELECT 'participant_properties', count(*),
+           md5(coalesce(string_agg(format('%s %s %s', p.participant_key, p.property_key, p.value), E'\n'
+                                   ORDER BY p.participant_key COLLATE "C", p.property_key COLLATE "C"), ''))
+      FROM incentives.participant_properties p
+    UNION ALL
+    SELECT 'transactions', count(*), NULL FROM incentives.transactions
+    UNION ALL
+    SELECT 'misplaced_transactions',
+           count(*) FILTER (WHERE (hashtext(t.participant_key) & ($1 - 1)) <> $2), NULL
+      FROM incentives.transactions t
+$$;
+COMMENT ON FUNCTION incentives.shard_summary(integer, integer) IS
+  'Row counts and digests of the reference tables, the transaction count, and how many transactions do not belong to this partition (hashtext(participant_key) & (partitions - 1) <> partition)';
+
+-- incentives.refresh_earnings as a function, so that a coordinator can run
+-- it on the shards (PL/Proxy calls functions, not procedures).  Called from
+-- a function, the procedure cannot COMMIT: the refresh is one transaction
+-- on each shard, and a failure leaves that shard's earnings and run log as
+-- they were.
+CREATE FUNCTION incentives.refresh_earnings_run(
+    participant_key text     DEFAULT NULL,
+    transactions    regclass DEFAULT 'incentives.transactions',
+    progress_every  integer  DEFAULT 1000)
+RETURNS TABLE (run_id bigint, participants integer, rows bigint, total_incentive numeric, status text)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+#variable_conflict use_column
+BEGIN
+    CALL incentives.refresh_earnings(refresh_earnings_run.participant_key,
+                                     refresh_earnings_run.transactions,
+                                     refresh_earnings_run.progress_every);
+    RETURN QUERY
+        SELECT r.run_id, r.participants, r.rows, r.total_incentive, r.status
+          FROM incentives.calculation_runs AS r
+         WHERE r.pid = pg_backend_pid()
+         ORDER BY r.run_id DESC
+         LIMIT 1;
+END
+$$;
+COMMENT ON FUNCTION incentives.refresh_earnings_run(text, regclass, integer) IS
+  'CALLs incentives.refresh_earnings in the caller''s transaction and returns its run (what a coordinator''s refresh_earnings runs on each shard)';
