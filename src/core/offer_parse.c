@@ -194,6 +194,20 @@ ParsePeriods(OfferBuild *b, struct json_object *root)
 	inc_oj_pop(p, top);
 }
 
+/*
+ * CheckPercentScale: a percent rate is reported as rate / 100 exactly, so
+ * it may have at most 36 decimal places (an IncDec holds 38).
+ */
+static void
+CheckPercentScale(OfferBuild *b, const IncDec *rate, const char *field)
+{
+	IncDec		trimmed = inc_dec_trim(rate);
+
+	if (b->offer->calculator == INC_PERCENT_OF_AMOUNT &&
+		trimmed.scale > INC_DEC_MAX_SCALE - 2)
+		inc_oj_fail_at(b->p, field, "is out of range");
+}
+
 static int
 ComparePrices(const void *a, const void *b)
 {
@@ -264,6 +278,7 @@ ParseSkuRates(OfferBuild *b, struct json_object *obj, int flags,
 		if (conversions && inc_strmap_get(conversions, rate->sku_key) == NULL)
 			inc_oj_fail_at(p, "sku_key", "is not in conversion.rates");
 		rate->rate = inc_oj_number(p, r, "rate", INC_OJ_NONNEG);
+		CheckPercentScale(b, &rate->rate, "rate");
 		rate->measure = ReadMeasure(b, r);
 		if (AlreadySeen(skus, rate->sku_key))
 			inc_oj_fail_at(p, "sku_key", "duplicates sku \"%s\"", rate->sku_key);
@@ -418,6 +433,7 @@ ParseTiers(OfferBuild *b, struct json_object *incentive)
 		t->key = inc_oj_string(p, obj, "key", INC_OJ_NONEMPTY);
 		t->threshold = inc_oj_number(p, obj, "threshold", INC_OJ_ANY);
 		t->value = inc_oj_number(p, obj, "value", INC_OJ_NONNEG);
+		CheckPercentScale(b, &t->value, "value");
 		t->measure = ReadMeasure(b, obj);
 
 		/* the shortest form is canonical: 1000 and 1000.0 collide */

@@ -141,6 +141,8 @@ static const InvalidCase InvalidCases[] = {
 	{true, STD(ENTRY(PCT("a", HUGE_INT))), E("incentives[0].rates[0].rate is out of range")},
 	{true, STD(ENTRY(PCT("a", "-" HUGE_INT))), E("incentives[0].rates[0].rate is out of range")},
 	{true, STD(ENTRY(PCT("a", "1e-39"))), E("incentives[0].rates[0].rate is out of range")},
+	/* a percent rate is reported as rate / 100: at most 36 decimal places */
+	{true, STD(ENTRY(PCT("a", "1e-37"))), E("incentives[0].rates[0].rate is out of range")},
 	{true, STD(ENTRY("{'sku_key':'a','rate':1}")), E("incentives[0].rates[0].measure is required")},
 	{true, STD(ENTRY("{'sku_key':'a','rate':1,'measure':'dollars'}")),
 	E("incentives[0].rates[0].measure must be \"percent\" for calculator \"percent_of_amount\"")},

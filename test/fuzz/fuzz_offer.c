@@ -1,0 +1,369 @@
+/*
+ * fuzz_offer.c
+ *    libFuzzer harness over the offer parser/validator (inc_offer_parse).
+ *
+ * Each input is taken as offer document text.  The core's hooks go to an
+ * arena of calloc'd blocks, freed after every input (so AddressSanitizer
+ * sees each allocation on its own and LeakSanitizer sees json-c's), and to
+ * a fail hook that must never be reached: the parser reports every bad
+ * document through IncOfferError, so any inc_fail() while parsing is a bug
+ * (an INC_ERR_INTERNAL one, or an error that escapes the "invalid offer
+ * KEY: PATH problem" contract of SPEC 5) and aborts.
+ *
+ * Besides "no crash, no leak, no undefined behaviour", every outcome is
+ * checked: a rejected document has a message in the SPEC 5 form, and an
+ * accepted one holds only what SPEC 1.1, 2 and 5 allow (resolved indexes
+ * in range, rates >= 0, conversion rates > 0, measures that fit the
+ * calculator, tiers sorted with distinct thresholds, ...); it is then
+ * indexed by an engine, as the host does before calculating.
+ *
+ * Build and run: `make fuzz` (mk/checks.mk).  A crash file reproduces with
+ * `test/fuzz/fuzz_offer FILE`.
+ */
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "core/engine.h"
+#include "core/offer.h"
+
+int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* ---- arena behind inc_alloc ---------------------------------------------- */
+
+typedef struct ArenaBlock
+{
+	struct ArenaBlock *next;
+	/* 16-byte aligned payload follows the header */
+} ArenaBlock;
+
+#define ARENA_HEADER 16
+
+static ArenaBlock *arena;
+
+static void *
+ArenaAlloc(size_t size)
+{
+	ArenaBlock *b = calloc(1, ARENA_HEADER + size);
+
+	if (b == NULL)
+		return NULL;			/* inc_alloc reports it */
+	b->next = arena;
+	arena = b;
+	return (char *) b + ARENA_HEADER;
+}
+
+static void
+ArenaReset(void)
+{
+	while (arena)
+	{
+		ArenaBlock *next = arena->next;
+
+		free(arena);
+		arena = next;
+	}
+}
+
+/* ---- fail hook ----------------------------------------------------------- */
+
+static jmp_buf *fail_jump;
+
+static void
+FailHook(IncErrKind kind, const char *message, const char *detail,
+		 const char *hint)
+{
+	(void) detail;
+	(void) hint;
+	fprintf(stderr, "fuzz_offer: inc_fail(%s) while parsing an offer: %s\n",
+			kind == INC_ERR_INVALID ? "INVALID" :
+			kind == INC_ERR_RANGE ? "RANGE" : "INTERNAL", message);
+	/*
+	 * The parser must report every fault through IncOfferError; an error
+	 * raised instead, of whatever kind, is a bug.  Jump back only to let
+	 * the harness abort with the input still reported.
+	 */
+	if (fail_jump)
+		longjmp(*fail_jump, 1);
+	abort();
+}
+
+/* ---- checks on the outcome ----------------------------------------------- */
+
+static void
+Bug(const char *what, const char *detail)
+{
+	fprintf(stderr, "fuzz_offer: %s%s%s\n", what, detail ? ": " : "",
+			detail ? detail : "");
+	abort();
+}
+
+#define EXPECT(cond) \
+	do { if (!(cond)) Bug("invariant failed", #cond); } while (0)
+
+/* A string the model may hold: non-NULL, and non-empty when required. */
+static void
+CheckString(const char *s, bool nonempty)
+{
+	EXPECT(s != NULL);
+	EXPECT(!nonempty || s[0] != '\0');
+}
+
+static void
+CheckDec(const IncDec *d, int min_sign)
+{
+	char		buf[INC_NUM_BUF];
+	IncDec		back;
+	int			len;
+
+	EXPECT(d->scale >= 0 && d->scale <= INC_DEC_MAX_SCALE);
+	EXPECT(inc_dec_sign(d) >= min_sign);
+	/* the text form parses back to the same value and scale */
+	len = inc_dec_format(d, buf, sizeof(buf));
+	EXPECT(inc_dec_parse(buf, (size_t) len, &back) == INC_DEC_OK);
+	EXPECT(back.coef == d->coef && back.scale == d->scale);
+}
+
+static void
+CheckPeriod(const IncOffer *o, int period)
+{
+	EXPECT(period >= 0 && period < o->nperiods);
+}
+
+static void
+CheckMeasure(const IncOffer *o, const char *measure)
+{
+	CheckString(measure, true);
+	EXPECT(strcmp(measure, o->calculator == INC_PERCENT_OF_AMOUNT ?
+				  "percent" : "dollars") == 0);
+}
+
+static void
+CheckFilters(const IncOffer *o, const IncFilter *f, int n)
+{
+	int			i,
+				j;
+
+	EXPECT(n > 0 && f != NULL);
+	for (i = 0; i < n; i++)
+	{
+		CheckPeriod(o, f[i].period);
+		CheckString(f[i].transaction_type, true);
+		EXPECT(f[i].nskus > 0);
+		for (j = 0; j < f[i].nskus; j++)
+			CheckString(f[i].sku_keys[j], true);
+	}
+}
+
+static void
+CheckSkuRates(const IncOffer *o, const IncSkuRate *r, int n)
+{
+	int			i,
+				j;
+
+	for (i = 0; i < n; i++)
+	{
+		CheckString(r[i].sku_key, true);
+		CheckDec(&r[i].rate, 0);
+		CheckMeasure(o, r[i].measure);
+		for (j = 0; j < i; j++)
+			EXPECT(strcmp(r[i].sku_key, r[j].sku_key) != 0);
+	}
+}
+
+/* Everything SPEC 1.1, 2 and 5 promise about an accepted offer. */
+static void
+CheckOffer(const IncOffer *o)
+{
+	int			i,
+				j,
+				k;
+
+	CheckString(o->offer_key, true);
+	EXPECT(o->strategy == INC_STANDARD || o->strategy == INC_STEPPED ||
+		   o->strategy == INC_STACKED);
+	EXPECT((o->strategy == INC_STACKED) ==
+		   (o->calculator == INC_DOLLARS_PER_COVERAGE_UNIT));
+	EXPECT(o->nperiods > 0);
+	for (i = 0; i < o->nperiods; i++)
+	{
+		CheckString(o->periods[i].key, true);
+		EXPECT(o->periods[i].start_date <= o->periods[i].end_date);
+		for (j = 0; j < i; j++)
+			EXPECT(strcmp(o->periods[i].key, o->periods[j].key) != 0);
+	}
+	for (i = 0; i < o->nprices; i++)
+	{
+		CheckString(o->prices[i].sku_key, true);
+		CheckDec(&o->prices[i].price, 0);
+		EXPECT(inc_offer_price(o, o->prices[i].sku_key) == &o->prices[i].price);
+		/* sorted by sku_key for the binary search, so distinct */
+		if (i > 0)
+			EXPECT(strcmp(o->prices[i - 1].sku_key, o->prices[i].sku_key) < 0);
+	}
+
+	switch (o->strategy)
+	{
+		case INC_STANDARD:
+			EXPECT(o->nentries > 0);
+			for (i = 0; i < o->nentries; i++)
+			{
+				const IncStandardEntry *e = &o->entries[i];
+
+				CheckString(e->key, true);
+				CheckPeriod(o, e->period);
+				CheckString(e->transaction_type, true);
+				EXPECT(e->nrates > 0);
+				CheckSkuRates(o, e->rates, e->nrates);
+				for (j = 0; j < i; j++)
+					EXPECT(strcmp(e->key, o->entries[j].key) != 0);
+			}
+			break;
+		case INC_STEPPED:
+			{
+				const IncStepped *st = &o->stepped;
+
+				CheckFilters(o, st->filters, st->nfilters);
+				if (st->threshold_type == INC_THRESHOLD_PROPERTY)
+					CheckString(st->property_key, true);
+				else
+				{
+					EXPECT(st->threshold_type == INC_THRESHOLD_AMOUNT ||
+						   st->threshold_type == INC_THRESHOLD_QUANTITY);
+					CheckFilters(o, st->threshold_filters, st->nthreshold_filters);
+				}
+				EXPECT(st->ntiers > 0);
+				for (i = 0; i < st->ntiers; i++)
+				{
+					CheckString(st->tiers[i].key, true);
+					CheckDec(&st->tiers[i].threshold, -1);
+					CheckDec(&st->tiers[i].value, 0);
+					CheckMeasure(o, st->tiers[i].measure);
+					/* sorted, thresholds distinct */
+					if (i > 0)
+						EXPECT(inc_dec_cmp(&st->tiers[i - 1].threshold,
+										   &st->tiers[i].threshold) < 0);
+					for (j = 0; j < i; j++)
+						EXPECT(strcmp(st->tiers[i].key, st->tiers[j].key) != 0);
+				}
+				break;
+			}
+		case INC_STACKED:
+			{
+				const IncStacked *sk = &o->stacked;
+
+				EXPECT(sk->nsets > 0 && sk->nstacks > 0);
+				for (i = 0; i < sk->nsets; i++)
+				{
+					const IncSkuSet *s = &sk->sets[i];
+
+					CheckString(s->key, true);
+					CheckPeriod(o, s->period);
+					CheckString(s->transaction_type, true);
+					CheckString(s->coverage_unit, true);
+					EXPECT(s->nconversions > 0);
+					for (j = 0; j < s->nconversions; j++)
+					{
+						CheckString(s->conversions[j].sku_key, true);
+						CheckString(s->conversions[j].from_uom, true);
+						CheckDec(&s->conversions[j].rate, 1);
+					}
+					CheckSkuRates(o, s->rates, s->nrates);
+					/* every pay rate's SKU is among the conversions */
+					for (j = 0; j < s->nrates; j++)
+					{
+						bool		found = false;
+
+						for (k = 0; k < s->nconversions && !found; k++)
+							found = strcmp(s->rates[j].sku_key,
+										   s->conversions[k].sku_key) == 0;
+						EXPECT(found);
+					}
+					for (j = 0; j < i; j++)
+						EXPECT(strcmp(s->key, sk->sets[j].key) != 0);
+				}
+				for (i = 0; i < sk->nstacks; i++)
+				{
+					const IncStack *st = &sk->stacks[i];
+
+					CheckString(st->key, true);
+					EXPECT(st->nsets > 0);
+					for (j = 0; j < st->nsets; j++)
+					{
+						EXPECT(st->sets[j] >= 0 && st->sets[j] < sk->nsets);
+						EXPECT(strcmp(sk->sets[st->sets[j]].coverage_unit,
+									  sk->sets[st->sets[0]].coverage_unit) == 0);
+						for (k = 0; k < j; k++)
+							EXPECT(st->sets[j] != st->sets[k]);
+					}
+					for (j = 0; j < i; j++)
+						EXPECT(strcmp(st->key, sk->stacks[j].key) != 0);
+				}
+				break;
+			}
+	}
+}
+
+/* A rejection: the SPEC 5 message form, NUL-terminated within its buffer. */
+static void
+CheckRejection(const IncOfferError *err)
+{
+	static const char keyed[] = "invalid offer \"";
+	static const char nokey[] = "invalid offer (no offer_key): ";
+	size_t		len = strnlen(err->message, sizeof(err->message));
+
+	EXPECT(len < sizeof(err->message));
+	EXPECT(strncmp(err->message, keyed, sizeof(keyed) - 1) == 0 ||
+		   strncmp(err->message, nokey, sizeof(nokey) - 1) == 0);
+	/* something follows the prefix */
+	EXPECT(len > sizeof(keyed) - 1);
+}
+
+/* ---- entry point --------------------------------------------------------- */
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static bool hooked = false;
+	jmp_buf		jb;
+	IncOfferError err;
+	IncOffer   *volatile offer = NULL;
+
+	if (!hooked)
+	{
+		inc_set_hooks(ArenaAlloc, FailHook);
+		hooked = true;
+	}
+
+	memset(&err, 0x7f, sizeof(err));	/* the parser must set it */
+	if (setjmp(jb) != 0)
+	{
+		fail_jump = NULL;
+		Bug("inc_fail escaped the offer parser", NULL);
+	}
+	fail_jump = &jb;
+	offer = inc_offer_parse((const char *) data, size, &err);
+	if (offer == NULL)
+		CheckRejection(&err);
+	else
+	{
+		IncEngine  *e;
+		const char *const *keys;
+		int			nkeys;
+
+		CheckOffer(offer);
+		/* the host indexes every accepted offer before calculating */
+		e = inc_engine_create();
+		inc_engine_add_offer(e, offer);
+		inc_engine_prepare(e);
+		keys = inc_engine_sku_keys(e, &nkeys);
+		EXPECT(nkeys > 0);
+		while (nkeys-- > 0)
+			CheckString(keys[nkeys], true);
+	}
+	fail_jump = NULL;
+	ArenaReset();
+	return 0;
+}
