@@ -1,0 +1,605 @@
+#!/usr/bin/env bash
+# test/cluster/run.sh: the sharded deployment of issue 6, for real, on one
+# machine (`make check-cluster`; part of `make test`).
+#
+# As root: starts, with initdb/pg_ctl as the postgres user, in a mktemp
+# folder, on 127.0.0.1 with free ports and trust authentication:
+#
+#   coord    the coordinator: plproxy + incentives_cluster, database coordinator
+#   shard0.. SHARDS (2, or 4 with SHARDS=4) shards: incentives, databases shard0, ...
+#   single   the single-node reference: incentives, database single
+#
+# then
+#   1. stages every fixture of test/fixtures (offers.json, transactions.csv,
+#      skus.csv, uom_conversions.csv, participant_properties.csv; keys
+#      prefixed with the fixture name, so the cases do not collide) and a
+#      generated data set of GEN_TRANSACTIONS (100,000) transactions over the
+#      fixtures' offers, SKUs and units;
+#   2. loads it into `single` directly (INSERT, \copy) and into the shards
+#      THROUGH the coordinator's functions (put_offer, put_sku,
+#      put_uom_conversion, put_participant_property, put_transaction,
+#      load_transactions) as the non-superuser incentives_app;
+#   3. checks placement (incentives.cluster_check(): reference data identical
+#      everywhere, every transaction on partition hashtext(participant_key) &
+#      (partitions - 1)) and compares the sharded results with the single
+#      node's row for row, every column as text (count, md5 of the ordered
+#      rows, EXCEPT ALL both ways): all participants, call-level properties,
+#      one participant at a time, offer_keys, a view as `transactions`,
+#      incentive_diagnostics and, when the extension has them, tier_progress,
+#      stack_progress, incentive_explain, calculate(jsonb) and the
+#      incentives.earnings written by CALL refresh_earnings() -- printing
+#      `sharded == single: N rows`;
+#   4. error paths: an invalid offer stores nothing; a diverged shard is
+#      reported by cluster_check and healed by the next put; a transaction
+#      cannot move to another participant;
+#   5. stops one shard and requires a calculation for all participants to
+#      fail with an error naming that shard (no partial result), and the
+#      same of a reference-data change;
+#   6. stops everything and removes the folder (EXIT trap; KEEP=1 keeps it).
+#
+# measure.sh sources this file for its functions (CLUSTER_LIB=1).
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+PG_CONFIG=${PG_CONFIG:-pg_config}
+PGBIN=$("$PG_CONFIG" --bindir)
+
+# --------------------------------------------------------------- clusters
+WORK=""
+declare -A PORT=()      # name -> port
+declare -a STARTED=()   # data directories to stop on exit
+
+log() { printf '== %s\n' "$*"; }
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f s", b - a }'; }
+
+as_postgres() { (cd "$WORK" && runuser -u postgres -- "$@"); }
+
+cleanup() {
+    local status=$? d t
+    t=$(now)
+    for d in "${STARTED[@]}"; do
+        if [ -f "$d/postmaster.pid" ]; then
+            as_postgres "$PGBIN/pg_ctl" -D "$d" -m fast -w stop >/dev/null 2>&1 || true
+        fi
+    done
+    if [ -n "$WORK" ] && [ -d "$WORK" ]; then
+        if [ "${KEEP:-0}" = 1 ]; then
+            echo "kept $WORK" >&2
+        else
+            rm -rf "$WORK"
+        fi
+        log "clusters stopped and removed in $(elapsed "$t")"
+    fi
+    exit "$status"
+}
+
+cluster_setup() {
+    if [ "$(id -u)" != 0 ]; then
+        echo "run as root (it starts clusters as the postgres user with runuser)" >&2
+        exit 1
+    fi
+    WORK=$(mktemp -d /tmp/incentives-cluster.XXXXXX)
+    chown postgres: "$WORK"
+    chmod 755 "$WORK"
+    trap cleanup EXIT
+    trap 'exit 130' INT TERM
+}
+
+port_in_use() {
+    local p=$1 q
+    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && return 0
+    for q in "${PORT[@]}"; do [ "$q" = "$p" ] && return 0; done
+    return 1
+}
+
+free_port() {
+    local p i
+    for i in $(seq 1 500); do
+        p=$(( 20000 + RANDOM % 40000 ))
+        port_in_use "$p" || { echo "$p"; return 0; }
+    done
+    echo "no free port" >&2
+    return 1
+}
+
+# cluster_start NAME: initdb + start on a free port; PORT[NAME] is set.
+cluster_start() {
+    local name=$1 dir="$WORK/$1" port attempt
+    as_postgres "$PGBIN/initdb" -D "$dir" -A trust -U postgres -E UTF8 --no-locale >"$WORK/$name.initdb.log" 2>&1 \
+        || { cat "$WORK/$name.initdb.log" >&2; return 1; }
+    cat >>"$dir/postgresql.conf" <<EOF
+listen_addresses = '127.0.0.1'
+unix_socket_directories = '$WORK'
+max_connections = 40
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+shared_buffers = '256MB'
+work_mem = '64MB'
+maintenance_work_mem = '256MB'
+max_wal_size = '4GB'
+checkpoint_timeout = '30min'
+log_min_messages = warning
+log_min_error_statement = panic
+EOF
+    for attempt in 1 2 3 4 5; do
+        port=$(free_port)
+        sed -i "/^port = /d" "$dir/postgresql.conf"
+        echo "port = $port" >>"$dir/postgresql.conf"
+        if as_postgres "$PGBIN/pg_ctl" -D "$dir" -l "$dir/server.log" -w -t 60 start >/dev/null; then
+            PORT[$name]=$port
+            STARTED+=("$dir")
+            return 0
+        fi
+        echo "$name: could not start on port $port, retrying" >&2
+    done
+    cat "$dir/server.log" >&2
+    return 1
+}
+
+cluster_stop() {
+    as_postgres "$PGBIN/pg_ctl" -D "$WORK/$1" -m fast -w stop >/dev/null
+}
+
+# sql NAME DB [psql args]: psql as postgres on cluster NAME.
+sql() {
+    local name=$1 db=$2
+    shift 2
+    "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "${PORT[$name]}" -U postgres -d "$db" "$@"
+}
+# sql_as ROLE NAME DB [psql args]
+sql_as() {
+    local role=$1 name=$2 db=$3
+    shift 3
+    "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "${PORT[$name]}" -U "$role" -d "$db" "$@"
+}
+val() { sql "$@" -A -t; }
+
+# ------------------------------------------------------------ deployment
+
+# shard_setup NAME DB: the incentives extension and the application role.
+shard_setup() {
+    local name=$1 db=$2
+    sql "$name" postgres -c "CREATE DATABASE $db"
+    sql "$name" "$db" <<'EOF'
+CREATE EXTENSION incentives;
+DO $$ BEGIN CREATE ROLE incentives_app LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$;
+GRANT USAGE ON SCHEMA incentives TO incentives_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA incentives TO incentives_app;
+EOF
+}
+
+# coordinator_setup PARTITION_NAMES...: plproxy + incentives_cluster, the
+# SQL/MED cluster with one partition per named shard (database = its name).
+coordinator_setup() {
+    local options="" i=0 name
+    for name in "$@"; do
+        options+="${options:+, }p$i 'dbname=$name host=127.0.0.1 port=${PORT[$name]}'"
+        i=$((i + 1))
+    done
+    sql coord postgres -c "CREATE DATABASE coordinator"
+    sql coord coordinator <<EOF
+CREATE EXTENSION plproxy;
+CREATE EXTENSION incentives_cluster;
+CREATE SERVER incentives_cluster FOREIGN DATA WRAPPER plproxy
+  OPTIONS (connection_lifetime '1800', $options);
+CREATE ROLE incentives_app LOGIN;
+GRANT USAGE ON SCHEMA incentives, incentives_cluster TO incentives_app;
+GRANT USAGE ON FOREIGN SERVER incentives_cluster TO incentives_app;
+CREATE USER MAPPING FOR incentives_app SERVER incentives_cluster OPTIONS (user 'incentives_app');
+CREATE USER MAPPING FOR postgres SERVER incentives_cluster OPTIONS (user 'postgres');
+EOF
+}
+
+# The 17 columns of an earning row as text.
+EARNING_TEXT="participant_key, offer_key, offer_calculator, sku_key, incentive_rate_key,
+  incentive_rate_measure, incentive_rate_value::text AS incentive_rate_value,
+  offer_sku_pay_rate::text AS offer_sku_pay_rate, transaction_id,
+  provided_quantity::text AS provided_quantity, provided_uom_key,
+  provided_amount::text AS provided_amount, incentivized_quantity::text AS incentivized_quantity,
+  incentivized_amount::text AS incentivized_amount, incentive_amount::text AS incentive_amount,
+  incentive_contribution_percent::text AS incentive_contribution_percent,
+  incentive_effective_rate::text AS incentive_effective_rate"
+
+# The comparison helpers, on the coordinator.
+COMPARE_SQL=$(cat <<'EOF'
+CREATE SCHEMA cmp;
+GRANT USAGE, CREATE ON SCHEMA cmp TO incentives_app;
+-- cmp.compare: two tables of text columns, compared as multisets of rows
+-- (EXCEPT ALL both ways) and as the md5 of their rows' text in byte order.
+CREATE FUNCTION cmp.compare(label text, sharded regclass, single regclass) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+    n_sh bigint; n_si bigint; md_sh text; md_si text; missing bigint; extra bigint; sample text;
+BEGIN
+    EXECUTE format('SELECT count(*), md5(coalesce(string_agg(t::text, E''\n'' ORDER BY t::text COLLATE "C"), '''')) FROM %s t', sharded)
+       INTO n_sh, md_sh;
+    EXECUTE format('SELECT count(*), md5(coalesce(string_agg(t::text, E''\n'' ORDER BY t::text COLLATE "C"), '''')) FROM %s t', single)
+       INTO n_si, md_si;
+    EXECUTE format('SELECT count(*) FROM (TABLE %s EXCEPT ALL TABLE %s) x', single, sharded) INTO missing;
+    EXECUTE format('SELECT count(*) FROM (TABLE %s EXCEPT ALL TABLE %s) x', sharded, single) INTO extra;
+    IF n_sh <> n_si OR md_sh <> md_si OR missing <> 0 OR extra <> 0 THEN
+        EXECUTE format('SELECT string_agg(x::text, E''\n'') FROM (SELECT ''missing'', * FROM (TABLE %1$s EXCEPT ALL TABLE %2$s) a
+                          UNION ALL SELECT ''unexpected'', * FROM (TABLE %2$s EXCEPT ALL TABLE %1$s) b LIMIT 10) x', single, sharded)
+           INTO sample;
+        RAISE EXCEPTION 'sharded != single (%): % vs % rows, md5 % vs %, % missing, % unexpected, e.g.%',
+              label, n_sh, n_si, md_sh, md_si, missing, extra, E'\n' || sample;
+    END IF;
+    IF n_sh = 0 THEN
+        RAISE EXCEPTION 'no rows (%): the comparison would prove nothing', label;
+    END IF;
+    RETURN format('sharded == single%s: %s rows', CASE WHEN label = '' THEN '' ELSE ' (' || label || ')' END, n_sh)
+        || format('   [md5 %s, 0 missing, 0 unexpected]', md_sh);
+END
+$$;
+EOF
+)
+
+# The staging schema (in database DB of cluster NAME): the test data before
+# it is loaded, plus the generator.
+STAGE_SQL=$(cat <<'EOF'
+CREATE SCHEMA stage;
+CREATE TABLE stage.offers (fixture text, document jsonb);
+CREATE TABLE stage.transactions (
+    transaction_id text, participant_key text, transaction_type text, transaction_date date,
+    sku_key text, quantity numeric, uom_key text, amount numeric);
+CREATE TABLE stage.skus (sku_key text, uom_key text, label text);
+CREATE TABLE stage.uom_conversions (from_uom_key text, to_uom_key text, factor numeric);
+CREATE TABLE stage.participant_properties (participant_key text, property_key text, value numeric);
+
+-- stage.rnd: a uniform float in [0, 1) from (stream, i), the same on every run.
+CREATE FUNCTION stage.rnd(stream int, i bigint) RETURNS float8
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT (hashint8extended(i, stream) & 4503599627370495)::float8 / 4503599627370496.0 $$;
+
+-- stage.generate: n transactions of `participants` participants (gen_00001,
+-- ...), each a variation of one fixture transaction (its SKU, unit and type,
+-- so every unit converts as the fixtures need): another date in 2025-09-01 ..
+-- 2026-10-29, 0.2x-3x the quantity at the same unit price, 3% returns; and a
+-- business_plan_achieved property for 90% of the participants.
+CREATE FUNCTION stage.generate(n bigint, participants int, prefix text DEFAULT 'G')
+RETURNS void LANGUAGE sql
+AS $$
+    WITH tpl AS (
+        SELECT row_number() OVER (ORDER BY transaction_id COLLATE "C") - 1 AS i, t.*
+          FROM stage.transactions t
+         WHERE quantity <> 0 AND participant_key NOT LIKE 'gen\_%'),
+    c AS (SELECT count(*) AS c FROM tpl),
+    g AS (
+        SELECT k,
+               floor((SELECT c FROM c) * stage.rnd(1, k))::bigint AS i,
+               1 + floor(participants * stage.rnd(2, k))::int AS p,
+               floor(424 * stage.rnd(3, k))::int AS d,
+               round((0.2 + 2.8 * stage.rnd(4, k))::numeric, 2) AS f,
+               CASE WHEN stage.rnd(5, k) < 0.03 THEN -1 ELSE 1 END AS sign
+          FROM generate_series(1, n) k)
+    INSERT INTO stage.transactions
+    SELECT format('%s%s', prefix, lpad(g.k::text, 8, '0')),
+           format('gen_%s', lpad(g.p::text, 5, '0')),
+           tpl.transaction_type,
+           date '2025-09-01' + g.d,
+           tpl.sku_key,
+           g.sign * greatest(round(abs(tpl.quantity) * g.f, 1), 0.1),
+           tpl.uom_key,
+           g.sign * round(abs(tpl.amount / tpl.quantity) * greatest(round(abs(tpl.quantity) * g.f, 1), 0.1), 2)
+      FROM g JOIN tpl USING (i);
+
+    INSERT INTO stage.participant_properties
+    SELECT format('gen_%s', lpad(p::text, 5, '0')), 'business_plan_achieved',
+           round((60 + 60 * stage.rnd(6, p))::numeric, 1)
+      FROM generate_series(1, participants) p
+     WHERE stage.rnd(7, p) < 0.9;
+$$;
+EOF
+)
+
+# stage_fixtures NAME DB: every fixture into stage.*, keys prefixed.
+stage_fixtures() {
+    local name=$1 db=$2 dir fx script="$WORK/stage_fixtures.sql"
+    {
+        echo "CREATE TEMP TABLE raw_tx (LIKE stage.transactions);"
+        echo "CREATE TEMP TABLE raw_props (LIKE stage.participant_properties);"
+        for dir in "$REPO"/test/fixtures/*/; do
+            fx=$(basename "$dir")
+            echo "\\set fx '$fx'"
+            echo "\\set offers \`cat '$dir/offers.json'\`"
+            echo "INSERT INTO stage.offers SELECT :'fx', jsonb_array_elements(:'offers'::jsonb);"
+            echo "\\copy raw_tx FROM '$dir/transactions.csv' WITH (FORMAT csv, HEADER true)"
+            echo "INSERT INTO stage.transactions SELECT :'fx' || '/' || transaction_id, :'fx' || '/' || participant_key,
+                    transaction_type, transaction_date, sku_key, quantity, uom_key, amount FROM raw_tx;"
+            echo "TRUNCATE raw_tx;"
+            if [ -f "$dir/skus.csv" ]; then
+                echo "\\copy stage.skus (sku_key, uom_key) FROM '$dir/skus.csv' WITH (FORMAT csv, HEADER true)"
+            fi
+            if [ -f "$dir/uom_conversions.csv" ]; then
+                echo "\\copy stage.uom_conversions FROM '$dir/uom_conversions.csv' WITH (FORMAT csv, HEADER true)"
+            fi
+            if [ -f "$dir/participant_properties.csv" ]; then
+                echo "\\copy raw_props FROM '$dir/participant_properties.csv' WITH (FORMAT csv, HEADER true)"
+                echo "INSERT INTO stage.participant_properties SELECT :'fx' || '/' || participant_key, property_key, value FROM raw_props;"
+                echo "TRUNCATE raw_props;"
+            fi
+        done
+    } >"$script"
+    sql "$name" "$db" -f "$script"
+}
+
+# stage_export NAME DB: stage.* to CSV files in $WORK/stage_*.csv
+stage_export() {
+    local name=$1 db=$2 t
+    for t in offers transactions skus uom_conversions participant_properties; do
+        sql "$name" "$db" -c "\\copy stage.$t TO '$WORK/stage_$t.csv' WITH (FORMAT csv)"
+    done
+}
+stage_import() {
+    local name=$1 db=$2 t
+    for t in offers transactions skus uom_conversions participant_properties; do
+        sql "$name" "$db" -c "\\copy stage.$t FROM '$WORK/stage_$t.csv' WITH (FORMAT csv)"
+    done
+}
+
+# load_single NAME DB: stage.* into the incentives tables, directly.
+load_single() {
+    sql "$1" "$2" <<'EOF'
+INSERT INTO incentives.offers (document) SELECT document FROM stage.offers;
+INSERT INTO incentives.skus SELECT DISTINCT ON (sku_key) * FROM stage.skus ORDER BY sku_key;
+INSERT INTO incentives.uom_conversions SELECT * FROM stage.uom_conversions ON CONFLICT DO NOTHING;
+INSERT INTO incentives.participant_properties SELECT * FROM stage.participant_properties;
+INSERT INTO incentives.transactions SELECT * FROM stage.transactions;
+ANALYZE;
+EOF
+}
+
+# ------------------------------------------------------------------ main
+main() {
+    local shards=${SHARDS:-2} gen=${GEN_TRANSACTIONS:-100000} participants=${GEN_PARTICIPANTS:-2000}
+    local t0 t i names=() out status
+    case "$shards" in 1|2|4|8) ;; *) echo "SHARDS must be a power of 2 (1, 2, 4, 8)" >&2; exit 2 ;; esac
+    t0=$(now)
+    cluster_setup
+
+    log "starting coord, single and $shards shards in $WORK"
+    cluster_start coord
+    cluster_start single
+    for ((i = 0; i < shards; i++)); do
+        cluster_start "shard$i"
+        names+=("shard$i")
+    done
+    for name in coord single "${names[@]}"; do printf '   %-7s 127.0.0.1:%s\n' "$name" "${PORT[$name]}"; done
+
+    log "extensions: incentives on single and the shards; plproxy + incentives_cluster on coord"
+    shard_setup single single
+    for name in "${names[@]}"; do shard_setup "$name" "$name"; done
+    coordinator_setup "${names[@]}"
+    sql coord coordinator -c "SELECT incentives.cluster_partitions() AS partitions"
+    # the analyst surface (tier_progress, refresh_earnings, ...) is tested
+    # when the shards' extension has it
+    SURFACE=$(val single single -c "SELECT (to_regprocedure('incentives.tier_progress(text, jsonb, regclass)') IS NOT NULL
+                                           AND to_regproc('incentives.refresh_earnings') IS NOT NULL)::int")
+
+    log "staging the fixtures and $gen generated transactions"
+    t=$(now)
+    sql single single <<<"$STAGE_SQL"
+    stage_fixtures single single
+    sql single single -c "SELECT stage.generate($gen, $participants)"
+    sql single single -c "SELECT (SELECT count(*) FROM stage.offers) AS offers,
+                                 (SELECT count(*) FROM stage.skus) AS skus,
+                                 (SELECT count(*) FROM stage.uom_conversions) AS uom_conversions,
+                                 (SELECT count(*) FROM stage.participant_properties) AS participant_properties,
+                                 (SELECT count(*) FROM stage.transactions) AS transactions,
+                                 (SELECT count(DISTINCT participant_key) FROM stage.transactions) AS participants"
+    stage_export single single
+    echo "   staged in $(elapsed "$t")"
+
+    log "single node: loading directly"
+    t=$(now)
+    load_single single single
+    echo "   loaded in $(elapsed "$t")"
+
+    log "shards: loading through the coordinator's functions (as incentives_app)"
+    t=$(now)
+    sql coord coordinator <<<"$STAGE_SQL"
+    sql coord coordinator -c "GRANT USAGE ON SCHEMA stage TO incentives_app; GRANT SELECT ON ALL TABLES IN SCHEMA stage TO incentives_app;"
+    stage_import coord coordinator
+    sql_as incentives_app coord coordinator <<'EOF'
+\pset footer off
+SELECT count(*) AS offers, count(*) FILTER (WHERE incentives.put_offer(document)) AS new
+  FROM stage.offers;
+SELECT count(*) AS skus, count(*) FILTER (WHERE incentives.put_sku(sku_key, uom_key, label)) AS new
+  FROM (SELECT DISTINCT ON (sku_key) * FROM stage.skus ORDER BY sku_key) s;
+SELECT count(*) AS uom_conversions,
+       count(*) FILTER (WHERE incentives.put_uom_conversion(from_uom_key, to_uom_key, factor)) AS new
+  FROM stage.uom_conversions;
+SELECT count(*) AS participant_properties,
+       count(*) FILTER (WHERE incentives.put_participant_property(participant_key, property_key, value)) AS new
+  FROM stage.participant_properties;
+-- fixture transactions one at a time, generated ones in batches of 5,000
+SELECT count(*) AS put_transaction,
+       count(*) FILTER (WHERE incentives.put_transaction(transaction_id, participant_key, transaction_type,
+                                   transaction_date, sku_key, quantity, uom_key, amount)) AS new
+  FROM stage.transactions WHERE participant_key NOT LIKE 'gen\_%';
+SELECT count(*) AS batches, sum(incentives.load_transactions(batch)) AS load_transactions
+  FROM (SELECT jsonb_agg(to_jsonb(t) ORDER BY transaction_id) AS batch
+          FROM (SELECT t.*, (row_number() OVER (ORDER BY transaction_id) - 1) / 5000 AS b
+                  FROM stage.transactions t WHERE participant_key LIKE 'gen\_%') t
+         GROUP BY b) x;
+EOF
+    echo "   loaded in $(elapsed "$t")"
+
+    log "placement: incentives.cluster_check()"
+    sql coord coordinator <<EOF
+\pset footer off
+SELECT partition, row_count AS transactions
+  FROM incentives.cluster_check() WHERE object = 'transactions' ORDER BY partition;
+DO \$\$
+DECLARE sharded bigint; single bigint := $(val single single -c "SELECT count(*) FROM incentives.transactions");
+BEGIN
+    SELECT sum(row_count) INTO sharded FROM incentives.cluster_check() WHERE object = 'transactions';
+    IF sharded IS DISTINCT FROM single THEN
+        RAISE EXCEPTION 'the shards hold % transactions, the single node %', sharded, single;
+    END IF;
+    RAISE NOTICE 'every transaction on the partition of its participant; % on the shards = % on the single node', sharded, single;
+END
+\$\$;
+EOF
+
+    log "comparing results, every column as text"
+    t=$(now)
+    for name in single "${names[@]}"; do
+        sql "$name" "$name" -c "CREATE VIEW public.purchases AS
+            SELECT * FROM incentives.transactions WHERE transaction_type = 'retailer_purchases_from_distribution';
+          GRANT SELECT ON public.purchases TO incentives_app;"
+    done
+    sql coord coordinator <<<"$COMPARE_SQL"
+
+    # capture LABEL QUERY: QUERY (text columns) on the single node (as
+    # postgres) and through the coordinator (as incentives_app), side by
+    # side in cmp.single_LABEL and cmp.sharded_LABEL.
+    capture() {
+        local label=$1 query=$2
+        sql single single -c "\\copy ($query) TO '$WORK/single_$label.csv' WITH (FORMAT csv)"
+        sql_as incentives_app coord coordinator -c "CREATE TABLE cmp.sharded_$label AS $query"
+        sql coord coordinator -c "CREATE TABLE cmp.single_$label (LIKE cmp.sharded_$label)" \
+            -c "\\copy cmp.single_$label FROM '$WORK/single_$label.csv' WITH (FORMAT csv)"
+    }
+    # every fixture participant and every tenth generated one
+    local sample="SELECT DISTINCT participant_key AS p FROM stage.transactions
+                   WHERE participant_key NOT LIKE 'gen\\_%' OR right(participant_key, 1) = '0'"
+    capture all "SELECT $EARNING_TEXT FROM incentives.incentive_calculate()"
+    capture properties "SELECT $EARNING_TEXT FROM incentives.incentive_calculate(properties => '{\"business_plan_achieved\": 90}')"
+    capture offer_keys "SELECT $EARNING_TEXT FROM incentives.incentive_calculate(
+                          offer_keys => ARRAY['offer_a', 'basf.2026.retailer.triple_stack', 'bayer.2026.retailer.fixed_bonus'])"
+    capture view "SELECT $EARNING_TEXT FROM incentives.incentive_calculate(transactions => 'public.purchases')"
+    capture each "SELECT $EARNING_TEXT FROM ($sample) s, LATERAL incentives.incentive_calculate(participant_key => s.p)"
+    capture diagnostics "SELECT participant_key, offer_key, strategy_key, diagnostics::text FROM incentives.incentive_diagnostics()"
+    if [ "$SURFACE" = 1 ]; then
+        capture tier_progress "SELECT t::text FROM incentives.tier_progress() t"
+        capture tier_progress_each "SELECT t::text FROM ($sample) s,
+                                      LATERAL incentives.tier_progress(participant_key => s.p, properties => '{\"growth\": 1}') t"
+        capture stack_progress "SELECT t::text FROM incentives.stack_progress() t"
+        capture explain "SELECT x.p, x.offer_key, incentives.incentive_explain(x.p, x.offer_key)::text
+                           FROM (SELECT DISTINCT t.participant_key AS p, o.document ->> 'offer_key' AS offer_key
+                                   FROM stage.transactions t JOIN stage.offers o ON o.fixture = split_part(t.participant_key, '/', 1)
+                                 UNION
+                                 SELECT 'gen_00010', o.document ->> 'offer_key' FROM stage.offers o) x"
+        capture calculate "SELECT incentives.calculate(jsonb_build_object(
+                               'participant_key', 'gen_00010', 'include_stored', true,
+                               'transactions', (SELECT jsonb_agg(to_jsonb(t) - 'participant_key' || jsonb_build_object('transaction_id', 'WHATIF-' || t.transaction_id))
+                                                  FROM stage.transactions t WHERE t.participant_key = 'gen_00020'))) ->> 'potential_earnings'
+                           UNION ALL
+                           SELECT incentives.calculate(jsonb_build_object(
+                               'transactions', (SELECT jsonb_agg(to_jsonb(t)) FROM stage.transactions t
+                                                 WHERE t.participant_key LIKE 'stacked_pair_up/%'))) ->> 'potential_earnings'"
+        # refresh_earnings: CALL on the single node and on the coordinator,
+        # then the shards' incentives.earnings side by side with the single
+        # node's
+        local earnings_cols="participant_key, offer_key, offer_calculator, sku_key, incentive_rate_key,
+            incentive_rate_measure, incentive_rate_value::text, offer_sku_pay_rate::text, transaction_id,
+            provided_quantity::text, provided_uom_key, provided_amount::text, incentivized_quantity::text,
+            incentivized_amount::text, incentive_amount::text, incentive_contribution_percent::text,
+            incentive_effective_rate::text, transaction_date::text"
+        sql single single -c "SET client_min_messages = warning" -c "CALL incentives.refresh_earnings()"
+        sql single single -c "\\copy (SELECT $earnings_cols FROM incentives.earnings) TO '$WORK/single_earnings.csv' WITH (FORMAT csv)"
+        sql_as incentives_app coord coordinator -c "CALL incentives.refresh_earnings()" 2>&1 | grep -v 'of .* participants' | sed 's/^/   /'
+        sql_as incentives_app coord coordinator -c "CALL incentives.refresh_earnings(participant_key => 'gen_00010')" 2>&1 | sed 's/^/   /'
+        sql coord coordinator -c "CREATE TABLE cmp.sharded_earnings AS SELECT * FROM cmp.single_all LIMIT 0;
+                                  ALTER TABLE cmp.sharded_earnings ADD COLUMN transaction_date text;
+                                  CREATE TABLE cmp.single_earnings (LIKE cmp.sharded_earnings);" \
+            -c "\\copy cmp.single_earnings FROM '$WORK/single_earnings.csv' WITH (FORMAT csv)"
+        for name in "${names[@]}"; do
+            sql "$name" "$name" -c "\\copy (SELECT $earnings_cols FROM incentives.earnings) TO '$WORK/${name}_earnings.csv' WITH (FORMAT csv)"
+            sql coord coordinator -c "\\copy cmp.sharded_earnings FROM '$WORK/${name}_earnings.csv' WITH (FORMAT csv)"
+        done
+    fi
+
+    val coord coordinator -v surface="$SURFACE" <<EOF
+SELECT cmp.compare('', 'cmp.sharded_all', 'cmp.single_all');
+SELECT cmp.compare('properties => {"business_plan_achieved": 90}', 'cmp.sharded_properties', 'cmp.single_properties');
+SELECT cmp.compare('offer_keys => 3 offers', 'cmp.sharded_offer_keys', 'cmp.single_offer_keys');
+SELECT cmp.compare('transactions => ''public.purchases''', 'cmp.sharded_view', 'cmp.single_view');
+SELECT cmp.compare('one participant at a time, ' || count(*) || ' participants', 'cmp.sharded_each', 'cmp.single_each')
+  FROM ($sample) s;
+SELECT cmp.compare('incentive_diagnostics', 'cmp.sharded_diagnostics', 'cmp.single_diagnostics');
+\\if :surface
+SELECT cmp.compare('tier_progress', 'cmp.sharded_tier_progress', 'cmp.single_tier_progress');
+SELECT cmp.compare('tier_progress, one participant at a time', 'cmp.sharded_tier_progress_each', 'cmp.single_tier_progress_each');
+SELECT cmp.compare('stack_progress', 'cmp.sharded_stack_progress', 'cmp.single_stack_progress');
+SELECT cmp.compare('incentive_explain', 'cmp.sharded_explain', 'cmp.single_explain');
+SELECT cmp.compare('calculate(jsonb)', 'cmp.sharded_calculate', 'cmp.single_calculate');
+SELECT cmp.compare('refresh_earnings: incentives.earnings', 'cmp.sharded_earnings', 'cmp.single_earnings');
+\\endif
+SELECT format('   %s participants, %s offers, %s calculators, %s rows with incentive_amount <> 0',
+              count(DISTINCT participant_key), count(DISTINCT offer_key),
+              count(DISTINCT offer_calculator), count(*) FILTER (WHERE incentive_amount::numeric <> 0))
+  FROM cmp.sharded_all;
+EOF
+    echo "   compared in $(elapsed "$t")"
+
+    log "error paths through the coordinator"
+    expect_error() {  # expect_error PATTERN SQL: the statement must fail with a message matching PATTERN
+        local pattern=$1 statement=$2 out
+        if out=$(sql_as incentives_app coord coordinator -c "$statement" 2>&1); then
+            echo "expected an error from: $statement" >&2
+            echo "$out" >&2
+            exit 1
+        fi
+        if ! grep -qE -- "$pattern" <<<"$out"; then
+            echo "the error of [$statement] does not match /$pattern/:" >&2
+            echo "$out" >&2
+            exit 1
+        fi
+        echo "   $(grep -m1 ERROR <<<"$out")"
+    }
+    expect_error 'unknown offer|no_such_offer' \
+        "SELECT count(*) FROM incentives.incentive_calculate(offer_keys => ARRAY['no_such_offer'])"
+    expect_error 'invalid offer "broken"' \
+        "SELECT incentives.put_offer('{\"offer_key\": \"broken\", \"strategy_key\": \"standard\", \"calculator_key\": \"percent_of_amount\", \"periods\": []}')"
+    expect_error 'belongs to participant' \
+        "SELECT incentives.put_transaction('G00000001', 'someone_else', 'retailer_sales_to_growers', '2026-01-01', 'x', 1, 'gal', 1)"
+    # a partial change (as if a put had failed half way): cluster_check names
+    # it, the next put heals it
+    sql shard0 shard0 -c "INSERT INTO incentives.skus VALUES ('half_applied_sku', 'gal', NULL)"
+    expect_error 'skus differ between partitions' "SELECT * FROM incentives.cluster_check()"
+    out=$(sql_as incentives_app coord coordinator -A -t -c "SELECT incentives.put_sku('half_applied_sku', 'gal')" 2>&1)
+    grep -q 'partitions disagreed' <<<"$out" || { echo "expected a warning: $out" >&2; exit 1; }
+    echo "   $(grep -m1 WARNING <<<"$out")"
+    sql coord coordinator -A -t -c "SELECT '   cluster_check() after the put: ' || count(*) || ' rows, consistent' FROM incentives.cluster_check()"
+    val coord coordinator -c "SELECT incentives.delete_sku('half_applied_sku')" >/dev/null
+    val coord coordinator -c "SELECT count(*) FROM incentives.cluster_check()" >/dev/null
+
+    local victim="shard$((shards - 1))"
+    log "stopping $victim (127.0.0.1:${PORT[$victim]}): a calculation for all participants must fail, naming it"
+    cluster_stop "$victim"
+    status=0
+    out=$(sql_as incentives_app coord coordinator -A -t -c "SELECT count(*) FROM incentives.incentive_calculate()" 2>&1) || status=$?
+    if [ "$status" = 0 ]; then
+        echo "a calculation with $victim down returned: $out" >&2
+        exit 1
+    fi
+    if ! grep -q "$victim" <<<"$out" || ! grep -q "${PORT[$victim]}" <<<"$out"; then
+        echo "the error does not name $victim (port ${PORT[$victim]}): $out" >&2
+        exit 1
+    fi
+    echo "$out" | sed 's/^/   /'
+    out=$(sql_as incentives_app coord coordinator -A -t -c "SELECT incentives.put_sku('while_down', 'gal')" 2>&1) && {
+        echo "a reference-data change with $victim down succeeded: $out" >&2
+        exit 1
+    }
+    grep -q "$victim" <<<"$out" || { echo "the error does not name $victim: $out" >&2; exit 1; }
+    echo "   put_sku with $victim down: $(grep -m1 ERROR <<<"$out" | cut -c1-160)"
+    # a participant of a live partition still computes
+    out=$(sql_as incentives_app coord coordinator -A -t -c "
+        SELECT format('participant %s on partition %s (up): %s rows', p, incentives.partition_of(p),
+                      (SELECT count(*) FROM incentives.incentive_calculate(participant_key => p)))
+          FROM (SELECT DISTINCT participant_key AS p FROM stage.transactions
+                 WHERE incentives.partition_of(participant_key) <> $((shards - 1))
+                 ORDER BY 1 LIMIT 1) x")
+    echo "   $out"
+
+    log "check-cluster passed in $(elapsed "$t0") ($shards shards)"
+}
+
+if [ "${CLUSTER_LIB:-0}" != 1 ]; then
+    main "$@"
+fi
