@@ -15,7 +15,7 @@ RESET client_min_messages;
 TRUNCATE incentives.offers, incentives.transactions, incentives.skus,
          incentives.participant_properties;
 
-SELECT plan(54);
+SELECT plan(55);
 
 -- error_of(sql): the error the statement raises, as
 -- {sqlstate, message, detail, hint}; NULL when it raises none.
@@ -169,16 +169,18 @@ SELECT lives_ok(
       properties => '{"growth_pct": 90, "unused": "text", "other": {"a": 1}}')$$,
   'properties no offer uses may be anything');
 
-INSERT INTO incentives.participant_properties VALUES ('r_bp', 'growth_pct', 'NaN');
 SELECT throws_ok(
-  $$SELECT * FROM incentives.incentive_calculate(participant_key => 'r_bp')$$,
-  '22023', 'stored property "growth_pct" of participant "r_bp" NaN is not a finite number',
-  'a stored property NaN: an error naming the property and the participant');
-UPDATE incentives.participant_properties SET value = 'Infinity' WHERE participant_key = 'r_bp';
+  $$INSERT INTO incentives.participant_properties VALUES ('r_bp', 'growth_pct', 'NaN')$$,
+  '23514', NULL,
+  'a stored property cannot be NaN (check constraint)');
 SELECT throws_ok(
-  $$SELECT * FROM incentives.incentive_calculate(participant_key => 'r_bp')$$,
-  '22023', 'stored property "growth_pct" of participant "r_bp" Infinity is not a finite number',
-  'a stored property Infinity: an error naming the property and the participant');
+  $$INSERT INTO incentives.participant_properties VALUES ('r_bp', 'growth_pct', 'Infinity')$$,
+  '23514', NULL,
+  'a stored property cannot be Infinity (check constraint)');
+SELECT throws_ok(
+  $$INSERT INTO incentives.uom_conversions VALUES ('drum', 'gal', 'NaN')$$,
+  '23514', NULL,
+  'a unit conversion factor cannot be NaN (check constraint)');
 DELETE FROM incentives.participant_properties;
 
 -- ===================================================================
