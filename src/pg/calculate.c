@@ -333,17 +333,63 @@ EmitDiagnostics(void *ctx, const IncOffer *offer, const char *json)
 	MemoryContextReset(out->row_context);
 }
 
-/* CopyTxn: a deep copy of t (strings included) in the current context. */
-static IncTxn
-CopyTxn(const IncTxn *t)
+/* One participant's transactions, in its own memory context. */
+typedef struct Participant
 {
-	IncTxn		c = *t;
+	MemoryContext context;		/* reset after each participant */
+	char	   *key;			/* NULL until the first transaction */
+	IncTxn	   *txns;
+	int			ntxns;
+	int			cap;
+} Participant;
 
-	c.transaction_id = pstrdup(t->transaction_id);
-	c.transaction_type = pstrdup(t->transaction_type);
-	c.sku_key = pstrdup(t->sku_key);
-	c.uom_key = pstrdup(t->uom_key);
-	return c;
+/*
+ * CopyInto: a deep copy of *txn and *key into context, replacing both (the
+ * row that starts the next participant must outlive this one's context).
+ */
+static void
+CopyInto(MemoryContext context, IncTxn *txn, char **key)
+{
+	MemoryContext old = MemoryContextSwitchTo(context);
+
+	txn->transaction_id = pstrdup(txn->transaction_id);
+	txn->transaction_type = pstrdup(txn->transaction_type);
+	txn->sku_key = pstrdup(txn->sku_key);
+	txn->uom_key = pstrdup(txn->uom_key);
+	*key = pstrdup(*key);
+	MemoryContextSwitchTo(old);
+}
+
+/* AddTxn: append txn (already in p->context) to the participant. */
+static void
+AddTxn(Participant *p, const IncTxn *txn, const char *relname)
+{
+	if (p->ntxns > 0 &&
+		strcmp(txn->transaction_id, p->txns[p->ntxns - 1].transaction_id) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNIQUE_VIOLATION),
+				 errmsg("transaction \"%s\" appears more than once in relation %s",
+						txn->transaction_id, relname)));
+	if (p->ntxns == p->cap)
+	{
+		p->cap = p->cap ? p->cap * 2 : 256;
+		p->txns = p->txns ? repalloc_huge(p->txns, sizeof(IncTxn) * p->cap)
+			: MemoryContextAllocHuge(p->context, sizeof(IncTxn) * p->cap);
+	}
+	p->txns[p->ntxns++] = *txn;
+}
+
+/* Finish: calculate the participant, then forget it. */
+static void
+Finish(Participant *p, IncEngine *engine, Properties *props, Output *out)
+{
+	out->participant_key = p->key;
+	inc_engine_calculate(engine, p->key, p->txns, p->ntxns,
+						 LookupProperty, props, EmitRow, out);
+	MemoryContextReset(p->context);
+	p->key = NULL;
+	p->txns = NULL;
+	p->ntxns = p->cap = 0;
 }
 
 /*
@@ -361,18 +407,11 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics)
 	Properties	props;
 	Output		out;
 	TxnSource	src;
-	MemoryContext participant_context,
-				carry_context,
+	Participant participant;
+	MemoryContext carry_context,
 				call_context;
 	const char *const *skus;
 	int			nskus;
-	IncTxn	   *txns = NULL;
-	int			ntxns = 0,
-				cap = 0;
-	char	   *current = NULL;
-	IncTxn		txn;
-	char	   *participant;
-	bool		more;
 
 	InitMaterializedSRF(fcinfo, 0);
 	out.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
@@ -399,60 +438,40 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics)
 	LoadCallProperties(&props, properties);
 	LoadStoredProperties(&props, engine, participant_filter);
 
-	participant_context = AllocSetContextCreate(call_context, "incentives participant",
+	memset(&participant, 0, sizeof(participant));
+	participant.context = AllocSetContextCreate(call_context, "incentives participant",
 												ALLOCSET_DEFAULT_SIZES);
 	carry_context = AllocSetContextCreate(call_context, "incentives carry",
 										  ALLOCSET_SMALL_SIZES);
 	out.row_context = AllocSetContextCreate(call_context, "incentives row",
 											ALLOCSET_SMALL_SIZES);
 
+	/* transactions come ordered by participant: calculate each as it ends */
 	txn_source_open(&src, relid, participant_filter, skus, nskus);
-	MemoryContextSwitchTo(participant_context);
-	do
+	MemoryContextSwitchTo(participant.context);
+	for (;;)
 	{
+		IncTxn		txn;
+		char	   *key;
+		bool		more;
+
 		CHECK_FOR_INTERRUPTS();
-		more = txn_source_next(&src, &txn, &participant);
-		if (current && (!more || strcmp(participant, current) != 0))
+		more = txn_source_next(&src, &txn, &key);
+		if (participant.key && (!more || strcmp(key, participant.key) != 0))
 		{
-			/* the participant is complete: calculate it, keep the new row */
-			MemoryContextSwitchTo(carry_context);
 			if (more)
-			{
-				txn = CopyTxn(&txn);
-				participant = pstrdup(participant);
-			}
-			MemoryContextSwitchTo(participant_context);
-			out.participant_key = current;
-			inc_engine_calculate(engine, current, txns, ntxns,
-								 LookupProperty, &props, EmitRow, &out);
-			MemoryContextReset(participant_context);
-			txns = NULL;
-			ntxns = cap = 0;
-			current = NULL;
+				CopyInto(carry_context, &txn, &key);
+			Finish(&participant, engine, &props, &out);
 			if (more)
-			{
-				txn = CopyTxn(&txn);
-				participant = pstrdup(participant);
-			}
+				CopyInto(participant.context, &txn, &key);
 			MemoryContextReset(carry_context);
 		}
 		if (!more)
 			break;
-		if (current == NULL)
-			current = participant;
-		else if (strcmp(txn.transaction_id, txns[ntxns - 1].transaction_id) == 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_UNIQUE_VIOLATION),
-					 errmsg("transaction \"%s\" appears more than once in relation %s",
-							txn.transaction_id, src.relname)));
-		if (ntxns == cap)
-		{
-			cap = cap ? cap * 2 : 256;
-			txns = txns ? repalloc_huge(txns, sizeof(IncTxn) * cap)
-				: MemoryContextAllocHuge(participant_context, sizeof(IncTxn) * cap);
-		}
-		txns[ntxns++] = txn;
-	} while (more);
+		if (participant.key == NULL)
+			participant.key = key;
+		AddTxn(&participant, &txn, src.relname);
+	}
 
 	MemoryContextSwitchTo(call_context);
 	txn_source_close(&src);
