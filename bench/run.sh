@@ -1,0 +1,245 @@
+#!/usr/bin/env bash
+# bench/run.sh: the issue-5 benchmark of incentives.incentive_calculate.
+#
+#   bench/run.sh                          # 1M transactions (2-3 minutes)
+#   BENCH_N="1000000 10000000" bench/run.sh  # and 10M (about 16 minutes)
+#   make bench                            # builds, installs, runs this
+#
+# In a throwaway cluster (pg_virtualenv -t; set BENCH_USE_CURRENT=1 to use
+# the cluster the PG* variables point at instead), for each N: generate the
+# data (bench/generate.sql), VACUUM ANALYZE, prewarm, then BENCH_RUNS
+# interleaved rounds of
+#   scan       SELECT count(*), sum(amount) + sum(quantity) FROM incentives.transactions
+#   engine     SELECT count(*), sum(incentive_amount) FROM incentives.incentive_calculate()
+#   reference  the same through bench/reference.sql's set-based SQL
+#   loop       one incentive_calculate(participant) call per participant (1,000)
+# and report medians.  Then the engine once more in a fresh session for its
+# peak memory (RssAnon sampled every 20 ms, and VmHWM), and the cross-check
+# of engine and reference (0 mismatches required: exit status 1 otherwise).
+#
+# Settings (environment):
+#   BENCH_N             data set sizes (default 1000000)
+#   BENCH_RUNS          interleaved rounds (default 3)
+#   BENCH_SEED          generator seed (default 42)
+#   BENCH_LOOP_BUDGET   seconds the loop may take per N over all rounds
+#                       (default 240; 0 = no limit).  When 1,000 calls x
+#                       BENCH_RUNS would not fit, each round calls every
+#                       k-th participant and the time is scaled to 1,000
+#                       calls, shown as "loop (est.)".
+#   BENCH_ROWCHECK_MAX  row-level cross-check up to this N (default 1000000;
+#                       the per (offer, participant) check always runs)
+#   BENCH_PERF          1: perf record the engine's backend during the memory
+#                       run (flat profile), dwarf: with call graphs (inclusive
+#                       %); report in bench/out/perf-N.txt
+#   BENCH_SHARED_BUFFERS, BENCH_WORK_MEM (default 4GB, 64MB)
+# Output: the tables on stdout and in bench/out/.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(dirname "$here")
+cd "$root"
+
+: "${BENCH_N:=1000000}"
+: "${BENCH_RUNS:=3}"
+: "${BENCH_SEED:=42}"
+: "${BENCH_LOOP_BUDGET:=240}"
+: "${BENCH_ROWCHECK_MAX:=1000000}"
+: "${BENCH_PERF:=0}"
+: "${BENCH_SHARED_BUFFERS:=4GB}"
+: "${BENCH_WORK_MEM:=64MB}"
+: "${BENCH_OUT:=$root/bench/out}"
+
+if [ -z "${BENCH_INSIDE:-}" ] && [ -z "${BENCH_USE_CURRENT:-}" ]; then
+    export BENCH_INSIDE=1
+    # Same settings for every measure: no JIT (its compile time is noise at
+    # these sizes), no parallel query (the engine is one backend; so is the
+    # floor), the data in shared buffers, durability off for the load.
+    exec pg_virtualenv -t \
+        -o "shared_buffers=$BENCH_SHARED_BUFFERS" \
+        -o "work_mem=$BENCH_WORK_MEM" \
+        -o "maintenance_work_mem=1GB" \
+        -o "temp_buffers=64MB" \
+        -o "max_parallel_workers_per_gather=0" \
+        -o "jit=off" \
+        -o "fsync=off" -o "synchronous_commit=off" -o "full_page_writes=off" \
+        -o "max_wal_size=16GB" -o "checkpoint_timeout=1h" \
+        "$here/run.sh" "$@"
+fi
+
+mkdir -p "$BENCH_OUT"
+export PGDATABASE=incentives_bench
+# (again per session, for BENCH_USE_CURRENT)
+export PGOPTIONS="${PGOPTIONS:-} -c client_min_messages=warning -c jit=off -c max_parallel_workers_per_gather=0 -c work_mem=$BENCH_WORK_MEM"
+PSQL=(psql -X -q -v ON_ERROR_STOP=1)
+
+log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+# q SQL: one value, unaligned
+q() { "${PSQL[@]}" -At -c "$1"; }
+
+PGDATABASE=postgres psql -X -q -v ON_ERROR_STOP=1 -c "DROP DATABASE IF EXISTS incentives_bench" \
+    -c "CREATE DATABASE incentives_bench"
+"${PSQL[@]}" -c "CREATE EXTENSION incentives" -c "CREATE EXTENSION pg_prewarm"
+"${PSQL[@]}" -f bench/bench.sql
+"${PSQL[@]}" -f bench/reference.sql
+
+server=$(q "SELECT current_setting('server_version')")
+cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo 2>/dev/null || echo unknown)
+settings=$(q "SELECT string_agg(name || '=' || current_setting(name), ' ' ORDER BY name)
+                FROM pg_settings WHERE name IN ('shared_buffers', 'work_mem', 'jit', 'max_parallel_workers_per_gather')")
+{
+    echo "incentives benchmark  $(date -u +%Y-%m-%dT%H:%MZ)"
+    echo "PostgreSQL $server; $(nproc) cores ($cpu); $(awk '/MemTotal/ {printf "%.0f GB", $2/1048576}' /proc/meminfo) RAM"
+    echo "settings: $settings"
+    echo "runs: $BENCH_RUNS interleaved, medians; seed $BENCH_SEED; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+} | tee "$BENCH_OUT/header.txt"
+
+SCAN_SQL='SELECT count(*), sum(amount) + sum(quantity) FROM incentives.transactions'
+ENGINE_SQL='SELECT count(*), sum(incentive_amount) FROM incentives.incentive_calculate()'
+REFERENCE_SQL='SELECT count(*), sum(incentive_amount) FROM bench.reference_calculate()'
+
+# measure N NAME RUN SQL [SCALE]: time one query in a fresh session, record it
+measure() {
+    local ms
+    ms=$(q "SELECT bench.measure($1, '$2', $3, \$q\$$4\$q\$, ${5:-1})")
+    log "  $2 run $3: ${ms} ms${5:+ (x$5)}"
+    echo "$ms"
+}
+
+# memory N: the engine once in a fresh session; peak RssAnon by sampling,
+# VmHWM at the end; with BENCH_PERF=1 also perf record -g of the backend.
+memory() {
+    local n=$1 pidfile out pid peak=0 cur bg perfpid=""
+    pidfile=$(mktemp) out=$(mktemp)
+    "${PSQL[@]}" -At >"$out" <<SQL &
+\o $pidfile
+SELECT pg_backend_pid();
+\o
+SELECT pg_sleep(0.5);
+$ENGINE_SQL;
+SELECT substring(pg_read_file('/proc/self/status') from 'VmHWM:\s*(\d+) kB');
+SQL
+    bg=$!
+    for _ in $(seq 100); do [ -s "$pidfile" ] && break; sleep 0.05; done
+    pid=$(tr -d '[:space:]' <"$pidfile")
+    if [ "$BENCH_PERF" != 0 ] && command -v perf >/dev/null; then
+        if [ "$BENCH_PERF" = dwarf ]; then
+            perf_opts=(-F 499 --call-graph dwarf,16384)
+        else
+            perf_opts=(-F 999)
+        fi
+        perf record -q "${perf_opts[@]}" -p "$pid" -o "$BENCH_OUT/perf-$n.data" >/dev/null 2>&1 &
+        perfpid=$!
+    fi
+    while kill -0 "$bg" 2>/dev/null; do
+        cur=$(awk '/^RssAnon:/ {print $2}' "/proc/$pid/status" 2>/dev/null || true)
+        if [ -n "$cur" ] && [ "$cur" -gt "$peak" ]; then peak=$cur; fi
+        sleep 0.02
+    done
+    wait "$bg"
+    if [ -n "$perfpid" ]; then
+        kill -INT "$perfpid" 2>/dev/null || true
+        wait "$perfpid" || true
+        local children=--no-children
+        if [ "$BENCH_PERF" = dwarf ]; then children=--children; fi
+        {
+            echo "# perf, engine backend, N=$n ($BENCH_PERF): % of samples by shared object, then by symbol"
+            perf report -i "$BENCH_OUT/perf-$n.data" --no-children --stdio --sort dso -g none 2>/dev/null \
+                | grep -E '^ +[0-9]' | head -8
+            perf report -i "$BENCH_OUT/perf-$n.data" "$children" --stdio --sort dso,symbol -g none 2>/dev/null \
+                | grep -E '^ +[0-9]' | head -80
+        } >"$BENCH_OUT/perf-$n.txt" || true
+        log "  perf: $BENCH_OUT/perf-$n.txt"
+    fi
+    MEM_RSSANON_MB=$(awk -v k="$peak" 'BEGIN {printf "%.1f", k / 1024}')
+    MEM_HWM_MB=$(awk -v k="$(tail -n 1 "$out")" 'BEGIN {printf "%.1f", k / 1024}')
+    rm -f "$pidfile" "$out"
+}
+
+status=0
+summary=()
+for n in $BENCH_N; do
+    log "N=$n: generating (seed $BENCH_SEED)"
+    t0=$(date +%s.%N)
+    "${PSQL[@]}" -v n_transactions="$n" -v seed="$BENCH_SEED" -f bench/generate.sql >/dev/null
+    "${PSQL[@]}" -c "VACUUM ANALYZE"
+    q "SELECT pg_prewarm('incentives.transactions'), pg_prewarm('incentives.transactions_pkey'),
+              pg_prewarm('incentives.transactions_participant_idx')" >/dev/null
+    t1=$(date +%s.%N)
+    size=$(q "SELECT pg_size_pretty(pg_table_size('incentives.transactions'))
+                     || ' + indexes ' || pg_size_pretty(pg_indexes_size('incentives.transactions'))")
+    log "N=$n: loaded in $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.0f", b - a}') s ($size)"
+    q "DELETE FROM bench.results WHERE n = $n" >/dev/null
+
+    # the loop: how many participants fit the budget?
+    nparticipants=$(q "SELECT count(*) FROM bench.participants")
+    probe_ms=$(q "SELECT bench.measure(-1, 'probe', 0, bench.loop_sql(10))")
+    q "DELETE FROM bench.results WHERE n = -1" >/dev/null
+    projected=$(awk -v ms="$probe_ms" -v p="$nparticipants" 'BEGIN {printf "%.1f", ms / 10 * p / 1000}')
+    step=1
+    if [ "$BENCH_LOOP_BUDGET" != 0 ]; then
+        step=$(awk -v proj="$projected" -v r="$BENCH_RUNS" -v b="$BENCH_LOOP_BUDGET" \
+            'BEGIN {s = proj * r / b; s = (s <= 1) ? 1 : int(s) + (s > int(s)); if (s > 50) s = 50; print s}')
+    fi
+    if [ "$step" = 1 ]; then
+        loop_sql="SELECT count(*), sum(e.incentive_amount) FROM bench.participants p, LATERAL incentives.incentive_calculate(p.participant_key) e"
+        loop_scale=1
+    else
+        loop_sql="SELECT count(*), sum(e.incentive_amount) FROM (SELECT participant_key, row_number() OVER (ORDER BY participant_key) AS rn FROM bench.participants) p, LATERAL incentives.incentive_calculate(p.participant_key) e WHERE p.rn % $step = 0"
+        loop_scale=$(awk -v p="$nparticipants" -v s="$step" 'BEGIN {printf "%.6f", p / int(p / s)}')
+    fi
+    log "N=$n: loop projected ${projected} s per 1,000 calls; calling every ${step}. participant"
+
+    for run in $(seq "$BENCH_RUNS"); do
+        log "N=$n: round $run"
+        measure "$n" scan "$run" "$SCAN_SQL" >/dev/null
+        measure "$n" engine "$run" "$ENGINE_SQL" >/dev/null
+        measure "$n" reference "$run" "$REFERENCE_SQL" >/dev/null
+        measure "$n" loop "$run" "$loop_sql" "$loop_scale" >/dev/null
+    done
+
+    log "N=$n: engine memory"
+    memory "$n"
+
+    rows=false
+    if [ "$n" -le "$BENCH_ROWCHECK_MAX" ]; then rows=true; fi
+    log "N=$n: cross-check (rows: $rows)"
+    cc=$(q "SELECT concat_ws('|', pairs, pair_mismatches, engine_rows, reference_rows, engine_total,
+                              reference_total, coalesce(rows_only_engine::text, 'not run'),
+                              coalesce(rows_only_reference::text, 'not run'))
+              FROM bench.crosscheck_all($rows)")
+    IFS='|' read -r cc_pairs cc_mism cc_erows cc_rrows cc_etot cc_rtot cc_oe cc_or <<<"$cc"
+    if [ "$cc_mism" != 0 ] || { [ "$rows" = true ] && { [ "$cc_oe" != 0 ] || [ "$cc_or" != 0 ]; }; }; then
+        status=1
+    fi
+
+    {
+        echo
+        echo "N = $n transactions ($size); loop: 1,000 incentive_calculate(participant) calls$([ "$step" != 1 ] && echo ", every ${step}. participant timed, scaled to 1,000")"
+        "${PSQL[@]}" -c "SELECT measure, runs, median_s, min_s, max_s, txn_per_s AS \"txn/s\",
+                                rows_out, rows_out_per_s AS \"rows_out/s\"
+                           FROM bench.report($n)"
+        echo "engine peak memory: RssAnon ${MEM_RSSANON_MB} MB (sampled every 20 ms), VmHWM ${MEM_HWM_MB} MB (includes shared buffers touched)"
+        echo "load average after the runs: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine skews the timings)"
+        echo "cross-check: $cc_pairs (offer, participant) pairs, $cc_mism mismatches; rows engine $cc_erows, reference $cc_rrows; totals engine $cc_etot, reference $cc_rtot; rows only in engine $cc_oe, only in reference $cc_or"
+        q "SELECT format('N=%s engine/scan=%s reference/engine=%s',
+                         $n,
+                         to_char(bench.median_s($n, 'engine') / bench.median_s($n, 'scan'), 'FM999990.00'),
+                         to_char(bench.median_s($n, 'reference') / bench.median_s($n, 'engine'), 'FM999990.00'))"
+    } | tee "$BENCH_OUT/results-$n.txt"
+    summary+=("$(tail -n 1 "$BENCH_OUT/results-$n.txt")")
+done
+
+echo
+printf '%s\n' "${summary[@]}" | tee "$BENCH_OUT/summary.txt"
+set -- $BENCH_N
+if [ $# -gt 1 ]; then
+    q "SELECT format('engine time N=%s / N=%s: %s (target <= %s)', b.n, a.n,
+                     to_char(bench.median_s(b.n, 'engine') / bench.median_s(a.n, 'engine'), 'FM99990.00'),
+                     round(b.n::numeric / a.n * 1.1, 1))
+         FROM (SELECT $1::bigint AS n) a, (SELECT ${!#}::bigint AS n) b" | tee -a "$BENCH_OUT/summary.txt"
+fi
+if [ "$status" != 0 ]; then
+    echo "cross-check FAILED: the engine and the reference disagree" >&2
+fi
+exit "$status"

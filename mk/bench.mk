@@ -1,0 +1,16 @@
+# mk/bench.mk: `make bench` (issue 5) -- build and install the extension,
+# then run bench/run.sh on a throwaway cluster: data generator, bare scan,
+# engine, set-based SQL reference, per-participant loop, peak memory and
+# the engine/reference cross-check.  Not part of `make test` (minutes, and
+# timing is no pass/fail check).
+#
+#   make bench                                  # 1M transactions
+#   make bench BENCH_N="1000000 10000000"       # and 10M
+#   make bench BENCH_PERF=1                     # plus a perf profile in bench/out/
+#
+# Every BENCH_* setting of bench/run.sh can be given on the command line.
+
+.PHONY: bench
+bench: all
+	$(MAKE) install
+	bench/run.sh
