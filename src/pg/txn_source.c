@@ -21,6 +21,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "access/htup_details.h"
 #include "access/relation.h"
 
 #include "pg_glue.h"
@@ -164,49 +165,46 @@ txn_source_open(TxnSource *src, Oid relid, const char *participant_key,
 			 SPI_result_code_string(SPI_result));
 }
 
-static char *
-GetText(TxnSource *src, HeapTuple tuple, TupleDesc desc, int col, const char *txn_id)
+/* The row being read: every column deformed once. */
+typedef struct Row
 {
-	bool		isnull;
-	Datum		d = SPI_getbinval(tuple, desc, col + 1, &isnull);
+	TxnSource  *src;
+	Datum		values[NCOLUMNS];
+	bool		nulls[NCOLUMNS];
+	const char *id;				/* transaction_id, once read */
+} Row;
 
-	if (isnull)
+/* Value: column col of the row; NULL is an error naming the transaction. */
+static Datum
+Value(Row *row, int col)
+{
+	if (row->nulls[col])
 	{
-		if (txn_id)
+		if (row->id == NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_NOT_NULL_VIOLATION),
-					 errmsg("column \"%s\" of transaction \"%s\" in relation %s is NULL",
-							required_columns[col].name, txn_id, src->relname)));
-		ereport(ERROR,
-				(errcode(ERRCODE_NOT_NULL_VIOLATION),
-				 errmsg("a transaction in relation %s has a NULL transaction_id",
-						src->relname)));
-	}
-	return TextDatumGetCString(d);
-}
-
-static Datum
-GetValue(TxnSource *src, HeapTuple tuple, TupleDesc desc, int col, const char *txn_id)
-{
-	bool		isnull;
-	Datum		d = SPI_getbinval(tuple, desc, col + 1, &isnull);
-
-	if (isnull)
+					 errmsg("a transaction in relation %s has a NULL transaction_id",
+							row->src->relname)));
 		ereport(ERROR,
 				(errcode(ERRCODE_NOT_NULL_VIOLATION),
 				 errmsg("column \"%s\" of transaction \"%s\" in relation %s is NULL",
-						required_columns[col].name, txn_id, src->relname)));
-	return d;
+						required_columns[col].name, row->id, row->src->relname)));
+	}
+	return row->values[col];
+}
+
+static char *
+Text(Row *row, int col)
+{
+	return TextDatumGetCString(Value(row, col));
 }
 
 /* txn_source_next: the next transaction, or false at the end. */
 bool
 txn_source_next(TxnSource *src, IncTxn *txn, char **participant_key)
 {
-	HeapTuple	tuple;
-	TupleDesc	desc;
-	const char *id;
 	MemoryContext caller = CurrentMemoryContext;
+	Row			row;
 
 	if (src->pos >= src->nbatch)
 	{
@@ -229,17 +227,19 @@ txn_source_next(TxnSource *src, IncTxn *txn, char **participant_key)
 			return false;
 	}
 
-	tuple = src->batch->vals[src->pos++];
-	desc = src->batch->tupdesc;
-	id = GetText(src, tuple, desc, 0, NULL);
-	txn->transaction_id = id;
-	*participant_key = GetText(src, tuple, desc, 1, id);
-	txn->transaction_type = GetText(src, tuple, desc, 2, id);
-	txn->transaction_date = DatumGetDateADT(GetValue(src, tuple, desc, 3, id));
-	txn->sku_key = GetText(src, tuple, desc, 4, id);
-	txn->quantity = pg_numeric_to_dec(GetValue(src, tuple, desc, 5, id), "quantity", id);
-	txn->uom_key = GetText(src, tuple, desc, 6, id);
-	txn->amount = pg_numeric_to_dec(GetValue(src, tuple, desc, 7, id), "amount", id);
+	row.src = src;
+	row.id = NULL;
+	heap_deform_tuple(src->batch->vals[src->pos++], src->batch->tupdesc,
+					  row.values, row.nulls);
+	row.id = Text(&row, 0);
+	txn->transaction_id = row.id;
+	*participant_key = Text(&row, 1);
+	txn->transaction_type = Text(&row, 2);
+	txn->transaction_date = DatumGetDateADT(Value(&row, 3));
+	txn->sku_key = Text(&row, 4);
+	txn->quantity = pg_numeric_to_dec(Value(&row, 5), "quantity", row.id);
+	txn->uom_key = Text(&row, 6);
+	txn->amount = pg_numeric_to_dec(Value(&row, 7), "amount", row.id);
 	return true;
 }
 
