@@ -83,6 +83,7 @@ LoadOffers(IncEngine *e, ArrayType *offer_keys)
 	else
 		nulls[0] = 'n';
 
+	pg_offer_cache_prune();
 	if (SPI_execute_with_args("SELECT offer_key, document FROM incentives.offers"
 							  " WHERE $1 IS NULL OR offer_key OPERATOR(pg_catalog.=) ANY ($1)"
 							  " ORDER BY offer_key COLLATE \"C\"",
@@ -112,10 +113,10 @@ LoadOffers(IncEngine *e, ArrayType *offer_keys)
 		bool		isnull;
 		Datum		doc = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull);
 		IncOfferError err;
-		IncOffer   *offer;
+		const IncOffer *offer;
 
 		CHECK_FOR_INTERRUPTS();
-		offer = pg_offer_from_jsonb(DatumGetJsonbP(doc), &err);
+		offer = pg_offer_cached(DatumGetJsonbP(doc), &err);
 		if (offer == NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -21,6 +21,10 @@
 extern IncOffer *pg_offer_from_text(const char *text, size_t len, IncOfferError *err);
 extern IncOffer *pg_offer_from_jsonb(Jsonb *document, IncOfferError *err);
 
+/* offer_cache.c */
+extern void pg_offer_cache_prune(void);
+extern const IncOffer *pg_offer_cached(Jsonb *document, IncOfferError *err);
+
 /* convert.c */
 extern IncDec pg_numeric_to_dec(Datum numeric, const char *what, const char *txn_id);
 extern Datum pg_text_to_numeric(const char *text);

@@ -12,7 +12,7 @@ RESET client_min_messages;
 TRUNCATE incentives.offers, incentives.transactions, incentives.skus,
          incentives.participant_properties;
 
-SELECT plan(22);
+SELECT plan(24);
 
 -- The fixture standard_percent: 3% of the amount.
 INSERT INTO incentives.offers (document) VALUES ('{
@@ -49,6 +49,26 @@ SELECT results_eq(
      WHERE transaction_id = '01JAD80XDZGZNTYDRV4H56221W'$$,
   $$VALUES ('50000.00', '1500.00', '0.03', '3', '0.0300')$$,
   'the reference row: 3% of $50,000 is 1500.00, reported as in expected.csv');
+-- Compiled offers are cached per backend by their document bytes: an edit
+-- in the same session is seen at once, and undoing it gives the first result.
+UPDATE incentives.offers
+   SET document = jsonb_set(document, '{incentives,0,rates,0,rate}', '4.0')
+ WHERE offer_key = 'corteva.2026.retailer.local.crop_protection.base';
+SELECT results_eq(
+  $$SELECT incentive_amount::text, incentive_rate_value::text
+      FROM incentives.incentive_calculate(participant_key => 'retailer_001')
+     WHERE transaction_id = '01JAD80XDZGZNTYDRV4H56221W'$$,
+  $$VALUES ('2000.00', '4')$$,
+  'an offer edited in the same session is calculated with its new rate');
+UPDATE incentives.offers
+   SET document = jsonb_set(document, '{incentives,0,rates,0,rate}', '3.0')
+ WHERE offer_key = 'corteva.2026.retailer.local.crop_protection.base';
+SELECT results_eq(
+  $$SELECT participant_key, sum(incentive_amount), count(*)
+      FROM incentives.incentive_calculate()
+     GROUP BY participant_key ORDER BY participant_key$$,
+  $$VALUES ('retailer_001', 1387.04, 3::bigint), ('retailer_002', 0.00, 2::bigint)$$,
+  'and the edit undone gives the first totals again');
 SELECT bag_eq(
   $$SELECT transaction_id, incentive_amount::text
       FROM incentives.incentive_calculate(participant_key => 'retailer_002')$$,
