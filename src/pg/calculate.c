@@ -23,6 +23,7 @@
 #include "utils/memutils.h"
 #include "utils/regproc.h"
 
+#include "compat.h"
 #include "core/engine.h"
 #include "core/strmap.h"
 #include "pg_glue.h"

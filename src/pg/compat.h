@@ -1,0 +1,47 @@
+/*
+ * compat.h
+ *    What PostgreSQL 13 and 14 lack of the APIs the glue uses (the project
+ *    targets 15; these keep older servers building).
+ */
+#ifndef INC_COMPAT_H
+#define INC_COMPAT_H
+
+#include "postgres.h"
+
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/tuplestore.h"
+
+#if PG_VERSION_NUM < 150000
+/*
+ * InitMaterializedSRF (PostgreSQL 15's funcapi.c, flags 0): a tuplestore
+ * in the per-query context with the function's result descriptor.
+ */
+static inline void
+InitMaterializedSRF(FunctionCallInfo fcinfo, bits32 flags)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemoryContext old;
+	TupleDesc	desc;
+
+	(void) flags;
+	if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("set-valued function called in context that cannot accept a set")));
+	if (!(rsinfo->allowedModes & SFRM_Materialize))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("materialize mode required, but it is not allowed in this context")));
+	old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	rsinfo->returnMode = SFRM_Materialize;
+	rsinfo->setResult = tuplestore_begin_heap((rsinfo->allowedModes & SFRM_Materialize_Random) != 0,
+											  false, work_mem);
+	rsinfo->setDesc = desc;
+	MemoryContextSwitchTo(old);
+}
+#endif
+
+#endif							/* INC_COMPAT_H */
