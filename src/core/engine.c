@@ -23,6 +23,9 @@ inc_engine_create(void)
 {
 	IncEngine  *e = inc_alloc(sizeof(IncEngine));
 
+	/* an earlier calculation that failed may have left these set */
+	inc_current_txn = NULL;
+	inc_current_participant = NULL;
 	e->sku_uom = inc_strmap_create();
 	e->conversions = inc_strmap_create();
 	e->index = inc_strmap_create();
