@@ -412,20 +412,6 @@ inc_calc_emit_rate_row(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 	inc_calc_emit(c, offer, t, &f);
 }
 
-/* inc_rat_text: rounded to scale, trailing fraction zeros dropped. */
-void
-inc_rat_text(const IncRat *a, int scale, char *buf, size_t cap)
-{
-	int			n = inc_rat_format(a, scale, buf, cap);
-
-	if (strchr(buf, '.') == NULL)
-		return;
-	while (n > 0 && buf[n - 1] == '0')
-		buf[--n] = '\0';
-	if (n > 0 && buf[n - 1] == '.')
-		buf[--n] = '\0';
-}
-
 /* inc_index_list_push: append value, growing the list. */
 void
 inc_index_list_push(IncIndexList *l, int value)

@@ -130,12 +130,6 @@ extern void inc_calc_emit_rate_row(IncCalc *c, const IncOffer *offer, const IncT
 /* A pay rate: exact for percent (rate / 100) and dollars (rate), shortest form. */
 extern IncDec inc_pay_rate(IncCalculator calc, const IncDec *rate);
 
-/*
- * inc_rat_text: a rounded to scale places, trailing fraction zeros
- * dropped ("1150", "1084.745763"), for diagnostics.
- */
-extern void inc_rat_text(const IncRat *a, int scale, char *buf, size_t cap);
-
 /* A growable array of transaction indexes. */
 typedef struct IncIndexList
 {

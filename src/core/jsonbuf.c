@@ -83,3 +83,36 @@ inc_json_key(IncJsonBuf *b, const char *key)
 	inc_json_string(b, key);
 	inc_json_raw(b, ":");
 }
+
+/* inc_json_rat: value rounded to scale, trailing zeros dropped, or null. */
+void
+inc_json_rat(IncJsonBuf *b, const IncRat *value, int scale)
+{
+	char		text[INC_NUM_BUF * 2];
+	int			n;
+
+	if (value == NULL)
+	{
+		inc_json_raw(b, "null");
+		return;
+	}
+	n = inc_rat_format(value, scale, text, sizeof(text));
+	if (strchr(text, '.'))
+	{
+		while (n > 0 && text[n - 1] == '0')
+			text[--n] = '\0';
+		if (n > 0 && text[n - 1] == '.')
+			text[--n] = '\0';
+	}
+	inc_json_raw(b, text);
+}
+
+/* inc_json_dec: value in its shortest plain form. */
+void
+inc_json_dec(IncJsonBuf *b, const IncDec *value)
+{
+	char		text[INC_NUM_BUF];
+
+	inc_dec_format_short(value, text, sizeof(text));
+	inc_json_raw(b, text);
+}

@@ -7,6 +7,7 @@
 #define INC_JSONBUF_H
 
 #include "core.h"
+#include "rational.h"
 
 typedef struct IncJsonBuf
 {
@@ -22,5 +23,13 @@ extern void inc_json_raw(IncJsonBuf *b, const char *s);
 extern void inc_json_string(IncJsonBuf *b, const char *s);
 /* "key": (a string key followed by a colon). */
 extern void inc_json_key(IncJsonBuf *b, const char *key);
+
+/*
+ * Numbers: an exact rational rounded to scale places, trailing fraction
+ * zeros dropped ("1150", "1084.745763"), or null when value is NULL; an
+ * exact decimal in its shortest form.
+ */
+extern void inc_json_rat(IncJsonBuf *b, const IncRat *value, int scale);
+extern void inc_json_dec(IncJsonBuf *b, const IncDec *value);
 
 #endif							/* INC_JSONBUF_H */

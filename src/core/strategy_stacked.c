@@ -163,15 +163,6 @@ Overlap(const StackedState *st, const IncStack *stack)
 	return overlap;
 }
 
-static void
-NumberText(IncJsonBuf *b, const IncRat *value)
-{
-	char		text[INC_NUM_BUF * 2];
-
-	inc_rat_text(value, 6, text, sizeof(text));
-	inc_json_raw(b, text);
-}
-
 /* Diagnose: the stacked diagnostics JSON of one offer (engine.h). */
 static void
 Diagnose(IncCalc *c, const IncOffer *offer, const StackedState *st)
@@ -194,7 +185,7 @@ Diagnose(IncCalc *c, const IncOffer *offer, const StackedState *st)
 		inc_json_key(&b, "coverage_unit");
 		inc_json_string(&b, set->coverage_unit);
 		inc_json_raw(&b, ",\"coverage\":");
-		NumberText(&b, &st->sets[i].coverage);
+		inc_json_rat(&b, &st->sets[i].coverage, 6);
 		snprintf(count, sizeof(count), ",\"transactions\":%d}", st->sets[i].n);
 		inc_json_raw(&b, count);
 	}
@@ -216,7 +207,7 @@ Diagnose(IncCalc *c, const IncOffer *offer, const StackedState *st)
 			inc_json_string(&b, offer->stacked.sets[stack->sets[j]].key);
 		}
 		inc_json_raw(&b, "],\"overlap\":");
-		NumberText(&b, overlap);
+		inc_json_rat(&b, overlap, 6);
 		inc_json_raw(&b, earns ? ",\"earns\":true,\"factors\":{" : ",\"earns\":false,\"factors\":{");
 		for (j = 0; earns && j < stack->nsets; j++)
 		{
@@ -226,7 +217,7 @@ Diagnose(IncCalc *c, const IncOffer *offer, const StackedState *st)
 			if (j)
 				inc_json_raw(&b, ",");
 			inc_json_key(&b, offer->stacked.sets[stack->sets[j]].key);
-			NumberText(&b, &f);
+			inc_json_rat(&b, &f, 6);
 		}
 		inc_json_raw(&b, "}}");
 	}

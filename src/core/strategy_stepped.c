@@ -163,31 +163,6 @@ TierTotal(IncCalc *c, const IncOffer *offer, const SteppedState *st,
 		inc_rat_from_dec(total, &tier->value);
 }
 
-static void
-NumberField(IncJsonBuf *b, const char *key, const IncRat *value, int scale)
-{
-	char		text[INC_NUM_BUF * 2];
-
-	inc_json_key(b, key);
-	if (value == NULL)
-		inc_json_raw(b, "null");
-	else
-	{
-		inc_rat_text(value, scale, text, sizeof(text));
-		inc_json_raw(b, text);
-	}
-}
-
-static void
-DecField(IncJsonBuf *b, const char *key, const IncDec *value)
-{
-	char		text[INC_NUM_BUF];
-
-	inc_dec_format_short(value, text, sizeof(text));
-	inc_json_key(b, key);
-	inc_json_raw(b, text);
-}
-
 static const char *
 ThresholdTypeName(IncThresholdType type)
 {
@@ -222,7 +197,8 @@ Diagnose(IncCalc *c, const IncOffer *offer, const SteppedState *st,
 	inc_json_key(&b, "property_key");
 	inc_json_string(&b, stepped->property_key);
 	inc_json_raw(&b, ",");
-	NumberField(&b, "threshold_value", value, 6);
+	inc_json_key(&b, "threshold_value");
+	inc_json_rat(&b, value, 6);
 	snprintf(count, sizeof(count), ",\"earning_transactions\":%d,\"tiers\":[", st->earning.n);
 	inc_json_raw(&b, count);
 	for (i = 0; i < stepped->ntiers; i++)
@@ -242,14 +218,17 @@ Diagnose(IncCalc *c, const IncOffer *offer, const SteppedState *st,
 		inc_json_key(&b, "rate_key");
 		inc_json_string(&b, tier->key);
 		inc_json_raw(&b, ",");
-		DecField(&b, "threshold", &tier->threshold);
+		inc_json_key(&b, "threshold");
+		inc_json_dec(&b, &tier->threshold);
 		inc_json_raw(&b, ",");
-		DecField(&b, "value", &tier->value);
+		inc_json_key(&b, "value");
+		inc_json_dec(&b, &tier->value);
 		inc_json_raw(&b, ",");
 		inc_json_key(&b, "measure");
 		inc_json_string(&b, tier->measure);
 		inc_json_raw(&b, met ? ",\"met\":true," : ",\"met\":false,");
-		NumberField(&b, "incentive_amount", &total, 2);
+		inc_json_key(&b, "incentive_amount");
+		inc_json_rat(&b, &total, 2);
 		inc_json_raw(&b, "}");
 	}
 	inc_json_raw(&b, "],");
@@ -263,12 +242,14 @@ Diagnose(IncCalc *c, const IncOffer *offer, const SteppedState *st,
 	{
 		IncRat		gap;
 
-		DecField(&b, "next_threshold", &next->threshold);
+		inc_json_key(&b, "next_threshold");
+		inc_json_dec(&b, &next->threshold);
 		inc_json_raw(&b, ",");
 		inc_rat_from_dec(&gap, &next->threshold);
 		if (value)
 			inc_rat_sub(&gap, &gap, value);
-		NumberField(&b, "gap_to_next", value ? &gap : NULL, 6);
+		inc_json_key(&b, "gap_to_next");
+		inc_json_rat(&b, value ? &gap : NULL, 6);
 	}
 	else
 		inc_json_raw(&b, "\"next_threshold\":null,\"gap_to_next\":null");
