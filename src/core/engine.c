@@ -82,7 +82,7 @@ inc_engine_add_conversion(IncEngine *e, const char *from_uom, const char *to_uom
 	IncDec	   *f = inc_alloc(sizeof(IncDec));
 
 	if (inc_dec_sign(factor) <= 0)
-		inc_fail(INC_ERR_INVALID, NULL, NULL,
+		inc_fail(INC_ERR_INVALID,
 				 "unit conversion from \"%s\" to \"%s\" has a factor that is not > 0",
 				 from_uom, to_uom);
 	*f = *factor;
@@ -272,9 +272,7 @@ inc_calc_convert(IncCalc *c, const IncTxn *t, const char *to_uom, IncRat *out)
 		inc_rat_div(out, out, &factor);
 		return;
 	}
-	inc_fail(INC_ERR_INVALID,
-			 NULL,
-			 "Add a row to incentives.uom_conversions for this pair of units.",
+	inc_fail(INC_ERR_NO_CONVERSION,
 			 "no unit conversion from \"%s\" to \"%s\" for transaction \"%s\" (sku \"%s\")",
 			 t->uom_key, to_uom, t->transaction_id, t->sku_key);
 }

@@ -217,7 +217,7 @@ inc_oj_number_value(IncOfferParse *p, struct json_object *val, IncOjSign sign)
 		inc_oj_fail(p, "must be a number");
 	text = json_object_to_json_string_ext(val, JSON_C_TO_STRING_PLAIN);
 	if (text == NULL)
-		inc_fail(INC_ERR_INTERNAL, NULL, NULL, "out of memory printing a JSON number");
+		inc_fail(INC_ERR_INTERNAL, "out of memory printing a JSON number");
 	if (type == json_type_int)
 	{
 		for (i = 0; i < sizeof(ClampedIntegers) / sizeof(ClampedIntegers[0]); i++)
@@ -378,7 +378,7 @@ inc_offer_parse(const char *json, size_t len, IncOfferError *err)
 		return DocumentFault(err, "document is too large");
 	tok = json_tokener_new_ex(INC_JSON_MAX_DEPTH);
 	if (tok == NULL)
-		inc_fail(INC_ERR_INTERNAL, NULL, NULL, "out of memory creating a JSON tokener");
+		inc_fail(INC_ERR_INTERNAL, "out of memory creating a JSON tokener");
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
 	root = json_tokener_parse_ex(tok, json, (int) len);
 	jerr = json_tokener_get_error(tok);

@@ -96,16 +96,9 @@ ThresholdValue(IncCalc *c, const IncOffer *offer, const SteppedState *st, IncRat
 								 offer->stepped.property_key, &prop)
 		: INC_PROP_MISSING;
 	if (status == INC_PROP_NOT_NUMBER)
-	{
-		char		hint[512];
-
-		snprintf(hint, sizeof(hint),
-				 "Pass the property as a JSON number in properties, e.g. {\"%s\": 90}.",
-				 offer->stepped.property_key);
-		inc_fail(INC_ERR_INVALID, NULL, hint,
-				 "property \"%s\" of participant \"%s\" is not a number",
-				 offer->stepped.property_key, c->participant_key);
-	}
+		inc_fail_about(INC_ERR_PROPERTY_NOT_NUMBER, offer->stepped.property_key,
+					   "property \"%s\" of participant \"%s\" is not a number",
+					   offer->stepped.property_key, c->participant_key);
 	if (status == INC_PROP_MISSING)
 		return false;
 	inc_rat_from_dec(value, &prop);

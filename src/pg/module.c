@@ -7,7 +7,9 @@
  * (so a reset or an error frees everything) and fails with ereport, which
  * unwinds by longjmp; the core holds no resource other than memory while
  * it runs.  A failure during a calculation names the transaction and the
- * participant being calculated.
+ * participant being calculated.  The core's messages name the data at
+ * fault; the hints that name SQL objects (which table to fix, how to pass a
+ * property) are added here, by the kind of failure.
  */
 #include "postgres.h"
 
@@ -31,6 +33,8 @@ ErrCode(IncErrKind kind)
 	switch (kind)
 	{
 		case INC_ERR_INVALID:
+		case INC_ERR_NO_CONVERSION:
+		case INC_ERR_PROPERTY_NOT_NUMBER:
 			return ERRCODE_INVALID_PARAMETER_VALUE;
 		case INC_ERR_RANGE:
 			return ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE;
@@ -40,10 +44,18 @@ ErrCode(IncErrKind kind)
 	return ERRCODE_INTERNAL_ERROR;
 }
 
+/* PgFail: the core's fail hook: ereport(ERROR) with the hint of its kind. */
 static void
-PgFail(IncErrKind kind, const char *message, const char *detail, const char *hint)
+PgFail(const IncFailure *f)
 {
 	char	   *where = NULL;
+	char	   *hint = NULL;
+
+	if (f->kind == INC_ERR_NO_CONVERSION)
+		hint = pstrdup("Add a row to incentives.uom_conversions for this pair of units.");
+	else if (f->kind == INC_ERR_PROPERTY_NOT_NUMBER && f->subject)
+		hint = psprintf("Pass the property as a JSON number in properties, e.g. {\"%s\": 90}.",
+						f->subject);
 
 	if (inc_current_txn && inc_current_participant)
 		where = psprintf("While calculating transaction \"%s\" of participant \"%s\".",
@@ -52,9 +64,8 @@ PgFail(IncErrKind kind, const char *message, const char *detail, const char *hin
 		where = psprintf("While calculating participant \"%s\".", inc_current_participant);
 
 	ereport(ERROR,
-			(errcode(ErrCode(kind)),
-			 errmsg_internal("%s", message),
-			 detail ? errdetail_internal("%s", detail) :
+			(errcode(ErrCode(f->kind)),
+			 errmsg_internal("%s", f->message),
 			 where ? errdetail_internal("%s", where) : 0,
 			 hint ? errhint("%s", hint) : 0));
 	pg_unreachable();

@@ -29,8 +29,8 @@
  * so a pointer kept across participants is a use after free that
  * AddressSanitizer reports.  Participants run A, B, then A again.
  *
- * Outcomes: inc_fail with INC_ERR_INVALID (a missing unit conversion, a
- * property that is not a number; its message must name the transaction or
+ * Outcomes: inc_fail with INC_ERR_NO_CONVERSION or
+ * INC_ERR_PROPERTY_NOT_NUMBER (its message must name the transaction or
  * the participant) or INC_ERR_RANGE (overflow) is expected and ends the
  * input, as an error ends the query; INC_ERR_INTERNAL aborts, and so does
  * INC_ERR_RANGE when every number involved is small (see SmallDec).  A
@@ -159,32 +159,29 @@ static bool parsing;			/* no inc_fail may happen while parsing */
 static bool small_world;		/* see SmallDec: no overflow is possible */
 
 static void
-FailHook(IncErrKind kind, const char *message, const char *detail,
-		 const char *hint)
+FailHook(const IncFailure *f)
 {
-	(void) detail;
-	(void) hint;
-	if (kind == INC_ERR_INTERNAL || parsing || fail_jump == NULL ||
-		message == NULL || message[0] == '\0')
+	if (f->kind == INC_ERR_INTERNAL || f->kind == INC_ERR_INVALID || parsing ||
+		fail_jump == NULL || f->message == NULL || f->message[0] == '\0')
 	{
-		fprintf(stderr, "fuzz_calc: unexpected inc_fail(%d)%s: %s\n", (int) kind,
+		fprintf(stderr, "fuzz_calc: unexpected inc_fail(%d)%s: %s\n", (int) f->kind,
 				parsing ? " while parsing an offer" : "",
-				message ? message : "(null)");
+				f->message ? f->message : "(null)");
 		abort();
 	}
-	/* INVALID or RANGE: the expected end of this input */
-	if (kind == INC_ERR_INVALID)
+	/* a missing conversion or a non-numeric property: the expected end */
+	if (f->kind == INC_ERR_NO_CONVERSION || f->kind == INC_ERR_PROPERTY_NOT_NUMBER)
 	{
 		/* SPEC 5: the error names the transaction or the property */
-		if (strstr(message, "for transaction \"") == NULL &&
-			strstr(message, "of participant \"") == NULL)
-			Bug("invalid-input error names no transaction or participant", message);
+		if (strstr(f->message, "for transaction \"") == NULL &&
+			strstr(f->message, "of participant \"") == NULL)
+			Bug("invalid-input error names no transaction or participant", f->message);
 		stats.invalid++;
 	}
 	else
 	{
 		if (small_world)
-			Bug("out-of-range error on small numbers", message);
+			Bug("out-of-range error on small numbers", f->message);
 		stats.range++;
 	}
 	longjmp(*fail_jump, 1);

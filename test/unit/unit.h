@@ -37,6 +37,9 @@ extern int	unit_failed;
 extern int	unit_expect_failure(void (*fn) (void *), void *arg,
 								IncErrKind *kind, char *message, size_t cap);
 
+/* The subject of the last captured failure ("" when it had none). */
+extern const char *unit_failure_subject(void);
+
 /* Free everything allocated through inc_alloc since the last reset. */
 extern void unit_arena_reset(void);
 

@@ -20,6 +20,7 @@ static Block *arena;
 static jmp_buf *fail_jump;
 static IncErrKind fail_kind;
 static char fail_message[2048];
+static char fail_subject[256];
 
 static void *
 ArenaAlloc(size_t size)
@@ -49,18 +50,24 @@ unit_arena_reset(void)
 }
 
 static void
-FailHook(IncErrKind kind, const char *message, const char *detail, const char *hint)
+FailHook(const IncFailure *f)
 {
-	(void) detail;
-	(void) hint;
-	fail_kind = kind;
-	snprintf(fail_message, sizeof(fail_message), "%s", message);
+	fail_kind = f->kind;
+	snprintf(fail_message, sizeof(fail_message), "%s", f->message);
+	snprintf(fail_subject, sizeof(fail_subject), "%s", f->subject ? f->subject : "");
 	if (fail_jump == NULL)
 	{
-		printf("FAIL unexpected error: %s\n", message);
+		printf("FAIL unexpected error: %s\n", f->message);
 		exit(1);
 	}
 	longjmp(*fail_jump, 1);
+}
+
+/* unit_failure_subject: the subject of the last failure ("" for none). */
+const char *
+unit_failure_subject(void)
+{
+	return fail_subject;
 }
 
 int
