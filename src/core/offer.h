@@ -2,8 +2,9 @@
  * offer.h
  *    The offer model: an offer document compiled into plain C structs.
  *
- * offer_parse.c builds an IncOffer from an offer document (SPEC 1.1 and
- * 2), checking every rule of SPEC 5 on the way; the strategies read it.
+ * offer_parse.c builds an IncOffer from an offer document (docs/reference.md:
+ * Offers, Standard, Stepped, Stacked), checking every rule of Bad input on
+ * the way; the strategies read it.
  * All strings are NUL-terminated copies owned by the allocator that was
  * current when the offer was parsed (inc_alloc), never json-c memory.
  * Indexes into sibling arrays (period, set) are resolved at parse time, so
@@ -168,19 +169,51 @@ typedef struct IncOfferError
 	char		message[INC_OFFER_ERROR_LEN];
 } IncOfferError;
 
+/*
+ * Parsing offer text.  Every host (the PostgreSQL glue for stored offers,
+ * offer_error() and the calculation, the unit tests, the fuzzers) goes
+ * through inc_offer_parser_run, with the same rules: strict JSON (RFC
+ * 8259: no comments, single quotes or trailing commas), only whitespace
+ * after the document, at most INC_OFFER_MAX_DEPTH levels of nesting
+ * (unknown fields included; offers themselves nest about 6 deep).
+ *
+ * While it runs, the parser holds json-c memory (malloc'd, not inc_alloc
+ * memory): the tokener and the document tree.  A normal return has
+ * released both.  A host whose inc_alloc or inc_fail hook can unwind
+ * (PostgreSQL's palloc and ereport longjmp) calls inc_offer_parser_release
+ * on its cleanup path too (PG_FINALLY), which frees whatever is still
+ * held; releasing twice is harmless.  json-c types are only named here, so
+ * this header does not pull json-c's json_object typedef into files that
+ * include PostgreSQL's fmgrprotos.h (which has a json_object function).
+ */
+#define INC_OFFER_MAX_DEPTH 1000
+
+struct json_tokener;
 struct json_object;
 
-/*
- * inc_offer_from_json: compile a parsed offer document.  Returns the offer
- * (allocated with inc_alloc), or NULL with err filled.  Does not keep any
- * pointer into root; the caller still owns root and releases it.
- */
-extern IncOffer *inc_offer_from_json(struct json_object *root, IncOfferError *err);
+typedef struct IncOfferParser
+{
+	struct json_tokener *tokener;	/* NULL when released */
+	struct json_object *root;	/* NULL when released */
+} IncOfferParser;
+
+/* inc_offer_parser_init: a parser holding nothing. */
+extern void inc_offer_parser_init(IncOfferParser *parser);
 
 /*
- * inc_offer_parse: the same from JSON text (len bytes, no NUL needed);
- * text that is not JSON is an error too.  json-c memory is released on
- * every path before returning.
+ * inc_offer_parser_run: compile len bytes of JSON text (no NUL needed)
+ * into an offer (allocated with inc_alloc), or NULL with err filled
+ * ("invalid offer ...": text that is not JSON is an invalid offer too).
+ */
+extern IncOffer *inc_offer_parser_run(IncOfferParser *parser, const char *json,
+									  size_t len, IncOfferError *err);
+
+/* inc_offer_parser_release: free the json-c memory the parser holds. */
+extern void inc_offer_parser_release(IncOfferParser *parser);
+
+/*
+ * inc_offer_parse: inc_offer_parser_run with a parser of its own, for
+ * hosts whose hooks do not unwind (tests, fuzzers).
  */
 extern IncOffer *inc_offer_parse(const char *json, size_t len, IncOfferError *err);
 

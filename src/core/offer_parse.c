@@ -1,12 +1,12 @@
 /*
  * offer_parse.c
  *    Compile an offer document (a json-c tree) into an IncOffer, checking
- *    every rule of SPEC 1.1, 2 and 5.
+ *    every rule of docs/reference.md (Offers, the strategies, Bad input).
  *
- * The first fault found wins.  Fields are read in the order the spec lists
- * them (offer_key, label, strategy_key, calculator_key, periods, prices,
+ * The first fault found wins.  Fields are read in the order the reference
+ * lists them (offer_key, label, strategy_key, calculator_key, periods, prices,
  * then incentives / incentive, and inside each structure the order of its
- * SPEC 2 shape), whatever their order in the document.  Within an array
+ * documented shape), whatever their order in the document.  Within an array
  * item, the item's own fields are checked first (a reference to a period
  * or sku set, or a SKU's presence in conversion.rates, as the field is
  * read), then the item is compared with its earlier siblings (duplicate
@@ -82,7 +82,7 @@ AlreadySeen(IncStrMap *map, const char *key)
 	return false;
 }
 
-/* The measure a calculator's rates must carry (SPEC 2). */
+/* The measure a calculator's rates must carry (docs/reference.md, Standard). */
 static const char *
 ExpectedMeasure(IncCalculator c)
 {

@@ -43,6 +43,9 @@ extern const char *unit_failure_subject(void);
 /* Free everything allocated through inc_alloc since the last reset. */
 extern void unit_arena_reset(void);
 
+/* unit_read_file: a whole file (malloc'd, NUL-terminated), or NULL. */
+extern char *unit_read_file(const char *path);
+
 /* The test groups. */
 extern void test_numeric(void);
 extern void test_numeric_big(void);	/* called by test_numeric */

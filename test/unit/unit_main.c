@@ -95,6 +95,34 @@ unit_expect_failure(void (*fn) (void *), void *arg, IncErrKind *kind,
 	return 1;
 }
 
+/* unit_read_file: a whole file (malloc'd, NUL-terminated), or NULL. */
+char *
+unit_read_file(const char *path)
+{
+	FILE	   *f = fopen(path, "rb");
+	char	   *buf = NULL;
+	size_t		len = 0;
+	size_t		n;
+	char		chunk[4096];
+
+	if (f == NULL)
+		return NULL;
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+	{
+		char	   *grown = realloc(buf, len + n + 1);
+
+		if (grown == NULL)
+			break;
+		buf = grown;
+		memcpy(buf + len, chunk, n);
+		len += n;
+	}
+	fclose(f);
+	if (buf)
+		buf[len] = '\0';
+	return buf;
+}
+
 int
 main(void)
 {
