@@ -7,6 +7,7 @@
  * integer arithmetic on the proleptic Gregorian calendar, so the engine
  * compares them with transaction dates read from PostgreSQL directly.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "offer.h"
@@ -139,4 +140,24 @@ inc_date_parse(const char *s, int32_t *days)
 		return false;
 	*days = DaysFromCivil(y, m, d);
 	return true;
+}
+
+/*
+ * inc_date_format: the "YYYY-MM-DD" text of a day number (H. Hinnant's
+ * civil_from_days, the inverse of DaysFromCivil).
+ */
+void
+inc_date_format(int32_t days, char *buf, size_t cap)
+{
+	int64_t		z = (int64_t) days + 730425;	/* days since 0000-03-01 */
+	int64_t		era = (z >= 0 ? z : z - 146096) / 146097;
+	int64_t		doe = z - era * 146097;
+	int64_t		yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	int64_t		doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	int64_t		mp = (5 * doy + 2) / 153;
+	int			d = (int) (doy - (153 * mp + 2) / 5 + 1);
+	int			m = (int) (mp < 10 ? mp + 3 : mp - 9);
+	int			y = (int) (yoe + era * 400 + (m <= 2));
+
+	snprintf(buf, cap, "%04d-%02d-%02d", y, m, d);
 }

@@ -226,4 +226,10 @@ extern const IncDec *inc_offer_price(const IncOffer *offer, const char *sku_key)
  */
 extern bool inc_date_parse(const char *s, int32_t *days);
 
+/*
+ * inc_date_format: days since 2000-01-01 as "YYYY-MM-DD" into buf (cap >=
+ * 11 bytes), the inverse of inc_date_parse for years 1..9999.
+ */
+extern void inc_date_format(int32_t days, char *buf, size_t cap);
+
 #endif							/* INC_OFFER_H */

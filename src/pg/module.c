@@ -6,16 +6,17 @@
  * The core allocates with palloc0 in whatever memory context is current
  * (so a reset or an error frees everything) and fails with ereport, which
  * unwinds by longjmp; the core holds no resource other than memory while
- * it runs.  A failure during a calculation names the transaction and the
- * participant being calculated.  The core's messages name the data at
- * fault; the hints that name SQL objects (which table to fix, how to pass a
- * property) are added here, by the kind of failure.
+ * it runs (the offer parser's json-c memory is released by its callers,
+ * offer_load.c).  The core's messages name the data at fault; the hints
+ * that name SQL objects (which table to fix, how to pass a property) are
+ * added here, by the kind of failure.  Where a failing calculation was is
+ * added as error context by calculate.c.
  */
 #include "postgres.h"
 
 #include "fmgr.h"
 
-#include "core/engine_internal.h"
+#include "core/core.h"
 
 PG_MODULE_MAGIC;
 
@@ -27,6 +28,7 @@ PgAlloc(size_t size)
 	return palloc0(size);
 }
 
+/* ErrCode: the SQLSTATE of a kind of failure. */
 static int
 ErrCode(IncErrKind kind)
 {
@@ -48,7 +50,6 @@ ErrCode(IncErrKind kind)
 static void
 PgFail(const IncFailure *f)
 {
-	char	   *where = NULL;
 	char	   *hint = NULL;
 
 	if (f->kind == INC_ERR_NO_CONVERSION)
@@ -57,16 +58,9 @@ PgFail(const IncFailure *f)
 		hint = psprintf("Pass the property as a JSON number in properties, e.g. {\"%s\": 90}.",
 						f->subject);
 
-	if (inc_current_txn && inc_current_participant)
-		where = psprintf("While calculating transaction \"%s\" of participant \"%s\".",
-						 inc_current_txn->transaction_id, inc_current_participant);
-	else if (inc_current_participant)
-		where = psprintf("While calculating participant \"%s\".", inc_current_participant);
-
 	ereport(ERROR,
 			(errcode(ErrCode(f->kind)),
 			 errmsg_internal("%s", f->message),
-			 where ? errdetail_internal("%s", where) : 0,
 			 hint ? errhint("%s", hint) : 0));
 	pg_unreachable();
 }

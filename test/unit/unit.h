@@ -40,6 +40,12 @@ extern int	unit_expect_failure(void (*fn) (void *), void *arg,
 /* The subject of the last captured failure ("" when it had none). */
 extern const char *unit_failure_subject(void);
 
+/*
+ * When set, called by the fail hook before it jumps back, while the
+ * failing code's state is still live (e.g. to read inc_engine_position).
+ */
+extern void (*unit_fail_observer) (const IncFailure *failure);
+
 /* Free everything allocated through inc_alloc since the last reset. */
 extern void unit_arena_reset(void);
 
@@ -51,5 +57,6 @@ extern void test_numeric(void);
 extern void test_numeric_big(void);	/* called by test_numeric */
 extern void test_offer_parse(void);
 extern void test_engine(void);
+extern void test_strategy(void);
 
 #endif

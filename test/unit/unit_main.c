@@ -10,6 +10,7 @@
 
 int			unit_passed;
 int			unit_failed;
+void		(*unit_fail_observer) (const IncFailure *failure);
 
 typedef struct Block
 {
@@ -55,6 +56,8 @@ FailHook(const IncFailure *f)
 	fail_kind = f->kind;
 	snprintf(fail_message, sizeof(fail_message), "%s", f->message);
 	snprintf(fail_subject, sizeof(fail_subject), "%s", f->subject ? f->subject : "");
+	if (unit_fail_observer)
+		unit_fail_observer(f);
 	if (fail_jump == NULL)
 	{
 		printf("FAIL unexpected error: %s\n", f->message);
@@ -132,6 +135,8 @@ main(void)
 	test_offer_parse();
 	unit_arena_reset();
 	test_engine();
+	unit_arena_reset();
+	test_strategy();
 	unit_arena_reset();
 	printf("unit: %d passed, %d failed\n", unit_passed, unit_failed);
 	return unit_failed == 0 ? 0 : 1;
