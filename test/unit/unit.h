@@ -52,11 +52,20 @@ extern void unit_arena_reset(void);
 /* unit_read_file: a whole file (malloc'd, NUL-terminated), or NULL. */
 extern char *unit_read_file(const char *path);
 
+/*
+ * unit_load_offers: the offers of a JSON array file, each compiled from its
+ * text; at most max.  Returns how many (a failure is recorded for any
+ * that does not compile).
+ */
+struct IncOffer;
+extern int	unit_load_offers(const char *path, struct IncOffer **out, int max);
+
 /* The test groups. */
 extern void test_numeric(void);
 extern void test_numeric_big(void);	/* called by test_numeric */
 extern void test_offer_parse(void);
 extern void test_engine(void);
 extern void test_strategy(void);
+extern void test_rates(void);
 
 #endif

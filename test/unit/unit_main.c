@@ -6,7 +6,10 @@
 #include <setjmp.h>
 #include <stdlib.h>
 
+#include <json-c/json.h>
+
 #include "unit.h"
+#include "../../src/core/offer.h"
 
 int			unit_passed;
 int			unit_failed;
@@ -126,6 +129,47 @@ unit_read_file(const char *path)
 	return buf;
 }
 
+/*
+ * unit_load_offers: the offers of a JSON array file (e.g. a fixture's
+ * offers.json), each compiled from its text by inc_offer_parse; at most
+ * max into out (arena memory).  Returns how many; a document that does
+ * not compile is a recorded failure.
+ */
+int
+unit_load_offers(const char *path, IncOffer **out, int max)
+{
+	char	   *text = unit_read_file(path);
+	struct json_object *arr;
+	int			n = 0;
+	size_t		i;
+
+	if (text == NULL)
+	{
+		unit_failed++;
+		printf("FAIL cannot read %s (run from the repository root)\n", path);
+		return 0;
+	}
+	arr = json_tokener_parse(text);
+	free(text);
+	for (i = 0; arr && i < json_object_array_length(arr) && n < max; i++)
+	{
+		const char *doc = json_object_to_json_string_ext(json_object_array_get_idx(arr, i),
+														 JSON_C_TO_STRING_PLAIN);
+		IncOfferError err;
+		IncOffer   *offer = inc_offer_parse(doc, strlen(doc), &err);
+
+		if (offer == NULL)
+		{
+			unit_failed++;
+			printf("FAIL %s[%zu]: %s\n", path, i, err.message);
+			continue;
+		}
+		out[n++] = offer;
+	}
+	json_object_put(arr);
+	return n;
+}
+
 int
 main(void)
 {
@@ -137,6 +181,8 @@ main(void)
 	test_engine();
 	unit_arena_reset();
 	test_strategy();
+	unit_arena_reset();
+	test_rates();
 	unit_arena_reset();
 	printf("unit: %d passed, %d failed\n", unit_passed, unit_failed);
 	return unit_failed == 0 ? 0 : 1;
