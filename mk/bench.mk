@@ -11,6 +11,5 @@
 # Every BENCH_* setting of bench/run.sh can be given on the command line.
 
 .PHONY: bench
-bench: all
-	$(MAKE) install
+bench: install-test
 	bench/run.sh

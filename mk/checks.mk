@@ -143,7 +143,7 @@ echo "valgrind-regress: initdb in $work"
 echo "valgrind-regress: starting the server under valgrind"
 "${run_as[@]}" "$bindir/pg_ctl" -D "$work/data" -p "$work/postgres" -w -t 600 \
 	-l "$work/server.log" \
-	-o "-c listen_addresses='' -k $work -p 5432 -c fsync=off -c max_connections=20 -c shared_buffers=32MB -c max_wal_senders=0 -c jit=off" \
+	-o "-c listen_addresses='' -k $work -p 5432 -c fsync=off -c max_connections=20 -c shared_buffers=32MB -c max_wal_senders=0 -c jit=off -c extension_destdir=$TEST_DESTDIR" \
 	start > /dev/null || { cat "$work/server.log"; exit 1; }
 
 status=0
@@ -172,8 +172,7 @@ exit "$status"
 endef
 export VALGRIND_REGRESS_SH := $(value _VALGRIND_REGRESS_SH)
 
-valgrind-regress: all
-	$(MAKE) install
+valgrind-regress: install-test
 	bash -c "$$VALGRIND_REGRESS_SH" valgrind-regress "$(PG_CONFIG)" \
 	  "$(notdir $(wildcard src/core/*.c src/pg/*.c))"
 

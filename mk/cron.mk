@@ -13,9 +13,8 @@
 #                     10 s; needs Debian's postgresql-15-cron)
 
 .PHONY: check-cron
-check-cron: all
-	$(MAKE) install
-	pg_virtualenv -t -o shared_preload_libraries=pg_cron \
+check-cron: install-test
+	$(PGVENV) -o shared_preload_libraries=pg_cron \
 	  -o cron.database_name=postgres -o cron.use_background_workers=on \
 	  bash test/scripts/cron_test.sh
 

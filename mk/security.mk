@@ -29,12 +29,10 @@ CANCEL_ENV      ?=
 CONCURRENCY_ENV ?=
 
 .PHONY: check-cancel check-concurrency
-check-cancel: all
-	$(MAKE) install
-	$(if $(CANCEL_ENV),env $(CANCEL_ENV)) pg_virtualenv -t bash test/scripts/cancel_memory.sh
+check-cancel: install-test
+	$(if $(CANCEL_ENV),env $(CANCEL_ENV)) $(PGVENV) bash test/scripts/cancel_memory.sh
 
-check-concurrency: all
-	$(MAKE) install
-	$(if $(CONCURRENCY_ENV),env $(CONCURRENCY_ENV)) pg_virtualenv -t bash test/scripts/concurrency.sh
+check-concurrency: install-test
+	$(if $(CONCURRENCY_ENV),env $(CONCURRENCY_ENV)) $(PGVENV) bash test/scripts/concurrency.sh
 
 EXTRA_CHECKS += check-cancel check-concurrency

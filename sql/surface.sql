@@ -23,7 +23,7 @@ SELECT p.oid::regprocedure AS routine, p.prokind AS kind,
        p.provolatile AS volatility, p.proparallel AS parallel,
        p.proconfig AS config
   FROM pg_proc p
- WHERE p.pronamespace = 'incentives'::regnamespace
+ WHERE p.pronamespace IN ('incentives'::regnamespace, 'incentives_internal'::regnamespace)
    AND p.proname IN ('calculate', 'incentive_explain', 'tier_progress', 'stack_progress',
                      'refresh_earnings', 'refresh_earnings_begin', 'refresh_earnings_work',
                      'calculate_is_date', 'explain_totals', 'explain_rows', 'progress_figure')

@@ -7,7 +7,7 @@ CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS incentives;
 RESET client_min_messages;
 
-SELECT plan(37);
+SELECT plan(38);
 
 SELECT has_extension('incentives');
 SELECT has_schema('incentives');
@@ -97,8 +97,8 @@ SELECT function_returns('incentives', 'offer_error', ARRAY['jsonb'], 'text',
 SELECT is_strict('incentives', 'offer_error', ARRAY['jsonb'], 'offer_error is STRICT');
 SELECT isnt_definer('incentives', 'offer_error', ARRAY['jsonb'], 'offer_error is not SECURITY DEFINER');
 SELECT has_trigger('incentives', 'offers', 'offers_validate', 'offers has the validation trigger');
-SELECT trigger_is('incentives', 'offers', 'offers_validate', 'incentives', 'offers_validate',
-                  'the trigger calls incentives.offers_validate()');
+SELECT trigger_is('incentives', 'offers', 'offers_validate', 'incentives_internal', 'offers_validate',
+                  'the trigger calls incentives_internal.offers_validate()');
 SELECT ok((SELECT tgtype::int & 2 = 2 AND tgtype::int & 1 = 1   -- BEFORE, FOR EACH ROW
              FROM pg_trigger
             WHERE tgrelid = 'incentives.offers'::regclass AND tgname = 'offers_validate'),
@@ -127,9 +127,9 @@ SELECT is_empty(
 SELECT is_empty(
   $$SELECT p.oid::regprocedure::text
       FROM pg_proc p
-     WHERE p.pronamespace = 'incentives'::regnamespace
+     WHERE p.pronamespace IN ('incentives'::regnamespace, 'incentives_internal'::regnamespace)
        AND obj_description(p.oid, 'pg_proc') IS NULL$$,
-  'every function and procedure in schema incentives has a COMMENT');
+  'every function and procedure in schemas incentives and incentives_internal has a COMMENT');
 SELECT is_empty(
   $$SELECT t.oid::regtype::text
       FROM pg_type t
@@ -143,6 +143,20 @@ SELECT is_empty(
      WHERE c.relnamespace = 'incentives'::regnamespace AND NOT t.tgisinternal
        AND obj_description(t.oid, 'pg_trigger') IS NULL$$,
   'every trigger in schema incentives has a COMMENT');
+
+-- The earning row is defined once, as the type incentives.earning: the
+-- materialized earnings table starts with exactly its columns (names,
+-- types, comments) and adds its own after them.
+SELECT results_eq(
+  $$SELECT a.attnum, a.attname::text, format_type(a.atttypid, a.atttypmod), col_description(a.attrelid, a.attnum)
+      FROM pg_attribute a
+     WHERE a.attrelid = 'incentives.earnings'::regclass AND a.attnum BETWEEN 1 AND 17
+     ORDER BY a.attnum$$,
+  $$SELECT a.attnum, a.attname::text, format_type(a.atttypid, a.atttypmod), col_description(a.attrelid, a.attnum)
+      FROM pg_attribute a
+     WHERE a.attrelid = 'incentives.earning'::regclass AND a.attnum > 0 AND NOT a.attisdropped
+     ORDER BY a.attnum$$,
+  'incentives.earnings begins with the columns of incentives.earning, comments included');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -204,7 +204,7 @@ SELECT lives_ok(
 -- Row-level security on the transactions applies: the function runs with the
 -- caller's rights.
 CREATE ROLE incentives_test_analyst;
-GRANT USAGE ON SCHEMA incentives TO incentives_test_analyst;
+GRANT USAGE ON SCHEMA incentives, incentives_internal TO incentives_test_analyst;
 GRANT SELECT ON ALL TABLES IN SCHEMA incentives TO incentives_test_analyst;
 ALTER TABLE incentives.transactions ENABLE ROW LEVEL SECURITY;
 CREATE POLICY only_retailer_001 ON incentives.transactions

@@ -108,7 +108,7 @@ CREATE ROLE incentives_test_carol NOLOGIN IN ROLE incentives_test_admin;
 CREATE ROLE incentives_test_nobody NOLOGIN;
 
 -- the DBA's script of sql/parts/20_grants.sql, with the test roles
-GRANT USAGE ON SCHEMA incentives TO incentives_test_reader;
+GRANT USAGE ON SCHEMA incentives, incentives_internal TO incentives_test_reader;
 GRANT SELECT ON ALL TABLES IN SCHEMA incentives TO incentives_test_reader;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA incentives TO incentives_test_reader;
 GRANT incentives_test_reader TO incentives_test_admin;

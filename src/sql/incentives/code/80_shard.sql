@@ -19,7 +19,7 @@
 -- the caller needs INSERT/UPDATE/DELETE on the tables concerned.
 ------------------------------------------------------------------------
 
-CREATE FUNCTION incentives.put_offer(document jsonb)
+CREATE FUNCTION incentives_internal.put_offer(document jsonb)
 RETURNS boolean
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -28,10 +28,10 @@ AS $$
     ON CONFLICT (offer_key) DO UPDATE SET document = EXCLUDED.document
     RETURNING o.xmax = 0
 $$;
-COMMENT ON FUNCTION incentives.put_offer(jsonb) IS
+COMMENT ON FUNCTION incentives_internal.put_offer(jsonb) IS
   'Inserts or replaces an offer (validated like any insert); true when the offer is new. Through a coordinator: on every shard';
 
-CREATE FUNCTION incentives.delete_offer(offer_key text)
+CREATE FUNCTION incentives_internal.delete_offer(offer_key text)
 RETURNS boolean
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -39,10 +39,10 @@ AS $$
     WITH d AS (DELETE FROM incentives.offers o WHERE o.offer_key = $1 RETURNING 1)
     SELECT count(*) > 0 FROM d
 $$;
-COMMENT ON FUNCTION incentives.delete_offer(text) IS
+COMMENT ON FUNCTION incentives_internal.delete_offer(text) IS
   'Deletes an offer; true when it existed. Through a coordinator: on every shard';
 
-CREATE FUNCTION incentives.put_sku(sku_key text, uom_key text, label text DEFAULT NULL)
+CREATE FUNCTION incentives_internal.put_sku(sku_key text, uom_key text, label text DEFAULT NULL)
 RETURNS boolean
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -51,10 +51,10 @@ AS $$
     ON CONFLICT (sku_key) DO UPDATE SET uom_key = EXCLUDED.uom_key, label = EXCLUDED.label
     RETURNING s.xmax = 0
 $$;
-COMMENT ON FUNCTION incentives.put_sku(text, text, text) IS
+COMMENT ON FUNCTION incentives_internal.put_sku(text, text, text) IS
   'Inserts or replaces a SKU and its unit of measure; true when the SKU is new. Through a coordinator: on every shard';
 
-CREATE FUNCTION incentives.delete_sku(sku_key text)
+CREATE FUNCTION incentives_internal.delete_sku(sku_key text)
 RETURNS boolean
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -62,10 +62,10 @@ AS $$
     WITH d AS (DELETE FROM incentives.skus s WHERE s.sku_key = $1 RETURNING 1)
     SELECT count(*) > 0 FROM d
 $$;
-COMMENT ON FUNCTION incentives.delete_sku(text) IS
+COMMENT ON FUNCTION incentives_internal.delete_sku(text) IS
   'Deletes a SKU; true when it existed. Through a coordinator: on every shard';
 
-CREATE FUNCTION incentives.put_uom_conversion(from_uom_key text, to_uom_key text, factor numeric)
+CREATE FUNCTION incentives_internal.put_uom_conversion(from_uom_key text, to_uom_key text, factor numeric)
 RETURNS boolean
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -74,10 +74,10 @@ AS $$
     ON CONFLICT (from_uom_key, to_uom_key) DO UPDATE SET factor = EXCLUDED.factor
     RETURNING c.xmax = 0
 $$;
-COMMENT ON FUNCTION incentives.put_uom_conversion(text, text, numeric) IS
+COMMENT ON FUNCTION incentives_internal.put_uom_conversion(text, text, numeric) IS
   'Inserts or replaces a unit conversion (quantity_in_to = quantity_in_from * factor); true when the pair is new. Through a coordinator: on every shard';
 
-CREATE FUNCTION incentives.delete_uom_conversion(from_uom_key text, to_uom_key text)
+CREATE FUNCTION incentives_internal.delete_uom_conversion(from_uom_key text, to_uom_key text)
 RETURNS boolean
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -86,10 +86,10 @@ AS $$
                 WHERE c.from_uom_key = $1 AND c.to_uom_key = $2 RETURNING 1)
     SELECT count(*) > 0 FROM d
 $$;
-COMMENT ON FUNCTION incentives.delete_uom_conversion(text, text) IS
+COMMENT ON FUNCTION incentives_internal.delete_uom_conversion(text, text) IS
   'Deletes a unit conversion; true when it existed. Through a coordinator: on every shard';
 
-CREATE FUNCTION incentives.put_participant_property(participant_key text, property_key text, value numeric)
+CREATE FUNCTION incentives_internal.put_participant_property(participant_key text, property_key text, value numeric)
 RETURNS boolean
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -99,10 +99,10 @@ AS $$
     ON CONFLICT (participant_key, property_key) DO UPDATE SET value = EXCLUDED.value
     RETURNING p.xmax = 0
 $$;
-COMMENT ON FUNCTION incentives.put_participant_property(text, text, numeric) IS
+COMMENT ON FUNCTION incentives_internal.put_participant_property(text, text, numeric) IS
   'Inserts or replaces a stored participant property; true when it is new. Through a coordinator: on every shard';
 
-CREATE FUNCTION incentives.delete_participant_property(participant_key text, property_key text)
+CREATE FUNCTION incentives_internal.delete_participant_property(participant_key text, property_key text)
 RETURNS boolean
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -111,12 +111,12 @@ AS $$
                 WHERE p.participant_key = $1 AND p.property_key = $2 RETURNING 1)
     SELECT count(*) > 0 FROM d
 $$;
-COMMENT ON FUNCTION incentives.delete_participant_property(text, text) IS
+COMMENT ON FUNCTION incentives_internal.delete_participant_property(text, text) IS
   'Deletes a stored participant property; true when it existed. Through a coordinator: on every shard';
 
 -- Transactions.  A transaction never changes participant through an
 -- upsert: on a sharded deployment that would leave it on the wrong shard.
-CREATE FUNCTION incentives.put_transactions(transactions jsonb[])
+CREATE FUNCTION incentives_internal.put_transactions(transactions jsonb[])
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -153,15 +153,15 @@ BEGIN
          LIMIT 1;
         RAISE EXCEPTION 'transaction "%" belongs to participant "%", not "%"', bad_id, old_pk, bad_pk
               USING ERRCODE = 'unique_violation',
-                    HINT = 'Delete it (incentives.delete_transaction) before storing it under another participant.';
+                    HINT = 'Delete it (incentives_internal.delete_transaction) before storing it under another participant.';
     END IF;
     RETURN n;
 END
 $$;
-COMMENT ON FUNCTION incentives.put_transactions(jsonb[]) IS
+COMMENT ON FUNCTION incentives_internal.put_transactions(jsonb[]) IS
   'Inserts or replaces transactions given as JSON objects with the transaction columns; returns how many. Through a coordinator: each on the shard of its participant';
 
-CREATE FUNCTION incentives.put_transaction(
+CREATE FUNCTION incentives_internal.put_transaction(
     transaction_id   text,
     participant_key  text,
     transaction_type text,
@@ -194,15 +194,15 @@ BEGIN
         SELECT x.participant_key INTO old_pk FROM incentives.transactions x WHERE x.transaction_id = $1;
         RAISE EXCEPTION 'transaction "%" belongs to participant "%", not "%"', $1, old_pk, $2
               USING ERRCODE = 'unique_violation',
-                    HINT = 'Delete it (incentives.delete_transaction) before storing it under another participant.';
+                    HINT = 'Delete it (incentives_internal.delete_transaction) before storing it under another participant.';
     END IF;
     RETURN is_new;
 END
 $$;
-COMMENT ON FUNCTION incentives.put_transaction(text, text, text, date, text, numeric, text, numeric) IS
+COMMENT ON FUNCTION incentives_internal.put_transaction(text, text, text, date, text, numeric, text, numeric) IS
   'Inserts or replaces one transaction; true when it is new. Through a coordinator: on the shard of its participant';
 
-CREATE FUNCTION incentives.delete_transaction(participant_key text, transaction_id text)
+CREATE FUNCTION incentives_internal.delete_transaction(participant_key text, transaction_id text)
 RETURNS boolean
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -211,23 +211,23 @@ AS $$
                 WHERE x.participant_key = $1 AND x.transaction_id = $2 RETURNING 1)
     SELECT count(*) > 0 FROM d
 $$;
-COMMENT ON FUNCTION incentives.delete_transaction(text, text) IS
+COMMENT ON FUNCTION incentives_internal.delete_transaction(text, text) IS
   'Deletes one transaction of a participant; true when it existed. Through a coordinator: on the shard of the participant';
 
-CREATE FUNCTION incentives.load_transactions(transactions jsonb)
+CREATE FUNCTION incentives_internal.load_transactions(transactions jsonb)
 RETURNS bigint
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT incentives.put_transactions(ARRAY(SELECT jsonb_array_elements($1)))
+    SELECT incentives_internal.put_transactions(ARRAY(SELECT jsonb_array_elements($1)))
 $$;
-COMMENT ON FUNCTION incentives.load_transactions(jsonb) IS
+COMMENT ON FUNCTION incentives_internal.load_transactions(jsonb) IS
   'Inserts or replaces a JSON array of transactions (objects with the transaction columns); returns how many. Through a coordinator: each on the shard of its participant';
 
 -- What incentives.cluster_check() on a coordinator compares across shards:
 -- a digest of each reference table (they must be identical everywhere) and
 -- the transactions that do not hash to this shard's partition.
-CREATE FUNCTION incentives.shard_summary(partitions integer, partition integer)
+CREATE FUNCTION incentives_internal.shard_summary(partitions integer, partition integer)
 RETURNS TABLE (object text, row_count bigint, digest text)
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
@@ -258,7 +258,7 @@ AS $$
            count(*) FILTER (WHERE (hashtext(t.participant_key) & ($1 - 1)) <> $2), NULL
       FROM incentives.transactions t
 $$;
-COMMENT ON FUNCTION incentives.shard_summary(integer, integer) IS
+COMMENT ON FUNCTION incentives_internal.shard_summary(integer, integer) IS
   'Row counts and digests of the reference tables, the transaction count, and how many transactions do not belong to this partition (hashtext(participant_key) & (partitions - 1) <> partition)';
 
 -- incentives.refresh_earnings as a function, so that a coordinator can run
@@ -266,7 +266,7 @@ COMMENT ON FUNCTION incentives.shard_summary(integer, integer) IS
 -- a function, the procedure cannot COMMIT: the refresh is one transaction
 -- on each shard, and a failure leaves that shard's earnings and run log as
 -- they were.
-CREATE FUNCTION incentives.refresh_earnings_run(
+CREATE FUNCTION incentives_internal.refresh_earnings_run(
     participant_key text     DEFAULT NULL,
     transactions    regclass DEFAULT 'incentives.transactions',
     progress_every  integer  DEFAULT 1000)
@@ -287,5 +287,5 @@ BEGIN
          LIMIT 1;
 END
 $$;
-COMMENT ON FUNCTION incentives.refresh_earnings_run(text, regclass, integer) IS
+COMMENT ON FUNCTION incentives_internal.refresh_earnings_run(text, regclass, integer) IS
   'CALLs incentives.refresh_earnings in the caller''s transaction and returns its run (what a coordinator''s refresh_earnings runs on each shard)';

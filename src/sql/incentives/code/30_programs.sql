@@ -10,7 +10,7 @@
 -- incentives.refresh_earnings: PostgreSQL refuses COMMIT in a procedure that
 -- has a SET clause, and it needs COMMIT to keep a failed run's log row, so
 -- its body qualifies every name and operator instead and leaves the SQL
--- work to incentives.refresh_earnings_work (which does set search_path).
+-- work to incentives_internal.refresh_earnings_work (which does set search_path).
 -- Views are security_invoker: the caller's privileges and row-level
 -- security apply, as for incentive_calculate.  The functions built on
 -- incentives.incentive_diagnostics bind to it when called (plpgsql, or SQL

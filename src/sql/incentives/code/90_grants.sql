@@ -14,7 +14,7 @@
 --
 --   -- incentives_reader: may calculate and read the reference data
 --   CREATE ROLE incentives_reader NOLOGIN;
---   GRANT USAGE ON SCHEMA incentives TO incentives_reader;
+--   GRANT USAGE ON SCHEMA incentives, incentives_internal TO incentives_reader;
 --   GRANT SELECT ON ALL TABLES IN SCHEMA incentives TO incentives_reader;
 --   GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA incentives TO incentives_reader;
 --
@@ -62,6 +62,6 @@
 -- Explicit secure defaults: nothing for PUBLIC on the schema and the
 -- tables, even where the installing role has default privileges granting
 -- PUBLIC access to new tables.
-REVOKE ALL ON SCHEMA incentives FROM PUBLIC;
+REVOKE ALL ON SCHEMA incentives, incentives_internal FROM PUBLIC;
 REVOKE ALL ON ALL TABLES IN SCHEMA incentives FROM PUBLIC;
 REVOKE ALL ON ALL SEQUENCES IN SCHEMA incentives FROM PUBLIC;

@@ -115,7 +115,7 @@ BEGIN
                   CASE COALESCE(jsonb_typeof(t.v -> 'transaction_date'), 'null')
                       WHEN 'null' THEN '.transaction_date is required'
                       WHEN 'string' THEN
-                        CASE WHEN NOT incentives.calculate_is_date(t.v ->> 'transaction_date')
+                        CASE WHEN NOT incentives_internal.calculate_is_date(t.v ->> 'transaction_date')
                              THEN '.transaction_date must be a date (YYYY-MM-DD)' END
                       ELSE '.transaction_date must be a date (YYYY-MM-DD)' END END),
             (5, CASE WHEN jsonb_typeof(t.v) = 'object' THEN
@@ -227,7 +227,7 @@ $function$;
 COMMENT ON FUNCTION incentives.calculate(jsonb) IS
   'What-if calculation: {participant_key, properties, offer_keys, transactions: [...], include_stored} with inline transactions returns {"potential_earnings": [earning rows as JSON objects]}, the numbers incentive_calculate gives on the same data; writes nothing permanent; a bad request raises 22023 naming the field';
 
-CREATE FUNCTION incentives.calculate_is_date(value text)
+CREATE FUNCTION incentives_internal.calculate_is_date(value text)
 RETURNS boolean
 LANGUAGE sql
 IMMUTABLE STRICT PARALLEL SAFE
@@ -242,5 +242,5 @@ AS $function$
                                  + interval '1 month' - interval '1 day')::int
            END
 $function$;
-COMMENT ON FUNCTION incentives.calculate_is_date(text) IS
+COMMENT ON FUNCTION incentives_internal.calculate_is_date(text) IS
   'True when the text is an ISO date YYYY-MM-DD naming a real day (used to validate calculate() requests without raising)';

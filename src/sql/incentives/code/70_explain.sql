@@ -45,7 +45,7 @@ BEGIN
                     '{}')
       INTO v_earnings
       FROM incentives.incentive_calculate(v_participant, v_properties, ARRAY[v_offer], v_relation) AS e;
-    v_totals := incentives.explain_totals(v_earnings, NULL);
+    v_totals := incentives_internal.explain_totals(v_earnings, NULL);
 
     v_result := jsonb_build_object(
         'participant_key', v_participant,
@@ -66,8 +66,8 @@ BEGIN
                        'period_end_date', p ->> 'end_date',
                        'transaction_type', x.e ->> 'transaction_type',
                        'rates', x.e -> 'rates',
-                       'totals', incentives.explain_totals(v_earnings, x.rate_key),
-                       'rows', incentives.explain_rows(v_earnings, x.rate_key))
+                       'totals', incentives_internal.explain_totals(v_earnings, x.rate_key),
+                       'rows', incentives_internal.explain_rows(v_earnings, x.rate_key))
                      ORDER BY x.n), '[]'::jsonb)
               FROM (SELECT e, n,
                            COALESCE(e ->> 'key', (e ->> 'period_key') || '_' || (e ->> 'transaction_type')) AS rate_key
@@ -104,7 +104,7 @@ BEGIN
                                     WHERE r.offer_key = v_offer),
                 'gap_to_next', NULL);
         END IF;
-        RETURN v_result || v_diag || jsonb_build_object('rows', incentives.explain_rows(v_earnings, NULL));
+        RETURN v_result || v_diag || jsonb_build_object('rows', incentives_internal.explain_rows(v_earnings, NULL));
     END IF;
 
     -- stacked
@@ -128,8 +128,8 @@ BEGIN
         'sets', v_diag -> 'sets',
         'stacks', (SELECT COALESCE(jsonb_agg(
                             s || jsonb_build_object(
-                                   'totals', incentives.explain_totals(v_earnings, s ->> 'rate_key'),
-                                   'rows', incentives.explain_rows(v_earnings, s ->> 'rate_key'))
+                                   'totals', incentives_internal.explain_totals(v_earnings, s ->> 'rate_key'),
+                                   'rows', incentives_internal.explain_rows(v_earnings, s ->> 'rate_key'))
                             ORDER BY n), '[]'::jsonb)
                      FROM jsonb_array_elements(v_diag -> 'stacks') WITH ORDINALITY AS st(s, n)));
 END
@@ -137,7 +137,7 @@ $function$;
 COMMENT ON FUNCTION incentives.incentive_explain(text, text, jsonb, regclass) IS
   'Why a participant earns what it does under one offer, as JSON: standard, each entry with its matched rows and totals; stepped, the threshold value, every tier (met or not, what it would pay), the selected and next tier and the gap; stacked, coverage per SKU set, overlap and factors per stack; totals are incentive_calculate''s';
 
-CREATE FUNCTION incentives.explain_totals(earnings incentives.earning[], rate_key text)
+CREATE FUNCTION incentives_internal.explain_totals(earnings incentives.earning[], rate_key text)
 RETURNS jsonb
 LANGUAGE sql
 IMMUTABLE PARALLEL SAFE
@@ -151,10 +151,10 @@ AS $function$
       FROM unnest($1) AS e
      WHERE $2 IS NULL OR e.incentive_rate_key = $2
 $function$;
-COMMENT ON FUNCTION incentives.explain_totals(incentives.earning[], text) IS
+COMMENT ON FUNCTION incentives_internal.explain_totals(incentives.earning[], text) IS
   'incentive_explain helper: rows, distinct transactions and the sums of incentivized_amount and incentive_amount of the earning rows with the given rate key (all rows when NULL)';
 
-CREATE FUNCTION incentives.explain_rows(earnings incentives.earning[], rate_key text)
+CREATE FUNCTION incentives_internal.explain_rows(earnings incentives.earning[], rate_key text)
 RETURNS jsonb
 LANGUAGE sql
 IMMUTABLE PARALLEL SAFE
@@ -166,7 +166,7 @@ AS $function$
       FROM unnest($1) AS e
      WHERE $2 IS NULL OR e.incentive_rate_key = $2
 $function$;
-COMMENT ON FUNCTION incentives.explain_rows(incentives.earning[], text) IS
+COMMENT ON FUNCTION incentives_internal.explain_rows(incentives.earning[], text) IS
   'incentive_explain helper: the earning rows with the given rate key (all rows when NULL) as JSON objects, without the participant, offer and calculator';
 
 -- tier_progress and stack_progress are SQL functions (an output column may
@@ -176,7 +176,7 @@ COMMENT ON FUNCTION incentives.explain_rows(incentives.earning[], text) IS
 -- restores the setting when the script ends).
 SET check_function_bodies = false;
 
-CREATE FUNCTION incentives.progress_figure(threshold_type text, value numeric)
+CREATE FUNCTION incentives_internal.progress_figure(threshold_type text, value numeric)
 RETURNS numeric
 LANGUAGE sql
 IMMUTABLE PARALLEL SAFE
@@ -186,7 +186,7 @@ AS $function$
     -- 0.001 stays 0.001 (padding only, never rounding a gap away)
     SELECT CASE WHEN $1 = 'aggregated_amount' AND scale($2) < 2 THEN round($2, 2) ELSE $2 END
 $function$;
-COMMENT ON FUNCTION incentives.progress_figure(text, numeric) IS
+COMMENT ON FUNCTION incentives_internal.progress_figure(text, numeric) IS
   'tier_progress helper: a threshold value or gap as shown, at least two decimal places for dollar thresholds (aggregated_amount), never rounded';
 
 CREATE FUNCTION incentives.tier_progress(
@@ -216,12 +216,12 @@ SELECT d.participant_key,
        d.offer_key,
        d.diagnostics ->> 'threshold_type',
        d.diagnostics ->> 'property_key',
-       incentives.progress_figure(d.diagnostics ->> 'threshold_type', (d.diagnostics ->> 'threshold_value')::numeric),
+       incentives_internal.progress_figure(d.diagnostics ->> 'threshold_type', (d.diagnostics ->> 'threshold_value')::numeric),
        d.diagnostics ->> 'selected_rate_key',
        cur.threshold,
        d.diagnostics ->> 'next_rate_key',
        (d.diagnostics ->> 'next_threshold')::numeric,
-       incentives.progress_figure(d.diagnostics ->> 'threshold_type', (d.diagnostics ->> 'gap_to_next')::numeric),
+       incentives_internal.progress_figure(d.diagnostics ->> 'threshold_type', (d.diagnostics ->> 'gap_to_next')::numeric),
        (d.diagnostics ->> 'earning_transactions')::integer,
        round(COALESCE(cur.incentive_amount, 0), 2),
        round(nxt.incentive_amount, 2)

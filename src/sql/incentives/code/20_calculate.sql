@@ -1,0 +1,26 @@
+CREATE FUNCTION incentives.incentive_calculate(
+    participant_key text     DEFAULT NULL,
+    properties      jsonb    DEFAULT '{}',
+    offer_keys      text[]   DEFAULT NULL,
+    transactions    regclass DEFAULT 'incentives.transactions')
+RETURNS SETOF incentives.earning
+AS 'MODULE_PATHNAME', 'incentives_incentive_calculate'
+LANGUAGE C STABLE PARALLEL RESTRICTED
+ROWS 1000
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION incentives.incentive_calculate(text, jsonb, text[], regclass) IS
+  'Earnings of one participant (or all when NULL) under the given offers (or all), reading transactions from any relation with the transaction columns; runs with the caller''s rights';
+
+CREATE FUNCTION incentives.incentive_diagnostics(
+    participant_key text     DEFAULT NULL,
+    properties      jsonb    DEFAULT '{}',
+    offer_keys      text[]   DEFAULT NULL,
+    transactions    regclass DEFAULT 'incentives.transactions')
+RETURNS TABLE (participant_key text, offer_key text, strategy_key text, diagnostics jsonb)
+AS 'MODULE_PATHNAME', 'incentives_incentive_diagnostics'
+LANGUAGE C STABLE PARALLEL RESTRICTED
+ROWS 100
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION incentives.incentive_diagnostics(text, jsonb, text[], regclass) IS
+  'Why participants earn what they do under stepped and stacked offers: threshold value, every tier (met, what it would pay), next tier and gap; coverage per SKU set, overlap and factors per stack (JSON per participant and offer)';
+

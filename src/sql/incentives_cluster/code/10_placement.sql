@@ -1,0 +1,49 @@
+------------------------------------------------------------------------
+-- Placement: which partition holds a participant
+------------------------------------------------------------------------
+
+CREATE FUNCTION incentives.cluster_partitions()
+RETURNS integer
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n integer;
+BEGIN
+    SELECT count(*) INTO n
+      FROM pg_foreign_server s
+      JOIN pg_foreign_data_wrapper w ON w.oid = s.srvfdw AND w.fdwname = 'plproxy',
+           unnest(s.srvoptions) AS o
+     WHERE s.srvname = 'incentives_cluster' AND o ~ '^p[0-9]+=';
+    IF n = 0 THEN
+        RAISE EXCEPTION 'PL/Proxy cluster "incentives_cluster" is not configured'
+              USING ERRCODE = 'undefined_object',
+                    HINT = 'CREATE SERVER incentives_cluster FOREIGN DATA WRAPPER plproxy OPTIONS (p0 ''dbname=... host=...'', p1 ''...''); see docs/scaling.md';
+    END IF;
+    RETURN n;
+END
+$$;
+COMMENT ON FUNCTION incentives.cluster_partitions() IS
+  'Number of partitions of the PL/Proxy cluster incentives_cluster (its p0, p1, ... server options; a power of 2)';
+
+CREATE FUNCTION incentives.partition_of(participant_key text)
+RETURNS integer
+LANGUAGE sql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT hashtext($1) & (incentives.cluster_partitions() - 1)
+$$;
+COMMENT ON FUNCTION incentives.partition_of(text) IS
+  'The partition that holds a participant''s transactions: hashtext(participant_key) & (partitions - 1), PL/Proxy''s mapping of RUN ON hashtext(participant_key); for bulk loaders';
+
+CREATE FUNCTION incentives.partitions_for(participant_key text)
+RETURNS SETOF integer
+LANGUAGE sql STABLE
+ROWS 1
+AS $$
+    SELECT pg_catalog.hashtext($1) WHERE $1 IS NOT NULL
+    UNION ALL
+    SELECT pg_catalog.generate_series(0, incentives.cluster_partitions() OPERATOR(pg_catalog.-) 1) WHERE $1 IS NULL
+$$;
+COMMENT ON FUNCTION incentives.partitions_for(text) IS
+  'RUN ON target of the calculations: the participant''s hash when one is given (its partition), else every partition number (all of them)';

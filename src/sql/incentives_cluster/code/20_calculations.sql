@@ -1,0 +1,158 @@
+------------------------------------------------------------------------
+-- The calculations: one participant on its partition, everyone on all
+-- partitions (rows merged; any failing partition fails the call)
+------------------------------------------------------------------------
+
+CREATE FUNCTION incentives.incentive_calculate(
+    participant_key text   DEFAULT NULL,
+    properties      jsonb  DEFAULT '{}',
+    offer_keys      text[] DEFAULT NULL,
+    transactions    text   DEFAULT 'incentives.transactions')
+RETURNS SETOF incentives.earning
+LANGUAGE plproxy
+ROWS 1000
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON incentives.partitions_for(participant_key);
+$$;
+COMMENT ON FUNCTION incentives.incentive_calculate(text, jsonb, text[], text) IS
+  'Earnings computed on the shards: one participant on its partition, all participants (NULL) on every partition; transactions names a relation on the shards';
+
+CREATE FUNCTION incentives.incentive_diagnostics(
+    participant_key text   DEFAULT NULL,
+    properties      jsonb  DEFAULT '{}',
+    offer_keys      text[] DEFAULT NULL,
+    transactions    text   DEFAULT 'incentives.transactions')
+RETURNS TABLE (participant_key text, offer_key text, strategy_key text, diagnostics jsonb)
+LANGUAGE plproxy
+ROWS 100
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON incentives.partitions_for(participant_key);
+$$;
+COMMENT ON FUNCTION incentives.incentive_diagnostics(text, jsonb, text[], text) IS
+  'Diagnostics computed on the shards: one participant on its partition, all participants (NULL) on every partition';
+
+CREATE FUNCTION incentives.tier_progress(
+    participant_key text  DEFAULT NULL,
+    properties      jsonb DEFAULT '{}',
+    transactions    text  DEFAULT 'incentives.transactions')
+RETURNS TABLE (
+    participant_key      text,
+    offer_key            text,
+    threshold_type       text,
+    property_key         text,
+    threshold_value      numeric,
+    current_rate_key     text,
+    current_threshold    numeric,
+    next_rate_key        text,
+    next_threshold       numeric,
+    gap_to_next          numeric,
+    earning_transactions integer,
+    earned_now           numeric,
+    earned_at_next       numeric)
+LANGUAGE plproxy
+ROWS 100
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON incentives.partitions_for(participant_key);
+$$;
+COMMENT ON FUNCTION incentives.tier_progress(text, jsonb, text) IS
+  'Tier progress computed on the shards: one participant on its partition, all participants (NULL) on every partition (rows merged, not ordered)';
+
+CREATE FUNCTION incentives.stack_progress(
+    participant_key text DEFAULT NULL,
+    transactions    text DEFAULT 'incentives.transactions')
+RETURNS TABLE (
+    participant_key text,
+    offer_key       text,
+    stack_key       text,
+    sku_set_key     text,
+    coverage_unit   text,
+    coverage        numeric,
+    overlap         numeric,
+    factor          numeric,
+    earns           boolean,
+    uncovered       numeric,
+    shortfall       numeric)
+LANGUAGE plproxy
+ROWS 100
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON incentives.partitions_for(participant_key);
+$$;
+COMMENT ON FUNCTION incentives.stack_progress(text, text) IS
+  'Stack progress computed on the shards: one participant on its partition, all participants (NULL) on every partition (rows merged, not ordered)';
+
+-- One participant, always: a NULL participant_key goes to one partition,
+-- which raises the function's own error.
+CREATE FUNCTION incentives.incentive_explain(
+    participant_key text,
+    offer_key       text,
+    properties      jsonb DEFAULT '{}',
+    transactions    text  DEFAULT 'incentives.transactions')
+RETURNS jsonb
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON pg_catalog.hashtext(coalesce(participant_key, ''));
+$$;
+COMMENT ON FUNCTION incentives.incentive_explain(text, text, jsonb, text) IS
+  'incentive_explain on the participant''s partition';
+
+CREATE FUNCTION incentives.request_hash(request jsonb)
+RETURNS integer
+LANGUAGE sql VOLATILE
+AS $$
+    SELECT coalesce(pg_catalog.hashtext($1 OPERATOR(pg_catalog.->>) 'participant_key'),
+                    (pg_catalog.random() OPERATOR(pg_catalog.*) 2147483647)::integer)
+$$;
+COMMENT ON FUNCTION incentives.request_hash(jsonb) IS
+  'RUN ON target of calculate(): the request''s participant''s partition (its stored transactions and properties), any partition when it names none';
+
+CREATE FUNCTION incentives.calculate(request jsonb)
+RETURNS jsonb
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON incentives.request_hash(request);
+$$;
+COMMENT ON FUNCTION incentives.calculate(jsonb) IS
+  'The JSON what-if entry point, on the partition of the request''s participant_key (any partition without one)';
+
+-- refresh_earnings: each shard materializes its own participants' earnings
+-- (incentives.earnings lives on the shards).  One transaction per shard:
+-- when a shard fails the call fails, that shard keeps its previous
+-- earnings, and the others keep their new ones -- call it again.
+CREATE FUNCTION incentives_cluster.refresh_earnings(
+    participant_key text,
+    transactions    text,
+    progress_every  integer)
+RETURNS TABLE (run_id bigint, participants integer, rows bigint, total_incentive numeric, status text)
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON incentives.partitions_for(participant_key);
+    TARGET incentives_internal.refresh_earnings_run;
+$$;
+COMMENT ON FUNCTION incentives_cluster.refresh_earnings(text, text, integer) IS
+  'incentives.refresh_earnings_run on the participant''s partition, or on every partition (NULL)';
+
+CREATE PROCEDURE incentives.refresh_earnings(
+    participant_key text    DEFAULT NULL,
+    transactions    text    DEFAULT 'incentives.transactions',
+    progress_every  integer DEFAULT 1000)
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN SELECT * FROM incentives_cluster.refresh_earnings(participant_key, transactions, progress_every) LOOP
+        RAISE NOTICE 'refresh_earnings: shard run % %: % participants, % rows, total %',
+              r.run_id, r.status, r.participants, r.rows, r.total_incentive;
+    END LOOP;
+END
+$$;
+COMMENT ON PROCEDURE incentives.refresh_earnings(text, text, integer) IS
+  'Refreshes incentives.earnings on the shards: the participant''s partition, or every partition in parallel (NULL); each shard atomically';

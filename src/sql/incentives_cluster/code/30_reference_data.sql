@@ -1,0 +1,214 @@
+------------------------------------------------------------------------
+-- Reference data: the same change on every partition
+------------------------------------------------------------------------
+
+-- What the shards answered: true when any shard answered true (put: the
+-- row was new; delete: it existed); a warning when they disagreed, which
+-- means the shards had diverged before this change (the change itself has
+-- now been applied everywhere).
+CREATE FUNCTION incentives_cluster.agreed(answers boolean[], change text)
+RETURNS boolean
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF coalesce(cardinality(answers), 0) = 0 THEN
+        RAISE EXCEPTION 'no partition of incentives_cluster answered %', change;
+    END IF;
+    IF true = ANY (answers) AND false = ANY (answers) THEN
+        RAISE WARNING '%: the partitions disagreed (% of % had the row); they had diverged and now agree',
+              change, (SELECT count(*) FROM unnest(answers) a WHERE NOT a), cardinality(answers)
+              USING HINT = 'SELECT * FROM incentives.cluster_check() compares the partitions.';
+    END IF;
+    RETURN true = ANY (answers);
+END
+$$;
+COMMENT ON FUNCTION incentives_cluster.agreed(boolean[], text) IS
+  'Combines the partitions'' answers to a reference-data change; warns when they disagreed';
+
+CREATE FUNCTION incentives_cluster.offer_error(document jsonb)
+RETURNS text
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON ANY;
+    TARGET incentives.offer_error;
+$$;
+COMMENT ON FUNCTION incentives_cluster.offer_error(jsonb) IS
+  'incentives.offer_error on any one partition: validates an offer before it is sent to all of them';
+
+CREATE FUNCTION incentives_cluster.put_offer(document jsonb)
+RETURNS SETOF boolean
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON ALL;
+    TARGET incentives_internal.put_offer;
+$$;
+COMMENT ON FUNCTION incentives_cluster.put_offer(jsonb) IS 'incentives.put_offer on every partition';
+
+CREATE FUNCTION incentives.put_offer(document jsonb)
+RETURNS boolean
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    problem text := incentives_cluster.offer_error(document);
+BEGIN
+    -- An invalid offer is rejected before any partition stores anything.
+    IF problem IS NOT NULL THEN
+        RAISE EXCEPTION '%', problem USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    RETURN incentives_cluster.agreed(ARRAY(SELECT incentives_cluster.put_offer(document)),
+                                     format('put_offer(%s)', document ->> 'offer_key'));
+END
+$$;
+COMMENT ON FUNCTION incentives.put_offer(jsonb) IS
+  'Validates an offer on one partition, then inserts or replaces it on every partition; true when it is new; fails if any partition fails';
+
+CREATE FUNCTION incentives_cluster.delete_offer(offer_key text)
+RETURNS SETOF boolean
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON ALL;
+    TARGET incentives_internal.delete_offer;
+$$;
+COMMENT ON FUNCTION incentives_cluster.delete_offer(text) IS 'incentives.delete_offer on every partition';
+
+CREATE FUNCTION incentives.delete_offer(offer_key text)
+RETURNS boolean
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT incentives_cluster.agreed(ARRAY(SELECT incentives_cluster.delete_offer($1)),
+                                     format('delete_offer(%s)', $1))
+$$;
+COMMENT ON FUNCTION incentives.delete_offer(text) IS
+  'Deletes an offer on every partition; true when it existed; fails if any partition fails';
+
+CREATE FUNCTION incentives_cluster.put_sku(sku_key text, uom_key text, label text)
+RETURNS SETOF boolean
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON ALL;
+    TARGET incentives_internal.put_sku;
+$$;
+COMMENT ON FUNCTION incentives_cluster.put_sku(text, text, text) IS 'incentives.put_sku on every partition';
+
+CREATE FUNCTION incentives.put_sku(sku_key text, uom_key text, label text DEFAULT NULL)
+RETURNS boolean
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT incentives_cluster.agreed(ARRAY(SELECT incentives_cluster.put_sku($1, $2, $3)),
+                                     format('put_sku(%s)', $1))
+$$;
+COMMENT ON FUNCTION incentives.put_sku(text, text, text) IS
+  'Inserts or replaces a SKU on every partition; true when it is new; fails if any partition fails';
+
+CREATE FUNCTION incentives_cluster.delete_sku(sku_key text)
+RETURNS SETOF boolean
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON ALL;
+    TARGET incentives_internal.delete_sku;
+$$;
+COMMENT ON FUNCTION incentives_cluster.delete_sku(text) IS 'incentives.delete_sku on every partition';
+
+CREATE FUNCTION incentives.delete_sku(sku_key text)
+RETURNS boolean
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT incentives_cluster.agreed(ARRAY(SELECT incentives_cluster.delete_sku($1)),
+                                     format('delete_sku(%s)', $1))
+$$;
+COMMENT ON FUNCTION incentives.delete_sku(text) IS
+  'Deletes a SKU on every partition; true when it existed; fails if any partition fails';
+
+CREATE FUNCTION incentives_cluster.put_uom_conversion(from_uom_key text, to_uom_key text, factor numeric)
+RETURNS SETOF boolean
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON ALL;
+    TARGET incentives_internal.put_uom_conversion;
+$$;
+COMMENT ON FUNCTION incentives_cluster.put_uom_conversion(text, text, numeric) IS 'incentives.put_uom_conversion on every partition';
+
+CREATE FUNCTION incentives.put_uom_conversion(from_uom_key text, to_uom_key text, factor numeric)
+RETURNS boolean
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT incentives_cluster.agreed(ARRAY(SELECT incentives_cluster.put_uom_conversion($1, $2, $3)),
+                                     format('put_uom_conversion(%s, %s)', $1, $2))
+$$;
+COMMENT ON FUNCTION incentives.put_uom_conversion(text, text, numeric) IS
+  'Inserts or replaces a unit conversion on every partition; true when it is new; fails if any partition fails';
+
+CREATE FUNCTION incentives_cluster.delete_uom_conversion(from_uom_key text, to_uom_key text)
+RETURNS SETOF boolean
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON ALL;
+    TARGET incentives_internal.delete_uom_conversion;
+$$;
+COMMENT ON FUNCTION incentives_cluster.delete_uom_conversion(text, text) IS 'incentives.delete_uom_conversion on every partition';
+
+CREATE FUNCTION incentives.delete_uom_conversion(from_uom_key text, to_uom_key text)
+RETURNS boolean
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT incentives_cluster.agreed(ARRAY(SELECT incentives_cluster.delete_uom_conversion($1, $2)),
+                                     format('delete_uom_conversion(%s, %s)', $1, $2))
+$$;
+COMMENT ON FUNCTION incentives.delete_uom_conversion(text, text) IS
+  'Deletes a unit conversion on every partition; true when it existed; fails if any partition fails';
+
+CREATE FUNCTION incentives_cluster.put_participant_property(participant_key text, property_key text, value numeric)
+RETURNS SETOF boolean
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON ALL;
+    TARGET incentives_internal.put_participant_property;
+$$;
+COMMENT ON FUNCTION incentives_cluster.put_participant_property(text, text, numeric) IS 'incentives.put_participant_property on every partition';
+
+CREATE FUNCTION incentives.put_participant_property(participant_key text, property_key text, value numeric)
+RETURNS boolean
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT incentives_cluster.agreed(ARRAY(SELECT incentives_cluster.put_participant_property($1, $2, $3)),
+                                     format('put_participant_property(%s, %s)', $1, $2))
+$$;
+COMMENT ON FUNCTION incentives.put_participant_property(text, text, numeric) IS
+  'Inserts or replaces a stored participant property on every partition; true when it is new; fails if any partition fails';
+
+CREATE FUNCTION incentives_cluster.delete_participant_property(participant_key text, property_key text)
+RETURNS SETOF boolean
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON ALL;
+    TARGET incentives_internal.delete_participant_property;
+$$;
+COMMENT ON FUNCTION incentives_cluster.delete_participant_property(text, text) IS 'incentives.delete_participant_property on every partition';
+
+CREATE FUNCTION incentives.delete_participant_property(participant_key text, property_key text)
+RETURNS boolean
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT incentives_cluster.agreed(ARRAY(SELECT incentives_cluster.delete_participant_property($1, $2)),
+                                     format('delete_participant_property(%s, %s)', $1, $2))
+$$;
+COMMENT ON FUNCTION incentives.delete_participant_property(text, text) IS
+  'Deletes a stored participant property on every partition; true when it existed; fails if any partition fails';

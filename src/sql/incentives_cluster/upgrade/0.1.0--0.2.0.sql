@@ -1,0 +1,3 @@
+-- incentives_cluster 0.1.0 -> 0.2.0: no change to its schemas and types.
+-- The upgrade script is src/sql/drop_code.sql (0.1.0's functions go), this
+-- file, then the code parts (0.2.0's come).

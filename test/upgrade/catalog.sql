@@ -1,0 +1,67 @@
+-- catalog.sql: everything an extension installs, as sorted text lines, so
+-- that two databases can be compared with diff (test/upgrade/run.sh).  Run
+-- with psql -X -A -t -v ext=NAME.  Members are found through pg_depend,
+-- so a new kind of object is listed as "member" even before it has a line
+-- of its own here.
+WITH ext AS (
+    SELECT oid FROM pg_extension WHERE extname = :'ext'
+), members AS (
+    SELECT d.classid, d.objid
+      FROM pg_depend d, ext
+     WHERE d.refclassid = 'pg_extension'::regclass AND d.refobjid = ext.oid AND d.deptype = 'e'
+), rels AS (
+    SELECT c.oid FROM pg_class c JOIN members m ON m.classid = 'pg_class'::regclass AND m.objid = c.oid
+)
+SELECT line FROM (
+    SELECT 'member ' || pg_describe_object(classid, objid, 0) AS line FROM members
+    UNION ALL
+    SELECT format('extension %s version %s config %s %s', e.extname, e.extversion,
+                  (SELECT array_agg(c::regclass::text ORDER BY c::regclass::text) FROM unnest(e.extconfig) c),
+                  e.extcondition)
+      FROM pg_extension e, ext WHERE e.oid = ext.oid
+    UNION ALL
+    SELECT format('routine %s: %s acl %s comment %s', p.oid::regprocedure,
+                  pg_get_functiondef(p.oid), p.proacl, obj_description(p.oid, 'pg_proc'))
+      FROM pg_proc p JOIN members m ON m.classid = 'pg_proc'::regclass AND m.objid = p.oid
+    UNION ALL
+    SELECT format('relation %s kind %s options %s acl %s comment %s', c.oid::regclass, c.relkind,
+                  c.reloptions, c.relacl, obj_description(c.oid, 'pg_class'))
+      FROM pg_class c JOIN rels r ON r.oid = c.oid
+    UNION ALL
+    SELECT format('column %s.%s #%s %s notnull %s default %s generated %s comment %s',
+                  c.oid::regclass, a.attname, a.attnum, format_type(a.atttypid, a.atttypmod),
+                  a.attnotnull, pg_get_expr(ad.adbin, ad.adrelid), a.attgenerated,
+                  col_description(c.oid, a.attnum))
+      FROM pg_class c JOIN rels r ON r.oid = c.oid
+      JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+      LEFT JOIN pg_attrdef ad ON ad.adrelid = c.oid AND ad.adnum = a.attnum
+    UNION ALL
+    SELECT format('view %s: %s', c.oid::regclass, pg_get_viewdef(c.oid))
+      FROM pg_class c JOIN rels r ON r.oid = c.oid WHERE c.relkind IN ('v', 'm')
+    UNION ALL
+    SELECT format('index %s: %s comment %s', i.indexrelid::regclass, pg_get_indexdef(i.indexrelid),
+                  obj_description(i.indexrelid, 'pg_class'))
+      FROM pg_index i JOIN rels r ON r.oid = i.indrelid
+    UNION ALL
+    SELECT format('constraint %s on %s: %s', co.conname, co.conrelid::regclass, pg_get_constraintdef(co.oid))
+      FROM pg_constraint co JOIN rels r ON r.oid = co.conrelid
+    UNION ALL
+    SELECT format('trigger %s on %s: %s comment %s', t.tgname, t.tgrelid::regclass,
+                  pg_get_triggerdef(t.oid), obj_description(t.oid, 'pg_trigger'))
+      FROM pg_trigger t JOIN rels r ON r.oid = t.tgrelid WHERE NOT t.tgisinternal
+    UNION ALL
+    SELECT format('policy %s on %s: %s %s %s', po.polname, po.polrelid::regclass, po.polcmd,
+                  pg_get_expr(po.polqual, po.polrelid), pg_get_expr(po.polwithcheck, po.polrelid))
+      FROM pg_policy po JOIN rels r ON r.oid = po.polrelid
+    UNION ALL
+    SELECT format('rls %s enabled %s forced %s', c.oid::regclass, c.relrowsecurity, c.relforcerowsecurity)
+      FROM pg_class c JOIN rels r ON r.oid = c.oid WHERE c.relkind IN ('r', 'p')
+    UNION ALL
+    SELECT format('type %s comment %s', t.oid::regtype, obj_description(t.oid, 'pg_type'))
+      FROM pg_type t JOIN members m ON m.classid = 'pg_type'::regclass AND m.objid = t.oid
+    UNION ALL
+    SELECT format('schema %s acl %s comment %s', n.nspname, n.nspacl, obj_description(n.oid, 'pg_namespace'))
+      FROM pg_namespace n
+     WHERE n.nspname IN ('incentives', 'incentives_internal', 'incentives_cluster')
+) AS l
+ORDER BY line COLLATE "C";
