@@ -30,7 +30,8 @@
  * (overflow) is expected and ends the input, as an error ends the query;
  * INC_ERR_INTERNAL and INC_ERR_INVALID abort, and so does INC_ERR_RANGE
  * when every number involved is small (fuzz_small_dec).  Checked on every
- * completed participant:
+ * completed participant (the row figures and the diagnostics in
+ * fuzz_checks.c):
  *   - every number of a row has its reported scale (or the shortest form
  *     for rate values and exact pay rates), fits 38 digits, and its text
  *     parses back unchanged;
@@ -64,12 +65,13 @@
 #include <json-c/json.h>
 
 #include "core/rational.h"
+#include "fuzz_checks.h"
 #include "fuzz_common.h"
 #include "fuzz_world.h"
 
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define MAX_OFFERS	3
+#define MAX_OFFERS	FUZZ_MAX_OFFERS
 #define MAX_PROPS	8
 #define MAX_EXTRA_CONVERSIONS 3
 
@@ -248,19 +250,14 @@ typedef struct PoolSum
 
 typedef struct Run
 {
-	const IncOffer *offers[MAX_OFFERS];
-	int			noffers;
+	FuzzRows	out;			/* offers, rows and diagnostics */
 	const IncStrMap *rates;		/* the listings of the offers */
 	const IncTxn *txns;
 	int			ntxns;
-	int			nrows;
 	int			cap;
-	const IncRow *rows;			/* copies, for the diagnostics checks */
 	char	  **triples;		/* "id\037offer\037rate_key" per row */
 	IncStrMap  *pools;			/* pool key -> PoolSum */
 	uint64_t	hash;			/* of every row's text, in order */
-	int			ndiagnosed;
-	const char *diagnostics[MAX_OFFERS];
 } Run;
 
 static void
@@ -268,65 +265,6 @@ HashText(Run *r, const char *s)
 {
 	r->hash ^= fuzz_hash((const uint8_t *) s, strlen(s) + 1);
 	r->hash *= 1099511628211ULL;
-}
-
-/* CheckFigures: the numbers of one row (see the file header). */
-static void
-CheckFigures(const IncRow *row, const char *desc)
-{
-	const IncOffer *o = row->offer;
-
-	EXPECT_ROW(row->rate_measure != NULL &&
-			   strcmp(row->rate_measure, o->calculator == INC_PERCENT_OF_AMOUNT ?
-					  "percent" : "dollars") == 0, desc);
-	EXPECT_ROW(fuzz_dec_form(&row->rate_value, -1), desc);
-	EXPECT_ROW(fuzz_dec_form(&row->pay_rate, o->calculator == INC_FIXED_AMOUNT ? 6 : -1), desc);
-	EXPECT_ROW(fuzz_dec_form(&row->incentivized_quantity, 6), desc);
-	EXPECT_ROW(fuzz_dec_form(&row->incentivized_amount, 2), desc);
-	EXPECT_ROW(fuzz_dec_form(&row->incentive_amount, 2), desc);
-	EXPECT_ROW(fuzz_dec_form(&row->contribution, 6), desc);
-
-	/* the rate value and a percent or dollars pay rate follow the offer */
-	EXPECT_ROW(inc_dec_sign(&row->rate_value) >= 0, desc);
-	if (o->calculator != INC_FIXED_AMOUNT)
-	{
-		IncRat		rate,
-					pay,
-					hundred;
-
-		inc_rat_from_dec(&rate, &row->rate_value);
-		inc_rat_from_dec(&pay, &row->pay_rate);
-		if (o->calculator == INC_PERCENT_OF_AMOUNT)
-		{
-			inc_rat_from_int(&hundred, 100);
-			inc_rat_mul(&pay, &pay, &hundred);
-		}
-		EXPECT_ROW(inc_rat_cmp(&rate, &pay) == 0, desc);
-	}
-
-	/* contribution: 1 outside stacked, within [0, 1] in it */
-	if (o->strategy != INC_STACKED)
-		EXPECT_ROW(row->contribution.coef == 1000000, desc);
-	else
-		EXPECT_ROW(row->contribution.coef >= 0 && row->contribution.coef <= 1000000,
-				   desc);
-
-	/* effective rate: NULL exactly for a zero amount, else the rounded ratio */
-	EXPECT_ROW(row->effective_rate_null == (row->incentivized_amount.coef == 0), desc);
-	if (!row->effective_rate_null)
-	{
-		IncRat		amount,
-					incentive;
-		IncDec		want;
-
-		EXPECT_ROW(fuzz_dec_form(&row->effective_rate, 4), desc);
-		inc_rat_from_dec(&amount, &row->incentivized_amount);
-		inc_rat_from_dec(&incentive, &row->incentive_amount);
-		inc_rat_div(&incentive, &incentive, &amount);
-		want = inc_rat_to_dec(&incentive, 4);
-		EXPECT_ROW(want.coef == row->effective_rate.coef &&
-				   want.scale == row->effective_rate.scale, desc);
-	}
 }
 
 static void
@@ -340,8 +278,8 @@ Emit(void *ctx, const IncRow *row)
 	bool		ours = false;
 	int			i;
 
-	for (i = 0; i < r->noffers; i++)
-		ours |= o == r->offers[i];
+	for (i = 0; i < r->out.noffers; i++)
+		ours |= o == r->out.offers[i];
 	EXPECT(ours);
 	EXPECT(row->txn >= r->txns && row->txn < r->txns + r->ntxns);
 	EXPECT(row->rate_key != NULL && row->rate_key[0] != '\0');
@@ -354,7 +292,7 @@ Emit(void *ctx, const IncRow *row)
 			 fuzz_dec_text(&row->contribution, b[5]),
 			 row->effective_rate_null ? "NULL" : fuzz_dec_text(&row->effective_rate, b[6]),
 			 row->rate_measure ? row->rate_measure : "(null)");
-	CheckFigures(row, desc);
+	fuzz_check_row(row, desc);
 
 	/* the rate is one the offer lists, with this SKU and value */
 	listed = inc_strmap_get(r->rates, Join3(o->offer_key, row->rate_key,
@@ -363,24 +301,24 @@ Emit(void *ctx, const IncRow *row)
 	EXPECT_ROW(listed != NULL && inc_dec_cmp(listed, &row->rate_value) == 0, desc);
 
 	/* kept for the uniqueness and diagnostics checks */
-	if (r->nrows == r->cap)
+	if (r->out.nrows == r->cap)
 	{
 		int			cap = r->cap ? r->cap * 2 : 64;
 		char	  **t = inc_alloc(sizeof(char *) * (size_t) cap);
 		IncRow	   *rows = inc_alloc(sizeof(IncRow) * (size_t) cap);
 
-		if (r->nrows)
+		if (r->out.nrows)
 		{
-			memcpy(t, r->triples, sizeof(char *) * (size_t) r->nrows);
-			memcpy(rows, r->rows, sizeof(IncRow) * (size_t) r->nrows);
+			memcpy(t, r->triples, sizeof(char *) * (size_t) r->out.nrows);
+			memcpy(rows, r->out.rows, sizeof(IncRow) * (size_t) r->out.nrows);
 		}
 		r->triples = t;
-		r->rows = rows;
+		r->out.rows = rows;
 		r->cap = cap;
 	}
-	((IncRow *) r->rows)[r->nrows] = *row;
-	((IncRow *) r->rows)[r->nrows].rate_key = inc_strdup(row->rate_key);
-	r->triples[r->nrows++] = Join3(row->txn->transaction_id, o->offer_key,
+	((IncRow *) r->out.rows)[r->out.nrows] = *row;
+	((IncRow *) r->out.rows)[r->out.nrows].rate_key = inc_strdup(row->rate_key);
+	r->triples[r->out.nrows++] = Join3(row->txn->transaction_id, o->offer_key,
 								   row->rate_key);
 
 	/* fixed pools: standard per (entry, SKU), stepped one per tier */
@@ -421,13 +359,13 @@ CheckRun(Run *r)
 {
 	uint32_t	i;
 	int			k;
-	char	  **sorted = inc_alloc(sizeof(char *) * (size_t) (r->nrows + 1));
+	char	  **sorted = inc_alloc(sizeof(char *) * (size_t) (r->out.nrows + 1));
 
-	if (r->nrows)
-		memcpy(sorted, r->triples, sizeof(char *) * (size_t) r->nrows);
-	if (r->nrows > 1)
-		qsort(sorted, (size_t) r->nrows, sizeof(char *), CompareStrings);
-	for (k = 1; k < r->nrows; k++)
+	if (r->out.nrows)
+		memcpy(sorted, r->triples, sizeof(char *) * (size_t) r->out.nrows);
+	if (r->out.nrows > 1)
+		qsort(sorted, (size_t) r->out.nrows, sizeof(char *), CompareStrings);
+	for (k = 1; k < r->out.nrows; k++)
 		EXPECT_ROW(strcmp(sorted[k - 1], sorted[k]) != 0, sorted[k]);
 
 	for (i = 0; i <= r->pools->mask; i++)
@@ -451,121 +389,10 @@ Diagnose(void *ctx, const IncOffer *offer, const char *json)
 	Run		   *r = ctx;
 
 	/* every offer once, in offer order */
-	EXPECT(r->ndiagnosed < r->noffers && offer == r->offers[r->ndiagnosed]);
+	EXPECT(r->out.ndiagnosed < r->out.noffers && offer == r->out.offers[r->out.ndiagnosed]);
 	EXPECT(json != NULL);
-	r->diagnostics[r->ndiagnosed++] = inc_strdup(json);
+	r->out.diagnostics[r->out.ndiagnosed++] = inc_strdup(json);
 	stats.diagnosed++;
-}
-
-/* Member: obj's field name (NULL when absent). */
-static struct json_object *
-Member(struct json_object *obj, const char *name)
-{
-	struct json_object *val = NULL;
-
-	return json_object_object_get_ex(obj, name, &val) ? val : NULL;
-}
-
-/* RowsPaid: the sum of the rows of offer o with rate_key, and their count. */
-static int
-RowsPaid(const Run *r, const IncOffer *o, const char *rate_key, IncRat *sum)
-{
-	int			i,
-				n = 0;
-
-	inc_rat_from_int(sum, 0);
-	for (i = 0; i < r->nrows; i++)
-	{
-		IncRat		a;
-
-		if (r->rows[i].offer != o || strcmp(r->rows[i].rate_key, rate_key) != 0)
-			continue;
-		inc_rat_from_dec(&a, &r->rows[i].incentive_amount);
-		inc_rat_add(sum, sum, &a);
-		n++;
-	}
-	return n;
-}
-
-/* CheckDiagnostics: each offer's JSON against the participant's rows. */
-static void
-CheckDiagnostics(const Run *r)
-{
-	int			k;
-	size_t		i;
-
-	EXPECT(r->ndiagnosed == r->noffers);
-	for (k = 0; k < r->noffers; k++)
-	{
-		const IncOffer *o = r->offers[k];
-		struct json_object *d = fuzz_json_object(r->diagnostics[k]);
-		struct json_object *list;
-		const char *amount;
-		IncRat		paid;
-
-		EXPECT_ROW(d != NULL, r->diagnostics[k]);
-		switch (o->strategy)
-		{
-			case INC_STANDARD:
-				list = Member(d, "entries");
-				EXPECT_ROW(json_object_is_type(list, json_type_array) &&
-						   (int) json_object_array_length(list) == o->nentries,
-						   r->diagnostics[k]);
-				/*
-				 * json-c clamps integers beyond 64 bits, so the amounts are
-				 * read from the text: a key in quotes never occurs inside a
-				 * JSON string (its quotes would be escaped).
-				 */
-				amount = r->diagnostics[k];
-				for (i = 0; i < json_object_array_length(list); i++)
-				{
-					struct json_object *e = json_object_array_get_idx(list, i);
-					int			rows = RowsPaid(r, o, o->entries[i].key, &paid);
-					IncDec		a;
-					IncRat		got;
-					size_t		len;
-
-					amount = strstr(amount, "\"incentive_amount\":");
-					EXPECT_ROW(amount != NULL, r->diagnostics[k]);
-					amount += strlen("\"incentive_amount\":");
-					len = strcspn(amount, ",}");
-					EXPECT_ROW(inc_dec_parse(amount, len, &a) == INC_DEC_OK, r->diagnostics[k]);
-					inc_rat_from_dec(&got, &a);
-					EXPECT_ROW(inc_rat_cmp(&got, &paid) == 0, r->diagnostics[k]);
-					EXPECT_ROW(json_object_get_int(Member(e, "transactions")) >= rows,
-							   r->diagnostics[k]);
-				}
-				break;
-			case INC_STEPPED:
-				EXPECT_ROW(json_object_is_type(Member(d, "tiers"), json_type_array),
-						   r->diagnostics[k]);
-				for (i = 0; i < (size_t) r->nrows; i++)
-				{
-					const char *selected = json_object_get_string(Member(d, "selected_rate_key"));
-
-					if (r->rows[i].offer == o)
-						EXPECT_ROW(selected && strcmp(selected, r->rows[i].rate_key) == 0,
-								   r->diagnostics[k]);
-				}
-				break;
-			case INC_STACKED:
-				list = Member(d, "stacks");
-				EXPECT_ROW(json_object_is_type(list, json_type_array) &&
-						   (int) json_object_array_length(list) == o->stacked.nstacks &&
-						   json_object_is_type(Member(d, "sets"), json_type_array),
-						   r->diagnostics[k]);
-				for (i = 0; i < json_object_array_length(list); i++)
-				{
-					struct json_object *s = json_object_array_get_idx(list, i);
-
-					if (RowsPaid(r, o, o->stacked.stacks[i].key, &paid) > 0)
-						EXPECT_ROW(json_object_get_boolean(Member(s, "earns")),
-								   r->diagnostics[k]);
-				}
-				break;
-		}
-		fuzz_json_free(d);
-	}
 }
 
 /* ---- running participants ------------------------------------------------ */
@@ -646,8 +473,8 @@ RunParticipant(IncEngine *e, bool diagnostics, const World *w, int participant,
 	fail_jump = &jb;
 	r = inc_alloc(sizeof(Run));
 	for (i = 0; i < w->noffers; i++)
-		r->offers[i] = w->offers[i];
-	r->noffers = w->noffers;
+		r->out.offers[i] = w->offers[i];
+	r->out.noffers = w->noffers;
 	r->rates = w->rates;
 	r->txns = txns;
 	r->ntxns = ntxns;
@@ -661,9 +488,9 @@ RunParticipant(IncEngine *e, bool diagnostics, const World *w, int participant,
 	calculating = NULL;
 	CheckRun(r);
 	if (diagnostics)
-		CheckDiagnostics(r);
+		fuzz_check_diagnostics(&r->out);
 	stats.completed++;
-	*hash = r->hash ^ (uint64_t) r->nrows;
+	*hash = r->hash ^ (uint64_t) r->out.nrows;
 	fail_jump = NULL;
 	fuzz_arena_reset(&participant_arena);
 	fuzz_arena = &engine_arena;
