@@ -1,7 +1,8 @@
 /*
  * offer.c
- *    Small services of the offer model: strategy and calculator names,
- *    program price lookup, and ISO dates as PostgreSQL day numbers.
+ *    Small services of the offer model: strategy, calculator and threshold
+ *    type names, program price lookup, and ISO dates as PostgreSQL day
+ *    numbers.
  *
  * Dates are days since 2000-01-01 (PostgreSQL's DateADT), computed with
  * integer arithmetic on the proleptic Gregorian calendar, so the engine
@@ -12,38 +13,44 @@
 
 #include "offer.h"
 
+const char *const inc_strategy_names[INC_NSTRATEGIES] = {
+	[INC_STANDARD] = "standard",
+	[INC_STEPPED] = "stepped",
+	[INC_STACKED] = "stacked",
+};
+
+const char *const inc_calculator_names[INC_NCALCULATORS] = {
+	[INC_PERCENT_OF_AMOUNT] = "percent_of_amount",
+	[INC_DOLLARS_PER_UNIT] = "dollars_per_unit",
+	[INC_FIXED_AMOUNT] = "fixed_amount",
+	[INC_DOLLARS_PER_COVERAGE_UNIT] = "dollars_per_coverage_unit",
+};
+
+const char *const inc_threshold_type_names[INC_NTHRESHOLD_TYPES] = {
+	[INC_THRESHOLD_AMOUNT] = "aggregated_amount",
+	[INC_THRESHOLD_QUANTITY] = "aggregated_quantity",
+	[INC_THRESHOLD_PROPERTY] = "property",
+};
+
 /* inc_strategy_name: the strategy_key that names s. */
 const char *
 inc_strategy_name(IncStrategy s)
 {
-	switch (s)
-	{
-		case INC_STANDARD:
-			return "standard";
-		case INC_STEPPED:
-			return "stepped";
-		case INC_STACKED:
-			return "stacked";
-	}
-	return "unknown";
+	return (unsigned) s < INC_NSTRATEGIES ? inc_strategy_names[s] : "unknown";
 }
 
 /* inc_calculator_name: the calculator_key that names c. */
 const char *
 inc_calculator_name(IncCalculator c)
 {
-	switch (c)
-	{
-		case INC_PERCENT_OF_AMOUNT:
-			return "percent_of_amount";
-		case INC_DOLLARS_PER_UNIT:
-			return "dollars_per_unit";
-		case INC_FIXED_AMOUNT:
-			return "fixed_amount";
-		case INC_DOLLARS_PER_COVERAGE_UNIT:
-			return "dollars_per_coverage_unit";
-	}
-	return "unknown";
+	return (unsigned) c < INC_NCALCULATORS ? inc_calculator_names[c] : "unknown";
+}
+
+/* inc_threshold_type_name: the threshold_definition.type that names t. */
+const char *
+inc_threshold_type_name(IncThresholdType t)
+{
+	return (unsigned) t < INC_NTHRESHOLD_TYPES ? inc_threshold_type_names[t] : "unknown";
 }
 
 /*

@@ -22,6 +22,8 @@ typedef enum IncStrategy
 	INC_STACKED
 } IncStrategy;
 
+#define INC_NSTRATEGIES 3
+
 typedef enum IncCalculator
 {
 	INC_PERCENT_OF_AMOUNT = 0,
@@ -30,7 +32,16 @@ typedef enum IncCalculator
 	INC_DOLLARS_PER_COVERAGE_UNIT
 } IncCalculator;
 
-/* Names as written in documents and reported in results. */
+#define INC_NCALCULATORS 4
+
+/*
+ * The names of strategies, calculators and threshold types as written in
+ * documents and reported in results, indexed by their enum (offer.c): the
+ * parser reads them from these tables and every report writes them from
+ * these functions.
+ */
+extern const char *const inc_strategy_names[INC_NSTRATEGIES];
+extern const char *const inc_calculator_names[INC_NCALCULATORS];
 extern const char *inc_strategy_name(IncStrategy s);
 extern const char *inc_calculator_name(IncCalculator c);
 
@@ -83,6 +94,12 @@ typedef enum IncThresholdType
 	INC_THRESHOLD_QUANTITY,		/* aggregated_quantity */
 	INC_THRESHOLD_PROPERTY		/* property */
 } IncThresholdType;
+
+#define INC_NTHRESHOLD_TYPES 3
+
+/* threshold_definition.type names, as the strategy names above. */
+extern const char *const inc_threshold_type_names[INC_NTHRESHOLD_TYPES];
+extern const char *inc_threshold_type_name(IncThresholdType t);
 
 typedef struct IncTier
 {

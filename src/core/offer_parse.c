@@ -42,11 +42,6 @@ typedef struct OfferBuild
 	IncStrMap **set_skus;		/* stacked, per set: conversion SKU -> itself */
 } OfferBuild;
 
-static const char *const StrategyNames[] = {"standard", "stepped", "stacked"};
-static const char *const CalculatorNames[] = {
-	"percent_of_amount", "dollars_per_unit", "fixed_amount",
-	"dollars_per_coverage_unit"
-};
 
 /* An array of n elements of size bytes (at least one, so never NULL). */
 static void *
@@ -371,15 +366,14 @@ ParseFilters(OfferBuild *b, struct json_object *obj, const char *name,
 static void
 ParseThresholdDefinition(OfferBuild *b, struct json_object *incentive)
 {
-	static const char *const types[] = {
-		"aggregated_amount", "aggregated_quantity", "property"
-	};
 	IncOfferParse *p = b->p;
 	IncStepped *st = &b->offer->stepped;
 	struct json_object *td = inc_oj_object(p, incentive, "threshold_definition");
 	size_t		top = inc_oj_push_field(p, "threshold_definition");
 
-	st->threshold_type = (IncThresholdType) ReadChoice(b, td, "type", types, 3);
+	st->threshold_type = (IncThresholdType) ReadChoice(b, td, "type",
+													   inc_threshold_type_names,
+													   INC_NTHRESHOLD_TYPES);
 	if (st->threshold_type == INC_THRESHOLD_PROPERTY)
 	{
 		struct json_object *prop = inc_oj_object(p, td, "property");
@@ -700,9 +694,9 @@ ParseOffer(IncOfferParse *p, struct json_object *root)
 	p->offer_key = offer->offer_key;
 	offer->label = inc_oj_string(p, root, "label", 0);
 	offer->strategy = (IncStrategy) ReadChoice(&b, root, "strategy_key",
-											   StrategyNames, 3);
+											   inc_strategy_names, INC_NSTRATEGIES);
 	offer->calculator = (IncCalculator) ReadChoice(&b, root, "calculator_key",
-												   CalculatorNames, 4);
+												   inc_calculator_names, INC_NCALCULATORS);
 	if ((offer->strategy == INC_STACKED) !=
 		(offer->calculator == INC_DOLLARS_PER_COVERAGE_UNIT))
 		inc_oj_fail_at(p, "calculator_key", "\"%s\" is not allowed for strategy \"%s\"",

@@ -3,10 +3,11 @@
  *    The table of strategies: IncStrategy -> its operations (strategy.h).
  *
  * Adding a fourth strategy takes:
- *   1. the offer model (offer.h, offer.c): a value in IncStrategy, its
- *      structure in IncOffer, its strategy_key in inc_strategy_name;
- *   2. the parser (offer_parse.c): its strategy_key in StrategyNames, the
- *      calculators it allows, and the walk of its document structure;
+ *   1. the offer model (offer.h, offer.c): a value in IncStrategy (and
+ *      INC_NSTRATEGIES), its structure in IncOffer, its strategy_key in
+ *      inc_strategy_names;
+ *   2. the parser (offer_parse.c): the calculators it allows and the walk
+ *      of its document structure;
  *   3. one new file, strategy_NAME.c, defining
  *      const IncStrategyOps inc_NAME_ops (index, begin, observe, finish,
  *      diagnose, rates), declared in strategy.h;

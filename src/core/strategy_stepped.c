@@ -215,22 +215,6 @@ TierTotal(IncCalc *c, const IncOffer *offer, const SteppedState *st,
 		inc_rat_from_dec(total, &tier->value);
 }
 
-/* ThresholdTypeName: the threshold_definition.type that names type. */
-static const char *
-ThresholdTypeName(IncThresholdType type)
-{
-	switch (type)
-	{
-		case INC_THRESHOLD_AMOUNT:
-			return "aggregated_amount";
-		case INC_THRESHOLD_QUANTITY:
-			return "aggregated_quantity";
-		case INC_THRESHOLD_PROPERTY:
-			return "property";
-	}
-	return "?";
-}
-
 /*
  * SteppedDiagnose: {"threshold_type", "property_key", "threshold_value"
  * (null when the property is missing), "earning_transactions", "tiers":
@@ -254,7 +238,7 @@ SteppedDiagnose(IncCalc *c, const IncOffer *offer, void *state)
 	inc_json_init(&b);
 	inc_json_raw(&b, "{");
 	inc_json_key(&b, "threshold_type");
-	inc_json_string(&b, ThresholdTypeName(stepped->threshold_type));
+	inc_json_string(&b, inc_threshold_type_name(stepped->threshold_type));
 	inc_json_raw(&b, ",");
 	inc_json_key(&b, "property_key");
 	inc_json_string(&b, stepped->property_key);
@@ -348,7 +332,7 @@ SteppedRates(const IncOffer *offer, IncRateFn fn, void *ctx)
 		row.rate_value = stepped->tiers[i].value;
 		row.measure = stepped->tiers[i].measure;
 		row.threshold = &stepped->tiers[i].threshold;
-		row.threshold_type = ThresholdTypeName(stepped->threshold_type);
+		row.threshold_type = inc_threshold_type_name(stepped->threshold_type);
 		row.threshold_property_key = stepped->property_key;
 		row.period = period;
 		row.transaction_type = transaction_type;
