@@ -33,22 +33,59 @@ inc_txn_matches(const IncOffer *offer, int period, const char *transaction_type,
 		strcmp(t->transaction_type, transaction_type) == 0;
 }
 
+/* NoConversion: the failure of a transaction whose unit does not convert. */
+static void NoConversion(const IncTxn *t, const char *to_uom) INC_NORETURN;
+
+static void
+NoConversion(const IncTxn *t, const char *to_uom)
+{
+	inc_fail(INC_ERR_NO_CONVERSION,
+			 "no unit conversion from \"%s\" to \"%s\" for transaction \"%s\" (sku \"%s\")",
+			 t->uom_key, to_uom, t->transaction_id, t->sku_key);
+}
+
+/* ConvertTo: t's quantity in unit id to (>= 1). */
+static void
+ConvertTo(IncCalc *c, const IncTxn *t, int to, IncRat *out)
+{
+	int			from = t->uom_id ? t->uom_id : inc_units_find(c->units, t->uom_key);
+
+	/* a unit the tables do not know is not to's name either */
+	if (from == 0 || !inc_units_convert_ids(c->units, &t->quantity, from, to, out))
+		NoConversion(t, inc_units_name(c->units, to));
+}
+
 /* inc_calc_convert: t's quantity expressed in to_uom. */
 void
 inc_calc_convert(IncCalc *c, const IncTxn *t, const char *to_uom, IncRat *out)
 {
-	if (!inc_units_convert(c->units, &t->quantity, t->uom_key, to_uom, out))
-		inc_fail(INC_ERR_NO_CONVERSION,
-				 "no unit conversion from \"%s\" to \"%s\" for transaction \"%s\" (sku \"%s\")",
-				 t->uom_key, to_uom, t->transaction_id, t->sku_key);
+	int			to = inc_units_find(c->units, to_uom);
+
+	if (to != 0)
+		ConvertTo(c, t, to, out);
+	else if (strcmp(t->uom_key, to_uom) == 0)
+		inc_rat_from_dec(out, &t->quantity);	/* a unit no table names */
+	else
+		NoConversion(t, to_uom);
 }
 
 /* inc_calc_sku_quantity: t's quantity in its SKU's unit of measure. */
 void
 inc_calc_sku_quantity(IncCalc *c, const IncTxn *t, IncRat *out)
 {
-	const char *uom = inc_units_sku_uom(c->units, t->sku_key);
+	const char *uom;
 
+	if (t->sku_id)
+	{
+		int			to = c->sku_uom_ids[t->sku_id];
+
+		if (to == 0)
+			inc_rat_from_dec(out, &t->quantity);
+		else
+			ConvertTo(c, t, to, out);
+		return;
+	}
+	uom = inc_units_sku_uom(c->units, t->sku_key);
 	if (uom == NULL)
 		inc_rat_from_dec(out, &t->quantity);
 	else

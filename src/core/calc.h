@@ -36,8 +36,9 @@ typedef struct IncPosition
 typedef struct IncCalc
 {
 	const IncUnits *units;
+	const int32_t *sku_uom_ids; /* by IncTxn.sku_id: the SKU's unit id, or 0 */
 	const char *participant_key;
-	const IncTxn *txns;			/* sorted by transaction_id (byte order) */
+	const IncTxn *txns;			/* in any order */
 	int			ntxns;
 	IncPropertyFn props;		/* may be NULL: every property is missing */
 	void	   *props_ctx;

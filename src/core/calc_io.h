@@ -15,7 +15,14 @@
 #include "core.h"
 #include "offer.h"
 
-/* One transaction (docs/reference.md, Transactions). */
+/*
+ * One transaction (docs/reference.md, Transactions).  sku_id and uom_id
+ * are optional: 0 means the engine finds the SKU and unit by name; a host
+ * that reads many transactions resolves them once instead
+ * (inc_engine_sku_id, inc_engine_uom_id), so the calculation looks nothing
+ * up by name.  The strings must then be the engine's own
+ * (inc_engine_sku_key, inc_engine_uom_key) or equal to them.
+ */
 typedef struct IncTxn
 {
 	const char *transaction_id;
@@ -25,6 +32,8 @@ typedef struct IncTxn
 	IncDec		quantity;
 	const char *uom_key;
 	IncDec		amount;
+	int32_t		sku_id;			/* 0: by name */
+	int32_t		uom_id;			/* 0: by name */
 } IncTxn;
 
 /*

@@ -21,6 +21,7 @@
 
 typedef struct IncHookList
 {
+	int			id;				/* the SKU's id, from 1 */
 	int			n;
 	int			cap;
 	IncHook    *hooks;
@@ -34,8 +35,11 @@ struct IncEngine
 	const IncStrategyOps **ops;	/* per offer, set by inc_engine_prepare */
 	IncUnits   *units;
 	IncStrMap  *index;			/* sku_key -> IncHookList * */
-	const char **sku_keys;
+	const char **sku_keys;		/* by id - 1 */
 	int			nsku_keys;
+	IncHookList **hook_lists;	/* by SKU id; [0] unused */
+	int32_t    *sku_uom_ids;	/* by SKU id: its unit's id, 0 for none */
+	bool		sku_uoms_stale; /* a SKU unit was set since they were made */
 	const char **property_keys;
 	int			nproperty_keys;
 	int			property_keys_cap;
@@ -89,6 +93,7 @@ void
 inc_engine_set_sku_uom(IncEngine *e, const char *sku_key, const char *uom_key)
 {
 	inc_units_set_sku_uom(e->units, sku_key, uom_key);
+	e->sku_uoms_stale = true;
 }
 
 /* inc_engine_add_conversion: quantity_in_to = quantity_in_from * factor. */
@@ -185,12 +190,66 @@ inc_engine_prepare(IncEngine *e)
 	}
 
 	e->sku_keys = inc_alloc(sizeof(char *) * (e->index->count + 1));
+	e->hook_lists = inc_alloc(sizeof(IncHookList *) * (e->index->count + 1));
+	e->sku_uom_ids = inc_alloc(sizeof(int32_t) * (e->index->count + 1));
 	for (i = 0; i <= e->index->mask; i++)
 		if (e->index->entries[i].key)
+		{
+			IncHookList *l = e->index->entries[i].value;
+
 			e->sku_keys[e->nsku_keys++] = e->index->entries[i].key;
+			l->id = e->nsku_keys;
+			e->hook_lists[l->id] = l;
+		}
+	e->sku_uoms_stale = true;
 
 	e->state_gen = inc_alloc(sizeof(uint64_t) * (e->noffers + 1));
 	e->state = inc_alloc(sizeof(void *) * (e->noffers + 1));
+}
+
+/* inc_engine_sku_id: the id of the SKU named by len bytes at sku, or 0. */
+int
+inc_engine_sku_id(const IncEngine *e, const char *sku, size_t len)
+{
+	const IncHookList *l = inc_strmap_get_len(e->index, sku, len);
+
+	return l ? l->id : 0;
+}
+
+/* inc_engine_sku_key: the name of SKU id. */
+const char *
+inc_engine_sku_key(const IncEngine *e, int id)
+{
+	return e->sku_keys[id - 1];
+}
+
+/* inc_engine_uom_id: the id of the unit named by len bytes at uom (interned). */
+int
+inc_engine_uom_id(IncEngine *e, const char *uom, size_t len)
+{
+	return inc_units_intern(e->units, uom, len);
+}
+
+/* inc_engine_uom_key: the name of unit id. */
+const char *
+inc_engine_uom_key(const IncEngine *e, int id)
+{
+	return inc_units_name(e->units, id);
+}
+
+/* RefreshSkuUoms: each indexed SKU's unit id, after the SKU units changed. */
+static void
+RefreshSkuUoms(IncEngine *e)
+{
+	int			i;
+
+	for (i = 0; i < e->nsku_keys; i++)
+	{
+		const char *uom = inc_units_sku_uom(e->units, e->sku_keys[i]);
+
+		e->sku_uom_ids[i + 1] = uom ? inc_units_find(e->units, uom) : 0;
+	}
+	e->sku_uoms_stale = false;
 }
 
 /* inc_engine_sku_keys: every SKU some offer mentions. */
@@ -253,8 +312,11 @@ inc_engine_calculate(IncEngine *e, const char *participant_key,
 	int			i,
 				h;
 
+	if (e->sku_uoms_stale)
+		RefreshSkuUoms(e);
 	memset(&c, 0, sizeof(c));
 	c.units = e->units;
+	c.sku_uom_ids = e->sku_uom_ids;
 	c.participant_key = participant_key;
 	c.txns = txns;
 	c.ntxns = ntxns;
@@ -272,7 +334,8 @@ inc_engine_calculate(IncEngine *e, const char *participant_key,
 	for (i = 0; i < ntxns; i++)
 	{
 		const IncTxn *t = &txns[i];
-		const IncHookList *hooks = inc_strmap_get(e->index, t->sku_key);
+		const IncHookList *hooks = t->sku_id ? e->hook_lists[t->sku_id] :
+			inc_strmap_get(e->index, t->sku_key);
 
 		if (e->tick)
 			e->tick();

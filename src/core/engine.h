@@ -4,9 +4,8 @@
  *    the host API of the engine core.
  *
  * A host builds an IncEngine once per call (offers, SKU units, unit
- * conversions), then feeds it each participant's transactions, sorted by
- * transaction_id in byte order, and receives earning rows through a
- * callback (the types are in calc_io.h).  A participant's earnings depend
+ * conversions), then feeds it each participant's transactions, in any
+ * order, and receives earning rows through a callback (the types are in calc_io.h).  A participant's earnings depend
  * only on its own transactions and properties, so the host needs to hold
  * one participant's transactions at a time.  Everything is allocated with
  * inc_alloc: the engine in the host's long-lived context, a participant's
@@ -70,6 +69,24 @@ extern void inc_engine_prepare(IncEngine *e);
  */
 extern const char *const *inc_engine_sku_keys(const IncEngine *e, int *n);
 
+/*
+ * Ids of SKUs and units, so that a host that reads many transactions
+ * resolves each name once (IncTxn.sku_id, uom_id) and the calculation
+ * looks nothing up by name.  Names are given as len bytes (no NUL needed).
+ *
+ * inc_engine_sku_id: the id (from 1) of a SKU some offer mentions, or 0
+ * when none does (such a transaction can never matter); after
+ * inc_engine_prepare.  inc_engine_sku_key: the engine's copy of its name.
+ *
+ * inc_engine_uom_id: the id (from 1) of a unit, given one when it is new:
+ * it allocates, so call it outside inc_engine_calculate, in the allocator
+ * the engine lives in.  inc_engine_uom_key: the engine's copy of its name.
+ */
+extern int	inc_engine_sku_id(const IncEngine *e, const char *sku, size_t len);
+extern const char *inc_engine_sku_key(const IncEngine *e, int id);
+extern int	inc_engine_uom_id(IncEngine *e, const char *uom, size_t len);
+extern const char *inc_engine_uom_key(const IncEngine *e, int id);
+
 /* inc_engine_needs_properties: true when some offer reads a property. */
 extern bool inc_engine_needs_properties(const IncEngine *e);
 /* The property keys the offers use; sets *n. */
@@ -77,9 +94,10 @@ extern const char *const *inc_engine_property_keys(const IncEngine *e, int *n);
 
 /*
  * inc_engine_calculate: all earning rows of one participant.  txns are its
- * transactions sorted by transaction_id (byte order); rows are passed to
- * emit as they are made (row and its strings are valid during the call
- * only).  Errors (missing unit conversion, non-numeric property, overflow)
+ * transactions, in any order, each transaction_id at most once (what
+ * depends on transaction_id order, a fixed pool's cents, sorts its own
+ * transactions); rows are passed to emit as they are made (row and its
+ * strings are valid during the call only).  Errors (missing unit conversion, non-numeric property, overflow)
  * go through inc_fail and name the transaction or property.
  */
 extern void inc_engine_calculate(IncEngine *e, const char *participant_key,

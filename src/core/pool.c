@@ -7,9 +7,56 @@
  * transactions in transaction_id byte order, row i gets
  * round(S(i), 2) - round(S(i-1), 2) where S(i) = P * (base(1) + ... +
  * base(i)) / B is the exact running share.  The rows add up to P exactly
- * and each is within a cent of its exact share.
+ * and each is within a cent of its exact share.  The engine hands
+ * transactions over in any order, so the pool sorts its own.
  */
+#include <stdlib.h>
+#include <string.h>
+
 #include "pool.h"
+
+/* A pool member while sorting: its id and its index into c->txns. */
+typedef struct Member
+{
+	const char *id;
+	int			txn;
+} Member;
+
+static int
+CompareMembers(const void *a, const void *b)
+{
+	const Member *x = a,
+			   *y = b;
+	int			c = strcmp(x->id, y->id);
+
+	if (c != 0)
+		return c;
+	return (x->txn > y->txn) - (x->txn < y->txn);
+}
+
+/* SortById: txns->items in transaction_id byte order (the index breaks ties). */
+static void
+SortById(const IncCalc *c, const IncIndexList *txns)
+{
+	Member	   *m;
+	int			i;
+	bool		sorted = true;
+
+	for (i = 1; i < txns->n && sorted; i++)
+		sorted = strcmp(c->txns[txns->items[i - 1]].transaction_id,
+						c->txns[txns->items[i]].transaction_id) < 0;
+	if (sorted)
+		return;
+	m = inc_alloc(sizeof(Member) * txns->n);
+	for (i = 0; i < txns->n; i++)
+	{
+		m[i].id = c->txns[txns->items[i]].transaction_id;
+		m[i].txn = txns->items[i];
+	}
+	qsort(m, txns->n, sizeof(Member), CompareMembers);
+	for (i = 0; i < txns->n; i++)
+		txns->items[i] = m[i].txn;
+}
 
 /* inc_allocate_pool: emit the rows of one pool (see file header). */
 void
@@ -29,6 +76,7 @@ inc_allocate_pool(IncCalc *c, const IncOffer *offer, const IncIndexList *txns,
 	IncDec		pay_rate;
 	int			i;
 
+	SortById(c, txns);
 	inc_rat_from_int(&total, 0);
 	for (i = 0; i < txns->n; i++)
 	{

@@ -10,9 +10,10 @@
 #include "calc.h"
 
 /*
- * inc_allocate_pool: share pool over txns (indexes into c->txns, in
- * transaction_id order) in proportion to their base amounts, emitting one
- * row each with the given rate key and measure; no rows when the bases
+ * inc_allocate_pool: share pool over txns (indexes into c->txns, in any
+ * order: they are sorted by transaction_id here, in place) in proportion
+ * to their base amounts, emitting one row each with the given rate key
+ * and measure; no rows when the bases
  * sum to <= 0.  When paid is not NULL, the reported incentive amounts are
  * added to it.
  */

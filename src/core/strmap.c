@@ -23,6 +23,20 @@ HashString(const char *s)
 	return h;
 }
 
+static uint32_t
+HashBytes(const char *s, size_t len)
+{
+	uint32_t	h = 2166136261u;
+	size_t		i;
+
+	for (i = 0; i < len; i++)
+	{
+		h ^= (unsigned char) s[i];
+		h *= 16777619u;
+	}
+	return h;
+}
+
 static IncStrMapEntry *
 FindEntry(const IncStrMap *map, const char *key, uint32_t hash)
 {
@@ -56,6 +70,25 @@ inc_strmap_get(const IncStrMap *map, const char *key)
 	IncStrMapEntry *e = FindEntry(map, key, HashString(key));
 
 	return e->key ? e->value : NULL;
+}
+
+/* inc_strmap_get_len: the value stored for the len bytes at key, or NULL. */
+void *
+inc_strmap_get_len(const IncStrMap *map, const char *key, size_t len)
+{
+	uint32_t	hash = HashBytes(key, len);
+	uint32_t	i = hash & map->mask;
+
+	for (;;)
+	{
+		const IncStrMapEntry *e = &map->entries[i];
+
+		if (e->key == NULL)
+			return NULL;
+		if (e->hash == hash && strlen(e->key) == len && memcmp(e->key, key, len) == 0)
+			return e->value;
+		i = (i + 1) & map->mask;
+	}
 }
 
 static void

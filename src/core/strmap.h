@@ -29,6 +29,12 @@ extern IncStrMap *inc_strmap_create(void);
 extern void *inc_strmap_get(const IncStrMap *map, const char *key);
 
 /*
+ * inc_strmap_get_len: the same for the len bytes at key (no NUL needed):
+ * what a host reading text in place looks up.
+ */
+extern void *inc_strmap_get_len(const IncStrMap *map, const char *key, size_t len);
+
+/*
  * inc_strmap_slot: the value slot for key, created (holding NULL) when
  * absent; key is kept by pointer.
  */

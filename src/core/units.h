@@ -10,6 +10,12 @@
  * factor f means quantity_in_to = quantity_in_from * f; a pair found only
  * the other way round is used as 1 / f; conversions are never chained.
  * Keys and factors are copied into inc_alloc memory.
+ *
+ * Every unit named so far has a small id (from 1; 0 means "not known"),
+ * so that a transaction whose unit was resolved once (inc_units_intern,
+ * e.g. while the host reads it) converts with one probe of an integer
+ * table: the calculation itself looks no unit up by name and allocates
+ * nothing.
  */
 #ifndef INC_UNITS_H
 #define INC_UNITS_H
@@ -32,10 +38,49 @@ extern void inc_units_add_conversion(IncUnits *u, const char *from_uom, const ch
 extern const char *inc_units_sku_uom(const IncUnits *u, const char *sku_key);
 
 /*
+ * inc_units_intern: the id of the unit named by the len bytes at uom (no
+ * NUL needed), given one now if it has none (allocates: call it outside a
+ * calculation, in the allocator the units live in).
+ */
+extern int	inc_units_intern(IncUnits *u, const char *uom, size_t len);
+
+/* inc_units_find: the id of unit uom, or 0 when it has none; never allocates. */
+extern int	inc_units_find(const IncUnits *u, const char *uom);
+
+/* inc_units_name: the name of unit id (>= 1), owned by u. */
+extern const char *inc_units_name(const IncUnits *u, int id);
+
+/*
  * inc_units_convert: quantity (in from_uom) expressed in to_uom into *out;
  * false when the units differ and no conversion joins them.
  */
 extern bool inc_units_convert(const IncUnits *u, const IncDec *quantity,
 							  const char *from_uom, const char *to_uom, IncRat *out);
+
+/*
+ * How a quantity in one unit is expressed in another (inc_units_lookup):
+ * the same, times factor, divided by factor, or impossible.
+ */
+typedef enum IncConversionKind
+{
+	INC_CONVERT_NONE = 0,
+	INC_CONVERT_SAME,
+	INC_CONVERT_MUL,
+	INC_CONVERT_DIV
+} IncConversionKind;
+
+/*
+ * inc_units_lookup: how a quantity in unit id from is expressed in unit id
+ * to (both >= 1); *factor points at the factor for MUL and DIV.
+ */
+extern IncConversionKind inc_units_lookup(const IncUnits *u, int from, int to,
+										  const IncDec **factor);
+
+/*
+ * inc_units_convert_ids: inc_units_convert between units given by id
+ * (both >= 1).
+ */
+extern bool inc_units_convert_ids(const IncUnits *u, const IncDec *quantity,
+								  int from, int to, IncRat *out);
 
 #endif							/* INC_UNITS_H */

@@ -22,6 +22,7 @@
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "portability/instr_time.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
@@ -50,13 +51,27 @@ typedef struct Properties
 	IncStrMap  *stored;			/* "participant\037key" -> IncDec * */
 } Properties;
 
+/* A text datum made once per call (CachedText). */
+typedef struct TextEntry
+{
+	const char *ptr;			/* the string's address; NULL: empty slot */
+	Datum		value;			/* a copy of the string, to check a hit */
+	Datum		datum;			/* its text datum */
+} TextEntry;
+
 typedef struct Output
 {
 	ReturnSetInfo *rsinfo;
+	MemoryContext call_context;
 	MemoryContext row_context;
-	const char *participant_key;
+	Datum		participant_datum;	/* the participant being calculated */
 	bool		diagnostics;	/* diagnostics rows instead of earnings */
+	TextEntry  *texts;
+	uint32		texts_mask;
+	uint32		ntexts;
 } Output;
+
+static void GrowTexts(Output *out);
 
 static void
 Tick(void)
@@ -279,48 +294,123 @@ LookupProperty(void *ctx, const char *participant_key, const char *property_key,
 	return INC_PROP_FOUND;
 }
 
-/* EmitRow: one engine row into the tuplestore. */
+/* SetText: the cache entry holds s and its text datum (call memory). */
+static void
+SetText(Output *out, TextEntry *t, const char *s)
+{
+	MemoryContext old = MemoryContextSwitchTo(out->call_context);
+
+	t->value = PointerGetDatum(pstrdup(s));
+	t->datum = PointerGetDatum(cstring_to_text(s));
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * CachedText: the text datum of s, made once per call.  The engine's
+ * strings (offer and rate keys, measures, SKU and unit names) are few and
+ * stay put during a call, so they are found by address; the text is
+ * compared too, so a string that is not the one cached under its address
+ * is made afresh.
+ */
+static Datum
+CachedText(Output *out, const char *s)
+{
+	uint32		i = (uint32) (((uintptr_t) s >> 3) * 2654435761u) & out->texts_mask;
+
+	for (;; i = (i + 1) & out->texts_mask)
+	{
+		TextEntry  *t = &out->texts[i];
+
+		if (t->ptr == NULL)
+		{
+			if ((out->ntexts + 1) * 2 > out->texts_mask + 1)
+			{
+				GrowTexts(out);
+				return CachedText(out, s);
+			}
+			out->ntexts++;
+			t->ptr = s;
+			SetText(out, t, s);
+			return t->datum;
+		}
+		if (t->ptr == s)
+		{
+			if (strcmp(DatumGetPointer(t->value), s) != 0)
+				SetText(out, t, s);
+			return t->datum;
+		}
+	}
+}
+
+/* GrowTexts: twice the slots of the text cache. */
+static void
+GrowTexts(Output *out)
+{
+	TextEntry  *old = out->texts;
+	uint32		oldmask = out->texts_mask;
+	uint32		i;
+
+	out->texts_mask = oldmask ? oldmask * 2 + 1 : 255;
+	out->texts = MemoryContextAllocZero(out->call_context,
+										sizeof(TextEntry) * (out->texts_mask + 1));
+	out->ntexts = 0;
+	for (i = 0; old && i <= oldmask; i++)
+		if (old[i].ptr)
+		{
+			uint32		j = (uint32) (((uintptr_t) old[i].ptr >> 3) * 2654435761u) & out->texts_mask;
+
+			while (out->texts[j].ptr)
+				j = (j + 1) & out->texts_mask;
+			out->texts[j] = old[i];
+			out->ntexts++;
+		}
+}
+
+/*
+ * EmitRow: one engine row into the tuplestore.  Texts come from the cache
+ * or point into the transaction's record, numerics are written into local
+ * buffers: the tuplestore's copy is the only allocation.
+ */
 static void
 EmitRow(void *ctx, const IncRow *row)
 {
 	Output	   *out = ctx;
 	Datum		values[NUM_EARNING_COLUMNS];
 	bool		nulls[NUM_EARNING_COLUMNS];
-	MemoryContext old = MemoryContextSwitchTo(out->row_context);
+	union
+	{
+		char		b[PG_NUMERIC_BUF];
+		int32		align;
+	}			num[10];
 
 	if (out->diagnostics)
-	{
-		MemoryContextSwitchTo(old);
 		return;
-	}
 	memset(nulls, 0, sizeof(nulls));
-	values[0] = CStringGetTextDatum(out->participant_key);
-	values[1] = CStringGetTextDatum(row->offer->offer_key);
-	values[2] = CStringGetTextDatum(inc_calculator_name(row->offer->calculator));
-	values[3] = CStringGetTextDatum(row->txn->sku_key);
-	values[4] = CStringGetTextDatum(row->rate_key);
-	values[5] = CStringGetTextDatum(row->rate_measure);
-	values[6] = pg_dec_to_numeric(&row->rate_value);
-	values[7] = pg_dec_to_numeric(&row->pay_rate);
-	values[8] = CStringGetTextDatum(row->txn->transaction_id);
-	values[9] = pg_dec_to_numeric(&row->txn->quantity);
-	values[10] = CStringGetTextDatum(row->txn->uom_key);
-	values[11] = pg_dec_to_numeric(&row->txn->amount);
-	values[12] = pg_dec_to_numeric(&row->incentivized_quantity);
-	values[13] = pg_dec_to_numeric(&row->incentivized_amount);
-	values[14] = pg_dec_to_numeric(&row->incentive_amount);
-	values[15] = pg_dec_to_numeric(&row->contribution);
+	values[0] = out->participant_datum;
+	values[1] = CachedText(out, row->offer->offer_key);
+	values[2] = CachedText(out, inc_calculator_name(row->offer->calculator));
+	values[3] = CachedText(out, row->txn->sku_key);
+	values[4] = CachedText(out, row->rate_key);
+	values[5] = CachedText(out, row->rate_measure);
+	values[6] = pg_dec_to_numeric_in(&row->rate_value, num[0].b);
+	values[7] = pg_dec_to_numeric_in(&row->pay_rate, num[1].b);
+	values[8] = txn_source_id_datum(row->txn);
+	values[9] = pg_dec_to_numeric_in(&row->txn->quantity, num[2].b);
+	values[10] = CachedText(out, row->txn->uom_key);
+	values[11] = pg_dec_to_numeric_in(&row->txn->amount, num[3].b);
+	values[12] = pg_dec_to_numeric_in(&row->incentivized_quantity, num[4].b);
+	values[13] = pg_dec_to_numeric_in(&row->incentivized_amount, num[5].b);
+	values[14] = pg_dec_to_numeric_in(&row->incentive_amount, num[6].b);
+	values[15] = pg_dec_to_numeric_in(&row->contribution, num[7].b);
 	if (row->effective_rate_null)
 	{
 		values[16] = (Datum) 0;
 		nulls[16] = true;
 	}
 	else
-		values[16] = pg_dec_to_numeric(&row->effective_rate);
+		values[16] = pg_dec_to_numeric_in(&row->effective_rate, num[8].b);
 
 	tuplestore_putvalues(out->rsinfo->setResult, out->rsinfo->setDesc, values, nulls);
-	MemoryContextSwitchTo(old);
-	MemoryContextReset(out->row_context);
 }
 
 /* EmitDiagnostics: one (participant, offer, strategy, diagnostics) row. */
@@ -332,59 +422,13 @@ EmitDiagnostics(void *ctx, const IncOffer *offer, const char *json)
 	bool		nulls[4] = {false, false, false, false};
 	MemoryContext old = MemoryContextSwitchTo(out->row_context);
 
-	values[0] = CStringGetTextDatum(out->participant_key);
-	values[1] = CStringGetTextDatum(offer->offer_key);
-	values[2] = CStringGetTextDatum(inc_strategy_name(offer->strategy));
+	values[0] = out->participant_datum;
+	values[1] = CachedText(out, offer->offer_key);
+	values[2] = CachedText(out, inc_strategy_name(offer->strategy));
 	values[3] = DirectFunctionCall1(jsonb_in, CStringGetDatum(json));
 	tuplestore_putvalues(out->rsinfo->setResult, out->rsinfo->setDesc, values, nulls);
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(out->row_context);
-}
-
-/* One participant's transactions, in its own memory context. */
-typedef struct Participant
-{
-	MemoryContext context;		/* reset after each participant */
-	char	   *key;			/* NULL until the first transaction */
-	IncTxn	   *txns;
-	int			ntxns;
-	int			cap;
-} Participant;
-
-/*
- * CopyInto: a deep copy of *txn and *key into context, replacing both (the
- * row that starts the next participant must outlive this one's context).
- */
-static void
-CopyInto(MemoryContext context, IncTxn *txn, char **key)
-{
-	MemoryContext old = MemoryContextSwitchTo(context);
-
-	txn->transaction_id = pstrdup(txn->transaction_id);
-	txn->transaction_type = pstrdup(txn->transaction_type);
-	txn->sku_key = pstrdup(txn->sku_key);
-	txn->uom_key = pstrdup(txn->uom_key);
-	*key = pstrdup(*key);
-	MemoryContextSwitchTo(old);
-}
-
-/* AddTxn: append txn (already in p->context) to the participant. */
-static void
-AddTxn(Participant *p, const IncTxn *txn, const char *relname)
-{
-	if (p->ntxns > 0 &&
-		strcmp(txn->transaction_id, p->txns[p->ntxns - 1].transaction_id) == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNIQUE_VIOLATION),
-				 errmsg("transaction \"%s\" appears more than once in relation %s",
-						txn->transaction_id, relname)));
-	if (p->ntxns == p->cap)
-	{
-		p->cap = p->cap ? p->cap * 2 : 256;
-		p->txns = p->txns ? repalloc_huge(p->txns, sizeof(IncTxn) * p->cap)
-			: MemoryContextAllocHuge(p->context, sizeof(IncTxn) * p->cap);
-	}
-	p->txns[p->ntxns++] = *txn;
 }
 
 /*
@@ -407,19 +451,6 @@ CalculationContext(void *arg)
 		errcontext("calculating participant \"%s\"", participant);
 }
 
-/* Finish: calculate the participant, then forget it. */
-static void
-Finish(Participant *p, IncEngine *engine, Properties *props, Output *out)
-{
-	out->participant_key = p->key;
-	inc_engine_calculate(engine, p->key, p->txns, p->ntxns,
-						 LookupProperty, props, EmitRow, out);
-	MemoryContextReset(p->context);
-	p->key = NULL;
-	p->txns = NULL;
-	p->ntxns = p->cap = 0;
-}
-
 /*
  * Calculate: the body of incentive_calculate and incentive_diagnostics,
  * which share their arguments; diagnostics selects what is returned.
@@ -434,16 +465,18 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics)
 	IncEngine  *engine;
 	Properties	props;
 	Output		out;
-	TxnSource	src;
-	Participant participant;
+	TxnSource  *src;
 	ErrorContextCallback context;
 	bool		calculated_any = false;
-	MemoryContext carry_context,
+	MemoryContext participant_context,
 				call_context;
-	const char *const *skus;
-	int			nskus;
+	const char *key;
+	IncTxn	   *txns;
+	int			ntxns;
+	instr_time	t0, t1, t2;
 
 	InitMaterializedSRF(fcinfo, 0);
+	memset(&out, 0, sizeof(out));
 	out.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	out.diagnostics = diagnostics;
 	/* the rows built below fill exactly this many columns */
@@ -463,6 +496,8 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	call_context = CurrentMemoryContext;
+	out.call_context = call_context;
+	GrowTexts(&out);
 
 	engine = inc_engine_create();
 	inc_engine_set_tick(engine, Tick);
@@ -470,18 +505,25 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics)
 		inc_engine_set_diagnostics(engine, EmitDiagnostics, &out);
 	LoadOffers(engine, offer_keys);
 	inc_engine_prepare(engine);
-	skus = inc_engine_sku_keys(engine, &nskus);
-	LoadReferenceData(engine, skus, nskus);
+	{
+		const char *const *skus;
+		int			nskus;
+
+		skus = inc_engine_sku_keys(engine, &nskus);
+		LoadReferenceData(engine, skus, nskus);
+	}
 	LoadCallProperties(&props, properties);
 	LoadStoredProperties(&props, engine, participant_filter);
 
-	memset(&participant, 0, sizeof(participant));
-	participant.context = AllocSetContextCreate(call_context, "incentives participant",
+	participant_context = AllocSetContextCreate(call_context, "incentives participant",
 												ALLOCSET_DEFAULT_SIZES);
-	carry_context = AllocSetContextCreate(call_context, "incentives carry",
-										  ALLOCSET_SMALL_SIZES);
 	out.row_context = AllocSetContextCreate(call_context, "incentives row",
 											ALLOCSET_SMALL_SIZES);
+
+	/* every transaction read, grouped by participant (txn_source.h) */
+	INSTR_TIME_SET_CURRENT(t0);
+	src = txn_source_open(relid, participant_filter, engine, call_context);
+	INSTR_TIME_SET_CURRENT(t1);
 
 	/* the engine's position names what failed, while it calculates */
 	context.callback = CalculationContext;
@@ -489,44 +531,32 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics)
 	context.previous = error_context_stack;
 	error_context_stack = &context;
 
-	/* transactions come ordered by participant: calculate each as it ends */
-	txn_source_open(&src, relid, participant_filter, skus, nskus);
-	MemoryContextSwitchTo(participant.context);
-	for (;;)
+	while (txn_source_next(src, participant_context, &key, &out.participant_datum,
+						   &txns, &ntxns))
 	{
-		IncTxn		txn;
-		char	   *key;
-		bool		more;
-
-		CHECK_FOR_INTERRUPTS();
-		more = txn_source_next(&src, &txn, &key);
-		if (participant.key && (!more || strcmp(key, participant.key) != 0))
-		{
-			if (more)
-				CopyInto(carry_context, &txn, &key);
-			Finish(&participant, engine, &props, &out);
-			calculated_any = true;
-			if (more)
-				CopyInto(participant.context, &txn, &key);
-			MemoryContextReset(carry_context);
-		}
-		if (!more)
-			break;
-		if (participant.key == NULL)
-			participant.key = key;
-		AddTxn(&participant, &txn, src.relname);
+		MemoryContextSwitchTo(participant_context);
+		inc_engine_calculate(engine, key, txns, ntxns, LookupProperty, &props, EmitRow, &out);
+		MemoryContextSwitchTo(call_context);
+		MemoryContextReset(participant_context);
+		calculated_any = true;
 	}
 
 	/* a participant named but without transactions: from an empty state */
 	if (participant_filter && !calculated_any)
 	{
-		participant.key = participant_filter;
-		Finish(&participant, engine, &props, &out);
+		MemoryContextSwitchTo(participant_context);
+		out.participant_datum = CStringGetTextDatum(participant_filter);
+		inc_engine_calculate(engine, participant_filter, NULL, 0, LookupProperty, &props,
+							 EmitRow, &out);
+		MemoryContextSwitchTo(call_context);
 	}
 
 	error_context_stack = context.previous;
-	MemoryContextSwitchTo(call_context);
-	txn_source_close(&src);
+	INSTR_TIME_SET_CURRENT(t2);
+	INSTR_TIME_SUBTRACT(t2, t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	elog(DEBUG1, "incentives: read %.1f ms, calculate %.1f ms", INSTR_TIME_GET_MILLISEC(t1), INSTR_TIME_GET_MILLISEC(t2));
+	txn_source_close(src);
 	SPI_finish();
 	return (Datum) 0;
 }

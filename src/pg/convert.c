@@ -7,9 +7,9 @@
  * the stored scale; anything unusual (NaN, infinity, more than 38 digits)
  * takes the exact slow path through numeric_out, which also words the
  * errors.  Results go back
- * as scaled integers (int64_div_fast_to_numeric keeps the scale, so 150000
- * at scale 2 is 1500.00), through numeric_in only when they do not fit 64
- * bits.  No binary floating point on either side.
+ * as numerics written directly from the coefficient (what numeric.c would
+ * build for it, with the same scale), without allocating.  No binary
+ * floating point on either side.
  */
 #include "postgres.h"
 
@@ -31,6 +31,11 @@
 #define NUM_SHORT_WEIGHT_SIGN	0x0040
 #define NUM_SHORT_WEIGHT_MASK	0x003F
 #define NUM_DSCALE_MASK			0x3FFF
+#define PG_NUMERIC_SHORT				NUM_SHORT
+#define PG_NUMERIC_SHORT_SIGN_MASK		NUM_SHORT_SIGN_MASK
+#define PG_NUMERIC_SHORT_DSCALE_SHIFT	NUM_SHORT_DSCALE_SHIFT
+#define PG_NUMERIC_SHORT_WEIGHT_SIGN	NUM_SHORT_WEIGHT_SIGN
+#define PG_NUMERIC_SHORT_WEIGHT_MASK	NUM_SHORT_WEIGHT_MASK
 
 /*
  * NumericToDecFast: decode the digits of an in-line numeric into
@@ -114,6 +119,16 @@ NumericToDecFast(Datum datum, IncDec *out)
 }
 
 /*
+ * pg_numeric_to_dec_fast: a numeric datum as an IncDec when it is in line
+ * and fits; false otherwise (then pg_numeric_to_dec says why).
+ */
+bool
+pg_numeric_to_dec_fast(Datum numeric, IncDec *out)
+{
+	return NumericToDecFast(numeric, out);
+}
+
+/*
  * pg_numeric_to_dec: a numeric datum as an IncDec.  what names the value
  * ("quantity", "amount", "factor", ...) and txn_id the transaction (may be
  * NULL) for the error when it is not finite or out of the engine's range.
@@ -154,18 +169,92 @@ pg_text_to_numeric(const char *text)
 							   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
 }
 
+/*
+ * pg_dec_to_numeric_in: d as a numeric of the same value and scale, written
+ * into buf (PG_NUMERIC_BUF bytes, int-aligned), byte for byte what
+ * numeric.c's make_result builds for it: base-10000 digits aligned on the
+ * decimal point, leading and trailing zero digits dropped (zero has none
+ * and a positive sign), always the short header (a scale of at most 38
+ * and a weight within +-10 fit it).  Nothing is allocated: the row's
+ * tuple copies it.
+ */
+Datum
+pg_dec_to_numeric_in(const IncDec *d, void *buf)
+{
+	unsigned __int128 m = d->coef < 0 ? (unsigned __int128) 0 - (unsigned __int128) d->coef :
+		(unsigned __int128) d->coef;
+	uint16		groups[12];		/* least significant first */
+	int			ngroups = 0;
+	int			scale = d->scale;
+	int			k = (scale + 3) / 4;	/* base-10000 digits after the point */
+	int			r = scale % 4;
+	int			weight;
+	int			lo = 0;
+	int			n;
+	int			i;
+	char	   *p = buf;
+	uint16		header;
+	static const int pow10[5] = {1, 10, 100, 1000, 10000};
+
+	Assert(scale >= 0 && scale <= INC_DEC_MAX_SCALE);
+	if (r != 0)
+	{
+		groups[ngroups++] = (uint16) ((m % pow10[r]) * pow10[4 - r]);
+		m /= pow10[r];
+	}
+	while (m != 0)
+	{
+		groups[ngroups++] = (uint16) (m % 10000);
+		m /= 10000;
+	}
+	while (ngroups > 0 && groups[ngroups - 1] == 0)
+		ngroups--;				/* leading zero digits */
+	while (lo < ngroups && groups[lo] == 0)
+		lo++;					/* trailing zero digits */
+	n = ngroups - lo;
+	weight = ngroups - 1 - k;
+	if (n == 0)
+		weight = 0;
+	header = PG_NUMERIC_SHORT |
+		(n > 0 && d->coef < 0 ? PG_NUMERIC_SHORT_SIGN_MASK : 0) |
+		(uint16) (scale << PG_NUMERIC_SHORT_DSCALE_SHIFT) |
+		(weight < 0 ? PG_NUMERIC_SHORT_WEIGHT_SIGN : 0) |
+		(uint16) (weight & PG_NUMERIC_SHORT_WEIGHT_MASK);
+	SET_VARSIZE(p, VARHDRSZ + sizeof(uint16) * (1 + n));
+	memcpy(p + VARHDRSZ, &header, sizeof(uint16));
+	for (i = 0; i < n; i++)
+	{
+		int16		digit = (int16) groups[ngroups - 1 - i];
+
+		memcpy(p + VARHDRSZ + sizeof(uint16) * (1 + i), &digit, sizeof(int16));
+	}
+#ifdef INC_CHECK_NUMERIC
+	{
+		char		text[INC_NUM_BUF];
+		Datum		ref;
+
+		inc_dec_format(d, text, sizeof(text));
+		ref = pg_text_to_numeric(text);
+		if (VARSIZE(DatumGetPointer(ref)) != VARSIZE(buf) ||
+			memcmp(DatumGetPointer(ref), buf, VARSIZE(buf)) != 0)
+			elog(ERROR, "numeric encoding of %s differs", text);
+		if (d->coef >= PG_INT64_MIN && d->coef <= PG_INT64_MAX)
+		{
+			ref = NumericGetDatum(int64_div_fast_to_numeric((int64) d->coef, d->scale));
+			if (VARSIZE(DatumGetPointer(ref)) != VARSIZE(buf) ||
+				memcmp(DatumGetPointer(ref), buf, VARSIZE(buf)) != 0)
+				elog(ERROR, "numeric encoding of %s differs from int64_div_fast_to_numeric", text);
+		}
+	}
+#endif
+	return PointerGetDatum(buf);
+}
+
 /* pg_dec_to_numeric: an IncDec as a numeric of the same value and scale. */
 Datum
 pg_dec_to_numeric(const IncDec *d)
 {
-	char		text[INC_NUM_BUF];
-
-#if PG_VERSION_NUM >= 140000
-	if (d->coef >= PG_INT64_MIN && d->coef <= PG_INT64_MAX)
-		return NumericGetDatum(int64_div_fast_to_numeric((int64) d->coef, d->scale));
-#endif
-	inc_dec_format(d, text, sizeof(text));
-	return pg_text_to_numeric(text);
+	return pg_dec_to_numeric_in(d, palloc(PG_NUMERIC_BUF));
 }
 
 /* pg_cstring_array: a text[] datum of n C strings. */

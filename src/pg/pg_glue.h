@@ -26,8 +26,13 @@ extern const IncOffer *pg_offer_cached(Jsonb *document, IncOfferError *err);
 
 /* convert.c */
 extern IncDec pg_numeric_to_dec(Datum numeric, const char *what, const char *txn_id);
+extern bool pg_numeric_to_dec_fast(Datum numeric, IncDec *out);
 extern Datum pg_text_to_numeric(const char *text);
 extern Datum pg_dec_to_numeric(const IncDec *d);
+
+/* Room for any IncDec as a numeric (pg_dec_to_numeric_in). */
+#define PG_NUMERIC_BUF 40
+extern Datum pg_dec_to_numeric_in(const IncDec *d, void *buf);
 extern Datum pg_cstring_array(const char *const *items, int n);
 
 #endif							/* INC_PG_GLUE_H */

@@ -1,33 +1,55 @@
 /*
  * txn_source.c
- *    Streams transactions out of the caller's relation with an SPI cursor.
+ *    Reads the transactions of a calculation into a participant-partitioned
+ *    store and hands them out one participant at a time (see txn_source.h).
  *
  * The relation is checked up front (every column present, with a type
- * that converts exactly), named only as a quoted identifier, and read
- * with parameters, never pasted values.  Rows come ordered by
- * participant_key, then transaction_id, both in byte order (COLLATE "C"),
- * in batches, so the calculation holds one participant's transactions at
- * a time.  Only transactions whose SKU some offer mentions are read (and
- * those with a NULL SKU, to be reported).
+ * that converts exactly) and named only as a quoted identifier.  The read
+ * is one prepared query per backend and relation (SPI_keepplan), run as a
+ * whole, not a fast-start cursor, with parallel workers where the planner
+ * wants them, and with no ORDER BY: its rows are pushed into a
+ * DestReceiver that reads every column in place, skips a row whose SKU no
+ * offer mentions, resolves the SKU, unit and transaction type to small
+ * ids and writes one compact record per row into the store (txn_store.h)
+ * under the hash of its participant_key.  A one-participant read filters
+ * on participant_key in the query, so the index on it serves.
+ *
+ * Records hold the participant key and the transaction_id (as a text
+ * datum, so an output row points at it) after a fixed part; numbers are
+ * the exact decimals, 64-bit when they fit.  A batch of the store is then
+ * grouped by participant with a hash table (a chain through the records),
+ * and each participant's records become the IncTxns the engine reads.
+ *
+ * Identity: a transaction_id may appear once.  When no unique index on
+ * transaction_id alone guarantees it, every read row also goes (id,
+ * participant) into a second store partitioned by id, checked batch by
+ * batch before any participant is calculated: a repeat is an error naming
+ * the id and both participants (or the one participant twice).
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "catalog/pg_index.h"
 #include "catalog/pg_type.h"
+#include "common/hashfn.h"
 #include "executor/spi.h"
+#include "executor/tuptable.h"
 #include "miscadmin.h"
+#include "nodes/params.h"
 #include "parser/parse_type.h"
+#include "tcop/dest.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
-#include "access/htup_details.h"
-#include "access/relation.h"
+#include "utils/syscache.h"
 
+#include "core/strmap.h"
 #include "pg_glue.h"
 #include "txn_source.h"
-
-#define FETCH_BATCH 1000
+#include "txn_store.h"
 
 typedef enum ColumnKind
 {
@@ -55,6 +77,90 @@ static const RequiredColumn required_columns[] = {
 };
 
 #define NCOLUMNS lengthof(required_columns)
+enum
+{
+	C_ID, C_PARTICIPANT, C_TYPE, C_DATE, C_SKU, C_QUANTITY, C_UOM, C_AMOUNT
+};
+
+/* Bytes of a transaction record per row, for the store's first estimate. */
+#define RECORD_ESTIMATE 96
+
+/*
+ * One transaction as stored.  After the fixed part: the wide
+ * coefficients (when flagged), the participant key and a NUL, then at the
+ * next 4-byte boundary the transaction_id as a text datum (4-byte header)
+ * followed by a NUL.
+ */
+typedef struct TxnRec
+{
+	struct TxnRec *next;		/* the participant's next record, in memory */
+	int32		date;
+	int32		sku_id;
+	int32		uom_id;
+	int32		type_id;
+	uint32		plen;
+	uint32		idlen;
+	int64		quantity;		/* coefficients, unless wide */
+	int64		amount;
+	uint8		qscale;
+	uint8		ascale;
+	uint8		flags;
+} TxnRec;
+
+#define REC_WIDE_QUANTITY	0x01
+#define REC_WIDE_AMOUNT		0x02
+
+/* An (id, participant) pair of the identity check: lengths, then both. */
+typedef struct IdRec
+{
+	uint32		idlen;
+	uint32		plen;
+	/* id, NUL, participant, NUL */
+} IdRec;
+
+/* One participant of the batch in memory. */
+typedef struct Participant
+{
+	uint32		hash;
+	uint32		plen;
+	const char *key;			/* NULL: empty slot */
+	TxnRec	   *head;
+	int			n;
+} Participant;
+
+typedef struct Receiver
+{
+	DestReceiver pub;
+	TxnSource  *src;
+} Receiver;
+
+struct TxnSource
+{
+	char	   *relname;		/* quoted, qualified name, for messages */
+	IncEngine  *engine;
+	MemoryContext engine_context;	/* where the engine interns units */
+	const char *participant;	/* the one participant read, or NULL */
+	size_t		participant_len;
+	bool		unique_ids;		/* a unique index on transaction_id alone */
+	MemoryContext context;		/* where the source lives */
+	MemoryContext row_context;	/* reset after every row */
+	ErrorContextCallback *outer_context;	/* the error context around the read */
+	TxnStore   *store;			/* transactions by participant */
+	TxnStore   *ids;			/* (id, participant) by id, or NULL */
+	IncStrMap  *types;			/* transaction_type -> id, as a pointer-sized int */
+	const char **type_names;	/* by id - 1 */
+	int			ntypes;
+	int			types_cap;
+	char	   *buf;			/* a record being built */
+	Size		bufcap;
+	/* the batch being handed out */
+	bool		started;
+	Participant	   *groups;
+	uint32		groups_mask;
+	uint32		next_group;
+};
+
+/* ---- the relation ------------------------------------------------------- */
 
 static bool
 TypeFits(Oid type, ColumnKind kind)
@@ -87,12 +193,51 @@ KindName(ColumnKind kind)
 	return "?";
 }
 
-/* CheckRelation: every transaction column present with a usable type. */
-static void
-CheckRelation(Oid relid, const char *relname)
+/*
+ * UniqueIds: does a valid, immediate, non-partial unique index on the
+ * plain column attnum alone make a repeated transaction_id impossible?
+ */
+static bool
+UniqueIds(Relation rel, AttrNumber attnum)
+{
+	List	   *indexes;
+	ListCell   *lc;
+	bool		unique = false;
+
+	if (rel->rd_rel->relkind != RELKIND_RELATION &&
+		rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE)
+		return false;
+	indexes = RelationGetIndexList(rel);
+	foreach(lc, indexes)
+	{
+		HeapTuple	tuple = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(lfirst_oid(lc)));
+		Form_pg_index index;
+
+		if (!HeapTupleIsValid(tuple))
+			continue;
+		index = (Form_pg_index) GETSTRUCT(tuple);
+		if (index->indisunique && index->indimmediate && index->indisvalid &&
+			index->indnkeyatts == 1 && index->indkey.values[0] == attnum &&
+			heap_attisnull(tuple, Anum_pg_index_indpred, NULL) &&
+			heap_attisnull(tuple, Anum_pg_index_indexprs, NULL))
+			unique = true;
+		ReleaseSysCache(tuple);
+	}
+	list_free(indexes);
+	return unique;
+}
+
+/*
+ * CheckRelation: every transaction column present with a usable type;
+ * notes whether ids are unique by index, and returns the relation's row
+ * estimate (0 when it has none).
+ */
+static double
+CheckRelation(TxnSource *src, Oid relid)
 {
 	Relation	rel = relation_open(relid, AccessShareLock);
 	TupleDesc	desc = RelationGetDescr(rel);
+	double		rows;
 	int			c,
 				a;
 
@@ -110,147 +255,624 @@ CheckRelation(Oid relid, const char *relname)
 		if (found == NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_COLUMN),
-					 errmsg("relation %s has no column \"%s\"", relname, required_columns[c].name),
+					 errmsg("relation %s has no column \"%s\"", src->relname, required_columns[c].name),
 					 errhint("The transactions relation needs the columns transaction_id, participant_key, transaction_type, transaction_date, sku_key, quantity, uom_key and amount.")));
 		if (!TypeFits(found->atttypid, required_columns[c].kind))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("column \"%s\" of relation %s has type %s, expected %s",
-							required_columns[c].name, relname,
+							required_columns[c].name, src->relname,
 							format_type_be(found->atttypid),
 							KindName(required_columns[c].kind))));
+		if (c == C_ID)
+			src->unique_ids = UniqueIds(rel, found->attnum);
 	}
+	rows = rel->rd_rel->reltuples > 0 ? rel->rd_rel->reltuples : 0;
 	relation_close(rel, AccessShareLock);
+	return rows;
 }
 
-/* txn_source_open: check the relation and open the cursor. */
-void
-txn_source_open(TxnSource *src, Oid relid, const char *participant_key,
-				const char *const *sku_keys, int nsku_keys)
+/* ---- prepared reads, kept per backend ---------------------------------- */
+
+/*
+ * A kept plan of the read of one relation.  The query names the relation,
+ * so the entry is used only while the relation still has that name (a
+ * renamed or replaced relation gets a new one).
+ */
+typedef struct ReadPlan
+{
+	Oid			relid;
+	bool		one_participant;
+	char	   *relname;
+	SPIPlanPtr	plan;
+} ReadPlan;
+
+#define MAX_READ_PLANS 16
+static ReadPlan read_plans[MAX_READ_PLANS];
+static int	nread_plans = 0;
+
+/* ReadPlanFor: the kept plan reading relid (all, or one participant). */
+static SPIPlanPtr
+ReadPlanFor(Oid relid, const char *relname, bool one_participant)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	ReadPlan   *slot = NULL;
+	char	   *query;
+	SPIPlanPtr	plan;
+	int			i;
+
+	for (i = 0; i < nread_plans; i++)
+	{
+		ReadPlan   *p = &read_plans[i];
+
+		if (p->relid == relid && p->one_participant == one_participant)
+		{
+			if (strcmp(p->relname, relname) == 0)
+				return p->plan;
+			slot = p;			/* renamed or replaced: plan again */
+			break;
+		}
+	}
+
+	/*
+	 * A whole read, planned for total time (no fast start), parallel where
+	 * the planner wants it; the one-participant read leans on the index on
+	 * participant_key (COLLATE "C", as the extension's own).
+	 */
+	query = psprintf("SELECT transaction_id::pg_catalog.text, participant_key::pg_catalog.text,"
+					 " transaction_type::pg_catalog.text, transaction_date,"
+					 " sku_key::pg_catalog.text, quantity::pg_catalog.numeric,"
+					 " uom_key::pg_catalog.text, amount::pg_catalog.numeric"
+					 " FROM %s%s",
+					 relname,
+					 one_participant ?
+					 " WHERE participant_key::pg_catalog.text COLLATE \"C\" OPERATOR(pg_catalog.=) $1" : "");
+	plan = SPI_prepare_cursor(query, one_participant ? 1 : 0, argtypes,
+							  one_participant ? 0 : CURSOR_OPT_PARALLEL_OK);
+	if (plan == NULL)
+		elog(ERROR, "could not prepare the read of %s: %s", relname,
+			 SPI_result_code_string(SPI_result));
+	if (SPI_keepplan(plan) != 0)
+		elog(ERROR, "could not keep the read of %s", relname);
+	pfree(query);
+
+	if (slot)
+		SPI_freeplan(slot->plan);
+	else if (nread_plans < MAX_READ_PLANS)
+		slot = &read_plans[nread_plans++];
+	else
+	{
+		/* full: forget the oldest */
+		SPI_freeplan(read_plans[0].plan);
+		pfree(read_plans[0].relname);
+		memmove(read_plans, read_plans + 1, sizeof(ReadPlan) * (MAX_READ_PLANS - 1));
+		slot = &read_plans[MAX_READ_PLANS - 1];
+		slot->relname = NULL;
+	}
+	if (slot->relname)
+		pfree(slot->relname);
+	slot->relid = relid;
+	slot->one_participant = one_participant;
+	slot->relname = MemoryContextStrdup(TopMemoryContext, relname);
+	slot->plan = plan;
+	return plan;
+}
+
+/* ---- the receiver -------------------------------------------------------- */
+
+/* NullColumn: a NULL where a value is required, named with the transaction. */
+static void
+NullColumn(TxnSource *src, int col, Datum *values, bool *nulls) pg_attribute_noreturn();
+
+static void
+NullColumn(TxnSource *src, int col, Datum *values, bool *nulls)
+{
+	/* the error is the row's, not the query's: no SPI statement context */
+	error_context_stack = src->outer_context;
+	if (nulls[C_ID])
+		ereport(ERROR,
+				(errcode(ERRCODE_NOT_NULL_VIOLATION),
+				 errmsg("a transaction in relation %s has a NULL transaction_id",
+						src->relname)));
+	ereport(ERROR,
+			(errcode(ERRCODE_NOT_NULL_VIOLATION),
+			 errmsg("column \"%s\" of transaction \"%s\" in relation %s is NULL",
+					required_columns[col].name, TextDatumGetCString(values[C_ID]),
+					src->relname)));
+}
+
+/* TypeId: the id of a transaction type (from 1), interned. */
+static int
+TypeId(TxnSource *src, const char *s, size_t len)
+{
+	void	   *found = inc_strmap_get_len(src->types, s, len);
+	MemoryContext old;
+	char	   *name;
+
+	if (found)
+		return (int) (intptr_t) found;
+	old = MemoryContextSwitchTo(src->context);
+	if (src->ntypes == src->types_cap)
+	{
+		src->types_cap = src->types_cap ? src->types_cap * 2 : 8;
+		src->type_names = src->type_names ?
+			repalloc(src->type_names, sizeof(char *) * src->types_cap) :
+			palloc(sizeof(char *) * src->types_cap);
+	}
+	name = pnstrdup(s, len);
+	src->type_names[src->ntypes++] = name;
+	*inc_strmap_slot(src->types, name) = (void *) (intptr_t) src->ntypes;
+	MemoryContextSwitchTo(old);
+	return src->ntypes;
+}
+
+/* Room: the build buffer holds at least n bytes. */
+static inline void
+Room(TxnSource *src, Size n)
+{
+	if (n > src->bufcap)
+	{
+		src->bufcap = Max(n, src->bufcap * 2);
+		src->buf = src->buf ? repalloc(src->buf, src->bufcap) :
+			MemoryContextAlloc(src->context, src->bufcap);
+	}
+}
+
+/* PutNumber: a decimal's coefficient in the fixed part, or wide at *wide. */
+static inline char *
+PutNumber(const IncDec *d, int64 *narrow, uint8 *scale, uint8 *flags, uint8 flag, char *wide)
+{
+	*scale = (uint8) d->scale;
+	if (d->coef >= PG_INT64_MIN && d->coef <= PG_INT64_MAX)
+	{
+		*narrow = (int64) d->coef;
+		return wide;
+	}
+	*flags |= flag;
+	memcpy(wide, &d->coef, sizeof(d->coef));
+	return wide + sizeof(d->coef);
+}
+
+/* ReceiveRow: one row of the read into the stores. */
+static bool
+ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
+{
+	TxnSource  *src = ((Receiver *) self)->src;
+	Datum	   *values;
+	bool	   *nulls;
+	text	   *id,
+			   *participant,
+			   *type,
+			   *sku,
+			   *uom;
+	const char *idp,
+			   *pp;
+	size_t		idlen,
+				plen;
+	int			sku_id = 0;
+	IncDec		quantity,
+				amount;
+	MemoryContext old;
+	TxnRec	   *rec;
+	char	   *p;
+	int			c;
+
+	CHECK_FOR_INTERRUPTS();
+	slot_getallattrs(slot);
+	values = slot->tts_values;
+	nulls = slot->tts_isnull;
+	old = MemoryContextSwitchTo(src->row_context);
+
+	/* a SKU no offer mentions can never matter: skip the row */
+	if (!nulls[C_SKU])
+	{
+		sku = DatumGetTextPP(values[C_SKU]);
+		sku_id = inc_engine_sku_id(src->engine, VARDATA_ANY(sku), VARSIZE_ANY_EXHDR(sku));
+		if (sku_id == 0)
+		{
+			MemoryContextSwitchTo(old);
+			MemoryContextReset(src->row_context);
+			return true;
+		}
+	}
+	for (c = 0; c < (int) NCOLUMNS; c++)
+		if (nulls[c])
+			NullColumn(src, c, values, nulls);
+
+	id = DatumGetTextPP(values[C_ID]);
+	idp = VARDATA_ANY(id);
+	idlen = VARSIZE_ANY_EXHDR(id);
+	participant = DatumGetTextPP(values[C_PARTICIPANT]);
+	pp = VARDATA_ANY(participant);
+	plen = VARSIZE_ANY_EXHDR(participant);
+	if (src->participant &&
+		(plen != src->participant_len || memcmp(pp, src->participant, plen) != 0))
+	{
+		/* the index's equality may be looser than bytes (a collation) */
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(src->row_context);
+		return true;
+	}
+	type = DatumGetTextPP(values[C_TYPE]);
+	uom = DatumGetTextPP(values[C_UOM]);
+	if (!pg_numeric_to_dec_fast(values[C_QUANTITY], &quantity) ||
+		!pg_numeric_to_dec_fast(values[C_AMOUNT], &amount))
+	{
+		/* the slow path, whose errors are the row's (see NullColumn) */
+		ErrorContextCallback *spi_context = error_context_stack;
+
+		error_context_stack = src->outer_context;
+		quantity = pg_numeric_to_dec(values[C_QUANTITY], "quantity", pnstrdup(idp, idlen));
+		amount = pg_numeric_to_dec(values[C_AMOUNT], "amount", pnstrdup(idp, idlen));
+		error_context_stack = spi_context;
+	}
+
+	/* the record: fixed part, wide numbers, participant, id datum */
+	Room(src, sizeof(TxnRec) + 2 * sizeof(inc_int128) + plen + idlen + 16);
+	rec = (TxnRec *) src->buf;
+	rec->next = NULL;
+	rec->date = DatumGetDateADT(values[C_DATE]);
+	rec->sku_id = sku_id;
+	MemoryContextSwitchTo(src->engine_context);
+	rec->uom_id = inc_engine_uom_id(src->engine, VARDATA_ANY(uom), VARSIZE_ANY_EXHDR(uom));
+	MemoryContextSwitchTo(src->row_context);
+	rec->type_id = TypeId(src, VARDATA_ANY(type), VARSIZE_ANY_EXHDR(type));
+	rec->plen = (uint32) plen;
+	rec->idlen = (uint32) idlen;
+	rec->flags = 0;
+	p = src->buf + sizeof(TxnRec);
+	p = PutNumber(&quantity, &rec->quantity, &rec->qscale, &rec->flags, REC_WIDE_QUANTITY, p);
+	p = PutNumber(&amount, &rec->amount, &rec->ascale, &rec->flags, REC_WIDE_AMOUNT, p);
+	memcpy(p, pp, plen);
+	p[plen] = '\0';
+	p = (char *) TYPEALIGN(4, p + plen + 1);
+	SET_VARSIZE(p, VARHDRSZ + idlen);
+	memcpy(p + VARHDRSZ, idp, idlen);
+	p[VARHDRSZ + idlen] = '\0';
+	p += VARHDRSZ + idlen + 1;
+	txn_store_put(src->store, hash_bytes((const unsigned char *) pp, (int) plen),
+				  src->buf, p - src->buf);
+
+	if (src->ids)
+	{
+		IdRec	   *ir;
+
+		Room(src, sizeof(IdRec) + idlen + plen + 2);
+		ir = (IdRec *) src->buf;
+		ir->idlen = (uint32) idlen;
+		ir->plen = (uint32) plen;
+		p = src->buf + sizeof(IdRec);
+		memcpy(p, idp, idlen);
+		p[idlen] = '\0';
+		memcpy(p + idlen + 1, pp, plen);
+		p[idlen + 1 + plen] = '\0';
+		txn_store_put(src->ids, hash_bytes((const unsigned char *) idp, (int) idlen),
+					  src->buf, sizeof(IdRec) + idlen + plen + 2);
+	}
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(src->row_context);
+	return true;
+}
+
+static void
+ReceiverStartup(DestReceiver *self, int operation, TupleDesc typeinfo)
+{
+}
+
+static void
+ReceiverShutdown(DestReceiver *self)
+{
+}
+
+static void
+ReceiverDestroy(DestReceiver *self)
+{
+}
+
+/* ---- identity ------------------------------------------------------------ */
+
+/* An id seen in the batch of the identity check. */
+typedef struct SeenId
+{
+	uint32		hash;
+	const IdRec *rec;			/* NULL: empty slot */
+} SeenId;
+
+#define IdOf(r)				((const char *) (r) + sizeof(IdRec))
+#define ParticipantOf(r)	(IdOf(r) + (r)->idlen + 1)
+
+/* CheckIdentity: every transaction_id once, batch by batch of the id store. */
+static void
+CheckIdentity(TxnSource *src)
+{
+	while (txn_store_next_batch(src->ids))
+	{
+		TxnStoreIter it;
+		uint32		hash;
+		const IdRec *r;
+		uint32		n = 0,
+					mask;
+		SeenId	   *seen;
+
+		txn_store_iter_init(src->ids, &it);
+		while (txn_store_iter_next(&it, &hash) != NULL)
+			n++;
+		for (mask = 15; mask + 1 < n * 2; mask = mask * 2 + 1)
+			;
+		seen = MemoryContextAllocZero(src->context, sizeof(SeenId) * (mask + 1));
+		txn_store_iter_init(src->ids, &it);
+		while ((r = txn_store_iter_next(&it, &hash)) != NULL)
+		{
+			uint32		i = hash & mask;
+
+			CHECK_FOR_INTERRUPTS();
+			for (;; i = (i + 1) & mask)
+			{
+				const IdRec *o = seen[i].rec;
+
+				if (o == NULL)
+				{
+					seen[i].hash = hash;
+					seen[i].rec = r;
+					break;
+				}
+				if (seen[i].hash != hash || o->idlen != r->idlen ||
+					memcmp(IdOf(o), IdOf(r), r->idlen) != 0)
+					continue;
+				if (o->plen == r->plen && memcmp(ParticipantOf(o), ParticipantOf(r), r->plen) == 0)
+					ereport(ERROR,
+							(errcode(ERRCODE_UNIQUE_VIOLATION),
+							 errmsg("transaction \"%s\" appears more than once in relation %s",
+									IdOf(r), src->relname),
+							 errdetail("Participant \"%s\" has it more than once; it would earn each time.",
+									   ParticipantOf(r))));
+				ereport(ERROR,
+						(errcode(ERRCODE_UNIQUE_VIOLATION),
+						 errmsg("transaction \"%s\" appears more than once in relation %s",
+								IdOf(r), src->relname),
+						 errdetail("It belongs to participant \"%s\" and to participant \"%s\"; it would earn under both.",
+								   ParticipantOf(o), ParticipantOf(r))));
+			}
+		}
+		pfree(seen);
+	}
+	txn_store_end(src->ids);
+	src->ids = NULL;
+}
+
+/* ---- the source ---------------------------------------------------------- */
+
+/* txn_source_open: check the relation, read it into the store. */
+TxnSource *
+txn_source_open(Oid relid, const char *participant_key, IncEngine *engine,
+				MemoryContext engine_context)
 {
 	char	   *nspname = get_namespace_name(get_rel_namespace(relid));
 	char	   *relname = get_rel_name(relid);
-	Oid			argtypes[2] = {TEXTARRAYOID, TEXTOID};
-	Datum		args[2];
-	char		nulls[2] = {' ', ' '};
-	char	   *query;
+	TxnSource  *src;
+	SPIPlanPtr	plan;
+	ParamListInfo params = NULL;
+	SPIExecuteOptions options;
+	Receiver	receiver;
+	double		rows;
+	Size		limit = (Size) work_mem * 1024;
+	int			rc;
 
 	if (nspname == NULL || relname == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("relation with OID %u does not exist", relid)));
-	memset(src, 0, sizeof(*src));
+	src = palloc0(sizeof(TxnSource));
+	src->context = CurrentMemoryContext;
 	src->relname = quote_qualified_identifier(nspname, relname);
-	CheckRelation(relid, src->relname);
+	src->engine = engine;
+	src->engine_context = engine_context;
+	src->participant = participant_key;
+	src->participant_len = participant_key ? strlen(participant_key) : 0;
+	src->types = inc_strmap_create();
+	src->row_context = AllocSetContextCreate(CurrentMemoryContext, "incentives read row",
+											 ALLOCSET_SMALL_SIZES);
+	rows = CheckRelation(src, relid);
 
-	query = psprintf("SELECT transaction_id::pg_catalog.text, participant_key::pg_catalog.text,"
-					 " transaction_type::pg_catalog.text, transaction_date,"
-					 " sku_key::pg_catalog.text, quantity::pg_catalog.numeric,"
-					 " uom_key::pg_catalog.text, amount::pg_catalog.numeric"
-					 " FROM %s"
-					 " WHERE (sku_key IS NULL OR sku_key::pg_catalog.text OPERATOR(pg_catalog.=) ANY ($1))%s"
-					 " ORDER BY participant_key::pg_catalog.text COLLATE \"C\","
-					 " transaction_id::pg_catalog.text COLLATE \"C\"",
-					 src->relname,
-					 participant_key ?
-					 " AND participant_key::pg_catalog.text COLLATE \"C\" OPERATOR(pg_catalog.=) $2" : "");
-	args[0] = pg_cstring_array(sku_keys, nsku_keys);
-	args[1] = participant_key ? CStringGetTextDatum(participant_key) : (Datum) 0;
-
-	src->portal = SPI_cursor_open_with_args(NULL, query, participant_key ? 2 : 1,
-											argtypes, args, nulls, true,
-											CURSOR_OPT_NO_SCROLL);
-	if (src->portal == NULL)
-		elog(ERROR, "could not open a cursor on %s: %s", src->relname,
-			 SPI_result_code_string(SPI_result));
-}
-
-/* The row being read: every column deformed once. */
-typedef struct Row
-{
-	TxnSource  *src;
-	Datum		values[NCOLUMNS];
-	bool		nulls[NCOLUMNS];
-	const char *id;				/* transaction_id, once read */
-} Row;
-
-/* Value: column col of the row; NULL is an error naming the transaction. */
-static Datum
-Value(Row *row, int col)
-{
-	if (row->nulls[col])
+	plan = ReadPlanFor(relid, src->relname, participant_key != NULL);
+	if (participant_key)
 	{
-		if (row->id == NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_NOT_NULL_VIOLATION),
-					 errmsg("a transaction in relation %s has a NULL transaction_id",
-							row->src->relname)));
-		ereport(ERROR,
-				(errcode(ERRCODE_NOT_NULL_VIOLATION),
-				 errmsg("column \"%s\" of transaction \"%s\" in relation %s is NULL",
-						required_columns[col].name, row->id, row->src->relname)));
+		params = makeParamList(1);
+		params->params[0].value = CStringGetTextDatum(participant_key);
+		params->params[0].isnull = false;
+		params->params[0].pflags = PARAM_FLAG_CONST;
+		params->params[0].ptype = TEXTOID;
+		rows = 0;				/* a participant's share: unknown, small */
 	}
-	return row->values[col];
+	src->store = txn_store_create(limit, rows * RECORD_ESTIMATE);
+	if (!src->unique_ids)
+		src->ids = txn_store_create(limit, rows * 48);
+
+	memset(&receiver, 0, sizeof(receiver));
+	receiver.pub.receiveSlot = ReceiveRow;
+	receiver.pub.rStartup = ReceiverStartup;
+	receiver.pub.rShutdown = ReceiverShutdown;
+	receiver.pub.rDestroy = ReceiverDestroy;
+	receiver.pub.mydest = DestNone;
+	receiver.src = src;
+	memset(&options, 0, sizeof(options));
+	options.params = params;
+	options.read_only = true;
+	options.dest = &receiver.pub;
+	src->outer_context = error_context_stack;
+	rc = SPI_execute_plan_extended(plan, &options);
+	if (rc < 0)
+		elog(ERROR, "could not read %s: %s", src->relname, SPI_result_code_string(rc));
+
+	if (src->ids)
+		CheckIdentity(src);
+	return src;
 }
 
-static char *
-Text(Row *row, int col)
+/* FindGroup: the slot of a participant: its group, or the empty slot for it. */
+static inline Participant *
+FindGroup(Participant *groups, uint32 mask, uint32 hash, const char *key, uint32 plen)
 {
-	return TextDatumGetCString(Value(row, col));
-}
+	uint32		i = hash & mask;
 
-/* txn_source_next: the next transaction, or false at the end. */
-bool
-txn_source_next(TxnSource *src, IncTxn *txn, char **participant_key)
-{
-	MemoryContext caller = CurrentMemoryContext;
-	Row			row;
-
-	if (src->pos >= src->nbatch)
+	for (;; i = (i + 1) & mask)
 	{
-		if (src->batch)
+		Participant	   *g = &groups[i];
+
+		if (g->key == NULL ||
+			(g->hash == hash && g->plen == plen && memcmp(g->key, key, plen) == 0))
+			return g;
+	}
+}
+
+/* GrowGroups: twice the slots, the groups moved over. */
+static void
+GrowGroups(TxnSource *src)
+{
+	Participant	   *old = src->groups;
+	uint32		oldmask = src->groups_mask;
+	uint32		i;
+
+	src->groups_mask = oldmask * 2 + 1;
+	src->groups = MemoryContextAllocZero(src->context, sizeof(Participant) * (src->groups_mask + 1));
+	for (i = 0; i <= oldmask; i++)
+		if (old[i].key)
+			*FindGroup(src->groups, src->groups_mask, old[i].hash, old[i].key, old[i].plen) = old[i];
+	pfree(old);
+}
+
+/* GroupsFor: the participants of the batch in memory, chained. */
+static void
+GroupsFor(TxnSource *src)
+{
+	TxnStoreIter it;
+	uint32		hash;
+	TxnRec	   *r;
+	uint32		ngroups = 0;
+
+	/* participants are few beside transactions: start small, grow */
+	if (src->groups)
+		pfree(src->groups);
+	src->groups_mask = 63;
+	src->groups = MemoryContextAllocZero(src->context, sizeof(Participant) * (src->groups_mask + 1));
+
+	txn_store_iter_init(src->store, &it);
+	while ((r = txn_store_iter_next(&it, &hash)) != NULL)
+	{
+		const char *key = (const char *) r + sizeof(TxnRec) +
+			((r->flags & REC_WIDE_QUANTITY) ? sizeof(inc_int128) : 0) +
+			((r->flags & REC_WIDE_AMOUNT) ? sizeof(inc_int128) : 0);
+		Participant	   *g = FindGroup(src->groups, src->groups_mask, hash, key, r->plen);
+
+		if (g->key == NULL)
 		{
-			SPI_freetuptable(src->batch);
-			src->batch = NULL;
+			if ((ngroups + 1) * 2 > src->groups_mask + 1)
+			{
+				GrowGroups(src);
+				g = FindGroup(src->groups, src->groups_mask, hash, key, r->plen);
+			}
+			ngroups++;
+			g->key = key;
+			g->hash = hash;
+			g->plen = r->plen;
 		}
-		if (src->done)
-			return false;
-		SPI_cursor_fetch(src->portal, true, FETCH_BATCH);
-		/* SPI returns in its procedure context: back to the caller's */
-		MemoryContextSwitchTo(caller);
-		src->batch = SPI_tuptable;
-		src->nbatch = SPI_processed;
-		src->pos = 0;
-		if (src->nbatch < FETCH_BATCH)
-			src->done = true;
-		if (src->nbatch == 0)
-			return false;
+		r->next = g->head;
+		g->head = r;
+		g->n++;
 	}
-
-	row.src = src;
-	row.id = NULL;
-	heap_deform_tuple(src->batch->vals[src->pos++], src->batch->tupdesc,
-					  row.values, row.nulls);
-	row.id = Text(&row, 0);
-	txn->transaction_id = row.id;
-	*participant_key = Text(&row, 1);
-	txn->transaction_type = Text(&row, 2);
-	txn->transaction_date = DatumGetDateADT(Value(&row, 3));
-	txn->sku_key = Text(&row, 4);
-	txn->quantity = pg_numeric_to_dec(Value(&row, 5), "quantity", row.id);
-	txn->uom_key = Text(&row, 6);
-	txn->amount = pg_numeric_to_dec(Value(&row, 7), "amount", row.id);
-	return true;
+	src->next_group = 0;
 }
 
-/* txn_source_close: release the cursor. */
+/* ExpandRecord: a stored record as the engine's IncTxn. */
+static inline void
+ExpandRecord(const TxnSource *src, const TxnRec *r, IncTxn *t)
+{
+	const char *p = (const char *) r + sizeof(TxnRec);
+
+	t->transaction_type = src->type_names[r->type_id - 1];
+	t->transaction_date = r->date;
+	t->sku_id = r->sku_id;
+	t->sku_key = inc_engine_sku_key(src->engine, r->sku_id);
+	t->uom_id = r->uom_id;
+	t->uom_key = inc_engine_uom_key(src->engine, r->uom_id);
+	t->quantity.scale = r->qscale;
+	if (r->flags & REC_WIDE_QUANTITY)
+	{
+		memcpy(&t->quantity.coef, p, sizeof(inc_int128));
+		p += sizeof(inc_int128);
+	}
+	else
+		t->quantity.coef = r->quantity;
+	t->amount.scale = r->ascale;
+	if (r->flags & REC_WIDE_AMOUNT)
+	{
+		memcpy(&t->amount.coef, p, sizeof(inc_int128));
+		p += sizeof(inc_int128);
+	}
+	else
+		t->amount.coef = r->amount;
+	p = (const char *) TYPEALIGN(4, p + r->plen + 1);
+	t->transaction_id = p + VARHDRSZ;
+}
+
+/* txn_source_next: the next participant and its transactions. */
+bool
+txn_source_next(TxnSource *src, MemoryContext context, const char **participant_key,
+				Datum *key_datum, IncTxn **txns, int *ntxns)
+{
+	for (;;)
+	{
+		if (src->groups)
+		{
+			while (src->next_group <= src->groups_mask)
+			{
+				Participant	   *g = &src->groups[src->next_group++];
+				IncTxn	   *out;
+				TxnRec	   *r;
+				int			i = 0;
+
+				if (g->key == NULL)
+					continue;
+				out = MemoryContextAlloc(context, sizeof(IncTxn) * g->n);
+				for (r = g->head; r; r = r->next)
+					ExpandRecord(src, r, &out[i++]);
+				*participant_key = g->key;
+				*key_datum = PointerGetDatum(MemoryContextAlloc(context, VARHDRSZ + g->plen));
+				SET_VARSIZE(DatumGetPointer(*key_datum), VARHDRSZ + g->plen);
+				memcpy(VARDATA(DatumGetPointer(*key_datum)), g->key, g->plen);
+				*txns = out;
+				*ntxns = g->n;
+				return true;
+			}
+		}
+		CHECK_FOR_INTERRUPTS();
+		if (!txn_store_next_batch(src->store))
+			return false;
+		GroupsFor(src);
+	}
+}
+
+/* txn_source_id_datum: the transaction_id datum, in the record. */
+Datum
+txn_source_id_datum(const IncTxn *txn)
+{
+	return PointerGetDatum(txn->transaction_id - VARHDRSZ);
+}
+
+const char *
+txn_source_relname(const TxnSource *src)
+{
+	return src->relname;
+}
+
+/* txn_source_close: release the store and its files. */
 void
 txn_source_close(TxnSource *src)
 {
-	if (src->batch)
-		SPI_freetuptable(src->batch);
-	src->batch = NULL;
-	if (src->portal)
-		SPI_cursor_close(src->portal);
-	src->portal = NULL;
+	if (src->ids)
+		txn_store_end(src->ids);
+	txn_store_end(src->store);
+	MemoryContextDelete(src->row_context);
+	if (src->groups)
+		pfree(src->groups);
 }

@@ -57,6 +57,7 @@ Txn(const char *id, const char *type, const char *date, const char *sku,
 {
 	IncTxn		t;
 
+	memset(&t, 0, sizeof(t));
 	t.transaction_id = id;
 	t.transaction_type = type;
 	if (!inc_date_parse(date, &t.transaction_date))

@@ -127,6 +127,7 @@ Txn(const char *id, const char *type, const char *sku, const char *quantity,
 {
 	IncTxn		t;
 
+	memset(&t, 0, sizeof(t));
 	t.transaction_id = id;
 	t.transaction_type = type;
 	inc_date_parse("2026-03-01", &t.transaction_date);

@@ -1,0 +1,363 @@
+/*
+ * txn_store.c
+ *    Hash-partitioned records, in memory up to a limit and in temporary
+ *    files past it (see txn_store.h).
+ *
+ * A record is a header (total length, hash) and the caller's bytes,
+ * MAXALIGNed, the same in memory and in a file.  The batch of a hash is
+ * taken from its bits rotated by 16, so that the low bits stay free for
+ * the caller's own hash table within a batch (as nodeHash.c does).  The
+ * batch in memory is a list of chunks filled one after the other.
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "port/pg_bitutils.h"
+#include "storage/buffile.h"
+#include "utils/memutils.h"
+
+#include "txn_store.h"
+
+#define CHUNK_SIZE		(64 * 1024)
+#define MAX_BATCHES		4096
+
+typedef struct Chunk
+{
+	struct Chunk *next;
+	Size		used;			/* bytes of records */
+	Size		size;			/* room for records */
+	char		data[FLEXIBLE_ARRAY_MEMBER];
+} Chunk;
+
+#define CHUNK_HEADER	MAXALIGN(offsetof(Chunk, data))
+
+typedef struct RecordHeader
+{
+	uint32		len;			/* header and payload, MAXALIGNed */
+	uint32		hash;
+} RecordHeader;
+
+#define RECORD_HEADER	MAXALIGN(sizeof(RecordHeader))
+
+struct TxnStore
+{
+	MemoryContext context;
+	Size		limit;
+	Size		used;			/* bytes of records in memory */
+	int			nbatch;			/* a power of 2 */
+	int			curbatch;		/* the batch in memory */
+	bool		started;		/* txn_store_next_batch called */
+	bool		grow;			/* doubling still helps */
+	BufFile   **files;			/* per batch, NULL until written */
+	Chunk	   *head;
+	Chunk	   *tail;
+	uint64		count;
+	uint64		spilled;		/* records written to files */
+};
+
+static inline int
+BatchOf(const TxnStore *s, uint32 hash)
+{
+	return (int) (pg_rotate_right32(hash, 16) & (uint32) (s->nbatch - 1));
+}
+
+/* Append: a record into the chunks in memory. */
+static void
+Append(TxnStore *s, const RecordHeader *rec)
+{
+	Chunk	   *c = s->tail;
+
+	if (c == NULL || c->size - c->used < rec->len)
+	{
+		Size		size = Max(CHUNK_SIZE, rec->len);
+
+		c = MemoryContextAlloc(s->context, CHUNK_HEADER + size);
+		c->next = NULL;
+		c->used = 0;
+		c->size = size;
+		if (s->tail)
+			s->tail->next = c;
+		else
+			s->head = c;
+		s->tail = c;
+	}
+	memcpy((char *) c + CHUNK_HEADER + c->used, rec, rec->len);
+	c->used += rec->len;
+	s->used += rec->len;
+}
+
+/* Spill: a record into the file of batch b. */
+static void
+Spill(TxnStore *s, int b, const RecordHeader *rec)
+{
+	if (s->files[b] == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(s->context);
+
+		s->files[b] = BufFileCreateTemp(false);
+		MemoryContextSwitchTo(old);
+	}
+	BufFileWrite(s->files[b], (void *) rec, rec->len);
+	s->spilled++;
+}
+
+/* FreeChunks: forget the records in memory. */
+static void
+FreeChunks(TxnStore *s)
+{
+	Chunk	   *c = s->head;
+
+	while (c)
+	{
+		Chunk	   *next = c->next;
+
+		pfree(c);
+		c = next;
+	}
+	s->head = s->tail = NULL;
+	s->used = 0;
+}
+
+/* SetBatches: n batches (a power of 2, never fewer than now). */
+static void
+SetBatches(TxnStore *s, int n)
+{
+	if (s->files == NULL)
+		s->files = MemoryContextAllocZero(s->context, sizeof(BufFile *) * n);
+	else
+	{
+		s->files = repalloc(s->files, sizeof(BufFile *) * n);
+		memset(s->files + s->nbatch, 0, sizeof(BufFile *) * (n - s->nbatch));
+	}
+	s->nbatch = n;
+}
+
+/*
+ * IncreaseBatches: double the batches until the batch in memory fits the
+ * limit, moving the records that leave it to their files; stop growing
+ * when a doubling moves nothing (one hash over the limit).
+ */
+static void
+IncreaseBatches(TxnStore *s)
+{
+	while (s->used > s->limit && s->grow && s->nbatch < MAX_BATCHES)
+	{
+		Chunk	   *c = s->head;
+		uint64		moved = 0;
+
+		SetBatches(s, s->nbatch * 2);
+		s->head = s->tail = NULL;
+		s->used = 0;
+		while (c)
+		{
+			Chunk	   *next = c->next;
+			Size		off = 0;
+
+			while (off < c->used)
+			{
+				RecordHeader *rec = (RecordHeader *) ((char *) c + CHUNK_HEADER + off);
+				int			b = BatchOf(s, rec->hash);
+
+				if (b == s->curbatch)
+					Append(s, rec);
+				else
+				{
+					Spill(s, b, rec);
+					moved++;
+				}
+				off += rec->len;
+			}
+			pfree(c);
+			c = next;
+			CHECK_FOR_INTERRUPTS();
+		}
+		if (moved == 0)
+			s->grow = false;
+	}
+}
+
+/* txn_store_create: an empty store (see txn_store.h). */
+TxnStore *
+txn_store_create(Size limit, double expected_bytes)
+{
+	TxnStore   *s = palloc0(sizeof(TxnStore));
+	int			n = 1;
+
+	s->context = AllocSetContextCreate(CurrentMemoryContext, "incentives transaction store",
+									   ALLOCSET_DEFAULT_SIZES);
+	s->limit = Max(limit, CHUNK_SIZE);
+	s->grow = true;
+	while (n < MAX_BATCHES && expected_bytes > (double) s->limit * n)
+		n *= 2;
+	SetBatches(s, n);
+	return s;
+}
+
+/* txn_store_put: copy a record into its batch. */
+void
+txn_store_put(TxnStore *s, uint32 hash, const void *data, Size len)
+{
+	union
+	{
+		RecordHeader h;
+		char		bytes[512];
+		double		align;
+	}			buf;
+	RecordHeader *rec = &buf.h;
+	Size		total = MAXALIGN(RECORD_HEADER + len);
+	int			b;
+
+	if (total > sizeof(buf))
+		rec = MemoryContextAlloc(s->context, total);
+	rec->len = (uint32) total;
+	rec->hash = hash;
+	memcpy((char *) rec + RECORD_HEADER, data, len);
+	if (total > RECORD_HEADER + len)
+		memset((char *) rec + RECORD_HEADER + len, 0, total - RECORD_HEADER - len);
+
+	s->count++;
+	b = BatchOf(s, hash);
+	if (b == s->curbatch)
+	{
+		Append(s, rec);
+		if (s->used > s->limit)
+			IncreaseBatches(s);
+	}
+	else
+		Spill(s, b, rec);
+	if (rec != &buf.h)
+		pfree(rec);
+}
+
+/* LoadBatch: read batch b's file into memory, passing on later records. */
+static void
+LoadBatch(TxnStore *s, int b)
+{
+	BufFile    *file = s->files[b];
+	RecordHeader header;
+	char	   *rec = NULL;
+	Size		cap = 0;
+
+	s->files[b] = NULL;
+	if (BufFileSeek(file, 0, 0, SEEK_SET) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not rewind a temporary file of the calculation: %m")));
+	for (;;)
+	{
+		size_t		got = BufFileRead(file, &header, sizeof(header));
+		int			to;
+
+		if (got == 0)
+			break;
+		if (got != sizeof(header) || header.len < RECORD_HEADER)
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not read a temporary file of the calculation")));
+		if (header.len > cap)
+		{
+			cap = Max(header.len, 1024);
+			rec = rec ? repalloc(rec, cap) : MemoryContextAlloc(s->context, cap);
+		}
+		memcpy(rec, &header, sizeof(header));
+		if (BufFileRead(file, rec + sizeof(header), header.len - sizeof(header)) !=
+			header.len - sizeof(header))
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not read a temporary file of the calculation")));
+		to = BatchOf(s, header.hash);
+		if (to == b)
+		{
+			Append(s, (RecordHeader *) rec);
+			if (s->used > s->limit)
+				IncreaseBatches(s);
+		}
+		else
+			Spill(s, to, (RecordHeader *) rec);
+		CHECK_FOR_INTERRUPTS();
+	}
+	BufFileClose(file);
+	if (rec)
+		pfree(rec);
+}
+
+/* txn_store_next_batch: the next batch in memory; false after the last. */
+bool
+txn_store_next_batch(TxnStore *s)
+{
+	if (!s->started)
+	{
+		s->started = true;
+		return true;
+	}
+	FreeChunks(s);
+	while (++s->curbatch < s->nbatch)
+	{
+		if (s->files[s->curbatch] != NULL)
+		{
+			LoadBatch(s, s->curbatch);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* txn_store_iter_init: from the first record of the batch in memory. */
+void
+txn_store_iter_init(TxnStore *s, TxnStoreIter *it)
+{
+	it->chunk = s->head;
+	it->offset = 0;
+}
+
+/* txn_store_iter_next: the next record's bytes and hash, or NULL. */
+void *
+txn_store_iter_next(TxnStoreIter *it, uint32 *hash)
+{
+	Chunk	   *c = it->chunk;
+	RecordHeader *rec;
+
+	while (c && it->offset >= c->used)
+	{
+		c = c->next;
+		it->chunk = c;
+		it->offset = 0;
+	}
+	if (c == NULL)
+		return NULL;
+	rec = (RecordHeader *) ((char *) c + CHUNK_HEADER + it->offset);
+	it->offset += rec->len;
+	*hash = rec->hash;
+	return (char *) rec + RECORD_HEADER;
+}
+
+uint64
+txn_store_count(const TxnStore *s)
+{
+	return s->count;
+}
+
+int
+txn_store_batches(const TxnStore *s)
+{
+	return s->nbatch;
+}
+
+uint64
+txn_store_spilled(const TxnStore *s)
+{
+	return s->spilled;
+}
+
+/* txn_store_end: close every file, free everything. */
+void
+txn_store_end(TxnStore *s)
+{
+	int			b;
+
+	for (b = 0; b < s->nbatch; b++)
+		if (s->files[b])
+			BufFileClose(s->files[b]);
+	MemoryContextDelete(s->context);
+	pfree(s);
+}

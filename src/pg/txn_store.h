@@ -1,0 +1,69 @@
+/*
+ * txn_store.h
+ *    A bag of variable-length records partitioned by a 32-bit hash: held
+ *    in memory up to a limit, spilled to temporary files past it, and
+ *    handed back one partition (batch) at a time, so that records with the
+ *    same hash are together in memory without any sort.  This is how a
+ *    calculation groups transactions by participant (docs/architecture.md,
+ *    The path of one calculation); it is the hybrid hash partitioning a
+ *    hash join uses for its batches.
+ *
+ * Records are copied in (txn_store_put) while the input runs; batch 0
+ * stays in memory, the others go to their files.  When memory passes the
+ * limit, the number of batches doubles and batch 0's records that now
+ * belong elsewhere move to their files (so a batch is about the limit
+ * whatever the input's size).  Then txn_store_next_batch loads the
+ * batches one after the other (batch 0 first, already there); a record
+ * written before the number of batches grew is passed on to its later
+ * batch as its file is read.  Records of one hash are never split, so a
+ * batch may exceed the limit when one hash has more than the limit
+ * (one participant's transactions), as the calculation always allowed.
+ *
+ * Everything lives in the memory context current at txn_store_create; the
+ * temporary files are closed by txn_store_end or, on error, by the
+ * resource owner at the end of the transaction.
+ */
+#ifndef INC_TXN_STORE_H
+#define INC_TXN_STORE_H
+
+#include "postgres.h"
+
+typedef struct TxnStore TxnStore;
+
+/* A position in the records of the batch in memory. */
+typedef struct TxnStoreIter
+{
+	void	   *chunk;
+	Size		offset;
+} TxnStoreIter;
+
+/*
+ * txn_store_create: an empty store keeping at most limit bytes of records
+ * in memory; expected_bytes (an estimate of everything the input will
+ * put, 0 when unknown) sets the first number of batches.
+ */
+extern TxnStore *txn_store_create(Size limit, double expected_bytes);
+
+/* txn_store_put: a copy of len bytes at data, in the batch of hash. */
+extern void txn_store_put(TxnStore *s, uint32 hash, const void *data, Size len);
+
+/*
+ * txn_store_next_batch: the next batch in memory (the first call keeps
+ * batch 0, which is already there); false when every batch has been
+ * handed out.  The previous batch's records are freed.
+ */
+extern bool txn_store_next_batch(TxnStore *s);
+
+/* txn_store_iter_init, txn_store_iter_next: the records of the batch in memory. */
+extern void txn_store_iter_init(TxnStore *s, TxnStoreIter *it);
+extern void *txn_store_iter_next(TxnStoreIter *it, uint32 *hash);
+
+/* Records put so far, and batches used (for figures and tests). */
+extern uint64 txn_store_count(const TxnStore *s);
+extern int	txn_store_batches(const TxnStore *s);
+extern uint64 txn_store_spilled(const TxnStore *s);
+
+/* txn_store_end: close the files and free the memory. */
+extern void txn_store_end(TxnStore *s);
+
+#endif							/* INC_TXN_STORE_H */
