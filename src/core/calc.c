@@ -9,6 +9,10 @@
  * rounded figures.  Quantities are in the SKU's unit and base amounts use
  * the offer's program price when it has one (docs/reference.md,
  * Quantities and base amounts).
+ *
+ * Each figure has a fast path in 128-bit fractions (fixed.h, the *_q
+ * functions) beside the big rationals: a row is computed the fast way when
+ * every value fits, else the exact way; the two agree to the last digit.
  */
 #include <string.h>
 
@@ -53,6 +57,102 @@ ConvertTo(IncCalc *c, const IncTxn *t, int to, IncRat *out)
 	/* a unit the tables do not know is not to's name either */
 	if (from == 0 || !inc_units_convert_ids(c->units, &t->quantity, from, to, out))
 		NoConversion(t, inc_units_name(c->units, to));
+}
+
+/* ConvertToQ: ConvertTo on the fast path. */
+static bool
+ConvertToQ(IncCalc *c, const IncTxn *t, int to, IncQ *out)
+{
+	int			from = t->uom_id ? t->uom_id : inc_units_find(c->units, t->uom_key);
+	const IncDec *f = NULL;
+	IncQ		factor;
+
+	if (from == 0)
+		NoConversion(t, inc_units_name(c->units, to));
+	switch (inc_units_lookup(c->units, from, to, &f))
+	{
+		case INC_CONVERT_NONE:
+			NoConversion(t, inc_units_name(c->units, to));
+		case INC_CONVERT_SAME:
+			return inc_q_from_dec(out, &t->quantity);
+		case INC_CONVERT_MUL:
+			return inc_q_from_dec(out, &t->quantity) && inc_q_from_dec(&factor, f) &&
+				inc_q_mul(out, out, &factor);
+		case INC_CONVERT_DIV:
+			return inc_q_from_dec(out, &t->quantity) && inc_q_from_dec(&factor, f) &&
+				inc_q_div(out, out, &factor);
+	}
+	return false;
+}
+
+/* inc_calc_convert_q: inc_calc_convert on the fast path. */
+bool
+inc_calc_convert_q(IncCalc *c, const IncTxn *t, const char *to_uom, IncQ *out)
+{
+	int			to;
+
+	if (!inc_fast())
+		return false;
+	to = inc_units_find(c->units, to_uom);
+	if (to != 0)
+		return ConvertToQ(c, t, to, out);
+	if (strcmp(t->uom_key, to_uom) != 0)
+		NoConversion(t, to_uom);
+	return inc_q_from_dec(out, &t->quantity);
+}
+
+/* inc_calc_sku_quantity_q: inc_calc_sku_quantity on the fast path. */
+bool
+inc_calc_sku_quantity_q(IncCalc *c, const IncTxn *t, IncQ *out)
+{
+	const char *uom;
+
+	if (!inc_fast())
+		return false;
+	if (t->sku_id)
+	{
+		int			to = c->sku_uom_ids[t->sku_id];
+
+		return to == 0 ? inc_q_from_dec(out, &t->quantity) : ConvertToQ(c, t, to, out);
+	}
+	uom = inc_units_sku_uom(c->units, t->sku_key);
+	if (uom == NULL)
+		return inc_q_from_dec(out, &t->quantity);
+	return inc_calc_convert_q(c, t, uom, out);
+}
+
+/* inc_calc_base_amount_q: inc_calc_base_amount on the fast path. */
+bool
+inc_calc_base_amount_q(IncCalc *c, const IncOffer *offer, const IncTxn *t,
+					   const IncQ *sku_quantity, IncQ *out)
+{
+	const IncDec *price = inc_offer_price(offer, t->sku_key);
+	IncQ		p;
+
+	(void) c;
+	if (price)
+		return inc_q_from_dec(&p, price) && inc_q_mul(out, sku_quantity, &p);
+	return inc_q_from_dec(out, &t->amount);
+}
+
+/* inc_calc_rate_figures_q: inc_calc_rate_figures on the fast path. */
+bool
+inc_calc_rate_figures_q(IncCalc *c, const IncOffer *offer, const IncTxn *t,
+						const IncDec *rate, IncQ *quantity, IncQ *base, IncQ *incentive)
+{
+	IncQ		r;
+
+	if (!inc_calc_sku_quantity_q(c, t, quantity) ||
+		!inc_calc_base_amount_q(c, offer, t, quantity, base) ||
+		!inc_q_from_dec(&r, rate))
+		return false;
+	if (offer->calculator == INC_PERCENT_OF_AMOUNT)
+	{
+		static const IncQ hundredth = {1, 100};
+
+		return inc_q_mul(incentive, base, &r) && inc_q_mul(incentive, incentive, &hundredth);
+	}
+	return inc_q_mul(incentive, quantity, &r);
 }
 
 /* inc_calc_convert: t's quantity expressed in to_uom. */
@@ -126,6 +226,29 @@ inc_pay_rate(IncCalculator calc, const IncDec *rate)
 IncDec
 inc_calc_emit(IncCalc *c, const IncOffer *offer, const IncTxn *t, const IncRowFigures *f)
 {
+	IncRowValues v;
+	IncDec		contribution;
+
+	v.rate_key = f->rate_key;
+	v.rate_measure = f->rate_measure;
+	v.rate_value = f->rate_value;
+	v.pay_rate = f->pay_rate;
+	v.incentivized_quantity = inc_rat_to_dec(f->incentivized_quantity, 6);
+	v.incentivized_amount = inc_rat_to_dec(f->incentivized_amount, 2);
+	v.incentive_amount = inc_rat_to_dec(f->incentive_amount, 2);
+	v.contribution = NULL;
+	if (f->contribution)
+	{
+		contribution = inc_rat_to_dec(f->contribution, 6);
+		v.contribution = &contribution;
+	}
+	return inc_calc_emit_values(c, offer, t, &v);
+}
+
+/* inc_calc_emit_values: a row of rounded figures, with its effective rate. */
+IncDec
+inc_calc_emit_values(IncCalc *c, const IncOffer *offer, const IncTxn *t, const IncRowValues *v)
+{
 	IncRow		row;
 
 	if (c->tick)
@@ -133,15 +256,15 @@ inc_calc_emit(IncCalc *c, const IncOffer *offer, const IncTxn *t, const IncRowFi
 
 	row.offer = offer;
 	row.txn = t;
-	row.rate_key = f->rate_key;
-	row.rate_measure = f->rate_measure;
-	row.rate_value = inc_dec_trim(f->rate_value);
-	row.pay_rate = f->pay_rate;
-	row.incentivized_quantity = inc_rat_to_dec(f->incentivized_quantity, 6);
-	row.incentivized_amount = inc_rat_to_dec(f->incentivized_amount, 2);
-	row.incentive_amount = inc_rat_to_dec(f->incentive_amount, 2);
-	if (f->contribution)
-		row.contribution = inc_rat_to_dec(f->contribution, 6);
+	row.rate_key = v->rate_key;
+	row.rate_measure = v->rate_measure;
+	row.rate_value = inc_dec_trim(v->rate_value);
+	row.pay_rate = v->pay_rate;
+	row.incentivized_quantity = v->incentivized_quantity;
+	row.incentivized_amount = v->incentivized_amount;
+	row.incentive_amount = v->incentive_amount;
+	if (v->contribution)
+		row.contribution = *v->contribution;
 	else
 	{
 		row.contribution.coef = 1000000;
@@ -154,13 +277,26 @@ inc_calc_emit(IncCalc *c, const IncOffer *offer, const IncTxn *t, const IncRowFi
 	row.effective_rate.scale = 4;
 	if (!row.effective_rate_null)
 	{
-		IncRat		amount,
-					incentive;
+		IncQ		q;
 
-		inc_rat_from_dec(&amount, &row.incentivized_amount);
-		inc_rat_from_dec(&incentive, &row.incentive_amount);
-		inc_rat_div(&incentive, &incentive, &amount);
-		row.effective_rate = inc_rat_to_dec(&incentive, 4);
+		/* both at scale 2: the ratio of the coefficients */
+		q.num = row.incentive_amount.coef;
+		q.den = row.incentivized_amount.coef;
+		if (q.den < 0)
+		{
+			q.num = -q.num;
+			q.den = -q.den;
+		}
+		if (!inc_fast() || !inc_q_round(&q, 4, &row.effective_rate))
+		{
+			IncRat		amount,
+						incentive;
+
+			inc_rat_from_dec(&amount, &row.incentivized_amount);
+			inc_rat_from_dec(&incentive, &row.incentive_amount);
+			inc_rat_div(&incentive, &incentive, &amount);
+			row.effective_rate = inc_rat_to_dec(&incentive, 4);
+		}
 	}
 	c->emit(c->emit_ctx, &row);
 	return row.incentive_amount;
@@ -201,7 +337,23 @@ inc_calc_emit_rate_row(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 				base,
 				incentive;
 	IncRowFigures f;
+	IncQ		q,
+				b,
+				i;
+	IncRowValues v;
 
+	if (inc_calc_rate_figures_q(c, offer, t, rate, &q, &b, &i) &&
+		inc_q_round(&q, 6, &v.incentivized_quantity) &&
+		inc_q_round(&b, 2, &v.incentivized_amount) &&
+		inc_q_round(&i, 2, &v.incentive_amount))
+	{
+		v.rate_key = rate_key;
+		v.rate_measure = rate_measure;
+		v.rate_value = rate;
+		v.pay_rate = *pay_rate;
+		v.contribution = NULL;
+		return inc_calc_emit_values(c, offer, t, &v);
+	}
 	inc_calc_rate_figures(c, offer, t, rate, &quantity, &base, &incentive);
 	f.rate_key = rate_key;
 	f.rate_measure = rate_measure;

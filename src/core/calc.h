@@ -17,6 +17,7 @@
 #define INC_CALC_H
 
 #include "calc_io.h"
+#include "fixed.h"
 #include "rational.h"
 #include "units.h"
 
@@ -91,6 +92,40 @@ typedef struct IncRowFigures
  */
 extern IncDec inc_calc_emit(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 							const IncRowFigures *f);
+
+/* The figures of one row, already rounded as reported. */
+typedef struct IncRowValues
+{
+	const char *rate_key;
+	const char *rate_measure;
+	const IncDec *rate_value;
+	IncDec		pay_rate;
+	IncDec		incentivized_quantity;	/* scale 6 */
+	IncDec		incentivized_amount;	/* scale 2 */
+	IncDec		incentive_amount;	/* scale 2 */
+	const IncDec *contribution; /* scale 6; NULL means 1 */
+} IncRowValues;
+
+/*
+ * inc_calc_emit_values: the row of figures rounded already (by the fast
+ * path, or by inc_calc_emit); returns its incentive_amount.
+ */
+extern IncDec inc_calc_emit_values(IncCalc *c, const IncOffer *offer, const IncTxn *t,
+								   const IncRowValues *v);
+
+/*
+ * The fast path (fixed.h) of the figures above: each returns false when a
+ * value does not fit 128 bits or the fast path is off (inc_fast), and the
+ * caller then computes the same with the IncRat functions.  A missing
+ * unit conversion fails as in those.
+ */
+extern bool inc_calc_convert_q(IncCalc *c, const IncTxn *t, const char *to_uom, IncQ *out);
+extern bool inc_calc_sku_quantity_q(IncCalc *c, const IncTxn *t, IncQ *out);
+extern bool inc_calc_base_amount_q(IncCalc *c, const IncOffer *offer, const IncTxn *t,
+								   const IncQ *sku_quantity, IncQ *out);
+extern bool inc_calc_rate_figures_q(IncCalc *c, const IncOffer *offer, const IncTxn *t,
+									const IncDec *rate, IncQ *quantity, IncQ *base,
+									IncQ *incentive);
 
 /*
  * The figures of a percent_of_amount or dollars_per_unit rate for t:

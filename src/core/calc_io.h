@@ -40,7 +40,11 @@ typedef struct IncTxn
  * One earning row (docs/reference.md, Earning rows).  The numbers are
  * exact decimals already rounded and scaled as reported (docs/reference.md,
  * Rounding): incentive_amount scale 2, incentivized_quantity scale 6, ...;
- * rate_value and a percent/dollars pay_rate in their shortest form.
+ * rate_value and a percent/dollars pay_rate in their shortest form.  The
+ * strings (rate_key, rate_measure, and those of the offer and the
+ * transaction) stay put, unchanged, for the whole calculation -- they are
+ * the offer's and the host's, never made per row -- so a host may cache
+ * what it derives from them by address.
  */
 typedef struct IncRow
 {

@@ -20,6 +20,15 @@ typedef unsigned __int128 u128;
 static IncAllocHook alloc_hook;
 static IncFailHook fail_hook;
 
+bool		inc_exact_only = false;
+
+/* inc_set_exact_only: the big rationals only (see core.h). */
+void
+inc_set_exact_only(bool on)
+{
+	inc_exact_only = on;
+}
+
 /* Exponents beyond this are clamped; any such number is out of range. */
 #define EXP_CLAMP	((int64_t) 1000000000)
 
@@ -415,6 +424,18 @@ inc_dec_trim(const IncDec *d)
 {
 	IncDec		r = *d;
 
+	if (r.coef >= INT64_MIN && r.coef <= INT64_MAX)
+	{
+		int64_t		c = (int64_t) r.coef;	/* the same in 64-bit steps */
+
+		while (r.scale > 0 && c % 10 == 0)
+		{
+			c /= 10;
+			r.scale--;
+		}
+		r.coef = c;
+		return r;
+	}
 	while (r.scale > 0 && r.coef % 10 == 0)
 	{
 		r.coef /= 10;

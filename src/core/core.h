@@ -63,6 +63,15 @@ typedef void *(*IncAllocHook) (size_t size);
 typedef void (*IncFailHook) (const IncFailure *failure);
 
 extern void inc_set_hooks(IncAllocHook alloc, IncFailHook fail);
+
+/*
+ * inc_set_exact_only: true turns off the fast paths of the arithmetic
+ * (machine-integer fractions in fixed.h and rational.c), so that every
+ * figure is computed with the big rationals only.  Results are identical
+ * either way; the fuzzers compare the two on every input.
+ */
+extern bool inc_exact_only;
+extern void inc_set_exact_only(bool on);
 extern void *inc_alloc(size_t size);
 extern char *inc_strdup(const char *s);
 

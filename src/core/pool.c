@@ -58,14 +58,101 @@ SortById(const IncCalc *c, const IncIndexList *txns)
 		txns->items[i] = m[i].txn;
 }
 
+/* Paid: add a row's reported amount to *paid (diagnostics), when wanted. */
+static void
+Paid(IncRat *paid, const IncDec *amount)
+{
+	IncRat		a;
+
+	if (paid == NULL)
+		return;
+	inc_rat_from_dec(&a, amount);
+	inc_rat_add(paid, paid, &a);
+}
+
+/*
+ * PoolFast: the pool's rows on the fast path (fixed.h): every figure is
+ * worked out first, then the rows are emitted; false, with nothing
+ * emitted, when some value does not fit (the caller then takes the exact
+ * path).  txns is sorted already.
+ */
+static bool
+PoolFast(IncCalc *c, const IncOffer *offer, const IncIndexList *txns, const IncDec *pool,
+		 const char *rate_key, const char *rate_measure, IncRat *paid)
+{
+	IncQ	   *bases = inc_alloc(sizeof(IncQ) * txns->n);
+	IncRowValues *rows = inc_alloc(sizeof(IncRowValues) * txns->n);
+	IncQ		total,
+				p,
+				running,
+				share,
+				rate;
+	IncDec		pay_rate,
+				previous;
+	int			i;
+
+	inc_q_from_int(&total, 0);
+	for (i = 0; i < txns->n; i++)
+	{
+		const IncTxn *t = &c->txns[txns->items[i]];
+		IncQ		quantity;
+
+		inc_calc_at(c, t);
+		if (!inc_calc_sku_quantity_q(c, t, &quantity) ||
+			!inc_calc_base_amount_q(c, offer, t, &quantity, &bases[i]) ||
+			!inc_q_add(&total, &total, &bases[i]) ||
+			!inc_q_round(&quantity, 6, &rows[i].incentivized_quantity) ||
+			!inc_q_round(&bases[i], 2, &rows[i].incentivized_amount))
+			return false;
+	}
+	if (inc_q_sign(&total) <= 0)
+		return true;			/* nothing is paid */
+	if (!inc_q_from_dec(&p, pool) || !inc_q_div(&rate, &p, &total) ||
+		!inc_q_round(&rate, 6, &pay_rate))
+		return false;
+
+	inc_q_from_int(&running, 0);
+	previous.coef = 0;
+	previous.scale = 2;
+	for (i = 0; i < txns->n; i++)
+	{
+		IncDec		rounded;
+
+		if (!inc_q_add(&running, &running, &bases[i]) ||
+			!inc_q_mul(&share, &p, &running) ||
+			!inc_q_div(&share, &share, &total) ||
+			!inc_q_round(&share, 2, &rounded))
+			return false;
+		rows[i].incentive_amount.coef = rounded.coef - previous.coef;
+		rows[i].incentive_amount.scale = 2;
+		previous = rounded;
+	}
+
+	for (i = 0; i < txns->n; i++)
+	{
+		const IncTxn *t = &c->txns[txns->items[i]];
+		IncDec		amount;
+
+		inc_calc_at(c, t);
+		rows[i].rate_key = rate_key;
+		rows[i].rate_measure = rate_measure;
+		rows[i].rate_value = pool;
+		rows[i].pay_rate = pay_rate;
+		rows[i].contribution = NULL;
+		amount = inc_calc_emit_values(c, offer, t, &rows[i]);
+		Paid(paid, &amount);
+	}
+	return true;
+}
+
 /* inc_allocate_pool: emit the rows of one pool (see file header). */
 void
 inc_allocate_pool(IncCalc *c, const IncOffer *offer, const IncIndexList *txns,
 				  const IncDec *pool, const char *rate_key, const char *rate_measure,
 				  IncRat *paid)
 {
-	IncRat	   *quantities = inc_alloc(sizeof(IncRat) * txns->n);
-	IncRat	   *bases = inc_alloc(sizeof(IncRat) * txns->n);
+	IncRat	   *quantities;
+	IncRat	   *bases;
 	IncRat		total,
 				p,
 				running,
@@ -77,6 +164,11 @@ inc_allocate_pool(IncCalc *c, const IncOffer *offer, const IncIndexList *txns,
 	int			i;
 
 	SortById(c, txns);
+	if (inc_fast() && PoolFast(c, offer, txns, pool, rate_key, rate_measure, paid))
+		return;
+
+	quantities = inc_alloc(sizeof(IncRat) * txns->n);
+	bases = inc_alloc(sizeof(IncRat) * txns->n);
 	inc_rat_from_int(&total, 0);
 	for (i = 0; i < txns->n; i++)
 	{
@@ -119,12 +211,6 @@ inc_allocate_pool(IncCalc *c, const IncOffer *offer, const IncIndexList *txns,
 		f.incentive_amount = &share;
 		f.contribution = NULL;
 		amount = inc_calc_emit(c, offer, t, &f);
-		if (paid)
-		{
-			IncRat		a;
-
-			inc_rat_from_dec(&a, &amount);
-			inc_rat_add(paid, paid, &a);
-		}
+		Paid(paid, &amount);
 	}
 }

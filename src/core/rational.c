@@ -10,10 +10,24 @@
  * result too large is inc_fail(INC_ERR_RANGE, ...), never wrapped.
  * Rounding (half away from zero) happens only in inc_rat_round and
  * inc_rat_format.  No floating point, no allocation.
+ *
+ * Fast path: most figures are small (amounts, quantities, rates and
+ * factors of a few digits over powers of ten), so every operation first
+ * tries 64/128-bit machine arithmetic when its operands fit 64 bits (two
+ * limbs) -- cross products in 128 bits, overflow detected, never wrapped
+ * -- and rounding when numerator and denominator fit 128 bits.  Only when
+ * a value does not fit does it take the limb arithmetic.  Both paths
+ * compute the same exact value (their fractions may differ in how far
+ * they are reduced, never in value), so rounded figures are identical;
+ * inc_set_exact_only(true) (core.h) turns the fast path off so the fuzzers can
+ * run both on every input and compare.
  */
 #include "bigint.h"
 
 #include <string.h>
+
+typedef unsigned __int128 u128;
+
 
 #define OUT_OF_RANGE "numeric value out of range in incentive calculation"
 
@@ -78,6 +92,122 @@ big_eq(const IncBig *a, const IncBig *b)
 		memcmp(a->d, b->d, sizeof(uint32_t) * a->len) == 0;
 }
 
+/* ---- the fast path's helpers ---------------------------------------------- */
+
+/* The magnitude of b as a u64 when it has at most two limbs. */
+static inline bool
+big_u64(const IncBig *b, uint64_t *v)
+{
+	switch (b->len)
+	{
+		case 0:
+			*v = 0;
+			return true;
+		case 1:
+			*v = b->d[0];
+			return true;
+		case 2:
+			*v = (uint64_t) b->d[1] << 32 | b->d[0];
+			return true;
+	}
+	return false;
+}
+
+/* The magnitude of b as a u128 when it has at most four limbs. */
+static inline bool
+big_u128(const IncBig *b, u128 *v)
+{
+	u128		m = 0;
+	int			i;
+
+	if (b->len > 4)
+		return false;
+	for (i = (int) b->len - 1; i >= 0; i--)
+		m = m << 32 | b->d[i];
+	*v = m;
+	return true;
+}
+
+/* b = v with sign neg (false for zero). */
+static inline void
+big_set_u128(IncBig *b, u128 v, bool neg)
+{
+	b->len = (uint32_t) mag_from_u128(b->d, v);
+	b->neg = b->len > 0 && neg;
+}
+
+static inline int
+ctz128(u128 v)
+{
+	uint64_t	lo = (uint64_t) v;
+
+	return lo ? __builtin_ctzll(lo) : 64 + __builtin_ctzll((uint64_t) (v >> 64));
+}
+
+/* gcd of two u128 (binary), gcd(0, x) = x. */
+static u128
+gcd_u128(u128 a, u128 b)
+{
+	int			shift;
+
+	if (a == 0)
+		return b;
+	if (b == 0)
+		return a;
+	shift = ctz128(a | b);
+	a >>= ctz128(a);
+	do
+	{
+		b >>= ctz128(b);
+		if (a > b)
+		{
+			u128		t = a;
+
+			a = b;
+			b = t;
+		}
+		b -= a;
+	} while (b != 0);
+	return a << shift;
+}
+
+/*
+ * rat_set_small: r = (num, neg) / den, reduced by their gcd when either
+ * is past 64 bits (so that the next operation stays on the fast path).
+ */
+static inline void
+rat_set_small(IncRat *r, u128 num, bool neg, u128 den)
+{
+	if (num == 0)
+	{
+		r->num.len = 0;
+		r->num.neg = false;
+		big_one(&r->den);
+		return;
+	}
+	if ((num >> 64) != 0 || (den >> 64) != 0)
+	{
+		u128		g = gcd_u128(num, den);
+
+		if (g > 1)
+		{
+			num /= g;
+			den /= g;
+		}
+	}
+	big_set_u128(&r->num, num, neg);
+	big_set_u128(&r->den, den, false);
+}
+
+/* Powers of ten that fit a u64. */
+static const uint64_t pow10_u64[20] = {
+	1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
+	100000000ULL, 1000000000ULL, 10000000000ULL, 100000000000ULL,
+	1000000000000ULL, 10000000000000ULL, 100000000000000ULL,
+	1000000000000000ULL, 10000000000000000ULL, 100000000000000000ULL,
+	1000000000000000000ULL, 10000000000000000000ULL
+};
+
 /*
  * r = (a, aneg) + (b, bneg), signed; r has max(an, bn) + 1 limbs of room
  * and may alias a or b.  Returns the length, sign to *rneg.
@@ -132,11 +262,14 @@ wide_reduce(Wide *num, Wide *den)
 }
 
 /*
- * r = num/den (den > 0): zero becomes 0/1, a denominator past one limb is
- * reduced, then the result must fit.
+ * r = num/den (den > 0): zero becomes 0/1; the fraction is reduced when a
+ * sum's denominator is past one limb (eager: sums of many fractions stay
+ * small) or when it would not fit otherwise (a product or quotient, which
+ * is mostly rounded at once: reducing it would cost a gcd for nothing);
+ * then the result must fit.
  */
 static void
-rat_finish(IncRat *r, Wide *num, Wide *den)
+rat_finish(IncRat *r, Wide *num, Wide *den, bool eager)
 {
 	if (num->len == 0)
 	{
@@ -145,7 +278,7 @@ rat_finish(IncRat *r, Wide *num, Wide *den)
 		big_one(&r->den);
 		return;
 	}
-	if (den->len > 1 || num->len > INC_BIG_LIMBS)
+	if ((eager && den->len > 1) || num->len > INC_BIG_LIMBS || den->len > INC_BIG_LIMBS)
 		wide_reduce(num, den);
 	if (num->len > INC_BIG_LIMBS || den->len > INC_BIG_LIMBS)
 		range_fail();
@@ -191,6 +324,20 @@ inc_rat_from_dec(IncRat *r, const IncDec *d)
 		big_one(&r->den);
 		return;
 	}
+	if ((m >> 64) == 0 && scale < 20)
+	{
+		uint64_t	m64 = (uint64_t) m;
+
+		/* the same fraction as below, in 64-bit steps */
+		while (scale > 0 && m64 % 10 == 0)
+		{
+			m64 /= 10;
+			scale--;
+		}
+		big_set_u128(&r->num, m64, d->coef < 0);
+		big_set_u128(&r->den, pow10_u64[scale], false);
+		return;
+	}
 	while (scale > 0 && m % 10 == 0)
 	{
 		m /= 10;
@@ -212,6 +359,64 @@ rat_addsub(IncRat *r, const IncRat *a, const IncRat *b, bool negate_b)
 				t,
 				den;
 	bool		bneg = b->num.len > 0 && (b->num.neg != negate_b);
+	uint64_t	an,
+				ad,
+				bn,
+				bd;
+
+	if (!inc_exact_only && big_u64(&a->num, &an) && big_u64(&a->den, &ad) &&
+		big_u64(&b->num, &bn) && big_u64(&b->den, &bd))
+	{
+		u128		x,
+					y,
+					d;
+		bool		xneg = a->num.neg,
+					yneg = bneg;
+
+		/* over a common denominator: the same one, a multiple, or the product */
+		if (ad == bd)
+		{
+			x = an;
+			y = bn;
+			d = ad;
+		}
+		else if (ad % bd == 0)
+		{
+			x = an;
+			y = (u128) bn * (ad / bd);
+			d = ad;
+		}
+		else if (bd % ad == 0)
+		{
+			x = (u128) an * (bd / ad);
+			y = bn;
+			d = bd;
+		}
+		else
+		{
+			x = (u128) an * bd;
+			y = (u128) bn * ad;
+			d = (u128) ad * bd;
+		}
+		if (xneg == yneg)
+		{
+			if (x + y >= x)		/* no carry out of 128 bits */
+			{
+				rat_set_small(r, x + y, xneg, d);
+				return;
+			}
+		}
+		else if (x >= y)
+		{
+			rat_set_small(r, x - y, xneg, d);
+			return;
+		}
+		else
+		{
+			rat_set_small(r, y - x, yneg, d);
+			return;
+		}
+	}
 
 	if (big_eq(&a->den, &b->den))
 	{
@@ -231,7 +436,7 @@ rat_addsub(IncRat *r, const IncRat *a, const IncRat *b, bool negate_b)
 		den.len = inc_mag_mul(den.d, a->den.d, a->den.len, b->den.d, b->den.len);
 		den.neg = false;
 	}
-	rat_finish(r, &num, &den);
+	rat_finish(r, &num, &den, true);
 }
 
 /*
@@ -260,12 +465,22 @@ inc_rat_mul(IncRat *r, const IncRat *a, const IncRat *b)
 {
 	Wide		num,
 				den;
+	uint64_t	an,
+				ad,
+				bn,
+				bd;
 
+	if (!inc_exact_only && big_u64(&a->num, &an) && big_u64(&a->den, &ad) &&
+		big_u64(&b->num, &bn) && big_u64(&b->den, &bd))
+	{
+		rat_set_small(r, (u128) an * bn, a->num.neg != b->num.neg, (u128) ad * bd);
+		return;
+	}
 	num.len = inc_mag_mul(num.d, a->num.d, a->num.len, b->num.d, b->num.len);
 	num.neg = a->num.neg != b->num.neg;
 	den.len = inc_mag_mul(den.d, a->den.d, a->den.len, b->den.d, b->den.len);
 	den.neg = false;
-	rat_finish(r, &num, &den);
+	rat_finish(r, &num, &den, false);
 }
 
 /*
@@ -277,13 +492,46 @@ inc_rat_div(IncRat *r, const IncRat *a, const IncRat *b)
 	Wide		num,
 				den;
 
+	uint64_t	an,
+				ad,
+				bn,
+				bd;
+
 	if (b->num.len == 0)
 		inc_fail(INC_ERR_INTERNAL, "division by zero in incentive calculation");
+	if (!inc_exact_only && big_u64(&a->num, &an) && big_u64(&a->den, &ad) &&
+		big_u64(&b->num, &bn) && big_u64(&b->den, &bd))
+	{
+		rat_set_small(r, (u128) an * bd, a->num.neg != b->num.neg, (u128) ad * bn);
+		return;
+	}
 	num.len = inc_mag_mul(num.d, a->num.d, a->num.len, b->den.d, b->den.len);
 	num.neg = a->num.neg != b->num.neg;
 	den.len = inc_mag_mul(den.d, a->den.d, a->den.len, b->num.d, b->num.len);
 	den.neg = false;
-	rat_finish(r, &num, &den);
+	rat_finish(r, &num, &den, false);
+}
+
+/*
+ * inc_rat_reduce: a in lowest terms.
+ */
+void
+inc_rat_reduce(IncRat *a)
+{
+	Wide		num,
+				den;
+
+	if (a->num.len == 0)
+		return;
+	num.len = (int) a->num.len;
+	num.neg = a->num.neg;
+	memcpy(num.d, a->num.d, sizeof(uint32_t) * a->num.len);
+	den.len = (int) a->den.len;
+	den.neg = false;
+	memcpy(den.d, a->den.d, sizeof(uint32_t) * a->den.len);
+	wide_reduce(&num, &den);
+	big_store(&a->num, num.d, num.len, num.neg);
+	big_store(&a->den, den.d, den.len, false);
 }
 
 /*
@@ -311,6 +559,23 @@ inc_rat_cmp(const IncRat *a, const IncRat *b)
 		return sa < sb ? -1 : 1;
 	if (sa == 0)
 		return 0;
+	if (!inc_exact_only)
+	{
+		uint64_t	an,
+					ad,
+					bn,
+					bd;
+
+		if (big_u64(&a->num, &an) && big_u64(&a->den, &ad) &&
+			big_u64(&b->num, &bn) && big_u64(&b->den, &bd))
+		{
+			u128		x = (u128) an * bd,
+						y = (u128) bn * ad;
+
+			c = (x > y) - (x < y);
+			return sa < 0 ? -c : c;
+		}
+	}
 	if (big_eq(&a->den, &b->den))
 		c = inc_mag_cmp(a->num.d, a->num.len, b->num.d, b->num.len);
 	else
@@ -363,6 +628,26 @@ inc_rat_round(IncRat *r, const IncRat *a, int scale)
 
 	if (scale < 0 || scale > RAT_MAX_ROUND_SCALE)
 		inc_fail(INC_ERR_INTERNAL, "invalid rounding scale %d", scale);
+
+	if (!inc_exact_only && scale < 20)
+	{
+		u128		n,
+					d;
+
+		if (big_u128(&a->num, &n) && big_u128(&a->den, &d) &&
+			n <= ((u128) 0 - 1) / pow10_u64[scale])
+		{
+			u128		x = n * pow10_u64[scale];
+			u128		q = x / d;
+			u128		rem = x - q * d;
+
+			if (rem >= d - rem)		/* 2 rem >= den: half away from zero */
+				q++;
+			big_set_u128(&r->num, q, neg);
+			big_set_u128(&r->den, pow10_u64[scale], false);
+			return;
+		}
+	}
 
 	/* q = |num| * 10^scale / den, rounded half away from zero */
 	memcpy(x, a->num.d, sizeof(uint32_t) * a->num.len);

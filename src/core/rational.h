@@ -11,8 +11,9 @@
  * limbs in use, so small values are cheap.
  *
  * Invariants of an IncRat: den > 0; num and den need not be coprime
- * (operations reduce by the gcd when the denominator grows past one limb,
- * to keep sums of many fractions small).
+ * (sums are reduced by the gcd when the denominator grows past one limb,
+ * past two on the fast path, to keep sums of many fractions small;
+ * products and quotients only when they would not fit otherwise).
  */
 #ifndef INC_RATIONAL_H
 #define INC_RATIONAL_H
@@ -46,6 +47,9 @@ extern void inc_rat_add(IncRat *r, const IncRat *a, const IncRat *b);
 extern void inc_rat_sub(IncRat *r, const IncRat *a, const IncRat *b);
 extern void inc_rat_mul(IncRat *r, const IncRat *a, const IncRat *b);
 extern void inc_rat_div(IncRat *r, const IncRat *a, const IncRat *b);
+
+/* inc_rat_reduce: a divided by the gcd of its numerator and denominator. */
+extern void inc_rat_reduce(IncRat *a);
 
 /* Comparisons. */
 extern int	inc_rat_sign(const IncRat *a);	/* -1, 0, 1 */

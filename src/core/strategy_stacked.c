@@ -119,15 +119,67 @@ PayRate(const IncSkuSet *set, const char *sku)
 	return NULL;
 }
 
+/* CoverageQ: Coverage on the fast path; false when it does not fit. */
+static bool
+CoverageQ(IncCalc *c, const IncTxn *t, const IncConversionRate *conv, IncQ *out)
+{
+	IncQ		rate;
+
+	return inc_calc_convert_q(c, t, conv->from_uom, out) &&
+		inc_q_from_dec(&rate, &conv->rate) && inc_q_div(out, out, &rate);
+}
+
+/*
+ * RowFast: a set member's row on the fast path (f is the stack's factor
+ * for the set); false, with nothing emitted, when a value does not fit.
+ */
+static bool
+RowFast(IncCalc *c, const IncOffer *offer, const IncStack *stack, const IncSkuSet *set,
+		const SetMember *m, const IncTxn *t, const IncSkuRate *pay, const IncQ *f,
+		const IncDec *contribution)
+{
+	IncQ		quantity,
+				base,
+				incentive,
+				r;
+	IncRowValues v;
+
+	if (!inc_calc_sku_quantity_q(c, t, &quantity) ||
+		!inc_calc_base_amount_q(c, offer, t, &quantity, &base) ||
+		!CoverageQ(c, t, &set->conversions[m->conversion], &incentive) ||
+		!inc_q_from_dec(&r, &pay->rate) ||
+		!inc_q_mul(&incentive, &incentive, f) ||
+		!inc_q_mul(&incentive, &incentive, &r) ||
+		!inc_q_mul(&quantity, &quantity, f) ||
+		!inc_q_mul(&base, &base, f) ||
+		!inc_q_round(&quantity, 6, &v.incentivized_quantity) ||
+		!inc_q_round(&base, 2, &v.incentivized_amount) ||
+		!inc_q_round(&incentive, 2, &v.incentive_amount))
+		return false;
+	v.rate_key = stack->key;
+	v.rate_measure = "dollars";
+	v.rate_value = &pay->rate;
+	v.pay_rate = inc_pay_rate(offer->calculator, &pay->rate);
+	v.contribution = contribution;
+	inc_calc_emit_values(c, offer, t, &v);
+	return true;
+}
+
 /* EmitSet: the rows of set s within a stack of overlap O. */
 static void
 EmitSet(IncCalc *c, const IncOffer *offer, const IncStack *stack,
 		const IncSkuSet *set, const SetState *ss, const IncRat *overlap)
 {
 	IncRat		f;
+	IncQ		fq;
+	IncDec		contribution;
+	bool		fast;
 	int			i;
 
 	inc_rat_div(&f, overlap, &ss->coverage);
+	fast = inc_fast() && inc_q_from_rat(&fq, &f);
+	if (fast)
+		contribution = inc_rat_to_dec(&f, 6);
 	for (i = 0; i < ss->n; i++)
 	{
 		const IncTxn *t = &c->txns[ss->members[i].txn];
@@ -141,6 +193,8 @@ EmitSet(IncCalc *c, const IncOffer *offer, const IncStack *stack,
 		if (pay == NULL || inc_dec_sign(&pay->rate) <= 0)
 			continue;
 		inc_calc_at(c, t);
+		if (fast && RowFast(c, offer, stack, set, &ss->members[i], t, pay, &fq, &contribution))
+			continue;
 		inc_calc_sku_quantity(c, t, &quantity);
 		inc_calc_base_amount(c, offer, t, &quantity, &base);
 		Coverage(c, t, &set->conversions[ss->members[i].conversion], &incentive);

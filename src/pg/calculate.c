@@ -22,7 +22,6 @@
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
-#include "portability/instr_time.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
@@ -55,7 +54,6 @@ typedef struct Properties
 typedef struct TextEntry
 {
 	const char *ptr;			/* the string's address; NULL: empty slot */
-	Datum		value;			/* a copy of the string, to check a hit */
 	Datum		datum;			/* its text datum */
 } TextEntry;
 
@@ -294,23 +292,11 @@ LookupProperty(void *ctx, const char *participant_key, const char *property_key,
 	return INC_PROP_FOUND;
 }
 
-/* SetText: the cache entry holds s and its text datum (call memory). */
-static void
-SetText(Output *out, TextEntry *t, const char *s)
-{
-	MemoryContext old = MemoryContextSwitchTo(out->call_context);
-
-	t->value = PointerGetDatum(pstrdup(s));
-	t->datum = PointerGetDatum(cstring_to_text(s));
-	MemoryContextSwitchTo(old);
-}
-
 /*
- * CachedText: the text datum of s, made once per call.  The engine's
- * strings (offer and rate keys, measures, SKU and unit names) are few and
- * stay put during a call, so they are found by address; the text is
- * compared too, so a string that is not the one cached under its address
- * is made afresh.
+ * CachedText: the text datum of s, made once per call.  The strings of a
+ * row (offer and rate keys, measures, calculator names, SKU and unit
+ * names) are the engine's and stay put for the whole calculation
+ * (calc_io.h, IncRow), and they are few: they are found by address.
  */
 static Datum
 CachedText(Output *out, const char *s)
@@ -321,6 +307,11 @@ CachedText(Output *out, const char *s)
 	{
 		TextEntry  *t = &out->texts[i];
 
+		if (t->ptr == s)
+		{
+			Assert(strcmp(text_to_cstring(DatumGetTextPP(t->datum)), s) == 0);
+			return t->datum;
+		}
 		if (t->ptr == NULL)
 		{
 			if ((out->ntexts + 1) * 2 > out->texts_mask + 1)
@@ -330,13 +321,10 @@ CachedText(Output *out, const char *s)
 			}
 			out->ntexts++;
 			t->ptr = s;
-			SetText(out, t, s);
-			return t->datum;
-		}
-		if (t->ptr == s)
-		{
-			if (strcmp(DatumGetPointer(t->value), s) != 0)
-				SetText(out, t, s);
+			t->datum = PointerGetDatum(MemoryContextAlloc(out->call_context,
+														 VARHDRSZ + strlen(s)));
+			SET_VARSIZE(DatumGetPointer(t->datum), VARHDRSZ + strlen(s));
+			memcpy(VARDATA(DatumGetPointer(t->datum)), s, strlen(s));
 			return t->datum;
 		}
 	}
@@ -473,7 +461,6 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics)
 	const char *key;
 	IncTxn	   *txns;
 	int			ntxns;
-	instr_time	t0, t1, t2;
 
 	InitMaterializedSRF(fcinfo, 0);
 	memset(&out, 0, sizeof(out));
@@ -521,9 +508,7 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics)
 											ALLOCSET_SMALL_SIZES);
 
 	/* every transaction read, grouped by participant (txn_source.h) */
-	INSTR_TIME_SET_CURRENT(t0);
 	src = txn_source_open(relid, participant_filter, engine, call_context);
-	INSTR_TIME_SET_CURRENT(t1);
 
 	/* the engine's position names what failed, while it calculates */
 	context.callback = CalculationContext;
@@ -552,10 +537,7 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics)
 	}
 
 	error_context_stack = context.previous;
-	INSTR_TIME_SET_CURRENT(t2);
-	INSTR_TIME_SUBTRACT(t2, t1);
-	INSTR_TIME_SUBTRACT(t1, t0);
-	elog(DEBUG1, "incentives: read %.1f ms, calculate %.1f ms", INSTR_TIME_GET_MILLISEC(t1), INSTR_TIME_GET_MILLISEC(t2));
+
 	txn_source_close(src);
 	SPI_finish();
 	return (Datum) 0;

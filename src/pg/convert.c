@@ -199,13 +199,30 @@ pg_dec_to_numeric_in(const IncDec *d, void *buf)
 	Assert(scale >= 0 && scale <= INC_DEC_MAX_SCALE);
 	if (r != 0)
 	{
-		groups[ngroups++] = (uint16) ((m % pow10[r]) * pow10[4 - r]);
-		m /= pow10[r];
+		if ((m >> 64) == 0)
+		{
+			groups[ngroups++] = (uint16) (((uint64) m % pow10[r]) * pow10[4 - r]);
+			m = (uint64) m / pow10[r];
+		}
+		else
+		{
+			groups[ngroups++] = (uint16) ((m % pow10[r]) * pow10[4 - r]);
+			m /= pow10[r];
+		}
 	}
-	while (m != 0)
+	while ((m >> 64) != 0)
 	{
 		groups[ngroups++] = (uint16) (m % 10000);
 		m /= 10000;
+	}
+	{
+		uint64		m64 = (uint64) m;	/* 64-bit steps from here */
+
+		while (m64 != 0)
+		{
+			groups[ngroups++] = (uint16) (m64 % 10000);
+			m64 /= 10000;
+		}
 	}
 	while (ngroups > 0 && groups[ngroups - 1] == 0)
 		ngroups--;				/* leading zero digits */

@@ -15,6 +15,7 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "utils/guc.h"
 
 #include "core/core.h"
 
@@ -70,4 +71,15 @@ void
 _PG_init(void)
 {
 	inc_set_hooks(PgAlloc, PgFail);
+
+	/*
+	 * incentives.exact_only: a developer setting that turns the arithmetic's
+	 * fast paths off (core.h), so a calculation can be compared with
+	 * itself computed with the big rationals only (bench/run.sh does).
+	 */
+	DefineCustomBoolVariable("incentives.exact_only",
+							 "Computes every figure with exact big rationals only, without the 128-bit fast path.",
+							 "A developer setting: the results are the same either way, only slower.",
+							 &inc_exact_only, false, PGC_USERSET,
+							 GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 }

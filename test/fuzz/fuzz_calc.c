@@ -48,6 +48,11 @@
  *   - participant A's rows are the same both times, and the same without
  *     diagnostics (diagnostics never change rows; a calculation that fails
  *     without them fails with them);
+ *   - participant A's rows are the same with the arithmetic's fast path
+ *     off (inc_set_exact_only: big rationals only), and the same again
+ *     with its transactions shuffled and their SKUs and units resolved to
+ *     ids first, as the PostgreSQL glue hands them over (rows are compared
+ *     as a set: their order is not part of the contract);
  *   - with diagnostics, every offer is reported once, in offer order, as a
  *     JSON object: a standard entry's incentive_amount is what its rows
  *     pay, a stepped offer's rows carry its selected_rate_key, a stack
@@ -76,6 +81,7 @@ int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define MAX_EXTRA_CONVERSIONS 3
 
 static FuzzArena engine_arena;	/* offers, engines: the whole input */
+static uint64_t last_diag_hash; /* of the last completed participant */
 static FuzzArena participant_arena; /* one participant's calculation */
 
 /* ---- outcome counts, printed at exit when FUZZ_CALC_STATS is set ---------- */
@@ -90,6 +96,7 @@ static struct
 	unsigned long invalid;		/* expected conversion / property errors */
 	unsigned long range;		/* expected INC_ERR_RANGE */
 	unsigned long small;		/* inputs in the small world */
+	unsigned long compared;		/* fast and exact paths compared */
 }			stats;
 
 static void
@@ -98,8 +105,9 @@ PrintStats(void)
 	fprintf(stderr, "fuzz_calc stats: %lu inputs, %lu on built-in offers, "
 			"%lu participants calculated, %lu rows, %lu offers diagnosed, "
 			"%lu invalid-input errors, %lu range errors, %lu inputs with small "
-			"numbers only\n", stats.inputs, stats.no_offer, stats.completed,
-			stats.rows, stats.diagnosed, stats.invalid, stats.range, stats.small);
+			"numbers only, %lu fast/exact comparisons\n", stats.inputs, stats.no_offer,
+			stats.completed, stats.rows, stats.diagnosed, stats.invalid, stats.range,
+			stats.small, stats.compared);
 }
 
 /* ---- failures ------------------------------------------------------------ */
@@ -257,14 +265,17 @@ typedef struct Run
 	int			cap;
 	char	  **triples;		/* "id\037offer\037rate_key" per row */
 	IncStrMap  *pools;			/* pool key -> PoolSum */
-	uint64_t	hash;			/* of every row's text, in order */
+	uint64_t	hash;			/* of every row's text, in any order */
+	uint64_t	diag_hash;		/* of the diagnostics, in order */
 } Run;
 
+/* HashText: the rows' hash, a sum, so that it does not depend on their order. */
 static void
 HashText(Run *r, const char *s)
 {
-	r->hash ^= fuzz_hash((const uint8_t *) s, strlen(s) + 1);
-	r->hash *= 1099511628211ULL;
+	uint64_t	h = fuzz_hash((const uint8_t *) s, strlen(s) + 1);
+
+	r->hash += h * 1099511628211ULL ^ (h >> 29);
 }
 
 static void
@@ -392,6 +403,7 @@ Diagnose(void *ctx, const IncOffer *offer, const char *json)
 	EXPECT(r->out.ndiagnosed < r->out.noffers && offer == r->out.offers[r->out.ndiagnosed]);
 	EXPECT(json != NULL);
 	r->out.diagnostics[r->out.ndiagnosed++] = inc_strdup(json);
+	r->diag_hash = (r->diag_hash ^ fuzz_hash((const uint8_t *) json, strlen(json))) * 1099511628211ULL;
 	stats.diagnosed++;
 }
 
@@ -491,10 +503,45 @@ RunParticipant(IncEngine *e, bool diagnostics, const World *w, int participant,
 		fuzz_check_diagnostics(&r->out);
 	stats.completed++;
 	*hash = r->hash ^ (uint64_t) r->out.nrows;
+	last_diag_hash = r->diag_hash;
 	fail_jump = NULL;
 	fuzz_arena_reset(&participant_arena);
 	fuzz_arena = &engine_arena;
 	return true;
+}
+
+/*
+ * ShuffledResolved: a copy of txns in another order (a permutation drawn
+ * from d), each transaction's SKU and unit resolved to e's ids, as the
+ * glue hands them over.  Call it in the engine's arena (units are
+ * interned).
+ */
+static IncTxn *
+ShuffledResolved(IncEngine *e, FuzzDriver *d, const IncTxn *txns, int n)
+{
+	IncTxn	   *copy = inc_alloc(sizeof(IncTxn) * (size_t) (n + 1));
+	int			i;
+
+	memcpy(copy, txns, sizeof(IncTxn) * (size_t) n);
+	for (i = n - 1; i > 0; i--)
+	{
+		int			j = (int) fuzz_take(d, (uint32_t) i + 1);
+		IncTxn		t = copy[i];
+
+		copy[i] = copy[j];
+		copy[j] = t;
+	}
+	for (i = 0; i < n; i++)
+	{
+		IncTxn	   *t = &copy[i];
+
+		t->sku_id = inc_engine_sku_id(e, t->sku_key, strlen(t->sku_key));
+		if (t->sku_id)
+			t->sku_key = inc_engine_sku_key(e, t->sku_id);
+		t->uom_id = inc_engine_uom_id(e, t->uom_key, strlen(t->uom_key));
+		t->uom_key = inc_engine_uom_key(e, t->uom_id);
+	}
+	return copy;
 }
 
 /* ---- entry point --------------------------------------------------------- */
@@ -572,7 +619,13 @@ RunInput(const uint8_t *data, size_t size)
 	uint64_t	hash_a,
 				hash_b,
 				hash_a2,
-				hash_plain;
+				hash_plain,
+				hash_exact,
+				hash_shuffled;
+	IncTxn	   *shuffled;
+	bool		exact_ok,
+				a_ok;
+	uint64_t	diag_a;
 	bool		extra_small = true;
 	bool		plain_ok;
 	int			k;
@@ -686,12 +739,34 @@ RunInput(const uint8_t *data, size_t size)
 	/* diagnostics never change the rows, and only add ways to fail */
 	plain_ok = plain && RunParticipant(plain, false, &w, 0, txns[0], ntxns[0], props,
 									   &hash_plain);
-	if (!RunParticipant(e, diagnostics, &w, 0, txns[0], ntxns[0], props, &hash_a))
+	a_ok = RunParticipant(e, diagnostics, &w, 0, txns[0], ntxns[0], props, &hash_a);
+	diag_a = last_diag_hash;
+
+	/* the fast path and the big rationals give the same rows, or both fail */
+	inc_set_exact_only(true);
+	exact_ok = RunParticipant(e, diagnostics, &w, 0, txns[0], ntxns[0], props, &hash_exact);
+	inc_set_exact_only(false);
+	if (exact_ok != a_ok)
+		fuzz_bug(a_ok ? "participant A failed with the exact arithmetic only"
+				 : "participant A failed on the fast path only", NULL);
+	if (a_ok && (hash_exact != hash_a || last_diag_hash != diag_a))
+		fuzz_bug("the fast path and the exact arithmetic give different rows or diagnostics", NULL);
+	stats.compared++;
+
+	if (!a_ok)
 		return;					/* diagnostics may fail alone: they price every tier */
 	if (plain && !plain_ok)
 		fuzz_bug("calculation failed without diagnostics only", NULL);
 	if (plain && hash_plain != hash_a)
 		fuzz_bug("diagnostics changed participant A's rows", NULL);
+
+	/* any order, ids resolved by the host: the same rows */
+	shuffled = ShuffledResolved(e, &d, txns[0], ntxns[0]);
+	if (!RunParticipant(e, diagnostics, &w, 0, shuffled, ntxns[0], props, &hash_shuffled))
+		fuzz_bug("participant A failed shuffled, with resolved ids", NULL);
+	if (hash_shuffled != hash_a || last_diag_hash != diag_a)
+		fuzz_bug("participant A's rows or diagnostics differ shuffled, with resolved ids", NULL);
+
 	if (!RunParticipant(e, diagnostics, &w, 1, txns[1], ntxns[1], props, &hash_b))
 		return;
 	if (!RunParticipant(e, diagnostics, &w, 0, txns[0], ntxns[0], props, &hash_a2))

@@ -167,7 +167,7 @@ expect_fail(Pair *p, int op, IncErrKind want, int line)
 }
 
 static void
-test_rat_big(void)
+test_rat_big(bool fast)
 {
 	static char want[1400],
 				tmp[1400],
@@ -202,10 +202,15 @@ test_rat_big(void)
 		x = R(digits);
 		inc_rat_div(&acc, &acc, &x);
 		if (k == 8)
-			CHECK(acc.den.len == 1);	/* still an integer */
+		{
+			IncRat		whole;
+
+			inc_rat_round(&whole, &acc, 0);
+			CHECK(inc_rat_cmp(&whole, &acc) == 0);	/* still an integer */
+		}
 	}
 	CHECK_STR(F(&acc, 0), "1");
-	CHECK(acc.num.len == 1 && acc.den.len == 1 && acc.den.d[0] == 1);
+	CHECK(inc_rat_cmp(&acc, (x = Q(1, 1), &x)) == 0);
 
 	/* (10^38-1)^16 fits, ^17 does not */
 	x = R("99999999999999999999999999999999999999");
@@ -296,7 +301,8 @@ test_rat_big(void)
 		inc_rat_add(&acc, &acc, &x);
 	}
 	CHECK(inc_rat_cmp(&acc, (x = Q(200, 201), &x)) == 0);
-	CHECK(acc.den.len == 1);		/* reduced once past one limb */
+	/* reduced once past one limb (past two on the fast path) */
+	CHECK(acc.den.len <= (fast ? 2u : 1u));
 
 	/* sums of a 13-place decimal (10^13: two limbs) stay reduced */
 	inc_rat_from_int(&acc, 0);
@@ -415,9 +421,8 @@ test_bigint(void)
 		rat_of_mag(&y, b, bn, i % 3 == 0);
 		inc_rat_mul(&z, &x, &y);
 		inc_rat_div(&z, &z, &y);
-		if (inc_rat_cmp(&z, &x) != 0 ||
-			(bn > 1 && (z.den.len != 1 || z.den.d[0] != 1)))
-			bad_rt++;		/* reduced when the denominator was big */
+		if (inc_rat_cmp(&z, &x) != 0)
+			bad_rt++;
 		/* x/y reduced, times y, is x again */
 		inc_rat_div(&z, &x, &y);
 		inc_rat_mul(&z, &z, &y);
@@ -519,9 +524,109 @@ test_bigint(void)
  * test_numeric_big: big values, overflow and the big-integer routines
  * (called from test_numeric).
  */
+/* A random decimal of up to digits digits and scale up to 8, any sign. */
+static IncDec
+rand_dec(int digits)
+{
+	IncDec		d;
+	int			n = 1 + (int) (lcg() % (uint32_t) digits);
+	int			i;
+
+	d.coef = 0;
+	for (i = 0; i < n; i++)
+		d.coef = d.coef * 10 + (int) (lcg() % 10);
+	if (lcg() % 4 == 0)
+		d.coef = -d.coef;
+	d.scale = (int32_t) (lcg() % 9);
+	return d;
+}
+
+/*
+ * test_rat_fast_exact: random chains of operations on small and
+ * medium-sized decimals (what the fast path takes, and where it gives way
+ * to the limb arithmetic) give the same values and the same rounded text
+ * with the fast path on and off.
+ */
+static void
+test_rat_fast_exact(void)
+{
+	int			round,
+				k;
+	int			mismatches = 0;
+
+	for (round = 0; round < 3000; round++)
+	{
+		IncRat		v[2];
+		IncDec		in[8];
+		int			ops[8];
+		int			scales[8];
+		char		text[2][2][128];
+		int			mode;
+
+		for (k = 0; k < 8; k++)
+		{
+			in[k] = rand_dec(round % 3 == 0 ? 30 : 12);
+			ops[k] = (int) (lcg() % 5);
+			scales[k] = (int) (lcg() % 7);
+		}
+		for (mode = 0; mode < 2; mode++)
+		{
+			IncRat		acc,
+						x;
+
+			inc_set_exact_only(mode == 1);
+			inc_rat_from_dec(&acc, &in[0]);
+			for (k = 1; k < 8; k++)
+			{
+				inc_rat_from_dec(&x, &in[k]);
+				switch (ops[k])
+				{
+					case 0:
+						inc_rat_add(&acc, &acc, &x);
+						break;
+					case 1:
+						inc_rat_sub(&acc, &acc, &x);
+						break;
+					case 2:
+						inc_rat_mul(&acc, &acc, &x);
+						break;
+					case 3:
+						if (inc_rat_sign(&x) != 0)
+							inc_rat_div(&acc, &acc, &x);
+						break;
+					default:
+						inc_rat_round(&acc, &acc, scales[k]);
+						break;
+				}
+				if (inc_rat_cmp(&acc, &x) != inc_rat_cmp(&x, &acc) * -1)
+				{
+					mismatches++;
+					printf("FAIL comparison not antisymmetric (mode %d, op %d)\n", mode, ops[k]);
+				}
+			}
+			v[mode] = acc;
+			inc_rat_format(&acc, 2, text[mode][0], sizeof(text[mode][0]));
+			inc_rat_format(&acc, 6, text[mode][1], sizeof(text[mode][1]));
+		}
+		inc_set_exact_only(false);
+		if (inc_rat_cmp(&v[0], &v[1]) != 0 ||
+			strcmp(text[0][0], text[1][0]) != 0 || strcmp(text[0][1], text[1][1]) != 0)
+		{
+			mismatches++;
+			printf("FAIL fast and exact paths differ: %s / %s\n", text[0][1], text[1][1]);
+		}
+	}
+	CHECK(mismatches == 0);
+}
+
 void
 test_numeric_big(void)
 {
-	test_rat_big();
+	test_rat_big(true);
+	/* the same with the limb arithmetic only */
+	inc_set_exact_only(true);
+	test_rat_big(false);
+	inc_set_exact_only(false);
+	test_rat_fast_exact();
 	test_bigint();
 }

@@ -1,0 +1,337 @@
+/*
+ * fixed.c
+ *    Exact fractions of 128-bit integers, the calculation's fast path (see
+ *    fixed.h).
+ *
+ * Products are formed without reducing; only when one would overflow are
+ * the factors first divided by their cross gcds (a binary gcd on 128
+ * bits), and only when it still overflows does the operation give up.
+ * Divisions by powers of ten and 64-bit operands use 64-bit instructions.
+ */
+#include "fixed.h"
+
+typedef unsigned __int128 u128;
+typedef __int128 s128;
+
+static const u128 pow10_table[39] = {
+	(u128) 1ULL, (u128) 10ULL, (u128) 100ULL, (u128) 1000ULL, (u128) 10000ULL,
+	(u128) 100000ULL, (u128) 1000000ULL, (u128) 10000000ULL, (u128) 100000000ULL,
+	(u128) 1000000000ULL, (u128) 10000000000ULL, (u128) 100000000000ULL,
+	(u128) 1000000000000ULL, (u128) 10000000000000ULL, (u128) 100000000000000ULL,
+	(u128) 1000000000000000ULL, (u128) 10000000000000000ULL,
+	(u128) 100000000000000000ULL, (u128) 1000000000000000000ULL,
+	(u128) 10000000000000000000ULL,
+	(u128) 10000000000000000000ULL * 10ULL,
+	(u128) 10000000000000000000ULL * 100ULL,
+	(u128) 10000000000000000000ULL * 1000ULL,
+	(u128) 10000000000000000000ULL * 10000ULL,
+	(u128) 10000000000000000000ULL * 100000ULL,
+	(u128) 10000000000000000000ULL * 1000000ULL,
+	(u128) 10000000000000000000ULL * 10000000ULL,
+	(u128) 10000000000000000000ULL * 100000000ULL,
+	(u128) 10000000000000000000ULL * 1000000000ULL,
+	(u128) 10000000000000000000ULL * 10000000000ULL,
+	(u128) 10000000000000000000ULL * 100000000000ULL,
+	(u128) 10000000000000000000ULL * 1000000000000ULL,
+	(u128) 10000000000000000000ULL * 10000000000000ULL,
+	(u128) 10000000000000000000ULL * 100000000000000ULL,
+	(u128) 10000000000000000000ULL * 1000000000000000ULL,
+	(u128) 10000000000000000000ULL * 10000000000000000ULL,
+	(u128) 10000000000000000000ULL * 100000000000000000ULL,
+	(u128) 10000000000000000000ULL * 1000000000000000000ULL,
+	(u128) 10000000000000000000ULL * 10000000000000000000ULL
+};
+
+/* 10^38: IncDec coefficients stay below it. */
+#define DEC_LIMIT pow10_table[38]
+
+static inline u128
+mag(s128 v)
+{
+	return v < 0 ? (u128) 0 - (u128) v : (u128) v;
+}
+
+static inline int
+ctz128(u128 v)
+{
+	uint64_t	lo = (uint64_t) v;
+
+	return lo ? __builtin_ctzll(lo) : 64 + __builtin_ctzll((uint64_t) (v >> 64));
+}
+
+/* gcd of two u128 (binary); gcd(0, x) = x. */
+static u128
+gcd128(u128 a, u128 b)
+{
+	int			shift;
+
+	if (a == 0)
+		return b;
+	if (b == 0)
+		return a;
+	if ((a >> 64) == 0 && (b >> 64) == 0)
+	{
+		uint64_t	x = (uint64_t) a,
+					y = (uint64_t) b;
+
+		while (y != 0)
+		{
+			uint64_t	t = x % y;
+
+			x = y;
+			y = t;
+		}
+		return x;
+	}
+	shift = ctz128(a | b);
+	a >>= ctz128(a);
+	do
+	{
+		b >>= ctz128(b);
+		if (a > b)
+		{
+			u128		t = a;
+
+			a = b;
+			b = t;
+		}
+		b -= a;
+	} while (b != 0);
+	return a << shift;
+}
+
+/* q = a / b, *rem = a % b, in 64 bits when both fit. */
+static inline u128
+divmod128(u128 a, u128 b, u128 *rem)
+{
+	if ((a >> 64) == 0 && (b >> 64) == 0)
+	{
+		uint64_t	x = (uint64_t) a,
+					y = (uint64_t) b;
+
+		*rem = x % y;
+		return x / y;
+	}
+	*rem = a % b;
+	return a / b;
+}
+
+/* inc_q_from_dec: d exactly. */
+bool
+inc_q_from_dec(IncQ *r, const IncDec *d)
+{
+	if (d->scale < 0 || d->scale > 38)
+		return false;
+	r->num = d->coef;
+	r->den = (s128) pow10_table[d->scale];
+	return true;
+}
+
+/* MulFrac: (an / ad) * (bn / bd) into r; cross gcds only when needed. */
+static bool
+MulFrac(IncQ *r, s128 an, s128 ad, s128 bn, s128 bd)
+{
+	s128		n,
+				d;
+
+	if (!__builtin_mul_overflow(an, bn, &n) && !__builtin_mul_overflow(ad, bd, &d))
+	{
+		r->num = n;
+		r->den = d;
+		return true;
+	}
+	{
+		s128		g1 = (s128) gcd128(mag(an), (u128) bd);
+		s128		g2 = (s128) gcd128(mag(bn), (u128) ad);
+
+		if (g1 > 1)
+		{
+			an /= g1;
+			bd /= g1;
+		}
+		if (g2 > 1)
+		{
+			bn /= g2;
+			ad /= g2;
+		}
+	}
+	if (__builtin_mul_overflow(an, bn, &n) || __builtin_mul_overflow(ad, bd, &d))
+		return false;
+	r->num = n;
+	r->den = d;
+	return true;
+}
+
+/* inc_q_mul: r = a * b. */
+bool
+inc_q_mul(IncQ *r, const IncQ *a, const IncQ *b)
+{
+	return MulFrac(r, a->num, a->den, b->num, b->den);
+}
+
+/* inc_q_div: r = a / b (b != 0). */
+bool
+inc_q_div(IncQ *r, const IncQ *a, const IncQ *b)
+{
+	s128		bn = b->num,
+				bd = b->den;
+
+	if (bn == 0)
+		return false;
+	if (bn < 0)
+	{
+		if (bn == -bn)			/* the most negative value */
+			return false;
+		bn = -bn;
+		bd = -bd;
+	}
+	return MulFrac(r, a->num, a->den, bd, bn);
+}
+
+/* AddFrac: an / ad + bn / bd into r, over a common denominator. */
+static bool
+AddFrac(IncQ *r, s128 an, s128 ad, s128 bn, s128 bd)
+{
+	s128		x,
+				y,
+				d;
+
+	if (ad == bd)
+	{
+		d = ad;
+		x = an;
+		y = bn;
+	}
+	else
+	{
+		s128		g = (s128) gcd128((u128) ad, (u128) bd);
+		s128		fa = bd / g,	/* ad * fa == bd * fb == lcm */
+					fb = ad / g;
+
+		if (__builtin_mul_overflow(ad, fa, &d) ||
+			__builtin_mul_overflow(an, fa, &x) ||
+			__builtin_mul_overflow(bn, fb, &y))
+			return false;
+	}
+	if (__builtin_add_overflow(x, y, &r->num))
+		return false;
+	r->den = d;
+	return true;
+}
+
+/* inc_q_add: r = a + b. */
+bool
+inc_q_add(IncQ *r, const IncQ *a, const IncQ *b)
+{
+	return AddFrac(r, a->num, a->den, b->num, b->den);
+}
+
+/* inc_q_sub: r = a - b. */
+bool
+inc_q_sub(IncQ *r, const IncQ *a, const IncQ *b)
+{
+	if (b->num == -b->num && b->num != 0)
+		return false;			/* the most negative value */
+	return AddFrac(r, a->num, a->den, -b->num, b->den);
+}
+
+/* inc_q_round: a rounded to scale places, half away from zero. */
+bool
+inc_q_round(const IncQ *a, int scale, IncDec *out)
+{
+	u128		n = mag(a->num),
+				d = (u128) a->den,
+				p,
+				q,
+				rem,
+				frac,
+				frem;
+
+	if (scale < 0 || scale > 38)
+		return false;
+	p = pow10_table[scale];
+	if (d == p)
+		q = n;					/* already at this scale */
+	else
+	{
+		/* q = n / d * p + round(n % d * p / d), each step in 128 bits */
+		q = divmod128(n, d, &rem);
+		if (rem != 0 && rem > ((u128) 0 - 1) / p)
+			return false;
+		frac = divmod128(rem * p, d, &frem);
+		if (frem >= d - frem)	/* 2 frem >= d: half away from zero */
+			frac++;
+		if (q != 0 && q > (DEC_LIMIT - 1) / p)
+			return false;
+		q = q * p + frac;
+	}
+	if (q >= DEC_LIMIT)
+		return false;
+	out->coef = a->num < 0 ? -(s128) q : (s128) q;
+	out->scale = scale;
+	return true;
+}
+
+/* SetBig: the limbs of a u128 magnitude. */
+static void
+SetBig(IncBig *b, u128 v, bool neg)
+{
+	int			n = 0;
+
+	while (v != 0)
+	{
+		b->d[n++] = (uint32_t) v;
+		v >>= 32;
+	}
+	b->len = (uint32_t) n;
+	b->neg = n > 0 && neg;
+}
+
+/* inc_q_to_rat: a as a big rational. */
+void
+inc_q_to_rat(IncRat *r, const IncQ *a)
+{
+	if (a->num == 0)
+	{
+		inc_rat_from_int(r, 0);
+		return;
+	}
+	SetBig(&r->num, mag(a->num), a->num < 0);
+	SetBig(&r->den, (u128) a->den, false);
+}
+
+/* GetBig: the magnitude of b when it fits 127 bits. */
+static bool
+GetBig(const IncBig *b, u128 *v)
+{
+	u128		m = 0;
+	int			i;
+
+	if (b->len > 4 || (b->len == 4 && (b->d[3] & 0x80000000u)))
+		return false;
+	for (i = (int) b->len - 1; i >= 0; i--)
+		m = m << 32 | b->d[i];
+	*v = m;
+	return true;
+}
+
+/* inc_q_from_rat: a as an IncQ, reduced first if it does not fit. */
+bool
+inc_q_from_rat(IncQ *r, const IncRat *a)
+{
+	u128		n,
+				d;
+	IncRat		reduced;
+
+	if (!GetBig(&a->num, &n) || !GetBig(&a->den, &d))
+	{
+		reduced = *a;
+		inc_rat_reduce(&reduced);
+		if (!GetBig(&reduced.num, &n) || !GetBig(&reduced.den, &d))
+			return false;
+		a = &reduced;
+	}
+	r->num = a->num.neg ? -(s128) n : (s128) n;
+	r->den = (s128) d;
+	return true;
+}
