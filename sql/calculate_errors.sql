@@ -93,6 +93,19 @@ UNION ALL
 SELECT * FROM incentives.transactions WHERE transaction_id = '01JB0000000000000000000002';
 SELECT count(*) FROM incentives.incentive_calculate(transactions => 'myschema.doubled');
 
+-- The same transaction_id under two participants (two feeds that both carry
+-- a line, say): an error naming the id and both participants, not an
+-- earning under each.  A relation with a unique index on transaction_id
+-- alone (incentives.transactions' primary key) cannot have one, so it is
+-- not checked.
+CREATE VIEW myschema.two_owners AS
+SELECT * FROM incentives.transactions
+UNION ALL
+SELECT transaction_id, 'retailer_009', transaction_type, transaction_date,
+       sku_key, quantity, uom_key, amount
+  FROM incentives.transactions WHERE transaction_id = '01JB0000000000000000000002';
+SELECT count(*) FROM incentives.incentive_calculate(transactions => 'myschema.two_owners');
+
 -- A transaction whose unit has no conversion to its SKU's unit: an error
 -- naming the transaction, the SKU and both units (docs/reference.md, Unit
 -- conversions).  The SKU is measured in gal; the transaction comes in jug,

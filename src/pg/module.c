@@ -18,6 +18,7 @@
 #include "utils/guc.h"
 
 #include "core/core.h"
+#include "engine_cache.h"
 
 PG_MODULE_MAGIC;
 
@@ -71,6 +72,7 @@ void
 _PG_init(void)
 {
 	inc_set_hooks(PgAlloc, PgFail);
+	pg_engine_cache_init();
 
 	/*
 	 * incentives.exact_only: a developer setting that turns the arithmetic's

@@ -19,6 +19,7 @@
 #include "common/hashfn.h"
 #include "utils/memutils.h"
 
+#include "engine_cache.h"
 #include "pg_glue.h"
 
 #define OFFER_CACHE_MAX 4096
@@ -52,7 +53,10 @@ void
 pg_offer_cache_prune(void)
 {
 	if (cache_context == NULL || nentries > OFFER_CACHE_MAX / 2)
+	{
+		pg_engine_cache_reset();	/* a cached engine holds our offers */
 		ResetCache();
+	}
 }
 
 /*

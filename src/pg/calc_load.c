@@ -1,0 +1,382 @@
+/*
+ * calc_load.c
+ *    The engine of a calculation and the property values it needs (see
+ *    calc_load.h).
+ *
+ * Reads run with the caller's rights and snapshot (read-only SPI), each
+ * through a plan prepared once per backend (SPI_keepplan; the plan cache
+ * replans after DDL).  An engine is built only when the engine cache has
+ * none for this call (engine_cache.h): a loop of per-participant calls in
+ * one statement reads the offers, SKU units and conversions once.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+
+#include "calc_load.h"
+#include "core/strmap.h"
+#include "engine_cache.h"
+#include "pg_glue.h"
+
+/* The reads, prepared once per backend. */
+typedef enum KeptRead
+{
+	READ_OFFERS,
+	READ_SKUS,
+	READ_CONVERSIONS,
+	READ_PROPERTIES_ALL,
+	READ_PROPERTIES_ONE,
+	NUM_READS
+} KeptRead;
+
+static const struct
+{
+	const char *query;
+	int			nargs;
+	Oid			argtypes[2];
+}			reads[NUM_READS] = {
+	[READ_OFFERS] = {"SELECT offer_key, document FROM incentives.offers"
+		" WHERE $1 IS NULL OR offer_key OPERATOR(pg_catalog.=) ANY ($1)"
+	" ORDER BY offer_key COLLATE \"C\"", 1, {TEXTARRAYOID}},
+	[READ_SKUS] = {"SELECT sku_key, uom_key FROM incentives.skus"
+	" WHERE sku_key OPERATOR(pg_catalog.=) ANY ($1)", 1, {TEXTARRAYOID}},
+	[READ_CONVERSIONS] = {"SELECT from_uom_key, to_uom_key, factor FROM incentives.uom_conversions",
+	0, {InvalidOid}},
+	[READ_PROPERTIES_ALL] = {"SELECT participant_key, property_key, value"
+		" FROM incentives.participant_properties"
+	" WHERE property_key OPERATOR(pg_catalog.=) ANY ($1)", 1, {TEXTARRAYOID}},
+	[READ_PROPERTIES_ONE] = {"SELECT participant_key, property_key, value"
+		" FROM incentives.participant_properties"
+		" WHERE participant_key OPERATOR(pg_catalog.=) $2"
+	" AND property_key OPERATOR(pg_catalog.=) ANY ($1)", 2, {TEXTARRAYOID, TEXTOID}},
+};
+
+static SPIPlanPtr kept[NUM_READS];
+
+/* Read: run read r with args (nulls as SPI wants them); rows in SPI_tuptable. */
+static void
+Read(KeptRead r, Datum *args, const char *nulls)
+{
+	if (kept[r] == NULL)
+	{
+		SPIPlanPtr	plan = SPI_prepare(reads[r].query, reads[r].nargs,
+									   (Oid *) reads[r].argtypes);
+
+		if (plan == NULL || SPI_keepplan(plan) != 0)
+			elog(ERROR, "could not prepare \"%s\": %s", reads[r].query,
+				 SPI_result_code_string(SPI_result));
+		kept[r] = plan;
+	}
+	if (SPI_execute_plan(kept[r], args, nulls, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not run \"%s\"", reads[r].query);
+}
+
+/* OfferKeys: offer_keys checked (no NULL) and joined into one text, or NULL. */
+static char *
+OfferKeys(ArrayType *offer_keys, Datum **keys, int *nkeys)
+{
+	bool	   *keynulls = NULL;
+	StringInfoData joined;
+	int			k;
+
+	*keys = NULL;
+	*nkeys = 0;
+	if (offer_keys == NULL)
+		return NULL;
+	deconstruct_array(offer_keys, TEXTOID, -1, false, TYPALIGN_INT, keys, &keynulls, nkeys);
+	initStringInfo(&joined);
+	for (k = 0; k < *nkeys; k++)
+	{
+		if (keynulls[k])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("offer_keys must not contain NULL")));
+		appendStringInfoString(&joined, TextDatumGetCString((*keys)[k]));
+		appendStringInfoChar(&joined, '\037');
+	}
+	return joined.data;
+}
+
+/*
+ * LoadOffers: compile the offers into e (in context); every key in keys
+ * must exist.
+ */
+static void
+LoadOffers(IncEngine *e, MemoryContext context, ArrayType *offer_keys, Datum *keys, int nkeys)
+{
+	Datum		args[1];
+	char		nulls[1] = {offer_keys ? ' ' : 'n'};
+	uint64		i;
+	int			k;
+
+	args[0] = PointerGetDatum(offer_keys);
+	pg_offer_cache_prune();
+	Read(READ_OFFERS, args, nulls);
+
+	for (k = 0; k < nkeys; k++)
+	{
+		char	   *wanted = TextDatumGetCString(keys[k]);
+		bool		found = false;
+
+		for (i = 0; i < SPI_processed && !found; i++)
+		{
+			char	   *have = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+
+			found = strcmp(have, wanted) == 0;
+		}
+		if (!found)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("offer \"%s\" does not exist", wanted),
+					 errhint("offer_keys must name offers in incentives.offers.")));
+	}
+
+	for (i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		Datum		doc = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull);
+		IncOfferError err;
+		const IncOffer *offer;
+		MemoryContext old;
+
+		CHECK_FOR_INTERRUPTS();
+		offer = pg_offer_cached(DatumGetJsonbP(doc), &err);
+		if (offer == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg_internal("%s", err.message),
+					 errhint("The stored offer no longer passes validation; fix it with UPDATE incentives.offers.")));
+		old = MemoryContextSwitchTo(context);
+		inc_engine_add_offer(e, offer);
+		MemoryContextSwitchTo(old);
+	}
+	SPI_freetuptable(SPI_tuptable);
+}
+
+/* LoadReferenceData: SKU units and unit conversions into e (in context). */
+static void
+LoadReferenceData(IncEngine *e, MemoryContext context)
+{
+	const char *const *skus;
+	int			nskus;
+	Datum		args[1];
+	MemoryContext old;
+	uint64		i;
+
+	skus = inc_engine_sku_keys(e, &nskus);
+	args[0] = pg_cstring_array(skus, nskus);
+	Read(READ_SKUS, args, NULL);
+	old = MemoryContextSwitchTo(context);
+	for (i = 0; i < SPI_processed; i++)
+		inc_engine_set_sku_uom(e,
+							   SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1),
+							   SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2));
+	MemoryContextSwitchTo(old);
+	SPI_freetuptable(SPI_tuptable);
+
+	Read(READ_CONVERSIONS, NULL, NULL);
+	for (i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		Datum		f = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 3, &isnull);
+		IncDec		factor = pg_numeric_to_dec(f, "unit conversion factor", NULL);
+		char	   *from = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+		char	   *to = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2);
+
+		old = MemoryContextSwitchTo(context);
+		inc_engine_add_conversion(e, from, to, &factor);
+		MemoryContextSwitchTo(old);
+	}
+	SPI_freetuptable(SPI_tuptable);
+}
+
+/* pg_calc_engine: the cached engine for this call, or a new one. */
+void
+pg_calc_engine(ArrayType *offer_keys, CalcEngine *out)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	Datum	   *keys;
+	int			nkeys;
+	char	   *key = OfferKeys(offer_keys, &keys, &nkeys);
+	bool		cacheable = pg_engine_cache_usable();
+	EngineEntry *entry = cacheable ? pg_engine_cache_lookup(key) : NULL;
+	MemoryContext context;
+	IncEngine  *e;
+
+	if (entry)
+	{
+		out->engine = entry->engine;
+		out->context = entry->context;
+		out->host = &entry->host;
+		return;
+	}
+
+	/* built under the caller's memory, moved to the cache when complete */
+	pg_engine_cache_reset();	/* its offers may go with the offer cache */
+	context = AllocSetContextCreate(caller, "incentives engine", ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(context);
+	e = inc_engine_create();
+	MemoryContextSwitchTo(caller);
+	LoadOffers(e, context, offer_keys, keys, nkeys);
+	MemoryContextSwitchTo(context);
+	inc_engine_prepare(e);
+	MemoryContextSwitchTo(caller);
+	LoadReferenceData(e, context);
+	MemoryContextSwitchTo(caller);
+
+	out->engine = e;
+	out->context = context;
+	if (cacheable)
+	{
+		entry = pg_engine_cache_store(context, e, key);
+		out->host = &entry->host;
+	}
+	else
+		out->host = MemoryContextAllocZero(context, sizeof(void *));
+}
+
+/* ---- properties ---------------------------------------------------------- */
+
+/* A property given in the call's properties object. */
+typedef struct CallProperty
+{
+	bool		is_number;
+	IncDec		value;
+} CallProperty;
+
+struct CalcProperties
+{
+	IncStrMap  *call;			/* key -> CallProperty * */
+	IncStrMap  *stored;			/* "participant\037key" -> IncDec * */
+};
+
+/* LoadCallProperties: the call's properties object, by key. */
+static void
+LoadCallProperties(CalcProperties *props, Jsonb *properties)
+{
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	char	   *key = NULL;
+
+	props->call = inc_strmap_create();
+	if (properties == NULL)
+		return;
+	if (!JB_ROOT_IS_OBJECT(properties))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("properties must be a JSON object, e.g. '{\"business_plan_achieved\": 90}'")));
+
+	it = JsonbIteratorInit(&properties->root);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		if (tok == WJB_KEY)
+			key = pnstrdup(v.val.string.val, v.val.string.len);
+		else if (tok == WJB_VALUE)
+		{
+			CallProperty *p = palloc0(sizeof(CallProperty));
+
+			if (v.type == jbvNumeric)
+			{
+				p->is_number = true;
+				p->value = pg_numeric_to_dec(NumericGetDatum(v.val.numeric),
+											 psprintf("property \"%s\"", key), NULL);
+			}
+			*inc_strmap_slot(props->call, key) = p;
+		}
+	}
+}
+
+/* StoredKey: "participant<US>property" into buf (cap bytes) or palloc'd. */
+static char *
+StoredKey(const char *participant, const char *property, char *buf, size_t cap)
+{
+	size_t		lp = strlen(participant),
+				lk = strlen(property);
+	char	   *key = lp + lk + 2 <= cap ? buf : palloc(lp + lk + 2);
+
+	memcpy(key, participant, lp);
+	key[lp] = '\037';
+	memcpy(key + lp + 1, property, lk + 1);
+	return key;
+}
+
+/* LoadStoredProperties: incentives.participant_properties of the used keys. */
+static void
+LoadStoredProperties(CalcProperties *props, IncEngine *e, const char *participant_key)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	Datum		args[2];
+	const char *const *keys;
+	int			nkeys;
+	uint64		i;
+
+	props->stored = inc_strmap_create();
+	keys = inc_engine_property_keys(e, &nkeys);
+	if (nkeys == 0)
+		return;
+	args[0] = pg_cstring_array(keys, nkeys);
+	if (participant_key)
+	{
+		args[1] = CStringGetTextDatum(participant_key);
+		Read(READ_PROPERTIES_ONE, args, NULL);
+	}
+	else
+		Read(READ_PROPERTIES_ALL, args, NULL);
+	MemoryContextSwitchTo(caller);
+	for (i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tuple = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+		char	   *participant = SPI_getvalue(tuple, desc, 1);
+		char	   *property = SPI_getvalue(tuple, desc, 2);
+		IncDec	   *value = palloc(sizeof(IncDec));
+
+		*value = pg_numeric_to_dec(SPI_getbinval(tuple, desc, 3, &isnull),
+								   psprintf("stored property \"%s\" of participant \"%s\"",
+											property, participant), NULL);
+		*inc_strmap_slot(props->stored, StoredKey(participant, property, NULL, 0)) = value;
+	}
+	SPI_freetuptable(SPI_tuptable);
+}
+
+/* pg_calc_properties: the call's and the stored property values. */
+CalcProperties *
+pg_calc_properties(IncEngine *engine, Jsonb *properties, const char *participant_key)
+{
+	CalcProperties *props = palloc0(sizeof(CalcProperties));
+
+	LoadCallProperties(props, properties);
+	LoadStoredProperties(props, engine, participant_key);
+	return props;
+}
+
+/* pg_calc_property: the call's value first, then the stored one. */
+IncPropStatus
+pg_calc_property(void *ctx, const char *participant_key, const char *property_key, IncDec *value)
+{
+	CalcProperties *props = ctx;
+	CallProperty *call = inc_strmap_get(props->call, property_key);
+	IncDec	   *stored;
+	char		buf[256];
+
+	if (call)
+	{
+		if (!call->is_number)
+			return INC_PROP_NOT_NUMBER;
+		*value = call->value;
+		return INC_PROP_FOUND;
+	}
+	stored = inc_strmap_get(props->stored, StoredKey(participant_key, property_key,
+													 buf, sizeof(buf)));
+	if (stored == NULL)
+		return INC_PROP_MISSING;
+	*value = *stored;
+	return INC_PROP_FOUND;
+}

@@ -1,0 +1,48 @@
+/*
+ * calc_load.h
+ *    What a calculation reads besides transactions: the engine (offers,
+ *    SKU units, unit conversions; from the per-backend cache when it
+ *    holds one for this snapshot, engine_cache.h) and the property values
+ *    the offers use.  Every read is a plan prepared once per backend.
+ */
+#ifndef INC_CALC_LOAD_H
+#define INC_CALC_LOAD_H
+
+#include "postgres.h"
+
+#include "utils/array.h"
+#include "utils/jsonb.h"
+
+#include "core/engine.h"
+
+/* The engine of a call and where it lives. */
+typedef struct CalcEngine
+{
+	IncEngine  *engine;
+	MemoryContext context;		/* the engine's memory (units interned here) */
+	void	  **host;			/* a slot for the caller's per-engine data */
+} CalcEngine;
+
+/*
+ * pg_calc_engine: the engine of the offers named by offer_keys (NULL: all;
+ * an unknown key is an error), prepared, with the units of its SKUs and
+ * the conversions: the cached one when it fits this call, else built (in
+ * a context under the current one, kept in the cache when allowed).
+ */
+extern void pg_calc_engine(ArrayType *offer_keys, CalcEngine *out);
+
+typedef struct CalcProperties CalcProperties;
+
+/*
+ * pg_calc_properties: the call's properties object and the stored values
+ * (of participant_key, or of everyone when NULL) of the property keys
+ * engine's offers use; in the current memory context.
+ */
+extern CalcProperties *pg_calc_properties(IncEngine *engine, Jsonb *properties,
+										  const char *participant_key);
+
+/* pg_calc_property: an IncPropertyFn over CalcProperties (the call's value first). */
+extern IncPropStatus pg_calc_property(void *ctx, const char *participant_key,
+									  const char *property_key, IncDec *value);
+
+#endif							/* INC_CALC_LOAD_H */

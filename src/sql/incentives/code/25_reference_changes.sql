@@ -1,0 +1,33 @@
+------------------------------------------------------------------------
+-- Reference data changes: a calculation may reuse the engine (compiled
+-- offers, SKU units, unit conversions) that an earlier call in the same
+-- snapshot built (docs/architecture.md, The path of one calculation).  A
+-- write to these tables must reach a backend that keeps one: these
+-- statement-level triggers send a relcache invalidation of the table, as
+-- DDL would, and the backend drops its engine when it sees it.
+------------------------------------------------------------------------
+
+CREATE FUNCTION incentives_internal.reference_changed()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'incentives_reference_changed'
+LANGUAGE C;
+COMMENT ON FUNCTION incentives_internal.reference_changed() IS
+  'Trigger: tells every backend that offers, SKU units or unit conversions changed, so that no calculation reuses an engine built from the old rows';
+
+CREATE TRIGGER offers_changed
+    AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON incentives.offers
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.reference_changed();
+COMMENT ON TRIGGER offers_changed ON incentives.offers IS
+  'Drops the engines that backends keep for calculations in a snapshot once offers change';
+
+CREATE TRIGGER skus_changed
+    AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON incentives.skus
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.reference_changed();
+COMMENT ON TRIGGER skus_changed ON incentives.skus IS
+  'Drops the engines that backends keep for calculations in a snapshot once SKU units change';
+
+CREATE TRIGGER uom_conversions_changed
+    AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON incentives.uom_conversions
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.reference_changed();
+COMMENT ON TRIGGER uom_conversions_changed ON incentives.uom_conversions IS
+  'Drops the engines that backends keep for calculations in a snapshot once unit conversions change';
