@@ -15,3 +15,19 @@ check-dump: install-test
 	$(if $(DUMP_ENV),env $(DUMP_ENV)) $(PGVENV) bash test/ops/dump_restore.sh
 
 EXTRA_CHECKS += check-dump
+
+# check-security-doc: the statements of docs/security.md's model (its
+# ```sql blocks from "## The model" up to "To check") are those of
+# test/ops/security_model.sql, which the pgTAP tests apply.
+.PHONY: check-security-doc
+check-security-doc:
+	@awk '/^## The model/ { on = 1 } /^To check/ { on = 0 } \
+	      on && /^```sql/ { inblock = 1; next } /^```/ { inblock = 0 } on && inblock' \
+	  docs/security.md > $(TEST_DESTDIR).model-doc
+	@grep -v '^--' test/ops/security_model.sql | grep -v '^$$' > $(TEST_DESTDIR).model-test
+	@grep -v '^$$' $(TEST_DESTDIR).model-doc | diff -u $(TEST_DESTDIR).model-test - \
+	  || { echo "docs/security.md and test/ops/security_model.sql differ (above)" >&2; exit 1; }
+	@rm -f $(TEST_DESTDIR).model-doc $(TEST_DESTDIR).model-test
+	@echo "check-security-doc: docs/security.md states the model the tests apply ($$(grep -c ';$$' test/ops/security_model.sql) statements)"
+
+EXTRA_CHECKS += check-security-doc
