@@ -7,14 +7,25 @@
 #                     formats) keeps every row of every table of both
 #                     extensions, the run-id sequence and the calculated
 #                     earnings (test/ops/dump_restore.sh; about 20 s)
+#   make check-upgrade   ALTER EXTENSION ... UPDATE from every released
+#                     version (src/sql/released) of incentives (with data)
+#                     and incentives_cluster gives the catalog of a fresh
+#                     install and keeps every row (test/ops/upgrade.sh;
+#                     about 15 s)
+#   make check-security-doc  docs/security.md states the model the pgTAP
+#                     tests apply (no cluster)
 
-DUMP_ENV ?=
+DUMP_ENV    ?=
+UPGRADE_ENV ?=
 
-.PHONY: check-dump
+.PHONY: check-dump check-upgrade
 check-dump: install-test
 	$(if $(DUMP_ENV),env $(DUMP_ENV)) $(PGVENV) bash test/ops/dump_restore.sh
 
-EXTRA_CHECKS += check-dump
+check-upgrade: install-test
+	$(if $(UPGRADE_ENV),env $(UPGRADE_ENV)) $(PGVENV) bash test/ops/upgrade.sh
+
+EXTRA_CHECKS += check-dump check-upgrade
 
 # check-security-doc: the statements of docs/security.md's model (its
 # ```sql blocks from "## The model" up to "To check") are those of
