@@ -15,7 +15,12 @@
 #      each into a new database, stopping at the first error.
 #   3. Each restored database must give the same lines as ops_src from
 #      test/ops/digest.sql: row count and md5 of the ordered rows of every
-#      table, every sequence's position, and a full incentive_calculate().
+#      table, every sequence's position, and a full incentive_calculate();
+#      and the same catalog of the extension (test/upgrade/catalog.sql:
+#      objects, privileges, row-level security policies and flags) once
+#      step 4 of docs/security.md (the DBA's row-level security on
+#      incentives.transactions, which pg_dump does not keep) ran again.
+#      ops_src has the whole model of docs/security.md applied.
 #   4. The same for a database with incentives_cluster (and plproxy).
 #
 # DUMP_VERSION=0.1.0 builds ops_src with that released version instead of
@@ -41,6 +46,12 @@ psql_db ops_src -c "CREATE EXTENSION incentives$version"
 psql_db ops_src -v n_transactions="$n" -f test/ops/dataset.psql >/dev/null
 test/ops/fixtures.sh -d ops_src
 psql_db ops_src -f test/ops/dataset_finish.psql
+# the privilege and row-level security model of docs/security.md (roles
+# are the cluster's: created once)
+psql -X -q -d postgres -c "DROP ROLE IF EXISTS analyst_alice, analyst_bob, manager_carol, incentives_admin, incentives_reader"
+psql_db ops_src -f test/ops/security_model.sql
+# its step 4, which a restore does not bring back
+sed -n '/^-- Step 4/,/^-- Step 5/p' test/ops/security_model.sql > "$work/step4.sql"
 psql_db ops_fresh -c 'CREATE EXTENSION incentives'
 
 # Every table of the extension holds rows in the test data; a table the
@@ -70,10 +81,21 @@ pg_restore --exit-on-error -j 2 -d ops_parallel "$work/src.dump"
 pg_dump -Fp -d ops_src -f "$work/src.sql"
 psql_db ops_plain -f "$work/src.sql" >/dev/null
 
+psql -X -A -t -q -v ext=incentives -d ops_src -f test/upgrade/catalog.sql > "$work/src.catalog"
 for db in ops_custom ops_parallel ops_plain; do
 	digest "$db" > "$work/$db.txt"
 	if ! diff -u "$work/src.txt" "$work/$db.txt"; then
 		fail "$db differs from ops_src (lines above: - dumped, + restored)"
+	fi
+	# the catalog: as dumped once step 4 of docs/security.md ran again
+	psql -X -A -t -q -v ext=incentives -d "$db" -f test/upgrade/catalog.sql > "$work/$db.catalog"
+	if diff "$work/src.catalog" "$work/$db.catalog" | grep '^[<>]' | grep -v ' on incentives.transactions: \| incentives.transactions enabled '; then
+		fail "$db: the extension's catalog differs from ops_src's beyond step 4 of docs/security.md (lines above)"
+	fi
+	psql_db "$db" -f "$work/step4.sql"
+	psql -X -A -t -q -v ext=incentives -d "$db" -f test/upgrade/catalog.sql > "$work/$db.catalog"
+	if ! diff -u "$work/src.catalog" "$work/$db.catalog"; then
+		fail "$db: the extension's catalog differs from ops_src's after step 4 of docs/security.md ran again"
 	fi
 done
 echo "check-dump: compared in ops_custom, ops_parallel and ops_plain, identical to ops_src:"

@@ -1,5 +1,5 @@
 -- The privilege and row-level security model of docs/security.md,
--- statement for statement (steps 1 to 4); test/pgtap/35_participant_rls.sql
+-- statement for statement (steps 1 to 5); test/pgtap/35_participant_rls.sql
 -- applies it inside a transaction it rolls back.  Keep the two in step.
 
 -- Step 1: the two roles (once per cluster)
@@ -18,8 +18,7 @@ GRANT INSERT, UPDATE, DELETE ON incentives_internal.uom_conversion_changes TO in
 GRANT USAGE ON ALL SEQUENCES IN SCHEMA incentives TO incentives_admin;
 GRANT EXECUTE ON ALL PROCEDURES IN SCHEMA incentives TO incentives_admin;
 
--- Step 3: which participants each role sees, set once on the transactions
--- (after CREATE EXTENSION and after every restore of a dump)
+-- Step 3: the DBA's own mapping of roles to participants (once)
 CREATE SCHEMA incentives_acl;
 CREATE TABLE incentives_acl.participant_access (
     role_name       name NOT NULL,
@@ -28,6 +27,9 @@ CREATE TABLE incentives_acl.participant_access (
 );
 GRANT USAGE ON SCHEMA incentives_acl TO incentives_reader;
 GRANT SELECT ON incentives_acl.participant_access TO incentives_reader;
+
+-- Step 4: which participants each role sees, set once on the transactions
+-- (after CREATE EXTENSION and after every restore of a dump)
 ALTER TABLE incentives.transactions ENABLE ROW LEVEL SECURITY;
 CREATE POLICY reader_participants ON incentives.transactions
     FOR SELECT TO incentives_reader
@@ -38,7 +40,7 @@ CREATE POLICY admin_all_participants ON incentives.transactions
     TO incentives_admin
     USING (true) WITH CHECK (true);
 
--- Step 4: people and services get one of the two roles, readers their
+-- Step 5: people and services get one of the two roles, readers their
 -- participants
 CREATE ROLE analyst_alice LOGIN IN ROLE incentives_reader;
 CREATE ROLE analyst_bob LOGIN IN ROLE incentives_reader;
