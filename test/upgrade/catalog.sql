@@ -1,12 +1,13 @@
 -- catalog.sql: everything an extension installs, as sorted text lines, so
--- that two databases can be compared with diff (test/ops/upgrade.sh):
+-- that two databases can be compared with diff (test/ops/upgrade.sh and
+-- dump_restore.sh; docs/architecture.md, Install and upgrade scripts):
 -- members, pg_dump settings, routines (definition, privileges, comment),
 -- relations (options, privileges, comment), columns (also of composite
 -- types), sequences, views, indexes, constraints, triggers, row-level
--- security policies and flags, types and schemas.  Run
--- with psql -X -A -t -v ext=NAME.  Members are found through pg_depend,
--- so a new kind of object is listed as "member" even before it has a line
--- of its own here.
+-- security policies and flags, types and schemas.  Run with
+-- psql -X -A -t -v ext=NAME.  Members are found through pg_depend, so a new
+-- kind of object is listed as "member" even before it has a line of its
+-- own here.
 WITH ext AS (
     SELECT oid FROM pg_extension WHERE extname = :'ext'
 ), members AS (
