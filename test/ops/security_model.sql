@@ -13,8 +13,6 @@ GRANT USAGE ON SCHEMA incentives, incentives_internal TO incentives_reader;
 GRANT SELECT ON ALL TABLES IN SCHEMA incentives TO incentives_reader;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA incentives TO incentives_reader;
 GRANT INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA incentives TO incentives_admin;
-GRANT SELECT ON ALL TABLES IN SCHEMA incentives_internal TO incentives_admin;
-GRANT INSERT, UPDATE, DELETE ON incentives_internal.uom_conversion_changes TO incentives_admin;
 GRANT USAGE ON ALL SEQUENCES IN SCHEMA incentives TO incentives_admin;
 GRANT EXECUTE ON ALL PROCEDURES IN SCHEMA incentives TO incentives_admin;
 

@@ -5,7 +5,7 @@
 -- CREATE EXTENSION ships nine rows into incentives.uom_conversions, and a
 -- restore runs CREATE EXTENSION before it copies the dumped rows.  So the
 -- dump leaves the shipped pairs out of that table (its pg_dump condition)
--- and keeps, in incentives_internal.uom_conversion_changes, what became of
+-- and keeps, in incentives.uom_conversion_changes, what became of
 -- each shipped pair that is no longer as shipped: its factor now, or NULL
 -- when it was deleted.  A trigger keeps that table up to date on every
 -- change of incentives.uom_conversions; restoring its rows re-applies each
@@ -14,10 +14,15 @@
 -- it was dumped, and no key is loaded twice.
 --
 -- Both run with the caller's rights: a role that changes unit conversions
--- also needs SELECT on incentives_internal.shipped_uom_conversions and
--- SELECT, INSERT, UPDATE, DELETE on incentives_internal.uom_conversion_changes
--- (the GRANT model of docs/security.md gives them to incentives_admin).
+-- also needs SELECT, INSERT, UPDATE, DELETE on
+-- incentives.uom_conversion_changes (granted with the tables of schema
+-- incentives in the model of docs/security.md), and reads
+-- incentives_internal.shipped_uom_conversions, which every role that may
+-- use schema incentives_internal may read (granted below).
 ------------------------------------------------------------------------
+
+-- What the extension ships is no secret; only the owner changes it.
+GRANT SELECT ON incentives_internal.shipped_uom_conversions TO PUBLIC;
 
 CREATE FUNCTION incentives_internal.uom_conversion_sync(from_uom_key text, to_uom_key text)
 RETURNS void
@@ -26,7 +31,7 @@ VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $function$
     -- a shipped pair as shipped: nothing to remember
-    DELETE FROM incentives_internal.uom_conversion_changes AS x
+    DELETE FROM incentives.uom_conversion_changes AS x
      WHERE x.from_uom_key = $1 AND x.to_uom_key = $2
        AND EXISTS (SELECT FROM incentives.uom_conversions AS c
                      JOIN incentives_internal.shipped_uom_conversions AS s
@@ -35,7 +40,7 @@ AS $function$
                       AND c.factor::text = s.factor::text);
     -- a shipped pair edited (its factor now, exactly as written) or deleted
     -- (NULL)
-    INSERT INTO incentives_internal.uom_conversion_changes AS x (from_uom_key, to_uom_key, factor)
+    INSERT INTO incentives.uom_conversion_changes AS x (from_uom_key, to_uom_key, factor)
     SELECT s.from_uom_key, s.to_uom_key, c.factor
       FROM incentives_internal.shipped_uom_conversions AS s
       LEFT JOIN incentives.uom_conversions AS c
@@ -46,7 +51,7 @@ AS $function$
      WHERE x.factor::text IS DISTINCT FROM EXCLUDED.factor::text;
 $function$;
 COMMENT ON FUNCTION incentives_internal.uom_conversion_sync(text, text) IS
-  'Records in incentives_internal.uom_conversion_changes what became of one shipped unit conversion pair (edited, deleted, or as shipped again); no-op for other pairs';
+  'Records in incentives.uom_conversion_changes what became of one shipped unit conversion pair (edited, deleted, or as shipped again); no-op for other pairs';
 
 CREATE FUNCTION incentives_internal.uom_conversions_track()
 RETURNS trigger
@@ -69,7 +74,7 @@ BEGIN
 END
 $function$;
 COMMENT ON FUNCTION incentives_internal.uom_conversions_track() IS
-  'Trigger on incentives.uom_conversions: keeps incentives_internal.uom_conversion_changes in step with the shipped pairs';
+  'Trigger on incentives.uom_conversions: keeps incentives.uom_conversion_changes in step with the shipped pairs';
 
 CREATE TRIGGER uom_conversions_track
     AFTER INSERT OR UPDATE OR DELETE ON incentives.uom_conversions
@@ -106,10 +111,10 @@ BEGIN
 END
 $function$;
 COMMENT ON FUNCTION incentives_internal.uom_conversion_changes_apply() IS
-  'Trigger on incentives_internal.uom_conversion_changes: applies a restored edit or deletion of a shipped unit conversion to incentives.uom_conversions';
+  'Trigger on incentives.uom_conversion_changes: applies a restored edit or deletion of a shipped unit conversion to incentives.uom_conversions';
 
 CREATE TRIGGER uom_conversion_changes_apply
-    AFTER INSERT ON incentives_internal.uom_conversion_changes
+    AFTER INSERT ON incentives.uom_conversion_changes
     FOR EACH ROW EXECUTE FUNCTION incentives_internal.uom_conversion_changes_apply();
-COMMENT ON TRIGGER uom_conversion_changes_apply ON incentives_internal.uom_conversion_changes IS
+COMMENT ON TRIGGER uom_conversion_changes_apply ON incentives.uom_conversion_changes IS
   'pg_restore: re-applies a dumped edit or deletion of a shipped unit conversion';

@@ -87,7 +87,7 @@ SELECT s.from_uom_key, s.to_uom_key, s.factor FROM incentives_internal.shipped_u
 -- pg_dump keeps it, and restoring a row re-applies the change to the rows
 -- CREATE EXTENSION has just shipped (trigger uom_conversion_changes_apply):
 -- docs/backup-and-upgrade.md.
-CREATE TABLE incentives_internal.uom_conversion_changes (
+CREATE TABLE incentives.uom_conversion_changes (
     from_uom_key text NOT NULL,
     to_uom_key   text NOT NULL,
     factor       numeric,
@@ -95,11 +95,11 @@ CREATE TABLE incentives_internal.uom_conversion_changes (
     FOREIGN KEY (from_uom_key, to_uom_key)
         REFERENCES incentives_internal.shipped_uom_conversions (from_uom_key, to_uom_key)
 );
-COMMENT ON TABLE incentives_internal.uom_conversion_changes IS
+COMMENT ON TABLE incentives.uom_conversion_changes IS
   'Edits and deletions of the shipped unit conversions (maintained by a trigger on incentives.uom_conversions), so that pg_dump/pg_restore reproduces incentives.uom_conversions exactly';
-COMMENT ON COLUMN incentives_internal.uom_conversion_changes.from_uom_key IS 'Unit converted from (a shipped pair)';
-COMMENT ON COLUMN incentives_internal.uom_conversion_changes.to_uom_key IS 'Unit converted to (a shipped pair)';
-COMMENT ON COLUMN incentives_internal.uom_conversion_changes.factor IS 'The factor the pair has now; NULL when the row was deleted';
+COMMENT ON COLUMN incentives.uom_conversion_changes.from_uom_key IS 'Unit converted from (a shipped pair)';
+COMMENT ON COLUMN incentives.uom_conversion_changes.to_uom_key IS 'Unit converted to (a shipped pair)';
+COMMENT ON COLUMN incentives.uom_conversion_changes.factor IS 'The factor the pair has now; NULL when the row was deleted';
 
 CREATE TABLE incentives.participant_properties (
     participant_key text NOT NULL,
@@ -116,11 +116,11 @@ COMMENT ON COLUMN incentives.participant_properties.value IS 'Its numeric value'
 -- pg_dump keeps the data of every table (docs/backup-and-upgrade.md).
 -- incentives.uom_conversions: every row but the shipped pairs, which
 -- CREATE EXTENSION ships again on restore; what became of those is in
--- incentives_internal.uom_conversion_changes.
+-- incentives.uom_conversion_changes.
 SELECT pg_catalog.pg_extension_config_dump('incentives.offers', '');
 SELECT pg_catalog.pg_extension_config_dump('incentives.transactions', '');
 SELECT pg_catalog.pg_extension_config_dump('incentives.skus', '');
 SELECT pg_catalog.pg_extension_config_dump('incentives.participant_properties', '');
 SELECT pg_catalog.pg_extension_config_dump('incentives.uom_conversions',
   $$WHERE (from_uom_key, to_uom_key) NOT IN (SELECT s.from_uom_key, s.to_uom_key FROM incentives_internal.shipped_uom_conversions AS s)$$);
-SELECT pg_catalog.pg_extension_config_dump('incentives_internal.uom_conversion_changes', '');
+SELECT pg_catalog.pg_extension_config_dump('incentives.uom_conversion_changes', '');

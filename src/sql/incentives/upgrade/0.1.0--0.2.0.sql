@@ -53,7 +53,7 @@ INSERT INTO incentives_internal.shipped_uom_conversions (from_uom_key, to_uom_ke
     ('kg', 'g', 1000),
     ('lb', 'kg', 0.45359237);
 
-CREATE TABLE incentives_internal.uom_conversion_changes (
+CREATE TABLE incentives.uom_conversion_changes (
     from_uom_key text NOT NULL,
     to_uom_key   text NOT NULL,
     factor       numeric,
@@ -61,12 +61,12 @@ CREATE TABLE incentives_internal.uom_conversion_changes (
     FOREIGN KEY (from_uom_key, to_uom_key)
         REFERENCES incentives_internal.shipped_uom_conversions (from_uom_key, to_uom_key)
 );
-COMMENT ON TABLE incentives_internal.uom_conversion_changes IS
+COMMENT ON TABLE incentives.uom_conversion_changes IS
   'Edits and deletions of the shipped unit conversions (maintained by a trigger on incentives.uom_conversions), so that pg_dump/pg_restore reproduces incentives.uom_conversions exactly';
-COMMENT ON COLUMN incentives_internal.uom_conversion_changes.from_uom_key IS 'Unit converted from (a shipped pair)';
-COMMENT ON COLUMN incentives_internal.uom_conversion_changes.to_uom_key IS 'Unit converted to (a shipped pair)';
-COMMENT ON COLUMN incentives_internal.uom_conversion_changes.factor IS 'The factor the pair has now; NULL when the row was deleted';
-INSERT INTO incentives_internal.uom_conversion_changes (from_uom_key, to_uom_key, factor)
+COMMENT ON COLUMN incentives.uom_conversion_changes.from_uom_key IS 'Unit converted from (a shipped pair)';
+COMMENT ON COLUMN incentives.uom_conversion_changes.to_uom_key IS 'Unit converted to (a shipped pair)';
+COMMENT ON COLUMN incentives.uom_conversion_changes.factor IS 'The factor the pair has now; NULL when the row was deleted';
+INSERT INTO incentives.uom_conversion_changes (from_uom_key, to_uom_key, factor)
 SELECT s.from_uom_key, s.to_uom_key, c.factor
   FROM incentives_internal.shipped_uom_conversions AS s
   LEFT JOIN incentives.uom_conversions AS c
@@ -76,4 +76,4 @@ SELECT s.from_uom_key, s.to_uom_key, c.factor
 
 SELECT pg_catalog.pg_extension_config_dump('incentives.uom_conversions',
   $$WHERE (from_uom_key, to_uom_key) NOT IN (SELECT s.from_uom_key, s.to_uom_key FROM incentives_internal.shipped_uom_conversions AS s)$$);
-SELECT pg_catalog.pg_extension_config_dump('incentives_internal.uom_conversion_changes', '');
+SELECT pg_catalog.pg_extension_config_dump('incentives.uom_conversion_changes', '');
