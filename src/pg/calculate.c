@@ -9,7 +9,12 @@
  * the engine, writing rows into a materialized tuplestore (which spills
  * to disk past work_mem).  Memory per participant lives in a context reset
  * after each participant.  Runs with the caller's rights and snapshot
- * (STABLE, read-only SPI), so row-level security applies.
+ * (STABLE, read-only SPI), so row-level security applies.  While the
+ * engine runs, an error context callback names the transaction and the
+ * participant being calculated (from inc_engine_position).
+ * incentive_diagnostics shares all of this and returns the engine's
+ * diagnostics of every requested offer instead of the rows; a participant
+ * named by participant_key is reported even when it has no transactions.
  */
 #include "postgres.h"
 
@@ -30,6 +35,7 @@
 #include "txn_source.h"
 
 #define NUM_EARNING_COLUMNS 17
+#define NUM_DIAGNOSTICS_COLUMNS 4
 
 /* A property given in the call's properties object. */
 typedef struct CallProperty
@@ -251,7 +257,7 @@ LoadStoredProperties(Properties *props, IncEngine *e, const char *participant_ke
 	SPI_freetuptable(SPI_tuptable);
 }
 
-/* LookupProperty: the call's value first, then the stored one (SPEC 2.2). */
+/* LookupProperty: the call's value first, then the stored one. */
 static IncPropStatus
 LookupProperty(void *ctx, const char *participant_key, const char *property_key, IncDec *value)
 {
@@ -381,6 +387,26 @@ AddTxn(Participant *p, const IncTxn *txn, const char *relname)
 	p->txns[p->ntxns++] = *txn;
 }
 
+/*
+ * CalculationContext: error context callback while the engine runs: which
+ * transaction of which participant (nothing outside a calculation).
+ */
+static void
+CalculationContext(void *arg)
+{
+	const IncEngine *engine = arg;
+	const char *participant;
+	const char *transaction_id;
+
+	if (!inc_engine_position(engine, &participant, &transaction_id))
+		return;
+	if (transaction_id)
+		errcontext("calculating transaction \"%s\" of participant \"%s\"",
+				   transaction_id, participant);
+	else
+		errcontext("calculating participant \"%s\"", participant);
+}
+
 /* Finish: calculate the participant, then forget it. */
 static void
 Finish(Participant *p, IncEngine *engine, Properties *props, Output *out)
@@ -410,6 +436,8 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics)
 	Output		out;
 	TxnSource	src;
 	Participant participant;
+	ErrorContextCallback context;
+	bool		calculated_any = false;
 	MemoryContext carry_context,
 				call_context;
 	const char *const *skus;
@@ -418,6 +446,13 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics)
 	InitMaterializedSRF(fcinfo, 0);
 	out.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	out.diagnostics = diagnostics;
+	/* the rows built below fill exactly this many columns */
+	if (out.rsinfo->setDesc->natts !=
+		(diagnostics ? NUM_DIAGNOSTICS_COLUMNS : NUM_EARNING_COLUMNS))
+		elog(ERROR, "%s returns %d columns, expected %d",
+			 diagnostics ? "incentive_diagnostics" : "incentive_calculate",
+			 out.rsinfo->setDesc->natts,
+			 diagnostics ? NUM_DIAGNOSTICS_COLUMNS : NUM_EARNING_COLUMNS);
 
 	if (PG_ARGISNULL(3))
 		relid = DatumGetObjectId(DirectFunctionCall1(to_regclass,
@@ -448,6 +483,12 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics)
 	out.row_context = AllocSetContextCreate(call_context, "incentives row",
 											ALLOCSET_SMALL_SIZES);
 
+	/* the engine's position names what failed, while it calculates */
+	context.callback = CalculationContext;
+	context.arg = engine;
+	context.previous = error_context_stack;
+	error_context_stack = &context;
+
 	/* transactions come ordered by participant: calculate each as it ends */
 	txn_source_open(&src, relid, participant_filter, skus, nskus);
 	MemoryContextSwitchTo(participant.context);
@@ -464,6 +505,7 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics)
 			if (more)
 				CopyInto(carry_context, &txn, &key);
 			Finish(&participant, engine, &props, &out);
+			calculated_any = true;
 			if (more)
 				CopyInto(participant.context, &txn, &key);
 			MemoryContextReset(carry_context);
@@ -475,6 +517,14 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics)
 		AddTxn(&participant, &txn, src.relname);
 	}
 
+	/* a participant named but without transactions: from an empty state */
+	if (participant_filter && !calculated_any)
+	{
+		participant.key = participant_filter;
+		Finish(&participant, engine, &props, &out);
+	}
+
+	error_context_stack = context.previous;
 	MemoryContextSwitchTo(call_context);
 	txn_source_close(&src);
 	SPI_finish();
@@ -483,7 +533,7 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics)
 
 PG_FUNCTION_INFO_V1(incentives_incentive_calculate);
 
-/* incentives_incentive_calculate: the earning rows (SPEC 4.1). */
+/* incentives_incentive_calculate: the earning rows (docs/reference.md, Earning rows). */
 Datum
 incentives_incentive_calculate(PG_FUNCTION_ARGS)
 {
@@ -493,9 +543,10 @@ incentives_incentive_calculate(PG_FUNCTION_ARGS)
 PG_FUNCTION_INFO_V1(incentives_incentive_diagnostics);
 
 /*
- * incentives_incentive_diagnostics: per participant and stepped/stacked
- * offer, the thresholds, tiers, coverage and overlaps behind the earnings
- * (engine.h, inc_engine_set_diagnostics).
+ * incentives_incentive_diagnostics: per participant and requested offer
+ * (all offers by default), the entries, thresholds, tiers, coverage and
+ * overlaps behind the earnings, touched or not (engine.h,
+ * inc_engine_set_diagnostics).
  */
 Datum
 incentives_incentive_diagnostics(PG_FUNCTION_ARGS)

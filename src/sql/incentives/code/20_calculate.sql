@@ -22,5 +22,5 @@ LANGUAGE C STABLE PARALLEL RESTRICTED
 ROWS 100
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives.incentive_diagnostics(text, jsonb, text[], regclass) IS
-  'Why participants earn what they do under stepped and stacked offers: threshold value, every tier (met, what it would pay), next tier and gap; coverage per SKU set, overlap and factors per stack (JSON per participant and offer)';
+  'Why participants earn what they do, per participant and requested offer (touched by its transactions or not), as JSON: standard, each entry with its rates, matched transactions and what it paid; stepped, threshold value, every tier (met, what it would pay), next tier and gap; stacked, coverage per SKU set, overlap and factors per stack';
 

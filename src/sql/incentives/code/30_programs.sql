@@ -18,16 +18,58 @@
 ------------------------------------------------------------------------
 
 ------------------------------------------------------------------------
--- Programs
+-- Programs: what the engine compiled from each offer document (src/pg/
+-- offer_info.c), so that no rule of the calculation -- generated rate
+-- keys, shortest-form numbers, the period a stepped offer's filters
+-- share -- is written a second time in SQL.
 ------------------------------------------------------------------------
+
+CREATE FUNCTION incentives_internal.offer_summary(
+    document           jsonb,
+    OUT label          text,
+    OUT strategy_key   text,
+    OUT calculator_key text)
+AS 'MODULE_PATHNAME', 'incentives_offer_summary'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION incentives_internal.offer_summary(jsonb) IS
+  'programs helper: an offer document''s label (NULL when absent), strategy_key and calculator_key, read from the compiled offer; an invalid document is an error (22023)';
+
+CREATE FUNCTION incentives_internal.offer_rates(document jsonb)
+RETURNS TABLE (
+    offer_key              text,
+    strategy_key           text,
+    calculator_key         text,
+    rate_key               text,
+    sku_key                text,
+    rate_value             numeric,
+    measure                text,
+    threshold              numeric,
+    threshold_type         text,
+    period_key             text,
+    period_start_date      date,
+    period_end_date        date,
+    transaction_type       text,
+    sku_set_key            text,
+    stack_key              text,
+    threshold_property_key text,
+    price                  numeric,
+    coverage_unit          text,
+    coverage_rate          numeric,
+    coverage_uom_key       text)
+AS 'MODULE_PATHNAME', 'incentives_offer_rates'
+LANGUAGE C STABLE STRICT PARALLEL SAFE
+ROWS 10;
+COMMENT ON FUNCTION incentives_internal.offer_rates(jsonb) IS
+  'program_rates helper: every rate of an offer document as a flat row, listed by the engine from the compiled offer (the columns of incentives.program_rates); an invalid document is an error (22023)';
 
 CREATE VIEW incentives.programs WITH (security_invoker = true) AS
 SELECT o.offer_key,
-       o.document ->> 'label'          AS label,
-       o.document ->> 'strategy_key'   AS strategy_key,
-       o.document ->> 'calculator_key' AS calculator_key,
+       s.label,
+       s.strategy_key,
+       s.calculator_key,
        o.document
-  FROM incentives.offers AS o;
+  FROM incentives.offers AS o
+ CROSS JOIN LATERAL incentives_internal.offer_summary(o.document) AS s;
 COMMENT ON VIEW incentives.programs IS
   'The offers as the programs response shows them: one row per offer, with its key fields beside the document';
 COMMENT ON COLUMN incentives.programs.offer_key IS 'The offer';
@@ -37,160 +79,9 @@ COMMENT ON COLUMN incentives.programs.calculator_key IS 'percent_of_amount, doll
 COMMENT ON COLUMN incentives.programs.document IS 'The offer document, as stored';
 
 CREATE VIEW incentives.program_rates WITH (security_invoker = true) AS
-WITH offer AS (
-    SELECT o.offer_key,
-           o.document,
-           o.document ->> 'strategy_key'   AS strategy_key,
-           o.document ->> 'calculator_key' AS calculator_key,
-           o.document -> 'incentive'       AS incentive
-      FROM incentives.offers AS o
-),
-period AS (
-    SELECT o.offer_key,
-           p ->> 'key' AS period_key,
-           CAST(p ->> 'start_date' AS date) AS start_date,
-           CAST(p ->> 'end_date' AS date)   AS end_date
-      FROM offer AS o,
-           jsonb_array_elements(o.document -> 'periods') AS p
-),
-price AS (
-    SELECT o.offer_key,
-           pr ->> 'sku_key' AS sku_key,
-           trim_scale(CAST(pr ->> 'price' AS numeric)) AS price
-      FROM offer AS o,
-           jsonb_array_elements(
-             CASE WHEN jsonb_typeof(o.document -> 'prices') = 'array'
-                  THEN o.document -> 'prices' ELSE '[]'::jsonb END) AS pr
-),
--- standard: one row per (entry, SKU rate)
-standard AS (
-    SELECT o.offer_key, o.strategy_key, o.calculator_key,
-           COALESCE(e ->> 'key',
-                    (e ->> 'period_key') || '_'
-                    || (e ->> 'transaction_type')) AS rate_key,
-           r ->> 'sku_key' AS sku_key,
-           trim_scale(CAST(r ->> 'rate' AS numeric)) AS rate_value,
-           r ->> 'measure' AS measure,
-           CAST(NULL AS numeric) AS threshold,
-           CAST(NULL AS text) AS threshold_type,
-           CAST(NULL AS text) AS threshold_property_key,
-           e ->> 'period_key' AS period_key,
-           e ->> 'transaction_type' AS transaction_type,
-           CAST(NULL AS text) AS sku_set_key,
-           CAST(NULL AS text) AS stack_key,
-           CAST(NULL AS text) AS coverage_unit,
-           CAST(NULL AS numeric) AS coverage_rate,
-           CAST(NULL AS text) AS coverage_uom_key
-      FROM offer AS o,
-           jsonb_array_elements(o.document -> 'incentives') AS e,
-           jsonb_array_elements(e -> 'rates') AS r
-     WHERE o.strategy_key = 'standard'
-),
--- stepped: one row per tier; the period and transaction type are shown
--- when every earning filter agrees on them
-stepped AS (
-    SELECT o.offer_key, o.strategy_key, o.calculator_key,
-           COALESCE(r ->> 'key',
-                    format('%s_%s_greater_than_or_equal_to_%s',
-                        trim_scale(CAST(r ->> 'value' AS numeric)),
-                        r ->> 'measure',
-                        trim_scale(CAST(r ->> 'threshold' AS numeric)))) AS rate_key,
-           CAST(NULL AS text) AS sku_key,
-           trim_scale(CAST(r ->> 'value' AS numeric)) AS rate_value,
-           r ->> 'measure' AS measure,
-           trim_scale(CAST(r ->> 'threshold' AS numeric)) AS threshold,
-           o.incentive #>> '{threshold_definition,type}' AS threshold_type,
-           o.incentive #>> '{threshold_definition,property,key}' AS threshold_property_key,
-           f.period_key,
-           f.transaction_type,
-           CAST(NULL AS text) AS sku_set_key,
-           CAST(NULL AS text) AS stack_key,
-           CAST(NULL AS text) AS coverage_unit,
-           CAST(NULL AS numeric) AS coverage_rate,
-           CAST(NULL AS text) AS coverage_uom_key
-      FROM offer AS o
-     CROSS JOIN LATERAL (
-           SELECT CASE WHEN count(DISTINCT x ->> 'period_key') = 1
-                       THEN min(x ->> 'period_key') END AS period_key,
-                  CASE WHEN count(DISTINCT x ->> 'transaction_type') = 1
-                       THEN min(x ->> 'transaction_type') END AS transaction_type
-             FROM jsonb_array_elements(o.incentive -> 'filters') AS x) AS f,
-           jsonb_array_elements(o.incentive -> 'rates') AS r
-     WHERE o.strategy_key = 'stepped'
-),
--- stacked: one row per (stack, set in it, SKU of the set's conversion);
--- a SKU without a pay rate anchors coverage at rate 0
-stacked AS (
-    SELECT o.offer_key, o.strategy_key, o.calculator_key,
-           k.stack_key AS rate_key,
-           c ->> 'sku_key' AS sku_key,
-           trim_scale(COALESCE(pay.rate, 0)) AS rate_value,
-           COALESCE(pay.measure, 'dollars') AS measure,
-           CAST(NULL AS numeric) AS threshold,
-           CAST(NULL AS text) AS threshold_type,
-           CAST(NULL AS text) AS threshold_property_key,
-           s ->> 'period_key' AS period_key,
-           s ->> 'transaction_type' AS transaction_type,
-           sk.set_key AS sku_set_key,
-           k.stack_key,
-           s #>> '{conversion,coverage_unit}' AS coverage_unit,
-           trim_scale(CAST(c ->> 'rate' AS numeric)) AS coverage_rate,
-           c ->> 'from' AS coverage_uom_key
-      FROM offer AS o,
-           jsonb_array_elements(o.incentive -> 'stacks') AS st
-     CROSS JOIN LATERAL (
-           SELECT COALESCE(st ->> 'key',
-                           (SELECT string_agg(x, '_and_' ORDER BY n)
-                              FROM jsonb_array_elements_text(st -> 'sku_set_keys')
-                                   WITH ORDINALITY AS xs(x, n))) AS stack_key) AS k
-     CROSS JOIN LATERAL jsonb_array_elements_text(st -> 'sku_set_keys') AS sk(set_key)
-      JOIN LATERAL jsonb_array_elements(o.incentive -> 'sku_sets') AS s
-        ON s ->> 'key' = sk.set_key
-     CROSS JOIN LATERAL jsonb_array_elements(s #> '{conversion,rates}') AS c
-      LEFT JOIN LATERAL (
-           SELECT CAST(r ->> 'rate' AS numeric) AS rate,
-                  r ->> 'measure' AS measure
-             FROM jsonb_array_elements(
-                    CASE WHEN jsonb_typeof(s -> 'rates') = 'array'
-                         THEN s -> 'rates' ELSE '[]'::jsonb END) AS r
-            WHERE r ->> 'sku_key' = c ->> 'sku_key'
-            LIMIT 1) AS pay ON true
-     WHERE o.strategy_key = 'stacked'
-),
-rate AS (
-    SELECT * FROM standard
-    UNION ALL
-    SELECT * FROM stepped
-    UNION ALL
-    SELECT * FROM stacked
-)
-SELECT r.offer_key,
-       r.strategy_key,
-       r.calculator_key,
-       r.rate_key,
-       r.sku_key,
-       r.rate_value,
-       r.measure,
-       r.threshold,
-       r.threshold_type,
-       r.period_key,
-       p.start_date AS period_start_date,
-       p.end_date   AS period_end_date,
-       r.transaction_type,
-       r.sku_set_key,
-       r.stack_key,
-       r.threshold_property_key,
-       pr.price,
-       r.coverage_unit,
-       r.coverage_rate,
-       r.coverage_uom_key
-  FROM rate AS r
-  LEFT JOIN period AS p
-         ON p.offer_key = r.offer_key
-        AND p.period_key = r.period_key
-  LEFT JOIN price AS pr
-         ON pr.offer_key = r.offer_key
-        AND pr.sku_key = r.sku_key;
+SELECT r.*
+  FROM incentives.offers AS o
+ CROSS JOIN LATERAL incentives_internal.offer_rates(o.document) AS r;
 COMMENT ON VIEW incentives.program_rates IS
   'Every rate of every offer as a flat row, keyed as the calculation reports it (incentive_rate_key): standard, one row per entry and SKU; stepped, one row per tier; stacked, one row per stack, set and SKU';
 COMMENT ON COLUMN incentives.program_rates.offer_key IS 'The offer';
