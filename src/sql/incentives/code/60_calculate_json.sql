@@ -221,7 +221,7 @@ BEGIN
             SELECT s.transaction_id, s.participant_key, s.transaction_type, s.transaction_date,
                    s.sku_key, s.quantity, s.uom_key, s.amount
               FROM incentives.transactions AS s
-             WHERE s.participant_key = $1$sql$, v_relation)
+             WHERE s.participant_key COLLATE "C" = $1$sql$, v_relation)   -- the participant index
         USING v_participant;
     END IF;
 
