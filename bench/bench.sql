@@ -54,15 +54,63 @@ AS $$
                   ' LATERAL incentives.incentive_calculate(p.participant_key) e', k)
 $$;
 
+-- bench.calls: one row per timed per-participant call (bench.time_calls).
+CREATE TABLE IF NOT EXISTS bench.calls (
+    n       bigint  NOT NULL,
+    run     int     NOT NULL,
+    ms      numeric NOT NULL,       -- one call, wall time
+    rows_out bigint NOT NULL
+);
+
+-- bench.time_calls: one incentive_calculate(participant) call per k-th
+-- participant (every one when k = 1), each its own statement timed alone,
+-- as an application calling per participant would; records every call's
+-- time in bench.calls and returns the total milliseconds and rows.
+-- Timings are kept in arrays while calling (a write would give the calls
+-- a transaction of their own, and each call a new snapshot).
+CREATE OR REPLACE FUNCTION bench.time_calls(p_n bigint, p_run int, k int DEFAULT 1,
+                                            OUT total_ms numeric, OUT total_rows bigint)
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    p record;
+    t0 timestamptz;
+    c bigint;
+    s numeric;
+    times numeric[] := '{}';
+    counts bigint[] := '{}';
+BEGIN
+    FOR p IN SELECT participant_key
+               FROM (SELECT participant_key, row_number() OVER (ORDER BY participant_key) AS rn
+                       FROM bench.participants) x
+              WHERE rn % k = 0
+              ORDER BY participant_key
+    LOOP
+        t0 := clock_timestamp();
+        SELECT count(*), sum(incentive_amount) INTO c, s
+          FROM incentives.incentive_calculate(p.participant_key);
+        times := times || round(extract(epoch FROM clock_timestamp() - t0)::numeric * 1000, 3);
+        counts := counts || c;
+    END LOOP;
+    INSERT INTO bench.calls (n, run, ms, rows_out)
+    SELECT p_n, p_run, t, r FROM unnest(times, counts) AS u(t, r);
+    SELECT sum(t), sum(r) INTO total_ms, total_rows FROM unnest(times, counts) AS u(t, r);
+END
+$$;
+
 -- bench.crosscheck_all: the engine's and the reference's earnings, once
 -- each, compared per (offer, participant) on row count and total
 -- incentive_amount (pair_mismatches), and, when rows is true, row by row
--- on (transaction_id, offer_key, incentive_rate_key, incentive_amount).
+-- on (transaction_id, offer_key, incentive_rate_key, incentive_amount), and
+-- then the engine's rows with and without the arithmetic's fast path
+-- (fast_exact_differences: rows in one and not the other).
+DROP FUNCTION IF EXISTS bench.crosscheck_all(boolean);
 CREATE OR REPLACE FUNCTION bench.crosscheck_all(p_rows boolean,
     OUT pairs bigint, OUT pair_mismatches bigint,
     OUT engine_rows bigint, OUT reference_rows bigint,
     OUT engine_total numeric, OUT reference_total numeric,
-    OUT rows_only_engine bigint, OUT rows_only_reference bigint)
+    OUT rows_only_engine bigint, OUT rows_only_reference bigint,
+    OUT fast_exact_differences bigint)
 LANGUAGE plpgsql
 AS $$
 BEGIN
@@ -86,6 +134,26 @@ BEGIN
       FROM e FULL JOIN r USING (offer_key, participant_key);
 
     IF p_rows THEN
+        -- the fast path and the exact arithmetic give the same rows
+        -- (incentives.exact_only: big rationals only)
+        SET LOCAL incentives.exact_only = on;
+        CREATE TEMP TABLE cc_exact AS
+        SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount,
+               incentivized_quantity, incentivized_amount, offer_sku_pay_rate,
+               incentive_contribution_percent, incentive_effective_rate
+          FROM incentives.incentive_calculate();
+        RESET incentives.exact_only;
+        CREATE TEMP TABLE cc_fast AS
+        SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount,
+               incentivized_quantity, incentivized_amount, offer_sku_pay_rate,
+               incentive_contribution_percent, incentive_effective_rate
+          FROM incentives.incentive_calculate();
+        SELECT count(*) INTO fast_exact_differences FROM (
+            (SELECT e::text FROM pg_temp.cc_fast e EXCEPT ALL SELECT e::text FROM pg_temp.cc_exact e)
+            UNION ALL
+            (SELECT e::text FROM pg_temp.cc_exact e EXCEPT ALL SELECT e::text FROM pg_temp.cc_fast e)) x;
+        DROP TABLE pg_temp.cc_exact, pg_temp.cc_fast;
+
         SELECT count(*) INTO rows_only_engine FROM (
             SELECT transaction_id, offer_key, incentive_rate_key, incentive_amount FROM pg_temp.cc_engine
             EXCEPT ALL
@@ -116,7 +184,7 @@ AS $$
       FROM bench.results r
      WHERE r.n = p_n
      GROUP BY r.measure
-     ORDER BY array_position(ARRAY['scan', 'engine', 'reference', 'loop'], r.measure)
+     ORDER BY array_position(ARRAY['scan', 'scan, 2 workers', 'engine', 'reference', 'calls'], r.measure)
 $$;
 
 -- bench.median_s: the median seconds of one measure.

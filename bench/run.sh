@@ -10,28 +10,35 @@
 # data (bench/generate.sql), VACUUM ANALYZE, prewarm, then BENCH_RUNS
 # interleaved rounds of
 #   scan       SELECT count(*), sum(amount) + sum(quantity) FROM incentives.transactions
+#   scan, 2 workers  the same with max_parallel_workers_per_gather = 2 (the
+#              server's default; for reference, not for the ratios)
 #   engine     SELECT count(*), sum(incentive_amount) FROM incentives.incentive_calculate()
 #   reference  the same through bench/reference.sql's set-based SQL
-#   loop       one incentive_calculate(participant) call per participant (1,000)
+#   calls      one incentive_calculate(participant) call per participant
+#              (1,000), each its own statement, timed one by one
+#              (bench.time_calls): total, p50 and p99
 # and report medians.  Then the engine once more in a fresh session for its
-# peak memory (RssAnon sampled every 20 ms, and VmHWM), and the cross-check
-# of engine and reference (0 mismatches required: exit status 1 otherwise).
+# peak memory (RssAnon sampled every 20 ms, and VmHWM), and the cross-checks:
+# engine and reference, and the engine with and without the arithmetic's
+# fast path (0 differences required: exit status 1 otherwise).
 #
 # Settings (environment):
 #   BENCH_N             data set sizes (default 1000000)
 #   BENCH_RUNS          interleaved rounds (default 3)
 #   BENCH_SEED          generator seed (default 42)
-#   BENCH_LOOP_BUDGET   seconds the loop may take per N over all rounds
+#   BENCH_LOOP_BUDGET   seconds the calls may take per N over all rounds
 #                       (default 240; 0 = no limit).  When 1,000 calls x
 #                       BENCH_RUNS would not fit, each round calls every
 #                       k-th participant and the time is scaled to 1,000
-#                       calls, shown as "loop (est.)".
+#                       calls, shown as "calls (est.)".
 #   BENCH_ROWCHECK_MAX  row-level cross-check up to this N (default 1000000;
 #                       the per (offer, participant) check always runs)
 #   BENCH_PERF          1: perf record the engine's backend during the memory
 #                       run (flat profile), dwarf: with call graphs (inclusive
 #                       %); report in bench/out/perf-N.txt
-#   BENCH_SHARED_BUFFERS, BENCH_WORK_MEM (default 4GB, 64MB)
+#   BENCH_SHARED_BUFFERS, BENCH_WORK_MEM (default 4GB, 4MB: work_mem as the
+#                       server ships it, so temporary files are part of the
+#                       figures)
 # Output: the tables on stdout and in bench/out/.
 set -euo pipefail
 
@@ -46,14 +53,15 @@ cd "$root"
 : "${BENCH_ROWCHECK_MAX:=1000000}"
 : "${BENCH_PERF:=0}"
 : "${BENCH_SHARED_BUFFERS:=4GB}"
-: "${BENCH_WORK_MEM:=64MB}"
+: "${BENCH_WORK_MEM:=4MB}"
 : "${BENCH_OUT:=$root/bench/out}"
 
 if [ -z "${BENCH_INSIDE:-}" ] && [ -z "${BENCH_USE_CURRENT:-}" ]; then
     export BENCH_INSIDE=1
     # Same settings for every measure: no JIT (its compile time is noise at
     # these sizes), no parallel query (the engine is one backend; so is the
-    # floor), the data in shared buffers, durability off for the load.
+    # floor; "scan, 2 workers" shows the parallel scan), the data in shared
+    # buffers, durability off for the load, work_mem as shipped.
     exec pg_virtualenv -t -c "-p $("$root/mk/free_port.sh")" ${TEST_DESTDIR:+-o "extension_destdir=$TEST_DESTDIR"} \
         -o "shared_buffers=$BENCH_SHARED_BUFFERS" \
         -o "work_mem=$BENCH_WORK_MEM" \
@@ -104,6 +112,26 @@ measure() {
     ms=$(q "SELECT bench.measure($1, '$2', $3, \$q\$$4\$q\$, ${5:-1})")
     log "  $2 run $3: ${ms} ms${5:+ (x$5)}"
     echo "$ms"
+}
+
+# measure_parallel N RUN: the scan with 2 parallel workers (the server's
+# default), recorded as "scan, 2 workers"
+measure_parallel() {
+    local ms
+    ms=$("${PSQL[@]}" -At -c "SET max_parallel_workers_per_gather = 2" \
+        -c "SELECT bench.measure($1, 'scan, 2 workers', $2, \$q\$$SCAN_SQL\$q\$)")
+    log "  scan, 2 workers run $2: ${ms} ms"
+}
+
+# time_calls N RUN STEP SCALE: the per-participant calls, each timed
+# (bench.time_calls); the total goes to bench.results as "calls"
+time_calls() {
+    local res ms rows
+    res=$(q "SELECT total_ms || '|' || total_rows FROM bench.time_calls($1, $2, $3)")
+    IFS='|' read -r ms rows <<<"$res"
+    q "INSERT INTO bench.results (n, measure, run, ms, scale, rows_out)
+       VALUES ($1, 'calls', $2, $ms, $4, $rows)" >/dev/null
+    log "  calls run $2: ${ms} ms${4:+ (x$4)}"
 }
 
 # memory N: the engine once in a fresh session; peak RssAnon by sampling,
@@ -171,31 +199,27 @@ for n in $BENCH_N; do
     log "N=$n: loaded in $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.0f", b - a}') s ($size)"
     q "DELETE FROM bench.results WHERE n = $n" >/dev/null
 
-    # the loop: how many participants fit the budget?
+    # the calls: how many participants fit the budget?
     nparticipants=$(q "SELECT count(*) FROM bench.participants")
     probe_ms=$(q "SELECT bench.measure(-1, 'probe', 0, bench.loop_sql(10))")
     q "DELETE FROM bench.results WHERE n = -1" >/dev/null
+    q "DELETE FROM bench.calls WHERE n = $n" >/dev/null
     projected=$(awk -v ms="$probe_ms" -v p="$nparticipants" 'BEGIN {printf "%.1f", ms / 10 * p / 1000}')
     step=1
     if [ "$BENCH_LOOP_BUDGET" != 0 ]; then
         step=$(awk -v proj="$projected" -v r="$BENCH_RUNS" -v b="$BENCH_LOOP_BUDGET" \
             'BEGIN {s = proj * r / b; s = (s <= 1) ? 1 : int(s) + (s > int(s)); if (s > 50) s = 50; print s}')
     fi
-    if [ "$step" = 1 ]; then
-        loop_sql="SELECT count(*), sum(e.incentive_amount) FROM bench.participants p, LATERAL incentives.incentive_calculate(p.participant_key) e"
-        loop_scale=1
-    else
-        loop_sql="SELECT count(*), sum(e.incentive_amount) FROM (SELECT participant_key, row_number() OVER (ORDER BY participant_key) AS rn FROM bench.participants) p, LATERAL incentives.incentive_calculate(p.participant_key) e WHERE p.rn % $step = 0"
-        loop_scale=$(awk -v p="$nparticipants" -v s="$step" 'BEGIN {printf "%.6f", p / int(p / s)}')
-    fi
-    log "N=$n: loop projected ${projected} s per 1,000 calls; calling every ${step}. participant"
+    loop_scale=$(awk -v p="$nparticipants" -v s="$step" 'BEGIN {printf "%.6f", p / int(p / s)}')
+    log "N=$n: calls projected ${projected} s per 1,000; calling every ${step}. participant"
 
     for run in $(seq "$BENCH_RUNS"); do
         log "N=$n: round $run"
         measure "$n" scan "$run" "$SCAN_SQL" >/dev/null
+        measure_parallel "$n" "$run"
         measure "$n" engine "$run" "$ENGINE_SQL" >/dev/null
         measure "$n" reference "$run" "$REFERENCE_SQL" >/dev/null
-        measure "$n" loop "$run" "$loop_sql" "$loop_scale" >/dev/null
+        time_calls "$n" "$run" "$step" "$loop_scale"
     done
 
     log "N=$n: engine memory"
@@ -206,26 +230,39 @@ for n in $BENCH_N; do
     log "N=$n: cross-check (rows: $rows)"
     cc=$(q "SELECT concat_ws('|', pairs, pair_mismatches, engine_rows, reference_rows, engine_total,
                               reference_total, coalesce(rows_only_engine::text, 'not run'),
-                              coalesce(rows_only_reference::text, 'not run'))
+                              coalesce(rows_only_reference::text, 'not run'),
+                              coalesce(fast_exact_differences::text, 'not run'))
               FROM bench.crosscheck_all($rows)")
-    IFS='|' read -r cc_pairs cc_mism cc_erows cc_rrows cc_etot cc_rtot cc_oe cc_or <<<"$cc"
-    if [ "$cc_mism" != 0 ] || { [ "$rows" = true ] && { [ "$cc_oe" != 0 ] || [ "$cc_or" != 0 ]; }; }; then
+    IFS='|' read -r cc_pairs cc_mism cc_erows cc_rrows cc_etot cc_rtot cc_oe cc_or cc_fx <<<"$cc"
+    if [ "$cc_mism" != 0 ] || { [ "$rows" = true ] && { [ "$cc_oe" != 0 ] || [ "$cc_or" != 0 ] || [ "$cc_fx" != 0 ]; }; }; then
         status=1
     fi
+    calls=$(q "SELECT concat_ws('|', count(*),
+                              to_char(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms), 'FM999990.00'),
+                              to_char(percentile_cont(0.99) WITHIN GROUP (ORDER BY ms), 'FM999990.00'),
+                              to_char(max(ms), 'FM999990.00'))
+                 FROM bench.calls WHERE n = $n")
+    IFS='|' read -r calls_n calls_p50 calls_p99 calls_max <<<"$calls"
 
     {
         echo
-        echo "N = $n transactions ($size); loop: 1,000 incentive_calculate(participant) calls$([ "$step" != 1 ] && echo ", every ${step}. participant timed, scaled to 1,000")"
+        echo "N = $n transactions ($size); calls: 1,000 incentive_calculate(participant) calls, one statement each$([ "$step" != 1 ] && echo ", every ${step}. participant timed, scaled to 1,000")"
         "${PSQL[@]}" -c "SELECT measure, runs, median_s, min_s, max_s, txn_per_s AS \"txn/s\",
                                 rows_out, rows_out_per_s AS \"rows_out/s\"
                            FROM bench.report($n)"
+        echo "per call: p50 ${calls_p50} ms, p99 ${calls_p99} ms, max ${calls_max} ms ($calls_n calls timed one by one over $BENCH_RUNS rounds)"
         echo "engine peak memory: RssAnon ${MEM_RSSANON_MB} MB (sampled every 20 ms), VmHWM ${MEM_HWM_MB} MB (includes shared buffers touched)"
         echo "load average after the runs: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine skews the timings)"
         echo "cross-check: $cc_pairs (offer, participant) pairs, $cc_mism mismatches; rows engine $cc_erows, reference $cc_rrows; totals engine $cc_etot, reference $cc_rtot; rows only in engine $cc_oe, only in reference $cc_or"
-        q "SELECT format('N=%s engine/scan=%s reference/engine=%s',
+        echo "fast path and exact arithmetic (incentives.exact_only): $cc_fx rows differ"
+        q "SELECT format('N=%s engine/scan=%s reference/engine=%s calls=%s s p50=%s ms p99=%s ms engine rows/s=%s',
                          $n,
                          to_char(bench.median_s($n, 'engine') / bench.median_s($n, 'scan'), 'FM999990.00'),
-                         to_char(bench.median_s($n, 'reference') / bench.median_s($n, 'engine'), 'FM999990.00'))"
+                         to_char(bench.median_s($n, 'reference') / bench.median_s($n, 'engine'), 'FM999990.00'),
+                         to_char(bench.median_s($n, 'calls'), 'FM999990.000'),
+                         '$calls_p50', '$calls_p99',
+                         to_char(max(rows_out) / bench.median_s($n, 'engine'), 'FM999999999'))
+             FROM bench.results WHERE n = $n AND measure = 'engine'"
     } | tee "$BENCH_OUT/results-$n.txt"
     summary+=("$(tail -n 1 "$BENCH_OUT/results-$n.txt")")
 done

@@ -127,6 +127,7 @@ typedef struct IncConversionRate
 	char	   *sku_key;
 	IncDec		rate;			/* > 0 */
 	char	   *from_uom;
+	int			pay_rate;		/* index into the set's rates, or -1: pays 0 */
 } IncConversionRate;
 
 typedef struct IncSkuSet

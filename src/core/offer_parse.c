@@ -500,6 +500,22 @@ ParseConversion(OfferBuild *b, struct json_object *obj, IncSkuSet *set,
 	inc_oj_pop(p, top);
 }
 
+/* LinkPayRates: each conversion's pay rate, found once, by SKU. */
+static void
+LinkPayRates(IncSkuSet *set)
+{
+	int			c,
+				r;
+
+	for (c = 0; c < set->nconversions; c++)
+	{
+		set->conversions[c].pay_rate = -1;
+		for (r = 0; r < set->nrates; r++)
+			if (strcmp(set->rates[r].sku_key, set->conversions[c].sku_key) == 0)
+				set->conversions[c].pay_rate = r;
+	}
+}
+
 /* stacked: sku_sets. */
 static void
 ParseSkuSets(OfferBuild *b, struct json_object *incentive)
@@ -531,6 +547,7 @@ ParseSkuSets(OfferBuild *b, struct json_object *incentive)
 		ParseConversion(b, obj, set, b->set_skus[i]);
 		ParseSkuRates(b, obj, INC_OJ_REQUIRED, b->set_skus[i],
 					  &set->rates, &set->nrates);
+		LinkPayRates(set);
 		slot = inc_strmap_slot(b->sets, set->key);
 		if (*slot != NULL)
 			inc_oj_fail_at(p, "key", "duplicates sku set key \"%s\"", set->key);

@@ -107,16 +107,13 @@ StackedObserve(IncCalc *c, const IncOffer *offer, void *state,
 	};
 }
 
-/* PayRate: the set's pay rate entry for sku, or NULL when it has none. */
+/* PayRate: the pay rate entry of the set's conversion c, or NULL when it has none. */
 static const IncSkuRate *
-PayRate(const IncSkuSet *set, const char *sku)
+PayRate(const IncSkuSet *set, int c)
 {
-	int			i;
+	int			r = set->conversions[c].pay_rate;
 
-	for (i = 0; i < set->nrates; i++)
-		if (strcmp(set->rates[i].sku_key, sku) == 0)
-			return &set->rates[i];
-	return NULL;
+	return r >= 0 ? &set->rates[r] : NULL;
 }
 
 /* CoverageQ: Coverage on the fast path; false when it does not fit. */
@@ -183,7 +180,7 @@ EmitSet(IncCalc *c, const IncOffer *offer, const IncStack *stack,
 	for (i = 0; i < ss->n; i++)
 	{
 		const IncTxn *t = &c->txns[ss->members[i].txn];
-		const IncSkuRate *pay = PayRate(set, t->sku_key);
+		const IncSkuRate *pay = PayRate(set, ss->members[i].conversion);
 		IncRat		r,
 					quantity,
 					base,
@@ -341,7 +338,7 @@ StackedRates(const IncOffer *offer, IncRateFn fn, void *ctx)
 			for (i = 0; i < set->nconversions; i++)
 			{
 				const IncConversionRate *conv = &set->conversions[i];
-				const IncSkuRate *pay = PayRate(set, conv->sku_key);
+				const IncSkuRate *pay = PayRate(set, i);
 				IncRateRow	row = {0};
 
 				row.offer = offer;

@@ -3,38 +3,47 @@
  *    String-keyed hash map with open addressing and linear probing.
  *
  * The engine looks every transaction's SKU up here, so lookups must be
- * cheap: one FNV-1a pass over the key, then probing compares the stored
- * hash before the string.  The table doubles at 50% load.
+ * cheap: one pass over the key eight bytes at a time, then probing
+ * compares the stored hash and length before the bytes.  The table
+ * doubles at 50% load.
  */
 #include <string.h>
 
 #include "strmap.h"
 
-static uint32_t
-HashString(const char *s)
-{
-	uint32_t	h = 2166136261u;
-
-	for (; *s; s++)
-	{
-		h ^= (unsigned char) *s;
-		h *= 16777619u;
-	}
-	return h;
-}
-
+/*
+ * HashBytes: a hash of len bytes, eight at a time (a multiply and a shift
+ * per word), so that a SKU key costs two or three steps.
+ */
 static uint32_t
 HashBytes(const char *s, size_t len)
 {
-	uint32_t	h = 2166136261u;
-	size_t		i;
+	uint64_t	h = 0x9E3779B97F4A7C15ULL ^ len;
+	uint64_t	w;
 
-	for (i = 0; i < len; i++)
+	while (len >= 8)
 	{
-		h ^= (unsigned char) s[i];
-		h *= 16777619u;
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 0xBF58476D1CE4E5B9ULL;
+		h ^= h >> 31;
+		s += 8;
+		len -= 8;
 	}
-	return h;
+	if (len > 0)
+	{
+		w = 0;
+		memcpy(&w, s, len);
+		h = (h ^ w) * 0xBF58476D1CE4E5B9ULL;
+		h ^= h >> 31;
+	}
+	h *= 0x94D049BB133111EBULL;
+	return (uint32_t) (h >> 32);
+}
+
+static uint32_t
+HashString(const char *s)
+{
+	return HashBytes(s, strlen(s));
 }
 
 static IncStrMapEntry *
@@ -85,7 +94,7 @@ inc_strmap_get_len(const IncStrMap *map, const char *key, size_t len)
 
 		if (e->key == NULL)
 			return NULL;
-		if (e->hash == hash && strlen(e->key) == len && memcmp(e->key, key, len) == 0)
+		if (e->hash == hash && e->len == len && memcmp(e->key, key, len) == 0)
 			return e->value;
 		i = (i + 1) & map->mask;
 	}
@@ -125,6 +134,7 @@ inc_strmap_slot(IncStrMap *map, const char *key)
 		}
 		e->key = key;
 		e->hash = hash;
+		e->len = (uint32_t) strlen(key);
 		e->value = NULL;
 		map->count++;
 	}

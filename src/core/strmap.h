@@ -13,6 +13,7 @@ typedef struct IncStrMapEntry
 {
 	const char *key;			/* NULL: empty slot */
 	uint32_t	hash;
+	uint32_t	len;			/* strlen(key) */
 	void	   *value;
 } IncStrMapEntry;
 

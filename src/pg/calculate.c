@@ -53,9 +53,24 @@ typedef struct TextCache
 	uint32		n;
 } TextCache;
 
+/* A numeric made once for a run of rows with the same value (SameNumeric). */
+typedef struct LastNumeric
+{
+	bool		valid;
+	IncDec		value;
+	union
+	{
+		char		b[PG_NUMERIC_BUF];
+		int32		align;
+	}			datum;
+} LastNumeric;
+
 typedef struct Output
 {
 	ReturnSetInfo *rsinfo;
+	LastNumeric rate_value;		/* columns whose value repeats row after row */
+	LastNumeric pay_rate;
+	LastNumeric contribution;
 	MemoryContext row_context;
 	Datum		participant_datum;	/* the participant being calculated */
 	bool		diagnostics;	/* diagnostics rows instead of earnings */
@@ -149,6 +164,23 @@ TextsOf(CalcEngine *ce)
 }
 
 /*
+ * SameNumeric: the numeric of d, reused when the previous row had the same
+ * value in this column (a tier's rate, a pool's pay rate, a contribution
+ * of 1).
+ */
+static inline Datum
+SameNumeric(LastNumeric *last, const IncDec *d)
+{
+	if (!last->valid || last->value.coef != d->coef || last->value.scale != d->scale)
+	{
+		last->value = *d;
+		last->valid = true;
+		pg_dec_to_numeric_in(d, last->datum.b);
+	}
+	return PointerGetDatum(last->datum.b);
+}
+
+/*
  * EmitRow: one engine row into the tuplestore.  Texts come from the cache
  * or point into the transaction's record, numerics are written into local
  * buffers: the tuplestore's copy is the only allocation.
@@ -174,8 +206,8 @@ EmitRow(void *ctx, const IncRow *row)
 	values[3] = CachedText(out, row->txn->sku_key);
 	values[4] = CachedText(out, row->rate_key);
 	values[5] = CachedText(out, row->rate_measure);
-	values[6] = pg_dec_to_numeric_in(&row->rate_value, num[0].b);
-	values[7] = pg_dec_to_numeric_in(&row->pay_rate, num[1].b);
+	values[6] = SameNumeric(&out->rate_value, &row->rate_value);
+	values[7] = SameNumeric(&out->pay_rate, &row->pay_rate);
 	values[8] = txn_source_id_datum(row->txn);
 	values[9] = pg_dec_to_numeric_in(&row->txn->quantity, num[2].b);
 	values[10] = CachedText(out, row->txn->uom_key);
@@ -183,7 +215,7 @@ EmitRow(void *ctx, const IncRow *row)
 	values[12] = pg_dec_to_numeric_in(&row->incentivized_quantity, num[4].b);
 	values[13] = pg_dec_to_numeric_in(&row->incentivized_amount, num[5].b);
 	values[14] = pg_dec_to_numeric_in(&row->incentive_amount, num[6].b);
-	values[15] = pg_dec_to_numeric_in(&row->contribution, num[7].b);
+	values[15] = SameNumeric(&out->contribution, &row->contribution);
 	if (row->effective_rate_null)
 	{
 		values[16] = (Datum) 0;

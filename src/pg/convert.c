@@ -87,15 +87,41 @@ NumericToDecFast(Datum datum, IncDec *out)
 		return false;
 
 	/* acc = |value| * 10000^(ndigits - 1 - weight) */
-	for (i = 0; i < ndigits; i++)
+	if (ndigits <= 4)
 	{
-		int16		digit;
+		uint64		small = 0;	/* 16 digits fit 64 bits: no 128-bit steps */
 
-		memcpy(&digit, p + i * sizeof(int16), sizeof(int16));
-		if (acc >= limit / 10000)
-			return false;
-		acc = acc * 10000 + digit;
+		for (i = 0; i < ndigits; i++)
+		{
+			int16		digit;
+
+			memcpy(&digit, p + i * sizeof(int16), sizeof(int16));
+			small = small * 10000 + (uint64) digit;
+		}
+		shift = dscale - 4 * (ndigits - 1 - weight);
+		if (ndigits == 0)
+			shift = 0;
+		if (shift >= 0 && shift <= 3 && small < PG_UINT64_MAX / 1000)
+		{
+			static const uint64 pow10[4] = {1, 10, 100, 1000};
+
+			small *= pow10[shift];
+			out->coef = negative ? -(__int128) small : (__int128) small;
+			out->scale = dscale;
+			return true;
+		}
+		acc = small;
 	}
+	else
+		for (i = 0; i < ndigits; i++)
+		{
+			int16		digit;
+
+			memcpy(&digit, p + i * sizeof(int16), sizeof(int16));
+			if (acc >= limit / 10000)
+				return false;
+			acc = acc * 10000 + digit;
+		}
 
 	/* scale acc to dscale decimal places */
 	shift = dscale - 4 * (ndigits - 1 - weight);

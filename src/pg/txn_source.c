@@ -93,18 +93,17 @@ enum
  */
 typedef struct TxnRec
 {
-	struct TxnRec *next;		/* the participant's next record, in memory */
 	int32		date;
 	int32		sku_id;
-	int32		uom_id;
-	int32		type_id;
+	uint16		uom_id;
+	uint16		type_id;
 	uint32		plen;
 	uint32		idlen;
-	int64		quantity;		/* coefficients, unless wide */
-	int64		amount;
 	uint8		qscale;
 	uint8		ascale;
 	uint8		flags;
+	int64		quantity;		/* coefficients, unless wide */
+	int64		amount;
 } TxnRec;
 
 #define REC_WIDE_QUANTITY	0x01
@@ -124,9 +123,12 @@ typedef struct Participant
 	uint32		hash;
 	uint32		plen;
 	const char *key;			/* NULL: empty slot */
-	TxnRec	   *head;
-	int			n;
+	uint32		first;			/* its records: order[first .. first + n) */
+	uint32		n;
+	uint32		placed;
 } Participant;
+
+#define MAX_SMALL_ID 65535		/* units and transaction types per call */
 
 typedef struct Receiver
 {
@@ -151,6 +153,9 @@ struct TxnSource
 	const char **type_names;	/* by id - 1 */
 	int			ntypes;
 	int			types_cap;
+	const char **sku_names;		/* by id: the engine's names */
+	const char **uom_names;		/* by id: the engine's names */
+	int			uom_names_cap;
 	char	   *buf;			/* a record being built */
 	Size		bufcap;
 	/* the batch being handed out */
@@ -158,6 +163,9 @@ struct TxnSource
 	Participant	   *groups;
 	uint32		groups_mask;
 	uint32		next_group;
+	TxnRec	  **order;			/* the batch's records, by participant */
+	uint32	   *slot_of;		/* per record of the batch: its group's slot */
+	uint32		order_cap;
 };
 
 /* ---- the relation ------------------------------------------------------- */
@@ -391,6 +399,11 @@ TypeId(TxnSource *src, const char *s, size_t len)
 
 	if (found)
 		return (int) (intptr_t) found;
+	if (src->ntypes == MAX_SMALL_ID)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("relation %s has more than %d transaction types", src->relname,
+						MAX_SMALL_ID)));
 	old = MemoryContextSwitchTo(src->context);
 	if (src->ntypes == src->types_cap)
 	{
@@ -404,6 +417,36 @@ TypeId(TxnSource *src, const char *s, size_t len)
 	*inc_strmap_slot(src->types, name) = (void *) (intptr_t) src->ntypes;
 	MemoryContextSwitchTo(old);
 	return src->ntypes;
+}
+
+/* UomId: the engine's id of a unit (interned there), its name noted. */
+static inline int
+UomId(TxnSource *src, const char *s, size_t len)
+{
+	MemoryContext old = MemoryContextSwitchTo(src->engine_context);
+	int			id = inc_engine_uom_id(src->engine, s, len);
+
+	MemoryContextSwitchTo(old);
+	if (id >= src->uom_names_cap)
+	{
+		int			cap = Max(16, id * 2);
+
+		if (id > MAX_SMALL_ID)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("relation %s has more than %d units of measure", src->relname,
+							MAX_SMALL_ID)));
+		old = MemoryContextSwitchTo(src->context);
+		src->uom_names = src->uom_names ?
+			repalloc(src->uom_names, sizeof(char *) * cap) : palloc(sizeof(char *) * cap);
+		MemoryContextSwitchTo(old);
+		memset(src->uom_names + src->uom_names_cap, 0,
+			   sizeof(char *) * (cap - src->uom_names_cap));
+		src->uom_names_cap = cap;
+	}
+	if (src->uom_names[id] == NULL)
+		src->uom_names[id] = inc_engine_uom_key(src->engine, id);
+	return id;
 }
 
 /* Room: the build buffer holds at least n bytes. */
@@ -510,12 +553,9 @@ ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
 	/* the record: fixed part, wide numbers, participant, id datum */
 	Room(src, sizeof(TxnRec) + 2 * sizeof(inc_int128) + plen + idlen + 16);
 	rec = (TxnRec *) src->buf;
-	rec->next = NULL;
 	rec->date = DatumGetDateADT(values[C_DATE]);
 	rec->sku_id = sku_id;
-	MemoryContextSwitchTo(src->engine_context);
-	rec->uom_id = inc_engine_uom_id(src->engine, VARDATA_ANY(uom), VARSIZE_ANY_EXHDR(uom));
-	MemoryContextSwitchTo(src->row_context);
+	rec->uom_id = UomId(src, VARDATA_ANY(uom), VARSIZE_ANY_EXHDR(uom));
 	rec->type_id = TypeId(src, VARDATA_ANY(type), VARSIZE_ANY_EXHDR(type));
 	rec->plen = (uint32) plen;
 	rec->idlen = (uint32) idlen;
@@ -673,6 +713,17 @@ txn_source_open(Oid relid, const char *participant_key, IncEngine *engine,
 	src->row_context = AllocSetContextCreate(CurrentMemoryContext, "incentives read row",
 											 ALLOCSET_SMALL_SIZES);
 	rows = CheckRelation(src, relid);
+	{
+		const char *const *skus;
+		int			nskus,
+					i;
+
+		skus = inc_engine_sku_keys(engine, &nskus);
+		src->sku_names = palloc(sizeof(char *) * (nskus + 1));
+		src->sku_names[0] = NULL;
+		for (i = 0; i < nskus; i++)
+			src->sku_names[i + 1] = skus[i];
+	}
 
 	plan = ReadPlanFor(relid, src->relname, participant_key != NULL);
 	if (participant_key)
@@ -741,7 +792,20 @@ GrowGroups(TxnSource *src)
 	pfree(old);
 }
 
-/* GroupsFor: the participants of the batch in memory, chained. */
+/* KeyOf: the participant key of a record. */
+static inline const char *
+KeyOf(const TxnRec *r)
+{
+	return (const char *) r + sizeof(TxnRec) +
+		((r->flags & REC_WIDE_QUANTITY) ? sizeof(inc_int128) : 0) +
+		((r->flags & REC_WIDE_AMOUNT) ? sizeof(inc_int128) : 0);
+}
+
+/*
+ * GroupsFor: the participants of the batch in memory (a hash table), and
+ * its records put in order by participant (a counting sort: each record's
+ * group is found once, then the records are placed).
+ */
 static void
 GroupsFor(TxnSource *src)
 {
@@ -749,20 +813,37 @@ GroupsFor(TxnSource *src)
 	uint32		hash;
 	TxnRec	   *r;
 	uint32		ngroups = 0;
+	uint32		n = (uint32) txn_store_batch_count(src->store);
+	uint32		k = 0,
+				i,
+				next = 0;
 
 	/* participants are few beside transactions: start small, grow */
 	if (src->groups)
 		pfree(src->groups);
 	src->groups_mask = 63;
 	src->groups = MemoryContextAllocZero(src->context, sizeof(Participant) * (src->groups_mask + 1));
+	if (n > src->order_cap)
+	{
+		if (src->order)
+		{
+			pfree(src->order);
+			pfree(src->slot_of);
+		}
+		src->order_cap = Max(n, 1024);
+		src->order = MemoryContextAllocHuge(src->context, sizeof(TxnRec *) * src->order_cap);
+		src->slot_of = MemoryContextAllocHuge(src->context, sizeof(uint32) * src->order_cap);
+	}
 
+	/*
+	 * each record's group, its hash kept in slot_of (slots move while the
+	 * table grows, so they are found in a second pass)
+	 */
 	txn_store_iter_init(src->store, &it);
 	while ((r = txn_store_iter_next(&it, &hash)) != NULL)
 	{
-		const char *key = (const char *) r + sizeof(TxnRec) +
-			((r->flags & REC_WIDE_QUANTITY) ? sizeof(inc_int128) : 0) +
-			((r->flags & REC_WIDE_AMOUNT) ? sizeof(inc_int128) : 0);
-		Participant	   *g = FindGroup(src->groups, src->groups_mask, hash, key, r->plen);
+		const char *key = KeyOf(r);
+		Participant *g = FindGroup(src->groups, src->groups_mask, hash, key, r->plen);
 
 		if (g->key == NULL)
 		{
@@ -776,9 +857,36 @@ GroupsFor(TxnSource *src)
 			g->hash = hash;
 			g->plen = r->plen;
 		}
-		r->next = g->head;
-		g->head = r;
 		g->n++;
+		src->slot_of[k] = hash;
+		src->order[k++] = r;
+		if ((k & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	for (i = 0; i <= src->groups_mask; i++)
+		if (src->groups[i].key)
+		{
+			src->groups[i].first = next;
+			next += src->groups[i].n;
+		}
+	for (i = 0; i < k; i++)
+	{
+		r = src->order[i];
+		src->slot_of[i] = (uint32) (FindGroup(src->groups, src->groups_mask, src->slot_of[i],
+											  KeyOf(r), r->plen) - src->groups);
+	}
+	/* place: the records of slot g at order[first ..] (order is read first) */
+	{
+		TxnRec	  **placed = MemoryContextAllocHuge(src->context, sizeof(TxnRec *) * Max(k, 1));
+
+		for (i = 0; i < k; i++)
+		{
+			Participant *g = &src->groups[src->slot_of[i]];
+
+			placed[g->first + g->placed++] = src->order[i];
+		}
+		memcpy(src->order, placed, sizeof(TxnRec *) * k);
+		pfree(placed);
 	}
 	src->next_group = 0;
 }
@@ -792,9 +900,9 @@ ExpandRecord(const TxnSource *src, const TxnRec *r, IncTxn *t)
 	t->transaction_type = src->type_names[r->type_id - 1];
 	t->transaction_date = r->date;
 	t->sku_id = r->sku_id;
-	t->sku_key = inc_engine_sku_key(src->engine, r->sku_id);
+	t->sku_key = src->sku_names[r->sku_id];
 	t->uom_id = r->uom_id;
-	t->uom_key = inc_engine_uom_key(src->engine, r->uom_id);
+	t->uom_key = src->uom_names[r->uom_id];
 	t->quantity.scale = r->qscale;
 	if (r->flags & REC_WIDE_QUANTITY)
 	{
@@ -826,16 +934,20 @@ txn_source_next(TxnSource *src, MemoryContext context, const char **participant_
 		{
 			while (src->next_group <= src->groups_mask)
 			{
-				Participant	   *g = &src->groups[src->next_group++];
+				Participant *g = &src->groups[src->next_group++];
+				TxnRec	  **recs = src->order + g->first;
 				IncTxn	   *out;
-				TxnRec	   *r;
-				int			i = 0;
+				uint32		i;
 
 				if (g->key == NULL)
 					continue;
-				out = MemoryContextAlloc(context, sizeof(IncTxn) * g->n);
-				for (r = g->head; r; r = r->next)
-					ExpandRecord(src, r, &out[i++]);
+				out = MemoryContextAllocHuge(context, sizeof(IncTxn) * g->n);
+				for (i = 0; i < g->n; i++)
+				{
+					if (i + 4 < g->n)
+						__builtin_prefetch(recs[i + 4]);
+					ExpandRecord(src, recs[i], &out[i]);
+				}
 				*participant_key = g->key;
 				*key_datum = PointerGetDatum(MemoryContextAlloc(context, VARHDRSZ + g->plen));
 				SET_VARSIZE(DatumGetPointer(*key_datum), VARHDRSZ + g->plen);

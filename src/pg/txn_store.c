@@ -51,6 +51,7 @@ struct TxnStore
 	BufFile   **files;			/* per batch, NULL until written */
 	Chunk	   *head;
 	Chunk	   *tail;
+	uint64		in_memory;		/* records in the chunks */
 	uint64		count;
 	uint64		spilled;		/* records written to files */
 };
@@ -84,6 +85,7 @@ Append(TxnStore *s, const RecordHeader *rec)
 	memcpy((char *) c + CHUNK_HEADER + c->used, rec, rec->len);
 	c->used += rec->len;
 	s->used += rec->len;
+	s->in_memory++;
 }
 
 /* Spill: a record into the file of batch b. */
@@ -116,6 +118,7 @@ FreeChunks(TxnStore *s)
 	}
 	s->head = s->tail = NULL;
 	s->used = 0;
+	s->in_memory = 0;
 }
 
 /* SetBatches: n batches (a power of 2, never fewer than now). */
@@ -148,6 +151,7 @@ IncreaseBatches(TxnStore *s)
 		SetBatches(s, s->nbatch * 2);
 		s->head = s->tail = NULL;
 		s->used = 0;
+		s->in_memory = 0;
 		while (c)
 		{
 			Chunk	   *next = c->next;
@@ -329,6 +333,12 @@ txn_store_iter_next(TxnStoreIter *it, uint32 *hash)
 	it->offset += rec->len;
 	*hash = rec->hash;
 	return (char *) rec + RECORD_HEADER;
+}
+
+uint64
+txn_store_batch_count(const TxnStore *s)
+{
+	return s->in_memory;
 }
 
 uint64

@@ -58,6 +58,9 @@ extern bool txn_store_next_batch(TxnStore *s);
 extern void txn_store_iter_init(TxnStore *s, TxnStoreIter *it);
 extern void *txn_store_iter_next(TxnStoreIter *it, uint32 *hash);
 
+/* txn_store_batch_count: the records of the batch in memory. */
+extern uint64 txn_store_batch_count(const TxnStore *s);
+
 /* Records put so far, and batches used (for figures and tests). */
 extern uint64 txn_store_count(const TxnStore *s);
 extern int	txn_store_batches(const TxnStore *s);
