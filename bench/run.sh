@@ -191,6 +191,11 @@ for n in $BENCH_N; do
     t0=$(date +%s.%N)
     "${PSQL[@]}" -v n_transactions="$n" -v seed="$BENCH_SEED" -f bench/generate.sql >/dev/null
     "${PSQL[@]}" -c "VACUUM ANALYZE"
+    # one-participant calls read the covering participant index without
+    # visiting the heap only where VACUUM marked the pages all-visible
+    if [ "$(q "SELECT relallvisible < relpages FROM pg_class WHERE oid = 'incentives.transactions'::regclass")" = t ]; then
+        "${PSQL[@]}" -c "VACUUM incentives.transactions"
+    fi
     q "SELECT pg_prewarm('incentives.transactions'), pg_prewarm('incentives.transactions_pkey'),
               pg_prewarm('incentives.transactions_participant_idx')" >/dev/null
     t1=$(date +%s.%N)

@@ -100,17 +100,37 @@ gcd128(u128 a, u128 b)
 	return a << shift;
 }
 
-/* q = a / b, *rem = a % b, in 64 bits when both fit. */
+/*
+ * q = a / b, *rem = a % b: in 64 bits when both fit, with one 128-by-64
+ * bit division when b fits 64 bits and the quotient does (the x86-64
+ * divq instruction; a call into the compiler's 128-bit division
+ * otherwise).
+ */
 static inline u128
 divmod128(u128 a, u128 b, u128 *rem)
 {
-	if ((a >> 64) == 0 && (b >> 64) == 0)
+	if ((b >> 64) == 0)
 	{
-		uint64_t	x = (uint64_t) a,
-					y = (uint64_t) b;
+		uint64_t	y = (uint64_t) b;
 
-		*rem = x % y;
-		return x / y;
+		if ((a >> 64) == 0)
+		{
+			uint64_t	x = (uint64_t) a;
+
+			*rem = x % y;
+			return x / y;
+		}
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+		if ((uint64_t) (a >> 64) < y)
+		{
+			uint64_t	q,
+						r;
+
+			__asm__("divq %4" : "=a"(q), "=d"(r) : "a"((uint64_t) a), "d"((uint64_t) (a >> 64)), "rm"(y));
+			*rem = r;
+			return q;
+		}
+#endif
 	}
 	*rem = a % b;
 	return a / b;

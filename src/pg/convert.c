@@ -101,11 +101,16 @@ NumericToDecFast(Datum datum, IncDec *out)
 		shift = dscale - 4 * (ndigits - 1 - weight);
 		if (ndigits == 0)
 			shift = 0;
-		if (shift >= 0 && shift <= 3 && small < PG_UINT64_MAX / 1000)
+		if (shift >= -3 && shift <= 3 && small < PG_UINT64_MAX / 1000)
 		{
 			static const uint64 pow10[4] = {1, 10, 100, 1000};
 
-			small *= pow10[shift];
+			if (shift >= 0)
+				small *= pow10[shift];
+			else if (small % pow10[-shift] == 0)
+				small /= pow10[-shift];		/* the last digit's zeros beyond dscale */
+			else
+				return false;	/* digits beyond dscale: not expected */
 			out->coef = negative ? -(__int128) small : (__int128) small;
 			out->scale = dscale;
 			return true;
