@@ -31,7 +31,9 @@
 #      `sharded == single: N rows`;
 #   4. error paths: an invalid offer stores nothing; a diverged shard is
 #      reported by cluster_check and healed by the next put; a transaction
-#      cannot move to another participant;
+#      cannot move to another participant; one transaction_id put under
+#      participants of two shards is accepted by both (ids are unique per
+#      shard) and earns under both;
 #   5. stops one shard and requires a calculation for all participants to
 #      fail with an error naming that shard (no partial result), and the
 #      same of a reference-data change;
@@ -575,6 +577,38 @@ EOF
     sql coord coordinator -A -t -c "SELECT '   cluster_check() after the put: ' || count(*) || ' rows, consistent' FROM incentives.cluster_check()"
     val coord coordinator -c "SELECT incentives.delete_sku('half_applied_sku')" >/dev/null
     val coord coordinator -c "SELECT count(*) FROM incentives.cluster_check()" >/dev/null
+
+    log "one transaction_id under participants of two shards: each shard's key allows it (docs/scaling.md)"
+    local p0 p1 dup earned
+    read -r p0 p1 <<<"$(sql_as incentives_app coord coordinator -A -t -F ' ' -c "
+        SELECT a.p, b.p
+          FROM (SELECT min(participant_key) AS p FROM stage.transactions
+                 WHERE incentives.partition_of(participant_key) = 0) a,
+               (SELECT min(participant_key) AS p FROM stage.transactions
+                 WHERE incentives.partition_of(participant_key) = 1) b")"
+    dup=$(sql_as incentives_app coord coordinator -A -t -c "
+        SELECT 'dup.' || transaction_id FROM incentives.incentive_calculate(participant_key => '$p0')
+         ORDER BY transaction_id LIMIT 1")
+    sql_as incentives_app coord coordinator -A -t -c "
+        SELECT incentives.put_transaction('$dup', v.p, t.transaction_type, t.transaction_date,
+                                          t.sku_key, t.quantity, t.uom_key, t.amount)
+          FROM stage.transactions t, (VALUES ('$p0'), ('$p1')) AS v(p)
+         WHERE t.transaction_id = substr('$dup', 5)" >/dev/null
+    earned=$(sql_as incentives_app coord coordinator -A -t -c "
+        SELECT count(DISTINCT participant_key) FROM incentives.incentive_calculate()
+         WHERE transaction_id = '$dup'")
+    if [ "$earned" != 2 ]; then
+        echo "expected $dup to earn under $p0 and $p1 (one per shard), got $earned participants" >&2
+        exit 1
+    fi
+    echo "   $dup under $p0 (partition 0) and $p1 (partition 1): both shards accept it and it earns under both; ids must be unique at the source"
+    # on one shard its primary key still holds: another participant there is refused
+    expect_error 'belongs to participant' \
+        "SELECT incentives.put_transaction('$dup', p, 'retailer_sales_to_growers', '2026-01-01', 'x', 1, 'gal', 1)
+           FROM (SELECT min(participant_key) AS p FROM stage.transactions
+                  WHERE incentives.partition_of(participant_key) = 0 AND participant_key <> '$p0') x"
+    sql_as incentives_app coord coordinator -A -t -c "
+        SELECT incentives.delete_transaction('$p0', '$dup'), incentives.delete_transaction('$p1', '$dup')" >/dev/null
 
     local victim="shard$((shards - 1))"
     log "stopping $victim (127.0.0.1:${PORT[$victim]}): a calculation for all participants must fail, naming it"
