@@ -233,8 +233,9 @@ AddFrac(IncQ *r, s128 an, s128 ad, s128 bn, s128 bd)
 			__builtin_mul_overflow(bn, fb, &y))
 			return false;
 	}
-	if (__builtin_add_overflow(x, y, &r->num))
+	if (__builtin_add_overflow(x, y, &x))
 		return false;
+	r->num = x;
 	r->den = d;
 	return true;
 }
@@ -354,4 +355,59 @@ inc_q_from_rat(IncQ *r, const IncRat *a)
 	r->num = a->num.neg ? -(s128) n : (s128) n;
 	r->den = (s128) d;
 	return true;
+}
+
+/* inc_sum_init: 0. */
+void
+inc_sum_init(IncSum *s)
+{
+	inc_q_from_int(&s->q, 0);
+	s->big = NULL;
+}
+
+/* Big: the sum as a big rational from now on. */
+static IncRat *
+Big(IncSum *s)
+{
+	if (s->big == NULL)
+	{
+		s->big = inc_alloc(sizeof(IncRat));
+		inc_q_to_rat(s->big, &s->q);
+	}
+	return s->big;
+}
+
+/* inc_sum_add_q: s += v. */
+void
+inc_sum_add_q(IncSum *s, const IncQ *v)
+{
+	IncRat		r;
+	IncQ		t;
+
+	if (s->big == NULL && inc_q_add(&t, &s->q, v))
+	{
+		s->q = t;
+		return;
+	}
+	inc_q_to_rat(&r, v);
+	inc_rat_add(Big(s), Big(s), &r);
+}
+
+/* inc_sum_add_rat: s += v. */
+void
+inc_sum_add_rat(IncSum *s, const IncRat *v)
+{
+	IncRat	   *b = Big(s);
+
+	inc_rat_add(b, b, v);
+}
+
+/* inc_sum_get: the sum. */
+void
+inc_sum_get(const IncSum *s, IncRat *out)
+{
+	if (s->big)
+		*out = *s->big;
+	else
+		inc_q_to_rat(out, &s->q);
 }

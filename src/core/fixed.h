@@ -61,6 +61,22 @@ inc_q_sign(const IncQ *a)
  */
 extern bool inc_q_round(const IncQ *a, int scale, IncDec *out);
 
+/*
+ * IncSum: an exact running sum (thresholds, coverage) kept as an IncQ
+ * while it fits and as a big rational (inc_alloc'd) once it does not.
+ */
+typedef struct IncSum
+{
+	IncQ		q;
+	IncRat	   *big;			/* NULL while the sum is q */
+} IncSum;
+
+extern void inc_sum_init(IncSum *s);
+extern void inc_sum_add_q(IncSum *s, const IncQ *v);
+extern void inc_sum_add_rat(IncSum *s, const IncRat *v);
+/* inc_sum_get: the sum as a big rational. */
+extern void inc_sum_get(const IncSum *s, IncRat *out);
+
 /* inc_q_to_rat: the same value as a big rational. */
 extern void inc_q_to_rat(IncRat *r, const IncQ *a);
 

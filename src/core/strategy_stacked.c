@@ -30,12 +30,14 @@ typedef struct SetState
 	int			n;
 	int			cap;
 	SetMember  *members;
-	IncRat		coverage;		/* C(s) */
+	IncSum		sum;			/* C(s) while observing */
+	IncRat		coverage;		/* C(s), once settled */
 } SetState;
 
 typedef struct StackedState
 {
 	SetState   *sets;
+	bool		settled;		/* coverage holds every set's sum */
 } StackedState;
 
 /* StackedIndex: every SKU of every set's conversion (a: set, b: conversion). */
@@ -60,7 +62,7 @@ StackedBegin(IncCalc *c, const IncOffer *offer)
 	(void) c;
 	st->sets = inc_alloc(sizeof(SetState) * offer->stacked.nsets);
 	for (i = 0; i < offer->stacked.nsets; i++)
-		inc_rat_from_int(&st->sets[i].coverage, 0);
+		inc_sum_init(&st->sets[i].sum);
 	return st;
 }
 
@@ -75,6 +77,21 @@ Coverage(IncCalc *c, const IncTxn *t, const IncConversionRate *conv, IncRat *out
 	inc_rat_div(out, out, &rate);
 }
 
+static bool CoverageQ(IncCalc *c, const IncTxn *t, const IncConversionRate *conv, IncQ *out);
+
+/* Settle: every set's coverage sum as a big rational, once. */
+static void
+Settle(const IncOffer *offer, StackedState *st)
+{
+	int			i;
+
+	if (st->settled)
+		return;
+	for (i = 0; i < offer->stacked.nsets; i++)
+		inc_sum_get(&st->sets[i].sum, &st->sets[i].coverage);
+	st->settled = true;
+}
+
 /* StackedObserve: txn's SKU is in set hook->a's conversion hook->b. */
 static void
 StackedObserve(IncCalc *c, const IncOffer *offer, void *state,
@@ -85,12 +102,18 @@ StackedObserve(IncCalc *c, const IncOffer *offer, void *state,
 	SetState   *ss = &st->sets[hook->a];
 	const IncTxn *t = &c->txns[txn];
 	IncRat		coverage;
+	IncQ		q;
 
 	if (!inc_txn_matches(offer, set->period, set->transaction_type, t))
 		return;
 
-	Coverage(c, t, &set->conversions[hook->b], &coverage);
-	inc_rat_add(&ss->coverage, &ss->coverage, &coverage);
+	if (CoverageQ(c, t, &set->conversions[hook->b], &q))
+		inc_sum_add_q(&ss->sum, &q);
+	else
+	{
+		Coverage(c, t, &set->conversions[hook->b], &coverage);
+		inc_sum_add_rat(&ss->sum, &coverage);
+	}
 	if (ss->n == ss->cap)
 	{
 		int			cap = ss->cap ? ss->cap * 2 : 8;
@@ -234,6 +257,7 @@ StackedFinish(IncCalc *c, const IncOffer *offer, void *state)
 	int			k,
 				j;
 
+	Settle(offer, st);
 	for (k = 0; k < offer->stacked.nstacks; k++)
 	{
 		const IncStack *stack = &offer->stacked.stacks[k];
@@ -262,6 +286,7 @@ StackedDiagnose(IncCalc *c, const IncOffer *offer, void *state)
 				j;
 
 	(void) c;
+	Settle(offer, st);
 	inc_json_init(&b);
 	inc_json_raw(&b, "{\"sets\":[");
 	for (i = 0; i < offer->stacked.nsets; i++)

@@ -30,7 +30,7 @@ typedef struct SteppedState
 	IncIndexList earning;		/* transactions that earn, in id order */
 	int			last_earning;	/* last transaction added to earning */
 	int			last_threshold; /* last transaction added to the sum */
-	IncRat		threshold_sum;	/* aggregated_amount / aggregated_quantity */
+	IncSum		threshold_sum;	/* aggregated_amount / aggregated_quantity */
 	/* the threshold value and tier, once Evaluate has run */
 	bool		evaluated;
 	bool		has_value;		/* false: a missing property */
@@ -71,7 +71,7 @@ SteppedBegin(IncCalc *c, const IncOffer *offer)
 	(void) offer;
 	st->last_earning = -1;
 	st->last_threshold = -1;
-	inc_rat_from_int(&st->threshold_sum, 0);
+	inc_sum_init(&st->threshold_sum);
 	return st;
 }
 
@@ -101,12 +101,25 @@ SteppedObserve(IncCalc *c, const IncOffer *offer, void *state,
 		inc_txn_matches(offer, filter->period, filter->transaction_type, t))
 	{
 		IncRat		value;
+		IncQ		q;
 
 		if (offer->stepped.threshold_type == INC_THRESHOLD_QUANTITY)
-			inc_calc_sku_quantity(c, t, &value);
+		{
+			if (inc_calc_sku_quantity_q(c, t, &q))
+				inc_sum_add_q(&st->threshold_sum, &q);
+			else
+			{
+				inc_calc_sku_quantity(c, t, &value);
+				inc_sum_add_rat(&st->threshold_sum, &value);
+			}
+		}
+		else if (inc_fast() && inc_q_from_dec(&q, &t->amount))
+			inc_sum_add_q(&st->threshold_sum, &q);
 		else
+		{
 			inc_rat_from_dec(&value, &t->amount);
-		inc_rat_add(&st->threshold_sum, &st->threshold_sum, &value);
+			inc_sum_add_rat(&st->threshold_sum, &value);
+		}
 		st->last_threshold = txn;
 	}
 }
@@ -141,7 +154,7 @@ Evaluate(IncCalc *c, const IncOffer *offer, SteppedState *st)
 		st->has_value = inc_calc_property(c, offer->stepped.property_key, &st->value);
 	else
 	{
-		st->value = st->threshold_sum;
+		inc_sum_get(&st->threshold_sum, &st->value);
 		st->has_value = true;
 	}
 	st->tier = st->has_value ? SelectTier(&offer->stepped, &st->value) : NULL;

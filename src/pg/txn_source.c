@@ -3,22 +3,20 @@
  *    Reads the transactions of a calculation into a participant-partitioned
  *    store and hands them out one participant at a time (see txn_source.h).
  *
- * The relation is checked up front (every column present, with a type
- * that converts exactly) and named only as a quoted identifier.  The read
- * is one prepared query per backend and relation (SPI_keepplan), run as a
- * whole, not a fast-start cursor, with parallel workers where the planner
- * wants them, and with no ORDER BY: its rows are pushed into a
- * DestReceiver that reads every column in place, skips a row whose SKU no
- * offer mentions, resolves the SKU, unit and transaction type to small
- * ids and writes one compact record per row into the store (txn_store.h)
- * under the hash of its participant_key.  A one-participant read filters
- * on participant_key in the query, so the index on it serves.
+ * The relation is checked and read by txn_relation.c: one prepared query
+ * run as a whole, whose rows are pushed into a DestReceiver here that
+ * reads every column in place, skips a row whose SKU no offer mentions,
+ * resolves the SKU, unit and transaction type to small ids and writes one
+ * compact record per row into the store (txn_store.h) under the hash of
+ * its participant_key.  A one-participant read filters on participant_key
+ * in the query, so the index on it serves.
  *
  * Records hold the participant key and the transaction_id (as a text
  * datum, so an output row points at it) after a fixed part; numbers are
  * the exact decimals, 64-bit when they fit.  A batch of the store is then
- * grouped by participant with a hash table (a chain through the records),
- * and each participant's records become the IncTxns the engine reads.
+ * grouped by participant (a hash table, then a counting sort of the
+ * records), and each participant's records become the IncTxns the engine
+ * reads.
  *
  * Identity: a transaction_id may appear once.  When no unique index on
  * transaction_id alone guarantees it, every read row also goes (id,
@@ -28,59 +26,22 @@
  */
 #include "postgres.h"
 
-#include "access/htup_details.h"
-#include "access/relation.h"
-#include "catalog/pg_index.h"
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
 #include "executor/spi.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
 #include "nodes/params.h"
-#include "parser/parse_type.h"
 #include "tcop/dest.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
-#include "utils/lsyscache.h"
 #include "utils/memutils.h"
-#include "utils/rel.h"
-#include "utils/syscache.h"
 
 #include "core/strmap.h"
 #include "pg_glue.h"
+#include "txn_relation.h"
 #include "txn_source.h"
 #include "txn_store.h"
-
-typedef enum ColumnKind
-{
-	COL_TEXT,
-	COL_DATE,
-	COL_NUMBER
-} ColumnKind;
-
-typedef struct RequiredColumn
-{
-	const char *name;
-	ColumnKind	kind;
-} RequiredColumn;
-
-/* In the order of the SELECT list below. */
-static const RequiredColumn required_columns[] = {
-	{"transaction_id", COL_TEXT},
-	{"participant_key", COL_TEXT},
-	{"transaction_type", COL_TEXT},
-	{"transaction_date", COL_DATE},
-	{"sku_key", COL_TEXT},
-	{"quantity", COL_NUMBER},
-	{"uom_key", COL_TEXT},
-	{"amount", COL_NUMBER},
-};
-
-#define NCOLUMNS lengthof(required_columns)
-enum
-{
-	C_ID, C_PARTICIPANT, C_TYPE, C_DATE, C_SKU, C_QUANTITY, C_UOM, C_AMOUNT
-};
 
 /* Bytes of a transaction record per row, for the store's first estimate. */
 #define RECORD_ESTIMATE 96
@@ -168,204 +129,6 @@ struct TxnSource
 	uint32		order_cap;
 };
 
-/* ---- the relation ------------------------------------------------------- */
-
-static bool
-TypeFits(Oid type, ColumnKind kind)
-{
-	type = getBaseType(type);
-	switch (kind)
-	{
-		case COL_TEXT:
-			return type == TEXTOID || type == VARCHAROID || type == BPCHAROID;
-		case COL_DATE:
-			return type == DATEOID;
-		case COL_NUMBER:
-			return type == NUMERICOID || type == INT2OID || type == INT4OID || type == INT8OID;
-	}
-	return false;
-}
-
-static const char *
-KindName(ColumnKind kind)
-{
-	switch (kind)
-	{
-		case COL_TEXT:
-			return "text or varchar";
-		case COL_DATE:
-			return "date";
-		case COL_NUMBER:
-			return "numeric or an integer type";
-	}
-	return "?";
-}
-
-/*
- * UniqueIds: does a valid, immediate, non-partial unique index on the
- * plain column attnum alone make a repeated transaction_id impossible?
- */
-static bool
-UniqueIds(Relation rel, AttrNumber attnum)
-{
-	List	   *indexes;
-	ListCell   *lc;
-	bool		unique = false;
-
-	if (rel->rd_rel->relkind != RELKIND_RELATION &&
-		rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE)
-		return false;
-	indexes = RelationGetIndexList(rel);
-	foreach(lc, indexes)
-	{
-		HeapTuple	tuple = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(lfirst_oid(lc)));
-		Form_pg_index index;
-
-		if (!HeapTupleIsValid(tuple))
-			continue;
-		index = (Form_pg_index) GETSTRUCT(tuple);
-		if (index->indisunique && index->indimmediate && index->indisvalid &&
-			index->indnkeyatts == 1 && index->indkey.values[0] == attnum &&
-			heap_attisnull(tuple, Anum_pg_index_indpred, NULL) &&
-			heap_attisnull(tuple, Anum_pg_index_indexprs, NULL))
-			unique = true;
-		ReleaseSysCache(tuple);
-	}
-	list_free(indexes);
-	return unique;
-}
-
-/*
- * CheckRelation: every transaction column present with a usable type;
- * notes whether ids are unique by index, and returns the relation's row
- * estimate (0 when it has none).
- */
-static double
-CheckRelation(TxnSource *src, Oid relid)
-{
-	Relation	rel = relation_open(relid, AccessShareLock);
-	TupleDesc	desc = RelationGetDescr(rel);
-	double		rows;
-	int			c,
-				a;
-
-	for (c = 0; c < (int) NCOLUMNS; c++)
-	{
-		Form_pg_attribute found = NULL;
-
-		for (a = 0; a < desc->natts; a++)
-		{
-			Form_pg_attribute att = TupleDescAttr(desc, a);
-
-			if (!att->attisdropped && strcmp(NameStr(att->attname), required_columns[c].name) == 0)
-				found = att;
-		}
-		if (found == NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_COLUMN),
-					 errmsg("relation %s has no column \"%s\"", src->relname, required_columns[c].name),
-					 errhint("The transactions relation needs the columns transaction_id, participant_key, transaction_type, transaction_date, sku_key, quantity, uom_key and amount.")));
-		if (!TypeFits(found->atttypid, required_columns[c].kind))
-			ereport(ERROR,
-					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("column \"%s\" of relation %s has type %s, expected %s",
-							required_columns[c].name, src->relname,
-							format_type_be(found->atttypid),
-							KindName(required_columns[c].kind))));
-		if (c == C_ID)
-			src->unique_ids = UniqueIds(rel, found->attnum);
-	}
-	rows = rel->rd_rel->reltuples > 0 ? rel->rd_rel->reltuples : 0;
-	relation_close(rel, AccessShareLock);
-	return rows;
-}
-
-/* ---- prepared reads, kept per backend ---------------------------------- */
-
-/*
- * A kept plan of the read of one relation.  The query names the relation,
- * so the entry is used only while the relation still has that name (a
- * renamed or replaced relation gets a new one).
- */
-typedef struct ReadPlan
-{
-	Oid			relid;
-	bool		one_participant;
-	char	   *relname;
-	SPIPlanPtr	plan;
-} ReadPlan;
-
-#define MAX_READ_PLANS 16
-static ReadPlan read_plans[MAX_READ_PLANS];
-static int	nread_plans = 0;
-
-/* ReadPlanFor: the kept plan reading relid (all, or one participant). */
-static SPIPlanPtr
-ReadPlanFor(Oid relid, const char *relname, bool one_participant)
-{
-	Oid			argtypes[1] = {TEXTOID};
-	ReadPlan   *slot = NULL;
-	char	   *query;
-	SPIPlanPtr	plan;
-	int			i;
-
-	for (i = 0; i < nread_plans; i++)
-	{
-		ReadPlan   *p = &read_plans[i];
-
-		if (p->relid == relid && p->one_participant == one_participant)
-		{
-			if (strcmp(p->relname, relname) == 0)
-				return p->plan;
-			slot = p;			/* renamed or replaced: plan again */
-			break;
-		}
-	}
-
-	/*
-	 * A whole read, planned for total time (no fast start), parallel where
-	 * the planner wants it; the one-participant read leans on the index on
-	 * participant_key (COLLATE "C", as the extension's own).
-	 */
-	query = psprintf("SELECT transaction_id::pg_catalog.text, participant_key::pg_catalog.text,"
-					 " transaction_type::pg_catalog.text, transaction_date,"
-					 " sku_key::pg_catalog.text, quantity::pg_catalog.numeric,"
-					 " uom_key::pg_catalog.text, amount::pg_catalog.numeric"
-					 " FROM %s%s",
-					 relname,
-					 one_participant ?
-					 " WHERE participant_key::pg_catalog.text COLLATE \"C\" OPERATOR(pg_catalog.=) $1" : "");
-	plan = SPI_prepare_cursor(query, one_participant ? 1 : 0, argtypes,
-							  one_participant ? 0 : CURSOR_OPT_PARALLEL_OK);
-	if (plan == NULL)
-		elog(ERROR, "could not prepare the read of %s: %s", relname,
-			 SPI_result_code_string(SPI_result));
-	if (SPI_keepplan(plan) != 0)
-		elog(ERROR, "could not keep the read of %s", relname);
-	pfree(query);
-
-	if (slot)
-		SPI_freeplan(slot->plan);
-	else if (nread_plans < MAX_READ_PLANS)
-		slot = &read_plans[nread_plans++];
-	else
-	{
-		/* full: forget the oldest */
-		SPI_freeplan(read_plans[0].plan);
-		pfree(read_plans[0].relname);
-		memmove(read_plans, read_plans + 1, sizeof(ReadPlan) * (MAX_READ_PLANS - 1));
-		slot = &read_plans[MAX_READ_PLANS - 1];
-		slot->relname = NULL;
-	}
-	if (slot->relname)
-		pfree(slot->relname);
-	slot->relid = relid;
-	slot->one_participant = one_participant;
-	slot->relname = MemoryContextStrdup(TopMemoryContext, relname);
-	slot->plan = plan;
-	return plan;
-}
-
 /* ---- the receiver -------------------------------------------------------- */
 
 /* NullColumn: a NULL where a value is required, named with the transaction. */
@@ -385,7 +148,7 @@ NullColumn(TxnSource *src, int col, Datum *values, bool *nulls)
 	ereport(ERROR,
 			(errcode(ERRCODE_NOT_NULL_VIOLATION),
 			 errmsg("column \"%s\" of transaction \"%s\" in relation %s is NULL",
-					required_columns[col].name, TextDatumGetCString(values[C_ID]),
+					txn_column_name(col), TextDatumGetCString(values[C_ID]),
 					src->relname)));
 }
 
@@ -518,7 +281,7 @@ ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
 			return true;
 		}
 	}
-	for (c = 0; c < (int) NCOLUMNS; c++)
+	for (c = 0; c < (int) TXN_NCOLUMNS; c++)
 		if (nulls[c])
 			NullColumn(src, c, values, nulls);
 
@@ -687,9 +450,8 @@ TxnSource *
 txn_source_open(Oid relid, const char *participant_key, IncEngine *engine,
 				MemoryContext engine_context)
 {
-	char	   *nspname = get_namespace_name(get_rel_namespace(relid));
-	char	   *relname = get_rel_name(relid);
 	TxnSource  *src;
+	TxnRelation rel;
 	SPIPlanPtr	plan;
 	ParamListInfo params = NULL;
 	SPIExecuteOptions options;
@@ -698,13 +460,11 @@ txn_source_open(Oid relid, const char *participant_key, IncEngine *engine,
 	Size		limit = (Size) work_mem * 1024;
 	int			rc;
 
-	if (nspname == NULL || relname == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", relid)));
+	txn_relation_check(relid, &rel);
 	src = palloc0(sizeof(TxnSource));
 	src->context = CurrentMemoryContext;
-	src->relname = quote_qualified_identifier(nspname, relname);
+	src->relname = rel.relname;
+	src->unique_ids = rel.unique_ids;
 	src->engine = engine;
 	src->engine_context = engine_context;
 	src->participant = participant_key;
@@ -712,7 +472,7 @@ txn_source_open(Oid relid, const char *participant_key, IncEngine *engine,
 	src->types = inc_strmap_create();
 	src->row_context = AllocSetContextCreate(CurrentMemoryContext, "incentives read row",
 											 ALLOCSET_SMALL_SIZES);
-	rows = CheckRelation(src, relid);
+	rows = rel.rows;
 	{
 		const char *const *skus;
 		int			nskus,
@@ -725,7 +485,7 @@ txn_source_open(Oid relid, const char *participant_key, IncEngine *engine,
 			src->sku_names[i + 1] = skus[i];
 	}
 
-	plan = ReadPlanFor(relid, src->relname, participant_key != NULL);
+	plan = txn_relation_read(relid, src->relname, participant_key != NULL);
 	if (participant_key)
 	{
 		params = makeParamList(1);

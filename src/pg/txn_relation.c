@@ -1,0 +1,257 @@
+/*
+ * txn_relation.c
+ *    The transactions relation of a calculation (see txn_relation.h): any
+ *    table or view with the transaction columns, checked up front (every
+ *    column present, with a type that converts exactly) and named only as
+ *    a quoted identifier; and its read, one prepared query per backend and
+ *    relation (SPI_keepplan), planned for total time (not a fast start),
+ *    parallel where the planner wants it, with no ORDER BY.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "catalog/pg_index.h"
+#include "catalog/pg_type.h"
+#include "parser/parse_type.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+
+#include "txn_relation.h"
+
+typedef enum ColumnKind
+{
+	COL_TEXT,
+	COL_DATE,
+	COL_NUMBER
+} ColumnKind;
+
+typedef struct RequiredColumn
+{
+	const char *name;
+	ColumnKind	kind;
+} RequiredColumn;
+
+/* In the order of the SELECT list below. */
+static const RequiredColumn required_columns[] = {
+	{"transaction_id", COL_TEXT},
+	{"participant_key", COL_TEXT},
+	{"transaction_type", COL_TEXT},
+	{"transaction_date", COL_DATE},
+	{"sku_key", COL_TEXT},
+	{"quantity", COL_NUMBER},
+	{"uom_key", COL_TEXT},
+	{"amount", COL_NUMBER},
+};
+
+StaticAssertDecl(lengthof(required_columns) == TXN_NCOLUMNS,
+				 "one required column per read column");
+
+/* txn_column_name: the name of read column c. */
+const char *
+txn_column_name(int c)
+{
+	return required_columns[c].name;
+}
+
+static bool
+TypeFits(Oid type, ColumnKind kind)
+{
+	type = getBaseType(type);
+	switch (kind)
+	{
+		case COL_TEXT:
+			return type == TEXTOID || type == VARCHAROID || type == BPCHAROID;
+		case COL_DATE:
+			return type == DATEOID;
+		case COL_NUMBER:
+			return type == NUMERICOID || type == INT2OID || type == INT4OID || type == INT8OID;
+	}
+	return false;
+}
+
+static const char *
+KindName(ColumnKind kind)
+{
+	switch (kind)
+	{
+		case COL_TEXT:
+			return "text or varchar";
+		case COL_DATE:
+			return "date";
+		case COL_NUMBER:
+			return "numeric or an integer type";
+	}
+	return "?";
+}
+
+/*
+ * UniqueIds: does a valid, immediate, non-partial unique index on the
+ * plain column attnum alone make a repeated transaction_id impossible?
+ */
+static bool
+UniqueIds(Relation rel, AttrNumber attnum)
+{
+	List	   *indexes;
+	ListCell   *lc;
+	bool		unique = false;
+
+	if (rel->rd_rel->relkind != RELKIND_RELATION &&
+		rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE)
+		return false;
+	indexes = RelationGetIndexList(rel);
+	foreach(lc, indexes)
+	{
+		HeapTuple	tuple = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(lfirst_oid(lc)));
+		Form_pg_index index;
+
+		if (!HeapTupleIsValid(tuple))
+			continue;
+		index = (Form_pg_index) GETSTRUCT(tuple);
+		if (index->indisunique && index->indimmediate && index->indisvalid &&
+			index->indnkeyatts == 1 && index->indkey.values[0] == attnum &&
+			heap_attisnull(tuple, Anum_pg_index_indpred, NULL) &&
+			heap_attisnull(tuple, Anum_pg_index_indexprs, NULL))
+			unique = true;
+		ReleaseSysCache(tuple);
+	}
+	list_free(indexes);
+	return unique;
+}
+
+/* txn_relation_check: the relation's name, columns and unique index. */
+void
+txn_relation_check(Oid relid, TxnRelation *out)
+{
+	char	   *nspname = get_namespace_name(get_rel_namespace(relid));
+	char	   *name = get_rel_name(relid);
+	Relation	rel;
+	TupleDesc	desc;
+	int			c,
+				a;
+
+	if (nspname == NULL || name == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	out->relname = quote_qualified_identifier(nspname, name);
+	out->unique_ids = false;
+	rel = relation_open(relid, AccessShareLock);
+	desc = RelationGetDescr(rel);
+	for (c = 0; c < TXN_NCOLUMNS; c++)
+	{
+		Form_pg_attribute found = NULL;
+
+		for (a = 0; a < desc->natts; a++)
+		{
+			Form_pg_attribute att = TupleDescAttr(desc, a);
+
+			if (!att->attisdropped && strcmp(NameStr(att->attname), required_columns[c].name) == 0)
+				found = att;
+		}
+		if (found == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("relation %s has no column \"%s\"", out->relname, required_columns[c].name),
+					 errhint("The transactions relation needs the columns transaction_id, participant_key, transaction_type, transaction_date, sku_key, quantity, uom_key and amount.")));
+		if (!TypeFits(found->atttypid, required_columns[c].kind))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("column \"%s\" of relation %s has type %s, expected %s",
+							required_columns[c].name, out->relname,
+							format_type_be(found->atttypid),
+							KindName(required_columns[c].kind))));
+		if (c == C_ID)
+			out->unique_ids = UniqueIds(rel, found->attnum);
+	}
+	out->rows = rel->rd_rel->reltuples > 0 ? rel->rd_rel->reltuples : 0;
+	relation_close(rel, AccessShareLock);
+}
+
+/*
+ * A kept plan of the read of one relation.  The query names the relation,
+ * so the entry is used only while the relation still has that name (a
+ * renamed or replaced relation gets a new one).
+ */
+typedef struct ReadPlan
+{
+	Oid			relid;
+	bool		one_participant;
+	char	   *relname;
+	SPIPlanPtr	plan;
+} ReadPlan;
+
+#define MAX_READ_PLANS 16
+static ReadPlan read_plans[MAX_READ_PLANS];
+static int	nread_plans = 0;
+
+/* txn_relation_read: the kept plan reading relid (all, or one participant). */
+SPIPlanPtr
+txn_relation_read(Oid relid, const char *relname, bool one_participant)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	ReadPlan   *slot = NULL;
+	char	   *query;
+	SPIPlanPtr	plan;
+	int			i;
+
+	for (i = 0; i < nread_plans; i++)
+	{
+		ReadPlan   *p = &read_plans[i];
+
+		if (p->relid == relid && p->one_participant == one_participant)
+		{
+			if (strcmp(p->relname, relname) == 0)
+				return p->plan;
+			slot = p;			/* renamed or replaced: plan again */
+			break;
+		}
+	}
+
+	/*
+	 * A whole read, planned for total time (no fast start), parallel where
+	 * the planner wants it; the one-participant read leans on the index on
+	 * participant_key (COLLATE "C", as the extension's own).
+	 */
+	query = psprintf("SELECT transaction_id::pg_catalog.text, participant_key::pg_catalog.text,"
+					 " transaction_type::pg_catalog.text, transaction_date,"
+					 " sku_key::pg_catalog.text, quantity::pg_catalog.numeric,"
+					 " uom_key::pg_catalog.text, amount::pg_catalog.numeric"
+					 " FROM %s%s",
+					 relname,
+					 one_participant ?
+					 " WHERE participant_key::pg_catalog.text COLLATE \"C\" OPERATOR(pg_catalog.=) $1" : "");
+	plan = SPI_prepare_cursor(query, one_participant ? 1 : 0, argtypes,
+							  one_participant ? 0 : CURSOR_OPT_PARALLEL_OK);
+	if (plan == NULL)
+		elog(ERROR, "could not prepare the read of %s: %s", relname,
+			 SPI_result_code_string(SPI_result));
+	if (SPI_keepplan(plan) != 0)
+		elog(ERROR, "could not keep the read of %s", relname);
+	pfree(query);
+
+	if (slot)
+		SPI_freeplan(slot->plan);
+	else if (nread_plans < MAX_READ_PLANS)
+		slot = &read_plans[nread_plans++];
+	else
+	{
+		/* full: forget the oldest */
+		SPI_freeplan(read_plans[0].plan);
+		pfree(read_plans[0].relname);
+		memmove(read_plans, read_plans + 1, sizeof(ReadPlan) * (MAX_READ_PLANS - 1));
+		slot = &read_plans[MAX_READ_PLANS - 1];
+		slot->relname = NULL;
+	}
+	if (slot->relname)
+		pfree(slot->relname);
+	slot->relid = relid;
+	slot->one_participant = one_participant;
+	slot->relname = MemoryContextStrdup(TopMemoryContext, relname);
+	slot->plan = plan;
+	return plan;
+}
+

@@ -1,0 +1,47 @@
+/*
+ * txn_relation.h
+ *    The relation a calculation reads transactions from (docs/reference.md,
+ *    Transactions): its columns checked, and the prepared query that reads
+ *    it, kept per backend.
+ */
+#ifndef INC_TXN_RELATION_H
+#define INC_TXN_RELATION_H
+
+#include "postgres.h"
+
+#include "executor/spi.h"
+
+/* The columns a read returns, in this order. */
+enum
+{
+	C_ID, C_PARTICIPANT, C_TYPE, C_DATE, C_SKU, C_QUANTITY, C_UOM, C_AMOUNT,
+	TXN_NCOLUMNS
+};
+
+/* txn_column_name: the name of read column c. */
+extern const char *txn_column_name(int c);
+
+/* What txn_relation_check found. */
+typedef struct TxnRelation
+{
+	char	   *relname;		/* quoted, qualified name, for messages */
+	bool		unique_ids;		/* a unique index on transaction_id alone */
+	double		rows;			/* the planner's row estimate, 0 when none */
+} TxnRelation;
+
+/*
+ * txn_relation_check: relid's name, and every transaction column present
+ * with a type that converts exactly (an error names the relation and the
+ * column otherwise); whether a valid, immediate, non-partial unique index
+ * on the plain column transaction_id alone makes a repeated id impossible.
+ */
+extern void txn_relation_check(Oid relid, TxnRelation *out);
+
+/*
+ * txn_relation_read: the kept plan reading relid's transaction columns
+ * (cast to text, date, numeric), all of them in no order, or those of the
+ * participant $1 (through the participant index when there is one).
+ */
+extern SPIPlanPtr txn_relation_read(Oid relid, const char *relname, bool one_participant);
+
+#endif							/* INC_TXN_RELATION_H */
