@@ -125,6 +125,7 @@ struct TxnSource
 	uint32		groups_mask;
 	uint32		next_group;
 	TxnRec	  **order;			/* the batch's records, by participant */
+	uint32		last_ngroups;	/* participants in the last batch */
 	uint32	   *slot_of;		/* per record of the batch: its group's slot */
 	uint32		order_cap;
 };
@@ -574,14 +575,22 @@ GroupsFor(TxnSource *src)
 	TxnRec	   *r;
 	uint32		ngroups = 0;
 	uint32		n = (uint32) txn_store_batch_count(src->store);
+	bool		grew = false,
+				rehash = false;
+	uint32		rehash_from = 0;
 	uint32		k = 0,
 				i,
 				next = 0;
 
-	/* participants are few beside transactions: start small, grow */
+	/*
+	 * participants are few beside transactions: as many slots as twice the
+	 * last batch's participants (batches are alike), growing when needed
+	 */
 	if (src->groups)
 		pfree(src->groups);
 	src->groups_mask = 63;
+	while (src->groups_mask + 1 < src->last_ngroups * 4)
+		src->groups_mask = src->groups_mask * 2 + 1;
 	src->groups = MemoryContextAllocZero(src->context, sizeof(Participant) * (src->groups_mask + 1));
 	if (n > src->order_cap)
 	{
@@ -596,8 +605,8 @@ GroupsFor(TxnSource *src)
 	}
 
 	/*
-	 * each record's group, its hash kept in slot_of (slots move while the
-	 * table grows, so they are found in a second pass)
+	 * each record's group slot in slot_of (slots move when the table grows:
+	 * then they are found again in a second pass, from the hashes)
 	 */
 	txn_store_iter_init(src->store, &it);
 	while ((r = txn_store_iter_next(&it, &hash)) != NULL)
@@ -611,6 +620,7 @@ GroupsFor(TxnSource *src)
 			{
 				GrowGroups(src);
 				g = FindGroup(src->groups, src->groups_mask, hash, key, r->plen);
+				grew = true;
 			}
 			ngroups++;
 			g->key = key;
@@ -618,7 +628,13 @@ GroupsFor(TxnSource *src)
 			g->plen = r->plen;
 		}
 		g->n++;
-		src->slot_of[k] = hash;
+		src->slot_of[k] = grew ? hash : (uint32) (g - src->groups);
+		if (grew && !rehash)
+		{
+			/* the slots noted so far are stale: note hashes from here on */
+			rehash = true;
+			rehash_from = k;
+		}
 		src->order[k++] = r;
 		if ((k & 0xFFFF) == 0)
 			CHECK_FOR_INTERRUPTS();
@@ -629,12 +645,17 @@ GroupsFor(TxnSource *src)
 			src->groups[i].first = next;
 			next += src->groups[i].n;
 		}
-	for (i = 0; i < k; i++)
+	for (i = 0; rehash && i < k; i++)
 	{
+		uint32		h;
+
 		r = src->order[i];
-		src->slot_of[i] = (uint32) (FindGroup(src->groups, src->groups_mask, src->slot_of[i],
+		h = i < rehash_from ? hash_bytes((const unsigned char *) KeyOf(r), (int) r->plen)
+			: src->slot_of[i];
+		src->slot_of[i] = (uint32) (FindGroup(src->groups, src->groups_mask, h,
 											  KeyOf(r), r->plen) - src->groups);
 	}
+	src->last_ngroups = ngroups;
 	/* place: the records of slot g at order[first ..] (order is read first) */
 	{
 		TxnRec	  **placed = MemoryContextAllocHuge(src->context, sizeof(TxnRec *) * Max(k, 1));
