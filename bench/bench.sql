@@ -16,8 +16,25 @@ CREATE TABLE IF NOT EXISTS bench.results (
     scale       numeric NOT NULL DEFAULT 1,  -- ms * scale estimates the full measure (sampled loop)
     rows_out    bigint,             -- count(*) of the query
     total       numeric,            -- its sum
-    at          timestamptz NOT NULL DEFAULT clock_timestamp()
+    at          timestamptz NOT NULL DEFAULT clock_timestamp(),
+    cpu_ms      numeric             -- the backend's CPU time (schedstat), when readable
 );
+ALTER TABLE bench.results ADD COLUMN IF NOT EXISTS cpu_ms numeric;
+
+-- bench.cpu_ns: this backend's CPU time so far (Linux /proc/self/schedstat,
+-- nanoseconds), or NULL when it cannot be read.  Wall time moves with other
+-- work on the machine and with the kernel's writeback of temporary files;
+-- CPU time much less.
+CREATE OR REPLACE FUNCTION bench.cpu_ns()
+RETURNS numeric
+LANGUAGE plpgsql
+AS $$
+BEGIN
+    RETURN split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::numeric;
+EXCEPTION WHEN OTHERS THEN
+    RETURN NULL;
+END
+$$;
 
 -- bench.measure: run sql (which returns one row: a count and a sum), time
 -- it and record it.  Returns the milliseconds.
@@ -29,16 +46,20 @@ AS $$
 DECLARE
     t0 timestamptz;
     t1 timestamptz;
+    c0 numeric;
+    c1 numeric;
     c bigint;
     s numeric;
     ms numeric;
 BEGIN
+    c0 := bench.cpu_ns();
     t0 := clock_timestamp();
     EXECUTE p_sql INTO c, s;
     t1 := clock_timestamp();
+    c1 := bench.cpu_ns();
     ms := round(extract(epoch FROM t1 - t0)::numeric * 1000, 1);
-    INSERT INTO bench.results (n, measure, run, ms, scale, rows_out, total)
-    VALUES (p_n, p_measure, p_run, ms, p_scale, c, s);
+    INSERT INTO bench.results (n, measure, run, ms, scale, rows_out, total, cpu_ms)
+    VALUES (p_n, p_measure, p_run, ms, p_scale, c, s, round((c1 - c0) / 1e6, 1));
     RETURN ms;
 END
 $$;
@@ -68,8 +89,10 @@ CREATE TABLE IF NOT EXISTS bench.calls (
 -- time in bench.calls and returns the total milliseconds and rows.
 -- Timings are kept in arrays while calling (a write would give the calls
 -- a transaction of their own, and each call a new snapshot).
+DROP FUNCTION IF EXISTS bench.time_calls(bigint, int, int);
 CREATE OR REPLACE FUNCTION bench.time_calls(p_n bigint, p_run int, k int DEFAULT 1,
-                                            OUT total_ms numeric, OUT total_rows bigint)
+                                            OUT total_ms numeric, OUT total_rows bigint,
+                                            OUT cpu_ms numeric)
 LANGUAGE plpgsql
 AS $$
 DECLARE
@@ -79,6 +102,7 @@ DECLARE
     s numeric;
     times numeric[] := '{}';
     counts bigint[] := '{}';
+    c0 numeric := bench.cpu_ns();
 BEGIN
     FOR p IN SELECT participant_key
                FROM (SELECT participant_key, row_number() OVER (ORDER BY participant_key) AS rn
@@ -92,6 +116,7 @@ BEGIN
         times := times || round(extract(epoch FROM clock_timestamp() - t0)::numeric * 1000, 3);
         counts := counts || c;
     END LOOP;
+    cpu_ms := round((bench.cpu_ns() - c0) / 1e6, 1);
     INSERT INTO bench.calls (n, run, ms, rows_out)
     SELECT p_n, p_run, t, r FROM unnest(times, counts) AS u(t, r);
     SELECT sum(t), sum(r) INTO total_ms, total_rows FROM unnest(times, counts) AS u(t, r);
@@ -168,9 +193,10 @@ END
 $$;
 
 -- bench.report: the table of one data set size.
+DROP FUNCTION IF EXISTS bench.report(bigint);
 CREATE OR REPLACE FUNCTION bench.report(p_n bigint)
 RETURNS TABLE (measure text, runs bigint, median_s numeric, min_s numeric, max_s numeric,
-               txn_per_s numeric, rows_out bigint, rows_out_per_s numeric)
+               cpu_s numeric, txn_per_s numeric, rows_out bigint, rows_out_per_s numeric)
 LANGUAGE sql
 AS $$
     SELECT r.measure || CASE WHEN max(r.scale) > 1 THEN ' (est.)' ELSE '' END,
@@ -178,6 +204,7 @@ AS $$
            round(percentile_cont(0.5) WITHIN GROUP (ORDER BY r.ms * r.scale)::numeric / 1000, 3),
            round(min(r.ms * r.scale) / 1000, 3),
            round(max(r.ms * r.scale) / 1000, 3),
+           round(percentile_cont(0.5) WITHIN GROUP (ORDER BY r.cpu_ms * r.scale)::numeric / 1000, 3),
            round(p_n / (percentile_cont(0.5) WITHIN GROUP (ORDER BY r.ms * r.scale)::numeric / 1000)),
            max(round(r.rows_out * r.scale))::bigint,
            round(max(r.rows_out * r.scale) / (percentile_cont(0.5) WITHIN GROUP (ORDER BY r.ms * r.scale)::numeric / 1000))
@@ -185,6 +212,15 @@ AS $$
      WHERE r.n = p_n
      GROUP BY r.measure
      ORDER BY array_position(ARRAY['scan', 'scan, 2 workers', 'engine', 'reference', 'calls'], r.measure)
+$$;
+
+-- bench.median_cpu_s: the median CPU seconds of one measure (NULL when not read).
+CREATE OR REPLACE FUNCTION bench.median_cpu_s(p_n bigint, p_measure text)
+RETURNS numeric
+LANGUAGE sql
+AS $$
+    SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY cpu_ms * scale)::numeric / 1000
+      FROM bench.results WHERE n = p_n AND measure = p_measure
 $$;
 
 -- bench.median_s: the median seconds of one measure.

@@ -126,11 +126,12 @@ measure_parallel() {
 # time_calls N RUN STEP SCALE: the per-participant calls, each timed
 # (bench.time_calls); the total goes to bench.results as "calls"
 time_calls() {
-    local res ms rows
-    res=$(q "SELECT total_ms || '|' || total_rows FROM bench.time_calls($1, $2, $3)")
-    IFS='|' read -r ms rows <<<"$res"
-    q "INSERT INTO bench.results (n, measure, run, ms, scale, rows_out)
-       VALUES ($1, 'calls', $2, $ms, $4, $rows)" >/dev/null
+    local res ms rows cpu
+    res=$(q "SELECT total_ms || '|' || total_rows || '|' || coalesce(cpu_ms::text, 'NULL')
+               FROM bench.time_calls($1, $2, $3)")
+    IFS='|' read -r ms rows cpu <<<"$res"
+    q "INSERT INTO bench.results (n, measure, run, ms, scale, rows_out, cpu_ms)
+       VALUES ($1, 'calls', $2, $ms, $4, $rows, $cpu)" >/dev/null
     log "  calls run $2: ${ms} ms${4:+ (x$4)}"
 }
 
@@ -252,17 +253,18 @@ for n in $BENCH_N; do
     {
         echo
         echo "N = $n transactions ($size); calls: 1,000 incentive_calculate(participant) calls, one statement each$([ "$step" != 1 ] && echo ", every ${step}. participant timed, scaled to 1,000")"
-        "${PSQL[@]}" -c "SELECT measure, runs, median_s, min_s, max_s, txn_per_s AS \"txn/s\",
-                                rows_out, rows_out_per_s AS \"rows_out/s\"
+        "${PSQL[@]}" -c "SELECT measure, runs, median_s, min_s, max_s, cpu_s AS \"cpu_s (median)\",
+                                txn_per_s AS \"txn/s\", rows_out, rows_out_per_s AS \"rows_out/s\"
                            FROM bench.report($n)"
         echo "per call: p50 ${calls_p50} ms, p99 ${calls_p99} ms, max ${calls_max} ms ($calls_n calls timed one by one over $BENCH_RUNS rounds)"
         echo "engine peak memory: RssAnon ${MEM_RSSANON_MB} MB (sampled every 20 ms), VmHWM ${MEM_HWM_MB} MB (includes shared buffers touched)"
         echo "load average after the runs: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine skews the timings)"
         echo "cross-check: $cc_pairs (offer, participant) pairs, $cc_mism mismatches; rows engine $cc_erows, reference $cc_rrows; totals engine $cc_etot, reference $cc_rtot; rows only in engine $cc_oe, only in reference $cc_or"
         echo "fast path and exact arithmetic (incentives.exact_only): $cc_fx rows differ"
-        q "SELECT format('N=%s engine/scan=%s reference/engine=%s calls=%s s p50=%s ms p99=%s ms engine rows/s=%s',
+        q "SELECT format('N=%s engine/scan=%s (cpu %s) reference/engine=%s calls=%s s p50=%s ms p99=%s ms engine rows/s=%s',
                          $n,
                          to_char(bench.median_s($n, 'engine') / bench.median_s($n, 'scan'), 'FM999990.00'),
+                         coalesce(to_char(bench.median_cpu_s($n, 'engine') / nullif(bench.median_cpu_s($n, 'scan'), 0), 'FM999990.00'), '-'),
                          to_char(bench.median_s($n, 'reference') / bench.median_s($n, 'engine'), 'FM999990.00'),
                          to_char(bench.median_s($n, 'calls'), 'FM999990.000'),
                          '$calls_p50', '$calls_p99',
@@ -276,9 +278,10 @@ echo
 printf '%s\n' "${summary[@]}" | tee "$BENCH_OUT/summary.txt"
 set -- $BENCH_N
 if [ $# -gt 1 ]; then
-    q "SELECT format('engine time N=%s / N=%s: %s (target <= %s)', b.n, a.n,
+    q "SELECT format('engine time N=%s / N=%s: %s, by CPU time %s (target <= %s)', b.n, a.n,
                      to_char(bench.median_s(b.n, 'engine') / bench.median_s(a.n, 'engine'), 'FM99990.00'),
-                     round(b.n::numeric / a.n * 1.1, 1))
+                     coalesce(to_char(bench.median_cpu_s(b.n, 'engine') / nullif(bench.median_cpu_s(a.n, 'engine'), 0), 'FM99990.00'), '-'),
+                     round(b.n::numeric / a.n * 1.05, 1))
          FROM (SELECT $1::bigint AS n) a, (SELECT ${!#}::bigint AS n) b" | tee -a "$BENCH_OUT/summary.txt"
 fi
 if [ "$status" != 0 ]; then
