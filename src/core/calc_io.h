@@ -117,6 +117,7 @@ typedef struct IncRateRow
 	const char *coverage_unit;	/* stacked */
 	const IncDec *coverage_rate;	/* stacked: from-units per coverage unit */
 	const char *coverage_uom_key;	/* stacked: the conversion's "from" */
+	const char *tier_mode;		/* stepped: all_volume or incremental */
 } IncRateRow;
 
 typedef void (*IncRateFn) (void *ctx, const IncRateRow *row);

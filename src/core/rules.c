@@ -443,8 +443,6 @@ Limits(IncJsonBuf *b, const IncOffer *offer, const IncRulesState *rs)
 	inc_json_raw(b, ",");
 	inc_json_key(b, "applied");
 	inc_json_string(b, rs->applied);
-	inc_json_raw(b, ",\"incentive_amount\":");
-	inc_json_rat(b, &rs->paid, 2);
 	inc_json_raw(b, "}");
 }
 
@@ -453,8 +451,9 @@ Limits(IncJsonBuf *b, const IncOffer *offer, const IncRulesState *rs)
  * "windows" ([{"start_date", "end_date"}], null when open),
  * "transactions_outside_windows", "requirements": [{"key", "type",
  * "property_key", "minimum", "value", "met", "gap"}], "qualified",
- * "limits": {"minimum", "maximum", "amount_before_limits", "applied",
- * "incentive_amount"} or null}.
+ * "limits": {"minimum", "maximum", "amount_before_limits", "applied"} or
+ * null, "incentive_amount" (what the offer's rows pay after the rules;
+ * null when only enrollment applies, whose rows are never held)}.
  */
 const char *
 inc_rules_diagnose(IncCalc *c, const IncOffer *offer, IncRulesState *rs,
@@ -482,6 +481,8 @@ inc_rules_diagnose(IncCalc *c, const IncOffer *offer, IncRulesState *rs,
 	Requirements(&b, offer, rs);
 	inc_json_raw(&b, rs->qualified ? ",\"qualified\":true," : ",\"qualified\":false,");
 	Limits(&b, offer, rs);
+	inc_json_raw(&b, ",\"incentive_amount\":");
+	inc_json_rat(&b, rs->holding ? &rs->paid : NULL, 2);
 	inc_json_raw(&b, "}}");
 	return b.data;
 }
@@ -514,19 +515,16 @@ Filters(IncJsonBuf *b, const IncOffer *offer, const IncFilter *filters, int n)
 	inc_json_raw(b, "]");
 }
 
-/* inc_rules_json: the offer's rules, compiled, as JSON (see rules.h). */
+/* inc_rules_requirements_json: the offer's requirements, compiled, as JSON (see rules.h). */
 const char *
-inc_rules_json(const IncOffer *offer)
+inc_rules_requirements_json(const IncOffer *offer)
 {
 	const IncRules *rules = &offer->rules;
 	IncJsonBuf	b;
 	int			r;
 
 	inc_json_init(&b);
-	inc_json_raw(&b, "{");
-	inc_json_key(&b, "enrollment");
-	inc_json_string(&b, inc_enrollment_name(rules->enrollment));
-	inc_json_raw(&b, ",\"requirements\":[");
+	inc_json_raw(&b, "[");
 	for (r = 0; r < rules->nrequirements; r++)
 	{
 		const IncRequirement *req = &rules->requirements[r];
@@ -549,17 +547,6 @@ inc_rules_json(const IncOffer *offer)
 			inc_json_raw(&b, "null");
 		inc_json_raw(&b, "}");
 	}
-	inc_json_raw(&b, "],\"limits\":");
-	if (rules->limits.has_minimum || rules->limits.has_maximum)
-	{
-		inc_json_raw(&b, "{\"minimum\":");
-		Dec(&b, rules->limits.has_minimum, &rules->limits.minimum);
-		inc_json_raw(&b, ",\"maximum\":");
-		Dec(&b, rules->limits.has_maximum, &rules->limits.maximum);
-		inc_json_raw(&b, "}");
-	}
-	else
-		inc_json_raw(&b, "null");
-	inc_json_raw(&b, "}");
+	inc_json_raw(&b, "]");
 	return b.data;
 }

@@ -50,12 +50,11 @@ extern const char *inc_rules_diagnose(IncCalc *c, const IncOffer *offer, IncRule
 									  const char *strategy_json);
 
 /*
- * inc_rules_json: the offer's rules as the programs view shows them, a
- * JSON object {"enrollment", "requirements": [{"key", "type", "minimum",
+ * inc_rules_requirements_json: the offer's requirements as the programs
+ * view shows them, a JSON array [{"key", "type", "minimum",
  * "property_key", "filters": [{"period_key", "sku_keys",
- * "transaction_type"}]}], "limits": {"minimum", "maximum"} or null}
- * (inc_alloc memory).
+ * "transaction_type"}] or null}] (inc_alloc memory).
  */
-extern const char *inc_rules_json(const IncOffer *offer);
+extern const char *inc_rules_requirements_json(const IncOffer *offer);
 
 #endif							/* INC_RULES_H */

@@ -527,6 +527,7 @@ SteppedRates(const IncOffer *offer, IncRateFn fn, void *ctx)
 		row.threshold = &stepped->tiers[i].threshold;
 		row.threshold_type = inc_threshold_type_name(stepped->threshold_type);
 		row.threshold_property_key = stepped->property_key;
+		row.tier_mode = inc_tier_mode_name(stepped->tier_mode);
 		row.period = period;
 		row.transaction_type = transaction_type;
 		inc_rate_row_emit(&row, fn, ctx);

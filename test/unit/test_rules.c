@@ -250,12 +250,12 @@ TestLimits(void)
 	CHECK_STR(r.rows[2], "C|k|100|0.066667|16.66|0.0333");
 	CHECK(SumIs(&r, "50.00"));
 	CHECK(strstr(diagnosed, "\"limits\":{\"minimum\":null,\"maximum\":50,"
-				  "\"amount_before_limits\":100,\"applied\":\"maximum\",\"incentive_amount\":50}") != NULL);
+				  "\"amount_before_limits\":100,\"applied\":\"maximum\"},\"incentive_amount\":50}") != NULL);
 
 	/* 1% of 1,500 = 15 is below a minimum of 15.01: no rows; at 15 it pays */
 	Run(STANDARD("percent_of_amount", "percent", "1", ",'limits':{'minimum':15.01}"), "r", three, 3, &r);
 	CHECK(r.n == 0);
-	CHECK(strstr(diagnosed, "\"applied\":\"minimum\",\"incentive_amount\":0}") != NULL);
+	CHECK(strstr(diagnosed, "\"applied\":\"minimum\"},\"incentive_amount\":0}") != NULL);
 	Run(STANDARD("percent_of_amount", "percent", "1", ",'limits':{'minimum':15,'maximum':15}"), "r", three, 3, &r);
 	CHECK(r.n == 3);
 	CHECK(SumIs(&r, "15.00"));
@@ -349,7 +349,8 @@ TestEnrollment(void)
 	CHECK(strstr(diagnosed, "\"rules\":{\"enrollment\":\"required\",\"windows\":["
 				  "{\"start_date\":\"2026-02-01\",\"end_date\":\"2026-02-28\"},"
 				  "{\"start_date\":\"2026-06-01\",\"end_date\":null}],"
-				  "\"transactions_outside_windows\":2,\"requirements\":[],\"qualified\":true,\"limits\":null}}") != NULL);
+				  "\"transactions_outside_windows\":2,\"requirements\":[],\"qualified\":true,\"limits\":null,"
+				  "\"incentive_amount\":null}}") != NULL);
 
 	/* not enrolled: nothing */
 	Run(STANDARD("percent_of_amount", "percent", "10", ",'enrollment':'required'"), "r2", txns, 5, &r);

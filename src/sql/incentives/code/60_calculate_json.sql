@@ -16,6 +16,8 @@ DECLARE
     v_stored      boolean;
     v_problem     text;
     v_relation    regclass;
+    v_enrollments jsonb;
+    v_rules       jsonb;
     v_result      jsonb;
 BEGIN
     IF request IS NULL OR jsonb_typeof(request) <> 'object' THEN
@@ -161,6 +163,85 @@ BEGIN
         RAISE EXCEPTION 'invalid request: %', v_problem USING ERRCODE = 'invalid_parameter_value';
     END IF;
 
+    -- enrollments: optional array of enrollment windows, added to the
+    -- stored ones for this call (docs/reference.md, Enrollment): a what-if
+    -- of a participant not enrolled yet.
+    CASE COALESCE(jsonb_typeof(request -> 'enrollments'), 'null')
+        WHEN 'null'  THEN v_enrollments := '[]';
+        WHEN 'array' THEN v_enrollments := request -> 'enrollments';
+        ELSE RAISE EXCEPTION 'invalid request: enrollments must be an array'
+                   USING ERRCODE = 'invalid_parameter_value';
+    END CASE;
+    SELECT format('enrollments[%s]%s', w.n - 1, f.problem) INTO v_problem
+      FROM jsonb_array_elements(v_enrollments) WITH ORDINALITY AS w(v, n)
+     CROSS JOIN LATERAL (
+        SELECT x.problem
+          FROM (VALUES
+            (0, CASE WHEN jsonb_typeof(w.v) <> 'object' THEN ' must be a JSON object' END),
+            (1, CASE WHEN jsonb_typeof(w.v) = 'object' THEN
+                  CASE COALESCE(jsonb_typeof(w.v -> 'participant_key'), 'null')
+                      WHEN 'null' THEN CASE WHEN v_participant IS NULL
+                                            THEN '.participant_key is required (the request has no participant_key)' END
+                      WHEN 'string' THEN CASE WHEN v_participant IS NOT NULL
+                                               AND w.v ->> 'participant_key' <> v_participant
+                                              THEN '.participant_key must equal the request''s participant_key' END
+                      ELSE '.participant_key must be a string' END END),
+            (2, CASE WHEN jsonb_typeof(w.v) = 'object' THEN
+                  CASE COALESCE(jsonb_typeof(w.v -> 'offer_key'), 'null')
+                      WHEN 'null' THEN '.offer_key is required'
+                      WHEN 'string' THEN NULL
+                      ELSE '.offer_key must be a string' END END),
+            (3, CASE WHEN jsonb_typeof(w.v) = 'object' THEN
+                  CASE COALESCE(jsonb_typeof(w.v -> 'start_date'), 'null')
+                      WHEN 'null' THEN '.start_date is required'
+                      WHEN 'string' THEN
+                        CASE WHEN NOT incentives_internal.calculate_is_date(w.v ->> 'start_date')
+                             THEN '.start_date must be a date (YYYY-MM-DD)' END
+                      ELSE '.start_date must be a date (YYYY-MM-DD)' END END),
+            (4, CASE WHEN jsonb_typeof(w.v) = 'object' THEN
+                  CASE COALESCE(jsonb_typeof(w.v -> 'end_date'), 'null')
+                      WHEN 'null' THEN NULL
+                      WHEN 'string' THEN
+                        CASE WHEN NOT incentives_internal.calculate_is_date(w.v ->> 'end_date')
+                             THEN '.end_date must be a date (YYYY-MM-DD)' END
+                      ELSE '.end_date must be a date (YYYY-MM-DD)' END END),
+            (5, CASE WHEN jsonb_typeof(w.v) = 'object'
+                      AND jsonb_typeof(w.v -> 'start_date') = 'string'
+                      AND jsonb_typeof(w.v -> 'end_date') = 'string'
+                      AND incentives_internal.calculate_is_date(w.v ->> 'start_date')
+                      AND incentives_internal.calculate_is_date(w.v ->> 'end_date')
+                      AND (w.v ->> 'end_date')::date < (w.v ->> 'start_date')::date
+                     THEN '.end_date must not be before start_date' END)
+          ) AS x(k, problem)
+         WHERE x.problem IS NOT NULL
+         ORDER BY x.k
+         LIMIT 1) AS f
+     ORDER BY w.n
+     LIMIT 1;
+    IF v_problem IS NOT NULL THEN
+        RAISE EXCEPTION 'invalid request: %', v_problem USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    -- Two windows of one participant and offer in the request may not
+    -- overlap (both ends inclusive, no end_date: open ended).
+    SELECT format('enrollments[%s] overlaps enrollments[%s] (participant "%s", offer "%s")',
+                  b.n - 1, a.n - 1, b.participant_key, b.offer_key) INTO v_problem
+      FROM (SELECT w.n, COALESCE(w.v ->> 'participant_key', v_participant) AS participant_key,
+                   w.v ->> 'offer_key' AS offer_key, (w.v ->> 'start_date')::date AS start_date,
+                   COALESCE((w.v ->> 'end_date')::date, 'infinity') AS end_date
+              FROM jsonb_array_elements(v_enrollments) WITH ORDINALITY AS w(v, n)) AS a
+      JOIN (SELECT w.n, COALESCE(w.v ->> 'participant_key', v_participant) AS participant_key,
+                   w.v ->> 'offer_key' AS offer_key, (w.v ->> 'start_date')::date AS start_date,
+                   COALESCE((w.v ->> 'end_date')::date, 'infinity') AS end_date
+              FROM jsonb_array_elements(v_enrollments) WITH ORDINALITY AS w(v, n)) AS b
+        ON b.n > a.n AND b.participant_key = a.participant_key AND b.offer_key = a.offer_key
+       AND b.start_date <= a.end_date AND a.start_date <= b.end_date
+     ORDER BY b.n, a.n
+     LIMIT 1;
+    IF v_problem IS NOT NULL THEN
+        RAISE EXCEPTION 'invalid request: %', v_problem USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
     -- The what-if transactions live in a temporary table for this call only
     -- (dropped below, or with the transaction on error).
     CREATE TEMPORARY TABLE incentives_request_transactions (
@@ -218,14 +299,29 @@ BEGIN
                                          e.incentive_rate_key COLLATE "C", e.transaction_id COLLATE "C"),
                       '[]'::jsonb))
       INTO v_result
-      FROM incentives.incentive_calculate(v_participant, v_properties, v_offer_keys, v_relation) AS e;
+      FROM incentives_internal.calculate_request(v_participant, v_properties, v_offer_keys,
+                                                 v_relation, v_enrollments) AS e;
+
+    -- The program rules' state of the offers that have any (enrollment
+    -- windows used, requirements against their minimums, limits), per
+    -- participant, as the engine diagnosed them.
+    SELECT jsonb_agg(jsonb_build_object('participant_key', d.participant_key,
+                                        'offer_key', d.offer_key) || (d.diagnostics -> 'rules')
+                     ORDER BY d.participant_key COLLATE "C", d.offer_key COLLATE "C")
+      INTO v_rules
+      FROM incentives_internal.diagnostics_request(v_participant, v_properties, v_offer_keys,
+                                                   v_relation, v_enrollments) AS d
+     WHERE d.diagnostics ? 'rules';
+    IF v_rules IS NOT NULL THEN
+        v_result := v_result || jsonb_build_object('rules', v_rules);
+    END IF;
 
     EXECUTE format('DROP TABLE %s', v_relation);
     RETURN v_result;
 END
 $function$;
 COMMENT ON FUNCTION incentives.calculate(jsonb) IS
-  'What-if calculation: {participant_key, properties, offer_keys, transactions: [...], include_stored} with inline transactions returns {"potential_earnings": [earning rows as JSON objects]}, the numbers incentive_calculate gives on the same data; writes nothing permanent; a bad request raises 22023 naming the field';
+  'What-if calculation: {participant_key, properties, offer_keys, transactions: [...], include_stored, enrollments: [...]} with inline transactions (and enrollment windows added to the stored ones) returns {"potential_earnings": [earning rows as JSON objects]}, the numbers incentive_calculate gives on the same data, and "rules": the program rules'' state per participant and offer when an offer has any; writes nothing permanent; a bad request raises 22023 naming the field';
 
 CREATE FUNCTION incentives_internal.calculate_is_date(value text)
 RETURNS boolean
