@@ -19,6 +19,9 @@ DECLARE
     v_enrollments jsonb;
     v_rules       jsonb;
     v_result      jsonb;
+    v_message     text;
+    v_detail      text;
+    v_hint        text;
 BEGIN
     IF request IS NULL OR jsonb_typeof(request) <> 'object' THEN
         RAISE EXCEPTION 'invalid request: the request must be a JSON object'
@@ -63,6 +66,16 @@ BEGIN
             END IF;
             SELECT COALESCE(array_agg(k.v ORDER BY k.n), '{}') INTO v_offer_keys
               FROM jsonb_array_elements_text(request -> 'offer_keys') WITH ORDINALITY AS k(v, n);
+            -- every key names an offer (the calculation would refuse it
+            -- too, but without the request's path)
+            SELECT format('offer_keys[%s] names no offer ("%s")', k.n - 1, k.v) INTO v_problem
+              FROM unnest(v_offer_keys) WITH ORDINALITY AS k(v, n)
+             WHERE NOT EXISTS (SELECT FROM incentives.offers AS o WHERE o.offer_key = k.v)
+             ORDER BY k.n
+             LIMIT 1;
+            IF v_problem IS NOT NULL THEN
+                RAISE EXCEPTION 'invalid request: %', v_problem USING ERRCODE = 'invalid_parameter_value';
+            END IF;
         ELSE RAISE EXCEPTION 'invalid request: offer_keys must be an array of strings'
                    USING ERRCODE = 'invalid_parameter_value';
     END CASE;
@@ -289,18 +302,38 @@ BEGIN
             SELECT s.transaction_id, s.participant_key, s.transaction_type, s.transaction_date,
                    s.sku_key, s.quantity, s.uom_key, s.amount
               FROM incentives.transactions AS s
-             WHERE s.participant_key = $1$sql$, v_relation)
+             WHERE s.participant_key COLLATE "C" = $1$sql$, v_relation)   -- the participant index
         USING v_participant;
     END IF;
 
-    SELECT jsonb_build_object('potential_earnings',
-             COALESCE(jsonb_agg(to_jsonb(e)
-                                ORDER BY e.participant_key COLLATE "C", e.offer_key COLLATE "C",
-                                         e.incentive_rate_key COLLATE "C", e.transaction_id COLLATE "C"),
-                      '[]'::jsonb))
-      INTO v_result
-      FROM incentives_internal.calculate_request(v_participant, v_properties, v_offer_keys,
-                                                 v_relation, v_enrollments) AS e;
+    BEGIN
+        SELECT jsonb_build_object('potential_earnings',
+                 COALESCE(jsonb_agg(to_jsonb(e)
+                                    ORDER BY e.participant_key COLLATE "C", e.offer_key COLLATE "C",
+                                             e.incentive_rate_key COLLATE "C", e.transaction_id COLLATE "C"),
+                          '[]'::jsonb))
+          INTO v_result
+          FROM incentives_internal.calculate_request(v_participant, v_properties, v_offer_keys,
+                                                     v_relation, v_enrollments) AS e;
+    EXCEPTION WHEN data_exception THEN
+        -- The data cannot be calculated (a number past the engine's range,
+        -- a unit without conversion, ...): say where in the request.
+        GET STACKED DIAGNOSTICS v_message = MESSAGE_TEXT, v_detail = PG_EXCEPTION_DETAIL,
+                                v_hint = PG_EXCEPTION_HINT;
+        v_problem := incentives_internal.calculate_fault(v_participant, v_properties, v_offer_keys, v_lines,
+                                                         v_enrollments);
+        v_message := format('invalid request: %s cannot be calculated: %s', v_problem, v_message);
+        IF v_detail <> '' AND v_hint <> '' THEN
+            RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value', MESSAGE = v_message,
+                                  DETAIL = v_detail, HINT = v_hint;
+        ELSIF v_detail <> '' THEN
+            RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value', MESSAGE = v_message, DETAIL = v_detail;
+        ELSIF v_hint <> '' THEN
+            RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value', MESSAGE = v_message, HINT = v_hint;
+        ELSE
+            RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value', MESSAGE = v_message;
+        END IF;
+    END;
 
     -- The program rules' state of the offers that have any (enrollment
     -- windows used, requirements against their minimums, limits), per
@@ -321,7 +354,110 @@ BEGIN
 END
 $function$;
 COMMENT ON FUNCTION incentives.calculate(jsonb) IS
-  'What-if calculation: {participant_key, properties, offer_keys, transactions: [...], include_stored, enrollments: [...]} with inline transactions (and enrollment windows added to the stored ones) returns {"potential_earnings": [earning rows as JSON objects]}, the numbers incentive_calculate gives on the same data, and "rules": the program rules'' state per participant and offer when an offer has any; writes nothing permanent; a bad request raises 22023 naming the field';
+  'What-if calculation: {participant_key, properties, offer_keys, transactions: [...], include_stored, enrollments: [...]} with inline transactions (and enrollment windows added to the stored ones) returns {"potential_earnings": [earning rows as JSON objects]}, the numbers incentive_calculate gives on the same data, and "rules": the program rules'' state per participant and offer when an offer has any; writes nothing permanent; a bad request, or one whose data cannot be calculated, raises 22023 "invalid request: <path> ..." naming the field, transaction or property';
+
+CREATE FUNCTION incentives_internal.calculate_fault(
+    participant_key text,
+    properties      jsonb,
+    offer_keys      text[],
+    transactions    jsonb,
+    enrollments     jsonb)
+RETURNS text
+LANGUAGE plpgsql
+VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    v_key      text;
+    v_n        integer;
+    v_low      integer;
+    v_high     integer;
+    v_relation regclass;
+BEGIN
+    -- Called by incentives.calculate after its calculation failed on the
+    -- data; each probe below is that calculation on part of the request.
+    CREATE TEMPORARY TABLE incentives_request_probe (
+        transaction_id   text NOT NULL,
+        participant_key  text NOT NULL,
+        transaction_type text NOT NULL,
+        transaction_date date NOT NULL,
+        sku_key          text NOT NULL,
+        quantity         numeric NOT NULL,
+        uom_key          text NOT NULL,
+        amount           numeric NOT NULL
+    ) ON COMMIT DROP;
+    v_relation := to_regclass('pg_temp.incentives_request_probe');
+
+    -- the properties alone (no transaction), then each property alone
+    BEGIN
+        PERFORM count(*) FROM incentives_internal.calculate_request($1, $2, $3, v_relation, $5);
+    EXCEPTION WHEN data_exception THEN
+        FOR v_key IN SELECT p.key FROM jsonb_each($2) AS p ORDER BY p.key COLLATE "C" LOOP
+            BEGIN
+                PERFORM count(*) FROM incentives_internal.calculate_request($1, jsonb_build_object(v_key, $2 -> v_key),
+                                                                            $3, v_relation, $5);
+            EXCEPTION WHEN data_exception THEN
+                RETURN format('properties.%s', v_key);
+            END;
+        END LOOP;
+        RETURN 'properties';
+    END;
+
+    -- The shortest run of inline transactions, from the first, whose
+    -- calculation fails: its last one is at fault (alone, or as the one
+    -- that tips a sum over).  Binary search: log2(n) + 1 probes.
+    v_low := 0;                          -- no transaction: calculates
+    v_high := jsonb_array_length($4);
+    IF NOT incentives_internal.calculate_fails($1, $2, $3, $4, v_high, v_relation, $5) THEN
+        RETURN 'the transactions';       -- only with the stored ones
+    END IF;
+    WHILE v_high - v_low > 1 LOOP
+        v_n := (v_low + v_high) / 2;
+        IF incentives_internal.calculate_fails($1, $2, $3, $4, v_n, v_relation, $5) THEN
+            v_high := v_n;
+        ELSE
+            v_low := v_n;
+        END IF;
+    END LOOP;
+    RETURN format('transactions[%s]', v_high - 1);
+END
+$function$;
+COMMENT ON FUNCTION incentives_internal.calculate_fault(text, jsonb, text[], jsonb, jsonb) IS
+  'Part of incentives.calculate (call that, not this): after its calculation failed on the data, the path of the request''s part at fault: properties.KEY, transactions[i] (the last of the shortest failing run from the first), or "the transactions" when they fail only with the stored ones';
+
+CREATE FUNCTION incentives_internal.calculate_fails(
+    participant_key text,
+    properties      jsonb,
+    offer_keys      text[],
+    transactions    jsonb,
+    first_n         integer,
+    probe           regclass,
+    enrollments     jsonb)
+RETURNS boolean
+LANGUAGE plpgsql
+VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+BEGIN
+    -- Part of incentives_internal.calculate_fault: does the calculation of
+    -- the request's first first_n inline transactions fail on the data?
+    EXECUTE format('TRUNCATE %s', $6);
+    EXECUTE format($sql$
+        INSERT INTO %s
+        SELECT t.v ->> 'transaction_id', COALESCE(t.v ->> 'participant_key', $2), t.v ->> 'transaction_type',
+               (t.v ->> 'transaction_date')::date, t.v ->> 'sku_key', (t.v ->> 'quantity')::numeric,
+               t.v ->> 'uom_key', (t.v ->> 'amount')::numeric
+          FROM jsonb_array_elements($1) WITH ORDINALITY AS t(v, n)
+         WHERE t.n <= $3$sql$, $6)
+    USING $4, $1, $5;
+    PERFORM count(*) FROM incentives_internal.calculate_request($1, $2, $3, $6, $7);
+    RETURN false;
+EXCEPTION WHEN data_exception THEN
+    RETURN true;
+END
+$function$;
+COMMENT ON FUNCTION incentives_internal.calculate_fails(text, jsonb, text[], jsonb, integer, regclass, jsonb) IS
+  'Part of incentives_internal.calculate_fault: whether the calculation of the first first_n inline transactions of a request fails on the data (probe: the temporary table to fill)';
 
 CREATE FUNCTION incentives_internal.calculate_is_date(value text)
 RETURNS boolean

@@ -27,6 +27,57 @@ BEGIN
 END
 $upgrade$;
 
+-- The shipped unit conversions survive pg_dump/pg_restore as they are
+-- (state/10_reference.sql, code/12_uom_conversions.sql): the shipped pairs
+-- get a table of their own, and what became of each in this database
+-- (edited or deleted under 0.1.0) is recorded now.
+CREATE TABLE incentives_internal.shipped_uom_conversions (
+    from_uom_key text NOT NULL,
+    to_uom_key   text NOT NULL,
+    factor       numeric NOT NULL,
+    PRIMARY KEY (from_uom_key, to_uom_key)
+);
+COMMENT ON TABLE incentives_internal.shipped_uom_conversions IS
+  'The unit conversions this version of the extension ships (copied into incentives.uom_conversions by CREATE EXTENSION); extension data, not dumped';
+COMMENT ON COLUMN incentives_internal.shipped_uom_conversions.from_uom_key IS 'Unit converted from';
+COMMENT ON COLUMN incentives_internal.shipped_uom_conversions.to_uom_key IS 'Unit converted to';
+COMMENT ON COLUMN incentives_internal.shipped_uom_conversions.factor IS 'The shipped factor';
+INSERT INTO incentives_internal.shipped_uom_conversions (from_uom_key, to_uom_key, factor) VALUES
+    ('gal', 'qt', 4),
+    ('gal', 'pt', 8),
+    ('gal', 'fl_oz', 128),
+    ('gal', 'l', 3.785411784),
+    ('l', 'ml', 1000),
+    ('lb', 'oz', 16),
+    ('ton', 'lb', 2000),
+    ('kg', 'g', 1000),
+    ('lb', 'kg', 0.45359237);
+
+CREATE TABLE incentives.uom_conversion_changes (
+    from_uom_key text NOT NULL,
+    to_uom_key   text NOT NULL,
+    factor       numeric,
+    PRIMARY KEY (from_uom_key, to_uom_key),
+    FOREIGN KEY (from_uom_key, to_uom_key)
+        REFERENCES incentives_internal.shipped_uom_conversions (from_uom_key, to_uom_key)
+);
+COMMENT ON TABLE incentives.uom_conversion_changes IS
+  'Edits and deletions of the shipped unit conversions (maintained by a trigger on incentives.uom_conversions), so that pg_dump/pg_restore reproduces incentives.uom_conversions exactly';
+COMMENT ON COLUMN incentives.uom_conversion_changes.from_uom_key IS 'Unit converted from (a shipped pair)';
+COMMENT ON COLUMN incentives.uom_conversion_changes.to_uom_key IS 'Unit converted to (a shipped pair)';
+COMMENT ON COLUMN incentives.uom_conversion_changes.factor IS 'The factor the pair has now; NULL when the row was deleted';
+INSERT INTO incentives.uom_conversion_changes (from_uom_key, to_uom_key, factor)
+SELECT s.from_uom_key, s.to_uom_key, c.factor
+  FROM incentives_internal.shipped_uom_conversions AS s
+  LEFT JOIN incentives.uom_conversions AS c
+    ON c.from_uom_key OPERATOR(pg_catalog.=) s.from_uom_key
+   AND c.to_uom_key OPERATOR(pg_catalog.=) s.to_uom_key
+ WHERE c.factor::text IS DISTINCT FROM s.factor::text;
+
+SELECT pg_catalog.pg_extension_config_dump('incentives.uom_conversions',
+  $$WHERE (from_uom_key, to_uom_key) NOT IN (SELECT s.from_uom_key, s.to_uom_key FROM incentives_internal.shipped_uom_conversions AS s)$$);
+SELECT pg_catalog.pg_extension_config_dump('incentives.uom_conversion_changes', '');
+
 -- Enrollments (docs/reference.md, Enrollment), as state/40_enrollments.sql
 -- creates them in a fresh install.
 CREATE TABLE incentives.enrollments (
