@@ -11,6 +11,9 @@
  * a calculation; a what-if request may add windows of its own (a jsonb
  * array, already validated by incentives.calculate).  The windows are
  * kept per (participant, offer) in start_date order in the call's memory.
+ * A database whose extension is still at a version without the table
+ * (this library loaded before ALTER EXTENSION ... UPDATE) has no stored
+ * windows: nobody is enrolled there.
  *
  * The overlap check runs after each inserted or updated row.  It first
  * takes a transaction-level advisory lock on the (participant, offer)
@@ -28,8 +31,10 @@
 #include "common/hashfn.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "catalog/namespace.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
@@ -48,6 +53,15 @@ static char *
 PairKey(const char *participant, const char *offer)
 {
 	return psprintf("%s\037%s", participant, offer);
+}
+
+/* StoredTable: does incentives.enrollments exist (see the file header)? */
+static bool
+StoredTable(void)
+{
+	Oid			nsp = get_namespace_oid("incentives", true);
+
+	return OidIsValid(nsp) && OidIsValid(get_relname_relid("enrollments", nsp));
 }
 
 /*
@@ -82,20 +96,22 @@ pg_enrollments_load(PgEnrollments *en, const IncEngine *e, const char *participa
 		args[2] = JsonbPGetDatum(request);
 		nulls[2] = ' ';
 	}
-	if (SPI_execute_with_args("SELECT w.participant_key, w.offer_key, w.start_date, w.end_date"
-							  " FROM (SELECT n.participant_key, n.offer_key, n.start_date, n.end_date"
-							  "         FROM incentives.enrollments AS n"
-							  "        WHERE n.offer_key OPERATOR(pg_catalog.=) ANY ($1)"
-							  "          AND ($2 IS NULL OR n.participant_key OPERATOR(pg_catalog.=) $2)"
-							  "       UNION ALL"
-							  "       SELECT COALESCE(r.w OPERATOR(pg_catalog.->>) 'participant_key', $2),"
-							  "              r.w OPERATOR(pg_catalog.->>) 'offer_key',"
-							  "              (r.w OPERATOR(pg_catalog.->>) 'start_date')::pg_catalog.date,"
-							  "              (r.w OPERATOR(pg_catalog.->>) 'end_date')::pg_catalog.date"
-							  "         FROM pg_catalog.jsonb_array_elements(COALESCE($3, '[]')) AS r(w)) AS w"
-							  " WHERE w.offer_key OPERATOR(pg_catalog.=) ANY ($1)"
-							  "   AND ($2 IS NULL OR w.participant_key OPERATOR(pg_catalog.=) $2)"
-							  " ORDER BY w.participant_key, w.offer_key, w.start_date",
+	if (SPI_execute_with_args(psprintf("SELECT w.participant_key, w.offer_key, w.start_date, w.end_date"
+									   " FROM (%s"
+									   "       SELECT COALESCE(r.w OPERATOR(pg_catalog.->>) 'participant_key', $2) AS participant_key,"
+									   "              r.w OPERATOR(pg_catalog.->>) 'offer_key' AS offer_key,"
+									   "              (r.w OPERATOR(pg_catalog.->>) 'start_date')::pg_catalog.date AS start_date,"
+									   "              (r.w OPERATOR(pg_catalog.->>) 'end_date')::pg_catalog.date AS end_date"
+									   "         FROM pg_catalog.jsonb_array_elements(COALESCE($3, '[]')) AS r(w)) AS w"
+									   " WHERE w.offer_key OPERATOR(pg_catalog.=) ANY ($1)"
+									   "   AND ($2 IS NULL OR w.participant_key OPERATOR(pg_catalog.=) $2)"
+									   " ORDER BY w.participant_key, w.offer_key, w.start_date",
+									   StoredTable() ?
+									   "SELECT n.participant_key, n.offer_key, n.start_date, n.end_date"
+									   "  FROM incentives.enrollments AS n"
+									   " WHERE n.offer_key OPERATOR(pg_catalog.=) ANY ($1)"
+									   "   AND ($2 IS NULL OR n.participant_key OPERATOR(pg_catalog.=) $2)"
+									   " UNION ALL" : ""),
 							  3, argtypes, args, nulls, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read incentives.enrollments");
 

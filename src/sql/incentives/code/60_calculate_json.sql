@@ -315,6 +315,23 @@ BEGIN
           INTO v_result
           FROM incentives_internal.calculate_request(v_participant, v_properties, v_offer_keys,
                                                      v_relation, v_enrollments) AS e;
+        -- The program rules' state of the offers that have any (enrollment
+        -- windows used, requirements against their minimums, limits), per
+        -- participant, as the engine diagnosed them; only asked for when a
+        -- requested offer has rules (incentives.programs, from the
+        -- compiled offers).
+        IF EXISTS (SELECT 1 FROM incentives.programs AS p
+                    WHERE (v_offer_keys IS NULL OR p.offer_key = ANY (v_offer_keys))
+                      AND (p.enrollment = 'required' OR p.requirements <> '[]'::jsonb
+                           OR p.limit_minimum IS NOT NULL OR p.limit_maximum IS NOT NULL)) THEN
+            SELECT jsonb_agg(jsonb_build_object('participant_key', d.participant_key,
+                                                'offer_key', d.offer_key) || (d.diagnostics -> 'rules')
+                             ORDER BY d.participant_key COLLATE "C", d.offer_key COLLATE "C")
+              INTO v_rules
+              FROM incentives_internal.diagnostics_request(v_participant, v_properties, v_offer_keys,
+                                                           v_relation, v_enrollments) AS d
+             WHERE d.diagnostics ? 'rules';
+        END IF;
     EXCEPTION WHEN data_exception THEN
         -- The data cannot be calculated (a number past the engine's range,
         -- a unit without conversion, ...): say where in the request.
@@ -335,16 +352,6 @@ BEGIN
         END IF;
     END;
 
-    -- The program rules' state of the offers that have any (enrollment
-    -- windows used, requirements against their minimums, limits), per
-    -- participant, as the engine diagnosed them.
-    SELECT jsonb_agg(jsonb_build_object('participant_key', d.participant_key,
-                                        'offer_key', d.offer_key) || (d.diagnostics -> 'rules')
-                     ORDER BY d.participant_key COLLATE "C", d.offer_key COLLATE "C")
-      INTO v_rules
-      FROM incentives_internal.diagnostics_request(v_participant, v_properties, v_offer_keys,
-                                                   v_relation, v_enrollments) AS d
-     WHERE d.diagnostics ? 'rules';
     IF v_rules IS NOT NULL THEN
         v_result := v_result || jsonb_build_object('rules', v_rules);
     END IF;
