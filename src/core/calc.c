@@ -222,32 +222,50 @@ inc_pay_rate(IncCalculator calc, const IncDec *rate)
 	return inc_dec_trim(&d);
 }
 
-/* inc_calc_emit: round a row's figures and hand it over; its incentive_amount. */
-IncDec
-inc_calc_emit(IncCalc *c, const IncOffer *offer, const IncTxn *t, const IncRowFigures *f)
+/*
+ * EffectiveRate: the row's effective rate from its reported (rounded)
+ * figures: incentive_amount / incentivized_amount to 4 places, NULL when
+ * incentivized_amount is 0.  Both are at scale 2, so the rate is the ratio
+ * of their coefficients (the fast path), or the same with big rationals.
+ */
+static void
+EffectiveRate(IncRow *row)
 {
-	IncRowValues v;
-	IncDec		contribution;
-
-	v.rate_key = f->rate_key;
-	v.rate_measure = f->rate_measure;
-	v.rate_value = f->rate_value;
-	v.pay_rate = f->pay_rate;
-	v.incentivized_quantity = inc_rat_to_dec(f->incentivized_quantity, 6);
-	v.incentivized_amount = inc_rat_to_dec(f->incentivized_amount, 2);
-	v.incentive_amount = inc_rat_to_dec(f->incentive_amount, 2);
-	v.contribution = NULL;
-	if (f->contribution)
+	row->effective_rate_null = row->incentivized_amount.coef == 0;
+	row->effective_rate.coef = 0;
+	row->effective_rate.scale = 4;
+	if (!row->effective_rate_null)
 	{
-		contribution = inc_rat_to_dec(f->contribution, 6);
-		v.contribution = &contribution;
+		IncQ		q;
+
+		q.num = row->incentive_amount.coef;
+		q.den = row->incentivized_amount.coef;
+		if (q.den < 0)
+		{
+			q.num = -q.num;
+			q.den = -q.den;
+		}
+		if (!inc_fast() || !inc_q_round(&q, 4, &row->effective_rate))
+		{
+			IncRat		amount,
+						incentive;
+
+			inc_rat_from_dec(&amount, &row->incentivized_amount);
+			inc_rat_from_dec(&incentive, &row->incentive_amount);
+			inc_rat_div(&incentive, &incentive, &amount);
+			row->effective_rate = inc_rat_to_dec(&incentive, 4);
+		}
 	}
-	return inc_calc_emit_values(c, offer, t, &v);
 }
 
-/* inc_calc_emit_values: a row of rounded figures, with its effective rate. */
-IncDec
-inc_calc_emit_values(IncCalc *c, const IncOffer *offer, const IncTxn *t, const IncRowValues *v)
+/*
+ * Emit: a row of rounded figures, with its effective rate, to the host --
+ * or, while an offer's program rules hold its rows, to c->hold with its
+ * exact incentive amount.  Returns the reported incentive_amount.
+ */
+static IncDec
+Emit(IncCalc *c, const IncOffer *offer, const IncTxn *t, const IncRowValues *v,
+	 const IncRat *exact)
 {
 	IncRow		row;
 
@@ -270,36 +288,59 @@ inc_calc_emit_values(IncCalc *c, const IncOffer *offer, const IncTxn *t, const I
 		row.contribution.coef = 1000000;
 		row.contribution.scale = 6;
 	}
-
-	/* the effective rate comes from the reported (rounded) figures */
-	row.effective_rate_null = row.incentivized_amount.coef == 0;
-	row.effective_rate.coef = 0;
-	row.effective_rate.scale = 4;
-	if (!row.effective_rate_null)
-	{
-		IncQ		q;
-
-		/* both at scale 2: the ratio of the coefficients */
-		q.num = row.incentive_amount.coef;
-		q.den = row.incentivized_amount.coef;
-		if (q.den < 0)
-		{
-			q.num = -q.num;
-			q.den = -q.den;
-		}
-		if (!inc_fast() || !inc_q_round(&q, 4, &row.effective_rate))
-		{
-			IncRat		amount,
-						incentive;
-
-			inc_rat_from_dec(&amount, &row.incentivized_amount);
-			inc_rat_from_dec(&incentive, &row.incentive_amount);
-			inc_rat_div(&incentive, &incentive, &amount);
-			row.effective_rate = inc_rat_to_dec(&incentive, 4);
-		}
-	}
-	c->emit(c->emit_ctx, &row);
+	EffectiveRate(&row);
+	if (c->hold)
+		c->hold(c->hold_ctx, &row, exact);
+	else
+		c->emit(c->emit_ctx, &row);
 	return row.incentive_amount;
+}
+
+/* inc_calc_emit: round a row's figures and hand it over; its incentive_amount. */
+IncDec
+inc_calc_emit(IncCalc *c, const IncOffer *offer, const IncTxn *t, const IncRowFigures *f)
+{
+	IncRowValues v;
+	IncDec		contribution;
+
+	v.rate_key = f->rate_key;
+	v.rate_measure = f->rate_measure;
+	v.rate_value = f->rate_value;
+	v.pay_rate = f->pay_rate;
+	v.incentivized_quantity = inc_rat_to_dec(f->incentivized_quantity, 6);
+	v.incentivized_amount = inc_rat_to_dec(f->incentivized_amount, 2);
+	v.incentive_amount = inc_rat_to_dec(f->incentive_amount, 2);
+	v.contribution = NULL;
+	if (f->contribution)
+	{
+		contribution = inc_rat_to_dec(f->contribution, 6);
+		v.contribution = &contribution;
+	}
+	return Emit(c, offer, t, &v, f->incentive_amount);
+}
+
+/* inc_calc_emit_values: a row of rounded figures; exact as a big rational when held. */
+IncDec
+inc_calc_emit_values(IncCalc *c, const IncOffer *offer, const IncTxn *t, const IncRowValues *v,
+					 const IncQ *exact)
+{
+	IncRat		r;
+
+	if (c->hold == NULL)
+		return Emit(c, offer, t, v, NULL);
+	inc_q_to_rat(&r, exact);
+	return Emit(c, offer, t, v, &r);
+}
+
+/* inc_calc_emit_held: a held row with its final incentive_amount, to the host. */
+void
+inc_calc_emit_held(IncCalc *c, IncRow *row, const IncDec *incentive_amount)
+{
+	if (c->tick)
+		c->tick();
+	row->incentive_amount = *incentive_amount;
+	EffectiveRate(row);
+	c->emit(c->emit_ctx, row);
 }
 
 /* inc_calc_rate_figures: quantity, base and incentive of a rate for t. */
@@ -309,19 +350,31 @@ inc_calc_rate_figures(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 {
 	IncRat		r;
 
+	inc_rat_from_dec(&r, rate);
+	inc_calc_rate_figures_rat(c, offer, t, &r, quantity, base, incentive);
+}
+
+/*
+ * inc_calc_rate_figures_rat: base x rate / 100 (percent_of_amount) or
+ * quantity x rate (dollars_per_unit), for an exact rate.
+ */
+void
+inc_calc_rate_figures_rat(IncCalc *c, const IncOffer *offer, const IncTxn *t,
+						  const IncRat *rate, IncRat *quantity, IncRat *base,
+						  IncRat *incentive)
+{
 	inc_calc_sku_quantity(c, t, quantity);
 	inc_calc_base_amount(c, offer, t, quantity, base);
-	inc_rat_from_dec(&r, rate);
 	if (offer->calculator == INC_PERCENT_OF_AMOUNT)
 	{
 		IncRat		hundred;
 
 		inc_rat_from_int(&hundred, 100);
-		inc_rat_mul(incentive, base, &r);
+		inc_rat_mul(incentive, base, rate);
 		inc_rat_div(incentive, incentive, &hundred);
 	}
 	else
-		inc_rat_mul(incentive, quantity, &r);
+		inc_rat_mul(incentive, quantity, rate);
 }
 
 /*
@@ -352,7 +405,7 @@ inc_calc_emit_rate_row(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 		v.rate_value = rate;
 		v.pay_rate = *pay_rate;
 		v.contribution = NULL;
-		return inc_calc_emit_values(c, offer, t, &v);
+		return inc_calc_emit_values(c, offer, t, &v, &i);
 	}
 	inc_calc_rate_figures(c, offer, t, rate, &quantity, &base, &incentive);
 	f.rate_key = rate_key;

@@ -33,6 +33,14 @@ typedef struct IncPosition
 	const IncTxn *txn;
 } IncPosition;
 
+/*
+ * IncHoldFn: where rows go instead of the host while an offer with
+ * requirements or limits is calculated (rules.c keeps them until the
+ * participant's total is known): the row as rounded, and its exact
+ * incentive amount.
+ */
+typedef void (*IncHoldFn) (void *ctx, const IncRow *row, const IncRat *exact_amount);
+
 /* One participant's calculation in progress. */
 typedef struct IncCalc
 {
@@ -48,6 +56,10 @@ typedef struct IncCalc
 	IncTickFn	tick;			/* may be NULL */
 	bool		diagnostics;	/* strategies keep what their diagnose reports */
 	IncPosition *position;
+	IncHoldFn	hold;			/* NULL, or where inc_calc_emit hands rows */
+	void	   *hold_ctx;
+	IncEnrollmentFn enrollments;	/* may be NULL: nobody is enrolled */
+	void	   *enrollments_ctx;
 } IncCalc;
 
 /* inc_calc_at: the calculation is now working on transaction t (NULL: none). */
@@ -88,7 +100,8 @@ typedef struct IncRowFigures
 
 /*
  * inc_calc_emit: round a row's figures (docs/reference.md, Rounding) and
- * pass it to the host; returns the incentive_amount as reported.
+ * pass it to the host (to c->hold when set); returns the incentive_amount
+ * as reported.
  */
 extern IncDec inc_calc_emit(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 							const IncRowFigures *f);
@@ -107,11 +120,12 @@ typedef struct IncRowValues
 } IncRowValues;
 
 /*
- * inc_calc_emit_values: the row of figures rounded already (by the fast
- * path, or by inc_calc_emit); returns its incentive_amount.
+ * inc_calc_emit_values: the row of figures rounded already by the fast
+ * path; exact is its incentive amount before rounding (what c->hold gets,
+ * for the program rules' limits).  Returns its incentive_amount.
  */
 extern IncDec inc_calc_emit_values(IncCalc *c, const IncOffer *offer, const IncTxn *t,
-								   const IncRowValues *v);
+								   const IncRowValues *v, const IncQ *exact);
 
 /*
  * The fast path (fixed.h) of the figures above: each returns false when a
@@ -128,12 +142,27 @@ extern bool inc_calc_rate_figures_q(IncCalc *c, const IncOffer *offer, const Inc
 									IncQ *incentive);
 
 /*
+ * inc_calc_emit_held: pass a held row to the host with a new reported
+ * incentive_amount (scale 2), its effective rate computed again from the
+ * reported figures (rules.c, after the limits).
+ */
+extern void inc_calc_emit_held(IncCalc *c, IncRow *row, const IncDec *incentive_amount);
+
+/*
  * The figures of a percent_of_amount or dollars_per_unit rate for t:
  * incentivized quantity, base amount and incentive.
  */
 extern void inc_calc_rate_figures(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 								  const IncDec *rate, IncRat *quantity, IncRat *base,
 								  IncRat *incentive);
+
+/*
+ * inc_calc_rate_figures_rat: the same for an exact rational rate (the
+ * blended rate of incremental tiers).
+ */
+extern void inc_calc_rate_figures_rat(IncCalc *c, const IncOffer *offer, const IncTxn *t,
+									  const IncRat *rate, IncRat *quantity, IncRat *base,
+									  IncRat *incentive);
 
 /*
  * The row of a percent_of_amount or dollars_per_unit rate for t; returns

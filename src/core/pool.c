@@ -132,6 +132,7 @@ PoolFast(IncCalc *c, const IncOffer *offer, const IncIndexList *txns, const IncD
 	{
 		const IncTxn *t = &c->txns[txns->items[i]];
 		IncDec		amount;
+		IncQ		exact;
 
 		inc_calc_at(c, t);
 		rows[i].rate_key = rate_key;
@@ -139,7 +140,10 @@ PoolFast(IncCalc *c, const IncOffer *offer, const IncIndexList *txns, const IncD
 		rows[i].rate_value = pool;
 		rows[i].pay_rate = pay_rate;
 		rows[i].contribution = NULL;
-		amount = inc_calc_emit_values(c, offer, t, &rows[i]);
+		/* a pool row's exact amount is its allocated share */
+		exact.num = rows[i].incentive_amount.coef;
+		exact.den = 100;
+		amount = inc_calc_emit_values(c, offer, t, &rows[i], &exact);
 		Paid(paid, &amount);
 	}
 	return true;

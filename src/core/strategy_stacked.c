@@ -181,7 +181,7 @@ RowFast(IncCalc *c, const IncOffer *offer, const IncStack *stack, const IncSkuSe
 	v.rate_value = &pay->rate;
 	v.pay_rate = inc_pay_rate(offer->calculator, &pay->rate);
 	v.contribution = contribution;
-	inc_calc_emit_values(c, offer, t, &v);
+	inc_calc_emit_values(c, offer, t, &v, &incentive);
 	return true;
 }
 

@@ -15,6 +15,9 @@
  * incentive_diagnostics shares all of this and returns the engine's
  * diagnostics of every requested offer instead of the rows; a participant
  * named by participant_key is reported even when it has no transactions.
+ * The enrollment windows of offers that require enrollment come from
+ * enrollments.c; the what-if entry point (incentives.calculate) adds the
+ * request's own through a fifth argument of the internal variants.
  */
 #include "postgres.h"
 
@@ -31,6 +34,7 @@
 #include "calc_load.h"
 #include "compat.h"
 #include "core/engine.h"
+#include "enrollments.h"
 #include "pg_glue.h"
 #include "txn_source.h"
 
@@ -267,7 +271,9 @@ CalculationContext(void *arg)
 
 /*
  * Calculate: the body of incentive_calculate and incentive_diagnostics,
- * which share their arguments; diagnostics selects what is returned.
+ * which share their arguments; diagnostics selects what is returned.  The
+ * request variants (calculate_request, diagnostics_request) have a fifth
+ * argument, the request's enrollment windows (jsonb).
  */
 static Datum
 Calculate(FunctionCallInfo fcinfo, bool diagnostics)
@@ -275,10 +281,13 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics)
 	char	   *participant_filter = PG_ARGISNULL(0) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(0));
 	Jsonb	   *properties = PG_ARGISNULL(1) ? NULL : PG_GETARG_JSONB_P(1);
 	ArrayType  *offer_keys = PG_ARGISNULL(2) ? NULL : PG_GETARG_ARRAYTYPE_P(2);
+	Jsonb	   *request_enrollments = PG_NARGS() > 4 && !PG_ARGISNULL(4) ?
+		PG_GETARG_JSONB_P(4) : NULL;
 	Oid			relid;
 	CalcEngine	ce;
 	IncEngine  *engine;
 	CalcProperties *props;
+	PgEnrollments enrollments;
 	Output		out;
 	TxnSource  *src;
 	ErrorContextCallback context;
@@ -318,6 +327,8 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics)
 	inc_engine_set_tick(engine, Tick);
 	inc_engine_set_diagnostics(engine, diagnostics ? EmitDiagnostics : NULL, &out);
 	props = pg_calc_properties(engine, properties, participant_filter);
+	pg_enrollments_load(&enrollments, engine, participant_filter, request_enrollments);
+	inc_engine_set_enrollments(engine, pg_enrollments_lookup, &enrollments);
 
 	participant_context = AllocSetContextCreate(call_context, "incentives participant",
 												ALLOCSET_DEFAULT_SIZES);
@@ -379,6 +390,30 @@ PG_FUNCTION_INFO_V1(incentives_incentive_diagnostics);
  */
 Datum
 incentives_incentive_diagnostics(PG_FUNCTION_ARGS)
+{
+	return Calculate(fcinfo, true);
+}
+
+PG_FUNCTION_INFO_V1(incentives_calculate_request);
+
+/*
+ * incentives_calculate_request: incentive_calculate with the request's
+ * enrollment windows added (incentives.calculate's what-if).
+ */
+Datum
+incentives_calculate_request(PG_FUNCTION_ARGS)
+{
+	return Calculate(fcinfo, false);
+}
+
+PG_FUNCTION_INFO_V1(incentives_diagnostics_request);
+
+/*
+ * incentives_diagnostics_request: incentive_diagnostics with the request's
+ * enrollment windows added.
+ */
+Datum
+incentives_diagnostics_request(PG_FUNCTION_ARGS)
 {
 	return Calculate(fcinfo, true);
 }

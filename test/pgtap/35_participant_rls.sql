@@ -22,13 +22,15 @@ CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS incentives;
 RESET client_min_messages;
 TRUNCATE incentives.offers, incentives.transactions, incentives.skus,
-         incentives.participant_properties, incentives.earnings, incentives.calculation_runs;
+         incentives.participant_properties, incentives.earnings, incentives.calculation_runs,
+         incentives.enrollments;
 
 SELECT * FROM no_plan();
 
 -- ===================================================================
--- Data: a standard, a stepped (by property) and a stacked offer; four
--- participants, each with transactions and a stored property.
+-- Data: a standard, a stepped (by property) and a stacked offer, and one
+-- with program rules (enrollment, a requirement); four participants, each
+-- with transactions, a stored property and an enrollment window.
 -- ===================================================================
 INSERT INTO incentives.offers (document) VALUES
 ('{"offer_key": "rls.std", "strategy_key": "standard", "calculator_key": "percent_of_amount",
@@ -51,7 +53,13 @@ INSERT INTO incentives.offers (document) VALUES
        {"key": "b", "period_key": "p", "transaction_type": "buy",
         "conversion": {"coverage_unit": "acre", "rates": [{"sku_key": "s2", "rate": 0.25, "from": "gal"}]},
         "rates": [{"sku_key": "s2", "rate": 2, "measure": "dollars"}]}],
-     "stacks": [{"sku_set_keys": ["a", "b"]}]}}');
+     "stacks": [{"sku_set_keys": ["a", "b"]}]}}'),
+('{"offer_key": "rls.rules", "strategy_key": "standard", "calculator_key": "dollars_per_unit",
+   "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
+   "enrollment": "required",
+   "requirements": [{"key": "plan", "type": "property", "property": {"key": "plan"}, "minimum": 70}],
+   "incentives": [{"period_key": "p", "transaction_type": "buy",
+                   "rates": [{"sku_key": "s1", "rate": 1, "measure": "dollars"}]}]}');
 INSERT INTO incentives.skus (sku_key, uom_key) VALUES ('s1', 'gal'), ('s2', 'gal');
 INSERT INTO incentives.transactions VALUES
   ('A-1', 'retailer_001', 'buy', '2026-02-01', 's1', 10, 'gal', 1000.00),
@@ -65,6 +73,9 @@ INSERT INTO incentives.transactions VALUES
 INSERT INTO incentives.participant_properties VALUES
   ('retailer_001', 'plan', 60), ('retailer_002', 'plan', 120),
   ('retailer_003', 'plan', 100), ('retailer_004', 'plan', 75);
+INSERT INTO incentives.enrollments VALUES
+  ('retailer_001', 'rls.rules', '2026-01-01', NULL), ('retailer_002', 'rls.rules', '2026-01-01', NULL),
+  ('retailer_003', 'rls.rules', '2026-01-01', '2026-03-31'), ('retailer_004', 'rls.rules', '2026-05-01', NULL);
 SET client_min_messages = warning;
 CALL incentives.refresh_earnings();
 CALL incentives.refresh_earnings(participant_key => 'retailer_003');

@@ -16,6 +16,8 @@ DECLARE
     v_stored      boolean;
     v_problem     text;
     v_relation    regclass;
+    v_enrollments jsonb;
+    v_rules       jsonb;
     v_result      jsonb;
     v_message     text;
     v_detail      text;
@@ -174,6 +176,85 @@ BEGIN
         RAISE EXCEPTION 'invalid request: %', v_problem USING ERRCODE = 'invalid_parameter_value';
     END IF;
 
+    -- enrollments: optional array of enrollment windows, added to the
+    -- stored ones for this call (docs/reference.md, Enrollment): a what-if
+    -- of a participant not enrolled yet.
+    CASE COALESCE(jsonb_typeof(request -> 'enrollments'), 'null')
+        WHEN 'null'  THEN v_enrollments := '[]';
+        WHEN 'array' THEN v_enrollments := request -> 'enrollments';
+        ELSE RAISE EXCEPTION 'invalid request: enrollments must be an array'
+                   USING ERRCODE = 'invalid_parameter_value';
+    END CASE;
+    SELECT format('enrollments[%s]%s', w.n - 1, f.problem) INTO v_problem
+      FROM jsonb_array_elements(v_enrollments) WITH ORDINALITY AS w(v, n)
+     CROSS JOIN LATERAL (
+        SELECT x.problem
+          FROM (VALUES
+            (0, CASE WHEN jsonb_typeof(w.v) <> 'object' THEN ' must be a JSON object' END),
+            (1, CASE WHEN jsonb_typeof(w.v) = 'object' THEN
+                  CASE COALESCE(jsonb_typeof(w.v -> 'participant_key'), 'null')
+                      WHEN 'null' THEN CASE WHEN v_participant IS NULL
+                                            THEN '.participant_key is required (the request has no participant_key)' END
+                      WHEN 'string' THEN CASE WHEN v_participant IS NOT NULL
+                                               AND w.v ->> 'participant_key' <> v_participant
+                                              THEN '.participant_key must equal the request''s participant_key' END
+                      ELSE '.participant_key must be a string' END END),
+            (2, CASE WHEN jsonb_typeof(w.v) = 'object' THEN
+                  CASE COALESCE(jsonb_typeof(w.v -> 'offer_key'), 'null')
+                      WHEN 'null' THEN '.offer_key is required'
+                      WHEN 'string' THEN NULL
+                      ELSE '.offer_key must be a string' END END),
+            (3, CASE WHEN jsonb_typeof(w.v) = 'object' THEN
+                  CASE COALESCE(jsonb_typeof(w.v -> 'start_date'), 'null')
+                      WHEN 'null' THEN '.start_date is required'
+                      WHEN 'string' THEN
+                        CASE WHEN NOT incentives_internal.calculate_is_date(w.v ->> 'start_date')
+                             THEN '.start_date must be a date (YYYY-MM-DD)' END
+                      ELSE '.start_date must be a date (YYYY-MM-DD)' END END),
+            (4, CASE WHEN jsonb_typeof(w.v) = 'object' THEN
+                  CASE COALESCE(jsonb_typeof(w.v -> 'end_date'), 'null')
+                      WHEN 'null' THEN NULL
+                      WHEN 'string' THEN
+                        CASE WHEN NOT incentives_internal.calculate_is_date(w.v ->> 'end_date')
+                             THEN '.end_date must be a date (YYYY-MM-DD)' END
+                      ELSE '.end_date must be a date (YYYY-MM-DD)' END END),
+            (5, CASE WHEN jsonb_typeof(w.v) = 'object'
+                      AND jsonb_typeof(w.v -> 'start_date') = 'string'
+                      AND jsonb_typeof(w.v -> 'end_date') = 'string'
+                      AND incentives_internal.calculate_is_date(w.v ->> 'start_date')
+                      AND incentives_internal.calculate_is_date(w.v ->> 'end_date')
+                      AND (w.v ->> 'end_date')::date < (w.v ->> 'start_date')::date
+                     THEN '.end_date must not be before start_date' END)
+          ) AS x(k, problem)
+         WHERE x.problem IS NOT NULL
+         ORDER BY x.k
+         LIMIT 1) AS f
+     ORDER BY w.n
+     LIMIT 1;
+    IF v_problem IS NOT NULL THEN
+        RAISE EXCEPTION 'invalid request: %', v_problem USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    -- Two windows of one participant and offer in the request may not
+    -- overlap (both ends inclusive, no end_date: open ended).
+    SELECT format('enrollments[%s] overlaps enrollments[%s] (participant "%s", offer "%s")',
+                  b.n - 1, a.n - 1, b.participant_key, b.offer_key) INTO v_problem
+      FROM (SELECT w.n, COALESCE(w.v ->> 'participant_key', v_participant) AS participant_key,
+                   w.v ->> 'offer_key' AS offer_key, (w.v ->> 'start_date')::date AS start_date,
+                   COALESCE((w.v ->> 'end_date')::date, 'infinity') AS end_date
+              FROM jsonb_array_elements(v_enrollments) WITH ORDINALITY AS w(v, n)) AS a
+      JOIN (SELECT w.n, COALESCE(w.v ->> 'participant_key', v_participant) AS participant_key,
+                   w.v ->> 'offer_key' AS offer_key, (w.v ->> 'start_date')::date AS start_date,
+                   COALESCE((w.v ->> 'end_date')::date, 'infinity') AS end_date
+              FROM jsonb_array_elements(v_enrollments) WITH ORDINALITY AS w(v, n)) AS b
+        ON b.n > a.n AND b.participant_key = a.participant_key AND b.offer_key = a.offer_key
+       AND b.start_date <= a.end_date AND a.start_date <= b.end_date
+     ORDER BY b.n, a.n
+     LIMIT 1;
+    IF v_problem IS NOT NULL THEN
+        RAISE EXCEPTION 'invalid request: %', v_problem USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
     -- The what-if transactions live in a temporary table for this call only
     -- (dropped below, or with the transaction on error).
     CREATE TEMPORARY TABLE incentives_request_transactions (
@@ -232,13 +313,32 @@ BEGIN
                                              e.incentive_rate_key COLLATE "C", e.transaction_id COLLATE "C"),
                           '[]'::jsonb))
           INTO v_result
-          FROM incentives.incentive_calculate(v_participant, v_properties, v_offer_keys, v_relation) AS e;
+          FROM incentives_internal.calculate_request(v_participant, v_properties, v_offer_keys,
+                                                     v_relation, v_enrollments) AS e;
+        -- The program rules' state of the offers that have any (enrollment
+        -- windows used, requirements against their minimums, limits), per
+        -- participant, as the engine diagnosed them; only asked for when a
+        -- requested offer has rules (incentives.programs, from the
+        -- compiled offers).
+        IF EXISTS (SELECT 1 FROM incentives.programs AS p
+                    WHERE (v_offer_keys IS NULL OR p.offer_key = ANY (v_offer_keys))
+                      AND (p.enrollment = 'required' OR p.requirements <> '[]'::jsonb
+                           OR p.limit_minimum IS NOT NULL OR p.limit_maximum IS NOT NULL)) THEN
+            SELECT jsonb_agg(jsonb_build_object('participant_key', d.participant_key,
+                                                'offer_key', d.offer_key) || (d.diagnostics -> 'rules')
+                             ORDER BY d.participant_key COLLATE "C", d.offer_key COLLATE "C")
+              INTO v_rules
+              FROM incentives_internal.diagnostics_request(v_participant, v_properties, v_offer_keys,
+                                                           v_relation, v_enrollments) AS d
+             WHERE d.diagnostics ? 'rules';
+        END IF;
     EXCEPTION WHEN data_exception THEN
         -- The data cannot be calculated (a number past the engine's range,
         -- a unit without conversion, ...): say where in the request.
         GET STACKED DIAGNOSTICS v_message = MESSAGE_TEXT, v_detail = PG_EXCEPTION_DETAIL,
                                 v_hint = PG_EXCEPTION_HINT;
-        v_problem := incentives_internal.calculate_fault(v_participant, v_properties, v_offer_keys, v_lines);
+        v_problem := incentives_internal.calculate_fault(v_participant, v_properties, v_offer_keys, v_lines,
+                                                         v_enrollments);
         v_message := format('invalid request: %s cannot be calculated: %s', v_problem, v_message);
         IF v_detail <> '' AND v_hint <> '' THEN
             RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value', MESSAGE = v_message,
@@ -252,18 +352,23 @@ BEGIN
         END IF;
     END;
 
+    IF v_rules IS NOT NULL THEN
+        v_result := v_result || jsonb_build_object('rules', v_rules);
+    END IF;
+
     EXECUTE format('DROP TABLE %s', v_relation);
     RETURN v_result;
 END
 $function$;
 COMMENT ON FUNCTION incentives.calculate(jsonb) IS
-  'What-if calculation: {participant_key, properties, offer_keys, transactions: [...], include_stored} with inline transactions returns {"potential_earnings": [earning rows as JSON objects]}, the numbers incentive_calculate gives on the same data; writes nothing permanent; a bad request, or one whose data cannot be calculated, raises 22023 "invalid request: <path> ..." naming the field, transaction or property';
+  'What-if calculation: {participant_key, properties, offer_keys, transactions: [...], include_stored, enrollments: [...]} with inline transactions (and enrollment windows added to the stored ones) returns {"potential_earnings": [earning rows as JSON objects]}, the numbers incentive_calculate gives on the same data, and "rules": the program rules'' state per participant and offer when an offer has any; writes nothing permanent; a bad request, or one whose data cannot be calculated, raises 22023 "invalid request: <path> ..." naming the field, transaction or property';
 
 CREATE FUNCTION incentives_internal.calculate_fault(
     participant_key text,
     properties      jsonb,
     offer_keys      text[],
-    transactions    jsonb)
+    transactions    jsonb,
+    enrollments     jsonb)
 RETURNS text
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
@@ -292,12 +397,12 @@ BEGIN
 
     -- the properties alone (no transaction), then each property alone
     BEGIN
-        PERFORM count(*) FROM incentives.incentive_calculate($1, $2, $3, v_relation);
+        PERFORM count(*) FROM incentives_internal.calculate_request($1, $2, $3, v_relation, $5);
     EXCEPTION WHEN data_exception THEN
         FOR v_key IN SELECT p.key FROM jsonb_each($2) AS p ORDER BY p.key COLLATE "C" LOOP
             BEGIN
-                PERFORM count(*) FROM incentives.incentive_calculate($1, jsonb_build_object(v_key, $2 -> v_key),
-                                                                     $3, v_relation);
+                PERFORM count(*) FROM incentives_internal.calculate_request($1, jsonb_build_object(v_key, $2 -> v_key),
+                                                                            $3, v_relation, $5);
             EXCEPTION WHEN data_exception THEN
                 RETURN format('properties.%s', v_key);
             END;
@@ -310,12 +415,12 @@ BEGIN
     -- that tips a sum over).  Binary search: log2(n) + 1 probes.
     v_low := 0;                          -- no transaction: calculates
     v_high := jsonb_array_length($4);
-    IF NOT incentives_internal.calculate_fails($1, $2, $3, $4, v_high, v_relation) THEN
+    IF NOT incentives_internal.calculate_fails($1, $2, $3, $4, v_high, v_relation, $5) THEN
         RETURN 'the transactions';       -- only with the stored ones
     END IF;
     WHILE v_high - v_low > 1 LOOP
         v_n := (v_low + v_high) / 2;
-        IF incentives_internal.calculate_fails($1, $2, $3, $4, v_n, v_relation) THEN
+        IF incentives_internal.calculate_fails($1, $2, $3, $4, v_n, v_relation, $5) THEN
             v_high := v_n;
         ELSE
             v_low := v_n;
@@ -324,7 +429,7 @@ BEGIN
     RETURN format('transactions[%s]', v_high - 1);
 END
 $function$;
-COMMENT ON FUNCTION incentives_internal.calculate_fault(text, jsonb, text[], jsonb) IS
+COMMENT ON FUNCTION incentives_internal.calculate_fault(text, jsonb, text[], jsonb, jsonb) IS
   'Part of incentives.calculate (call that, not this): after its calculation failed on the data, the path of the request''s part at fault: properties.KEY, transactions[i] (the last of the shortest failing run from the first), or "the transactions" when they fail only with the stored ones';
 
 CREATE FUNCTION incentives_internal.calculate_fails(
@@ -333,7 +438,8 @@ CREATE FUNCTION incentives_internal.calculate_fails(
     offer_keys      text[],
     transactions    jsonb,
     first_n         integer,
-    probe           regclass)
+    probe           regclass,
+    enrollments     jsonb)
 RETURNS boolean
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
@@ -351,13 +457,13 @@ BEGIN
           FROM jsonb_array_elements($1) WITH ORDINALITY AS t(v, n)
          WHERE t.n <= $3$sql$, $6)
     USING $4, $1, $5;
-    PERFORM count(*) FROM incentives.incentive_calculate($1, $2, $3, $6);
+    PERFORM count(*) FROM incentives_internal.calculate_request($1, $2, $3, $6, $7);
     RETURN false;
 EXCEPTION WHEN data_exception THEN
     RETURN true;
 END
 $function$;
-COMMENT ON FUNCTION incentives_internal.calculate_fails(text, jsonb, text[], jsonb, integer, regclass) IS
+COMMENT ON FUNCTION incentives_internal.calculate_fails(text, jsonb, text[], jsonb, integer, regclass, jsonb) IS
   'Part of incentives_internal.calculate_fault: whether the calculation of the first first_n inline transactions of a request fails on the data (probe: the temporary table to fill)';
 
 CREATE FUNCTION incentives_internal.calculate_is_date(value text)

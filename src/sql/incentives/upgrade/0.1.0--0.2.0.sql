@@ -78,6 +78,25 @@ SELECT pg_catalog.pg_extension_config_dump('incentives.uom_conversions',
   $$WHERE (from_uom_key, to_uom_key) NOT IN (SELECT s.from_uom_key, s.to_uom_key FROM incentives_internal.shipped_uom_conversions AS s)$$);
 SELECT pg_catalog.pg_extension_config_dump('incentives.uom_conversion_changes', '');
 
+-- Enrollments (docs/reference.md, Enrollment), as state/40_enrollments.sql
+-- creates them in a fresh install.
+CREATE TABLE incentives.enrollments (
+    participant_key text NOT NULL,
+    offer_key       text NOT NULL,
+    start_date      date NOT NULL,
+    end_date        date NULL,
+    PRIMARY KEY (participant_key, offer_key, start_date),
+    CONSTRAINT enrollments_end_date_check CHECK (end_date >= start_date)
+);
+COMMENT ON TABLE incentives.enrollments IS
+  'Enrollment windows of participants in offers whose enrollment is "required": a transaction counts for such an offer only when a window of its participant contains its date; two windows of one participant and offer may not overlap';
+COMMENT ON COLUMN incentives.enrollments.participant_key IS 'The participant enrolled';
+COMMENT ON COLUMN incentives.enrollments.offer_key IS 'The offer it is enrolled in';
+COMMENT ON COLUMN incentives.enrollments.start_date IS 'First day of the window (inclusive)';
+COMMENT ON COLUMN incentives.enrollments.end_date IS 'Last day of the window (inclusive); NULL: open ended';
+COMMENT ON CONSTRAINT enrollments_end_date_check ON incentives.enrollments IS 'A window ends on or after the day it starts';
+SELECT pg_catalog.pg_extension_config_dump('incentives.enrollments', '');
+
 -- The participant index covers every transaction column, so a
 -- one-participant calculation reads its transactions from the index alone
 -- (docs/operations.md, Performance).  Rebuilt here: on a large table this
