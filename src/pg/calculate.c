@@ -3,15 +3,19 @@
  *    incentives.incentive_calculate(participant_key, properties,
  *    offer_keys, transactions) RETURNS SETOF incentives.earning.
  *
- * One call: load the offers (all, or those named), the SKU units and unit
- * conversions into an engine; collect the property values the offers
- * need; then stream the transactions participant by participant through
- * the engine, writing rows into a materialized tuplestore (which spills
- * to disk past work_mem).  Memory per participant lives in a context reset
- * after each participant.  Runs with the caller's rights and snapshot
- * (STABLE, read-only SPI), so row-level security applies.  While the
- * engine runs, an error context callback names the transaction and the
- * participant being calculated (from inc_engine_position).
+ * One call: the engine -- offers (all, or those named), SKU units and unit
+ * conversions -- from calc_load.c (kept per backend for calls in the same
+ * snapshot); the property values the offers need; then the transactions,
+ * read once and grouped by participant by txn_source.c, one participant
+ * at a time through the engine, writing rows into a materialized
+ * tuplestore (which spills to disk past work_mem).  Memory per
+ * participant lives in a context reset after each participant.  Runs with
+ * the caller's rights and snapshot (STABLE, read-only SPI), so row-level
+ * security applies.  While the engine runs, an error context callback
+ * names the transaction and the participant being calculated (from
+ * inc_engine_position).  Rows are built without allocating: text datums
+ * of the engine's strings are made once per engine, the transaction_id
+ * datum is the record's, numerics are written into local buffers.
  * incentive_diagnostics shares all of this and returns the engine's
  * diagnostics of every requested offer instead of the rows; a participant
  * named by participant_key is reported even when it has no transactions.
