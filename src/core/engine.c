@@ -441,6 +441,18 @@ inc_engine_calculate(IncEngine *e, const char *participant_key,
 	e->position.participant_key = NULL;
 }
 
+/*
+ * inc_engine_clear_position: outside a calculation again (a calculation
+ * that failed left its position behind; a host reusing the engine clears
+ * it, since the strings it points at are gone).
+ */
+void
+inc_engine_clear_position(IncEngine *e)
+{
+	e->position.participant_key = NULL;
+	e->position.txn = NULL;
+}
+
 /* inc_engine_position: the participant and transaction being calculated. */
 bool
 inc_engine_position(const IncEngine *e, const char **participant,

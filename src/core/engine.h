@@ -135,6 +135,9 @@ extern void inc_engine_calculate(IncEngine *e, const char *participant_key,
 extern bool inc_engine_position(const IncEngine *e, const char **participant,
 								const char **transaction_id);
 
+/* inc_engine_clear_position: forget where a failed calculation was. */
+extern void inc_engine_clear_position(IncEngine *e);
+
 /*
  * inc_offer_rates: the offer's rates as flat records (IncRateRow), as
  * incentives.program_rates shows them; no calculation involved.

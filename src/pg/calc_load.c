@@ -210,6 +210,7 @@ pg_calc_engine(ArrayType *offer_keys, CalcEngine *out)
 
 	if (entry)
 	{
+		inc_engine_clear_position(entry->engine);	/* a failed call's */
 		out->engine = entry->engine;
 		out->context = entry->context;
 		out->host = &entry->host;
