@@ -373,6 +373,18 @@ ReceiverDestroy(DestReceiver *self)
 {
 }
 
+/*
+ * Slot: the first slot of hash in a table of mask + 1 slots.  The hash is
+ * mixed first: a batch of the store holds only hashes whose bits 16 and up
+ * share the batch number (txn_store.c), so its own low bits would crowd a
+ * large table's slots into a few runs.
+ */
+static inline uint32
+Slot(uint32 hash, uint32 mask)
+{
+	return (uint32) (((uint64) hash * 0x9E3779B97F4A7C15ULL) >> 32) & mask;
+}
+
 /* ---- identity ------------------------------------------------------------ */
 
 /* An id seen in the batch of the identity check. */
@@ -407,7 +419,7 @@ CheckIdentity(TxnSource *src)
 		txn_store_iter_init(src->ids, &it);
 		while ((r = txn_store_iter_next(&it, &hash)) != NULL)
 		{
-			uint32		i = hash & mask;
+			uint32		i = Slot(hash, mask);
 
 			CHECK_FOR_INTERRUPTS();
 			for (;; i = (i + 1) & mask)
@@ -525,7 +537,7 @@ txn_source_open(Oid relid, const char *participant_key, IncEngine *engine,
 static inline Participant *
 FindGroup(Participant *groups, uint32 mask, uint32 hash, const char *key, uint32 plen)
 {
-	uint32		i = hash & mask;
+	uint32		i = Slot(hash, mask);
 
 	for (;; i = (i + 1) & mask)
 	{
