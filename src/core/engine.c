@@ -272,6 +272,7 @@ inc_calc_convert(IncCalc *c, const IncTxn *t, const char *to_uom, IncRat *out)
 		inc_rat_div(out, out, &factor);
 		return;
 	}
+	inc_current_txn = t;		/* the failure names it (also while finishing) */
 	inc_fail(INC_ERR_INVALID,
 			 NULL,
 			 "Add a row to incentives.uom_conversions for this pair of units.",

@@ -1,11 +1,14 @@
 /*
  * calculate.c
  *    incentives.incentive_calculate(participant_key, properties,
- *    offer_keys, transactions) RETURNS SETOF incentives.earning.
+ *    offer_keys, transactions, as_of, through_date) RETURNS SETOF
+ *    incentives.earning.
  *
- * One call: load the offers (all, or those named), the SKU units and unit
- * conversions into an engine; collect the property values the offers
- * need; then stream the transactions participant by participant through
+ * One call: load the offers (all, or those named; from
+ * incentives.offer_versions as they were at as_of when it is given), the
+ * SKU units and unit conversions into an engine; collect the property
+ * values the offers need; then stream the transactions (dated on or before
+ * through_date when it is given) participant by participant through
  * the engine, writing rows into a materialized tuplestore (which spills
  * to disk past work_mem).  Memory per participant lives in a context reset
  * after each participant.  Runs with the caller's rights and snapshot
@@ -19,17 +22,27 @@
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/date.h"
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
 #include "utils/regproc.h"
+#include "utils/timestamp.h"
 
 #include "compat.h"
 #include "core/engine.h"
+#include "core/engine_internal.h"
 #include "core/strmap.h"
 #include "pg_glue.h"
 #include "txn_source.h"
 
 #define NUM_EARNING_COLUMNS 17
+
+/*
+ * A result type with one more column than the earning row gets the
+ * transaction's date there (incentives_internal.calculate_dated, which
+ * refresh_earnings materializes).
+ */
+#define NUM_DATED_COLUMNS (NUM_EARNING_COLUMNS + 1)
 
 /* A property given in the call's properties object. */
 typedef struct CallProperty
@@ -58,13 +71,17 @@ Tick(void)
 	CHECK_FOR_INTERRUPTS();
 }
 
-/* LoadOffers: compile the offers into e; every key in offer_keys must exist. */
+/*
+ * LoadOffers: compile the offers into e; every key in offer_keys must
+ * exist.  With as_of, the offers are the versions valid at that time
+ * (incentives.offer_versions, SPEC 7.1), else incentives.offers.
+ */
 static void
-LoadOffers(IncEngine *e, ArrayType *offer_keys)
+LoadOffers(IncEngine *e, ArrayType *offer_keys, const TimestampTz *as_of)
 {
-	Oid			argtypes[1] = {TEXTARRAYOID};
-	Datum		args[1];
-	char		nulls[1] = {' '};
+	Oid			argtypes[2] = {TEXTARRAYOID, TIMESTAMPTZOID};
+	Datum		args[2];
+	char		nulls[2] = {' ', ' '};
 	Datum	   *keys = NULL;
 	bool	   *keynulls = NULL;
 	int			nkeys = 0;
@@ -85,11 +102,25 @@ LoadOffers(IncEngine *e, ArrayType *offer_keys)
 		nulls[0] = 'n';
 
 	pg_offer_cache_prune();
-	if (SPI_execute_with_args("SELECT offer_key, document FROM incentives.offers"
-							  " WHERE $1 IS NULL OR offer_key OPERATOR(pg_catalog.=) ANY ($1)"
-							  " ORDER BY offer_key COLLATE \"C\"",
-							  1, argtypes, args, nulls, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read incentives.offers");
+	if (as_of == NULL)
+	{
+		if (SPI_execute_with_args("SELECT offer_key, document FROM incentives.offers"
+								  " WHERE $1 IS NULL OR offer_key OPERATOR(pg_catalog.=) ANY ($1)"
+								  " ORDER BY offer_key COLLATE \"C\"",
+								  1, argtypes, args, nulls, true, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not read incentives.offers");
+	}
+	else
+	{
+		args[1] = TimestampTzGetDatum(*as_of);
+		if (SPI_execute_with_args("SELECT offer_key, document FROM incentives.offer_versions"
+								  " WHERE ($1 IS NULL OR offer_key OPERATOR(pg_catalog.=) ANY ($1))"
+								  " AND valid_from OPERATOR(pg_catalog.<=) $2"
+								  " AND (valid_to IS NULL OR valid_to OPERATOR(pg_catalog.>) $2)"
+								  " ORDER BY offer_key COLLATE \"C\"",
+								  2, argtypes, args, nulls, true, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not read incentives.offer_versions");
+	}
 
 	for (k = 0; k < nkeys; k++)
 	{
@@ -102,11 +133,17 @@ LoadOffers(IncEngine *e, ArrayType *offer_keys)
 
 			found = strcmp(have, wanted) == 0;
 		}
-		if (!found)
+		if (!found && as_of == NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("offer \"%s\" does not exist", wanted),
 					 errhint("offer_keys must name offers in incentives.offers.")));
+		if (!found)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("offer \"%s\" does not exist", wanted),
+					 errdetail("The calculation is as of %s.", timestamptz_to_str(*as_of)),
+					 errhint("offer_keys must name offers that incentives.offer_versions shows valid at as_of.")));
 	}
 
 	for (i = 0; i < SPI_processed; i++)
@@ -278,8 +315,8 @@ static void
 EmitRow(void *ctx, const IncRow *row)
 {
 	Output	   *out = ctx;
-	Datum		values[NUM_EARNING_COLUMNS];
-	bool		nulls[NUM_EARNING_COLUMNS];
+	Datum		values[NUM_DATED_COLUMNS];
+	bool		nulls[NUM_DATED_COLUMNS];
 	MemoryContext old = MemoryContextSwitchTo(out->row_context);
 
 	if (out->diagnostics)
@@ -311,6 +348,11 @@ EmitRow(void *ctx, const IncRow *row)
 	}
 	else
 		values[16] = pg_dec_to_numeric(&row->effective_rate);
+	if (out->rsinfo->setDesc->natts == NUM_DATED_COLUMNS)
+	{
+		values[NUM_EARNING_COLUMNS] = DateADTGetDatum(row->txn->transaction_date);
+		nulls[NUM_EARNING_COLUMNS] = false;
+	}
 
 	tuplestore_putvalues(out->rsinfo->setResult, out->rsinfo->setDesc, values, nulls);
 	MemoryContextSwitchTo(old);
@@ -395,8 +437,29 @@ Finish(Participant *p, IncEngine *engine, Properties *props, Output *out)
 }
 
 /*
+ * NoteFailure: error context callback of a calculation; notes the
+ * participant and transaction it was at (lifecycle.c), so that a refresh
+ * that skips failing participants can say which transaction failed without
+ * reading the message.  During the engine's work its own pointers say
+ * where; while reading, the source's current row does.
+ */
+static void
+NoteFailure(void *arg)
+{
+	TxnSource  *src = arg;
+
+	if (inc_current_participant)
+		pg_failure_note(inc_current_participant,
+						inc_current_txn ? inc_current_txn->transaction_id : NULL);
+	else
+		pg_failure_note(src->current_participant, src->current_id);
+}
+
+/*
  * Calculate: the body of incentive_calculate and incentive_diagnostics,
- * which share their arguments; diagnostics selects what is returned.
+ * which share their arguments; diagnostics selects what is returned.  The
+ * released 0.1.0 declarations pass four arguments, 0.2.0's six (as_of,
+ * through_date): PG_NARGS tells them apart.
  */
 static Datum
 Calculate(FunctionCallInfo fcinfo, bool diagnostics)
@@ -404,6 +467,11 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics)
 	char	   *participant_filter = PG_ARGISNULL(0) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(0));
 	Jsonb	   *properties = PG_ARGISNULL(1) ? NULL : PG_GETARG_JSONB_P(1);
 	ArrayType  *offer_keys = PG_ARGISNULL(2) ? NULL : PG_GETARG_ARRAYTYPE_P(2);
+	TimestampTz as_of_value = 0;
+	TimestampTz *as_of = NULL;
+	DateADT		through_value = 0;
+	DateADT    *through_date = NULL;
+	ErrorContextCallback failure_callback;
 	Oid			relid;
 	IncEngine  *engine;
 	Properties	props;
@@ -415,9 +483,25 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics)
 	const char *const *skus;
 	int			nskus;
 
+	if (PG_NARGS() > 4 && !PG_ARGISNULL(4))
+	{
+		as_of_value = PG_GETARG_TIMESTAMPTZ(4);
+		as_of = &as_of_value;
+	}
+	if (PG_NARGS() > 5 && !PG_ARGISNULL(5))
+	{
+		through_value = PG_GETARG_DATEADT(5);
+		through_date = &through_value;
+	}
+
 	InitMaterializedSRF(fcinfo, 0);
 	out.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	out.diagnostics = diagnostics;
+	if (!diagnostics &&
+		out.rsinfo->setDesc->natts != NUM_EARNING_COLUMNS &&
+		out.rsinfo->setDesc->natts != NUM_DATED_COLUMNS)
+		elog(ERROR, "incentive_calculate must return %d or %d columns",
+			 NUM_EARNING_COLUMNS, NUM_DATED_COLUMNS);
 
 	if (PG_ARGISNULL(3))
 		relid = DatumGetObjectId(DirectFunctionCall1(to_regclass,
@@ -429,11 +513,18 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics)
 		elog(ERROR, "SPI_connect failed");
 	call_context = CurrentMemoryContext;
 
+	memset(&src, 0, sizeof(src));
+	pg_failure_clear();
+	failure_callback.callback = NoteFailure;
+	failure_callback.arg = &src;
+	failure_callback.previous = error_context_stack;
+	error_context_stack = &failure_callback;
+
 	engine = inc_engine_create();
 	inc_engine_set_tick(engine, Tick);
 	if (diagnostics)
 		inc_engine_set_diagnostics(engine, EmitDiagnostics, &out);
-	LoadOffers(engine, offer_keys);
+	LoadOffers(engine, offer_keys, as_of);
 	inc_engine_prepare(engine);
 	skus = inc_engine_sku_keys(engine, &nskus);
 	LoadReferenceData(engine, skus, nskus);
@@ -449,7 +540,7 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics)
 											ALLOCSET_SMALL_SIZES);
 
 	/* transactions come ordered by participant: calculate each as it ends */
-	txn_source_open(&src, relid, participant_filter, skus, nskus);
+	txn_source_open(&src, relid, participant_filter, skus, nskus, through_date);
 	MemoryContextSwitchTo(participant.context);
 	for (;;)
 	{
@@ -461,11 +552,16 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics)
 		more = txn_source_next(&src, &txn, &key);
 		if (participant.key && (!more || strcmp(key, participant.key) != 0))
 		{
+			/* the source's current row follows its copies (NoteFailure) */
 			if (more)
 				CopyInto(carry_context, &txn, &key);
+			src.current_id = more ? txn.transaction_id : NULL;
+			src.current_participant = more ? key : NULL;
 			Finish(&participant, engine, &props, &out);
 			if (more)
 				CopyInto(participant.context, &txn, &key);
+			src.current_id = more ? txn.transaction_id : NULL;
+			src.current_participant = more ? key : NULL;
 			MemoryContextReset(carry_context);
 		}
 		if (!more)
@@ -476,7 +572,9 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics)
 	}
 
 	MemoryContextSwitchTo(call_context);
+	src.current_id = src.current_participant = NULL;
 	txn_source_close(&src);
+	error_context_stack = failure_callback.previous;
 	SPI_finish();
 	return (Datum) 0;
 }

@@ -126,13 +126,14 @@ CheckRelation(Oid relid, const char *relname)
 /* txn_source_open: check the relation and open the cursor. */
 void
 txn_source_open(TxnSource *src, Oid relid, const char *participant_key,
-				const char *const *sku_keys, int nsku_keys)
+				const char *const *sku_keys, int nsku_keys,
+				const DateADT *through_date)
 {
 	char	   *nspname = get_namespace_name(get_rel_namespace(relid));
 	char	   *relname = get_rel_name(relid);
-	Oid			argtypes[2] = {TEXTARRAYOID, TEXTOID};
-	Datum		args[2];
-	char		nulls[2] = {' ', ' '};
+	Oid			argtypes[3] = {TEXTARRAYOID, TEXTOID, DATEOID};
+	Datum		args[3];
+	char		nulls[3] = {' ', ' ', ' '};
 	char	   *query;
 
 	if (nspname == NULL || relname == NULL)
@@ -148,16 +149,22 @@ txn_source_open(TxnSource *src, Oid relid, const char *participant_key,
 					 " sku_key::pg_catalog.text, quantity::pg_catalog.numeric,"
 					 " uom_key::pg_catalog.text, amount::pg_catalog.numeric"
 					 " FROM %s"
-					 " WHERE (sku_key IS NULL OR sku_key::pg_catalog.text OPERATOR(pg_catalog.=) ANY ($1))%s"
+					 " WHERE (sku_key IS NULL OR sku_key::pg_catalog.text OPERATOR(pg_catalog.=) ANY ($1))%s%s"
 					 " ORDER BY participant_key::pg_catalog.text COLLATE \"C\","
 					 " transaction_id::pg_catalog.text COLLATE \"C\"",
 					 src->relname,
 					 participant_key ?
-					 " AND participant_key::pg_catalog.text COLLATE \"C\" OPERATOR(pg_catalog.=) $2" : "");
+					 " AND participant_key::pg_catalog.text COLLATE \"C\" OPERATOR(pg_catalog.=) $2" : "",
+					 through_date ?
+					 " AND (transaction_date IS NULL OR transaction_date OPERATOR(pg_catalog.<=) $3)" : "");
 	args[0] = pg_cstring_array(sku_keys, nsku_keys);
 	args[1] = participant_key ? CStringGetTextDatum(participant_key) : (Datum) 0;
+	nulls[1] = participant_key ? ' ' : 'n';
+	args[2] = through_date ? DateADTGetDatum(*through_date) : (Datum) 0;
+	nulls[2] = through_date ? ' ' : 'n';
 
-	src->portal = SPI_cursor_open_with_args(NULL, query, participant_key ? 2 : 1,
+	/* $2 and $3 are always declared (unused ones are NULL) */
+	src->portal = SPI_cursor_open_with_args(NULL, query, 3,
 											argtypes, args, nulls, true,
 											CURSOR_OPT_NO_SCROLL);
 	if (src->portal == NULL)
@@ -206,6 +213,7 @@ txn_source_next(TxnSource *src, IncTxn *txn, char **participant_key)
 	MemoryContext caller = CurrentMemoryContext;
 	Row			row;
 
+	src->current_id = src->current_participant = NULL;
 	if (src->pos >= src->nbatch)
 	{
 		if (src->batch)
@@ -231,9 +239,12 @@ txn_source_next(TxnSource *src, IncTxn *txn, char **participant_key)
 	row.id = NULL;
 	heap_deform_tuple(src->batch->vals[src->pos++], src->batch->tupdesc,
 					  row.values, row.nulls);
+	src->current_id = src->current_participant = NULL;
 	row.id = Text(&row, 0);
+	src->current_id = row.id;
 	txn->transaction_id = row.id;
 	*participant_key = Text(&row, 1);
+	src->current_participant = *participant_key;
 	txn->transaction_type = Text(&row, 2);
 	txn->transaction_date = DatumGetDateADT(Value(&row, 3));
 	txn->sku_key = Text(&row, 4);

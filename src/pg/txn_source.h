@@ -8,6 +8,7 @@
 
 #include "postgres.h"
 
+#include "utils/date.h"
 #include "utils/portal.h"
 
 #include "core/engine.h"
@@ -20,11 +21,18 @@ typedef struct TxnSource
 	uint64		nbatch;
 	uint64		pos;
 	bool		done;
+	/* the row being read, for error reports (calculate.c keeps it valid) */
+	const char *current_id;
+	const char *current_participant;
 } TxnSource;
 
-/* Check relid's columns, then open a cursor ordered by participant, id. */
+/*
+ * Check relid's columns, then open a cursor ordered by participant, id;
+ * with through_date, only the transactions dated on or before it.
+ */
 extern void txn_source_open(TxnSource *src, Oid relid, const char *participant_key,
-							const char *const *sku_keys, int nsku_keys);
+							const char *const *sku_keys, int nsku_keys,
+							const DateADT *through_date);
 
 /*
  * txn_source_next: the next transaction into *txn and its participant into
