@@ -36,14 +36,82 @@ COMMENT ON COLUMN incentives.programs.strategy_key IS 'standard, stepped or stac
 COMMENT ON COLUMN incentives.programs.calculator_key IS 'percent_of_amount, dollars_per_unit, fixed_amount or dollars_per_coverage_unit';
 COMMENT ON COLUMN incentives.programs.document IS 'The offer document, as stored';
 
-CREATE VIEW incentives.program_rates WITH (security_invoker = true) AS
+CREATE FUNCTION incentives.programs(as_of timestamptz)
+RETURNS TABLE (
+    offer_key      text,
+    label          text,
+    strategy_key   text,
+    calculator_key text,
+    document       jsonb,
+    version        integer,
+    valid_from     timestamptz,
+    valid_to       timestamptz)
+LANGUAGE sql
+STABLE PARALLEL SAFE
+ROWS 100
+SET search_path = pg_catalog, pg_temp
+AS $function$
+    SELECT v.offer_key,
+           v.document ->> 'label',
+           v.document ->> 'strategy_key',
+           v.document ->> 'calculator_key',
+           v.document,
+           v.version,
+           v.valid_from,
+           v.valid_to
+      FROM incentives.offer_versions AS v
+     WHERE v.valid_from <= COALESCE($1, now())
+       AND (v.valid_to IS NULL OR v.valid_to > COALESCE($1, now()))
+     ORDER BY v.offer_key COLLATE "C"
+$function$;
+COMMENT ON FUNCTION incentives.programs(timestamptz) IS
+  'The offers as they were at as_of (NULL: now), one row per offer, with the version in force then (incentives.offer_versions)';
+
+CREATE FUNCTION incentives.program_rates(as_of timestamptz)
+RETURNS TABLE (
+    offer_key              text,
+    strategy_key           text,
+    calculator_key         text,
+    rate_key               text,
+    sku_key                text,
+    rate_value             numeric,
+    measure                text,
+    threshold              numeric,
+    threshold_type         text,
+    period_key             text,
+    period_start_date      date,
+    period_end_date        date,
+    transaction_type       text,
+    sku_set_key            text,
+    stack_key              text,
+    threshold_property_key text,
+    price                  numeric,
+    coverage_unit          text,
+    coverage_rate          numeric,
+    coverage_uom_key       text)
+LANGUAGE sql
+STABLE PARALLEL SAFE
+ROWS 1000
+SET search_path = pg_catalog, pg_temp
+-- A few documents' arrays: the planner's default estimates for
+-- jsonb_array_elements make the query look expensive enough to JIT-compile,
+-- which would cost a second per call.
+SET jit = off
+AS $function$
 WITH offer AS (
     SELECT o.offer_key,
            o.document,
            o.document ->> 'strategy_key'   AS strategy_key,
            o.document ->> 'calculator_key' AS calculator_key,
            o.document -> 'incentive'       AS incentive
-      FROM incentives.offers AS o
+      FROM (SELECT c.offer_key, c.document
+              FROM incentives.offers AS c
+             WHERE $1 IS NULL
+            UNION ALL
+            SELECT v.offer_key, v.document
+              FROM incentives.offer_versions AS v
+             WHERE $1 IS NOT NULL
+               AND v.valid_from <= $1 AND (v.valid_to IS NULL OR v.valid_to > $1)) AS o
 ),
 period AS (
     SELECT o.offer_key,
@@ -190,7 +258,13 @@ SELECT r.offer_key,
         AND p.period_key = r.period_key
   LEFT JOIN price AS pr
          ON pr.offer_key = r.offer_key
-        AND pr.sku_key = r.sku_key;
+        AND pr.sku_key = r.sku_key
+$function$;
+COMMENT ON FUNCTION incentives.program_rates(timestamptz) IS
+  'incentives.program_rates with the offers as they were at as_of (NULL: the current offers)';
+
+CREATE VIEW incentives.program_rates WITH (security_invoker = true) AS
+SELECT * FROM incentives.program_rates(NULL);
 COMMENT ON VIEW incentives.program_rates IS
   'Every rate of every offer as a flat row, keyed as the calculation reports it (incentive_rate_key): standard, one row per entry and SKU; stepped, one row per tier; stacked, one row per stack, set and SKU';
 COMMENT ON COLUMN incentives.program_rates.offer_key IS 'The offer';

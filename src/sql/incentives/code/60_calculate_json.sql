@@ -14,6 +14,8 @@ DECLARE
     v_offer_keys  text[];
     v_lines       jsonb;
     v_stored      boolean;
+    v_as_of       timestamptz;
+    v_through     date;
     v_problem     text;
     v_relation    regclass;
     v_result      jsonb;
@@ -76,6 +78,34 @@ BEGIN
         RAISE EXCEPTION 'invalid request: participant_key is required when include_stored is true'
               USING ERRCODE = 'invalid_parameter_value';
     END IF;
+
+    -- through_date: optional date (only transactions dated on or before it)
+    CASE COALESCE(jsonb_typeof(request -> 'through_date'), 'null')
+        WHEN 'null' THEN v_through := NULL;
+        WHEN 'string' THEN
+            IF NOT incentives_internal.calculate_is_date(request ->> 'through_date') THEN
+                RAISE EXCEPTION 'invalid request: through_date must be a date (YYYY-MM-DD)'
+                      USING ERRCODE = 'invalid_parameter_value';
+            END IF;
+            v_through := (request ->> 'through_date')::date;
+        ELSE RAISE EXCEPTION 'invalid request: through_date must be a date (YYYY-MM-DD)'
+                   USING ERRCODE = 'invalid_parameter_value';
+    END CASE;
+
+    -- as_of: optional timestamp (the offers as they were then)
+    CASE COALESCE(jsonb_typeof(request -> 'as_of'), 'null')
+        WHEN 'null' THEN v_as_of := NULL;
+        WHEN 'string' THEN
+            BEGIN
+                v_as_of := (request ->> 'as_of')::timestamptz;
+            EXCEPTION WHEN datetime_field_overflow OR invalid_datetime_format
+                           OR invalid_time_zone_displacement_value OR invalid_parameter_value THEN
+                RAISE EXCEPTION 'invalid request: as_of must be a timestamp, e.g. "2026-03-31 23:59:59+00"'
+                      USING ERRCODE = 'invalid_parameter_value';
+            END;
+        ELSE RAISE EXCEPTION 'invalid request: as_of must be a timestamp, e.g. "2026-03-31 23:59:59+00"'
+                   USING ERRCODE = 'invalid_parameter_value';
+    END CASE;
 
     -- transactions: optional array of transaction objects
     CASE COALESCE(jsonb_typeof(request -> 'transactions'), 'null')
@@ -218,14 +248,15 @@ BEGIN
                                          e.incentive_rate_key COLLATE "C", e.transaction_id COLLATE "C"),
                       '[]'::jsonb))
       INTO v_result
-      FROM incentives.incentive_calculate(v_participant, v_properties, v_offer_keys, v_relation) AS e;
+      FROM incentives.incentive_calculate(v_participant, v_properties, v_offer_keys, v_relation,
+                                          v_as_of, v_through) AS e;
 
     EXECUTE format('DROP TABLE %s', v_relation);
     RETURN v_result;
 END
 $function$;
 COMMENT ON FUNCTION incentives.calculate(jsonb) IS
-  'What-if calculation: {participant_key, properties, offer_keys, transactions: [...], include_stored} with inline transactions returns {"potential_earnings": [earning rows as JSON objects]}, the numbers incentive_calculate gives on the same data; writes nothing permanent; a bad request raises 22023 naming the field';
+  'What-if calculation: {participant_key, properties, offer_keys, transactions: [...], include_stored, as_of, through_date} with inline transactions returns {"potential_earnings": [earning rows as JSON objects]}, the numbers incentive_calculate gives on the same data; writes nothing permanent; a bad request raises 22023 naming the field';
 
 CREATE FUNCTION incentives_internal.calculate_is_date(value text)
 RETURNS boolean

@@ -6,8 +6,10 @@
 CREATE FUNCTION incentives.incentive_explain(
     participant_key text,
     offer_key       text,
-    properties      jsonb    DEFAULT '{}',
-    transactions    regclass DEFAULT 'incentives.transactions')
+    properties      jsonb       DEFAULT '{}',
+    transactions    regclass    DEFAULT 'incentives.transactions',
+    as_of           timestamptz DEFAULT NULL,
+    through_date    date        DEFAULT NULL)
 RETURNS jsonb
 LANGUAGE plpgsql
 STABLE PARALLEL RESTRICTED
@@ -19,6 +21,8 @@ DECLARE
     v_offer       text     := incentive_explain.offer_key;
     v_properties  jsonb    := COALESCE(incentive_explain.properties, '{}');
     v_relation    regclass := COALESCE(incentive_explain.transactions, 'incentives.transactions');
+    v_as_of       timestamptz := incentive_explain.as_of;
+    v_through     date     := incentive_explain.through_date;
     v_doc         jsonb;
     v_strategy    text;
     v_earnings    incentives.earning[];
@@ -32,11 +36,22 @@ BEGIN
     IF v_offer IS NULL THEN
         RAISE EXCEPTION 'offer_key must not be NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    SELECT o.document INTO v_doc FROM incentives.offers AS o WHERE o.offer_key = v_offer;
-    IF NOT FOUND THEN
+    IF v_as_of IS NULL THEN
+        SELECT o.document INTO v_doc FROM incentives.offers AS o WHERE o.offer_key = v_offer;
+    ELSE
+        SELECT v.document INTO v_doc FROM incentives.offer_versions AS v
+         WHERE v.offer_key = v_offer
+           AND v.valid_from <= v_as_of AND (v.valid_to IS NULL OR v.valid_to > v_as_of);
+    END IF;
+    IF NOT FOUND AND v_as_of IS NULL THEN
         RAISE EXCEPTION 'offer "%" does not exist', v_offer
               USING ERRCODE = 'invalid_parameter_value',
                     HINT = 'offer_key must name an offer in incentives.offers.';
+    ELSIF NOT FOUND THEN
+        RAISE EXCEPTION 'offer "%" does not exist', v_offer
+              USING ERRCODE = 'invalid_parameter_value',
+                    DETAIL = format('The calculation is as of %s.', v_as_of),
+                    HINT = 'offer_key must name an offer that incentives.offer_versions shows valid at as_of.';
     END IF;
     v_strategy := v_doc ->> 'strategy_key';
 
@@ -44,7 +59,8 @@ BEGIN
     SELECT COALESCE(array_agg(e ORDER BY e.incentive_rate_key COLLATE "C", e.transaction_id COLLATE "C"),
                     '{}')
       INTO v_earnings
-      FROM incentives.incentive_calculate(v_participant, v_properties, ARRAY[v_offer], v_relation) AS e;
+      FROM incentives.incentive_calculate(v_participant, v_properties, ARRAY[v_offer], v_relation,
+                                          v_as_of, v_through) AS e;
     v_totals := incentives_internal.explain_totals(v_earnings, NULL);
 
     v_result := jsonb_build_object(
@@ -54,6 +70,13 @@ BEGIN
         'strategy_key', v_strategy,
         'calculator_key', v_doc ->> 'calculator_key',
         'totals', v_totals);
+    -- what the calculation was limited to, only when it was
+    IF v_as_of IS NOT NULL THEN
+        v_result := v_result || jsonb_build_object('as_of', v_as_of);
+    END IF;
+    IF v_through IS NOT NULL THEN
+        v_result := v_result || jsonb_build_object('through_date', v_through);
+    END IF;
 
     IF v_strategy = 'standard' THEN
         RETURN v_result || jsonb_build_object('entries', (
@@ -78,7 +101,8 @@ BEGIN
     END IF;
 
     SELECT d.diagnostics INTO v_diag
-      FROM incentives.incentive_diagnostics(v_participant, v_properties, ARRAY[v_offer], v_relation) AS d
+      FROM incentives.incentive_diagnostics(v_participant, v_properties, ARRAY[v_offer], v_relation,
+                                            v_as_of, v_through) AS d
      WHERE d.offer_key = v_offer AND d.participant_key = v_participant;
 
     IF v_strategy = 'stepped' THEN
@@ -95,12 +119,12 @@ BEGIN
                                    'rate_key', r.rate_key, 'threshold', r.threshold, 'value', r.rate_value,
                                    'measure', r.measure, 'met', false, 'incentive_amount', 0)
                                  ORDER BY r.threshold), '[]'::jsonb)
-                            FROM incentives.program_rates AS r
+                            FROM incentives.program_rates(v_as_of) AS r
                            WHERE r.offer_key = v_offer),
                 'selected_rate_key', NULL,
-                'next_rate_key', (SELECT r.rate_key FROM incentives.program_rates AS r
+                'next_rate_key', (SELECT r.rate_key FROM incentives.program_rates(v_as_of) AS r
                                    WHERE r.offer_key = v_offer ORDER BY r.threshold LIMIT 1),
-                'next_threshold', (SELECT min(r.threshold) FROM incentives.program_rates AS r
+                'next_threshold', (SELECT min(r.threshold) FROM incentives.program_rates(v_as_of) AS r
                                     WHERE r.offer_key = v_offer),
                 'gap_to_next', NULL);
         END IF;
@@ -134,8 +158,8 @@ BEGIN
                      FROM jsonb_array_elements(v_diag -> 'stacks') WITH ORDINALITY AS st(s, n)));
 END
 $function$;
-COMMENT ON FUNCTION incentives.incentive_explain(text, text, jsonb, regclass) IS
-  'Why a participant earns what it does under one offer, as JSON: standard, each entry with its matched rows and totals; stepped, the threshold value, every tier (met or not, what it would pay), the selected and next tier and the gap; stacked, coverage per SKU set, overlap and factors per stack; totals are incentive_calculate''s';
+COMMENT ON FUNCTION incentives.incentive_explain(text, text, jsonb, regclass, timestamptz, date) IS
+  'Why a participant earns what it does under one offer, as JSON: standard, each entry with its matched rows and totals; stepped, the threshold value, every tier (met or not, what it would pay), the selected and next tier and the gap; stacked, coverage per SKU set, overlap and factors per stack; totals are incentive_calculate''s; as_of and through_date as for incentive_calculate';
 
 CREATE FUNCTION incentives_internal.explain_totals(earnings incentives.earning[], rate_key text)
 RETURNS jsonb
@@ -190,9 +214,11 @@ COMMENT ON FUNCTION incentives_internal.progress_figure(text, numeric) IS
   'tier_progress helper: a threshold value or gap as shown, at least two decimal places for dollar thresholds (aggregated_amount), never rounded';
 
 CREATE FUNCTION incentives.tier_progress(
-    participant_key text     DEFAULT NULL,
-    properties      jsonb    DEFAULT '{}',
-    transactions    regclass DEFAULT 'incentives.transactions')
+    participant_key text        DEFAULT NULL,
+    properties      jsonb       DEFAULT '{}',
+    transactions    regclass    DEFAULT 'incentives.transactions',
+    as_of           timestamptz DEFAULT NULL,
+    through_date    date        DEFAULT NULL)
 RETURNS TABLE (
     participant_key      text,
     offer_key            text,
@@ -228,7 +254,9 @@ SELECT d.participant_key,
   FROM incentives.incentive_diagnostics(tier_progress.participant_key,
                                         COALESCE(tier_progress.properties, '{}'),
                                         NULL,
-                                        COALESCE(tier_progress.transactions, 'incentives.transactions')) AS d
+                                        COALESCE(tier_progress.transactions, 'incentives.transactions'),
+                                        tier_progress.as_of,
+                                        tier_progress.through_date) AS d
   LEFT JOIN LATERAL (
         SELECT (t ->> 'threshold')::numeric AS threshold,
                (t ->> 'incentive_amount')::numeric AS incentive_amount
@@ -243,12 +271,14 @@ SELECT d.participant_key,
  WHERE d.strategy_key = 'stepped'
  ORDER BY d.participant_key COLLATE "C", d.offer_key COLLATE "C"
 $function$;
-COMMENT ON FUNCTION incentives.tier_progress(text, jsonb, regclass) IS
-  'Per participant and stepped offer its transactions touch: the threshold value, the current tier, the next tier and the gap to it, what the earning transactions pay now and would pay at the next tier';
+COMMENT ON FUNCTION incentives.tier_progress(text, jsonb, regclass, timestamptz, date) IS
+  'Per participant and stepped offer its transactions touch: the threshold value, the current tier, the next tier and the gap to it, what the earning transactions pay now and would pay at the next tier; as_of and through_date as for incentive_calculate';
 
 CREATE FUNCTION incentives.stack_progress(
-    participant_key text     DEFAULT NULL,
-    transactions    regclass DEFAULT 'incentives.transactions')
+    participant_key text        DEFAULT NULL,
+    transactions    regclass    DEFAULT 'incentives.transactions',
+    as_of           timestamptz DEFAULT NULL,
+    through_date    date        DEFAULT NULL)
 RETURNS TABLE (
     participant_key text,
     offer_key       text,
@@ -279,7 +309,9 @@ SELECT d.participant_key,
                                 THEN (st.s ->> 'overlap')::numeric ELSE 0 END, 6),
        round(max(se.coverage) OVER (PARTITION BY d.participant_key, d.offer_key, st.n) - se.coverage, 6)
   FROM incentives.incentive_diagnostics(stack_progress.participant_key, '{}', NULL,
-                                        COALESCE(stack_progress.transactions, 'incentives.transactions')) AS d
+                                        COALESCE(stack_progress.transactions, 'incentives.transactions'),
+                                        stack_progress.as_of,
+                                        stack_progress.through_date) AS d
  CROSS JOIN LATERAL jsonb_array_elements(d.diagnostics -> 'stacks') WITH ORDINALITY AS st(s, n)
  CROSS JOIN LATERAL jsonb_array_elements_text(st.s -> 'sku_set_keys') WITH ORDINALITY AS k(set_key, m)
   LEFT JOIN LATERAL (
@@ -291,7 +323,7 @@ SELECT d.participant_key,
  WHERE d.strategy_key = 'stacked'
  ORDER BY d.participant_key COLLATE "C", d.offer_key COLLATE "C", st.n, k.m
 $function$;
-COMMENT ON FUNCTION incentives.stack_progress(text, regclass) IS
+COMMENT ON FUNCTION incentives.stack_progress(text, regclass, timestamptz, date) IS
   'Per participant, stacked offer, stack and SKU set: the set''s coverage, the stack''s overlap and the set''s factor, the coverage that does not pay (uncovered) and how much more of this set would let every set of the stack pay in full (shortfall)';
 
 RESET check_function_bodies;
