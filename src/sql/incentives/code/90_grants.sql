@@ -27,8 +27,24 @@
 --         incentives.participant_properties, incentives.transactions,
 --         incentives.earnings, incentives.calculation_runs
 --      TO incentives_admin;
+--   -- the lifecycle (docs/lifecycle.md): writing an offer writes its
+--   -- version, writing any input logs the change for changed_only
+--   -- refreshes, settle writes statements, a skipping refresh its
+--   -- exceptions (the append-only tables refuse UPDATE and DELETE to
+--   -- every role whatever is granted)
+--   GRANT INSERT, UPDATE ON incentives.offer_versions TO incentives_admin;
+--   GRANT INSERT ON incentives.statements, incentives.statement_lines,
+--                   incentives.calculation_exceptions TO incentives_admin;
+--   GRANT SELECT, INSERT, DELETE ON incentives_internal.earnings_changes TO incentives_admin;
 --   GRANT USAGE ON ALL SEQUENCES IN SCHEMA incentives TO incentives_admin;
 --   GRANT EXECUTE ON ALL PROCEDURES IN SCHEMA incentives TO incentives_admin;
+--
+-- A full refresh by a role that owns incentives.earnings (or is a member
+-- of its owner's role) swaps a new partition in; an admin without that
+-- replaces the rows one batch at a time (same result, slower).  Any role
+-- that writes transactions, participant properties, offers, SKUs or unit
+-- conversions needs the INSERT on incentives_internal.earnings_changes
+-- (and USAGE on schema incentives_internal).
 --
 --   -- people and services get one of the two
 --   GRANT incentives_reader TO analyst_alice;
