@@ -142,6 +142,10 @@ CALL incentives.settle('2026-03-30');
 CALL incentives.settle('2026-02-28', 'retailer_001');
 -- Another participant, settled alone, may still go back to its own date.
 CALL incentives.settle('2026-02-28', 'retailer_003');
+-- A settle whose snapshot could predate another settle's commit is refused.
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+CALL incentives.settle('2026-03-31');
+ROLLBACK;
 -- Statements are append-only.
 UPDATE incentives.statement_lines SET amount_due = 0;
 DELETE FROM incentives.statements;
