@@ -22,8 +22,9 @@ PG_CFLAGS  += -Wall -Wextra $(WERROR) -Wno-unused-parameter -Wno-missing-field-i
 PG_CPPFLAGS += -I$(srcdir)/src
 
 # ---- install scripts --------------------------------------------------------
-# Released scripts ship as they were released (src/sql/released, never
-# rebuilt).  The current version's install script and the upgrade scripts
+# Released scripts ship exactly as they were released: kept compressed in
+# src/sql/released (artifacts, never edited or rebuilt; its README lists
+# their checksums) and unpacked into build/.  The current version's install script and the upgrade scripts
 # to it are built from src/sql/<extension>/: the install script is
 # state/*.sql (tables, types: created once) then code/*.sql (functions,
 # views, triggers, comments, grants: dropped and created again by every
@@ -36,8 +37,8 @@ state_parts = $(sort $(wildcard src/sql/$(1)/state/*.sql))
 code_parts  = $(sort $(wildcard src/sql/$(1)/code/*.sql))
 upgrades    = $(patsubst src/sql/$(1)/upgrade/%.sql,build/$(1)--%.sql,$(sort $(wildcard src/sql/$(1)/upgrade/*--*.sql)))
 
-DATA        = $(sort $(wildcard src/sql/released/*.sql))
-DATA_built  = $(foreach e,$(EXTENSION),build/$(e)--$(call version,$(e)).sql $(call upgrades,$(e)))
+RELEASED    = $(patsubst src/sql/released/%.sql.gz,build/%.sql,$(sort $(wildcard src/sql/released/*.sql.gz)))
+DATA_built  = $(RELEASED) $(foreach e,$(EXTENSION),build/$(e)--$(call version,$(e)).sql $(call upgrades,$(e)))
 EXTRA_CLEAN = build test/unit/run_unit
 
 # pg_regress: sql/NAME.sql against expected/NAME.out, contrib style; setup
@@ -58,6 +59,10 @@ endif
 
 # objects depend on every header (PGXS tracks none)
 $(OBJS): $(wildcard src/core/*.h src/pg/*.h)
+
+$(RELEASED): build/%.sql: src/sql/released/%.sql.gz
+	@mkdir -p build
+	gzip -dc $< > $@
 
 define script_rules
 build/$(1)--$(call version,$(1)).sql: $(call state_parts,$(1)) $(call code_parts,$(1)) $(1).control mk/sql_script.sh

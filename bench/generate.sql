@@ -1,5 +1,5 @@
 -- bench/generate.sql: a deterministic, seedable benchmark data set for the
--- incentives extension (issue 5).
+-- incentives extension (bench/README.md).
 --
 --   psql -X -v ON_ERROR_STOP=1 -v n_transactions=1000000 -v seed=42 -f bench/generate.sql
 --

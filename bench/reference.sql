@@ -1,5 +1,5 @@
 -- bench/reference.sql: the same calculation as incentives.incentive_calculate,
--- written as one set-based SQL query (issue 5's baseline and cross-check).
+-- written as one set-based SQL query (the benchmark's baseline and cross-check).
 --
 --   psql -X -v ON_ERROR_STOP=1 -f bench/reference.sql
 --
@@ -10,7 +10,7 @@
 -- stored (flattening the JSON with jsonb functions, nothing hard-coded),
 -- incentives.transactions, skus, uom_conversions and participant_properties
 -- (the call-level properties argument is not modelled: the benchmark passes
--- none), and follows SPEC §2-3: standard entries, stepped tiers over
+-- none), and follows docs/reference.md: standard entries, stepped tiers over
 -- aggregated amount / quantity / property thresholds, stacked coverage
 -- overlaps, and penny-exact fixed pools with window functions.
 --

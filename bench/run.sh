@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/run.sh: the issue-5 benchmark of incentives.incentive_calculate.
+# bench/run.sh: the benchmark of incentives.incentive_calculate.
 #
 #   bench/run.sh                          # 1M transactions (2-3 minutes)
 #   BENCH_N="1000000 10000000" bench/run.sh  # and 10M (about 16 minutes)

@@ -1,4 +1,4 @@
-# mk/bench.mk: `make bench` (issue 5) -- build and install the extension,
+# mk/bench.mk: `make bench` -- build and install the extension,
 # then run bench/run.sh on a throwaway cluster: data generator, bare scan,
 # engine, set-based SQL reference, per-participant loop, peak memory and
 # the engine/reference cross-check.  Not part of `make test` (minutes, and

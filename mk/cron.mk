@@ -1,4 +1,5 @@
-# mk/cron.mk: incentives.refresh_earnings scheduled by pg_cron (issue 4).
+# mk/cron.mk: incentives.refresh_earnings scheduled by pg_cron
+# (docs/analyst-guide.md, Scheduling with pg_cron).
 # Included by the main Makefile (after PGXS); `make test` runs check-cron
 # through EXTRA_CHECKS.
 #

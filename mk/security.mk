@@ -1,7 +1,7 @@
 # mk/security.mk: cancellation, memory and concurrency checks of
-# incentive_calculate (issue 3, items 5 and 7).  Included by the main
-# Makefile (after PGXS); `make test` runs both through EXTRA_CHECKS.
-# (Items 2 and 6, calculation-time errors and security, are pgTAP files,
+# incentive_calculate (docs/reference.md, incentive_calculate).  Included
+# by the main Makefile (after PGXS); `make test` runs both through
+# EXTRA_CHECKS.  (Calculation-time errors and security are pgTAP files,
 # test/pgtap/31_calc_errors.sql and 30_security.sql, run by `make regress`.)
 #
 #   make check-cancel       install, then on a throwaway cluster: peak

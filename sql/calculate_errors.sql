@@ -1,8 +1,9 @@
--- calculate_errors: what the calculation refuses, through SQL (SPEC §4.1,
--- §5): an unknown offer key, a transactions relation without a column or
--- with a column of the wrong type, a missing unit conversion, a property that
--- is not a number.  Also: a participant without transactions, and reading
--- from a user's view instead of incentives.transactions.
+-- calculate_errors: what the calculation refuses, through SQL
+-- (docs/reference.md, Calculation errors): an unknown offer key, a
+-- transactions relation without a column or with a column of the wrong type,
+-- a missing unit conversion, a property that is not a number.  Also: a
+-- participant without transactions, and reading from a user's view instead of
+-- incentives.transactions.
 \set VERBOSITY default
 \set SHOW_CONTEXT never
 \set fixture stepped_property
@@ -72,8 +73,8 @@ SELECT transaction_id, participant_key, transaction_type,
   FROM incentives.transactions;
 SELECT count(*) FROM incentives.incentive_calculate(transactions => 'myschema.text_date');
 
--- A NULL where a transaction needs a value (SPEC says NOT NULL for the
--- table; a view can still yield one): the calculation must not crash nor
+-- A NULL where a transaction needs a value (the table's columns are NOT
+-- NULL; a view can still yield one): the calculation must not crash nor
 -- drop the row silently.
 CREATE VIEW myschema.null_amount AS
 SELECT transaction_id, participant_key, transaction_type, transaction_date,
@@ -91,8 +92,9 @@ SELECT * FROM incentives.transactions WHERE transaction_id = '01JB00000000000000
 SELECT count(*) FROM incentives.incentive_calculate(transactions => 'myschema.doubled');
 
 -- A transaction whose unit has no conversion to its SKU's unit: an error
--- naming the transaction, the SKU and both units (SPEC §3.2).  The SKU is
--- measured in gal; the transaction comes in jug, and no jug row exists.
+-- naming the transaction, the SKU and both units (docs/reference.md, Unit
+-- conversions).  The SKU is measured in gal; the transaction comes in jug,
+-- and no jug row exists.
 INSERT INTO incentives.skus (sku_key, uom_key)
 VALUES ('crop_guard_30_l_herbicide_2.5_gal_22654', 'gal');
 INSERT INTO incentives.transactions

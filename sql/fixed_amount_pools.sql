@@ -1,7 +1,7 @@
--- fixed_amount_pools: fixed dollar pools (SPEC §3.4), standard (one pool per
--- SKU within an entry) and stepped (one pool over all earning transactions);
--- penny-exact running-share allocation; a pool whose base nets to zero pays
--- nothing.
+-- fixed_amount_pools: fixed dollar pools (docs/reference.md, Fixed pools),
+-- standard (one pool per SKU within an entry) and stepped (one pool over all
+-- earning transactions); penny-exact running-share allocation; a pool whose
+-- base nets to zero pays nothing.
 -- Fixture: test/fixtures/fixed_amount_pools/ (see its README.md).
 \set fixture fixed_amount_pools
 \i test/sql/load_fixture.psql

@@ -1,8 +1,9 @@
 --
 -- offers_invalid: every invalid offer document is rejected at insert with
 -- SQLSTATE 22023 and a message naming the offer and the JSON path of the
--- fault (SPEC 5).  The documents are those of test/unit/test_offer_parse.c
--- (the cases marked for SQL); keep the two in step.
+-- fault (docs/reference.md, Invalid offers).  The documents are those of
+-- test/unit/test_offer_parse.c (the cases marked for SQL); keep the two in
+-- step.
 --
 SET client_min_messages = warning;
 DELETE FROM incentives.offers;

@@ -15,7 +15,8 @@ SELECT from_uom_key, to_uom_key, factor
   FROM incentives.uom_conversions
  ORDER BY from_uom_key COLLATE "C", to_uom_key COLLATE "C";
 
--- The columns of the earning row, in order, named and typed as SPEC §4.1 says.
+-- The columns of the earning row, in order, named and typed as
+-- docs/reference.md, Earning rows, says.
 SELECT attnum, attname, format_type(atttypid, atttypmod) AS type
   FROM pg_attribute
  WHERE attrelid = 'incentives.earning'::regclass

@@ -1,7 +1,7 @@
--- stacked_multi_stack: two stacks over three SKU sets (SPEC §2.3): a treatment
--- transaction earns once per stack; the key of a stack without one is its set
--- keys joined with _and_; the insecticide's coverage is converted from gal to
--- fl_oz.
+-- stacked_multi_stack: two stacks over three SKU sets (docs/reference.md,
+-- Stacked): a treatment transaction earns once per stack; the key of a stack
+-- without one is its set keys joined with _and_; the insecticide's coverage
+-- is converted from gal to fl_oz.
 -- Fixture: test/fixtures/stacked_multi_stack/ (see its README.md).
 \set fixture stacked_multi_stack
 \i test/sql/load_fixture.psql

@@ -1,5 +1,5 @@
--- stacked_pair_up: the reference document's stacked example (SPEC §2.3): seed
--- (rate $0, 1 unit = 1 acre) anchors the acres that seed treatment
+-- stacked_pair_up: the worked stacked example (docs/reference.md, Stacked):
+-- seed (rate $0, 1 unit = 1 acre) anchors the acres that seed treatment
 -- (0.00921875 gal per acre) pays $0.75 on; only the overlap pays.
 -- Fixture: test/fixtures/stacked_pair_up/ (see its README.md).
 \set fixture stacked_pair_up

@@ -1,7 +1,7 @@
 -- standard_dollars_per_unit_uom: dollars per unit of the SKU's unit of
--- measure (SPEC §1.3, §3.2): transactions in qt, l and a project unit (jug,
--- from uom_conversions.csv) are converted to gal; a return earns a negative
--- amount.
+-- measure (docs/reference.md, Unit conversions): transactions in qt, l and a
+-- project unit (jug, from uom_conversions.csv) are converted to gal; a return
+-- earns a negative amount.
 -- Fixture: test/fixtures/standard_dollars_per_unit_uom/ (see its README.md).
 \set fixture standard_dollars_per_unit_uom
 \i test/sql/load_fixture.psql
@@ -28,7 +28,7 @@ UNION ALL
  ORDER BY participant_key, offer_key, incentive_rate_key, transaction_id, problem;
 
 -- Without any jug conversion the calculation stops, naming the transaction,
--- the SKU and both units (SPEC §3.2).
+-- the SKU and both units (docs/reference.md, Unit conversions).
 \set VERBOSITY default
 \set SHOW_CONTEXT never
 DELETE FROM incentives.uom_conversions WHERE 'jug' IN (from_uom_key, to_uom_key);

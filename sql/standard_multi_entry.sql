@@ -1,7 +1,7 @@
 -- standard_multi_entry: two standard entries on the same SKU without keys
--- (SPEC §2.1): keys generated as {period_key}_{transaction_type}; each entry
--- applies on its own period and transaction type, both ends of a period
--- inclusive.
+-- (docs/reference.md, Standard): keys generated as
+-- {period_key}_{transaction_type}; each entry applies on its own period and
+-- transaction type, both ends of a period inclusive.
 -- Fixture: test/fixtures/standard_multi_entry/ (see its README.md).
 \set fixture standard_multi_entry
 \i test/sql/load_fixture.psql

@@ -1,4 +1,4 @@
--- standard_percent: the reference document's standard example (SPEC §2.1):
+-- standard_percent: the worked standard example (docs/reference.md, Standard):
 -- 3% of the amount; a return, a wrong transaction type, a date after the
 -- period and an SKU outside the offer; a half-cent tie that rounds away from
 -- zero.
@@ -16,7 +16,7 @@ SELECT transaction_id, incentivized_amount, incentive_amount, incentive_effectiv
  WHERE transaction_id = '01JAD80XDZGZNTYDRV4H56221W';
 
 -- The half-cent tie: 3% of $0.50 is $0.015, reported as 0.02 and, for the
--- return, -0.02 (half away from zero, SPEC §3.1).
+-- return, -0.02 (half away from zero, docs/reference.md, Rounding).
 SELECT transaction_id, incentivized_amount, incentive_amount, incentive_effective_rate
   FROM incentives.incentive_calculate(participant_key => 'retailer_002')
  ORDER BY transaction_id;

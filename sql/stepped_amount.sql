@@ -1,5 +1,5 @@
--- stepped_amount: the reference document's amount-based stepped example
--- (SPEC §2.2): the tier is chosen by the dollars of other SKUs and applies to
+-- stepped_amount: the worked amount-based stepped example (docs/reference.md,
+-- Stepped): the tier is chosen by the dollars of other SKUs and applies to
 -- every earning transaction; a program price makes incentivized_amount
 -- quantity x price.
 -- Fixture: test/fixtures/stepped_amount/ (see its README.md).

@@ -1,6 +1,7 @@
--- stepped_property: the reference document's property-based stepped example
--- (SPEC §2.2): the tier is chosen by business_plan_achieved, from the call's
--- properties when given there, else from incentives.participant_properties.
+-- stepped_property: the worked property-based stepped example
+-- (docs/reference.md, Stepped): the tier is chosen by business_plan_achieved,
+-- from the call's properties when given there, else from
+-- incentives.participant_properties.
 -- Fixture: test/fixtures/stepped_property/ (see its README.md).
 \set fixture stepped_property
 \i test/sql/load_fixture.psql

@@ -1,4 +1,4 @@
--- surface: the analyst and BI surface of SPEC §4.2 (issue 4) on the shared
+-- surface: the analyst and BI surface (docs/analyst-guide.md) on the shared
 -- fixtures: programs and program_rates, tier_progress and stack_progress,
 -- incentive_explain, the calculate(jsonb) entry point, refresh_earnings with
 -- its run log and the reporting views.  Every "no rows" query below is an

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test/cluster/run.sh: the sharded deployment of issue 6, for real, on one
+# test/cluster/run.sh: the sharded deployment of docs/scaling.md, for real, on one
 # machine (`make check-cluster`; part of `make test`).
 #
 # Starts (with initdb/pg_ctl; as the postgres user when run as root), in a mktemp

@@ -1,4 +1,4 @@
--- 00_surface: the SQL surface of the extension (SPEC §1, §4.1): tables,
+-- 00_surface: the SQL surface of the extension (docs/reference.md): tables,
 -- the earning row type, the calculation's signature and labels, and a
 -- COMMENT on every object.  Run by pg_prove; everything is rolled back.
 BEGIN;
@@ -21,7 +21,7 @@ SELECT col_is_pk('incentives', 'transactions', 'transaction_id', 'transaction_id
 SELECT col_is_pk('incentives', 'uom_conversions', ARRAY['from_uom_key', 'to_uom_key'], 'a conversion is keyed by its pair of units');
 SELECT col_is_pk('incentives', 'participant_properties', ARRAY['participant_key', 'property_key'], 'a property is keyed by participant and property');
 
--- The transaction columns, typed as SPEC §1.2 says.
+-- The transaction columns, typed as docs/reference.md, Transactions, says.
 SELECT results_eq(
   $$SELECT attname::text COLLATE "default", format_type(atttypid, atttypmod), attnotnull
       FROM pg_attribute
@@ -31,7 +31,7 @@ SELECT results_eq(
            ('transaction_type', 'text', true), ('transaction_date', 'date', true),
            ('sku_key', 'text', true), ('quantity', 'numeric', true),
            ('uom_key', 'text', true), ('amount', 'numeric', true)$$,
-  'incentives.transactions has the columns of SPEC §1.2');
+  'incentives.transactions has the columns of docs/reference.md, Transactions');
 
 -- The nine shipped unit conversions.
 SELECT bag_eq(
@@ -41,7 +41,8 @@ SELECT bag_eq(
            ('ton', 'lb', 2000), ('kg', 'g', 1000), ('lb', 'kg', 0.45359237)$$,
   'the shipped unit conversions are there');
 
--- The earning row type: 17 columns, named and typed exactly (SPEC §4.1).
+-- The earning row type: 17 columns, named and typed exactly (docs/reference.md,
+-- Earning rows).
 SELECT has_type('incentives', 'earning', 'type incentives.earning');
 SELECT results_eq(
   $$SELECT attname::text COLLATE "default", format_type(atttypid, atttypmod)
@@ -57,7 +58,7 @@ SELECT results_eq(
            ('incentivized_quantity', 'numeric'), ('incentivized_amount', 'numeric'),
            ('incentive_amount', 'numeric'), ('incentive_contribution_percent', 'numeric'),
            ('incentive_effective_rate', 'numeric')$$,
-  'incentives.earning has the 17 columns of SPEC §4.1, in order');
+  'incentives.earning has the 17 columns of docs/reference.md, Earning rows, in order');
 
 -- incentive_calculate(participant_key, properties, offer_keys, transactions)
 SELECT has_function('incentives', 'incentive_calculate',

@@ -1,4 +1,5 @@
--- 10_offers: offers as documents (SPEC §1.1, §5): offer_key is generated from
+-- 10_offers: offers as documents (docs/reference.md, Offers and Invalid
+-- offers): offer_key is generated from
 -- the document, every insert and update is validated by the trigger with
 -- SQLSTATE 22023 and offer_error()'s message, which names the offer and the
 -- JSON path of the fault.  Run by pg_prove; everything is rolled back.
@@ -54,7 +55,7 @@ SELECT throws_ok(format('INSERT INTO incentives.offers (document) VALUES (%L)', 
                  '22023', incentives.offer_error(:'bad_threshold'), 'a threshold that is a string: rejected with 22023');
 SELECT is(incentives.offer_error(:'bad_threshold'),
           'invalid offer "x": incentive.rates[1].threshold must be a number',
-          'a threshold that is a string: the message of SPEC §5''s example');
+          'a threshold that is a string: the message of the example in docs/reference.md, Invalid offers');
 
 SELECT throws_ok(format('INSERT INTO incentives.offers (document) VALUES (%L)', :'negative_rate'),
                  '22023', incentives.offer_error(:'negative_rate'), 'a negative rate: rejected with 22023');

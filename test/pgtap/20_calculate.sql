@@ -1,4 +1,4 @@
--- 20_calculate: the calculation as assertions (SPEC §2, §3, §4.1): the
+-- 20_calculate: the calculation as assertions (docs/reference.md): the
 -- reference standard example's totals, the half-cent tie, a row whose
 -- incentivized amount rounds to zero, a penny-exact fixed pool, property
 -- tiers, the offer_keys and transactions arguments, and row-level security.

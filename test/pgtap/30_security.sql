@@ -1,6 +1,7 @@
--- 30_security: the calculation runs with the caller's rights (issue #3 item
--- 6; SPEC §4.1): no SECURITY DEFINER anywhere, a pinned search_path, the
--- GRANT model of sql/parts/20_grants.sql (readers calculate, only admins
+-- 30_security: the calculation runs with the caller's rights
+-- (docs/operations.md, Security and privileges): no SECURITY DEFINER
+-- anywhere, a pinned search_path, the GRANT model of
+-- src/sql/incentives/code/90_grants.sql (readers calculate, only admins
 -- write offers), row-level security on incentives.transactions giving two
 -- roles only their own participants' earnings, hostile functions and
 -- operators in public (a search_path hijack) that cannot change results,
@@ -89,7 +90,7 @@ SELECT is_empty(
   'every view of the extension is security_invoker (row-level security applies through it)');
 
 -- ===================================================================
--- The GRANT model (sql/parts/20_grants.sql), applied to test roles.
+-- The GRANT model (src/sql/incentives/code/90_grants.sql), applied to test roles.
 -- ===================================================================
 SELECT is(has_schema_privilege('public', 'incentives', 'USAGE'), false,
   'PUBLIC has no USAGE on schema incentives');
@@ -108,7 +109,7 @@ CREATE ROLE incentives_test_dave NOLOGIN IN ROLE incentives_test_reader;
 CREATE ROLE incentives_test_carol NOLOGIN IN ROLE incentives_test_admin;
 CREATE ROLE incentives_test_nobody NOLOGIN;
 
--- the DBA's script of sql/parts/20_grants.sql, with the test roles
+-- the DBA's script of src/sql/incentives/code/90_grants.sql, with the test roles
 GRANT USAGE ON SCHEMA incentives, incentives_internal TO incentives_test_reader;
 GRANT SELECT ON ALL TABLES IN SCHEMA incentives TO incentives_test_reader;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA incentives TO incentives_test_reader;

@@ -1,5 +1,5 @@
--- 31_calc_errors: calculation-time errors (issue #3 item 2; SPEC §3.2, §4.1,
--- §5): what incentive_calculate refuses, with the SQLSTATE and the exact
+-- 31_calc_errors: calculation-time errors (docs/reference.md, Calculation
+-- errors): what incentive_calculate refuses, with the SQLSTATE and the exact
 -- message naming what is wrong.  A missing unit conversion (transaction,
 -- SKU, both units, and a hint to add a row to incentives.uom_conversions),
 -- a property that is not a number (property and participant), a NULL in a
@@ -86,7 +86,7 @@ INSERT INTO incentives.offers (document) VALUES
                    "rates": [{"sku_key": "s9", "rate": 9999999999999999999999999999999999999.5, "measure": "dollars"}]}]}');
 
 -- ===================================================================
--- Missing unit conversion (SPEC §3.2): names the transaction, the SKU and
+-- Missing unit conversion (docs/reference.md, Unit conversions): names the transaction, the SKU and
 -- both units; the hint says to add a row to incentives.uom_conversions.
 -- ===================================================================
 INSERT INTO incentives.skus (sku_key, uom_key) VALUES ('s1', 'gal');

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# cancel_memory.sh: cancellation and memory of incentive_calculate (issue #3,
-# item 5; SPEC §4.1 "can be cancelled at any point, and keeps its memory
-# bounded as the transactions grow").
+# cancel_memory.sh: cancellation and memory of incentive_calculate
+# (docs/reference.md, incentive_calculate: "can be cancelled at any point,
+# and keeps its memory bounded as the transactions grow").
 #
 # Runs against the server the PG* environment variables name, normally a
 # throwaway cluster: `pg_virtualenv -t bash test/scripts/cancel_memory.sh`

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# concurrency.sh: incentive_calculate under concurrent sessions (issue #3,
-# item 7; SPEC §4.1 "reads a consistent snapshot").
+# concurrency.sh: incentive_calculate under concurrent sessions
+# (docs/reference.md, incentive_calculate: "sees one consistent snapshot").
 #
 # Runs against the server the PG* environment variables name, normally a
 # throwaway cluster: `pg_virtualenv -t bash test/scripts/concurrency.sh`

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# cron_test.sh: incentives.refresh_earnings scheduled by pg_cron (issue 4,
-# item 7).
+# cron_test.sh: incentives.refresh_earnings scheduled by pg_cron
+# (docs/analyst-guide.md, Scheduling with pg_cron).
 #
 # Runs against the pg_virtualenv cluster the PG* variables name, started
 # with pg_cron preloaded and running jobs in background workers:

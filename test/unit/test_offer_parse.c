@@ -1,8 +1,9 @@
 /*
  * test_offer_parse.c
  *    Unit tests of the offer parser (src/core/offer*.c): every fixture
- *    offer compiles to the expected model, and every SPEC 5 rule rejects
- *    its bad document with the exact message.
+ *    offer compiles to the expected model, and every rule of
+ *    docs/reference.md, Invalid offers, rejects its bad document with the
+ *    exact message.
  *
  * Fixtures are read from test/fixtures/<case>/offers.json (the binary runs
  * from the repository root); each offer is compiled twice, from the json-c

@@ -1,8 +1,8 @@
 -- catalog.sql: everything an extension installs, as sorted text lines, so
--- that two databases can be compared with diff (test/upgrade/run.sh).  Run
--- with psql -X -A -t -v ext=NAME.  Members are found through pg_depend,
--- so a new kind of object is listed as "member" even before it has a line
--- of its own here.
+-- that two databases can be compared with diff (docs/architecture.md,
+-- Install and upgrade scripts).  Run with psql -X -A -t -v ext=NAME.
+-- Members are found through pg_depend, so a new kind of object is listed
+-- as "member" even before it has a line of its own here.
 WITH ext AS (
     SELECT oid FROM pg_extension WHERE extname = :'ext'
 ), members AS (

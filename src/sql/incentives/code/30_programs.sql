@@ -1,6 +1,6 @@
 
 ------------------------------------------------------------------------
--- The analyst and BI surface (SPEC §4.2, issue 4): the programs and their
+-- The analyst and BI surface (docs/analyst-guide.md): the programs and their
 -- flat rates, materialized earnings refreshed atomically (pg_cron can
 -- schedule the procedure), reporting views, a JSON what-if entry point,
 -- explain and tier/stack progress.

@@ -1,7 +1,7 @@
 ------------------------------------------------------------------------
--- Data placement (issue 6): the functions a PL/Proxy coordinator calls on
--- every shard (docs/scaling.md).  They are ordinary functions of the
--- extension, so the same calls also work on a single node:
+-- Data placement: the functions a PL/Proxy coordinator calls on every shard
+-- (docs/scaling.md).  They are internals of the extension, so they exist on
+-- every node, sharded or not:
 --
 --   reference data, identical on every shard (the coordinator runs them
 --   RUN ON ALL):   put_offer, delete_offer, put_sku, delete_sku,

@@ -1,5 +1,6 @@
 ------------------------------------------------------------------------
--- Privileges: who may calculate, who may edit offers (issue 3, item 6)
+-- Privileges: who may calculate, who may edit offers (docs/operations.md,
+-- Security and privileges)
 --
 -- Every function of the extension runs with the caller's rights (none is
 -- SECURITY DEFINER), and the views are security_invoker: what a role may

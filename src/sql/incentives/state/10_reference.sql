@@ -8,7 +8,7 @@ CREATE TABLE incentives.offers (
 );
 COMMENT ON TABLE incentives.offers IS
   'Offers (programs) as JSON documents; insert the document alone, offer_key is taken from it. Every insert/update is validated.';
-COMMENT ON COLUMN incentives.offers.document IS 'The offer document, as in the programs response (SPEC §1.1)';
+COMMENT ON COLUMN incentives.offers.document IS 'The offer document, in the shape of the programs response (docs/reference.md, Offer documents)';
 COMMENT ON COLUMN incentives.offers.offer_key IS 'The document''s offer_key (generated)';
 
 CREATE TABLE incentives.transactions (

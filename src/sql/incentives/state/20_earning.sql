@@ -21,7 +21,7 @@ CREATE TYPE incentives.earning AS (
     incentive_contribution_percent numeric,
     incentive_effective_rate       numeric
 );
-COMMENT ON TYPE incentives.earning IS 'One earning row: what one transaction earns under one offer and rate (SPEC §4.1)';
+COMMENT ON TYPE incentives.earning IS 'One earning row: what one transaction earns under one offer and rate (docs/reference.md, Earning rows)';
 COMMENT ON COLUMN incentives.earning.participant_key IS 'The participant (retailer) who earns';
 COMMENT ON COLUMN incentives.earning.offer_key IS 'The offer';
 COMMENT ON COLUMN incentives.earning.offer_calculator IS 'The offer''s calculator_key';

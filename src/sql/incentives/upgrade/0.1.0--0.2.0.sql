@@ -7,6 +7,10 @@ CREATE SCHEMA incentives_internal;
 COMMENT ON SCHEMA incentives_internal IS
   'incentives internals: trigger functions, helpers of the procedures and views, and the functions a sharded coordinator calls; not for direct use';
 
+-- Comments that cite docs/reference.md instead of documents users never see.
+COMMENT ON COLUMN incentives.offers.document IS 'The offer document, in the shape of the programs response (docs/reference.md, Offer documents)';
+COMMENT ON TYPE incentives.earning IS 'One earning row: what one transaction earns under one offer and rate (docs/reference.md, Earning rows)';
+
 -- incentives.earnings takes its 17 earning columns' comments from the
 -- type incentives.earning, as a fresh install's LIKE ... INCLUDING COMMENTS.
 DO $upgrade$

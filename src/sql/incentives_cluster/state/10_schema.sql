@@ -1,6 +1,6 @@
 -- incentives_cluster: the coordinator of a sharded incentives deployment
--- (issue 6, docs/scaling.md).  mk/cluster.mk turns this file into
--- incentives_cluster--<version>.sql.
+-- (docs/scaling.md).  The Makefile joins this file with the other parts
+-- into build/incentives_cluster--<version>.sql (docs/architecture.md).
 --
 -- Layout.  Every shard is a PostgreSQL database with the incentives
 -- extension and a share of the transactions: a participant's transactions
@@ -8,7 +8,8 @@
 -- is PL/Proxy's own mapping of a RUN ON hash.  Offers, SKUs, unit
 -- conversions and participant properties are identical on every shard.  A
 -- participant's earnings depend only on its own transactions and properties
--- (SPEC §2), so a shard computes them exactly, with no cross-shard work.
+-- (docs/reference.md, incentive_calculate), so a shard computes them exactly,
+-- with no cross-shard work.
 --
 -- This extension goes on the coordinator (with plproxy) and creates, in
 -- schema incentives, functions with the same names, arguments and result
@@ -40,7 +41,7 @@ COMMENT ON SCHEMA incentives_cluster IS
 REVOKE ALL ON SCHEMA incentives FROM PUBLIC;
 
 ------------------------------------------------------------------------
--- The earning row, exactly as on the shards (SPEC §4.1)
+-- The earning row, exactly as on the shards (docs/reference.md, Earning rows)
 ------------------------------------------------------------------------
 
 CREATE TYPE incentives.earning AS (
@@ -62,7 +63,7 @@ CREATE TYPE incentives.earning AS (
     incentive_contribution_percent numeric,
     incentive_effective_rate       numeric
 );
-COMMENT ON TYPE incentives.earning IS 'One earning row: what one transaction earns under one offer and rate (SPEC §4.1); the shards'' type';
+COMMENT ON TYPE incentives.earning IS 'One earning row: what one transaction earns under one offer and rate (docs/reference.md, Earning rows); the shards'' type';
 COMMENT ON COLUMN incentives.earning.participant_key IS 'The participant (retailer) who earns';
 COMMENT ON COLUMN incentives.earning.offer_key IS 'The offer';
 COMMENT ON COLUMN incentives.earning.offer_calculator IS 'The offer''s calculator_key';
