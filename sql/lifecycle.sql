@@ -1,4 +1,4 @@
--- lifecycle: the earnings lifecycle (SPEC §7, docs/lifecycle.md): offer
+-- lifecycle: the earnings lifecycle (docs/lifecycle.md): offer
 -- versions and as_of, through_date, settlement statements, refreshes that
 -- keep going (on_error => 'skip') and that do less (changed_only), the run
 -- log across languages.  Every statement runs on its own (autocommit), so

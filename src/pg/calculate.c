@@ -74,7 +74,7 @@ Tick(void)
 /*
  * LoadOffers: compile the offers into e; every key in offer_keys must
  * exist.  With as_of, the offers are the versions valid at that time
- * (incentives.offer_versions, SPEC 7.1), else incentives.offers.
+ * (incentives.offer_versions; docs/lifecycle.md), else incentives.offers.
  */
 static void
 LoadOffers(IncEngine *e, ArrayType *offer_keys, const TimestampTz *as_of)

@@ -1,8 +1,7 @@
--- 40_lifecycle: the earnings lifecycle as assertions (SPEC §7,
--- docs/lifecycle.md): the new signatures and their compatibility with
--- 0.1.0's declarations, offer versions and their append-only rule,
--- through_date against a date-filtered relation, settlement rules,
--- refreshes that skip, that do less, that a non-owner runs, and runs
+-- 40_lifecycle: the earnings lifecycle as assertions (docs/lifecycle.md):
+-- the new signatures and their compatibility with 0.1.0's declarations,
+-- offer versions and their append-only rule, through_date against a
+-- date-filtered relation, settlement rules, refreshes that skip, that do less, that a non-owner runs, and runs
 -- left behind by a dead session.  (sql/lifecycle.sql shows the same rules
 -- with real times between the changes; here everything is one transaction
 -- and rolled back.)

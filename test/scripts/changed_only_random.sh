@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # changed_only_random.sh: refresh_earnings(changed_only => true) against a
-# full calculation, after random changes (SPEC §7.4: "the result must equal
-# a full refresh").
+# full calculation, after random changes (docs/lifecycle.md, "changed_only
+# => true": the result equals a full refresh).
 #
 # Runs against the server the PG* variables name, normally a throwaway
 # cluster: `pg_virtualenv -t bash test/scripts/changed_only_random.sh`

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# crash_test.sh: a refresh_earnings that never finishes (SPEC §7.4;
-# docs/lifecycle.md "Crashes").
+# crash_test.sh: a refresh_earnings that never finishes (docs/lifecycle.md,
+# "The run log and crashes").
 #
 # Runs against the pg_virtualenv cluster the PG* variables name (it restarts
 # it): `pg_virtualenv -t bash test/scripts/crash_test.sh` (`make check-crash`

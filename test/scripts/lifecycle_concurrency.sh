@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # lifecycle_concurrency.sh: the earnings lifecycle under concurrent sessions
-# (SPEC §7.3, §7.4; docs/lifecycle.md).
+# (docs/lifecycle.md).
 #
 # Runs against the server the PG* variables name, normally a throwaway
 # cluster: `pg_virtualenv -t bash test/scripts/lifecycle_concurrency.sh`

@@ -1,5 +1,5 @@
 ------------------------------------------------------------------------
--- Offer versions (SPEC §7.1, docs/lifecycle.md "Offer versions")
+-- Offer versions (docs/lifecycle.md, "Offer versions and as_of")
 --
 -- Every insert, change and delete of incentives.offers keeps its state in
 -- incentives.offer_versions, by the row trigger offers_version (and the

@@ -1,6 +1,6 @@
 ------------------------------------------------------------------------
 -- CALL incentives.refresh_earnings(...): the materialized earnings
--- (SPEC §4.2, §7.4; docs/lifecycle.md "Refreshing the earnings")
+-- (docs/lifecycle.md, "Refreshing the earnings")
 --
 -- Three kinds of run, one procedure:
 --

@@ -1,6 +1,6 @@
 ------------------------------------------------------------------------
--- Change tracking for refresh_earnings(changed_only => true) (SPEC §7.4,
--- docs/lifecycle.md "Refreshing only what changed")
+-- Change tracking for refresh_earnings(changed_only => true) (docs/lifecycle.md,
+-- "changed_only => true")
 --
 -- Statement-level AFTER triggers with transition tables log into
 -- incentives_internal.earnings_changes which participants a statement

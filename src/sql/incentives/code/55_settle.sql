@@ -1,5 +1,5 @@
 ------------------------------------------------------------------------
--- Settlement (SPEC §7.3, docs/lifecycle.md "Settlement statements")
+-- Settlement (docs/lifecycle.md, "Settlement statements")
 --
 -- CALL incentives.settle(statement_date, participant_key) writes one
 -- statement and its lines: for every (participant, offer) with earnings

@@ -1,11 +1,11 @@
 ------------------------------------------------------------------------
--- The earnings lifecycle (SPEC §7, docs/lifecycle.md): offer versions,
+-- The earnings lifecycle (docs/lifecycle.md): offer versions,
 -- settlement statements, the exceptions of refreshes that keep going and
 -- the change log of refreshes that do less.  The same tables come to an
 -- upgraded database through upgrade/0.1.0--0.2.0.sql.
 ------------------------------------------------------------------------
 
--- Offer versions (SPEC §7.1): written by the triggers on incentives.offers
+-- Offer versions: written by the triggers on incentives.offers
 -- (code/15_offer_versions.sql), never by hand.  Append-only: a trigger
 -- refuses UPDATE, DELETE and TRUNCATE for every role; the one UPDATE it
 -- lets through is the versioning trigger's own closing of the current
@@ -32,7 +32,7 @@ COMMENT ON COLUMN incentives.offer_versions.valid_to IS 'When the next change or
 COMMENT ON COLUMN incentives.offer_versions.changed_by IS 'The role that inserted or changed the offer';
 COMMENT ON INDEX incentives.offer_versions_current_idx IS 'At most one current (open) version per offer';
 
--- Settlement statements (SPEC §7.3): written by CALL incentives.settle,
+-- Settlement statements: written by CALL incentives.settle,
 -- append-only like the versions (no exception at all).
 CREATE TABLE incentives.statements (
     statement_id    bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -72,7 +72,7 @@ COMMENT ON COLUMN incentives.statement_lines.settled_before IS 'Sum of amount_du
 COMMENT ON COLUMN incentives.statement_lines.amount_due IS 'earned_to_date - settled_before: positive is paid (a late tier is a true-up), negative is clawed back (a return after payment)';
 COMMENT ON INDEX incentives.statement_lines_participant_idx IS 'Lines by participant and offer (settled_before, balances)';
 
--- Refreshes that keep going (SPEC §7.4): one row per participant a refresh
+-- Refreshes that keep going: one row per participant a refresh
 -- with on_error => 'skip' could not calculate.
 CREATE TABLE incentives.calculation_exceptions (
     run_id          bigint NOT NULL REFERENCES incentives.calculation_runs ON DELETE CASCADE,
@@ -90,7 +90,7 @@ COMMENT ON COLUMN incentives.calculation_exceptions.transaction_id IS 'The trans
 COMMENT ON COLUMN incentives.calculation_exceptions.sqlstate IS 'The error''s SQLSTATE (class 22 data exception or 23 integrity constraint violation)';
 COMMENT ON COLUMN incentives.calculation_exceptions.message IS 'The error message (and its detail)';
 
--- Refreshes that do less (SPEC §7.4): participants whose materialized
+-- Refreshes that do less: participants whose materialized
 -- earnings may differ from a calculation on incentives.transactions, one
 -- row per change (NULL: everyone).  Written by statement-level triggers on
 -- the inputs with the writer's rights, consumed by refresh_earnings.  Not
