@@ -1,10 +1,10 @@
 -- 40_lifecycle: the earnings lifecycle as assertions (docs/lifecycle.md):
 -- the new signatures and their compatibility with 0.1.0's declarations,
 -- offer versions and their append-only rule, through_date against a
--- date-filtered relation, settlement rules, refreshes that skip, that do less, that a non-owner runs, and runs
--- left behind by a dead session.  (sql/lifecycle.sql shows the same rules
--- with real times between the changes; here everything is one transaction
--- and rolled back.)
+-- date-filtered relation, settlement rules, refreshes that skip, that do
+-- less, that a non-owner runs, and runs left behind by a dead session.
+-- (sql/lifecycle.sql shows the same rules with real times between the
+-- changes; here everything is one transaction and rolled back.)
 BEGIN;
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS pgtap;
