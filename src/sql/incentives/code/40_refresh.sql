@@ -311,6 +311,15 @@ BEGIN
         END IF;
         IF NOT v_everyone THEN
             v_keys := COALESCE(v_changed, '{}');
+            -- half of the participants or more changed (a reload): a
+            -- refresh of everyone is cheaper than replacing them one batch
+            -- at a time
+            IF array_length(v_keys, 1) >= 100
+               AND array_length(v_keys, 1) * 2 >= (SELECT count(DISTINCT t.participant_key)
+                                                     FROM incentives.transactions AS t) THEN
+                v_everyone := true;
+                v_keys := NULL;
+            END IF;
         END IF;
     END IF;
 
