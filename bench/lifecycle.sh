@@ -153,6 +153,8 @@ for n in $BENCH_N; do
                         incentivized_amount, incentivized_quantity FROM incentives.earnings)) d")
     [ "$diff" = 0 ] || status=1
 
+    calc_min=$(q "SELECT min(ms) FROM lifecycle_bench.timings WHERE n = $n AND measure = 'calculate'")
+    refresh_min=$(q "SELECT min(ms) FROM lifecycle_bench.timings WHERE n = $n AND measure = 'refresh'")
     calc=$(median "$n" calculate)
     refresh=$(median "$n" refresh)
     load=$(median "$n" load)
@@ -167,8 +169,8 @@ for n in $BENCH_N; do
                                 min(ms) AS min_ms, max(ms) AS max_ms
                            FROM lifecycle_bench.timings WHERE n = $n
                           GROUP BY measure ORDER BY min(run), measure"
-        awk -v c="$calc" -v r="$refresh" -v l="$load" -v u="$untracked" -v ch="$changed" -v f="$full" -v p="$BENCH_CHANGED_PCT" 'BEGIN {
-            printf "refresh / calculate: %.2f (target <= 2)\n", r / c
+        awk -v c="$calc" -v r="$refresh" -v cm="$calc_min" -v rm="$refresh_min" -v l="$load" -v u="$untracked" -v ch="$changed" -v f="$full" -v p="$BENCH_CHANGED_PCT" 'BEGIN {
+            printf "refresh / calculate: %.2f by medians, %.2f by minimums (target <= 2)\n", r / c, rm / cm
             printf "change tracking: bulk load %.1f s tracked, %.1f s untracked: %+.1f%% (target <= 30%%)\n", l / 1000, u / 1000, (l - u) * 100 / u
             printf "changed_only after %s%% of the participants changed: %.2f s vs full refresh %.2f s: %.1fx faster\n", p, ch / 1000, f / 1000, f / ch
         }'
