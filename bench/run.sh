@@ -54,7 +54,7 @@ if [ -z "${BENCH_INSIDE:-}" ] && [ -z "${BENCH_USE_CURRENT:-}" ]; then
     # Same settings for every measure: no JIT (its compile time is noise at
     # these sizes), no parallel query (the engine is one backend; so is the
     # floor), the data in shared buffers, durability off for the load.
-    exec pg_virtualenv -t ${TEST_DESTDIR:+-o "extension_destdir=$TEST_DESTDIR"} \
+    exec pg_virtualenv -t -c "-p $("$root/mk/free_port.sh")" ${TEST_DESTDIR:+-o "extension_destdir=$TEST_DESTDIR"} \
         -o "shared_buffers=$BENCH_SHARED_BUFFERS" \
         -o "work_mem=$BENCH_WORK_MEM" \
         -o "maintenance_work_mem=1GB" \

@@ -46,8 +46,13 @@ EXTRA_CLEAN  += $(FUZZ_BINS) $(FUZZ_WORK) test/unit/run_unit_asan
 
 # ---- fuzzing ----------------------------------------------------------------
 
-$(FUZZ_BINS): test/fuzz/%: test/fuzz/%.c $(CHECKS_CORE_SRCS) $(CHECKS_CORE_HDRS)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -I src -o $@ $< $(CHECKS_CORE_SRCS) -ljson-c
+# each harness with the shared harness code (fuzz_common.c, fuzz_world.c,
+# fuzz_checks.c)
+FUZZ_SHARED  = test/fuzz/fuzz_common.c test/fuzz/fuzz_world.c test/fuzz/fuzz_checks.c
+FUZZ_HDRS    = test/fuzz/fuzz_common.h test/fuzz/fuzz_world.h test/fuzz/fuzz_checks.h
+
+$(FUZZ_BINS): test/fuzz/%: test/fuzz/%.c $(FUZZ_SHARED) $(FUZZ_HDRS) $(CHECKS_CORE_SRCS) $(CHECKS_CORE_HDRS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -I src -o $@ $< $(FUZZ_SHARED) $(CHECKS_CORE_SRCS) -ljson-c
 
 fuzz: $(FUZZ_BINS)
 	rm -rf $(FUZZ_WORK)/seed

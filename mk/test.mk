@@ -13,8 +13,9 @@
 # Debian packages a goal needs (apt-get, through sudo when not root).
 
 TEST_DESTDIR ?= /tmp/incentives-test-$(shell id -u)-$(shell printf %s '$(CURDIR)' | cksum | cut -d' ' -f1)
-# A throwaway cluster that loads the extension from TEST_DESTDIR.
-PGVENV        = pg_virtualenv -t -o extension_destdir=$(TEST_DESTDIR)
+# A throwaway cluster that loads the extension from TEST_DESTDIR, on a
+# port of its own (mk/free_port.sh).
+PGVENV        = pg_virtualenv -t -c "-p $$(mk/free_port.sh)" -o extension_destdir=$(TEST_DESTDIR)
 export TEST_DESTDIR
 
 .PHONY: demo test regress install-test run-demo run-test

@@ -4,8 +4,10 @@
 -- a missing unit conversion, a property that is not a number.  Also: a
 -- participant without transactions, and reading from a user's view instead of
 -- incentives.transactions.
+-- An error raised while the engine calculates carries a CONTEXT line naming
+-- the transaction (when it was working on one) and the participant.
 \set VERBOSITY default
-\set SHOW_CONTEXT never
+\set SHOW_CONTEXT errors
 \set fixture stepped_property
 \i test/sql/load_fixture.psql
 

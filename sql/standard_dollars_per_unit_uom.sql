@@ -28,8 +28,9 @@ UNION ALL
  ORDER BY participant_key, offer_key, incentive_rate_key, transaction_id, problem;
 
 -- Without any jug conversion the calculation stops, naming the transaction,
--- the SKU and both units (docs/reference.md, Unit conversions).
+-- the SKU and both units (docs/reference.md, Unit conversions); the context
+-- names the transaction and its participant.
 \set VERBOSITY default
-\set SHOW_CONTEXT never
+\set SHOW_CONTEXT errors
 DELETE FROM incentives.uom_conversions WHERE 'jug' IN (from_uom_key, to_uom_key);
 SELECT count(*) FROM incentives.incentive_calculate();

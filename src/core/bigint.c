@@ -209,8 +209,7 @@ inc_mag_divmod(uint32_t *q, int *qn, uint32_t *r, int *rn,
 				j;
 
 	if (bn == 0 || an > INC_WIDE_LIMBS || bn > INC_WIDE_LIMBS)
-		inc_fail(INC_ERR_INTERNAL, NULL, NULL,
-				 "invalid big integer division");
+		inc_fail(INC_ERR_INTERNAL, "invalid big integer division");
 
 	if (inc_mag_cmp(a, an, b, bn) < 0)
 	{
@@ -358,7 +357,7 @@ inc_mag_gcd(uint32_t *g, const uint32_t *a, int an, const uint32_t *b, int bn)
 				zn;
 
 	if (an > INC_WIDE_LIMBS || bn > INC_WIDE_LIMBS)
-		inc_fail(INC_ERR_INTERNAL, NULL, NULL, "invalid big integer gcd");
+		inc_fail(INC_ERR_INTERNAL, "invalid big integer gcd");
 	memcpy(x, a, sizeof(uint32_t) * an);
 	memcpy(y, b, sizeof(uint32_t) * bn);
 	while (yn > 0)

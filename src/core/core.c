@@ -57,7 +57,7 @@ inc_alloc(size_t size)
 		abort();
 	p = alloc_hook(size);
 	if (p == NULL)
-		inc_fail(INC_ERR_INTERNAL, NULL, NULL, "out of memory");
+		inc_fail(INC_ERR_INTERNAL, "out of memory");
 	return p;				/* the hook zeroes it (palloc0, calloc) */
 }
 
@@ -74,24 +74,49 @@ inc_strdup(const char *s)
 	return p;
 }
 
+static void FailV(IncErrKind kind, const char *subject, const char *fmt,
+				  va_list ap) INC_NORETURN INC_PRINTF(3, 0);
+
+/* FailV: format the message and hand the failure to the hook (no return). */
+static void
+FailV(IncErrKind kind, const char *subject, const char *fmt, va_list ap)
+{
+	char		buf[2048];
+	IncFailure	failure;
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	failure.kind = kind;
+	failure.message = buf;
+	failure.subject = subject;
+	if (fail_hook)
+		fail_hook(&failure);
+	/* The hook must not return; if it does, stop rather than go on. */
+	abort();
+}
+
 /*
  * inc_fail: format the message and hand it to the fail hook, which does not
  * return.
  */
 void
-inc_fail(IncErrKind kind, const char *detail, const char *hint,
-		 const char *fmt,...)
+inc_fail(IncErrKind kind, const char *fmt,...)
 {
-	char		buf[2048];
 	va_list		ap;
 
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	FailV(kind, NULL, fmt, ap);
 	va_end(ap);
-	if (fail_hook)
-		fail_hook(kind, buf, detail, hint);
-	/* The hook must not return; if it does, stop rather than go on. */
-	abort();
+}
+
+/* inc_fail_about: inc_fail with the failure's subject (core.h, IncFailure). */
+void
+inc_fail_about(IncErrKind kind, const char *subject, const char *fmt,...)
+{
+	va_list		ap;
+
+	va_start(ap, fmt);
+	FailV(kind, subject, fmt, ap);
+	va_end(ap);
 }
 
 /*
@@ -278,7 +303,7 @@ dec_format(const IncDec *d, char *buf, size_t cap, bool trim)
 	u128		m = mag128(d->coef);
 
 	if (scale < 0 || scale > INC_DEC_MAX_SCALE)
-		inc_fail(INC_ERR_INTERNAL, NULL, NULL, "invalid decimal scale %d", scale);
+		inc_fail(INC_ERR_INTERNAL, "invalid decimal scale %d", scale);
 
 	/* digits least significant first, at least scale + 1 of them */
 	do
@@ -308,8 +333,7 @@ dec_format(const IncDec *d, char *buf, size_t cap, bool trim)
 			out[n++] = digits[i];
 	}
 	if ((size_t) n >= cap)
-		inc_fail(INC_ERR_INTERNAL, NULL, NULL,
-				 "number text does not fit its buffer");
+		inc_fail(INC_ERR_INTERNAL, "number text does not fit its buffer");
 	memcpy(buf, out, n);
 	buf[n] = '\0';
 	return n;
@@ -362,8 +386,7 @@ inc_dec_div_pow10(const IncDec *d, int n)
 		scale--;
 	}
 	if (scale > INC_DEC_MAX_SCALE)
-		inc_fail(INC_ERR_RANGE, NULL, NULL,
-				 "numeric value out of range in incentive calculation");
+		inc_fail(INC_ERR_RANGE, "numeric value out of range in incentive calculation");
 	if (scale < 0)
 	{
 		u128		m = mag128(r.coef);
@@ -371,12 +394,10 @@ inc_dec_div_pow10(const IncDec *d, int n)
 		u128		p;
 
 		if (-scale > INC_DEC_MAX_DIGITS)
-			inc_fail(INC_ERR_RANGE, NULL, NULL,
-					 "numeric value out of range in incentive calculation");
+			inc_fail(INC_ERR_RANGE, "numeric value out of range in incentive calculation");
 		p = pow10_u128((int) -scale);
 		if (m >= limit / p + (limit % p != 0))
-			inc_fail(INC_ERR_RANGE, NULL, NULL,
-					 "numeric value out of range in incentive calculation");
+			inc_fail(INC_ERR_RANGE, "numeric value out of range in incentive calculation");
 		m *= p;
 		r.coef = r.coef < 0 ? -(__int128) m : (__int128) m;
 		scale = 0;

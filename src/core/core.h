@@ -27,32 +27,51 @@
 #define INC_PRINTF(f, a)
 #endif
 
-/* What kind of failure; the glue maps each to a SQLSTATE. */
+/*
+ * What kind of failure; the host maps each to a SQLSTATE and may add its
+ * own hint (the PostgreSQL glue names the table to fix, src/pg/module.c).
+ * The core's messages name the data at fault, never a SQL object.
+ */
 typedef enum IncErrKind
 {
 	INC_ERR_INVALID = 1,		/* bad input data: 22023 invalid_parameter_value */
+	INC_ERR_NO_CONVERSION,		/* a transaction's unit has no conversion to
+								 * the unit needed: 22023 */
+	INC_ERR_PROPERTY_NOT_NUMBER,	/* a property value that is not a number:
+									 * 22023 */
 	INC_ERR_RANGE,				/* a number too large to compute: 22003 */
 	INC_ERR_INTERNAL			/* cannot happen: XX000 */
 } IncErrKind;
+
+/*
+ * IncFailure: what the fail hook receives.  message is complete and
+ * follows PostgreSQL style (lower case, no final period); subject is the
+ * key the failure is about when the host may want it for a hint (the
+ * property key of INC_ERR_PROPERTY_NOT_NUMBER), else NULL.
+ */
+typedef struct IncFailure
+{
+	IncErrKind	kind;
+	const char *message;
+	const char *subject;
+} IncFailure;
 
 /* Allocate size bytes, zeroed; never returns NULL. */
 typedef void *(*IncAllocHook) (size_t size);
 
 /* Report an error; must not return (longjmp or exit). */
-typedef void (*IncFailHook) (IncErrKind kind, const char *message,
-							 const char *detail, const char *hint);
+typedef void (*IncFailHook) (const IncFailure *failure);
 
 extern void inc_set_hooks(IncAllocHook alloc, IncFailHook fail);
 extern void *inc_alloc(size_t size);
 extern char *inc_strdup(const char *s);
 
-/*
- * inc_fail: format the message and hand it to the fail hook.  detail and
- * hint may be NULL.  Messages follow PostgreSQL style: lower case, no final
- * period.
- */
-extern void inc_fail(IncErrKind kind, const char *detail, const char *hint,
-					 const char *fmt,...) INC_NORETURN INC_PRINTF(4, 5);
+/* inc_fail: format the message and hand it to the fail hook. */
+extern void inc_fail(IncErrKind kind, const char *fmt,...) INC_NORETURN INC_PRINTF(2, 3);
+
+/* inc_fail_about: the same, with the failure's subject (see IncFailure). */
+extern void inc_fail_about(IncErrKind kind, const char *subject,
+						   const char *fmt,...) INC_NORETURN INC_PRINTF(3, 4);
 
 /*
  * IncDec: an exact decimal as written, value = coef / 10^scale.

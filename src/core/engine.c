@@ -1,21 +1,60 @@
 /*
  * engine.c
  *    The calculation driver: builds the SKU index of the offers, runs one
- *    participant's transactions through the strategies, and formats rows.
+ *    participant's transactions past the strategies, finishes and
+ *    diagnoses the offers, and keeps the position for error context.
  *
- * A transaction costs only the hooks of its own SKU (SPEC: O(matching
- * offers)).  Offer state is per participant and created on first touch;
- * a generation counter makes "forget the last participant" O(1).  Unit
- * conversion (SPEC 1.3), base amounts (3.2) and row formatting (3.1) live
- * here because every strategy needs them.
+ * The driver knows no strategy: every step goes through the operations
+ * table of the offer's strategy (strategy.h).  A transaction costs only
+ * the hooks of its own SKU, so a calculation is O(transactions x offers
+ * that mention their SKU).  Offer state is per participant and created on
+ * first touch; a generation counter makes "forget the last participant"
+ * O(1).  The shared figures (units, base amounts, rounding) are in
+ * calc.c, the unit tables in units.c.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine_internal.h"
+#include "engine.h"
+#include "strategy.h"
+#include "strmap.h"
 
-const IncTxn *inc_current_txn;
-const char *inc_current_participant;
+typedef struct IncHookList
+{
+	int			n;
+	int			cap;
+	IncHook    *hooks;
+} IncHookList;
+
+struct IncEngine
+{
+	int			noffers;
+	int			offers_cap;
+	const IncOffer **offers;
+	const IncStrategyOps **ops;	/* per offer, set by inc_engine_prepare */
+	IncUnits   *units;
+	IncStrMap  *index;			/* sku_key -> IncHookList * */
+	const char **sku_keys;
+	int			nsku_keys;
+	const char **property_keys;
+	int			nproperty_keys;
+	int			property_keys_cap;
+	IncTickFn	tick;
+	IncDiagnosticsFn diagnostics;
+	void	   *diagnostics_ctx;
+	IncPosition position;		/* see inc_engine_position */
+	/* per-participant state, valid while state_gen[i] == gen */
+	uint64_t	gen;
+	uint64_t   *state_gen;
+	void	  **state;
+};
+
+/* What the index sink's callbacks need: the engine and the offer indexed. */
+typedef struct Indexing
+{
+	IncEngine  *engine;
+	int			offer;
+} Indexing;
 
 /* inc_engine_create: an empty engine (in the current allocator). */
 IncEngine *
@@ -23,11 +62,7 @@ inc_engine_create(void)
 {
 	IncEngine  *e = inc_alloc(sizeof(IncEngine));
 
-	/* an earlier calculation that failed may have left these set */
-	inc_current_txn = NULL;
-	inc_current_participant = NULL;
-	e->sku_uom = inc_strmap_create();
-	e->conversions = inc_strmap_create();
+	e->units = inc_units_create();
 	e->index = inc_strmap_create();
 	return e;
 }
@@ -53,25 +88,7 @@ inc_engine_add_offer(IncEngine *e, const IncOffer *offer)
 void
 inc_engine_set_sku_uom(IncEngine *e, const char *sku_key, const char *uom_key)
 {
-	*inc_strmap_slot(e->sku_uom, inc_strdup(sku_key)) = inc_strdup(uom_key);
-}
-
-/*
- * PairKey: the conversions map key "from<US>to", in buf when it fits (a
- * lookup), else newly allocated.
- */
-static char *
-PairKey(const char *from, const char *to, char *buf, size_t cap)
-{
-	size_t		lf = strlen(from),
-				lt = strlen(to);
-	char	   *key = (buf && lf + lt + 2 <= cap) ? buf : inc_alloc(lf + lt + 2);
-
-	memcpy(key, from, lf);
-	key[lf] = '\037';
-	memcpy(key + lf + 1, to, lt);
-	key[lf + lt + 1] = '\0';
-	return key;
+	inc_units_set_sku_uom(e->units, sku_key, uom_key);
 }
 
 /* inc_engine_add_conversion: quantity_in_to = quantity_in_from * factor. */
@@ -79,17 +96,10 @@ void
 inc_engine_add_conversion(IncEngine *e, const char *from_uom, const char *to_uom,
 						  const IncDec *factor)
 {
-	IncDec	   *f = inc_alloc(sizeof(IncDec));
-
-	if (inc_dec_sign(factor) <= 0)
-		inc_fail(INC_ERR_INVALID, NULL, NULL,
-				 "unit conversion from \"%s\" to \"%s\" has a factor that is not > 0",
-				 from_uom, to_uom);
-	*f = *factor;
-	*inc_strmap_slot(e->conversions, PairKey(from_uom, to_uom, NULL, 0)) = f;
+	inc_units_add_conversion(e->units, from_uom, to_uom, factor);
 }
 
-/* inc_engine_set_diagnostics: report stepped/stacked diagnostics to fn. */
+/* inc_engine_set_diagnostics: report every offer's diagnostics to fn. */
 void
 inc_engine_set_diagnostics(IncEngine *e, IncDiagnosticsFn fn, void *ctx)
 {
@@ -104,10 +114,13 @@ inc_engine_set_tick(IncEngine *e, IncTickFn tick)
 	e->tick = tick;
 }
 
+/* AddHook: the index sink's hook: sku_key leads to the offer being indexed. */
 static void
-AddHook(IncEngine *e, const char *sku, int offer, IncHookKind kind, int a, int b)
+AddHook(void *ctx, const char *sku_key, int kind, int a, int b)
 {
-	void	  **slot = inc_strmap_slot(e->index, sku);
+	Indexing   *ix = ctx;
+	IncEngine  *e = ix->engine;
+	void	  **slot = inc_strmap_slot(e->index, sku_key);
 	IncHookList *l = *slot;
 
 	if (l == NULL)
@@ -127,85 +140,54 @@ AddHook(IncEngine *e, const char *sku, int offer, IncHookKind kind, int a, int b
 	}
 	l->hooks[l->n++] = (IncHook)
 	{
-		offer, kind, a, b
+		ix->offer, kind, a, b
 	};
 }
 
+/* AddProperty: the index sink's property: a property key to load, once. */
 static void
-IndexFilters(IncEngine *e, int offer, IncHookKind kind, const IncFilter *filters, int n)
+AddProperty(void *ctx, const char *property_key)
 {
-	int			i,
-				j;
-
-	for (i = 0; i < n; i++)
-		for (j = 0; j < filters[i].nskus; j++)
-			AddHook(e, filters[i].sku_keys[j], offer, kind, i, 0);
-}
-
-static void
-IndexOffer(IncEngine *e, int idx)
-{
-	const IncOffer *o = e->offers[idx];
-	int			i,
-				j;
-
-	switch (o->strategy)
-	{
-		case INC_STANDARD:
-			for (i = 0; i < o->nentries; i++)
-				for (j = 0; j < o->entries[i].nrates; j++)
-					AddHook(e, o->entries[i].rates[j].sku_key, idx, HOOK_STANDARD_RATE, i, j);
-			break;
-		case INC_STEPPED:
-			IndexFilters(e, idx, HOOK_STEPPED_EARN, o->stepped.filters, o->stepped.nfilters);
-			IndexFilters(e, idx, HOOK_STEPPED_THRESHOLD, o->stepped.threshold_filters,
-						 o->stepped.nthreshold_filters);
-			break;
-		case INC_STACKED:
-			for (i = 0; i < o->stacked.nsets; i++)
-				for (j = 0; j < o->stacked.sets[i].nconversions; j++)
-					AddHook(e, o->stacked.sets[i].conversions[j].sku_key, idx,
-							HOOK_STACKED_SET, i, j);
-			break;
-	}
-}
-
-static bool
-ContainsString(const char **list, int n, const char *s)
-{
+	IncEngine  *e = ((Indexing *) ctx)->engine;
 	int			i;
 
-	for (i = 0; i < n; i++)
-		if (strcmp(list[i], s) == 0)
-			return true;
-	return false;
+	for (i = 0; i < e->nproperty_keys; i++)
+		if (strcmp(e->property_keys[i], property_key) == 0)
+			return;
+	if (e->nproperty_keys == e->property_keys_cap)
+	{
+		int			cap = e->property_keys_cap ? e->property_keys_cap * 2 : 8;
+		const char **keys = inc_alloc(sizeof(char *) * cap);
+
+		if (e->nproperty_keys)
+			memcpy(keys, e->property_keys, sizeof(char *) * e->nproperty_keys);
+		e->property_keys = keys;
+		e->property_keys_cap = cap;
+	}
+	e->property_keys[e->nproperty_keys++] = property_key;
 }
 
-/* inc_engine_prepare: build the SKU index and the key lists. */
+/* inc_engine_prepare: each offer's operations, the SKU index and the key lists. */
 void
 inc_engine_prepare(IncEngine *e)
 {
+	Indexing	ix = {e, 0};
+	IncIndexSink sink = {AddHook, AddProperty, &ix};
 	uint32_t	i;
 	int			o;
 
+	e->ops = inc_alloc(sizeof(IncStrategyOps *) * (e->noffers + 1));
 	for (o = 0; o < e->noffers; o++)
-		IndexOffer(e, o);
+	{
+		e->ops[o] = inc_strategy_ops(e->offers[o]->strategy);
+		ix.offer = o;
+		e->ops[o]->index(e->offers[o], &sink);
+	}
 
 	e->sku_keys = inc_alloc(sizeof(char *) * (e->index->count + 1));
 	for (i = 0; i <= e->index->mask; i++)
 		if (e->index->entries[i].key)
 			e->sku_keys[e->nsku_keys++] = e->index->entries[i].key;
-
-	e->property_keys = inc_alloc(sizeof(char *) * (e->noffers + 1));
-	for (o = 0; o < e->noffers; o++)
-	{
-		const IncOffer *offer = e->offers[o];
-
-		if (offer->strategy == INC_STEPPED &&
-			offer->stepped.threshold_type == INC_THRESHOLD_PROPERTY &&
-			!ContainsString(e->property_keys, e->nproperty_keys, offer->stepped.property_key))
-			e->property_keys[e->nproperty_keys++] = offer->stepped.property_key;
-	}
 
 	e->state_gen = inc_alloc(sizeof(uint64_t) * (e->noffers + 1));
 	e->state = inc_alloc(sizeof(void *) * (e->noffers + 1));
@@ -219,7 +201,7 @@ inc_engine_sku_keys(const IncEngine *e, int *n)
 	return e->sku_keys;
 }
 
-/* inc_engine_needs_properties: does a stepped offer use a property? */
+/* inc_engine_needs_properties: does an offer read a property? */
 bool
 inc_engine_needs_properties(const IncEngine *e)
 {
@@ -234,225 +216,18 @@ inc_engine_property_keys(const IncEngine *e, int *n)
 	return e->property_keys;
 }
 
-/* inc_txn_matches: period (inclusive) and transaction type. */
-bool
-inc_txn_matches(const IncOffer *offer, int period, const char *transaction_type,
-				const IncTxn *t)
-{
-	const IncPeriod *p = &offer->periods[period];
-
-	return t->transaction_date >= p->start_date &&
-		t->transaction_date <= p->end_date &&
-		strcmp(t->transaction_type, transaction_type) == 0;
-}
-
-/* inc_calc_convert: t's quantity expressed in to_uom. */
-void
-inc_calc_convert(IncCalc *c, const IncTxn *t, const char *to_uom, IncRat *out)
-{
-	IncRat		factor;
-	const IncDec *f;
-	char		buf[128];
-
-	inc_rat_from_dec(out, &t->quantity);
-	if (strcmp(t->uom_key, to_uom) == 0)
-		return;
-
-	f = inc_strmap_get(c->engine->conversions, PairKey(t->uom_key, to_uom, buf, sizeof(buf)));
-	if (f)
-	{
-		inc_rat_from_dec(&factor, f);
-		inc_rat_mul(out, out, &factor);
-		return;
-	}
-	f = inc_strmap_get(c->engine->conversions, PairKey(to_uom, t->uom_key, buf, sizeof(buf)));
-	if (f)
-	{
-		inc_rat_from_dec(&factor, f);
-		inc_rat_div(out, out, &factor);
-		return;
-	}
-	inc_current_txn = t;		/* the failure names it (also while finishing) */
-	inc_fail(INC_ERR_INVALID,
-			 NULL,
-			 "Add a row to incentives.uom_conversions for this pair of units.",
-			 "no unit conversion from \"%s\" to \"%s\" for transaction \"%s\" (sku \"%s\")",
-			 t->uom_key, to_uom, t->transaction_id, t->sku_key);
-}
-
-/* inc_calc_sku_quantity: t's quantity in its SKU's unit of measure. */
-void
-inc_calc_sku_quantity(IncCalc *c, const IncTxn *t, IncRat *out)
-{
-	const char *uom = inc_strmap_get(c->engine->sku_uom, t->sku_key);
-
-	if (uom == NULL)
-		inc_rat_from_dec(out, &t->quantity);
-	else
-		inc_calc_convert(c, t, uom, out);
-}
-
-/* inc_calc_base_amount: quantity x price when the offer prices the SKU, else amount. */
-void
-inc_calc_base_amount(IncCalc *c, const IncOffer *offer, const IncTxn *t,
-					 const IncRat *sku_quantity, IncRat *out)
-{
-	const IncDec *price = inc_offer_price(offer, t->sku_key);
-
-	(void) c;
-	if (price)
-	{
-		IncRat		p;
-
-		inc_rat_from_dec(&p, price);
-		inc_rat_mul(out, sku_quantity, &p);
-	}
-	else
-		inc_rat_from_dec(out, &t->amount);
-}
-
-/* inc_pay_rate: rate / 100 for percent, the rate for dollars, exactly. */
-IncDec
-inc_pay_rate(IncCalculator calc, const IncDec *rate)
-{
-	IncDec		d = *rate;
-
-	if (calc == INC_PERCENT_OF_AMOUNT)
-		d = inc_dec_div_pow10(rate, 2);
-	return inc_dec_trim(&d);
-}
-
-/* inc_calc_emit: round a row's figures (SPEC 3.1) and hand it over. */
-void
-inc_calc_emit(IncCalc *c, const IncOffer *offer, const IncTxn *t, const IncRowFigures *f)
-{
-	IncRow		row;
-
-	if (c->engine->tick)
-		c->engine->tick();
-
-	row.offer = offer;
-	row.txn = t;
-	row.rate_key = f->rate_key;
-	row.rate_measure = f->rate_measure;
-	row.rate_value = inc_dec_trim(f->rate_value);
-	row.pay_rate = f->pay_rate;
-	row.incentivized_quantity = inc_rat_to_dec(f->incentivized_quantity, 6);
-	row.incentivized_amount = inc_rat_to_dec(f->incentivized_amount, 2);
-	row.incentive_amount = inc_rat_to_dec(f->incentive_amount, 2);
-	if (f->contribution)
-		row.contribution = inc_rat_to_dec(f->contribution, 6);
-	else
-	{
-		row.contribution.coef = 1000000;
-		row.contribution.scale = 6;
-	}
-
-	/* the effective rate comes from the reported (rounded) figures */
-	row.effective_rate_null = row.incentivized_amount.coef == 0;
-	row.effective_rate.coef = 0;
-	row.effective_rate.scale = 4;
-	if (!row.effective_rate_null)
-	{
-		IncRat		amount,
-					incentive;
-
-		inc_rat_from_dec(&amount, &row.incentivized_amount);
-		inc_rat_from_dec(&incentive, &row.incentive_amount);
-		inc_rat_div(&incentive, &incentive, &amount);
-		row.effective_rate = inc_rat_to_dec(&incentive, 4);
-	}
-	c->emit(c->emit_ctx, &row);
-}
-
-/* inc_calc_rate_figures: quantity, base and incentive of a rate for t. */
-void
-inc_calc_rate_figures(IncCalc *c, const IncOffer *offer, const IncTxn *t,
-					  const IncDec *rate, IncRat *quantity, IncRat *base, IncRat *incentive)
-{
-	IncRat		r;
-
-	inc_calc_sku_quantity(c, t, quantity);
-	inc_calc_base_amount(c, offer, t, quantity, base);
-	inc_rat_from_dec(&r, rate);
-	if (offer->calculator == INC_PERCENT_OF_AMOUNT)
-	{
-		IncRat		hundred;
-
-		inc_rat_from_int(&hundred, 100);
-		inc_rat_mul(incentive, base, &r);
-		inc_rat_div(incentive, incentive, &hundred);
-	}
-	else
-		inc_rat_mul(incentive, quantity, &r);
-}
-
 /*
- * inc_calc_emit_rate_row: the row of a percent_of_amount or
- * dollars_per_unit rate (SPEC 3.3): base x rate / 100, or quantity x rate.
+ * OfferState: offer idx's state for the participant of c, begun (and
+ * recorded as touched) on first use.
  */
-void
-inc_calc_emit_rate_row(IncCalc *c, const IncOffer *offer, const IncTxn *t,
-					   const char *rate_key, const char *rate_measure,
-					   const IncDec *rate, const IncDec *pay_rate)
-{
-	IncRat		quantity,
-				base,
-				incentive;
-	IncRowFigures f;
-
-	inc_calc_rate_figures(c, offer, t, rate, &quantity, &base, &incentive);
-	f.rate_key = rate_key;
-	f.rate_measure = rate_measure;
-	f.rate_value = rate;
-	f.pay_rate = *pay_rate;
-	f.incentivized_quantity = &quantity;
-	f.incentivized_amount = &base;
-	f.incentive_amount = &incentive;
-	f.contribution = NULL;
-	inc_calc_emit(c, offer, t, &f);
-}
-
-/* inc_index_list_push: append value, growing the list. */
-void
-inc_index_list_push(IncIndexList *l, int value)
-{
-	if (l->n == l->cap)
-	{
-		int			cap = l->cap ? l->cap * 2 : 8;
-		int		   *items = inc_alloc(sizeof(int) * cap);
-
-		if (l->n)
-			memcpy(items, l->items, sizeof(int) * l->n);
-		l->items = items;
-		l->cap = cap;
-	}
-	l->items[l->n++] = value;
-}
-
 static void *
-OfferState(IncCalc *c, int idx)
+OfferState(IncEngine *e, IncCalc *c, int *touched, int *ntouched, int idx)
 {
-	IncEngine  *e = c->engine;
-	const IncOffer *offer = e->offers[idx];
-
 	if (e->state_gen[idx] == e->gen)
 		return e->state[idx];
-
-	switch (offer->strategy)
-	{
-		case INC_STANDARD:
-			e->state[idx] = inc_standard_begin(c, offer);
-			break;
-		case INC_STEPPED:
-			e->state[idx] = inc_stepped_begin(c, offer);
-			break;
-		case INC_STACKED:
-			e->state[idx] = inc_stacked_begin(c, offer);
-			break;
-	}
+	e->state[idx] = e->ops[idx]->begin(c, e->offers[idx]);
 	e->state_gen[idx] = e->gen;
-	c->touched[c->ntouched++] = idx;
+	touched[(*ntouched)++] = idx;
 	return e->state[idx];
 }
 
@@ -473,11 +248,13 @@ inc_engine_calculate(IncEngine *e, const char *participant_key,
 					 IncEmitFn emit, void *emit_ctx)
 {
 	IncCalc		c;
+	int		   *touched = inc_alloc(sizeof(int) * (e->noffers + 1));
+	int			ntouched = 0;
 	int			i,
 				h;
 
 	memset(&c, 0, sizeof(c));
-	c.engine = e;
+	c.units = e->units;
 	c.participant_key = participant_key;
 	c.txns = txns;
 	c.ntxns = ntxns;
@@ -485,9 +262,12 @@ inc_engine_calculate(IncEngine *e, const char *participant_key,
 	c.props_ctx = props_ctx;
 	c.emit = emit;
 	c.emit_ctx = emit_ctx;
-	c.touched = inc_alloc(sizeof(int) * (e->noffers + 1));
+	c.tick = e->tick;
+	c.diagnostics = e->diagnostics != NULL;
+	c.position = &e->position;
+	e->position.participant_key = participant_key;
+	e->position.txn = NULL;
 	e->gen++;
-	inc_current_participant = participant_key;
 
 	for (i = 0; i < ntxns; i++)
 	{
@@ -498,49 +278,55 @@ inc_engine_calculate(IncEngine *e, const char *participant_key,
 			e->tick();
 		if (hooks == NULL)
 			continue;
-		inc_current_txn = t;
+		inc_calc_at(&c, t);
 		for (h = 0; h < hooks->n; h++)
 		{
 			const IncHook *hook = &hooks->hooks[h];
-			const IncOffer *offer = e->offers[hook->offer];
-			void	   *state = OfferState(&c, hook->offer);
+			void	   *state = OfferState(e, &c, touched, &ntouched, hook->offer);
 
-			switch (offer->strategy)
-			{
-				case INC_STANDARD:
-					inc_standard_observe(&c, offer, state, hook, i);
-					break;
-				case INC_STEPPED:
-					inc_stepped_observe(&c, offer, state, hook, i);
-					break;
-				case INC_STACKED:
-					inc_stacked_observe(&c, offer, state, hook, i);
-					break;
-			}
+			e->ops[hook->offer]->observe(&c, e->offers[hook->offer], state, hook, i);
 		}
 	}
-	inc_current_txn = NULL;
+	inc_calc_at(&c, NULL);
+
+	/* with diagnostics, every offer is reported, touched or not */
+	if (c.diagnostics)
+		for (i = 0; i < e->noffers; i++)
+			(void) OfferState(e, &c, touched, &ntouched, i);
 
 	/* finish offers in offer order, so output order is stable */
-	qsort(c.touched, c.ntouched, sizeof(int), CompareInts);
-	for (i = 0; i < c.ntouched; i++)
+	qsort(touched, ntouched, sizeof(int), CompareInts);
+	for (i = 0; i < ntouched; i++)
 	{
-		const IncOffer *offer = e->offers[c.touched[i]];
-		void	   *state = e->state[c.touched[i]];
+		int			o = touched[i];
 
-		switch (offer->strategy)
+		e->ops[o]->finish(&c, e->offers[o], e->state[o]);
+		inc_calc_at(&c, NULL);
+		if (c.diagnostics)
 		{
-			case INC_STANDARD:
-				inc_standard_finish(&c, offer, state);
-				break;
-			case INC_STEPPED:
-				inc_stepped_finish(&c, offer, state);
-				break;
-			case INC_STACKED:
-				inc_stacked_finish(&c, offer, state);
-				break;
+			const char *json = e->ops[o]->diagnose(&c, e->offers[o], e->state[o]);
+
+			inc_calc_at(&c, NULL);
+			e->diagnostics(e->diagnostics_ctx, e->offers[o], json);
 		}
 	}
-	inc_current_txn = NULL;
-	inc_current_participant = NULL;
+	e->position.participant_key = NULL;
+}
+
+/* inc_engine_position: the participant and transaction being calculated. */
+bool
+inc_engine_position(const IncEngine *e, const char **participant,
+					const char **transaction_id)
+{
+	*participant = e->position.participant_key;
+	*transaction_id = e->position.participant_key && e->position.txn ?
+		e->position.txn->transaction_id : NULL;
+	return *participant != NULL;
+}
+
+/* inc_offer_rates: the offer's rates, listed by its strategy. */
+void
+inc_offer_rates(const IncOffer *offer, IncRateFn fn, void *ctx)
+{
+	inc_strategy_ops(offer->strategy)->rates(offer, fn, ctx);
 }

@@ -1,48 +1,56 @@
 /*
  * offer.c
- *    Small services of the offer model: strategy and calculator names,
- *    program price lookup, and ISO dates as PostgreSQL day numbers.
+ *    Small services of the offer model: strategy, calculator and threshold
+ *    type names, program price lookup, and ISO dates as PostgreSQL day
+ *    numbers.
  *
  * Dates are days since 2000-01-01 (PostgreSQL's DateADT), computed with
  * integer arithmetic on the proleptic Gregorian calendar, so the engine
  * compares them with transaction dates read from PostgreSQL directly.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "offer.h"
+
+const char *const inc_strategy_names[INC_NSTRATEGIES] = {
+	[INC_STANDARD] = "standard",
+	[INC_STEPPED] = "stepped",
+	[INC_STACKED] = "stacked",
+};
+
+const char *const inc_calculator_names[INC_NCALCULATORS] = {
+	[INC_PERCENT_OF_AMOUNT] = "percent_of_amount",
+	[INC_DOLLARS_PER_UNIT] = "dollars_per_unit",
+	[INC_FIXED_AMOUNT] = "fixed_amount",
+	[INC_DOLLARS_PER_COVERAGE_UNIT] = "dollars_per_coverage_unit",
+};
+
+const char *const inc_threshold_type_names[INC_NTHRESHOLD_TYPES] = {
+	[INC_THRESHOLD_AMOUNT] = "aggregated_amount",
+	[INC_THRESHOLD_QUANTITY] = "aggregated_quantity",
+	[INC_THRESHOLD_PROPERTY] = "property",
+};
 
 /* inc_strategy_name: the strategy_key that names s. */
 const char *
 inc_strategy_name(IncStrategy s)
 {
-	switch (s)
-	{
-		case INC_STANDARD:
-			return "standard";
-		case INC_STEPPED:
-			return "stepped";
-		case INC_STACKED:
-			return "stacked";
-	}
-	return "unknown";
+	return (unsigned) s < INC_NSTRATEGIES ? inc_strategy_names[s] : "unknown";
 }
 
 /* inc_calculator_name: the calculator_key that names c. */
 const char *
 inc_calculator_name(IncCalculator c)
 {
-	switch (c)
-	{
-		case INC_PERCENT_OF_AMOUNT:
-			return "percent_of_amount";
-		case INC_DOLLARS_PER_UNIT:
-			return "dollars_per_unit";
-		case INC_FIXED_AMOUNT:
-			return "fixed_amount";
-		case INC_DOLLARS_PER_COVERAGE_UNIT:
-			return "dollars_per_coverage_unit";
-	}
-	return "unknown";
+	return (unsigned) c < INC_NCALCULATORS ? inc_calculator_names[c] : "unknown";
+}
+
+/* inc_threshold_type_name: the threshold_definition.type that names t. */
+const char *
+inc_threshold_type_name(IncThresholdType t)
+{
+	return (unsigned) t < INC_NTHRESHOLD_TYPES ? inc_threshold_type_names[t] : "unknown";
 }
 
 /*
@@ -139,4 +147,24 @@ inc_date_parse(const char *s, int32_t *days)
 		return false;
 	*days = DaysFromCivil(y, m, d);
 	return true;
+}
+
+/*
+ * inc_date_format: the "YYYY-MM-DD" text of a day number (H. Hinnant's
+ * civil_from_days, the inverse of DaysFromCivil).
+ */
+void
+inc_date_format(int32_t days, char *buf, size_t cap)
+{
+	int64_t		z = (int64_t) days + 730425;	/* days since 0000-03-01 */
+	int64_t		era = (z >= 0 ? z : z - 146096) / 146097;
+	int64_t		doe = z - era * 146097;
+	int64_t		yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	int64_t		doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	int64_t		mp = (5 * doy + 2) / 153;
+	int			d = (int) (doy - (153 * mp + 2) / 5 + 1);
+	int			m = (int) (mp < 10 ? mp + 3 : mp - 9);
+	int			y = (int) (yoe + era * 400 + (m <= 2));
+
+	snprintf(buf, cap, "%04d-%02d-%02d", y, m, d);
 }

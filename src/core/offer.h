@@ -2,8 +2,9 @@
  * offer.h
  *    The offer model: an offer document compiled into plain C structs.
  *
- * offer_parse.c builds an IncOffer from an offer document (SPEC 1.1 and
- * 2), checking every rule of SPEC 5 on the way; the strategies read it.
+ * offer_parse.c builds an IncOffer from an offer document (docs/reference.md:
+ * Offers, Standard, Stepped, Stacked), checking every rule of Bad input on
+ * the way; the strategies read it.
  * All strings are NUL-terminated copies owned by the allocator that was
  * current when the offer was parsed (inc_alloc), never json-c memory.
  * Indexes into sibling arrays (period, set) are resolved at parse time, so
@@ -21,6 +22,8 @@ typedef enum IncStrategy
 	INC_STACKED
 } IncStrategy;
 
+#define INC_NSTRATEGIES 3
+
 typedef enum IncCalculator
 {
 	INC_PERCENT_OF_AMOUNT = 0,
@@ -29,7 +32,16 @@ typedef enum IncCalculator
 	INC_DOLLARS_PER_COVERAGE_UNIT
 } IncCalculator;
 
-/* Names as written in documents and reported in results. */
+#define INC_NCALCULATORS 4
+
+/*
+ * The names of strategies, calculators and threshold types as written in
+ * documents and reported in results, indexed by their enum (offer.c): the
+ * parser reads them from these tables and every report writes them from
+ * these functions.
+ */
+extern const char *const inc_strategy_names[INC_NSTRATEGIES];
+extern const char *const inc_calculator_names[INC_NCALCULATORS];
 extern const char *inc_strategy_name(IncStrategy s);
 extern const char *inc_calculator_name(IncCalculator c);
 
@@ -82,6 +94,12 @@ typedef enum IncThresholdType
 	INC_THRESHOLD_QUANTITY,		/* aggregated_quantity */
 	INC_THRESHOLD_PROPERTY		/* property */
 } IncThresholdType;
+
+#define INC_NTHRESHOLD_TYPES 3
+
+/* threshold_definition.type names, as the strategy names above. */
+extern const char *const inc_threshold_type_names[INC_NTHRESHOLD_TYPES];
+extern const char *inc_threshold_type_name(IncThresholdType t);
 
 typedef struct IncTier
 {
@@ -168,19 +186,51 @@ typedef struct IncOfferError
 	char		message[INC_OFFER_ERROR_LEN];
 } IncOfferError;
 
+/*
+ * Parsing offer text.  Every host (the PostgreSQL glue for stored offers,
+ * offer_error() and the calculation, the unit tests, the fuzzers) goes
+ * through inc_offer_parser_run, with the same rules: strict JSON (RFC
+ * 8259: no comments, single quotes or trailing commas), only whitespace
+ * after the document, at most INC_OFFER_MAX_DEPTH levels of nesting
+ * (unknown fields included; offers themselves nest about 6 deep).
+ *
+ * While it runs, the parser holds json-c memory (malloc'd, not inc_alloc
+ * memory): the tokener and the document tree.  A normal return has
+ * released both.  A host whose inc_alloc or inc_fail hook can unwind
+ * (PostgreSQL's palloc and ereport longjmp) calls inc_offer_parser_release
+ * on its cleanup path too (PG_FINALLY), which frees whatever is still
+ * held; releasing twice is harmless.  json-c types are only named here, so
+ * this header does not pull json-c's json_object typedef into files that
+ * include PostgreSQL's fmgrprotos.h (which has a json_object function).
+ */
+#define INC_OFFER_MAX_DEPTH 1000
+
+struct json_tokener;
 struct json_object;
 
-/*
- * inc_offer_from_json: compile a parsed offer document.  Returns the offer
- * (allocated with inc_alloc), or NULL with err filled.  Does not keep any
- * pointer into root; the caller still owns root and releases it.
- */
-extern IncOffer *inc_offer_from_json(struct json_object *root, IncOfferError *err);
+typedef struct IncOfferParser
+{
+	struct json_tokener *tokener;	/* NULL when released */
+	struct json_object *root;	/* NULL when released */
+} IncOfferParser;
+
+/* inc_offer_parser_init: a parser holding nothing. */
+extern void inc_offer_parser_init(IncOfferParser *parser);
 
 /*
- * inc_offer_parse: the same from JSON text (len bytes, no NUL needed);
- * text that is not JSON is an error too.  json-c memory is released on
- * every path before returning.
+ * inc_offer_parser_run: compile len bytes of JSON text (no NUL needed)
+ * into an offer (allocated with inc_alloc), or NULL with err filled
+ * ("invalid offer ...": text that is not JSON is an invalid offer too).
+ */
+extern IncOffer *inc_offer_parser_run(IncOfferParser *parser, const char *json,
+									  size_t len, IncOfferError *err);
+
+/* inc_offer_parser_release: free the json-c memory the parser holds. */
+extern void inc_offer_parser_release(IncOfferParser *parser);
+
+/*
+ * inc_offer_parse: inc_offer_parser_run with a parser of its own, for
+ * hosts whose hooks do not unwind (tests, fuzzers).
  */
 extern IncOffer *inc_offer_parse(const char *json, size_t len, IncOfferError *err);
 
@@ -192,5 +242,11 @@ extern const IncDec *inc_offer_price(const IncOffer *offer, const char *sku_key)
  * calendar day, years 1..9999) to days since 2000-01-01; false when not.
  */
 extern bool inc_date_parse(const char *s, int32_t *days);
+
+/*
+ * inc_date_format: days since 2000-01-01 as "YYYY-MM-DD" into buf (cap >=
+ * 11 bytes), the inverse of inc_date_parse for years 1..9999.
+ */
+extern void inc_date_format(int32_t days, char *buf, size_t cap);
 
 #endif							/* INC_OFFER_H */

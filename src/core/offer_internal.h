@@ -24,7 +24,7 @@
 
 struct json_object;
 
-/* Longest JSON path we build; paths only hold spec field names and indexes. */
+/* Longest JSON path we build; paths only hold documented field names and indexes. */
 #define INC_OJ_PATH_LEN 256
 
 typedef struct IncOfferParse
@@ -102,5 +102,12 @@ extern void inc_oj_array(IncOfferParse *p, struct json_object *obj,
 
 /* Element i of an array (NULL for a JSON null). */
 extern struct json_object *inc_oj_element(struct json_object *arr, int i);
+
+/*
+ * inc_offer_from_json (offer_parse.c): compile a parsed offer document.
+ * Returns the offer (allocated with inc_alloc), or NULL with err filled.
+ * Keeps no pointer into root; the caller still owns root and releases it.
+ */
+extern IncOffer *inc_offer_from_json(struct json_object *root, IncOfferError *err);
 
 #endif							/* INC_OFFER_INTERNAL_H */

@@ -1,7 +1,8 @@
 /*
  * offer_json.c
- *    JSON text to json-c objects, and the typed field accessors the offer
- *    parser uses (see offer_internal.h).
+ *    The typed field accessors of the offer parser (see offer_internal.h):
+ *    json-c field readers, the JSON path of the field being read, and the
+ *    formatting of a fault.
  *
  * Every accessor checks one field and, on a fault, formats the complete
  * message ("invalid offer \"KEY\": PATH problem") into the caller's
@@ -25,9 +26,6 @@
 #include <json-c/json.h>
 
 #include "offer_internal.h"
-
-/* Nesting depth json-c accepts; offers nest about 6 deep. */
-#define INC_JSON_MAX_DEPTH 128
 
 /* Texts json-c prints for integers it clamped (see the header comment). */
 static const char *const ClampedIntegers[] = {
@@ -217,7 +215,7 @@ inc_oj_number_value(IncOfferParse *p, struct json_object *val, IncOjSign sign)
 		inc_oj_fail(p, "must be a number");
 	text = json_object_to_json_string_ext(val, JSON_C_TO_STRING_PLAIN);
 	if (text == NULL)
-		inc_fail(INC_ERR_INTERNAL, NULL, NULL, "out of memory printing a JSON number");
+		inc_fail(INC_ERR_INTERNAL, "out of memory printing a JSON number");
 	if (type == json_type_int)
 	{
 		for (i = 0; i < sizeof(ClampedIntegers) / sizeof(ClampedIntegers[0]); i++)
@@ -332,77 +330,4 @@ inc_oj_array(IncOfferParse *p, struct json_object *obj, const char *name,
 		*len = (int) n;
 	}
 	inc_oj_pop(p, saved);
-}
-
-/* Is s[0..len) nothing but JSON whitespace? */
-static bool
-OnlyWhitespace(const char *s, size_t len)
-{
-	size_t		i;
-
-	for (i = 0; i < len; i++)
-	{
-		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r')
-			return false;
-	}
-	return true;
-}
-
-/* Fill err for a document that cannot become a json-c object. */
-static IncOffer *
-DocumentFault(IncOfferError *err, const char *problem)
-{
-	snprintf(err->message, sizeof(err->message),
-			 "invalid offer (no offer_key): %s", problem);
-	return NULL;
-}
-
-/*
- * inc_offer_parse: parse len bytes of JSON text strictly (RFC 8259: no
- * comments, single quotes or trailing commas), allowing only whitespace
- * after the document, then compile it with inc_offer_from_json.  The
- * json-c tree and tokener are freed on every path that returns (only a
- * failing inc_alloc, which does not return, would strand the tree).
- */
-IncOffer *
-inc_offer_parse(const char *json, size_t len, IncOfferError *err)
-{
-	struct json_tokener *tok;
-	struct json_object *root;
-	enum json_tokener_error jerr;
-	size_t		end;
-	IncOffer   *offer;
-
-	err->message[0] = '\0';
-	if (len >= (size_t) INT_MAX)
-		return DocumentFault(err, "document is too large");
-	tok = json_tokener_new_ex(INC_JSON_MAX_DEPTH);
-	if (tok == NULL)
-		inc_fail(INC_ERR_INTERNAL, NULL, NULL, "out of memory creating a JSON tokener");
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-	root = json_tokener_parse_ex(tok, json, (int) len);
-	jerr = json_tokener_get_error(tok);
-	end = json_tokener_get_parse_end(tok);
-	if (jerr == json_tokener_continue)
-	{
-		/*
-		 * A top-level scalar ("123", "null") is only complete once a
-		 * delimiter follows; whitespace after the document is allowed, so
-		 * feed one blank.
-		 */
-		root = json_tokener_parse_ex(tok, " ", 1);
-		jerr = json_tokener_get_error(tok);
-		end = len;
-	}
-	json_tokener_free(tok);
-
-	if (jerr != json_tokener_success || end > len ||
-		!OnlyWhitespace(json + end, len - end))
-	{
-		json_object_put(root);
-		return DocumentFault(err, "document is not valid JSON");
-	}
-	offer = inc_offer_from_json(root, err);
-	json_object_put(root);
-	return offer;
 }

@@ -1,12 +1,12 @@
 /*
  * offer_parse.c
  *    Compile an offer document (a json-c tree) into an IncOffer, checking
- *    every rule of SPEC 1.1, 2 and 5.
+ *    every rule of docs/reference.md (Offers, the strategies, Bad input).
  *
- * The first fault found wins.  Fields are read in the order the spec lists
- * them (offer_key, label, strategy_key, calculator_key, periods, prices,
+ * The first fault found wins.  Fields are read in the order the reference
+ * lists them (offer_key, label, strategy_key, calculator_key, periods, prices,
  * then incentives / incentive, and inside each structure the order of its
- * SPEC 2 shape), whatever their order in the document.  Within an array
+ * documented shape), whatever their order in the document.  Within an array
  * item, the item's own fields are checked first (a reference to a period
  * or sku set, or a SKU's presence in conversion.rates, as the field is
  * read), then the item is compared with its earlier siblings (duplicate
@@ -42,11 +42,6 @@ typedef struct OfferBuild
 	IncStrMap **set_skus;		/* stacked, per set: conversion SKU -> itself */
 } OfferBuild;
 
-static const char *const StrategyNames[] = {"standard", "stepped", "stacked"};
-static const char *const CalculatorNames[] = {
-	"percent_of_amount", "dollars_per_unit", "fixed_amount",
-	"dollars_per_coverage_unit"
-};
 
 /* An array of n elements of size bytes (at least one, so never NULL). */
 static void *
@@ -82,7 +77,7 @@ AlreadySeen(IncStrMap *map, const char *key)
 	return false;
 }
 
-/* The measure a calculator's rates must carry (SPEC 2). */
+/* The measure a calculator's rates must carry (docs/reference.md, Standard). */
 static const char *
 ExpectedMeasure(IncCalculator c)
 {
@@ -371,15 +366,14 @@ ParseFilters(OfferBuild *b, struct json_object *obj, const char *name,
 static void
 ParseThresholdDefinition(OfferBuild *b, struct json_object *incentive)
 {
-	static const char *const types[] = {
-		"aggregated_amount", "aggregated_quantity", "property"
-	};
 	IncOfferParse *p = b->p;
 	IncStepped *st = &b->offer->stepped;
 	struct json_object *td = inc_oj_object(p, incentive, "threshold_definition");
 	size_t		top = inc_oj_push_field(p, "threshold_definition");
 
-	st->threshold_type = (IncThresholdType) ReadChoice(b, td, "type", types, 3);
+	st->threshold_type = (IncThresholdType) ReadChoice(b, td, "type",
+													   inc_threshold_type_names,
+													   INC_NTHRESHOLD_TYPES);
 	if (st->threshold_type == INC_THRESHOLD_PROPERTY)
 	{
 		struct json_object *prop = inc_oj_object(p, td, "property");
@@ -700,9 +694,9 @@ ParseOffer(IncOfferParse *p, struct json_object *root)
 	p->offer_key = offer->offer_key;
 	offer->label = inc_oj_string(p, root, "label", 0);
 	offer->strategy = (IncStrategy) ReadChoice(&b, root, "strategy_key",
-											   StrategyNames, 3);
+											   inc_strategy_names, INC_NSTRATEGIES);
 	offer->calculator = (IncCalculator) ReadChoice(&b, root, "calculator_key",
-												   CalculatorNames, 4);
+												   inc_calculator_names, INC_NCALCULATORS);
 	if ((offer->strategy == INC_STACKED) !=
 		(offer->calculator == INC_DOLLARS_PER_COVERAGE_UNIT))
 		inc_oj_fail_at(p, "calculator_key", "\"%s\" is not allowed for strategy \"%s\"",

@@ -33,7 +33,7 @@ static void range_fail(void) INC_NORETURN;
 static void
 range_fail(void)
 {
-	inc_fail(INC_ERR_RANGE, NULL, NULL, OUT_OF_RANGE);
+	inc_fail(INC_ERR_RANGE, OUT_OF_RANGE);
 }
 
 /* Store magnitude d (n limbs) with sign neg into dst, checking capacity. */
@@ -181,7 +181,7 @@ inc_rat_from_dec(IncRat *r, const IncDec *d)
 	int			i;
 
 	if (scale < 0 || scale > INC_DEC_MAX_SCALE)
-		inc_fail(INC_ERR_INTERNAL, NULL, NULL, "invalid decimal scale %d", scale);
+		inc_fail(INC_ERR_INTERNAL, "invalid decimal scale %d", scale);
 	m = d->coef < 0 ? (unsigned __int128) 0 - (unsigned __int128) d->coef :
 		(unsigned __int128) d->coef;
 	if (m == 0)
@@ -278,8 +278,7 @@ inc_rat_div(IncRat *r, const IncRat *a, const IncRat *b)
 				den;
 
 	if (b->num.len == 0)
-		inc_fail(INC_ERR_INTERNAL, NULL, NULL,
-				 "division by zero in incentive calculation");
+		inc_fail(INC_ERR_INTERNAL, "division by zero in incentive calculation");
 	num.len = inc_mag_mul(num.d, a->num.d, a->num.len, b->den.d, b->den.len);
 	num.neg = a->num.neg != b->num.neg;
 	den.len = inc_mag_mul(den.d, a->den.d, a->den.len, b->num.d, b->num.len);
@@ -363,8 +362,7 @@ inc_rat_round(IncRat *r, const IncRat *a, int scale)
 	bool		neg = a->num.neg;
 
 	if (scale < 0 || scale > RAT_MAX_ROUND_SCALE)
-		inc_fail(INC_ERR_INTERNAL, NULL, NULL,
-				 "invalid rounding scale %d", scale);
+		inc_fail(INC_ERR_INTERNAL, "invalid rounding scale %d", scale);
 
 	/* q = |num| * 10^scale / den, rounded half away from zero */
 	memcpy(x, a->num.d, sizeof(uint32_t) * a->num.len);

@@ -4,9 +4,9 @@
  *
  * Every computed figure (coverage, overlap, contribution factor, shares of
  * a pool, incentive amounts) is carried as an exact fraction num/den and
- * rounded only when reported (SPEC 3.1).  The big integers live inline
- * (INC_BIG_LIMBS 32-bit limbs, about 600 decimal digits) so no operation
- * allocates; a result that does not fit calls
+ * rounded only when reported (docs/reference.md, Rounding).  The big
+ * integers live inline (INC_BIG_LIMBS 32-bit limbs, about 600 decimal
+ * digits) so no operation allocates; a result that does not fit calls
  * inc_fail(INC_ERR_RANGE, ...), never wraps.  Operations touch only the
  * limbs in use, so small values are cheap.
  *

@@ -1,7 +1,7 @@
 /*
  * strategy_stacked.c
- *    The stacked strategy (SPEC 2.3): dollars per coverage unit (acre)
- *    where the SKU sets of a stack overlap.
+ *    The stacked strategy (docs/reference.md, Stacked): dollars per
+ *    coverage unit (acre) where the SKU sets of a stack overlap.
  *
  * While observing, each transaction that belongs to a set (its period,
  * type and a SKU of conversion.rates) adds its coverage -- quantity in
@@ -10,14 +10,14 @@
  * sets; when O(k) > 0 each transaction of each set whose SKU pays a rate
  * > 0 earns coverage x f x rate with f = O(k) / C(s), and reports its
  * quantity and base amount scaled by f.  Rate-0 SKUs only anchor coverage.
- * With diagnostics on, it reports each set's coverage and each stack's
- * overlap and factors.
+ * Diagnostics report each set's coverage and each stack's overlap and
+ * factors.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "engine_internal.h"
 #include "jsonbuf.h"
+#include "strategy.h"
 
 typedef struct SetMember
 {
@@ -38,9 +38,21 @@ typedef struct StackedState
 	SetState   *sets;
 } StackedState;
 
-/* inc_stacked_begin: state of one offer for one participant. */
-void *
-inc_stacked_begin(IncCalc *c, const IncOffer *offer)
+/* StackedIndex: every SKU of every set's conversion (a: set, b: conversion). */
+static void
+StackedIndex(const IncOffer *offer, const IncIndexSink *sink)
+{
+	int			i,
+				j;
+
+	for (i = 0; i < offer->stacked.nsets; i++)
+		for (j = 0; j < offer->stacked.sets[i].nconversions; j++)
+			sink->hook(sink->ctx, offer->stacked.sets[i].conversions[j].sku_key, 0, i, j);
+}
+
+/* StackedBegin: the state of one offer for one participant. */
+static void *
+StackedBegin(IncCalc *c, const IncOffer *offer)
 {
 	StackedState *st = inc_alloc(sizeof(StackedState));
 	int			i;
@@ -52,7 +64,7 @@ inc_stacked_begin(IncCalc *c, const IncOffer *offer)
 	return st;
 }
 
-/* Coverage: t's coverage units under conversion rate conv (SPEC 2.3). */
+/* Coverage: t's coverage units under conversion rate conv. */
 static void
 Coverage(IncCalc *c, const IncTxn *t, const IncConversionRate *conv, IncRat *out)
 {
@@ -63,10 +75,10 @@ Coverage(IncCalc *c, const IncTxn *t, const IncConversionRate *conv, IncRat *out
 	inc_rat_div(out, out, &rate);
 }
 
-/* inc_stacked_observe: txn's SKU is in set hook->a's conversion hook->b. */
-void
-inc_stacked_observe(IncCalc *c, const IncOffer *offer, void *state,
-					const IncHook *hook, int txn)
+/* StackedObserve: txn's SKU is in set hook->a's conversion hook->b. */
+static void
+StackedObserve(IncCalc *c, const IncOffer *offer, void *state,
+			   const IncHook *hook, int txn)
 {
 	StackedState *st = state;
 	const IncSkuSet *set = &offer->stacked.sets[hook->a];
@@ -95,15 +107,15 @@ inc_stacked_observe(IncCalc *c, const IncOffer *offer, void *state,
 	};
 }
 
-/* PayRate: the set's pay rate for sku, or NULL when it pays nothing. */
-static const IncDec *
+/* PayRate: the set's pay rate entry for sku, or NULL when it has none. */
+static const IncSkuRate *
 PayRate(const IncSkuSet *set, const char *sku)
 {
 	int			i;
 
 	for (i = 0; i < set->nrates; i++)
 		if (strcmp(set->rates[i].sku_key, sku) == 0)
-			return inc_dec_sign(&set->rates[i].rate) > 0 ? &set->rates[i].rate : NULL;
+			return &set->rates[i];
 	return NULL;
 }
 
@@ -119,20 +131,20 @@ EmitSet(IncCalc *c, const IncOffer *offer, const IncStack *stack,
 	for (i = 0; i < ss->n; i++)
 	{
 		const IncTxn *t = &c->txns[ss->members[i].txn];
-		const IncDec *rate = PayRate(set, t->sku_key);
+		const IncSkuRate *pay = PayRate(set, t->sku_key);
 		IncRat		r,
 					quantity,
 					base,
 					incentive;
 		IncRowFigures fig;
 
-		if (rate == NULL)
+		if (pay == NULL || inc_dec_sign(&pay->rate) <= 0)
 			continue;
-		inc_current_txn = t;
+		inc_calc_at(c, t);
 		inc_calc_sku_quantity(c, t, &quantity);
 		inc_calc_base_amount(c, offer, t, &quantity, &base);
 		Coverage(c, t, &set->conversions[ss->members[i].conversion], &incentive);
-		inc_rat_from_dec(&r, rate);
+		inc_rat_from_dec(&r, &pay->rate);
 		inc_rat_mul(&incentive, &incentive, &f);
 		inc_rat_mul(&incentive, &incentive, &r);
 		inc_rat_mul(&quantity, &quantity, &f);
@@ -140,8 +152,8 @@ EmitSet(IncCalc *c, const IncOffer *offer, const IncStack *stack,
 
 		fig.rate_key = stack->key;
 		fig.rate_measure = "dollars";
-		fig.rate_value = rate;
-		fig.pay_rate = inc_pay_rate(offer->calculator, rate);
+		fig.rate_value = &pay->rate;
+		fig.pay_rate = inc_pay_rate(offer->calculator, &pay->rate);
 		fig.incentivized_quantity = &quantity;
 		fig.incentivized_amount = &base;
 		fig.incentive_amount = &incentive;
@@ -163,15 +175,42 @@ Overlap(const StackedState *st, const IncStack *stack)
 	return overlap;
 }
 
-/* Diagnose: the stacked diagnostics JSON of one offer (engine.h). */
+/* StackedFinish: overlaps per stack, then the rows. */
 static void
-Diagnose(IncCalc *c, const IncOffer *offer, const StackedState *st)
+StackedFinish(IncCalc *c, const IncOffer *offer, void *state)
 {
+	StackedState *st = state;
+	int			k,
+				j;
+
+	for (k = 0; k < offer->stacked.nstacks; k++)
+	{
+		const IncStack *stack = &offer->stacked.stacks[k];
+		const IncRat *overlap = Overlap(st, stack);
+
+		if (inc_rat_sign(overlap) <= 0)
+			continue;
+		for (j = 0; j < stack->nsets; j++)
+			EmitSet(c, offer, stack, &offer->stacked.sets[stack->sets[j]],
+					&st->sets[stack->sets[j]], overlap);
+	}
+}
+
+/*
+ * StackedDiagnose: {"sets": [{"key", "coverage_unit", "coverage",
+ * "transactions"}], "stacks": [{"rate_key", "sku_set_keys", "overlap",
+ * "earns", "factors": {set key: f}}]}.
+ */
+static const char *
+StackedDiagnose(IncCalc *c, const IncOffer *offer, void *state)
+{
+	StackedState *st = state;
 	IncJsonBuf	b;
 	char		count[64];
 	int			i,
 				j;
 
+	(void) c;
 	inc_json_init(&b);
 	inc_json_raw(&b, "{\"sets\":[");
 	for (i = 0; i < offer->stacked.nsets; i++)
@@ -222,28 +261,59 @@ Diagnose(IncCalc *c, const IncOffer *offer, const StackedState *st)
 		inc_json_raw(&b, "}}");
 	}
 	inc_json_raw(&b, "]}");
-	c->engine->diagnostics(c->engine->diagnostics_ctx, offer, b.data);
+	return b.data;
 }
 
-/* inc_stacked_finish: overlaps per stack, then the rows. */
-void
-inc_stacked_finish(IncCalc *c, const IncOffer *offer, void *state)
+/*
+ * StackedRates: one row per stack, set of the stack and SKU of the set's
+ * conversion; a SKU without a pay rate shows rate 0 (it anchors coverage).
+ */
+static void
+StackedRates(const IncOffer *offer, IncRateFn fn, void *ctx)
 {
-	StackedState *st = state;
+	static const IncDec zero = {0, 0};
 	int			k,
-				j;
+				j,
+				i;
 
-	if (c->engine->diagnostics)
-		Diagnose(c, offer, st);
 	for (k = 0; k < offer->stacked.nstacks; k++)
 	{
 		const IncStack *stack = &offer->stacked.stacks[k];
-		const IncRat *overlap = Overlap(st, stack);
 
-		if (inc_rat_sign(overlap) <= 0)
-			continue;
 		for (j = 0; j < stack->nsets; j++)
-			EmitSet(c, offer, stack, &offer->stacked.sets[stack->sets[j]],
-					&st->sets[stack->sets[j]], overlap);
+		{
+			const IncSkuSet *set = &offer->stacked.sets[stack->sets[j]];
+
+			for (i = 0; i < set->nconversions; i++)
+			{
+				const IncConversionRate *conv = &set->conversions[i];
+				const IncSkuRate *pay = PayRate(set, conv->sku_key);
+				IncRateRow	row = {0};
+
+				row.offer = offer;
+				row.rate_key = stack->key;
+				row.sku_key = conv->sku_key;
+				row.rate_value = pay ? pay->rate : zero;
+				row.measure = pay ? pay->measure : "dollars";
+				row.period = &offer->periods[set->period];
+				row.transaction_type = set->transaction_type;
+				row.sku_set_key = set->key;
+				row.stack_key = stack->key;
+				row.coverage_unit = set->coverage_unit;
+				row.coverage_rate = &conv->rate;
+				row.coverage_uom_key = conv->from_uom;
+				inc_rate_row_emit(&row, fn, ctx);
+			}
+		}
 	}
 }
+
+const IncStrategyOps inc_stacked_ops = {
+	.strategy = INC_STACKED,
+	.index = StackedIndex,
+	.begin = StackedBegin,
+	.observe = StackedObserve,
+	.finish = StackedFinish,
+	.diagnose = StackedDiagnose,
+	.rates = StackedRates,
+};

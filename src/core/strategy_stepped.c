@@ -1,7 +1,8 @@
 /*
  * strategy_stepped.c
- *    The stepped strategy (SPEC 2.2): one tier, picked by a threshold
- *    value, applies to every earning transaction (not marginal).
+ *    The stepped strategy (docs/reference.md, Stepped): one tier, picked by
+ *    a threshold value, applies to every earning transaction (not
+ *    marginal).
  *
  * While observing, a transaction joins the earning list when it matches
  * at least one earning filter, and the threshold sum when it matches at
@@ -9,15 +10,20 @@
  * threshold value is the sum of provided amounts, of quantities in the
  * SKUs' units, or a property; the tier is the highest threshold <= that
  * value.  fixed_amount shares the tier's value as one pool over all the
- * earning transactions.  With diagnostics on, it also reports the value,
- * every tier (met or not, and what the earning transactions would earn at
- * it) and the gap to the next tier.
+ * earning transactions.  Diagnostics report the value, every tier (met or
+ * not, and what the earning transactions would earn at it) and the gap to
+ * the next tier.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "engine_internal.h"
 #include "jsonbuf.h"
+#include "pool.h"
+#include "strategy.h"
+
+/* Hook kinds (a: the filter's index). */
+#define HOOK_EARN		0
+#define HOOK_THRESHOLD	1
 
 typedef struct SteppedState
 {
@@ -25,11 +31,39 @@ typedef struct SteppedState
 	int			last_earning;	/* last transaction added to earning */
 	int			last_threshold; /* last transaction added to the sum */
 	IncRat		threshold_sum;	/* aggregated_amount / aggregated_quantity */
+	/* the threshold value and tier, once Evaluate has run */
+	bool		evaluated;
+	bool		has_value;		/* false: a missing property */
+	IncRat		value;
+	const IncTier *tier;		/* NULL: no tier met */
 } SteppedState;
 
-/* inc_stepped_begin: state of one offer for one participant. */
-void *
-inc_stepped_begin(IncCalc *c, const IncOffer *offer)
+/* IndexFilters: every SKU of filters[0..n) as hooks of the given kind. */
+static void
+IndexFilters(const IncIndexSink *sink, int kind, const IncFilter *filters, int n)
+{
+	int			i,
+				j;
+
+	for (i = 0; i < n; i++)
+		for (j = 0; j < filters[i].nskus; j++)
+			sink->hook(sink->ctx, filters[i].sku_keys[j], kind, i, 0);
+}
+
+/* SteppedIndex: earning and threshold filters' SKUs, and the property. */
+static void
+SteppedIndex(const IncOffer *offer, const IncIndexSink *sink)
+{
+	IndexFilters(sink, HOOK_EARN, offer->stepped.filters, offer->stepped.nfilters);
+	IndexFilters(sink, HOOK_THRESHOLD, offer->stepped.threshold_filters,
+				 offer->stepped.nthreshold_filters);
+	if (offer->stepped.threshold_type == INC_THRESHOLD_PROPERTY)
+		sink->property(sink->ctx, offer->stepped.property_key);
+}
+
+/* SteppedBegin: the state of one offer for one participant. */
+static void *
+SteppedBegin(IncCalc *c, const IncOffer *offer)
 {
 	SteppedState *st = inc_alloc(sizeof(SteppedState));
 
@@ -41,16 +75,16 @@ inc_stepped_begin(IncCalc *c, const IncOffer *offer)
 	return st;
 }
 
-/* inc_stepped_observe: txn's SKU is in earning or threshold filter hook->a. */
-void
-inc_stepped_observe(IncCalc *c, const IncOffer *offer, void *state,
-					const IncHook *hook, int txn)
+/* SteppedObserve: txn's SKU is in earning or threshold filter hook->a. */
+static void
+SteppedObserve(IncCalc *c, const IncOffer *offer, void *state,
+			   const IncHook *hook, int txn)
 {
 	SteppedState *st = state;
 	const IncTxn *t = &c->txns[txn];
 	const IncFilter *filter;
 
-	if (hook->kind == HOOK_STEPPED_EARN)
+	if (hook->kind == HOOK_EARN)
 	{
 		filter = &offer->stepped.filters[hook->a];
 		if (st->last_earning != txn &&
@@ -77,41 +111,6 @@ inc_stepped_observe(IncCalc *c, const IncOffer *offer, void *state,
 	}
 }
 
-/*
- * ThresholdValue: the participant's threshold value into *value; false when
- * it has none (a missing property: no tier is met).
- */
-static bool
-ThresholdValue(IncCalc *c, const IncOffer *offer, const SteppedState *st, IncRat *value)
-{
-	IncDec		prop;
-	IncPropStatus status;
-
-	if (offer->stepped.threshold_type != INC_THRESHOLD_PROPERTY)
-	{
-		*value = st->threshold_sum;
-		return true;
-	}
-	status = c->props ? c->props(c->props_ctx, c->participant_key,
-								 offer->stepped.property_key, &prop)
-		: INC_PROP_MISSING;
-	if (status == INC_PROP_NOT_NUMBER)
-	{
-		char		hint[512];
-
-		snprintf(hint, sizeof(hint),
-				 "Pass the property as a JSON number in properties, e.g. {\"%s\": 90}.",
-				 offer->stepped.property_key);
-		inc_fail(INC_ERR_INVALID, NULL, hint,
-				 "property \"%s\" of participant \"%s\" is not a number",
-				 offer->stepped.property_key, c->participant_key);
-	}
-	if (status == INC_PROP_MISSING)
-		return false;
-	inc_rat_from_dec(value, &prop);
-	return true;
-}
-
 /* SelectTier: the tier with the highest threshold <= value, or NULL. */
 static const IncTier *
 SelectTier(const IncStepped *stepped, const IncRat *value)
@@ -127,6 +126,58 @@ SelectTier(const IncStepped *stepped, const IncRat *value)
 			return &stepped->tiers[i];
 	}
 	return NULL;
+}
+
+/*
+ * Evaluate: the participant's threshold value and tier into the state,
+ * once (a missing property: no value, no tier).
+ */
+static void
+Evaluate(IncCalc *c, const IncOffer *offer, SteppedState *st)
+{
+	if (st->evaluated)
+		return;
+	if (offer->stepped.threshold_type == INC_THRESHOLD_PROPERTY)
+		st->has_value = inc_calc_property(c, offer->stepped.property_key, &st->value);
+	else
+	{
+		st->value = st->threshold_sum;
+		st->has_value = true;
+	}
+	st->tier = st->has_value ? SelectTier(&offer->stepped, &st->value) : NULL;
+	st->evaluated = true;
+}
+
+/* SteppedFinish: pick the tier and emit the earning rows. */
+static void
+SteppedFinish(IncCalc *c, const IncOffer *offer, void *state)
+{
+	SteppedState *st = state;
+	IncDec		pay_rate;
+	int			i;
+
+	if (st->earning.n == 0)
+		return;
+	Evaluate(c, offer, st);
+	if (st->tier == NULL)
+		return;
+
+	if (offer->calculator == INC_FIXED_AMOUNT)
+	{
+		inc_allocate_pool(c, offer, &st->earning, &st->tier->value, st->tier->key,
+						  st->tier->measure, NULL);
+		return;
+	}
+
+	pay_rate = inc_pay_rate(offer->calculator, &st->tier->value);
+	for (i = 0; i < st->earning.n; i++)
+	{
+		const IncTxn *t = &c->txns[st->earning.items[i]];
+
+		inc_calc_at(c, t);
+		inc_calc_emit_rate_row(c, offer, t, st->tier->key, st->tier->measure,
+							   &st->tier->value, &pay_rate);
+	}
 }
 
 /*
@@ -150,6 +201,7 @@ TierTotal(IncCalc *c, const IncOffer *offer, const SteppedState *st,
 	{
 		const IncTxn *t = &c->txns[st->earning.items[i]];
 
+		inc_calc_at(c, t);
 		inc_calc_rate_figures(c, offer, t, &tier->value, &quantity, &base, &incentive);
 		if (offer->calculator == INC_FIXED_AMOUNT)
 			inc_rat_add(&sum, &sum, &base);
@@ -163,36 +215,30 @@ TierTotal(IncCalc *c, const IncOffer *offer, const SteppedState *st,
 		inc_rat_from_dec(total, &tier->value);
 }
 
+/*
+ * SteppedDiagnose: {"threshold_type", "property_key", "threshold_value"
+ * (null when the property is missing), "earning_transactions", "tiers":
+ * [{"rate_key", "threshold", "value", "measure", "met",
+ * "incentive_amount"}] ascending, "selected_rate_key", "next_rate_key",
+ * "next_threshold", "gap_to_next"}.
+ */
 static const char *
-ThresholdTypeName(IncThresholdType type)
+SteppedDiagnose(IncCalc *c, const IncOffer *offer, void *state)
 {
-	switch (type)
-	{
-		case INC_THRESHOLD_AMOUNT:
-			return "aggregated_amount";
-		case INC_THRESHOLD_QUANTITY:
-			return "aggregated_quantity";
-		case INC_THRESHOLD_PROPERTY:
-			return "property";
-	}
-	return "?";
-}
-
-/* Diagnose: the stepped diagnostics JSON of one offer (engine.h). */
-static void
-Diagnose(IncCalc *c, const IncOffer *offer, const SteppedState *st,
-		 const IncRat *value, const IncTier *selected)
-{
+	SteppedState *st = state;
 	const IncStepped *stepped = &offer->stepped;
+	const IncRat *value;
 	const IncTier *next = NULL;
 	IncJsonBuf	b;
 	char		count[64];
 	int			i;
 
+	Evaluate(c, offer, st);
+	value = st->has_value ? &st->value : NULL;
 	inc_json_init(&b);
 	inc_json_raw(&b, "{");
 	inc_json_key(&b, "threshold_type");
-	inc_json_string(&b, ThresholdTypeName(stepped->threshold_type));
+	inc_json_string(&b, inc_threshold_type_name(stepped->threshold_type));
 	inc_json_raw(&b, ",");
 	inc_json_key(&b, "property_key");
 	inc_json_string(&b, stepped->property_key);
@@ -233,7 +279,7 @@ Diagnose(IncCalc *c, const IncOffer *offer, const SteppedState *st,
 	}
 	inc_json_raw(&b, "],");
 	inc_json_key(&b, "selected_rate_key");
-	inc_json_string(&b, selected ? selected->key : NULL);
+	inc_json_string(&b, st->tier ? st->tier->key : NULL);
 	inc_json_raw(&b, ",");
 	inc_json_key(&b, "next_rate_key");
 	inc_json_string(&b, next ? next->key : NULL);
@@ -254,38 +300,52 @@ Diagnose(IncCalc *c, const IncOffer *offer, const SteppedState *st,
 	else
 		inc_json_raw(&b, "\"next_threshold\":null,\"gap_to_next\":null");
 	inc_json_raw(&b, "}");
-	c->engine->diagnostics(c->engine->diagnostics_ctx, offer, b.data);
+	return b.data;
 }
 
-/* inc_stepped_finish: pick the tier and emit the earning rows. */
-void
-inc_stepped_finish(IncCalc *c, const IncOffer *offer, void *state)
+/*
+ * SteppedRates: one row per tier (ascending threshold); the period and
+ * transaction type are shown when every earning filter has the same.
+ */
+static void
+SteppedRates(const IncOffer *offer, IncRateFn fn, void *ctx)
 {
-	SteppedState *st = state;
-	const IncTier *tier = NULL;
-	IncRat		value;
-	bool		has_value;
-	IncDec		pay_rate;
+	const IncStepped *stepped = &offer->stepped;
+	const IncFilter *first = &stepped->filters[0];
+	const IncPeriod *period = &offer->periods[first->period];
+	const char *transaction_type = first->transaction_type;
 	int			i;
 
-	if (st->earning.n == 0 && c->engine->diagnostics == NULL)
-		return;
-	has_value = ThresholdValue(c, offer, st, &value);
-	if (has_value)
-		tier = SelectTier(&offer->stepped, &value);
-	if (c->engine->diagnostics)
-		Diagnose(c, offer, st, has_value ? &value : NULL, tier);
-	if (tier == NULL || st->earning.n == 0)
-		return;
-
-	if (offer->calculator == INC_FIXED_AMOUNT)
+	for (i = 1; i < stepped->nfilters; i++)
 	{
-		inc_allocate_pool(c, offer, &st->earning, &tier->value, tier->key, tier->measure);
-		return;
+		if (stepped->filters[i].period != first->period)
+			period = NULL;
+		if (strcmp(stepped->filters[i].transaction_type, first->transaction_type) != 0)
+			transaction_type = NULL;
 	}
+	for (i = 0; i < stepped->ntiers; i++)
+	{
+		IncRateRow	row = {0};
 
-	pay_rate = inc_pay_rate(offer->calculator, &tier->value);
-	for (i = 0; i < st->earning.n; i++)
-		inc_calc_emit_rate_row(c, offer, &c->txns[st->earning.items[i]],
-							   tier->key, tier->measure, &tier->value, &pay_rate);
+		row.offer = offer;
+		row.rate_key = stepped->tiers[i].key;
+		row.rate_value = stepped->tiers[i].value;
+		row.measure = stepped->tiers[i].measure;
+		row.threshold = &stepped->tiers[i].threshold;
+		row.threshold_type = inc_threshold_type_name(stepped->threshold_type);
+		row.threshold_property_key = stepped->property_key;
+		row.period = period;
+		row.transaction_type = transaction_type;
+		inc_rate_row_emit(&row, fn, ctx);
+	}
 }
+
+const IncStrategyOps inc_stepped_ops = {
+	.strategy = INC_STEPPED,
+	.index = SteppedIndex,
+	.begin = SteppedBegin,
+	.observe = SteppedObserve,
+	.finish = SteppedFinish,
+	.diagnose = SteppedDiagnose,
+	.rates = SteppedRates,
+};

@@ -66,7 +66,7 @@ Grow(IncStrMap *map)
 	uint32_t	i;
 
 	if (oldcap >= (1u << 30))
-		inc_fail(INC_ERR_RANGE, NULL, NULL, "too many keys in incentive index");
+		inc_fail(INC_ERR_RANGE, "too many keys in incentive index");
 	map->mask = oldcap * 2 - 1;
 	map->entries = inc_alloc(sizeof(IncStrMapEntry) * oldcap * 2);
 	for (i = 0; i < oldcap; i++)

@@ -12,7 +12,14 @@
  * the engine, writing rows into a materialized tuplestore (which spills
  * to disk past work_mem).  Memory per participant lives in a context reset
  * after each participant.  Runs with the caller's rights and snapshot
- * (STABLE, read-only SPI), so row-level security applies.
+ * (STABLE, read-only SPI), so row-level security applies.  While the
+ * engine runs, an error context callback names the transaction and the
+ * participant being calculated (from inc_engine_position).
+ * incentive_diagnostics shares all of this and returns the engine's
+ * diagnostics of every requested offer instead of the rows; a participant
+ * named by participant_key is reported even when it has no transactions.
+ * A second error context callback notes where a failed calculation was
+ * (lifecycle.c), for refreshes that skip failing participants.
  */
 #include "postgres.h"
 
@@ -30,12 +37,12 @@
 
 #include "compat.h"
 #include "core/engine.h"
-#include "core/engine_internal.h"
 #include "core/strmap.h"
 #include "pg_glue.h"
 #include "txn_source.h"
 
 #define NUM_EARNING_COLUMNS 17
+#define NUM_DIAGNOSTICS_COLUMNS 4
 
 /*
  * A result type with one more column than the earning row gets the
@@ -288,7 +295,7 @@ LoadStoredProperties(Properties *props, IncEngine *e, const char *participant_ke
 	SPI_freetuptable(SPI_tuptable);
 }
 
-/* LookupProperty: the call's value first, then the stored one (SPEC 2.2). */
+/* LookupProperty: the call's value first, then the stored one. */
 static IncPropStatus
 LookupProperty(void *ctx, const char *participant_key, const char *property_key, IncDec *value)
 {
@@ -423,6 +430,53 @@ AddTxn(Participant *p, const IncTxn *txn, const char *relname)
 	p->txns[p->ntxns++] = *txn;
 }
 
+/* What NoteFailure looks at. */
+typedef struct FailureWhere
+{
+	const IncEngine *engine;
+	const TxnSource *src;
+} FailureWhere;
+
+/*
+ * CalculationContext: error context callback while the engine runs: which
+ * transaction of which participant (nothing outside a calculation).
+ */
+static void
+CalculationContext(void *arg)
+{
+	const IncEngine *engine = arg;
+	const char *participant;
+	const char *transaction_id;
+
+	if (!inc_engine_position(engine, &participant, &transaction_id))
+		return;
+	if (transaction_id)
+		errcontext("calculating transaction \"%s\" of participant \"%s\"",
+				   transaction_id, participant);
+	else
+		errcontext("calculating participant \"%s\"", participant);
+}
+
+/*
+ * NoteFailure: error context callback of a calculation; notes the
+ * participant and transaction it was at (lifecycle.c), so that a refresh
+ * that skips failing participants can say which transaction failed without
+ * reading the message.  While the engine runs its position says where;
+ * while reading, the source's current row does.
+ */
+static void
+NoteFailure(void *arg)
+{
+	FailureWhere *where = arg;
+	const char *participant;
+	const char *transaction_id;
+
+	if (inc_engine_position(where->engine, &participant, &transaction_id))
+		pg_failure_note(participant, transaction_id);
+	else
+		pg_failure_note(where->src->current_participant, where->src->current_id);
+}
+
 /* Finish: calculate the participant, then forget it. */
 static void
 Finish(Participant *p, IncEngine *engine, Properties *props, Output *out)
@@ -434,25 +488,6 @@ Finish(Participant *p, IncEngine *engine, Properties *props, Output *out)
 	p->key = NULL;
 	p->txns = NULL;
 	p->ntxns = p->cap = 0;
-}
-
-/*
- * NoteFailure: error context callback of a calculation; notes the
- * participant and transaction it was at (lifecycle.c), so that a refresh
- * that skips failing participants can say which transaction failed without
- * reading the message.  During the engine's work its own pointers say
- * where; while reading, the source's current row does.
- */
-static void
-NoteFailure(void *arg)
-{
-	TxnSource  *src = arg;
-
-	if (inc_current_participant)
-		pg_failure_note(inc_current_participant,
-						inc_current_txn ? inc_current_txn->transaction_id : NULL);
-	else
-		pg_failure_note(src->current_participant, src->current_id);
 }
 
 /*
@@ -471,6 +506,7 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics)
 	TimestampTz *as_of = NULL;
 	DateADT		through_value = 0;
 	DateADT    *through_date = NULL;
+	FailureWhere failure_where;
 	ErrorContextCallback failure_callback;
 	Oid			relid;
 	IncEngine  *engine;
@@ -478,6 +514,8 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics)
 	Output		out;
 	TxnSource	src;
 	Participant participant;
+	ErrorContextCallback context;
+	bool		calculated_any = false;
 	MemoryContext carry_context,
 				call_context;
 	const char *const *skus;
@@ -497,11 +535,14 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics)
 	InitMaterializedSRF(fcinfo, 0);
 	out.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	out.diagnostics = diagnostics;
-	if (!diagnostics &&
-		out.rsinfo->setDesc->natts != NUM_EARNING_COLUMNS &&
-		out.rsinfo->setDesc->natts != NUM_DATED_COLUMNS)
-		elog(ERROR, "incentive_calculate must return %d or %d columns",
-			 NUM_EARNING_COLUMNS, NUM_DATED_COLUMNS);
+	/* the rows built below fill exactly this many columns (or one more: the date) */
+	if (out.rsinfo->setDesc->natts !=
+		(diagnostics ? NUM_DIAGNOSTICS_COLUMNS : NUM_EARNING_COLUMNS) &&
+		(diagnostics || out.rsinfo->setDesc->natts != NUM_DATED_COLUMNS))
+		elog(ERROR, "%s returns %d columns, expected %d",
+			 diagnostics ? "incentive_diagnostics" : "incentive_calculate",
+			 out.rsinfo->setDesc->natts,
+			 diagnostics ? NUM_DIAGNOSTICS_COLUMNS : NUM_EARNING_COLUMNS);
 
 	if (PG_ARGISNULL(3))
 		relid = DatumGetObjectId(DirectFunctionCall1(to_regclass,
@@ -513,14 +554,18 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics)
 		elog(ERROR, "SPI_connect failed");
 	call_context = CurrentMemoryContext;
 
+	engine = inc_engine_create();
+
+	/* where a failure happened, for refresh_earnings(on_error => 'skip') */
 	memset(&src, 0, sizeof(src));
 	pg_failure_clear();
+	failure_where.engine = engine;
+	failure_where.src = &src;
 	failure_callback.callback = NoteFailure;
-	failure_callback.arg = &src;
+	failure_callback.arg = &failure_where;
 	failure_callback.previous = error_context_stack;
 	error_context_stack = &failure_callback;
 
-	engine = inc_engine_create();
 	inc_engine_set_tick(engine, Tick);
 	if (diagnostics)
 		inc_engine_set_diagnostics(engine, EmitDiagnostics, &out);
@@ -538,6 +583,12 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics)
 										  ALLOCSET_SMALL_SIZES);
 	out.row_context = AllocSetContextCreate(call_context, "incentives row",
 											ALLOCSET_SMALL_SIZES);
+
+	/* the engine's position names what failed, while it calculates */
+	context.callback = CalculationContext;
+	context.arg = engine;
+	context.previous = error_context_stack;
+	error_context_stack = &context;
 
 	/* transactions come ordered by participant: calculate each as it ends */
 	txn_source_open(&src, relid, participant_filter, skus, nskus, through_date);
@@ -558,6 +609,7 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics)
 			src.current_id = more ? txn.transaction_id : NULL;
 			src.current_participant = more ? key : NULL;
 			Finish(&participant, engine, &props, &out);
+			calculated_any = true;
 			if (more)
 				CopyInto(participant.context, &txn, &key);
 			src.current_id = more ? txn.transaction_id : NULL;
@@ -571,6 +623,14 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics)
 		AddTxn(&participant, &txn, src.relname);
 	}
 
+	/* a participant named but without transactions: from an empty state */
+	if (participant_filter && !calculated_any)
+	{
+		participant.key = participant_filter;
+		Finish(&participant, engine, &props, &out);
+	}
+
+	error_context_stack = context.previous;
 	MemoryContextSwitchTo(call_context);
 	src.current_id = src.current_participant = NULL;
 	txn_source_close(&src);
@@ -581,7 +641,7 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics)
 
 PG_FUNCTION_INFO_V1(incentives_incentive_calculate);
 
-/* incentives_incentive_calculate: the earning rows (SPEC 4.1). */
+/* incentives_incentive_calculate: the earning rows (docs/reference.md, Earning rows). */
 Datum
 incentives_incentive_calculate(PG_FUNCTION_ARGS)
 {
@@ -591,9 +651,10 @@ incentives_incentive_calculate(PG_FUNCTION_ARGS)
 PG_FUNCTION_INFO_V1(incentives_incentive_diagnostics);
 
 /*
- * incentives_incentive_diagnostics: per participant and stepped/stacked
- * offer, the thresholds, tiers, coverage and overlaps behind the earnings
- * (engine.h, inc_engine_set_diagnostics).
+ * incentives_incentive_diagnostics: per participant and requested offer
+ * (all offers by default), the entries, thresholds, tiers, coverage and
+ * overlaps behind the earnings, touched or not (engine.h,
+ * inc_engine_set_diagnostics).
  */
 Datum
 incentives_incentive_diagnostics(PG_FUNCTION_ARGS)

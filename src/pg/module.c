@@ -6,14 +6,17 @@
  * The core allocates with palloc0 in whatever memory context is current
  * (so a reset or an error frees everything) and fails with ereport, which
  * unwinds by longjmp; the core holds no resource other than memory while
- * it runs.  A failure during a calculation names the transaction and the
- * participant being calculated.
+ * it runs (the offer parser's json-c memory is released by its callers,
+ * offer_load.c).  The core's messages name the data at fault; the hints
+ * that name SQL objects (which table to fix, how to pass a property) are
+ * added here, by the kind of failure.  Where a failing calculation was is
+ * added as error context by calculate.c.
  */
 #include "postgres.h"
 
 #include "fmgr.h"
 
-#include "core/engine_internal.h"
+#include "core/core.h"
 
 PG_MODULE_MAGIC;
 
@@ -25,12 +28,15 @@ PgAlloc(size_t size)
 	return palloc0(size);
 }
 
+/* ErrCode: the SQLSTATE of a kind of failure. */
 static int
 ErrCode(IncErrKind kind)
 {
 	switch (kind)
 	{
 		case INC_ERR_INVALID:
+		case INC_ERR_NO_CONVERSION:
+		case INC_ERR_PROPERTY_NOT_NUMBER:
 			return ERRCODE_INVALID_PARAMETER_VALUE;
 		case INC_ERR_RANGE:
 			return ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE;
@@ -40,22 +46,21 @@ ErrCode(IncErrKind kind)
 	return ERRCODE_INTERNAL_ERROR;
 }
 
+/* PgFail: the core's fail hook: ereport(ERROR) with the hint of its kind. */
 static void
-PgFail(IncErrKind kind, const char *message, const char *detail, const char *hint)
+PgFail(const IncFailure *f)
 {
-	char	   *where = NULL;
+	char	   *hint = NULL;
 
-	if (inc_current_txn && inc_current_participant)
-		where = psprintf("While calculating transaction \"%s\" of participant \"%s\".",
-						 inc_current_txn->transaction_id, inc_current_participant);
-	else if (inc_current_participant)
-		where = psprintf("While calculating participant \"%s\".", inc_current_participant);
+	if (f->kind == INC_ERR_NO_CONVERSION)
+		hint = pstrdup("Add a row to incentives.uom_conversions for this pair of units.");
+	else if (f->kind == INC_ERR_PROPERTY_NOT_NUMBER && f->subject)
+		hint = psprintf("Pass the property as a JSON number in properties, e.g. {\"%s\": 90}.",
+						f->subject);
 
 	ereport(ERROR,
-			(errcode(ErrCode(kind)),
-			 errmsg_internal("%s", message),
-			 detail ? errdetail_internal("%s", detail) :
-			 where ? errdetail_internal("%s", where) : 0,
+			(errcode(ErrCode(f->kind)),
+			 errmsg_internal("%s", f->message),
 			 hint ? errhint("%s", hint) : 0));
 	pg_unreachable();
 }

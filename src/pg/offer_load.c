@@ -4,8 +4,13 @@
  *    trigger on incentives.offers, incentives.offer_error(), and the
  *    jsonb -> IncOffer step the calculation uses.
  *
- * The document is handed to json_guard.c as text, compiled into palloc'd
- * structs there, and json-c's objects are released on every path.
+ * Every path goes through pg_offer_from_jsonb: the document as JSON text,
+ * compiled by the core's one parser (inc_offer_parser_run, the same rules
+ * and limits the unit tests and fuzzers use) into palloc'd structs.  The
+ * parser holds json-c memory (malloc'd) while it runs; PG_FINALLY releases
+ * it even when an error (out of memory in palloc) unwinds through the
+ * parse.  No json-c header is included here: offer.h only names its types,
+ * so nothing clashes with fmgrprotos.h's json_object().
  */
 #include "postgres.h"
 
@@ -26,8 +31,19 @@ IncOffer *
 pg_offer_from_jsonb(Jsonb *document, IncOfferError *err)
 {
 	char	   *text = JsonbToCString(NULL, &document->root, VARSIZE(document));
-	IncOffer   *offer = pg_offer_from_text(text, strlen(text), err);
+	IncOfferParser parser;
+	IncOffer   *volatile offer = NULL;
 
+	inc_offer_parser_init(&parser);
+	PG_TRY();
+	{
+		offer = inc_offer_parser_run(&parser, text, strlen(text), err);
+	}
+	PG_FINALLY();
+	{
+		inc_offer_parser_release(&parser);
+	}
+	PG_END_TRY();
 	pfree(text);
 	return offer;
 }

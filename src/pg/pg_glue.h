@@ -17,8 +17,7 @@
 #include "core/core.h"
 #include "core/offer.h"
 
-/* json_guard.c, offer_load.c */
-extern IncOffer *pg_offer_from_text(const char *text, size_t len, IncOfferError *err);
+/* offer_load.c */
 extern IncOffer *pg_offer_from_jsonb(Jsonb *document, IncOfferError *err);
 
 /* offer_cache.c */

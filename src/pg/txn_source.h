@@ -1,7 +1,8 @@
 /*
  * txn_source.h
  *    Reading transactions for the calculation from any relation with the
- *    transaction columns (SPEC 1.2, 4.1), through an SPI cursor.
+ *    transaction columns (docs/reference.md, Transactions), through an SPI
+ *    cursor.
  */
 #ifndef INC_TXN_SOURCE_H
 #define INC_TXN_SOURCE_H

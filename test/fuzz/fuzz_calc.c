@@ -1,7 +1,8 @@
 /*
  * fuzz_calc.c
  *    libFuzzer harness over a whole calculation: fuzzed offers, fuzzed
- *    transactions, the engine (inc_engine_*) end to end.
+ *    transactions, the engine (inc_engine_*) end to end, with and without
+ *    diagnostics.
  *
  * Input form: the bytes are split at NUL bytes.  With no NUL the whole
  * input is one offer document; otherwise the last part drives the
@@ -11,108 +12,71 @@
  * corpus) already yields transactions.  When no part is an acceptable
  * offer (most mutations break the JSON), one to three built-in offers
  * covering every strategy and calculator are used instead, so every input
- * calculates something.
+ * calculates something.  The generator (fuzz_world.c) takes its
+ * vocabulary from the accepted offers and builds what the PostgreSQL glue
+ * would hand the engine: the SKU catalog, the shipped unit conversions
+ * plus a few fuzzed ones, properties (missing, numeric or not a number),
+ * and two participants' transactions.
  *
- * From the accepted offers the generator takes its vocabulary (SKUs,
- * transaction types, periods, units, property keys) and builds what the
- * PostgreSQL glue would hand the engine: the SKU catalog (some SKUs with a
- * unit, some without), the shipped unit conversions plus a few fuzzed
- * ones, properties (missing, numeric or not a number), and two
- * participants' transactions, sorted by transaction_id, with types,
- * dates around the period ends, SKUs (some unknown), quantities and
- * amounts as decimal strings (huge, tiny, negative, many digits) and units
- * (some with no conversion).
- *
- * The run mirrors the host's memory model: the engine and offers live in
+ * The run mirrors the host's memory model: the engines and offers live in
  * a long-lived arena, each participant's working data in an arena freed
- * right after that participant (as the glue resets its memory context),
- * so a pointer kept across participants is a use after free that
- * AddressSanitizer reports.  Participants run A, B, then A again.
+ * right after that participant (as the glue resets its memory context).
+ * Participants run A, B, then A again, on an engine with diagnostics on
+ * for half of the inputs; A also runs on a plain engine.
  *
- * Outcomes: inc_fail with INC_ERR_INVALID (a missing unit conversion, a
- * property that is not a number; its message must name the transaction or
- * the participant) or INC_ERR_RANGE (overflow) is expected and ends the
- * input, as an error ends the query; INC_ERR_INTERNAL aborts, and so does
- * INC_ERR_RANGE when every number involved is small (see SmallDec).  A
- * quarter of the inputs ("tame") draw only small non-negative numbers.
- * Checked on every completed participant:
- *   - every number of a row has its SPEC 3.1 scale (or the shortest form
+ * Outcomes: inc_fail with INC_ERR_NO_CONVERSION (its message names the
+ * transaction, and the engine's position names the same one),
+ * INC_ERR_PROPERTY_NOT_NUMBER (names the participant) or INC_ERR_RANGE
+ * (overflow) is expected and ends the input, as an error ends the query;
+ * INC_ERR_INTERNAL and INC_ERR_INVALID abort, and so does INC_ERR_RANGE
+ * when every number involved is small (fuzz_small_dec).  Checked on every
+ * completed participant (the row figures and the diagnostics in
+ * fuzz_checks.c):
+ *   - every number of a row has its reported scale (or the shortest form
  *     for rate values and exact pay rates), fits 38 digits, and its text
- *     (inc_dec_format) parses back unchanged with inc_dec_parse;
+ *     parses back unchanged;
  *   - a percent pay rate is rate / 100, a dollars one the rate;
  *   - the effective rate is NULL exactly when incentivized_amount is 0.00,
  *     else round(incentive_amount / incentivized_amount, 4);
  *   - the contribution is 1.000000 outside stacked offers, in [0, 1] in
  *     them; measures fit the calculator; row pointers are ours;
+ *   - every row's rate is one the offer's rates listing (inc_offer_rates)
+ *     shows, with that SKU (but for stepped tiers) and rate value;
  *   - (transaction_id, offer_key, incentive_rate_key) is unique;
  *   - the rows of each fixed_amount pool add up to the pool rounded to
- *     cents, exactly (SPEC 3.4);
- *   - participant A's rows are the same both times (no state leaks from B).
+ *     cents, exactly (docs/reference.md, Fixed pools);
+ *   - participant A's rows are the same both times, and the same without
+ *     diagnostics (diagnostics never change rows; a calculation that fails
+ *     without them fails with them);
+ *   - with diagnostics, every offer is reported once, in offer order, as a
+ *     JSON object: a standard entry's incentive_amount is what its rows
+ *     pay, a stepped offer's rows carry its selected_rate_key, a stack
+ *     with rows earns.
  *
  * With FUZZ_CALC_STATS set in the environment the harness prints, at exit,
- * how the inputs ended (rows, expected errors, small-number inputs).
- * Build and run: `make fuzz` (mk/checks.mk); reproduce a crash with
- * `test/fuzz/fuzz_calc FILE`.
+ * how the inputs ended.  Build and run: `make fuzz` (mk/checks.mk);
+ * reproduce a crash with `test/fuzz/fuzz_calc FILE`.
  */
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/core.h"
-#include "core/engine.h"
-#include "core/offer.h"
+#include <json-c/json.h>
+
 #include "core/rational.h"
-#include "core/strmap.h"
+#include "fuzz_checks.h"
+#include "fuzz_common.h"
+#include "fuzz_world.h"
 
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define MAX_OFFERS	3
-#define MAX_TXNS	24
-#define MAX_VOCAB	48
+#define MAX_OFFERS	FUZZ_MAX_OFFERS
 #define MAX_PROPS	8
+#define MAX_EXTRA_CONVERSIONS 3
 
-/* ---- arenas behind inc_alloc --------------------------------------------- */
-
-typedef struct ArenaBlock
-{
-	struct ArenaBlock *next;
-} ArenaBlock;
-
-#define ARENA_HEADER 16
-
-typedef struct Arena
-{
-	ArenaBlock *blocks;
-} Arena;
-
-static Arena engine_arena;		/* offers, engine: the whole input */
-static Arena participant_arena; /* one participant's calculation */
-static Arena *current_arena = &engine_arena;
-
-static void *
-ArenaAlloc(size_t size)
-{
-	ArenaBlock *b = calloc(1, ARENA_HEADER + size);
-
-	if (b == NULL)
-		return NULL;			/* inc_alloc reports it */
-	b->next = current_arena->blocks;
-	current_arena->blocks = b;
-	return (char *) b + ARENA_HEADER;
-}
-
-static void
-ArenaReset(Arena *a)
-{
-	while (a->blocks)
-	{
-		ArenaBlock *next = a->blocks->next;
-
-		free(a->blocks);
-		a->blocks = next;
-	}
-}
+static FuzzArena engine_arena;	/* offers, engines: the whole input */
+static FuzzArena participant_arena; /* one participant's calculation */
 
 /* ---- outcome counts, printed at exit when FUZZ_CALC_STATS is set ---------- */
 
@@ -122,7 +86,8 @@ static struct
 	unsigned long no_offer;		/* no document accepted: built-ins used */
 	unsigned long completed;	/* participants calculated */
 	unsigned long rows;
-	unsigned long invalid;		/* expected INC_ERR_INVALID */
+	unsigned long diagnosed;	/* offers diagnosed */
+	unsigned long invalid;		/* expected conversion / property errors */
 	unsigned long range;		/* expected INC_ERR_RANGE */
 	unsigned long small;		/* inputs in the small world */
 }			stats;
@@ -131,345 +96,80 @@ static void
 PrintStats(void)
 {
 	fprintf(stderr, "fuzz_calc stats: %lu inputs, %lu on built-in offers, "
-			"%lu participants calculated, %lu rows, %lu invalid-input errors, "
-			"%lu range errors, %lu inputs with small numbers only\n", stats.inputs,
-			stats.no_offer, stats.completed, stats.rows, stats.invalid, stats.range,
-			stats.small);
+			"%lu participants calculated, %lu rows, %lu offers diagnosed, "
+			"%lu invalid-input errors, %lu range errors, %lu inputs with small "
+			"numbers only\n", stats.inputs, stats.no_offer, stats.completed,
+			stats.rows, stats.diagnosed, stats.invalid, stats.range, stats.small);
 }
 
 /* ---- failures ------------------------------------------------------------ */
 
-static void Bug(const char *what, const char *detail) INC_NORETURN;
-
-static void
-Bug(const char *what, const char *detail)
-{
-	fprintf(stderr, "fuzz_calc: %s%s%s\n", what, detail ? ": " : "",
-			detail ? detail : "");
-	abort();
-}
-
-#define EXPECT(cond) \
-	do { if (!(cond)) Bug("invariant failed", #cond); } while (0)
-#define EXPECT_ROW(cond, text) \
-	do { if (!(cond)) Bug("invariant failed: " #cond, (text)); } while (0)
-
 static jmp_buf *fail_jump;
 static bool parsing;			/* no inc_fail may happen while parsing */
-static bool small_world;		/* see SmallDec: no overflow is possible */
+static bool small_world;		/* see fuzz_small_dec: no overflow is possible */
+static const IncEngine *calculating;	/* the engine inside inc_engine_calculate */
+static const char *calculating_participant;
+
+/*
+ * CheckPosition: the engine's position while it fails: the participant
+ * being calculated, and for a missing conversion the very transaction the
+ * message names.
+ */
+static void
+CheckPosition(const IncFailure *f)
+{
+	const char *participant;
+	const char *transaction_id;
+	const char *named;
+
+	if (calculating == NULL)
+		return;
+	if (!inc_engine_position(calculating, &participant, &transaction_id))
+		fuzz_bug("no engine position during a calculation", f->message);
+	if (strcmp(participant, calculating_participant) != 0)
+		fuzz_bug("engine position names another participant", participant);
+	if (f->kind == INC_ERR_NO_CONVERSION)
+	{
+		char		want[256];
+
+		named = strstr(f->message, "for transaction \"");
+		if (named == NULL || transaction_id == NULL)
+			fuzz_bug("missing conversion without its transaction", f->message);
+		snprintf(want, sizeof(want), "for transaction \"%s\"", transaction_id);
+		if (strncmp(named, want, strlen(want)) != 0)
+			fuzz_bug("engine position names another transaction", f->message);
+	}
+}
 
 static void
-FailHook(IncErrKind kind, const char *message, const char *detail,
-		 const char *hint)
+FailHook(const IncFailure *f)
 {
-	(void) detail;
-	(void) hint;
-	if (kind == INC_ERR_INTERNAL || parsing || fail_jump == NULL ||
-		message == NULL || message[0] == '\0')
+	if (f->kind == INC_ERR_INTERNAL || f->kind == INC_ERR_INVALID || parsing ||
+		fail_jump == NULL || f->message == NULL || f->message[0] == '\0')
 	{
-		fprintf(stderr, "fuzz_calc: unexpected inc_fail(%d)%s: %s\n", (int) kind,
+		fprintf(stderr, "fuzz_calc: unexpected inc_fail(%d)%s: %s\n", (int) f->kind,
 				parsing ? " while parsing an offer" : "",
-				message ? message : "(null)");
+				f->message ? f->message : "(null)");
 		abort();
 	}
-	/* INVALID or RANGE: the expected end of this input */
-	if (kind == INC_ERR_INVALID)
+	CheckPosition(f);
+	if (f->kind == INC_ERR_NO_CONVERSION || f->kind == INC_ERR_PROPERTY_NOT_NUMBER)
 	{
-		/* SPEC 5: the error names the transaction or the property */
-		if (strstr(message, "for transaction \"") == NULL &&
-			strstr(message, "of participant \"") == NULL)
-			Bug("invalid-input error names no transaction or participant", message);
+		/* the error names the transaction or the participant */
+		if (strstr(f->message, "for transaction \"") == NULL &&
+			strstr(f->message, "of participant \"") == NULL)
+			fuzz_bug("invalid-input error names no transaction or participant", f->message);
+		if (f->kind == INC_ERR_PROPERTY_NOT_NUMBER && f->subject == NULL)
+			fuzz_bug("property error without the property", f->message);
 		stats.invalid++;
 	}
 	else
 	{
 		if (small_world)
-			Bug("out-of-range error on small numbers", message);
+			fuzz_bug("out-of-range error on small numbers", f->message);
 		stats.range++;
 	}
 	longjmp(*fail_jump, 1);
-}
-
-/* ---- the driver: input bytes, then a seeded generator -------------------- */
-
-typedef struct Driver
-{
-	const uint8_t *p;
-	size_t		n;
-	size_t		pos;
-	uint64_t	state;			/* xorshift64 once the bytes run out */
-	bool		tame;			/* GenDec: small non-negative values only */
-} Driver;
-
-static uint32_t
-NextByte(Driver *d)
-{
-	if (d->pos < d->n)
-		return d->p[d->pos++];
-	d->state ^= d->state << 13;
-	d->state ^= d->state >> 7;
-	d->state ^= d->state << 17;
-	return (uint32_t) (d->state >> 24) & 0xff;
-}
-
-/* A value in [0, bound), bound >= 1. */
-static uint32_t
-Take(Driver *d, uint32_t bound)
-{
-	uint32_t	v = NextByte(d);
-
-	if (bound > 256)
-		v = (v << 8) | NextByte(d);
-	return bound ? v % bound : 0;
-}
-
-static uint64_t
-Fnv64(const uint8_t *p, size_t n)
-{
-	uint64_t	h = 1469598103934665603ULL;
-
-	while (n-- > 0)
-	{
-		h ^= *p++;
-		h *= 1099511628211ULL;
-	}
-	return h ? h : 1;
-}
-
-/* ---- vocabulary of the offers ------------------------------------------- */
-
-typedef struct Vocab
-{
-	int			nskus;
-	const char *skus[MAX_VOCAB];
-	const char *sku_from[MAX_VOCAB];	/* a stacked conversion's unit, or NULL */
-	int			ntypes;
-	const char *types[MAX_VOCAB];
-	int			nuoms;
-	const char *uoms[MAX_VOCAB];
-	int			nperiods;
-	int32_t		starts[MAX_VOCAB];
-	int32_t		ends[MAX_VOCAB];
-} Vocab;
-
-/* Add s to list unless there; its index, or -1 when the list is full. */
-static int
-AddWord(const char **list, int *n, const char *s)
-{
-	int			i;
-
-	for (i = 0; i < *n; i++)
-		if (strcmp(list[i], s) == 0)
-			return i;
-	if (*n == MAX_VOCAB)
-		return -1;
-	list[*n] = s;
-	return (*n)++;
-}
-
-static void
-VocabFilters(Vocab *v, const IncFilter *f, int n)
-{
-	int			i,
-				j;
-
-	for (i = 0; i < n; i++)
-	{
-		AddWord(v->types, &v->ntypes, f[i].transaction_type);
-		for (j = 0; j < f[i].nskus; j++)
-			AddWord(v->skus, &v->nskus, f[i].sku_keys[j]);
-	}
-}
-
-static void
-VocabOffer(Vocab *v, const IncOffer *o)
-{
-	int			i,
-				j;
-
-	for (i = 0; i < o->nperiods && v->nperiods < MAX_VOCAB; i++)
-	{
-		v->starts[v->nperiods] = o->periods[i].start_date;
-		v->ends[v->nperiods++] = o->periods[i].end_date;
-	}
-	for (i = 0; i < o->nprices; i++)
-		AddWord(v->skus, &v->nskus, o->prices[i].sku_key);
-	switch (o->strategy)
-	{
-		case INC_STANDARD:
-			for (i = 0; i < o->nentries; i++)
-			{
-				AddWord(v->types, &v->ntypes, o->entries[i].transaction_type);
-				for (j = 0; j < o->entries[i].nrates; j++)
-					AddWord(v->skus, &v->nskus, o->entries[i].rates[j].sku_key);
-			}
-			break;
-		case INC_STEPPED:
-			VocabFilters(v, o->stepped.filters, o->stepped.nfilters);
-			VocabFilters(v, o->stepped.threshold_filters,
-						 o->stepped.nthreshold_filters);
-			break;
-		case INC_STACKED:
-			for (i = 0; i < o->stacked.nsets; i++)
-			{
-				const IncSkuSet *s = &o->stacked.sets[i];
-
-				AddWord(v->types, &v->ntypes, s->transaction_type);
-				for (j = 0; j < s->nconversions; j++)
-				{
-					int			k = AddWord(v->skus, &v->nskus,
-											s->conversions[j].sku_key);
-
-					if (k >= 0 && v->sku_from[k] == NULL)
-						v->sku_from[k] = s->conversions[j].from_uom;
-					AddWord(v->uoms, &v->nuoms, s->conversions[j].from_uom);
-				}
-			}
-			break;
-	}
-}
-
-/* ---- fuzzed decimals ----------------------------------------------------- */
-
-/*
- * A decimal as PostgreSQL numeric could hold it within the engine's
- * IncDec limits: small and cent amounts mostly, then the extremes.
- */
-static IncDec
-GenDec(Driver *d, bool positive)
-{
-	static const char *const extremes[] = {
-		"0", "1", "-1", "1e30", "-1e30", "1e37", "-1e37",
-		"99999999999999999999999999999999999999",
-		"-99999999999999999999999999999999999999",
-		"0.00000000000000000000000000000000000001",
-		"-0.00000000000000000000000000000000000001",
-		"3.785411784", "0.45359237", "0.00921875", "100.000", "-0.005",
-		"0.005", "12345678901234567890.123456789012345678", "1.5e3", "2.50e1"
-	};
-	char		buf[96];
-	size_t		len = 0;
-	IncDec		v;
-	uint32_t	kind = Take(d, d->tame ? 5 : 8);
-	const char *sign = !d->tame && Take(d, 4) == 0 ? "-" : "";
-
-	if (kind < 3)
-		len = (size_t) snprintf(buf, sizeof(buf), "%s%u", sign, Take(d, 1000));
-	else if (kind < 5)
-	{
-		uint32_t	cents = Take(d, 65536);
-
-		len = (size_t) snprintf(buf, sizeof(buf), "%s%u.%02u",
-								sign, cents / 100, cents % 100);
-	}
-	else if (kind < 7)
-	{
-		const char *e = extremes[Take(d, sizeof(extremes) / sizeof(extremes[0]))];
-
-		len = strlen(e);
-		memcpy(buf, e, len + 1);
-	}
-	else
-	{
-		/* up to 38 random digits, a random point, maybe an exponent */
-		uint32_t	ndigits = 1 + Take(d, 38);
-		uint32_t	point = Take(d, ndigits + 1);
-		uint32_t	i;
-
-		if (Take(d, 3) == 0)
-			buf[len++] = '-';
-		for (i = 0; i < ndigits; i++)
-		{
-			if (i == point && i > 0)
-				buf[len++] = '.';
-			buf[len++] = (char) ('0' + Take(d, 10));
-		}
-		if (Take(d, 4) == 0)
-			len += (size_t) snprintf(buf + len, sizeof(buf) - len, "e%d",
-									 (int) Take(d, 81) - 40);
-		buf[len] = '\0';
-	}
-	if (inc_dec_parse(buf, len, &v) != INC_DEC_OK)
-		inc_dec_parse("7", 1, &v);
-	if (positive && inc_dec_sign(&v) <= 0)
-		inc_dec_parse("2.5", 3, &v);
-	return v;
-}
-
-/* ---- the small world ----------------------------------------------------- */
-
-/*
- * An input is "small" when every number the calculation multiplies by has
- * magnitude below 10^6 and at most 30 fraction digits, every one it
- * divides by is at least 0.001, and no transaction quantity or amount is
- * negative (so no sum of bases cancels).  Then every figure has at most
- * about 22 integer digits, far inside the 38 digits a reported IncDec
- * holds, and an INC_ERR_RANGE is a bug.  (The fraction digit bound leaves
- * out a known limit: a percent rate with more than 36 fraction digits has
- * an exact pay rate, rate / 100, beyond the 38-digit scale of an IncDec.)
- */
-static bool
-SmallDec(const IncDec *d, bool divisor, bool nonneg)
-{
-	static bool init = false;
-	static IncDec million,
-				minus_million,
-				thousandth;
-
-	if (!init)
-	{
-		inc_dec_parse("1000000", 7, &million);
-		inc_dec_parse("-1000000", 8, &minus_million);
-		inc_dec_parse("0.001", 5, &thousandth);
-		init = true;
-	}
-	if (d->scale > 30)
-		return false;
-	if (inc_dec_cmp(d, &million) >= 0 || inc_dec_cmp(d, &minus_million) <= 0)
-		return false;
-	if (nonneg && inc_dec_sign(d) < 0)
-		return false;
-	return !divisor || inc_dec_cmp(d, &thousandth) >= 0;
-}
-
-/* Are the numbers of offer o small (see above)? */
-static bool
-SmallOffer(const IncOffer *o)
-{
-	int			i,
-				j;
-
-	for (i = 0; i < o->nprices; i++)
-		if (!SmallDec(&o->prices[i].price, false, false))
-			return false;
-	switch (o->strategy)
-	{
-		case INC_STANDARD:
-			for (i = 0; i < o->nentries; i++)
-				for (j = 0; j < o->entries[i].nrates; j++)
-					if (!SmallDec(&o->entries[i].rates[j].rate, false, false))
-						return false;
-			break;
-		case INC_STEPPED:
-			for (i = 0; i < o->stepped.ntiers; i++)
-				if (!SmallDec(&o->stepped.tiers[i].value, false, false))
-					return false;
-			break;
-		case INC_STACKED:
-			for (i = 0; i < o->stacked.nsets; i++)
-			{
-				const IncSkuSet *s = &o->stacked.sets[i];
-
-				for (j = 0; j < s->nconversions; j++)
-					if (!SmallDec(&s->conversions[j].rate, true, false))
-						return false;
-				for (j = 0; j < s->nrates; j++)
-					if (!SmallDec(&s->rates[j].rate, false, false))
-						return false;
-			}
-			break;
-	}
-	return true;
 }
 
 /* ---- properties ---------------------------------------------------------- */
@@ -478,7 +178,7 @@ typedef struct PropTable
 {
 	int			n;
 	const char *keys[MAX_PROPS];
-	IncPropStatus status[2][MAX_PROPS];	/* per participant */
+	IncPropStatus status[2][MAX_PROPS]; /* per participant */
 	IncDec		value[2][MAX_PROPS];
 } PropTable;
 
@@ -500,78 +200,13 @@ Property(void *ctx, const char *participant_key, const char *property_key,
 			*value = t->value[p][i];
 		return t->status[p][i];
 	}
-	Bug("property looked up that the engine did not list", property_key);
+	fuzz_bug("property looked up that the engine did not list", property_key);
 	return INC_PROP_MISSING;
 }
 
-/* ---- row checks ---------------------------------------------------------- */
+/* ---- the offers' rates listings ------------------------------------------ */
 
-/*
- * Is d an IncDec the host can turn into a numeric as SPEC 3.1 reports it:
- * exactly scale fraction digits (scale < 0: the shortest form, no
- * trailing fraction zero), within 38 digits, and text that
- * inc_dec_format writes and inc_dec_parse reads back unchanged?
- */
-static bool
-DecForm(const IncDec *d, int scale)
-{
-	char		buf[INC_NUM_BUF];
-	IncDec		back;
-	int			len;
-	__int128	limit = 1;
-	int			i;
-
-	if (d->scale < 0 || d->scale > INC_DEC_MAX_SCALE)
-		return false;
-	if (scale >= 0 ? d->scale != scale : (d->scale > 0 && d->coef % 10 == 0))
-		return false;
-	for (i = 0; i < INC_DEC_MAX_DIGITS; i++)
-		limit *= 10;
-	if (d->coef >= limit || d->coef <= -limit)
-		return false;
-	len = inc_dec_format(d, buf, sizeof(buf));
-	if (inc_dec_parse(buf, (size_t) len, &back) != INC_DEC_OK)
-		return false;
-	return back.coef == d->coef && back.scale == d->scale;
-}
-
-/* d as text, for messages. */
-static const char *
-DecText(const IncDec *d, char *buf)
-{
-	if (d->scale < 0 || d->scale > INC_DEC_MAX_SCALE)
-		return "(bad scale)";
-	inc_dec_format(d, buf, INC_NUM_BUF);
-	return buf;
-}
-
-/* One fixed pool's rows: their sum and the pool. */
-typedef struct PoolSum
-{
-	IncRat		sum;
-	IncDec		pool;
-} PoolSum;
-
-typedef struct Run
-{
-	const IncOffer *offers[MAX_OFFERS];
-	int			noffers;
-	const IncTxn *txns;
-	int			ntxns;
-	int			nrows;
-	int			cap;
-	char	  **triples;		/* "id\037offer\037rate_key" per row */
-	IncStrMap  *pools;			/* pool key -> PoolSum */
-	uint64_t	hash;			/* of every row's text, in order */
-} Run;
-
-static void
-HashText(Run *r, const char *s)
-{
-	r->hash ^= Fnv64((const uint8_t *) s, strlen(s) + 1);
-	r->hash *= 1099511628211ULL;
-}
-
+/* Key of a listed rate: offer, rate key, SKU ("" for a stepped tier). */
 static char *
 Join3(const char *a, const char *b, const char *c)
 {
@@ -588,98 +223,102 @@ Join3(const char *a, const char *b, const char *c)
 	return s;
 }
 
+/* ListRate: record one rate of the listing (rate_key, SKU) -> rate value. */
+static void
+ListRate(void *ctx, const IncRateRow *row)
+{
+	IncStrMap  *rates = ctx;
+	IncDec	   *value = inc_alloc(sizeof(IncDec));
+
+	EXPECT(row->rate_key != NULL && row->rate_key[0] != '\0');
+	EXPECT(fuzz_dec_form(&row->rate_value, -1));
+	EXPECT((row->sku_key == NULL) == (row->offer->strategy == INC_STEPPED));
+	EXPECT((row->threshold != NULL) == (row->offer->strategy == INC_STEPPED));
+	*value = row->rate_value;
+	*inc_strmap_slot(rates, Join3(row->offer->offer_key, row->rate_key,
+								  row->sku_key ? row->sku_key : "")) = value;
+}
+
+/* ---- row checks ---------------------------------------------------------- */
+
+/* One fixed pool's rows: their sum and the pool. */
+typedef struct PoolSum
+{
+	IncRat		sum;
+	IncDec		pool;
+} PoolSum;
+
+typedef struct Run
+{
+	FuzzRows	out;			/* offers, rows and diagnostics */
+	const IncStrMap *rates;		/* the listings of the offers */
+	const IncTxn *txns;
+	int			ntxns;
+	int			cap;
+	char	  **triples;		/* "id\037offer\037rate_key" per row */
+	IncStrMap  *pools;			/* pool key -> PoolSum */
+	uint64_t	hash;			/* of every row's text, in order */
+} Run;
+
+static void
+HashText(Run *r, const char *s)
+{
+	r->hash ^= fuzz_hash((const uint8_t *) s, strlen(s) + 1);
+	r->hash *= 1099511628211ULL;
+}
+
 static void
 Emit(void *ctx, const IncRow *row)
 {
 	Run		   *r = ctx;
 	const IncOffer *o = row->offer;
+	const IncDec *listed;
 	char		desc[1024];
 	char		b[8][INC_NUM_BUF];
 	bool		ours = false;
 	int			i;
 
-	for (i = 0; i < r->noffers; i++)
-		ours |= o == r->offers[i];
+	for (i = 0; i < r->out.noffers; i++)
+		ours |= o == r->out.offers[i];
 	EXPECT(ours);
 	EXPECT(row->txn >= r->txns && row->txn < r->txns + r->ntxns);
 	EXPECT(row->rate_key != NULL && row->rate_key[0] != '\0');
 	snprintf(desc, sizeof(desc), "offer %s txn %s rate_key %s: %s %s %s %s %s %s %s %s",
 			 o->offer_key, row->txn->transaction_id, row->rate_key,
-			 DecText(&row->rate_value, b[0]), DecText(&row->pay_rate, b[1]),
-			 DecText(&row->incentivized_quantity, b[2]),
-			 DecText(&row->incentivized_amount, b[3]),
-			 DecText(&row->incentive_amount, b[4]),
-			 DecText(&row->contribution, b[5]),
-			 row->effective_rate_null ? "NULL" : DecText(&row->effective_rate, b[6]),
+			 fuzz_dec_text(&row->rate_value, b[0]), fuzz_dec_text(&row->pay_rate, b[1]),
+			 fuzz_dec_text(&row->incentivized_quantity, b[2]),
+			 fuzz_dec_text(&row->incentivized_amount, b[3]),
+			 fuzz_dec_text(&row->incentive_amount, b[4]),
+			 fuzz_dec_text(&row->contribution, b[5]),
+			 row->effective_rate_null ? "NULL" : fuzz_dec_text(&row->effective_rate, b[6]),
 			 row->rate_measure ? row->rate_measure : "(null)");
+	fuzz_check_row(row, desc);
 
-	/* measure */
-	EXPECT_ROW(row->rate_measure != NULL &&
-			   strcmp(row->rate_measure, o->calculator == INC_PERCENT_OF_AMOUNT ?
-					  "percent" : "dollars") == 0, desc);
+	/* the rate is one the offer lists, with this SKU and value */
+	listed = inc_strmap_get(r->rates, Join3(o->offer_key, row->rate_key,
+											o->strategy == INC_STEPPED ? "" :
+											row->txn->sku_key));
+	EXPECT_ROW(listed != NULL && inc_dec_cmp(listed, &row->rate_value) == 0, desc);
 
-	/* SPEC 3.1 scales */
-	EXPECT_ROW(DecForm(&row->rate_value, -1), desc);
-	EXPECT_ROW(DecForm(&row->pay_rate, o->calculator == INC_FIXED_AMOUNT ? 6 : -1), desc);
-	EXPECT_ROW(DecForm(&row->incentivized_quantity, 6), desc);
-	EXPECT_ROW(DecForm(&row->incentivized_amount, 2), desc);
-	EXPECT_ROW(DecForm(&row->incentive_amount, 2), desc);
-	EXPECT_ROW(DecForm(&row->contribution, 6), desc);
-
-	/* the rate value and a percent or dollars pay rate follow the offer */
-	EXPECT_ROW(inc_dec_sign(&row->rate_value) >= 0, desc);
-	if (o->calculator != INC_FIXED_AMOUNT)
-	{
-		IncRat		rate,
-					pay,
-					hundred;
-
-		inc_rat_from_dec(&rate, &row->rate_value);
-		inc_rat_from_dec(&pay, &row->pay_rate);
-		if (o->calculator == INC_PERCENT_OF_AMOUNT)
-		{
-			inc_rat_from_int(&hundred, 100);
-			inc_rat_mul(&pay, &pay, &hundred);
-		}
-		EXPECT_ROW(inc_rat_cmp(&rate, &pay) == 0, desc);
-	}
-
-	/* contribution: 1 outside stacked, within [0, 1] in it */
-	if (o->strategy != INC_STACKED)
-		EXPECT_ROW(row->contribution.coef == 1000000, desc);
-	else
-		EXPECT_ROW(row->contribution.coef >= 0 && row->contribution.coef <= 1000000,
-				   desc);
-
-	/* effective rate: NULL exactly for a zero amount, else the rounded ratio */
-	EXPECT_ROW(row->effective_rate_null == (row->incentivized_amount.coef == 0), desc);
-	if (!row->effective_rate_null)
-	{
-		IncRat		amount,
-					incentive;
-		IncDec		want;
-
-		EXPECT_ROW(DecForm(&row->effective_rate, 4), desc);
-		inc_rat_from_dec(&amount, &row->incentivized_amount);
-		inc_rat_from_dec(&incentive, &row->incentive_amount);
-		inc_rat_div(&incentive, &incentive, &amount);
-		want = inc_rat_to_dec(&incentive, 4);
-		EXPECT_ROW(want.coef == row->effective_rate.coef &&
-				   want.scale == row->effective_rate.scale, desc);
-	}
-
-	/* uniqueness, checked when the participant is complete */
-	if (r->nrows == r->cap)
+	/* kept for the uniqueness and diagnostics checks */
+	if (r->out.nrows == r->cap)
 	{
 		int			cap = r->cap ? r->cap * 2 : 64;
 		char	  **t = inc_alloc(sizeof(char *) * (size_t) cap);
+		IncRow	   *rows = inc_alloc(sizeof(IncRow) * (size_t) cap);
 
-		if (r->nrows)
-			memcpy(t, r->triples, sizeof(char *) * (size_t) r->nrows);
+		if (r->out.nrows)
+		{
+			memcpy(t, r->triples, sizeof(char *) * (size_t) r->out.nrows);
+			memcpy(rows, r->out.rows, sizeof(IncRow) * (size_t) r->out.nrows);
+		}
 		r->triples = t;
+		r->out.rows = rows;
 		r->cap = cap;
 	}
-	r->triples[r->nrows++] = Join3(row->txn->transaction_id, o->offer_key,
+	((IncRow *) r->out.rows)[r->out.nrows] = *row;
+	((IncRow *) r->out.rows)[r->out.nrows].rate_key = inc_strdup(row->rate_key);
+	r->triples[r->out.nrows++] = Join3(row->txn->transaction_id, o->offer_key,
 								   row->rate_key);
 
 	/* fixed pools: standard per (entry, SKU), stepped one per tier */
@@ -714,17 +353,20 @@ CompareStrings(const void *a, const void *b)
 	return strcmp(*(char *const *) a, *(char *const *) b);
 }
 
-/* Checks that need all of a participant's rows. */
+/* CheckRun: the checks that need all of a participant's rows. */
 static void
 CheckRun(Run *r)
 {
 	uint32_t	i;
 	int			k;
+	char	  **sorted = inc_alloc(sizeof(char *) * (size_t) (r->out.nrows + 1));
 
-	if (r->nrows > 1)
-		qsort(r->triples, (size_t) r->nrows, sizeof(char *), CompareStrings);
-	for (k = 1; k < r->nrows; k++)
-		EXPECT_ROW(strcmp(r->triples[k - 1], r->triples[k]) != 0, r->triples[k]);
+	if (r->out.nrows)
+		memcpy(sorted, r->triples, sizeof(char *) * (size_t) r->out.nrows);
+	if (r->out.nrows > 1)
+		qsort(sorted, (size_t) r->out.nrows, sizeof(char *), CompareStrings);
+	for (k = 1; k < r->out.nrows; k++)
+		EXPECT_ROW(strcmp(sorted[k - 1], sorted[k]) != 0, sorted[k]);
 
 	for (i = 0; i <= r->pools->mask; i++)
 	{
@@ -739,183 +381,174 @@ CheckRun(Run *r)
 	}
 }
 
-/* ---- built-in offers ----------------------------------------------------- */
+/* ---- diagnostics --------------------------------------------------------- */
+
+static void
+Diagnose(void *ctx, const IncOffer *offer, const char *json)
+{
+	Run		   *r = ctx;
+
+	/* every offer once, in offer order */
+	EXPECT(r->out.ndiagnosed < r->out.noffers && offer == r->out.offers[r->out.ndiagnosed]);
+	EXPECT(json != NULL);
+	r->out.diagnostics[r->out.ndiagnosed++] = inc_strdup(json);
+	stats.diagnosed++;
+}
+
+/* ---- running participants ------------------------------------------------ */
+
+/* What the engines are built from, so that two of them are alike. */
+typedef struct World
+{
+	const IncOffer *offers[MAX_OFFERS];
+	int			noffers;
+	int			nextra;
+	const char *extra_from[MAX_EXTRA_CONVERSIONS];
+	const char *extra_to[MAX_EXTRA_CONVERSIONS];
+	IncDec		extra_factor[MAX_EXTRA_CONVERSIONS];
+	IncStrMap  *sku_uom;
+	IncStrMap  *rates;
+} World;
+
+/* NewEngine: an engine over w, as the glue builds one. */
+static IncEngine *
+NewEngine(const World *w, bool diagnostics)
+{
+	static const struct
+	{
+		const char *from;
+		const char *to;
+		const char *factor;
+	}			shipped[] = {
+		{"gal", "qt", "4"}, {"gal", "pt", "8"}, {"gal", "fl_oz", "128"},
+		{"gal", "l", "3.785411784"}, {"l", "ml", "1000"}, {"lb", "oz", "16"},
+		{"ton", "lb", "2000"}, {"kg", "g", "1000"}, {"lb", "kg", "0.45359237"}
+	};
+	IncEngine  *e = inc_engine_create();
+	uint32_t	i;
+	int			k;
+
+	for (k = 0; k < w->noffers; k++)
+		inc_engine_add_offer(e, w->offers[k]);
+	for (k = 0; k < (int) (sizeof(shipped) / sizeof(shipped[0])); k++)
+	{
+		IncDec		f;
+
+		inc_dec_parse(shipped[k].factor, strlen(shipped[k].factor), &f);
+		inc_engine_add_conversion(e, shipped[k].from, shipped[k].to, &f);
+	}
+	for (k = 0; k < w->nextra; k++)
+		inc_engine_add_conversion(e, w->extra_from[k], w->extra_to[k], &w->extra_factor[k]);
+	for (i = 0; i <= w->sku_uom->mask; i++)
+		if (w->sku_uom->entries[i].key)
+			inc_engine_set_sku_uom(e, w->sku_uom->entries[i].key,
+								   w->sku_uom->entries[i].value);
+	if (diagnostics)
+		inc_engine_set_diagnostics(e, Diagnose, NULL);
+	inc_engine_prepare(e);
+	return e;
+}
 
 /*
- * When no part of the input is an acceptable offer (most mutations of a
- * document break it), the driver bytes calculate against one to three of
- * these instead, so such inputs still explore the transactions.  They
- * share SKUs "a", "b", "c" and cover every strategy and calculator.
+ * RunParticipant: calculate one participant in its own arena; false on an
+ * expected error.  The row hash goes to *hash.
  */
-#define B_PERIODS "\"periods\":[{\"key\":\"p\",\"start_date\":\"2026-01-01\",\"end_date\":\"2026-12-31\"}," \
-	"{\"key\":\"q\",\"start_date\":\"2026-07-01\",\"end_date\":\"2027-06-30\"}],"
-#define B_HEAD(key, strategy, calc) \
-	"{\"offer_key\":\"" key "\",\"strategy_key\":\"" strategy "\",\"calculator_key\":\"" calc "\"," B_PERIODS
-#define B_RATE(sku, rate, measure) \
-	"{\"sku_key\":\"" sku "\",\"rate\":" rate ",\"measure\":\"" measure "\"}"
-#define B_FILTER(period, skus, type) \
-	"{\"period_key\":\"" period "\",\"sku_keys\":[" skus "],\"transaction_type\":\"" type "\"}"
-#define B_TIER(threshold, value, measure) \
-	"{\"threshold\":" threshold ",\"value\":" value ",\"measure\":\"" measure "\"}"
-
-static const char *const BuiltinOffers[] = {
-	B_HEAD("b.standard.percent", "standard", "percent_of_amount")
-	"\"prices\":[{\"sku_key\":\"a\",\"price\":50.0}],\"incentives\":["
-	"{\"period_key\":\"p\",\"transaction_type\":\"buy\",\"rates\":["
-	B_RATE("a", "3.0", "percent") "," B_RATE("b", "1.25", "percent") "]},"
-	"{\"key\":\"e2\",\"period_key\":\"q\",\"transaction_type\":\"sell\",\"rates\":["
-	B_RATE("a", "2", "percent") "]}]}",
-
-	B_HEAD("b.standard.fixed", "standard", "fixed_amount")
-	"\"incentives\":[{\"period_key\":\"p\",\"transaction_type\":\"buy\",\"rates\":["
-	B_RATE("a", "1000", "dollars") "," B_RATE("c", "333.333", "dollars") "]}]}",
-
-	B_HEAD("b.stepped.quantity", "stepped", "dollars_per_unit")
-	"\"incentive\":{\"filters\":[" B_FILTER("p", "\"a\",\"b\"", "buy") "],"
-	"\"threshold_definition\":{\"type\":\"aggregated_quantity\",\"filters\":["
-	B_FILTER("p", "\"a\",\"b\",\"c\"", "buy") "," B_FILTER("q", "\"c\"", "sell") "]},"
-	"\"rates\":[" B_TIER("0", "0.5", "dollars") "," B_TIER("100", "1.25", "dollars") ","
-	B_TIER("-50", "0.1", "dollars") "]}}",
-
-	B_HEAD("b.stepped.amount", "stepped", "percent_of_amount")
-	"\"incentive\":{\"filters\":[" B_FILTER("q", "\"b\",\"c\"", "sell") "],"
-	"\"threshold_definition\":{\"type\":\"aggregated_amount\",\"filters\":["
-	B_FILTER("q", "\"b\"", "sell") "]},"
-	"\"rates\":[" B_TIER("1000", "10", "percent") "," B_TIER("2000.0", "15", "percent") "]}}",
-
-	B_HEAD("b.stepped.property", "stepped", "fixed_amount")
-	"\"incentive\":{\"filters\":[" B_FILTER("p", "\"a\",\"c\"", "sell") "],"
-	"\"threshold_definition\":{\"type\":\"property\",\"property\":{\"key\":\"bp\"}},"
-	"\"rates\":[" B_TIER("80", "500", "dollars") "," B_TIER("100", "1000.005", "dollars") "]}}",
-
-	B_HEAD("b.stacked", "stacked", "dollars_per_coverage_unit")
-	"\"prices\":[{\"sku_key\":\"b\",\"price\":12.5}],\"incentive\":{\"sku_sets\":["
-	"{\"key\":\"s\",\"period_key\":\"p\",\"transaction_type\":\"sell\",\"conversion\":"
-	"{\"coverage_unit\":\"acre\",\"rates\":[{\"sku_key\":\"a\",\"rate\":1.0,\"from\":\"unit\"}]},"
-	"\"rates\":[" B_RATE("a", "0", "dollars") "]},"
-	"{\"key\":\"t\",\"period_key\":\"p\",\"transaction_type\":\"sell\",\"conversion\":"
-	"{\"coverage_unit\":\"acre\",\"rates\":[{\"sku_key\":\"b\",\"rate\":0.00921875,\"from\":\"gal\"},"
-	"{\"sku_key\":\"c\",\"rate\":2,\"from\":\"l\"}]},"
-	"\"rates\":[" B_RATE("b", "0.75", "dollars") "," B_RATE("c", "1", "dollars") "]}],"
-	"\"stacks\":[{\"sku_set_keys\":[\"s\",\"t\"]},{\"key\":\"t_only\",\"sku_set_keys\":[\"t\"]}]}}"
-};
-
-#define NBUILTIN ((int) (sizeof(BuiltinOffers) / sizeof(BuiltinOffers[0])))
-
-/* ---- the transactions ---------------------------------------------------- */
-
-static const char *const BaseUoms[] = {"gal", "qt", "l", "ml", "unit", "jug", "lb", "kg"};
-
-static const char *
-PickUom(Driver *d, const Vocab *v)
-{
-	uint32_t	n = (uint32_t) (sizeof(BaseUoms) / sizeof(BaseUoms[0]));
-	uint32_t	i = Take(d, n + (uint32_t) v->nuoms);
-
-	return i < n ? BaseUoms[i] : v->uoms[i - n];
-}
-
-static IncTxn *
-GenTxns(Driver *d, const Vocab *v, IncStrMap *sku_uom, int *ntxns)
-{
-	int			n = (int) Take(d, MAX_TXNS + 1);
-	IncTxn	   *txns = inc_alloc(sizeof(IncTxn) * (size_t) (n + 1));
-	int			i;
-
-	for (i = 0; i < n; i++)
-	{
-		IncTxn	   *t = &txns[i];
-		char		id[16];
-		uint32_t	pick;
-
-		snprintf(id, sizeof(id), "T%03d", i);	/* byte order = index order */
-		t->transaction_id = inc_strdup(id);
-
-		t->transaction_type = Take(d, 8) == 0 ? "other_type" :
-			v->types[Take(d, (uint32_t) v->ntypes)];
-
-		pick = Take(d, (uint32_t) v->nperiods);
-		switch (Take(d, 8))
-		{
-			case 0:
-				t->transaction_date = v->starts[pick] - 1;
-				break;
-			case 1:
-				t->transaction_date = v->starts[pick];
-				break;
-			case 2:
-				t->transaction_date = v->ends[pick];
-				break;
-			case 3:
-				t->transaction_date = v->ends[pick] + 1;
-				break;
-			default:
-				t->transaction_date = v->starts[pick] +
-					(int32_t) ((uint32_t) (v->ends[pick] - v->starts[pick]) / 2);
-				break;
-		}
-
-		pick = Take(d, 8) == 0 ? (uint32_t) v->nskus : Take(d, (uint32_t) v->nskus);
-		t->sku_key = pick < (uint32_t) v->nskus ? v->skus[pick] : "unknown_sku";
-		t->quantity = GenDec(d, false);
-
-		/*
-		 * Mostly the SKU's own unit (or, for a SKU with none, its stacked
-		 * conversion's unit), so that most inputs calculate; sometimes any
-		 * unit, which may have no conversion.
-		 */
-		if (Take(d, 16) == 0)
-			t->uom_key = PickUom(d, v);
-		else if (inc_strmap_get(sku_uom, t->sku_key) != NULL)
-			t->uom_key = inc_strmap_get(sku_uom, t->sku_key);
-		else if (pick < (uint32_t) v->nskus && v->sku_from[pick] != NULL)
-			t->uom_key = v->sku_from[pick];
-		else
-			t->uom_key = PickUom(d, v);
-		t->amount = GenDec(d, false);
-	}
-	*ntxns = n;
-	return txns;
-}
-
-/* Calculate one participant in its own arena; false on an expected error. */
 static bool
-RunParticipant(IncEngine *e, const IncOffer *const *offers, int noffers,
-			   int participant, const IncTxn *txns, int ntxns,
-			   PropTable *props, uint64_t *hash)
+RunParticipant(IncEngine *e, bool diagnostics, const World *w, int participant,
+			   const IncTxn *txns, int ntxns, PropTable *props, uint64_t *hash)
 {
 	jmp_buf		jb;
 	Run		   *r;
 	int			i;
 
-	current_arena = &participant_arena;
+	fuzz_arena = &participant_arena;
 	if (setjmp(jb) != 0)
 	{
 		fail_jump = NULL;
-		ArenaReset(&participant_arena);
-		current_arena = &engine_arena;
+		calculating = NULL;
+		fuzz_arena_reset(&participant_arena);
+		fuzz_arena = &engine_arena;
 		return false;
 	}
 	fail_jump = &jb;
 	r = inc_alloc(sizeof(Run));
-	for (i = 0; i < noffers; i++)
-		r->offers[i] = offers[i];
-	r->noffers = noffers;
+	for (i = 0; i < w->noffers; i++)
+		r->out.offers[i] = w->offers[i];
+	r->out.noffers = w->noffers;
+	r->rates = w->rates;
 	r->txns = txns;
 	r->ntxns = ntxns;
 	r->pools = inc_strmap_create();
+	if (diagnostics)
+		inc_engine_set_diagnostics(e, Diagnose, r);
+	calculating = e;
+	calculating_participant = Participants[participant];
 	inc_engine_calculate(e, Participants[participant], txns, ntxns,
 						 Property, props, Emit, r);
+	calculating = NULL;
 	CheckRun(r);
+	if (diagnostics)
+		fuzz_check_diagnostics(&r->out);
 	stats.completed++;
-	*hash = r->hash ^ (uint64_t) r->nrows;
+	*hash = r->hash ^ (uint64_t) r->out.nrows;
 	fail_jump = NULL;
-	ArenaReset(&participant_arena);
-	current_arena = &engine_arena;
+	fuzz_arena_reset(&participant_arena);
+	fuzz_arena = &engine_arena;
 	return true;
 }
 
 /* ---- entry point --------------------------------------------------------- */
+
+/* AcceptOffers: the offers of the input's parts, else built-in ones. */
+static void
+AcceptOffers(World *w, FuzzDriver *d, const uint8_t *const *parts,
+			 const size_t *lens, int nparts)
+{
+	int			k;
+
+	parsing = true;
+	for (k = 0; k < nparts; k++)
+	{
+		IncOfferError err;
+		IncOffer   *o = inc_offer_parse((const char *) parts[k], lens[k], &err);
+		int			j;
+		bool		dup = false;
+
+		if (o == NULL)
+			continue;
+		for (j = 0; j < w->noffers; j++)
+			dup |= strcmp(w->offers[j]->offer_key, o->offer_key) == 0;
+		if (!dup)				/* offer_key is the table's primary key */
+			w->offers[w->noffers++] = o;
+	}
+	if (w->noffers == 0)
+	{
+		/* one to three built-in offers, distinct */
+		int			want = 1 + (int) fuzz_take(d, MAX_OFFERS);
+		bool		used[16] = {false};
+
+		stats.no_offer++;
+		for (k = 0; k < want; k++)
+		{
+			int			pick = (int) fuzz_take(d, (uint32_t) fuzz_nbuiltin);
+			IncOfferError err;
+			IncOffer   *o;
+
+			while (used[pick])
+				pick = (pick + 1) % fuzz_nbuiltin;
+			used[pick] = true;
+			o = inc_offer_parse(fuzz_builtin_offers[pick],
+								strlen(fuzz_builtin_offers[pick]), &err);
+			if (o == NULL)
+				fuzz_bug("built-in offer rejected", err.message);
+			w->offers[w->noffers++] = o;
+		}
+	}
+	parsing = false;
+	w->rates = inc_strmap_create();
+	for (k = 0; k < w->noffers; k++)
+		inc_offer_rates(w->offers[k], ListRate, w->rates);
+}
 
 static void
 RunInput(const uint8_t *data, size_t size)
@@ -925,12 +558,12 @@ RunInput(const uint8_t *data, size_t size)
 	int			nparts = 0;
 	size_t		start = 0;
 	size_t		i;
-	Driver		d;
-	const IncOffer *offers[MAX_OFFERS];
-	int			noffers = 0;
-	Vocab	   *v;
-	IncEngine  *e;
-	IncStrMap  *sku_uom;
+	FuzzDriver	d;
+	World		w;
+	FuzzVocab  *v;
+	IncEngine  *e,
+			   *plain;
+	bool		diagnostics;
 	PropTable  *props;
 	const char *const *keys;
 	int			nkeys;
@@ -938,8 +571,10 @@ RunInput(const uint8_t *data, size_t size)
 	int			ntxns[2];
 	uint64_t	hash_a,
 				hash_b,
-				hash_a2;
+				hash_a2,
+				hash_plain;
 	bool		extra_small = true;
+	bool		plain_ok;
 	int			k;
 	int			p;
 
@@ -954,7 +589,8 @@ RunInput(const uint8_t *data, size_t size)
 		}
 	}
 	memset(&d, 0, sizeof(d));
-	d.state = Fnv64(data, size);
+	memset(&w, 0, sizeof(w));
+	d.state = fuzz_hash(data, size);
 	small_world = false;
 	if (nparts > 1)
 	{
@@ -963,109 +599,44 @@ RunInput(const uint8_t *data, size_t size)
 		d.p = parts[nparts];
 		d.n = size - (size_t) (parts[nparts] - data);
 	}
-
-	parsing = true;
-	for (k = 0; k < nparts; k++)
-	{
-		IncOfferError err;
-		IncOffer   *o = inc_offer_parse((const char *) parts[k], lens[k], &err);
-		int			j;
-		bool		dup = false;
-
-		if (o == NULL)
-			continue;
-		for (j = 0; j < noffers; j++)
-			dup |= strcmp(offers[j]->offer_key, o->offer_key) == 0;
-		if (!dup)				/* offer_key is the table's primary key */
-			offers[noffers++] = o;
-	}
-	if (noffers == 0)
-	{
-		/* one to three built-in offers, distinct */
-		int			want = 1 + (int) Take(&d, MAX_OFFERS);
-		bool		used[NBUILTIN] = {false};
-
-		stats.no_offer++;
-		for (k = 0; k < want; k++)
-		{
-			int			pick = (int) Take(&d, NBUILTIN);
-			IncOfferError err;
-			IncOffer   *o;
-
-			while (used[pick])
-				pick = (pick + 1) % NBUILTIN;
-			used[pick] = true;
-			o = inc_offer_parse(BuiltinOffers[pick], strlen(BuiltinOffers[pick]), &err);
-
-			if (o == NULL)
-				Bug("built-in offer rejected", err.message);
-			offers[noffers++] = o;
-		}
-	}
-	parsing = false;
+	AcceptOffers(&w, &d, parts, lens, nparts);
 
 	/* a quarter of the inputs use small non-negative numbers only */
-	d.tame = Take(&d, 4) == 0;
+	d.tame = fuzz_take(&d, 4) == 0;
+	diagnostics = fuzz_take(&d, 2) == 0;
 
-	v = inc_alloc(sizeof(Vocab));
-	for (k = 0; k < noffers; k++)
-		VocabOffer(v, offers[k]);
+	v = inc_alloc(sizeof(FuzzVocab));
+	for (k = 0; k < w.noffers; k++)
+		fuzz_vocab_offer(v, w.offers[k]);
 	if (v->nskus == 0 || v->ntypes == 0 || v->nperiods == 0)
-		Bug("accepted offer without SKUs, types or periods", offers[0]->offer_key);
+		fuzz_bug("accepted offer without SKUs, types or periods", w.offers[0]->offer_key);
 
-	/* the engine, as the glue builds it */
-	e = inc_engine_create();
-	for (k = 0; k < noffers; k++)
-		inc_engine_add_offer(e, offers[k]);
+	/* fuzzed conversions beside the shipped ones, and the SKU catalog */
+	w.nextra = (int) fuzz_take(&d, MAX_EXTRA_CONVERSIONS + 1);
+	for (k = 0; k < w.nextra; k++)
 	{
-		static const struct
-		{
-			const char *from;
-			const char *to;
-			const char *factor;
-		}			shipped[] = {
-			{"gal", "qt", "4"}, {"gal", "pt", "8"}, {"gal", "fl_oz", "128"},
-			{"gal", "l", "3.785411784"}, {"l", "ml", "1000"}, {"lb", "oz", "16"},
-			{"ton", "lb", "2000"}, {"kg", "g", "1000"}, {"lb", "kg", "0.45359237"}
-		};
-		int			extra = (int) Take(&d, 4);
-
-		extra_small = true;
-
-		for (k = 0; k < (int) (sizeof(shipped) / sizeof(shipped[0])); k++)
-		{
-			IncDec		f;
-
-			inc_dec_parse(shipped[k].factor, strlen(shipped[k].factor), &f);
-			inc_engine_add_conversion(e, shipped[k].from, shipped[k].to, &f);
-		}
-		while (extra-- > 0)
-		{
-			const char *from = PickUom(&d, v);
-			const char *to = PickUom(&d, v);
-			IncDec		f = GenDec(&d, true);
-
-			/* used to multiply and to divide */
-			extra_small &= SmallDec(&f, true, false);
-			inc_engine_add_conversion(e, from, to, &f);
-		}
+		w.extra_from[k] = fuzz_pick_uom(&d, v);
+		w.extra_to[k] = fuzz_pick_uom(&d, v);
+		w.extra_factor[k] = fuzz_gen_dec(&d, true);
+		/* used to multiply and to divide */
+		extra_small &= fuzz_small_dec(&w.extra_factor[k], true, false);
 	}
-	sku_uom = inc_strmap_create();
+	w.sku_uom = inc_strmap_create();
 	for (k = 0; k < v->nskus; k++)
 	{
-		uint32_t	choice = Take(&d, 4);
+		uint32_t	choice = fuzz_take(&d, 4);
 
 		if (choice != 0)
 		{
 			/* a stacked SKU is often measured in its conversion's unit */
 			const char *uom = choice < 3 && v->sku_from[k] ? v->sku_from[k] :
-				PickUom(&d, v);
+				fuzz_pick_uom(&d, v);
 
-			inc_engine_set_sku_uom(e, v->skus[k], uom);
-			*inc_strmap_slot(sku_uom, v->skus[k]) = (void *) uom;
+			*inc_strmap_slot(w.sku_uom, v->skus[k]) = (void *) uom;
 		}
 	}
-	inc_engine_prepare(e);
+	e = NewEngine(&w, diagnostics);
+	plain = diagnostics ? NewEngine(&w, false) : NULL;
 
 	/* every SKU the engine indexes came from the offers */
 	keys = inc_engine_sku_keys(e, &nkeys);
@@ -1076,7 +647,7 @@ RunInput(const uint8_t *data, size_t size)
 
 		for (j = 0; j < v->nskus && !found; j++)
 			found = strcmp(keys[k], v->skus[j]) == 0;
-		EXPECT(found || v->nskus == MAX_VOCAB);
+		EXPECT(found || v->nskus == FUZZ_MAX_VOCAB);
 	}
 
 	/* properties per participant */
@@ -1088,11 +659,11 @@ RunInput(const uint8_t *data, size_t size)
 		props->keys[props->n] = keys[k];
 		for (p = 0; p < 2; p++)
 		{
-			uint32_t	s = Take(&d, 8);
+			uint32_t	s = fuzz_take(&d, 8);
 
 			props->status[p][props->n] = s == 0 ? INC_PROP_MISSING :
 				s == 1 ? INC_PROP_NOT_NUMBER : INC_PROP_FOUND;
-			props->value[p][props->n] = GenDec(&d, false);
+			props->value[p][props->n] = fuzz_gen_dec(&d, false);
 		}
 		props->n++;
 	}
@@ -1100,26 +671,33 @@ RunInput(const uint8_t *data, size_t size)
 		return;					/* the lookup table would be incomplete */
 
 	for (p = 0; p < 2; p++)
-		txns[p] = GenTxns(&d, v, sku_uom, &ntxns[p]);
+		txns[p] = fuzz_gen_txns(&d, v, w.sku_uom, &ntxns[p]);
 
 	small_world = extra_small;
-	for (k = 0; k < noffers && small_world; k++)
-		small_world = SmallOffer(offers[k]);
+	for (k = 0; k < w.noffers && small_world; k++)
+		small_world = fuzz_small_offer(w.offers[k]);
 	for (p = 0; p < 2 && small_world; p++)
 		for (k = 0; k < ntxns[p] && small_world; k++)
-			small_world = SmallDec(&txns[p][k].quantity, false, true) &&
-				SmallDec(&txns[p][k].amount, false, true);
+			small_world = fuzz_small_dec(&txns[p][k].quantity, false, true) &&
+				fuzz_small_dec(&txns[p][k].amount, false, true);
 	if (small_world)
 		stats.small++;
 
-	if (!RunParticipant(e, offers, noffers, 0, txns[0], ntxns[0], props, &hash_a))
+	/* diagnostics never change the rows, and only add ways to fail */
+	plain_ok = plain && RunParticipant(plain, false, &w, 0, txns[0], ntxns[0], props,
+									   &hash_plain);
+	if (!RunParticipant(e, diagnostics, &w, 0, txns[0], ntxns[0], props, &hash_a))
+		return;					/* diagnostics may fail alone: they price every tier */
+	if (plain && !plain_ok)
+		fuzz_bug("calculation failed without diagnostics only", NULL);
+	if (plain && hash_plain != hash_a)
+		fuzz_bug("diagnostics changed participant A's rows", NULL);
+	if (!RunParticipant(e, diagnostics, &w, 1, txns[1], ntxns[1], props, &hash_b))
 		return;
-	if (!RunParticipant(e, offers, noffers, 1, txns[1], ntxns[1], props, &hash_b))
-		return;
-	if (!RunParticipant(e, offers, noffers, 0, txns[0], ntxns[0], props, &hash_a2))
-		Bug("participant A failed the second time only", NULL);
+	if (!RunParticipant(e, diagnostics, &w, 0, txns[0], ntxns[0], props, &hash_a2))
+		fuzz_bug("participant A failed the second time only", NULL);
 	if (hash_a != hash_a2)
-		Bug("participant A's rows differ after participant B", NULL);
+		fuzz_bug("participant A's rows differ after participant B", NULL);
 }
 
 int
@@ -1130,13 +708,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!hooked)
 	{
-		inc_set_hooks(ArenaAlloc, FailHook);
+		fuzz_name = "fuzz_calc";
+		fuzz_arena = &engine_arena;
+		inc_set_hooks(fuzz_alloc, FailHook);
 		if (getenv("FUZZ_CALC_STATS"))
 			atexit(PrintStats);
 		hooked = true;
 	}
 	stats.inputs++;
-	current_arena = &engine_arena;
+	fuzz_arena = &engine_arena;
 	/* an expected error while building the engine ends the input too */
 	if (setjmp(jb) == 0)
 	{
@@ -1144,10 +724,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		RunInput(data, size);
 	}
 	fail_jump = NULL;
+	calculating = NULL;
 	parsing = false;
 	small_world = false;
-	ArenaReset(&participant_arena);
-	ArenaReset(&engine_arena);
-	current_arena = &engine_arena;
+	fuzz_arena_reset(&participant_arena);
+	fuzz_arena_reset(&engine_arena);
+	fuzz_arena = &engine_arena;
 	return 0;
 }

@@ -1,6 +1,7 @@
 /*
  * fuzz_offer.c
- *    libFuzzer harness over the offer parser/validator (inc_offer_parse).
+ *    libFuzzer harness over the offer parser/validator (inc_offer_parse,
+ *    the very parse the PostgreSQL glue runs on stored offers).
  *
  * Each input is taken as offer document text.  The core's hooks go to an
  * arena of calloc'd blocks, freed after every input (so AddressSanitizer
@@ -8,14 +9,16 @@
  * a fail hook that must never be reached: the parser reports every bad
  * document through IncOfferError, so any inc_fail() while parsing is a bug
  * (an INC_ERR_INTERNAL one, or an error that escapes the "invalid offer
- * KEY: PATH problem" contract of SPEC 5) and aborts.
+ * KEY: PATH problem" form of docs/reference.md, Bad input) and aborts.
  *
  * Besides "no crash, no leak, no undefined behaviour", every outcome is
- * checked: a rejected document has a message in the SPEC 5 form, and an
- * accepted one holds only what SPEC 1.1, 2 and 5 allow (resolved indexes
+ * checked: a rejected document has a message in that form, and an
+ * accepted one holds only what the offer rules allow (resolved indexes
  * in range, rates >= 0, conversion rates > 0, measures that fit the
- * calculator, tiers sorted with distinct thresholds, ...); it is then
- * indexed by an engine, as the host does before calculating.
+ * calculator, tiers sorted with distinct thresholds, ...); its rates
+ * listing has one row per rate; it is then indexed by an engine, as the
+ * host does before calculating, and diagnosed for a participant without
+ * transactions (valid JSON, once).
  *
  * Build and run: `make fuzz` (mk/checks.mk).  A crash file reproduces with
  * `test/fuzz/fuzz_offer FILE`.
@@ -25,61 +28,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/core.h"
 #include "core/engine.h"
-#include "core/offer.h"
+#include "fuzz_common.h"
 
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* ---- arena behind inc_alloc ---------------------------------------------- */
-
-typedef struct ArenaBlock
-{
-	struct ArenaBlock *next;
-	/* 16-byte aligned payload follows the header */
-} ArenaBlock;
-
-#define ARENA_HEADER 16
-
-static ArenaBlock *arena;
-
-static void *
-ArenaAlloc(size_t size)
-{
-	ArenaBlock *b = calloc(1, ARENA_HEADER + size);
-
-	if (b == NULL)
-		return NULL;			/* inc_alloc reports it */
-	b->next = arena;
-	arena = b;
-	return (char *) b + ARENA_HEADER;
-}
-
-static void
-ArenaReset(void)
-{
-	while (arena)
-	{
-		ArenaBlock *next = arena->next;
-
-		free(arena);
-		arena = next;
-	}
-}
-
 /* ---- fail hook ----------------------------------------------------------- */
 
+static FuzzArena arena;
 static jmp_buf *fail_jump;
 
 static void
-FailHook(IncErrKind kind, const char *message, const char *detail,
-		 const char *hint)
+FailHook(const IncFailure *f)
 {
-	(void) detail;
-	(void) hint;
-	fprintf(stderr, "fuzz_offer: inc_fail(%s) while parsing an offer: %s\n",
-			kind == INC_ERR_INVALID ? "INVALID" :
-			kind == INC_ERR_RANGE ? "RANGE" : "INTERNAL", message);
+	fprintf(stderr, "fuzz_offer: inc_fail(%d) while parsing an offer: %s\n",
+			(int) f->kind, f->message);
 	/*
 	 * The parser must report every fault through IncOfferError; an error
 	 * raised instead, of whatever kind, is a bug.  Jump back only to let
@@ -91,17 +54,6 @@ FailHook(IncErrKind kind, const char *message, const char *detail,
 }
 
 /* ---- checks on the outcome ----------------------------------------------- */
-
-static void
-Bug(const char *what, const char *detail)
-{
-	fprintf(stderr, "fuzz_offer: %s%s%s\n", what, detail ? ": " : "",
-			detail ? detail : "");
-	abort();
-}
-
-#define EXPECT(cond) \
-	do { if (!(cond)) Bug("invariant failed", #cond); } while (0)
 
 /* A string the model may hold: non-NULL, and non-empty when required. */
 static void
@@ -173,7 +125,7 @@ CheckSkuRates(const IncOffer *o, const IncSkuRate *r, int n)
 	}
 }
 
-/* Everything SPEC 1.1, 2 and 5 promise about an accepted offer. */
+/* Everything the offer rules promise about an accepted offer. */
 static void
 CheckOffer(const IncOffer *o)
 {
@@ -306,7 +258,75 @@ CheckOffer(const IncOffer *o)
 	}
 }
 
-/* A rejection: the SPEC 5 message form, NUL-terminated within its buffer. */
+/* ListedRates: the number of rates the listing shows for offer o. */
+static int
+ListedRates(const IncOffer *o)
+{
+	int			n = 0;
+	int			i,
+				j;
+
+	switch (o->strategy)
+	{
+		case INC_STANDARD:
+			for (i = 0; i < o->nentries; i++)
+				n += o->entries[i].nrates;
+			break;
+		case INC_STEPPED:
+			n = o->stepped.ntiers;
+			break;
+		case INC_STACKED:
+			for (i = 0; i < o->stacked.nstacks; i++)
+				for (j = 0; j < o->stacked.stacks[i].nsets; j++)
+					n += o->stacked.sets[o->stacked.stacks[i].sets[j]].nconversions;
+			break;
+	}
+	return n;
+}
+
+/* CheckRate: one row of the rates listing. */
+static void
+CheckRate(void *ctx, const IncRateRow *row)
+{
+	int		   *count = ctx;
+
+	(*count)++;
+	CheckString(row->rate_key, true);
+	CheckDec(&row->rate_value, 0);
+	EXPECT(row->rate_value.scale == 0 || row->rate_value.coef % 10 != 0);
+	CheckString(row->measure, true);
+	EXPECT((row->sku_key == NULL) == (row->offer->strategy == INC_STEPPED));
+	EXPECT((row->threshold_type != NULL) == (row->offer->strategy == INC_STEPPED));
+	EXPECT((row->stack_key != NULL) == (row->offer->strategy == INC_STACKED));
+	EXPECT(row->period != NULL || row->offer->strategy == INC_STEPPED);
+	EXPECT(row->price == NULL || (row->sku_key != NULL &&
+								  inc_dec_cmp(row->price,
+											  inc_offer_price(row->offer, row->sku_key)) == 0));
+}
+
+/* NoRow: a participant without transactions earns nothing. */
+static void
+NoRow(void *ctx, const IncRow *row)
+{
+	(void) ctx;
+	fuzz_bug("a row without transactions", row->rate_key);
+}
+
+/* CheckDiagnostics: an untouched offer's diagnostics are a JSON object. */
+static void
+CheckDiagnostics(void *ctx, const IncOffer *offer, const char *json)
+{
+	int		   *count = ctx;
+	struct json_object *obj = fuzz_json_object(json);
+
+	(void) offer;
+	if (obj == NULL)
+		fuzz_bug("diagnostics are not a JSON object", json);
+	fuzz_json_free(obj);
+	(*count)++;
+}
+
+/* A rejection: the message form of bad input, NUL-terminated within its buffer. */
 static void
 CheckRejection(const IncOfferError *err)
 {
@@ -333,7 +353,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!hooked)
 	{
-		inc_set_hooks(ArenaAlloc, FailHook);
+		fuzz_name = "fuzz_offer";
+		fuzz_arena = &arena;
+		inc_set_hooks(fuzz_alloc, FailHook);
 		hooked = true;
 	}
 
@@ -341,7 +363,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (setjmp(jb) != 0)
 	{
 		fail_jump = NULL;
-		Bug("inc_fail escaped the offer parser", NULL);
+		fuzz_bug("inc_fail escaped the offer parser", NULL);
 	}
 	fail_jump = &jb;
 	offer = inc_offer_parse((const char *) data, size, &err);
@@ -352,18 +374,29 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		IncEngine  *e;
 		const char *const *keys;
 		int			nkeys;
+		int			count = 0;
 
 		CheckOffer(offer);
+		/* the rates listing: one row per rate, as program_rates shows it */
+		inc_offer_rates(offer, CheckRate, &count);
+		EXPECT(count == ListedRates(offer));
+
 		/* the host indexes every accepted offer before calculating */
 		e = inc_engine_create();
 		inc_engine_add_offer(e, offer);
+		count = 0;
+		inc_engine_set_diagnostics(e, CheckDiagnostics, &count);
 		inc_engine_prepare(e);
 		keys = inc_engine_sku_keys(e, &nkeys);
 		EXPECT(nkeys > 0);
 		while (nkeys-- > 0)
 			CheckString(keys[nkeys], true);
+
+		/* a participant without transactions or properties: diagnosed all the same */
+		inc_engine_calculate(e, "nobody", NULL, 0, NULL, NULL, NoRow, NULL);
+		EXPECT(count == 1);
 	}
 	fail_jump = NULL;
-	ArenaReset();
+	fuzz_arena_reset(&arena);
 	return 0;
 }

@@ -15,21 +15,23 @@ RESET client_min_messages;
 TRUNCATE incentives.offers, incentives.transactions, incentives.skus,
          incentives.participant_properties;
 
-SELECT plan(55);
+SELECT plan(56);
 
 -- error_of(sql): the error the statement raises, as
--- {sqlstate, message, detail, hint}; NULL when it raises none.
+-- {sqlstate, message, detail, hint, context}; NULL when it raises none.
 CREATE FUNCTION pg_temp.error_of(sql text) RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE
-  st text; msg text; det text; hnt text;
+  st text; msg text; det text; hnt text; ctx text;
 BEGIN
   EXECUTE sql;
   RETURN NULL;
 EXCEPTION WHEN OTHERS THEN
   GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
-                          det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
-  RETURN jsonb_build_object('sqlstate', st, 'message', msg, 'detail', det, 'hint', hnt);
+                          det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT,
+                          ctx = PG_EXCEPTION_CONTEXT;
+  RETURN jsonb_build_object('sqlstate', st, 'message', msg, 'detail', det, 'hint', hnt,
+                            'context', ctx);
 END
 $$;
 
@@ -100,23 +102,24 @@ SELECT throws_ok(
   'a missing conversion to the SKU''s unit names the transaction, the SKU and both units');
 
 -- the hint, caught with GET STACKED DIAGNOSTICS in a DO block
-CREATE TEMP TABLE caught (sqlstate text, message text, detail text, hint text);
+CREATE TEMP TABLE caught (sqlstate text, message text, detail text, hint text, context text);
 DO $$
 DECLARE
-  st text; msg text; det text; hnt text;
+  st text; msg text; det text; hnt text; ctx text;
 BEGIN
   PERFORM count(*) FROM incentives.incentive_calculate(participant_key => 'r_uom');
-  INSERT INTO caught VALUES (NULL, 'no error', NULL, NULL);
+  INSERT INTO caught VALUES (NULL, 'no error', NULL, NULL, NULL);
 EXCEPTION WHEN OTHERS THEN
   GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
-                          det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
-  INSERT INTO caught VALUES (st, msg, det, hnt);
+                          det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT,
+                          ctx = PG_EXCEPTION_CONTEXT;
+  INSERT INTO caught VALUES (st, msg, det, hnt, ctx);
 END
 $$;
 SELECT matches((SELECT hint FROM caught), 'incentives\.uom_conversions',
   'the hint tells to add a row to incentives.uom_conversions');
-SELECT matches((SELECT detail FROM caught), 'participant "r_uom"',
-  'the detail names the participant');
+SELECT matches((SELECT context FROM caught), '^calculating transaction "U-1" of participant "r_uom"',
+  'the error context names the transaction and the participant');
 
 SELECT throws_ok(
   $$SELECT * FROM incentives.incentive_calculate(participant_key => 'r_uom2', offer_keys => ARRAY['e.stk'])$$,
@@ -325,11 +328,16 @@ SELECT throws_ok(
   $$SELECT * FROM incentives.incentive_calculate(participant_key => 'r_o4', offer_keys => ARRAY['e.stk_huge'])$$,
   '22003', 'numeric value out of range in incentive calculation',
   'coverage x rate beyond the exact range: 22003, not a wrong number');
-SELECT is(
+SELECT matches(
   pg_temp.error_of($$SELECT * FROM incentives.incentive_calculate(participant_key => 'r_o4',
-                                                                 offer_keys => ARRAY['e.stk_huge'])$$) ->> 'detail',
-  'While calculating transaction "O-4" of participant "r_o4".',
-  '... and the detail names the transaction and the participant');
+                                                                 offer_keys => ARRAY['e.stk_huge'])$$) ->> 'context',
+  '^calculating transaction "O-4" of participant "r_o4"',
+  '... and the error context names the transaction and the participant');
+SELECT doesnt_match(
+  COALESCE(pg_temp.error_of($$SELECT * FROM incentives.incentive_calculate(offer_keys => ARRAY['nope'])$$)
+           ->> 'context', ''),
+  'calculating',
+  'an error outside a calculation, after a failed one, has no calculation context');
 
 SELECT matches(
   pg_temp.exact_or_out_of_range(

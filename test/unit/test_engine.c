@@ -212,7 +212,7 @@ TestPercentTiesAndErrors(void)
 	missing_conversion[0] = Txn("X-1", BUY, "2026-01-01", "a", "3", "drum", "10");
 	if (unit_expect_failure(RunMissingConversion, NULL, &kind, message, sizeof(message)))
 	{
-		CHECK(kind == INC_ERR_INVALID);
+		CHECK(kind == INC_ERR_NO_CONVERSION);
 		CHECK_STR(message, "no unit conversion from \"drum\" to \"gal\" for transaction \"X-1\" (sku \"a\")");
 	}
 }

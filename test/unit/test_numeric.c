@@ -387,7 +387,14 @@ static void
 fail_inc_fail(void *arg)
 {
 	(void) arg;
-	inc_fail(INC_ERR_INVALID, "d", "h", "bad %s %d", "thing", 42);
+	inc_fail(INC_ERR_INVALID, "bad %s %d", "thing", 42);
+}
+
+static void
+fail_inc_fail_about(void *arg)
+{
+	(void) arg;
+	inc_fail_about(INC_ERR_PROPERTY_NOT_NUMBER, "bp", "property %s", "bp");
 }
 
 /* 9999999999999999999999999999999999999.95 rounds to 39 digits */
@@ -693,6 +700,11 @@ test_rat_basic(void)
 	unit_expect_failure(fail_inc_fail, NULL, &kind, msg, sizeof(msg));
 	CHECK(kind == INC_ERR_INVALID);
 	CHECK_STR(msg, "bad thing 42");
+	CHECK_STR(unit_failure_subject(), "");
+	unit_expect_failure(fail_inc_fail_about, NULL, &kind, msg, sizeof(msg));
+	CHECK(kind == INC_ERR_PROPERTY_NOT_NUMBER);
+	CHECK_STR(msg, "property bp");
+	CHECK_STR(unit_failure_subject(), "bp");
 }
 
 /*

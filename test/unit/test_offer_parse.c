@@ -17,7 +17,7 @@
 #include <json-c/json.h>
 
 #include "unit.h"
-#include "../../src/core/offer.h"
+#include "../../src/core/offer_internal.h"
 
 /* ---- building blocks of the test documents ---- */
 
@@ -310,34 +310,6 @@ ParseDoc(const char *doc, IncOfferError *err)
 	return offer;
 }
 
-/* Read a whole file (malloc'd, NUL-terminated), or NULL. */
-static char *
-ReadFile(const char *path)
-{
-	FILE	   *f = fopen(path, "rb");
-	char	   *buf = NULL;
-	size_t		len = 0;
-	size_t		n;
-	char		chunk[4096];
-
-	if (f == NULL)
-		return NULL;
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-	{
-		char	   *grown = realloc(buf, len + n + 1);
-
-		if (grown == NULL)
-			break;
-		buf = grown;
-		memcpy(buf + len, chunk, n);
-		len += n;
-	}
-	fclose(f);
-	if (buf)
-		buf[len] = '\0';
-	return buf;
-}
-
 /*
  * Offer number index of fixture case_name, compiled both from the json-c
  * tree and from its text; the offer from the tree is returned (NULL, with
@@ -354,7 +326,7 @@ LoadFixture(const char *case_name, int index)
 	IncOfferError err;
 
 	snprintf(path, sizeof(path), "test/fixtures/%s/offers.json", case_name);
-	text = ReadFile(path);
+	text = unit_read_file(path);
 	CHECK(text != NULL);
 	if (text == NULL)
 	{
@@ -688,6 +660,66 @@ TestInvalid(void)
 	}
 }
 
+/*
+ * NestedOffer: a valid standard offer whose unknown field "x" holds arrays
+ * nested so that the whole document is levels deep (malloc'd).
+ */
+static char *
+NestedOffer(int levels)
+{
+	const char *head = "{\"offer_key\":\"x\",\"strategy_key\":\"standard\","
+		"\"calculator_key\":\"percent_of_amount\","
+		"\"periods\":[{\"key\":\"p\",\"start_date\":\"2026-01-01\",\"end_date\":\"2026-12-31\"}],"
+		"\"incentives\":[{\"period_key\":\"p\",\"transaction_type\":\"t\","
+		"\"rates\":[{\"sku_key\":\"a\",\"rate\":1,\"measure\":\"percent\"}]}],\"x\":";
+	size_t		hlen = strlen(head);
+	char	   *s = malloc(hlen + 2 * (size_t) levels + 2);
+	size_t		n = hlen;
+	int			i;
+
+	memcpy(s, head, hlen);
+	for (i = 1; i < levels; i++)
+		s[n++] = '[';
+	for (i = 1; i < levels; i++)
+		s[n++] = ']';
+	s[n++] = '}';
+	s[n] = '\0';
+	return s;
+}
+
+/*
+ * Nesting: unknown fields may nest as deep as INC_OFFER_MAX_DEPTH levels
+ * (the document counted as one), for every host alike; one more is an
+ * invalid offer that says so.
+ */
+static void
+TestNesting(void)
+{
+	IncOfferError err;
+	char	   *ok = NestedOffer(INC_OFFER_MAX_DEPTH);
+	char	   *deep = NestedOffer(INC_OFFER_MAX_DEPTH + 1);
+	char	   *deeper = NestedOffer(5 * INC_OFFER_MAX_DEPTH);
+	IncOfferParser parser;
+
+	CHECK(INC_OFFER_MAX_DEPTH == 1000);
+	CHECK(inc_offer_parse(ok, strlen(ok), &err) != NULL);
+	CHECK_STR(err.message, "");
+	CHECK(inc_offer_parse(deep, strlen(deep), &err) == NULL);
+	CHECK_STR(err.message, N("document nests more than 1000 levels deep"));
+	CHECK(inc_offer_parse(deeper, strlen(deeper), &err) == NULL);
+	CHECK_STR(err.message, N("document nests more than 1000 levels deep"));
+
+	/* the parser object: released after a run, releasing again is harmless */
+	inc_offer_parser_init(&parser);
+	CHECK(inc_offer_parser_run(&parser, ok, strlen(ok), &err) != NULL);
+	CHECK(parser.root == NULL && parser.tokener == NULL);
+	inc_offer_parser_release(&parser);
+	inc_offer_parser_release(&parser);
+	free(ok);
+	free(deep);
+	free(deeper);
+}
+
 /* test_offer_parse: the offer parser's tests (see the file header). */
 void
 test_offer_parse(void)
@@ -699,4 +731,5 @@ test_offer_parse(void)
 	TestStackedFixtures();
 	TestValid();
 	TestInvalid();
+	TestNesting();
 }

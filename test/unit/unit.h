@@ -37,13 +37,35 @@ extern int	unit_failed;
 extern int	unit_expect_failure(void (*fn) (void *), void *arg,
 								IncErrKind *kind, char *message, size_t cap);
 
+/* The subject of the last captured failure ("" when it had none). */
+extern const char *unit_failure_subject(void);
+
+/*
+ * When set, called by the fail hook before it jumps back, while the
+ * failing code's state is still live (e.g. to read inc_engine_position).
+ */
+extern void (*unit_fail_observer) (const IncFailure *failure);
+
 /* Free everything allocated through inc_alloc since the last reset. */
 extern void unit_arena_reset(void);
+
+/* unit_read_file: a whole file (malloc'd, NUL-terminated), or NULL. */
+extern char *unit_read_file(const char *path);
+
+/*
+ * unit_load_offers: the offers of a JSON array file, each compiled from its
+ * text; at most max.  Returns how many (a failure is recorded for any
+ * that does not compile).
+ */
+struct IncOffer;
+extern int	unit_load_offers(const char *path, struct IncOffer **out, int max);
 
 /* The test groups. */
 extern void test_numeric(void);
 extern void test_numeric_big(void);	/* called by test_numeric */
 extern void test_offer_parse(void);
 extern void test_engine(void);
+extern void test_strategy(void);
+extern void test_rates(void);
 
 #endif

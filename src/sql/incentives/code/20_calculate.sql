@@ -26,7 +26,7 @@ LANGUAGE C STABLE PARALLEL RESTRICTED
 ROWS 100
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives.incentive_diagnostics(text, jsonb, text[], regclass, timestamptz, date) IS
-  'Why participants earn what they do under stepped and stacked offers: threshold value, every tier (met, what it would pay), next tier and gap; coverage per SKU set, overlap and factors per stack (JSON per participant and offer); as_of and through_date as for incentive_calculate';
+  'Why participants earn what they do, per participant and requested offer (touched by its transactions or not), as JSON: standard, each entry with its rates, matched transactions and what it paid; stepped, threshold value, every tier (met, what it would pay), next tier and gap; stacked, coverage per SKU set, overlap and factors per stack; as_of and through_date as for incentive_calculate';
 
 -- The calculation with the transaction's date as an 18th column: what
 -- refresh_earnings materializes (the same C function: it fills the date

@@ -514,6 +514,7 @@ DECLARE
     v_message    text;
     v_detail     text;
     v_hint       text;
+    v_where      text;
 BEGIN
     PERFORM incentives_internal.refresh_earnings_check(refresh_earnings.participant_key,
                                                        refresh_earnings.transactions,
@@ -545,7 +546,11 @@ BEGIN
         GET STACKED DIAGNOSTICS v_state   = RETURNED_SQLSTATE,
                                 v_message = MESSAGE_TEXT,
                                 v_detail  = PG_EXCEPTION_DETAIL,
-                                v_hint    = PG_EXCEPTION_HINT;
+                                v_hint    = PG_EXCEPTION_HINT,
+                                v_where   = PG_EXCEPTION_CONTEXT;
+        -- where the engine was when a calculation failed: its own context
+        -- line ("calculating transaction ... of participant ..."), if any
+        v_where := pg_catalog.substring(v_where, '(?n)^calculating .*$');
         v_failed := true;
     END;
     PERFORM incentives_internal.refresh_earnings_end(v_run);
@@ -555,9 +560,13 @@ BEGIN
            SET status = 'failed',
                finished_at = pg_catalog.clock_timestamp(),
                sqlstate = v_state,
-               error = CASE WHEN v_detail OPERATOR(pg_catalog.=) '' THEN v_message
-                            ELSE v_message OPERATOR(pg_catalog.||) pg_catalog.chr(10)
-                                 OPERATOR(pg_catalog.||) 'DETAIL: ' OPERATOR(pg_catalog.||) v_detail END
+               error = v_message
+                       OPERATOR(pg_catalog.||) CASE WHEN v_detail OPERATOR(pg_catalog.=) '' THEN ''
+                            ELSE pg_catalog.chr(10) OPERATOR(pg_catalog.||) 'DETAIL: '
+                                 OPERATOR(pg_catalog.||) v_detail END
+                       OPERATOR(pg_catalog.||) CASE WHEN v_where IS NULL THEN ''
+                            ELSE pg_catalog.chr(10) OPERATOR(pg_catalog.||) 'CONTEXT: '
+                                 OPERATOR(pg_catalog.||) v_where END
          WHERE r.run_id OPERATOR(pg_catalog.=) v_run;
         IF v_can_commit THEN
             COMMIT;   -- the failed run's row survives the error below

@@ -15,6 +15,11 @@ LANGUAGE plpgsql
 STABLE PARALLEL RESTRICTED
 SET search_path = pg_catalog, pg_temp
 AS $function$
+-- Everything explained comes from the engine: incentive_diagnostics (the
+-- entries, thresholds, tiers, coverage and overlaps, for an offer the
+-- participant's transactions touch or not) and incentive_calculate (the
+-- rows and their totals); the offer's label and calculator from its
+-- compiled form.  Nothing is derived from the document here.
 #variable_conflict use_column
 DECLARE
     v_participant text     := incentive_explain.participant_key;
@@ -23,10 +28,10 @@ DECLARE
     v_relation    regclass := COALESCE(incentive_explain.transactions, 'incentives.transactions');
     v_as_of       timestamptz := incentive_explain.as_of;
     v_through     date     := incentive_explain.through_date;
-    v_doc         jsonb;
+    v_label       text;
+    v_calculator  text;
     v_strategy    text;
     v_earnings    incentives.earning[];
-    v_totals      jsonb;
     v_diag        jsonb;
     v_result      jsonb;
 BEGIN
@@ -37,9 +42,15 @@ BEGIN
         RAISE EXCEPTION 'offer_key must not be NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF v_as_of IS NULL THEN
-        SELECT o.document INTO v_doc FROM incentives.offers AS o WHERE o.offer_key = v_offer;
+        SELECT s.label, s.calculator_key INTO v_label, v_calculator
+          FROM incentives.offers AS o
+         CROSS JOIN LATERAL incentives_internal.offer_summary(o.document) AS s
+         WHERE o.offer_key = v_offer;
     ELSE
-        SELECT v.document INTO v_doc FROM incentives.offer_versions AS v
+        -- the offer as it was (docs/lifecycle.md, Offer versions and as_of)
+        SELECT s.label, s.calculator_key INTO v_label, v_calculator
+          FROM incentives.offer_versions AS v
+         CROSS JOIN LATERAL incentives_internal.offer_summary(v.document) AS s
          WHERE v.offer_key = v_offer
            AND v.valid_from <= v_as_of AND (v.valid_to IS NULL OR v.valid_to > v_as_of);
     END IF;
@@ -53,7 +64,6 @@ BEGIN
                     DETAIL = format('The calculation is as of %s.', v_as_of),
                     HINT = 'offer_key must name an offer that incentives.offer_versions shows valid at as_of.';
     END IF;
-    v_strategy := v_doc ->> 'strategy_key';
 
     -- The calculation's own rows: the totals are theirs.
     SELECT COALESCE(array_agg(e ORDER BY e.incentive_rate_key COLLATE "C", e.transaction_id COLLATE "C"),
@@ -61,15 +71,20 @@ BEGIN
       INTO v_earnings
       FROM incentives.incentive_calculate(v_participant, v_properties, ARRAY[v_offer], v_relation,
                                           v_as_of, v_through) AS e;
-    v_totals := incentives_internal.explain_totals(v_earnings, NULL);
+
+    -- The engine's account: one row, the participant being named.
+    SELECT d.strategy_key, d.diagnostics INTO v_strategy, v_diag
+      FROM incentives.incentive_diagnostics(v_participant, v_properties, ARRAY[v_offer], v_relation,
+                                            v_as_of, v_through) AS d
+     WHERE d.offer_key = v_offer AND d.participant_key = v_participant;
 
     v_result := jsonb_build_object(
         'participant_key', v_participant,
         'offer_key', v_offer,
-        'label', v_doc -> 'label',
+        'label', v_label,
         'strategy_key', v_strategy,
-        'calculator_key', v_doc ->> 'calculator_key',
-        'totals', v_totals);
+        'calculator_key', v_calculator,
+        'totals', incentives_internal.explain_totals(v_earnings, NULL));
     -- what the calculation was limited to, only when it was
     IF v_as_of IS NOT NULL THEN
         v_result := v_result || jsonb_build_object('as_of', v_as_of);
@@ -79,75 +94,21 @@ BEGIN
     END IF;
 
     IF v_strategy = 'standard' THEN
+        -- each entry as diagnosed, with its rows and their totals
         RETURN v_result || jsonb_build_object('entries', (
             SELECT COALESCE(jsonb_agg(
-                     jsonb_build_object(
-                       'rate_key', x.rate_key,
-                       'label', x.e -> 'label',
-                       'period_key', x.e ->> 'period_key',
-                       'period_start_date', p ->> 'start_date',
-                       'period_end_date', p ->> 'end_date',
-                       'transaction_type', x.e ->> 'transaction_type',
-                       'rates', x.e -> 'rates',
-                       'totals', incentives_internal.explain_totals(v_earnings, x.rate_key),
-                       'rows', incentives_internal.explain_rows(v_earnings, x.rate_key))
-                     ORDER BY x.n), '[]'::jsonb)
-              FROM (SELECT e, n,
-                           COALESCE(e ->> 'key', (e ->> 'period_key') || '_' || (e ->> 'transaction_type')) AS rate_key
-                      FROM jsonb_array_elements(v_doc -> 'incentives') WITH ORDINALITY AS en(e, n)) AS x
-              LEFT JOIN LATERAL (
-                    SELECT p FROM jsonb_array_elements(v_doc -> 'periods') AS p
-                     WHERE p ->> 'key' = x.e ->> 'period_key' LIMIT 1) AS per ON true));
+                     (e - 'transactions' - 'incentive_amount') || jsonb_build_object(
+                       'totals', incentives_internal.explain_totals(v_earnings, e ->> 'rate_key'),
+                       'rows', incentives_internal.explain_rows(v_earnings, e ->> 'rate_key'))
+                     ORDER BY n), '[]'::jsonb)
+              FROM jsonb_array_elements(v_diag -> 'entries') WITH ORDINALITY AS en(e, n)));
     END IF;
 
-    SELECT d.diagnostics INTO v_diag
-      FROM incentives.incentive_diagnostics(v_participant, v_properties, ARRAY[v_offer], v_relation,
-                                            v_as_of, v_through) AS d
-     WHERE d.offer_key = v_offer AND d.participant_key = v_participant;
-
     IF v_strategy = 'stepped' THEN
-        IF v_diag IS NULL THEN
-            -- No transaction of the participant touches the offer: every
-            -- tier unmet, the lowest one next, no threshold value or gap
-            -- (as for a missing property).
-            v_diag := jsonb_build_object(
-                'threshold_type', v_doc #>> '{incentive,threshold_definition,type}',
-                'property_key', v_doc #> '{incentive,threshold_definition,property,key}',
-                'threshold_value', NULL,
-                'earning_transactions', 0,
-                'tiers', (SELECT COALESCE(jsonb_agg(jsonb_build_object(
-                                   'rate_key', r.rate_key, 'threshold', r.threshold, 'value', r.rate_value,
-                                   'measure', r.measure, 'met', false, 'incentive_amount', 0)
-                                 ORDER BY r.threshold), '[]'::jsonb)
-                            FROM incentives.program_rates(v_as_of) AS r
-                           WHERE r.offer_key = v_offer),
-                'selected_rate_key', NULL,
-                'next_rate_key', (SELECT r.rate_key FROM incentives.program_rates(v_as_of) AS r
-                                   WHERE r.offer_key = v_offer ORDER BY r.threshold LIMIT 1),
-                'next_threshold', (SELECT min(r.threshold) FROM incentives.program_rates(v_as_of) AS r
-                                    WHERE r.offer_key = v_offer),
-                'gap_to_next', NULL);
-        END IF;
         RETURN v_result || v_diag || jsonb_build_object('rows', incentives_internal.explain_rows(v_earnings, NULL));
     END IF;
 
-    -- stacked
-    IF v_diag IS NULL THEN
-        v_diag := jsonb_build_object(
-            'sets', (SELECT COALESCE(jsonb_agg(jsonb_build_object(
-                            'key', s ->> 'key', 'coverage_unit', s #>> '{conversion,coverage_unit}',
-                            'coverage', 0, 'transactions', 0) ORDER BY n), '[]'::jsonb)
-                       FROM jsonb_array_elements(v_doc #> '{incentive,sku_sets}') WITH ORDINALITY AS ss(s, n)),
-            'stacks', (SELECT COALESCE(jsonb_agg(jsonb_build_object(
-                              'rate_key', k.stack_key, 'sku_set_keys', k.s -> 'sku_set_keys',
-                              'overlap', 0, 'earns', false, 'factors', '{}'::jsonb) ORDER BY k.n), '[]'::jsonb)
-                         FROM (SELECT s, n,
-                                      COALESCE(s ->> 'key',
-                                               (SELECT string_agg(x, '_and_' ORDER BY m)
-                                                  FROM jsonb_array_elements_text(s -> 'sku_set_keys')
-                                                       WITH ORDINALITY AS xs(x, m))) AS stack_key
-                                 FROM jsonb_array_elements(v_doc #> '{incentive,stacks}') WITH ORDINALITY AS st(s, n)) AS k));
-    END IF;
+    -- stacked: each stack as diagnosed, with its rows and their totals
     RETURN v_result || jsonb_build_object(
         'sets', v_diag -> 'sets',
         'stacks', (SELECT COALESCE(jsonb_agg(
@@ -272,7 +233,7 @@ SELECT d.participant_key,
  ORDER BY d.participant_key COLLATE "C", d.offer_key COLLATE "C"
 $function$;
 COMMENT ON FUNCTION incentives.tier_progress(text, jsonb, regclass, timestamptz, date) IS
-  'Per participant and stepped offer its transactions touch: the threshold value, the current tier, the next tier and the gap to it, what the earning transactions pay now and would pay at the next tier; as_of and through_date as for incentive_calculate';
+  'Per participant (every one with transactions of the offers'' SKUs, or the one named) and stepped offer, touched or not: the threshold value, the current tier, the next tier and the gap to it, what the earning transactions pay now and would pay at the next tier; as_of and through_date as for incentive_calculate';
 
 CREATE FUNCTION incentives.stack_progress(
     participant_key text        DEFAULT NULL,
@@ -310,8 +271,7 @@ SELECT d.participant_key,
        round(max(se.coverage) OVER (PARTITION BY d.participant_key, d.offer_key, st.n) - se.coverage, 6)
   FROM incentives.incentive_diagnostics(stack_progress.participant_key, '{}', NULL,
                                         COALESCE(stack_progress.transactions, 'incentives.transactions'),
-                                        stack_progress.as_of,
-                                        stack_progress.through_date) AS d
+                                        stack_progress.as_of, stack_progress.through_date) AS d
  CROSS JOIN LATERAL jsonb_array_elements(d.diagnostics -> 'stacks') WITH ORDINALITY AS st(s, n)
  CROSS JOIN LATERAL jsonb_array_elements_text(st.s -> 'sku_set_keys') WITH ORDINALITY AS k(set_key, m)
   LEFT JOIN LATERAL (
@@ -324,6 +284,6 @@ SELECT d.participant_key,
  ORDER BY d.participant_key COLLATE "C", d.offer_key COLLATE "C", st.n, k.m
 $function$;
 COMMENT ON FUNCTION incentives.stack_progress(text, regclass, timestamptz, date) IS
-  'Per participant, stacked offer, stack and SKU set: the set''s coverage, the stack''s overlap and the set''s factor, the coverage that does not pay (uncovered) and how much more of this set would let every set of the stack pay in full (shortfall)';
+  'Per participant (every one with transactions of the offers'' SKUs, or the one named), stacked offer, stack and SKU set: the set''s coverage, the stack''s overlap and the set''s factor, the coverage that does not pay (uncovered) and how much more of this set would let every set of the stack pay in full (shortfall); as_of and through_date as for incentive_calculate';
 
 RESET check_function_bodies;

@@ -1,6 +1,6 @@
 /*
- * allocate.c
- *    Fixed pools, penny-exact (SPEC 3.4).
+ * pool.c
+ *    Fixed pools, penny-exact (docs/reference.md, Fixed pools).
  *
  * A pool P is shared by transactions in proportion to their base amounts.
  * With B the sum of the bases (nothing is paid when B <= 0), and the
@@ -9,12 +9,13 @@
  * base(i)) / B is the exact running share.  The rows add up to P exactly
  * and each is within a cent of its exact share.
  */
-#include "engine_internal.h"
+#include "pool.h"
 
 /* inc_allocate_pool: emit the rows of one pool (see file header). */
 void
 inc_allocate_pool(IncCalc *c, const IncOffer *offer, const IncIndexList *txns,
-				  const IncDec *pool, const char *rate_key, const char *rate_measure)
+				  const IncDec *pool, const char *rate_key, const char *rate_measure,
+				  IncRat *paid)
 {
 	IncRat	   *quantities = inc_alloc(sizeof(IncRat) * txns->n);
 	IncRat	   *bases = inc_alloc(sizeof(IncRat) * txns->n);
@@ -33,6 +34,7 @@ inc_allocate_pool(IncCalc *c, const IncOffer *offer, const IncIndexList *txns,
 	{
 		const IncTxn *t = &c->txns[txns->items[i]];
 
+		inc_calc_at(c, t);
 		inc_calc_sku_quantity(c, t, &quantities[i]);
 		inc_calc_base_amount(c, offer, t, &quantities[i], &bases[i]);
 		inc_rat_add(&total, &total, &bases[i]);
@@ -48,8 +50,11 @@ inc_allocate_pool(IncCalc *c, const IncOffer *offer, const IncIndexList *txns,
 	inc_rat_from_int(&previous, 0);
 	for (i = 0; i < txns->n; i++)
 	{
+		const IncTxn *t = &c->txns[txns->items[i]];
 		IncRowFigures f;
+		IncDec		amount;
 
+		inc_calc_at(c, t);
 		inc_rat_add(&running, &running, &bases[i]);
 		inc_rat_mul(&share, &p, &running);
 		inc_rat_div(&share, &share, &total);
@@ -65,6 +70,13 @@ inc_allocate_pool(IncCalc *c, const IncOffer *offer, const IncIndexList *txns,
 		f.incentivized_amount = &bases[i];
 		f.incentive_amount = &share;
 		f.contribution = NULL;
-		inc_calc_emit(c, offer, &c->txns[txns->items[i]], &f);
+		amount = inc_calc_emit(c, offer, t, &f);
+		if (paid)
+		{
+			IncRat		a;
+
+			inc_rat_from_dec(&a, &amount);
+			inc_rat_add(paid, paid, &a);
+		}
 	}
 }

@@ -1,0 +1,134 @@
+/*
+ * calc.h
+ *    What every strategy shares: one participant's calculation in progress
+ *    (IncCalc) and the figures of docs/reference.md computed the same way
+ *    for every strategy -- transaction matching, quantities in a unit and
+ *    in the SKU's unit, base amounts, rate figures, pay rates, row rounding
+ *    and emission, property values -- plus small helpers (index lists,
+ *    rate listing rows).
+ *
+ * This layer sits below the strategies and above the offer model, the
+ * numbers and the unit tables: it knows neither the engine nor any
+ * strategy.  The engine fills an IncCalc per participant and hands it to
+ * the strategies' ops (strategy.h).  Every figure is exact (IncRat) until
+ * inc_calc_emit rounds it for the host.
+ */
+#ifndef INC_CALC_H
+#define INC_CALC_H
+
+#include "calc_io.h"
+#include "rational.h"
+#include "units.h"
+
+/*
+ * Where a calculation is, for the host's error context
+ * (inc_engine_position): the participant being calculated and the
+ * transaction being worked on (NULL between transactions).  It lives in
+ * the engine; the calculation updates it as it goes.
+ */
+typedef struct IncPosition
+{
+	const char *participant_key;	/* NULL outside a calculation */
+	const IncTxn *txn;
+} IncPosition;
+
+/* One participant's calculation in progress. */
+typedef struct IncCalc
+{
+	const IncUnits *units;
+	const char *participant_key;
+	const IncTxn *txns;			/* sorted by transaction_id (byte order) */
+	int			ntxns;
+	IncPropertyFn props;		/* may be NULL: every property is missing */
+	void	   *props_ctx;
+	IncEmitFn	emit;
+	void	   *emit_ctx;
+	IncTickFn	tick;			/* may be NULL */
+	bool		diagnostics;	/* strategies keep what their diagnose reports */
+	IncPosition *position;
+} IncCalc;
+
+/* inc_calc_at: the calculation is now working on transaction t (NULL: none). */
+extern void inc_calc_at(IncCalc *c, const IncTxn *t);
+
+/* True when t lies in the offer's period (inclusive) and has the type. */
+extern bool inc_txn_matches(const IncOffer *offer, int period,
+							const char *transaction_type, const IncTxn *t);
+
+/*
+ * t's quantity in to_uom (docs/reference.md, Unit conversions); fails with
+ * INC_ERR_NO_CONVERSION naming t, its SKU and both units.
+ */
+extern void inc_calc_convert(IncCalc *c, const IncTxn *t, const char *to_uom, IncRat *out);
+
+/* Incentivized quantity: t's quantity in its SKU's unit. */
+extern void inc_calc_sku_quantity(IncCalc *c, const IncTxn *t, IncRat *out);
+
+/* Base amount: quantity x the offer's price of the SKU, else the amount. */
+extern void inc_calc_base_amount(IncCalc *c, const IncOffer *offer, const IncTxn *t,
+								 const IncRat *sku_quantity, IncRat *out);
+
+/* A pay rate: exact for percent (rate / 100) and dollars (rate), shortest form. */
+extern IncDec inc_pay_rate(IncCalculator calc, const IncDec *rate);
+
+/* The figures of one row before rounding. */
+typedef struct IncRowFigures
+{
+	const char *rate_key;
+	const char *rate_measure;
+	const IncDec *rate_value;
+	IncDec		pay_rate;		/* as reported */
+	const IncRat *incentivized_quantity;
+	const IncRat *incentivized_amount;
+	const IncRat *incentive_amount;
+	const IncRat *contribution; /* NULL means 1 */
+} IncRowFigures;
+
+/*
+ * inc_calc_emit: round a row's figures (docs/reference.md, Rounding) and
+ * pass it to the host; returns the incentive_amount as reported.
+ */
+extern IncDec inc_calc_emit(IncCalc *c, const IncOffer *offer, const IncTxn *t,
+							const IncRowFigures *f);
+
+/*
+ * The figures of a percent_of_amount or dollars_per_unit rate for t:
+ * incentivized quantity, base amount and incentive.
+ */
+extern void inc_calc_rate_figures(IncCalc *c, const IncOffer *offer, const IncTxn *t,
+								  const IncDec *rate, IncRat *quantity, IncRat *base,
+								  IncRat *incentive);
+
+/*
+ * The row of a percent_of_amount or dollars_per_unit rate for t; returns
+ * its incentive_amount as reported.
+ */
+extern IncDec inc_calc_emit_rate_row(IncCalc *c, const IncOffer *offer, const IncTxn *t,
+									 const char *rate_key, const char *rate_measure,
+									 const IncDec *rate, const IncDec *pay_rate);
+
+/*
+ * inc_calc_property: the participant's value of property_key into *value;
+ * false when it has none.  A value that is not a number fails with
+ * INC_ERR_PROPERTY_NOT_NUMBER naming the property and the participant.
+ */
+extern bool inc_calc_property(IncCalc *c, const char *property_key, IncRat *value);
+
+/* A growable array of transaction indexes. */
+typedef struct IncIndexList
+{
+	int			n;
+	int			cap;
+	int		   *items;
+} IncIndexList;
+
+extern void inc_index_list_push(IncIndexList *l, int value);
+
+/*
+ * inc_rate_row_emit: pass row to fn with its numbers in shortest form and
+ * price set to the offer's price of row->sku_key (the strategies' rates
+ * op fills the rest; see IncRateRow).
+ */
+extern void inc_rate_row_emit(IncRateRow *row, IncRateFn fn, void *ctx);
+
+#endif							/* INC_CALC_H */

@@ -1,0 +1,103 @@
+/*
+ * calc_io.h
+ *    What a calculation exchanges with its host: transactions in,
+ *    property values looked up, earning rows out, and an offer's rates
+ *    listed as flat rows.
+ *
+ * These are plain data types and callback signatures, shared by the
+ * engine's public API (engine.h) and the calculation layers below it
+ * (calc.h, the strategies), so that neither has to include the other's
+ * header.  Strings are NUL-terminated; numbers are exact decimals.
+ */
+#ifndef INC_CALC_IO_H
+#define INC_CALC_IO_H
+
+#include "core.h"
+#include "offer.h"
+
+/* One transaction (docs/reference.md, Transactions). */
+typedef struct IncTxn
+{
+	const char *transaction_id;
+	const char *transaction_type;
+	int32_t		transaction_date;	/* days since 2000-01-01 */
+	const char *sku_key;
+	IncDec		quantity;
+	const char *uom_key;
+	IncDec		amount;
+} IncTxn;
+
+/*
+ * One earning row (docs/reference.md, Earning rows).  The numbers are
+ * exact decimals already rounded and scaled as reported (docs/reference.md,
+ * Rounding): incentive_amount scale 2, incentivized_quantity scale 6, ...;
+ * rate_value and a percent/dollars pay_rate in their shortest form.
+ */
+typedef struct IncRow
+{
+	const IncOffer *offer;
+	const IncTxn *txn;
+	const char *rate_key;		/* incentive_rate_key */
+	const char *rate_measure;	/* incentive_rate_measure */
+	IncDec		rate_value;		/* incentive_rate_value */
+	IncDec		pay_rate;		/* offer_sku_pay_rate */
+	IncDec		incentivized_quantity;
+	IncDec		incentivized_amount;
+	IncDec		incentive_amount;
+	IncDec		contribution;	/* incentive_contribution_percent */
+	IncDec		effective_rate; /* incentive_effective_rate */
+	bool		effective_rate_null;	/* incentivized_amount rounds to 0 */
+} IncRow;
+
+typedef void (*IncEmitFn) (void *ctx, const IncRow *row);
+
+/* Result of a property lookup. */
+typedef enum IncPropStatus
+{
+	INC_PROP_MISSING = 0,
+	INC_PROP_FOUND,
+	INC_PROP_NOT_NUMBER
+} IncPropStatus;
+
+/*
+ * IncPropertyFn: look up property key for participant; on INC_PROP_FOUND
+ * fill *value.  The host checks the call's properties first, then stored
+ * ones (docs/reference.md, Stepped).
+ */
+typedef IncPropStatus (*IncPropertyFn) (void *ctx, const char *participant_key,
+										const char *property_key, IncDec *value);
+
+/* Called between transactions and rows, e.g. to honour cancellation. */
+typedef void (*IncTickFn) (void);
+
+/*
+ * One rate of an offer as a flat record, as incentives.program_rates shows
+ * it: standard, one per entry and SKU rate; stepped, one per tier;
+ * stacked, one per stack, set of the stack and SKU of the set's
+ * conversion.  NULL pointers are absent values (SQL NULL).  Numbers are in
+ * their shortest form (trailing fraction zeros dropped).
+ */
+typedef struct IncRateRow
+{
+	const IncOffer *offer;		/* offer_key, strategy_key, calculator_key */
+	const char *rate_key;		/* the incentive_rate_key rows carry */
+	const char *sku_key;		/* NULL for a stepped tier */
+	IncDec		rate_value;		/* the rate, tier value or pool; 0 for a
+								 * stacked SKU that only anchors coverage */
+	const char *measure;
+	const IncDec *threshold;	/* stepped: the tier's threshold */
+	const char *threshold_type; /* stepped */
+	const IncPeriod *period;	/* NULL for stepped filters of several periods */
+	const char *transaction_type;	/* NULL for stepped filters of several types */
+	const char *sku_set_key;	/* stacked */
+	const char *stack_key;		/* stacked */
+	const char *threshold_property_key; /* stepped by property */
+	const IncDec *price;		/* the offer's program price of sku_key */
+	const char *coverage_unit;	/* stacked */
+	const IncDec *coverage_rate;	/* stacked: from-units per coverage unit */
+	const char *coverage_uom_key;	/* stacked: the conversion's "from" */
+} IncRateRow;
+
+typedef void (*IncRateFn) (void *ctx, const IncRateRow *row);
+
+#endif							/* INC_CALC_IO_H */

@@ -1,0 +1,161 @@
+/*
+ * offer_info.c
+ *    What an offer document says, read from the compiled offer instead of
+ *    the raw jsonb: its rates as flat rows (the rows of
+ *    incentives.program_rates) and its summary (label, strategy,
+ *    calculator), so the SQL surface never re-derives a rule the engine
+ *    applies (generated rate keys, shortest-form numbers, the period a
+ *    stepped offer's filters share).
+ *
+ * Both compile the document through the per-backend offer cache
+ * (offer_cache.c), so listing every stored offer costs one compilation per
+ * distinct document; an invalid document is an error with the
+ * validation's message.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "utils/builtins.h"
+#include "utils/date.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+
+#include "compat.h"
+#include "core/engine.h"
+#include "pg_glue.h"
+
+#define NUM_RATE_COLUMNS 20
+#define NUM_SUMMARY_COLUMNS 3
+
+/* CompiledOffer: document as an offer, or the validation error. */
+static const IncOffer *
+CompiledOffer(Jsonb *document)
+{
+	IncOfferError err;
+	const IncOffer *offer = pg_offer_cached(document, &err);
+
+	if (offer == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg_internal("%s", err.message)));
+	return offer;
+}
+
+/* The tuplestore and the per-row context of one offer_rates call. */
+typedef struct RateOutput
+{
+	ReturnSetInfo *rsinfo;
+	MemoryContext row_context;
+} RateOutput;
+
+/* TextOrNull: a text datum of s, or a NULL. */
+static Datum
+TextOrNull(const char *s, bool *isnull)
+{
+	*isnull = s == NULL;
+	return s ? CStringGetTextDatum(s) : (Datum) 0;
+}
+
+/* NumericOrNull: a numeric datum of d, or a NULL. */
+static Datum
+NumericOrNull(const IncDec *d, bool *isnull)
+{
+	*isnull = d == NULL;
+	return d ? pg_dec_to_numeric(d) : (Datum) 0;
+}
+
+/* EmitRate: one IncRateRow into the tuplestore, in program_rates' columns. */
+static void
+EmitRate(void *ctx, const IncRateRow *row)
+{
+	RateOutput *out = ctx;
+	Datum		values[NUM_RATE_COLUMNS];
+	bool		nulls[NUM_RATE_COLUMNS];
+	MemoryContext old = MemoryContextSwitchTo(out->row_context);
+	const IncOffer *offer = row->offer;
+
+	values[0] = TextOrNull(offer->offer_key, &nulls[0]);
+	values[1] = TextOrNull(inc_strategy_name(offer->strategy), &nulls[1]);
+	values[2] = TextOrNull(inc_calculator_name(offer->calculator), &nulls[2]);
+	values[3] = TextOrNull(row->rate_key, &nulls[3]);
+	values[4] = TextOrNull(row->sku_key, &nulls[4]);
+	values[5] = NumericOrNull(&row->rate_value, &nulls[5]);
+	values[6] = TextOrNull(row->measure, &nulls[6]);
+	values[7] = NumericOrNull(row->threshold, &nulls[7]);
+	values[8] = TextOrNull(row->threshold_type, &nulls[8]);
+	values[9] = TextOrNull(row->period ? row->period->key : NULL, &nulls[9]);
+	nulls[10] = nulls[11] = row->period == NULL;
+	values[10] = row->period ? DateADTGetDatum(row->period->start_date) : (Datum) 0;
+	values[11] = row->period ? DateADTGetDatum(row->period->end_date) : (Datum) 0;
+	values[12] = TextOrNull(row->transaction_type, &nulls[12]);
+	values[13] = TextOrNull(row->sku_set_key, &nulls[13]);
+	values[14] = TextOrNull(row->stack_key, &nulls[14]);
+	values[15] = TextOrNull(row->threshold_property_key, &nulls[15]);
+	values[16] = NumericOrNull(row->price, &nulls[16]);
+	values[17] = TextOrNull(row->coverage_unit, &nulls[17]);
+	values[18] = NumericOrNull(row->coverage_rate, &nulls[18]);
+	values[19] = TextOrNull(row->coverage_uom_key, &nulls[19]);
+
+	tuplestore_putvalues(out->rsinfo->setResult, out->rsinfo->setDesc, values, nulls);
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(out->row_context);
+}
+
+PG_FUNCTION_INFO_V1(incentives_offer_rates);
+
+/*
+ * incentives_offer_rates: offer_rates(document jsonb) RETURNS TABLE
+ * (offer_key, strategy_key, calculator_key, rate_key, sku_key, rate_value,
+ * measure, threshold, threshold_type, period_key, period_start_date,
+ * period_end_date, transaction_type, sku_set_key, stack_key,
+ * threshold_property_key, price, coverage_unit, coverage_rate,
+ * coverage_uom_key): the offer's rates as flat rows (engine.h,
+ * inc_offer_rates), in the tuplestore of the per-query context.
+ */
+Datum
+incentives_offer_rates(PG_FUNCTION_ARGS)
+{
+	RateOutput	out;
+	const IncOffer *offer;
+
+	InitMaterializedSRF(fcinfo, 0);
+	out.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	if (out.rsinfo->setDesc->natts != NUM_RATE_COLUMNS)
+		elog(ERROR, "offer_rates returns %d columns, expected %d",
+			 out.rsinfo->setDesc->natts, NUM_RATE_COLUMNS);
+	offer = CompiledOffer(PG_GETARG_JSONB_P(0));
+	out.row_context = AllocSetContextCreate(CurrentMemoryContext, "incentives rate row",
+											ALLOCSET_SMALL_SIZES);
+	inc_offer_rates(offer, EmitRate, &out);
+	MemoryContextDelete(out.row_context);
+	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(incentives_offer_summary);
+
+/*
+ * incentives_offer_summary: offer_summary(document jsonb, OUT label text,
+ * OUT strategy_key text, OUT calculator_key text): what the programs view
+ * shows beside the document (label NULL when absent).
+ */
+Datum
+incentives_offer_summary(PG_FUNCTION_ARGS)
+{
+	const IncOffer *offer = CompiledOffer(PG_GETARG_JSONB_P(0));
+	TupleDesc	desc;
+	Datum		values[NUM_SUMMARY_COLUMNS];
+	bool		nulls[NUM_SUMMARY_COLUMNS];
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "offer_summary must return a row type");
+	desc = BlessTupleDesc(desc);
+	if (desc->natts != NUM_SUMMARY_COLUMNS)
+		elog(ERROR, "offer_summary returns %d columns, expected %d",
+			 desc->natts, NUM_SUMMARY_COLUMNS);
+	values[0] = TextOrNull(offer->label, &nulls[0]);
+	values[1] = TextOrNull(inc_strategy_name(offer->strategy), &nulls[1]);
+	values[2] = TextOrNull(inc_calculator_name(offer->calculator), &nulls[2]);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
+}
