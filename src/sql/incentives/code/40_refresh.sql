@@ -257,6 +257,8 @@ DECLARE
     v_new         text;
     v_keys        text[];          -- changed_only: the participants, in byte order
     v_starts      text[];          -- everyone: the first key of each batch
+    v_start_rn    bigint[];        -- and how many participants come before it, plus 1
+    v_prev_done   integer := 0;
     v_nbatches    integer;
     v_total       integer;
     v_batch       integer;
@@ -335,19 +337,28 @@ BEGIN
         v_target := 'incentives.earnings'::regclass;
     END IF;
 
-    -- Batches: everyone, progress_every participants in byte order per
-    -- batch (a key range; the first and last ranges are open, so every
-    -- row already materialized falls in one); changed_only, the changed
-    -- participants, progress_every per batch.
+    -- Batches: everyone, participants in byte order, at most progress_every
+    -- of them and about work_mem's worth of transactions per batch (so that
+    -- a batch's rows stay in memory instead of a temporary file), as key
+    -- ranges (the first and last ranges are open, so every row already
+    -- materialized falls in one); changed_only, the changed participants,
+    -- progress_every per batch.
     IF v_everyone THEN
         EXECUTE format($sql$
             SELECT count(*)::integer,
-                   array_agg(p ORDER BY p) FILTER (WHERE (n - 1) %% $1 = 0)
-              FROM (SELECT p, row_number() OVER (ORDER BY p) AS n
-                      FROM (SELECT DISTINCT participant_key::text COLLATE "C" AS p
-                              FROM %s WHERE participant_key IS NOT NULL) AS d) AS r$sql$, v_relation)
-           INTO v_total, v_starts
-          USING v_every;
+                   array_agg(p ORDER BY p) FILTER (WHERE b IS DISTINCT FROM prev_b),
+                   array_agg(rn ORDER BY p) FILTER (WHERE b IS DISTINCT FROM prev_b)
+              FROM (SELECT p, rn, b, lag(b) OVER (ORDER BY p) AS prev_b
+                      FROM (SELECT p,
+                                   row_number() OVER w AS rn,
+                                   GREATEST((row_number() OVER w - 1) / $1,
+                                            floor((sum(n) OVER w - n) / $2)) AS b
+                              FROM (SELECT participant_key::text COLLATE "C" AS p, count(*) AS n
+                                      FROM %s WHERE participant_key IS NOT NULL
+                                     GROUP BY 1) AS d
+                            WINDOW w AS (ORDER BY p)) AS x) AS y$sql$, v_relation)
+           INTO v_total, v_starts, v_start_rn
+          USING v_every, GREATEST(50000, pg_size_bytes(current_setting('work_mem')) / 256);
         v_nbatches := COALESCE(array_length(v_starts, 1), 0);
         IF v_nbatches = 0 AND NOT v_swap THEN
             DELETE FROM incentives.earnings;
@@ -437,12 +448,19 @@ BEGIN
         END IF;
         EXECUTE format('DROP VIEW %s', v_batch_rel);
 
-        v_done := LEAST(v_batch * v_every, v_total);
+        IF v_everyone THEN
+            v_done := CASE WHEN v_batch < v_nbatches THEN v_start_rn[v_batch + 1] - 1 ELSE v_total END;
+        ELSE
+            v_done := LEAST(v_batch * v_every, v_total);
+        END IF;
         v_rows := v_rows + v_step_rows;
         v_sum  := v_sum + v_step_sum;     -- NULL once a batch counted only
-        IF v_participant IS NULL THEN
+        -- a NOTICE every progress_every participants, and at the end
+        IF v_participant IS NULL
+           AND (v_done / v_every > v_prev_done / v_every OR v_batch = v_nbatches) THEN
             RAISE NOTICE 'refresh_earnings: % of % participants, % rows', v_done, v_total, v_rows;
         END IF;
+        v_prev_done := v_done;
         -- visible to other sessions at once in pg_stat_activity, unlike
         -- the run row, which commits with the earnings
         PERFORM set_config('application_name',
