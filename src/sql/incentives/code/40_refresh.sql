@@ -266,6 +266,7 @@ DECLARE
     v_members     text[];
     v_member      text;
     v_filter      text;
+    v_delete_filter text;
     v_table       text;
     v_old         regclass;
     v_owner       oid;
@@ -393,9 +394,14 @@ BEGIN
             IF v_filter = '' THEN
                 v_filter := 'true';
             END IF;
+            v_delete_filter := v_filter;
         ELSE
             v_members := v_keys[(v_batch - 1) * v_every + 1 : v_batch * v_every];
+            -- the relation through its participant index (COLLATE "C"),
+            -- the earnings through their primary key (the column's own
+            -- collation; equality is the same)
             v_filter := format('t.participant_key::text COLLATE "C" = ANY (%L::text[])', v_members);
+            v_delete_filter := format('t.participant_key = ANY (%L::text[])', v_members);
         END IF;
         EXECUTE format($sql$
             CREATE TEMPORARY VIEW incentives_refresh_batch AS
@@ -409,7 +415,7 @@ BEGIN
         v_batch_ok := true;
         BEGIN
             IF NOT v_swap THEN
-                EXECUTE format('DELETE FROM incentives.earnings AS t WHERE %s', v_filter);
+                EXECUTE format('DELETE FROM incentives.earnings AS t WHERE %s', v_delete_filter);
             END IF;
             SELECT b.rows, b.total INTO v_step_rows, v_step_sum
               FROM incentives_internal.refresh_earnings_batch(v_target, v_run, NULL, v_batch_rel, v_swap) AS b;
