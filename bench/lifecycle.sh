@@ -121,9 +121,9 @@ for n in $BENCH_N; do
         record "$n" load "$run" "$(ms -c 'INSERT INTO incentives.transactions SELECT * FROM lifecycle_bench.staged')"
         "${PSQL[@]}" -c "TRUNCATE incentives.transactions" -c "VACUUM incentives.transactions" -c "CHECKPOINT"
         record "$n" load_untracked "$run" "$(ms \
-            -c 'ALTER TABLE incentives.transactions DISABLE TRIGGER transactions_track_insert' \
+            -c 'ALTER TABLE incentives.transactions DISABLE TRIGGER transactions_changes_insert' \
             -c 'INSERT INTO incentives.transactions SELECT * FROM lifecycle_bench.staged' \
-            -c 'ALTER TABLE incentives.transactions ENABLE TRIGGER transactions_track_insert')"
+            -c 'ALTER TABLE incentives.transactions ENABLE TRIGGER transactions_changes_insert')"
         "${PSQL[@]}" -c "VACUUM ANALYZE incentives.transactions"
         # the reloads logged everyone: a full refresh consumes that
         "${PSQL[@]}" -c "CALL incentives.refresh_earnings()"

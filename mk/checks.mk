@@ -47,9 +47,11 @@ EXTRA_CLEAN  += $(FUZZ_BINS) $(FUZZ_WORK) test/unit/run_unit_asan
 # ---- fuzzing ----------------------------------------------------------------
 
 # each harness with the shared harness code (fuzz_common.c, fuzz_world.c,
-# fuzz_checks.c)
-FUZZ_SHARED  = test/fuzz/fuzz_common.c test/fuzz/fuzz_world.c test/fuzz/fuzz_checks.c
-FUZZ_HDRS    = test/fuzz/fuzz_common.h test/fuzz/fuzz_world.h test/fuzz/fuzz_checks.h
+# fuzz_checks.c, fuzz_rules.c)
+FUZZ_SHARED  = test/fuzz/fuzz_common.c test/fuzz/fuzz_world.c test/fuzz/fuzz_checks.c \
+               test/fuzz/fuzz_rules.c
+FUZZ_HDRS    = test/fuzz/fuzz_common.h test/fuzz/fuzz_world.h test/fuzz/fuzz_checks.h \
+               test/fuzz/fuzz_rules.h
 
 $(FUZZ_BINS): test/fuzz/%: test/fuzz/%.c $(FUZZ_SHARED) $(FUZZ_HDRS) $(CHECKS_CORE_SRCS) $(CHECKS_CORE_HDRS)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -I src -o $@ $< $(FUZZ_SHARED) $(CHECKS_CORE_SRCS) -ljson-c
@@ -72,7 +74,7 @@ fuzz: $(FUZZ_BINS)
 	  rate=$$(sed -n 's/^stat::average_exec_per_sec: *//p' $(FUZZ_WORK)/fuzz_$$h.log); \
 	  cov=$$(grep -o 'cov: [0-9]*' $(FUZZ_WORK)/fuzz_$$h.log | tail -n 1); \
 	  echo "fuzz_$$h: $$runs executions in $(FUZZ_SECONDS) s ($$rate exec/s, $$cov), 0 crashes"; \
-	  grep '^fuzz_calc stats' $(FUZZ_WORK)/fuzz_$$h.log || true; \
+	  grep -E '^fuzz_calc (stats|rules)' $(FUZZ_WORK)/fuzz_$$h.log || true; \
 	done
 
 # ---- sanitizers -------------------------------------------------------------

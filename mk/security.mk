@@ -19,7 +19,9 @@
 #                           commits changes returns its snapshot's rows; a
 #                           cursor and a second calculation in a REPEATABLE
 #                           READ transaction too; two concurrent calculations
-#                           return identical rows (test/scripts/concurrency.sh;
+#                           return identical rows; two sessions adding
+#                           overlapping enrollment windows at once: the
+#                           second is refused (test/scripts/concurrency.sh;
 #                           about 30 s)
 #
 # Sizes can be lowered for a quick look, e.g.

@@ -204,23 +204,23 @@ SELECT participant_key, status, sqlstate, error IS NOT NULL AS has_error
 DELETE FROM incentives.transactions WHERE transaction_id = 'LIFE-BAD';
 -- retailer_002 is pending twice: the skipping run logged it again (it kept
 -- its old earnings), and its bad transaction went; nobody else is
-SELECT participant_key FROM incentives_internal.earnings_changes ORDER BY 1;
+SELECT participant_key FROM incentives.earnings_changes ORDER BY 1;
 SET client_min_messages = warning;
 CALL incentives.refresh_earnings(changed_only => true);
 RESET client_min_messages;
 SELECT participants, rows, total_incentive, status, changed_only
   FROM incentives.calculation_runs ORDER BY run_id DESC LIMIT 1;
-SELECT count(*) AS pending FROM incentives_internal.earnings_changes;
+SELECT count(*) AS pending FROM incentives.earnings_changes;
 -- Nothing changed: nothing recalculated.
 CALL incentives.refresh_earnings(changed_only => true);
 SELECT participants, rows, status FROM incentives.calculation_runs ORDER BY run_id DESC LIMIT 1;
 -- A stored property or a SKU change.
 INSERT INTO incentives.participant_properties VALUES ('retailer_001', 'unused_property', 1);
-SELECT participant_key FROM incentives_internal.earnings_changes ORDER BY 1;
+SELECT participant_key FROM incentives.earnings_changes ORDER BY 1;
 UPDATE incentives.skus SET label = 'relabelled' WHERE false;
-SELECT count(*) AS pending_after_an_update_of_nothing FROM incentives_internal.earnings_changes;
+SELECT count(*) AS pending_after_an_update_of_nothing FROM incentives.earnings_changes;
 UPDATE incentives.skus SET label = 'relabelled';
-SELECT participant_key IS NULL AS everyone FROM incentives_internal.earnings_changes ORDER BY 1;
+SELECT participant_key IS NULL AS everyone FROM incentives.earnings_changes ORDER BY 1;
 SET client_min_messages = warning;
 CALL incentives.refresh_earnings(changed_only => true);
 RESET client_min_messages;
@@ -244,7 +244,7 @@ CALL incentives.refresh_earnings(on_error => 'ignore');
 SET client_min_messages = warning;
 CALL incentives.refresh_earnings(transactions => 'public.lifecycle_lines');
 RESET client_min_messages;
-SELECT participant_key IS NULL AS everyone FROM incentives_internal.earnings_changes;
+SELECT participant_key IS NULL AS everyone FROM incentives.earnings_changes;
 DROP VIEW public.lifecycle_lines;
 
 ------------------------------------------------------------------------

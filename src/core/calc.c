@@ -85,6 +85,29 @@ inc_pay_rate(IncCalculator calc, const IncDec *rate)
 	return inc_dec_trim(&d);
 }
 
+/*
+ * EffectiveRate: the row's effective rate from its reported (rounded)
+ * figures: incentive_amount / incentivized_amount to 4 places, NULL when
+ * incentivized_amount is 0.
+ */
+static void
+EffectiveRate(IncRow *row)
+{
+	row->effective_rate_null = row->incentivized_amount.coef == 0;
+	row->effective_rate.coef = 0;
+	row->effective_rate.scale = 4;
+	if (!row->effective_rate_null)
+	{
+		IncRat		amount,
+					incentive;
+
+		inc_rat_from_dec(&amount, &row->incentivized_amount);
+		inc_rat_from_dec(&incentive, &row->incentive_amount);
+		inc_rat_div(&incentive, &incentive, &amount);
+		row->effective_rate = inc_rat_to_dec(&incentive, 4);
+	}
+}
+
 /* inc_calc_emit: round a row's figures and hand it over; its incentive_amount. */
 IncDec
 inc_calc_emit(IncCalc *c, const IncOffer *offer, const IncTxn *t, const IncRowFigures *f)
@@ -110,23 +133,23 @@ inc_calc_emit(IncCalc *c, const IncOffer *offer, const IncTxn *t, const IncRowFi
 		row.contribution.coef = 1000000;
 		row.contribution.scale = 6;
 	}
-
-	/* the effective rate comes from the reported (rounded) figures */
-	row.effective_rate_null = row.incentivized_amount.coef == 0;
-	row.effective_rate.coef = 0;
-	row.effective_rate.scale = 4;
-	if (!row.effective_rate_null)
-	{
-		IncRat		amount,
-					incentive;
-
-		inc_rat_from_dec(&amount, &row.incentivized_amount);
-		inc_rat_from_dec(&incentive, &row.incentive_amount);
-		inc_rat_div(&incentive, &incentive, &amount);
-		row.effective_rate = inc_rat_to_dec(&incentive, 4);
-	}
-	c->emit(c->emit_ctx, &row);
+	EffectiveRate(&row);
+	if (c->hold)
+		c->hold(c->hold_ctx, &row, f->incentive_amount);
+	else
+		c->emit(c->emit_ctx, &row);
 	return row.incentive_amount;
+}
+
+/* inc_calc_emit_held: a held row with its final incentive_amount, to the host. */
+void
+inc_calc_emit_held(IncCalc *c, IncRow *row, const IncDec *incentive_amount)
+{
+	if (c->tick)
+		c->tick();
+	row->incentive_amount = *incentive_amount;
+	EffectiveRate(row);
+	c->emit(c->emit_ctx, row);
 }
 
 /* inc_calc_rate_figures: quantity, base and incentive of a rate for t. */
@@ -136,19 +159,31 @@ inc_calc_rate_figures(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 {
 	IncRat		r;
 
+	inc_rat_from_dec(&r, rate);
+	inc_calc_rate_figures_rat(c, offer, t, &r, quantity, base, incentive);
+}
+
+/*
+ * inc_calc_rate_figures_rat: base x rate / 100 (percent_of_amount) or
+ * quantity x rate (dollars_per_unit), for an exact rate.
+ */
+void
+inc_calc_rate_figures_rat(IncCalc *c, const IncOffer *offer, const IncTxn *t,
+						  const IncRat *rate, IncRat *quantity, IncRat *base,
+						  IncRat *incentive)
+{
 	inc_calc_sku_quantity(c, t, quantity);
 	inc_calc_base_amount(c, offer, t, quantity, base);
-	inc_rat_from_dec(&r, rate);
 	if (offer->calculator == INC_PERCENT_OF_AMOUNT)
 	{
 		IncRat		hundred;
 
 		inc_rat_from_int(&hundred, 100);
-		inc_rat_mul(incentive, base, &r);
+		inc_rat_mul(incentive, base, rate);
 		inc_rat_div(incentive, incentive, &hundred);
 	}
 	else
-		inc_rat_mul(incentive, quantity, &r);
+		inc_rat_mul(incentive, quantity, rate);
 }
 
 /*

@@ -32,6 +32,14 @@ typedef struct IncPosition
 	const IncTxn *txn;
 } IncPosition;
 
+/*
+ * IncHoldFn: where rows go instead of the host while an offer with
+ * requirements or limits is calculated (rules.c keeps them until the
+ * participant's total is known): the row as rounded, and its exact
+ * incentive amount.
+ */
+typedef void (*IncHoldFn) (void *ctx, const IncRow *row, const IncRat *exact_amount);
+
 /* One participant's calculation in progress. */
 typedef struct IncCalc
 {
@@ -46,6 +54,10 @@ typedef struct IncCalc
 	IncTickFn	tick;			/* may be NULL */
 	bool		diagnostics;	/* strategies keep what their diagnose reports */
 	IncPosition *position;
+	IncHoldFn	hold;			/* NULL, or where inc_calc_emit hands rows */
+	void	   *hold_ctx;
+	IncEnrollmentFn enrollments;	/* may be NULL: nobody is enrolled */
+	void	   *enrollments_ctx;
 } IncCalc;
 
 /* inc_calc_at: the calculation is now working on transaction t (NULL: none). */
@@ -86,10 +98,18 @@ typedef struct IncRowFigures
 
 /*
  * inc_calc_emit: round a row's figures (docs/reference.md, Rounding) and
- * pass it to the host; returns the incentive_amount as reported.
+ * pass it to the host (to c->hold when set); returns the incentive_amount
+ * as reported.
  */
 extern IncDec inc_calc_emit(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 							const IncRowFigures *f);
+
+/*
+ * inc_calc_emit_held: pass a held row to the host with a new reported
+ * incentive_amount (scale 2), its effective rate computed again from the
+ * reported figures (rules.c, after the limits).
+ */
+extern void inc_calc_emit_held(IncCalc *c, IncRow *row, const IncDec *incentive_amount);
 
 /*
  * The figures of a percent_of_amount or dollars_per_unit rate for t:
@@ -98,6 +118,14 @@ extern IncDec inc_calc_emit(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 extern void inc_calc_rate_figures(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 								  const IncDec *rate, IncRat *quantity, IncRat *base,
 								  IncRat *incentive);
+
+/*
+ * inc_calc_rate_figures_rat: the same for an exact rational rate (the
+ * blended rate of incremental tiers).
+ */
+extern void inc_calc_rate_figures_rat(IncCalc *c, const IncOffer *offer, const IncTxn *t,
+									  const IncRat *rate, IncRat *quantity, IncRat *base,
+									  IncRat *incentive);
 
 /*
  * The row of a percent_of_amount or dollars_per_unit rate for t; returns

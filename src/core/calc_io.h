@@ -67,6 +67,27 @@ typedef enum IncPropStatus
 typedef IncPropStatus (*IncPropertyFn) (void *ctx, const char *participant_key,
 										const char *property_key, IncDec *value);
 
+/*
+ * An enrollment window of a participant in an offer (docs/reference.md,
+ * Enrollment): both ends inclusive, days since 2000-01-01; open_ended
+ * when it has no end_date.
+ */
+typedef struct IncWindow
+{
+	int32_t		start_date;
+	int32_t		end_date;		/* unused when open_ended */
+	bool		open_ended;
+} IncWindow;
+
+/*
+ * IncEnrollmentFn: the windows of participant_key in offer_key (an offer
+ * whose enrollment is "required"), in start_date order, into *windows;
+ * returns how many (0: not enrolled).  The array stays valid while the
+ * participant is calculated.
+ */
+typedef int (*IncEnrollmentFn) (void *ctx, const char *participant_key,
+								const char *offer_key, const IncWindow **windows);
+
 /* Called between transactions and rows, e.g. to honour cancellation. */
 typedef void (*IncTickFn) (void);
 
@@ -96,6 +117,7 @@ typedef struct IncRateRow
 	const char *coverage_unit;	/* stacked */
 	const IncDec *coverage_rate;	/* stacked: from-units per coverage unit */
 	const char *coverage_uom_key;	/* stacked: the conversion's "from" */
+	const char *tier_mode;		/* stepped: all_volume or incremental */
 } IncRateRow;
 
 typedef void (*IncRateFn) (void *ctx, const IncRateRow *row);

@@ -11,11 +11,16 @@
  * first touch; a generation counter makes "forget the last participant"
  * O(1).  The shared figures (units, base amounts, rounding) are in
  * calc.c, the unit tables in units.c.
+ *
+ * Program rules (rules.c) wrap the strategy of an offer that has any
+ * (IncOffer.rules.any); the few places marked "program rules" are the
+ * whole of it, and an offer without rules never reaches them.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine.h"
+#include "rules.h"
 #include "strategy.h"
 #include "strmap.h"
 
@@ -42,11 +47,18 @@ struct IncEngine
 	IncTickFn	tick;
 	IncDiagnosticsFn diagnostics;
 	void	   *diagnostics_ctx;
+	IncEnrollmentFn enrollments;
+	void	   *enrollments_ctx;
+	const char **enrollment_offer_keys;	/* offers with enrollment "required" */
+	int			nenrollment_offer_keys;
 	IncPosition position;		/* see inc_engine_position */
 	/* per-participant state, valid while state_gen[i] == gen */
 	uint64_t	gen;
 	uint64_t   *state_gen;
 	void	  **state;
+	/* program rules: per offer, whether it has any, and their state */
+	bool	   *rules;
+	IncRulesState **rules_state;
 };
 
 /* What the index sink's callbacks need: the engine and the offer indexed. */
@@ -105,6 +117,14 @@ inc_engine_set_diagnostics(IncEngine *e, IncDiagnosticsFn fn, void *ctx)
 {
 	e->diagnostics = fn;
 	e->diagnostics_ctx = ctx;
+}
+
+/* inc_engine_set_enrollments: where the windows of "required" offers come from. */
+void
+inc_engine_set_enrollments(IncEngine *e, IncEnrollmentFn fn, void *ctx)
+{
+	e->enrollments = fn;
+	e->enrollments_ctx = ctx;
 }
 
 /* inc_engine_set_tick: fn is called between transactions and rows. */
@@ -177,11 +197,20 @@ inc_engine_prepare(IncEngine *e)
 	int			o;
 
 	e->ops = inc_alloc(sizeof(IncStrategyOps *) * (e->noffers + 1));
+	e->rules = inc_alloc(sizeof(bool) * (e->noffers + 1));
+	e->rules_state = inc_alloc(sizeof(IncRulesState *) * (e->noffers + 1));
+	e->enrollment_offer_keys = inc_alloc(sizeof(char *) * (e->noffers + 1));
 	for (o = 0; o < e->noffers; o++)
 	{
 		e->ops[o] = inc_strategy_ops(e->offers[o]->strategy);
 		ix.offer = o;
 		e->ops[o]->index(e->offers[o], &sink);
+		/* program rules: requirement SKUs and properties, enrollment */
+		e->rules[o] = e->offers[o]->rules.any;
+		if (e->rules[o])
+			inc_rules_index(e->offers[o], &sink);
+		if (e->offers[o]->rules.enrollment == INC_ENROLLMENT_REQUIRED)
+			e->enrollment_offer_keys[e->nenrollment_offer_keys++] = e->offers[o]->offer_key;
 	}
 
 	e->sku_keys = inc_alloc(sizeof(char *) * (e->index->count + 1));
@@ -199,6 +228,14 @@ inc_engine_sku_keys(const IncEngine *e, int *n)
 {
 	*n = e->nsku_keys;
 	return e->sku_keys;
+}
+
+/* inc_engine_enrollment_offer_keys: the offers whose enrollment is "required". */
+const char *const *
+inc_engine_enrollment_offer_keys(const IncEngine *e, int *n)
+{
+	*n = e->nenrollment_offer_keys;
+	return e->enrollment_offer_keys;
 }
 
 /* inc_engine_needs_properties: does an offer read a property? */
@@ -226,6 +263,8 @@ OfferState(IncEngine *e, IncCalc *c, int *touched, int *ntouched, int idx)
 	if (e->state_gen[idx] == e->gen)
 		return e->state[idx];
 	e->state[idx] = e->ops[idx]->begin(c, e->offers[idx]);
+	if (e->rules[idx])			/* program rules */
+		e->rules_state[idx] = inc_rules_begin(c, e->offers[idx]);
 	e->state_gen[idx] = e->gen;
 	touched[(*ntouched)++] = idx;
 	return e->state[idx];
@@ -265,6 +304,8 @@ inc_engine_calculate(IncEngine *e, const char *participant_key,
 	c.tick = e->tick;
 	c.diagnostics = e->diagnostics != NULL;
 	c.position = &e->position;
+	c.enrollments = e->enrollments;
+	c.enrollments_ctx = e->enrollments_ctx;
 	e->position.participant_key = participant_key;
 	e->position.txn = NULL;
 	e->gen++;
@@ -284,6 +325,23 @@ inc_engine_calculate(IncEngine *e, const char *participant_key,
 			const IncHook *hook = &hooks->hooks[h];
 			void	   *state = OfferState(e, &c, touched, &ntouched, hook->offer);
 
+			if (e->rules[hook->offer])
+			{
+				/* program rules: outside every window nothing is seen */
+				IncRulesState *rs = e->rules_state[hook->offer];
+
+				if (!inc_rules_admit(&c, e->offers[hook->offer], rs, i))
+					continue;
+				if (hook->kind == INC_RULES_HOOK)
+				{
+					inc_rules_observe(&c, e->offers[hook->offer], rs, hook, i);
+					continue;
+				}
+				inc_rules_hold(&c, rs);
+				e->ops[hook->offer]->observe(&c, e->offers[hook->offer], state, hook, i);
+				c.hold = NULL;
+				continue;
+			}
 			e->ops[hook->offer]->observe(&c, e->offers[hook->offer], state, hook, i);
 		}
 	}
@@ -300,12 +358,19 @@ inc_engine_calculate(IncEngine *e, const char *participant_key,
 	{
 		int			o = touched[i];
 
+		if (e->rules[o])		/* program rules: hold the rows */
+			inc_rules_hold(&c, e->rules_state[o]);
 		e->ops[o]->finish(&c, e->offers[o], e->state[o]);
+		c.hold = NULL;
 		inc_calc_at(&c, NULL);
+		if (e->rules[o])		/* program rules: requirements, limits */
+			inc_rules_finish(&c, e->offers[o], e->rules_state[o]);
 		if (c.diagnostics)
 		{
 			const char *json = e->ops[o]->diagnose(&c, e->offers[o], e->state[o]);
 
+			if (e->rules[o])	/* program rules: their state */
+				json = inc_rules_diagnose(&c, e->offers[o], e->rules_state[o], json);
 			inc_calc_at(&c, NULL);
 			e->diagnostics(e->diagnostics_ctx, e->offers[o], json);
 		}

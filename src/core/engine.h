@@ -36,6 +36,14 @@ extern void inc_engine_add_conversion(IncEngine *e, const char *from_uom, const 
 extern void inc_engine_set_tick(IncEngine *e, IncTickFn tick);
 
 /*
+ * inc_engine_set_enrollments: where the enrollment windows of offers whose
+ * enrollment is "required" come from (docs/reference.md, Enrollment): fn
+ * is called at most once per participant and such offer.  Without it,
+ * nobody is enrolled.
+ */
+extern void inc_engine_set_enrollments(IncEngine *e, IncEnrollmentFn fn, void *ctx);
+
+/*
  * inc_engine_set_diagnostics: after each participant, report every offer
  * of the engine to fn as JSON, in the order the offers were added, whether
  * the participant's transactions touched it or not (an untouched offer is
@@ -45,13 +53,18 @@ extern void inc_engine_set_tick(IncEngine *e, IncTickFn tick);
  *     "period_start_date", "period_end_date", "transaction_type", "rates":
  *     [{"sku_key", "rate", "measure"}], "transactions" (matched),
  *     "incentive_amount" (what the entry's rows pay)}]}
- *   stepped: {"threshold_type", "property_key", "threshold_value" (null when
- *     the property is missing), "earning_transactions", "tiers": [{"rate_key",
- *     "threshold", "value", "measure", "met", "incentive_amount"}] ascending,
- *     "selected_rate_key", "next_rate_key", "next_threshold", "gap_to_next"}
+ *   stepped: {"tier_mode", "threshold_type", "property_key",
+ *     "threshold_value" (null when the property is missing),
+ *     "earning_transactions", "tiers": [{"rate_key", "threshold", "value",
+ *     "measure", "met", "incentive_amount"}] ascending, "selected_rate_key",
+ *     "next_rate_key", "next_threshold", "gap_to_next"}; incremental tiers
+ *     add "blended_rate", "next_blended_rate" and "bands": [{"rate_key",
+ *     "from", "to", "value", "volume"}]
  *   stacked: {"sets": [{"key", "coverage_unit", "coverage", "transactions"}],
  *     "stacks": [{"rate_key", "sku_set_keys", "overlap", "earns", "factors":
  *     {set key: f}}]}
+ *   and, for an offer with program rules, "rules" (rules.c,
+ *   inc_rules_diagnose): enrollment windows, requirements, limits.
  * Numbers are exact to 6 decimal places (amounts to 2), trailing zeros
  * dropped; rates, thresholds and values as written, in shortest form.
  */
@@ -69,6 +82,12 @@ extern void inc_engine_prepare(IncEngine *e);
  * host may skip it.  Sets *n; the array belongs to the engine.
  */
 extern const char *const *inc_engine_sku_keys(const IncEngine *e, int *n);
+
+/*
+ * inc_engine_enrollment_offer_keys: the offers whose enrollment is
+ * "required" (the host loads their windows only); sets *n.
+ */
+extern const char *const *inc_engine_enrollment_offer_keys(const IncEngine *e, int *n);
 
 /* inc_engine_needs_properties: true when some offer reads a property. */
 extern bool inc_engine_needs_properties(const IncEngine *e);

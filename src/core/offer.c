@@ -1,8 +1,8 @@
 /*
  * offer.c
- *    Small services of the offer model: strategy, calculator and threshold
- *    type names, program price lookup, and ISO dates as PostgreSQL day
- *    numbers.
+ *    Small services of the offer model: strategy, calculator, threshold
+ *    type, tier mode and enrollment names, program price lookup, and ISO
+ *    dates as PostgreSQL day numbers.
  *
  * Dates are days since 2000-01-01 (PostgreSQL's DateADT), computed with
  * integer arithmetic on the proleptic Gregorian calendar, so the engine
@@ -32,6 +32,16 @@ const char *const inc_threshold_type_names[INC_NTHRESHOLD_TYPES] = {
 	[INC_THRESHOLD_PROPERTY] = "property",
 };
 
+const char *const inc_tier_mode_names[INC_NTIER_MODES] = {
+	[INC_TIERS_ALL_VOLUME] = "all_volume",
+	[INC_TIERS_INCREMENTAL] = "incremental",
+};
+
+const char *const inc_enrollment_names[INC_NENROLLMENTS] = {
+	[INC_ENROLLMENT_OPEN] = "open",
+	[INC_ENROLLMENT_REQUIRED] = "required",
+};
+
 /* inc_strategy_name: the strategy_key that names s. */
 const char *
 inc_strategy_name(IncStrategy s)
@@ -51,6 +61,20 @@ const char *
 inc_threshold_type_name(IncThresholdType t)
 {
 	return (unsigned) t < INC_NTHRESHOLD_TYPES ? inc_threshold_type_names[t] : "unknown";
+}
+
+/* inc_tier_mode_name: the incentive.tier_mode that names m. */
+const char *
+inc_tier_mode_name(IncTierMode m)
+{
+	return (unsigned) m < INC_NTIER_MODES ? inc_tier_mode_names[m] : "unknown";
+}
+
+/* inc_enrollment_name: the enrollment value that names e. */
+const char *
+inc_enrollment_name(IncEnrollment e)
+{
+	return (unsigned) e < INC_NENROLLMENTS ? inc_enrollment_names[e] : "unknown";
 }
 
 /*

@@ -109,8 +109,21 @@ typedef struct IncTier
 	char	   *measure;
 } IncTier;
 
+/* incentive.tier_mode (docs/reference.md, Incremental tiers). */
+typedef enum IncTierMode
+{
+	INC_TIERS_ALL_VOLUME = 0,	/* the tier met applies to every earning transaction */
+	INC_TIERS_INCREMENTAL		/* each tier earns on its band: a blended rate */
+} IncTierMode;
+
+#define INC_NTIER_MODES 2
+
+extern const char *const inc_tier_mode_names[INC_NTIER_MODES];
+extern const char *inc_tier_mode_name(IncTierMode m);
+
 typedef struct IncStepped
 {
+	IncTierMode tier_mode;
 	int			nfilters;
 	IncFilter  *filters;
 	IncThresholdType threshold_type;
@@ -156,6 +169,57 @@ typedef struct IncStacked
 	IncStack   *stacks;
 } IncStacked;
 
+/*
+ * Program rules (docs/reference.md, Program rules): optional fields of
+ * every strategy, applied per participant and offer in the order
+ * enrollment -> requirements -> the strategy -> limits (rules.c).
+ */
+typedef enum IncEnrollment
+{
+	INC_ENROLLMENT_OPEN = 0,	/* everyone may earn (the default) */
+	INC_ENROLLMENT_REQUIRED		/* only transactions inside an enrollment window */
+} IncEnrollment;
+
+#define INC_NENROLLMENTS 2
+
+extern const char *const inc_enrollment_names[INC_NENROLLMENTS];
+extern const char *inc_enrollment_name(IncEnrollment e);
+
+/*
+ * requirements[]: a qualification gate, met when its value >= minimum.
+ * type is an IncThresholdType: aggregated_amount / aggregated_quantity sum
+ * over filters exactly as a stepped threshold does; property reads
+ * property_key (a missing property fails the requirement).
+ */
+typedef struct IncRequirement
+{
+	char	   *key;
+	IncThresholdType type;
+	IncDec		minimum;
+	int			nfilters;		/* 0 for property */
+	IncFilter  *filters;
+	char	   *property_key;	/* property only */
+} IncRequirement;
+
+/* limits: dollars per participant for the whole offer. */
+typedef struct IncLimits
+{
+	bool		has_minimum;
+	IncDec		minimum;		/* >= 0: below it, no rows */
+	bool		has_maximum;
+	IncDec		maximum;		/* > 0: above it, rows scaled down to it */
+} IncLimits;
+
+typedef struct IncRules
+{
+	bool		any;			/* some rule besides the defaults: the engine
+								 * runs the offer through rules.c */
+	IncEnrollment enrollment;
+	int			nrequirements;
+	IncRequirement *requirements;
+	IncLimits	limits;
+} IncRules;
+
 typedef struct IncOffer
 {
 	char	   *offer_key;
@@ -171,6 +235,7 @@ typedef struct IncOffer
 	IncStandardEntry *entries;
 	IncStepped	stepped;		/* stepped */
 	IncStacked	stacked;		/* stacked */
+	IncRules	rules;			/* program rules, every strategy */
 } IncOffer;
 
 /* A parse/validation failure: the complete message for the user. */

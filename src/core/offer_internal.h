@@ -104,6 +104,43 @@ extern void inc_oj_array(IncOfferParse *p, struct json_object *obj,
 extern struct json_object *inc_oj_element(struct json_object *arr, int i);
 
 /*
+ * The state of one compilation besides the JSON path (offer_parse.c
+ * creates it; offer_build.c and offer_rules.c read and fill it).
+ */
+struct IncStrMap;
+
+typedef struct IncOfferBuild
+{
+	IncOfferParse *p;
+	IncOffer   *offer;
+	struct IncStrMap *periods;	/* period key -> IncPeriod * */
+	struct IncStrMap *rate_keys;	/* incentive_rate_key -> itself */
+	struct IncStrMap *sets;		/* stacked: set key -> IncSkuSet * */
+	struct IncStrMap **set_skus;	/* stacked, per set: conversion SKU -> itself */
+} IncOfferBuild;
+
+/* Building blocks of the structure walks (offer_build.c). */
+extern void *inc_ob_alloc_array(int n, size_t size);
+extern bool inc_ob_seen(struct IncStrMap *map, const char *key);
+extern int	inc_ob_period_key(IncOfferBuild *b, struct json_object *obj);
+extern int	inc_ob_choice(IncOfferBuild *b, struct json_object *obj, const char *field,
+						  const char *const *names, int n, int dflt);
+extern void inc_ob_filters(IncOfferBuild *b, struct json_object *obj, const char *name,
+						   IncFilter **filters, int *nfilters);
+
+/*
+ * The program rules' walk (offer_rules.c), called by offer_parse.c:
+ * inc_ob_tier_mode reads incentive.tier_mode of a stepped or stacked
+ * offer, before the rest of incentive; inc_ob_check_tier_mode checks an
+ * incremental stepped offer once its threshold and tiers are read;
+ * inc_ob_rules reads enrollment, requirements and limits after the
+ * strategy's structure.
+ */
+extern void inc_ob_tier_mode(IncOfferBuild *b, struct json_object *incentive);
+extern void inc_ob_check_tier_mode(IncOfferBuild *b);
+extern void inc_ob_rules(IncOfferBuild *b, struct json_object *root);
+
+/*
  * inc_offer_from_json (offer_parse.c): compile a parsed offer document.
  * Returns the offer (allocated with inc_alloc), or NULL with err filled.
  * Keeps no pointer into root; the caller still owns root and releases it.

@@ -6,7 +6,10 @@
  * The first fault found wins.  Fields are read in the order the reference
  * lists them (offer_key, label, strategy_key, calculator_key, periods, prices,
  * then incentives / incentive, and inside each structure the order of its
- * documented shape), whatever their order in the document.  Within an array
+ * documented shape; then the program rules: enrollment, requirements,
+ * limits, walked by offer_rules.c), whatever their order in the document.
+ * Shared building blocks (filters, period references, choices) are in
+ * offer_build.c.  Within an array
  * item, the item's own fields are checked first (a reference to a period
  * or sku set, or a SKU's presence in conversion.rates, as the field is
  * read), then the item is compared with its earlier siblings (duplicate
@@ -15,8 +18,8 @@
  * was written, else at the item itself.
  *
  * JSON null in an optional field (key, label, prices, a stepped
- * property's type and level, and the incentives / incentive field of the
- * other strategies) means absent; in a required field it is a value of
+ * property's type and level, the incentives / incentive field of the
+ * other strategies, and every program rule) means absent; in a required field it is a value of
  * the wrong type.  Unknown fields are ignored.
  *
  * Lookups and duplicate checks go through hash maps (strmap.h), so a large
@@ -30,25 +33,6 @@
 
 #include "offer_internal.h"
 #include "strmap.h"
-
-/* State of one compilation besides the JSON path. */
-typedef struct OfferBuild
-{
-	IncOfferParse *p;
-	IncOffer   *offer;
-	IncStrMap  *periods;		/* period key -> IncPeriod * */
-	IncStrMap  *rate_keys;		/* incentive_rate_key -> itself */
-	IncStrMap  *sets;			/* stacked: set key -> IncSkuSet * */
-	IncStrMap **set_skus;		/* stacked, per set: conversion SKU -> itself */
-} OfferBuild;
-
-
-/* An array of n elements of size bytes (at least one, so never NULL). */
-static void *
-AllocArray(int n, size_t size)
-{
-	return inc_alloc(size * (size_t) (n > 0 ? n : 1));
-}
 
 /* a, sep and b concatenated into inc_alloc memory. */
 static char *
@@ -65,18 +49,6 @@ Concat(const char *a, const char *sep, const char *b)
 	return s;
 }
 
-/* Record key in map; true when it was there already. */
-static bool
-AlreadySeen(IncStrMap *map, const char *key)
-{
-	void	  **slot = inc_strmap_slot(map, key);
-
-	if (*slot != NULL)
-		return true;
-	*slot = (void *) key;
-	return false;
-}
-
 /* The measure a calculator's rates must carry (docs/reference.md, Standard). */
 static const char *
 ExpectedMeasure(IncCalculator c)
@@ -89,29 +61,16 @@ ExpectedMeasure(IncCalculator c)
  * is reported at the item's "key" when written, else at the item.
  */
 static void
-CheckRateKey(OfferBuild *b, const char *key, bool written)
+CheckRateKey(IncOfferBuild *b, const char *key, bool written)
 {
-	if (AlreadySeen(b->rate_keys, key))
+	if (inc_ob_seen(b->rate_keys, key))
 		inc_oj_fail_at(b->p, written ? "key" : NULL,
 					   "duplicates rate key \"%s\"", key);
 }
 
-/* Read the period_key field of obj: the index of the period it names. */
-static int
-ReadPeriodKey(OfferBuild *b, struct json_object *obj)
-{
-	char	   *key = inc_oj_string(b->p, obj, "period_key",
-									INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
-	IncPeriod  *period = inc_strmap_get(b->periods, key);
-
-	if (period == NULL)
-		inc_oj_fail_at(b->p, "period_key", "names an undefined period \"%s\"", key);
-	return (int) (period - b->offer->periods);
-}
-
 /* Read the measure field of obj, which must fit the offer's calculator. */
 static char *
-ReadMeasure(OfferBuild *b, struct json_object *obj)
+ReadMeasure(IncOfferBuild *b, struct json_object *obj)
 {
 	const char *want = ExpectedMeasure(b->offer->calculator);
 	char	   *measure = inc_oj_string(b->p, obj, "measure", INC_OJ_REQUIRED);
@@ -122,34 +81,9 @@ ReadMeasure(OfferBuild *b, struct json_object *obj)
 	return measure;
 }
 
-/*
- * Read a name field of obj that must be one of names[0..n): its index.
- * "must be one of a, b, c" otherwise.
- */
-static int
-ReadChoice(OfferBuild *b, struct json_object *obj, const char *field,
-		   const char *const *names, int n)
-{
-	char	   *value = inc_oj_string(b->p, obj, field, INC_OJ_REQUIRED);
-	char		list[256];
-	size_t		len = 0;
-	int			i;
-
-	for (i = 0; i < n; i++)
-	{
-		if (strcmp(value, names[i]) == 0)
-			return i;
-	}
-	list[0] = '\0';
-	for (i = 0; i < n; i++)
-		len += (size_t) snprintf(list + len, sizeof(list) - len, "%s%s",
-								 i > 0 ? ", " : "", names[i]);
-	inc_oj_fail_at(b->p, field, "must be one of %s", list);
-}
-
 /* periods: required, non-empty, distinct keys, valid ordered dates. */
 static void
-ParsePeriods(OfferBuild *b, struct json_object *root)
+ParsePeriods(IncOfferBuild *b, struct json_object *root)
 {
 	IncOfferParse *p = b->p;
 	IncOffer   *offer = b->offer;
@@ -159,7 +93,7 @@ ParsePeriods(OfferBuild *b, struct json_object *root)
 
 	inc_oj_array(p, root, "periods", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
 				 &arr, &offer->nperiods);
-	offer->periods = AllocArray(offer->nperiods, sizeof(IncPeriod));
+	offer->periods = inc_ob_alloc_array(offer->nperiods, sizeof(IncPeriod));
 	b->periods = inc_strmap_create();
 	top = inc_oj_push_field(p, "periods");
 	for (i = 0; i < offer->nperiods; i++)
@@ -194,7 +128,7 @@ ParsePeriods(OfferBuild *b, struct json_object *root)
  * it may have at most 36 decimal places (an IncDec holds 38).
  */
 static void
-CheckPercentScale(OfferBuild *b, const IncDec *rate, const char *field)
+CheckPercentScale(IncOfferBuild *b, const IncDec *rate, const char *field)
 {
 	IncDec		trimmed = inc_dec_trim(rate);
 
@@ -214,7 +148,7 @@ ComparePrices(const void *a, const void *b)
  * by sku_key so inc_offer_price can search them.
  */
 static void
-ParsePrices(OfferBuild *b, struct json_object *root)
+ParsePrices(IncOfferBuild *b, struct json_object *root)
 {
 	IncOfferParse *p = b->p;
 	IncOffer   *offer = b->offer;
@@ -224,7 +158,7 @@ ParsePrices(OfferBuild *b, struct json_object *root)
 	int			i;
 
 	inc_oj_array(p, root, "prices", 0, &arr, &offer->nprices);
-	offer->prices = AllocArray(offer->nprices, sizeof(IncPrice));
+	offer->prices = inc_ob_alloc_array(offer->nprices, sizeof(IncPrice));
 	top = inc_oj_push_field(p, "prices");
 	for (i = 0; i < offer->nprices; i++)
 	{
@@ -235,7 +169,7 @@ ParsePrices(OfferBuild *b, struct json_object *root)
 		price->sku_key = inc_oj_string(p, obj, "sku_key",
 									   INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
 		price->price = inc_oj_number(p, obj, "price", INC_OJ_NONNEG);
-		if (AlreadySeen(skus, price->sku_key))
+		if (inc_ob_seen(skus, price->sku_key))
 			inc_oj_fail_at(p, "sku_key", "duplicates sku \"%s\"", price->sku_key);
 		inc_oj_pop(p, item);
 	}
@@ -250,7 +184,7 @@ ParsePrices(OfferBuild *b, struct json_object *root)
  * which every pay rate's SKU must be among; NULL for standard entries.
  */
 static void
-ParseSkuRates(OfferBuild *b, struct json_object *obj, int flags,
+ParseSkuRates(IncOfferBuild *b, struct json_object *obj, int flags,
 			  IncStrMap *conversions, IncSkuRate **rates, int *nrates)
 {
 	IncOfferParse *p = b->p;
@@ -260,7 +194,7 @@ ParseSkuRates(OfferBuild *b, struct json_object *obj, int flags,
 	int			i;
 
 	inc_oj_array(p, obj, "rates", flags, &arr, nrates);
-	*rates = AllocArray(*nrates, sizeof(IncSkuRate));
+	*rates = inc_ob_alloc_array(*nrates, sizeof(IncSkuRate));
 	top = inc_oj_push_field(p, "rates");
 	for (i = 0; i < *nrates; i++)
 	{
@@ -275,7 +209,7 @@ ParseSkuRates(OfferBuild *b, struct json_object *obj, int flags,
 		rate->rate = inc_oj_number(p, r, "rate", INC_OJ_NONNEG);
 		CheckPercentScale(b, &rate->rate, "rate");
 		rate->measure = ReadMeasure(b, r);
-		if (AlreadySeen(skus, rate->sku_key))
+		if (inc_ob_seen(skus, rate->sku_key))
 			inc_oj_fail_at(p, "sku_key", "duplicates sku \"%s\"", rate->sku_key);
 		inc_oj_pop(p, item);
 	}
@@ -284,7 +218,7 @@ ParseSkuRates(OfferBuild *b, struct json_object *obj, int flags,
 
 /* standard: the incentives array. */
 static void
-ParseStandard(OfferBuild *b, struct json_object *root)
+ParseStandard(IncOfferBuild *b, struct json_object *root)
 {
 	IncOfferParse *p = b->p;
 	IncOffer   *offer = b->offer;
@@ -294,7 +228,7 @@ ParseStandard(OfferBuild *b, struct json_object *root)
 
 	inc_oj_array(p, root, "incentives", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
 				 &arr, &offer->nentries);
-	offer->entries = AllocArray(offer->nentries, sizeof(IncStandardEntry));
+	offer->entries = inc_ob_alloc_array(offer->nentries, sizeof(IncStandardEntry));
 	top = inc_oj_push_field(p, "incentives");
 	for (i = 0; i < offer->nentries; i++)
 	{
@@ -305,7 +239,7 @@ ParseStandard(OfferBuild *b, struct json_object *root)
 
 		e->key = inc_oj_string(p, obj, "key", INC_OJ_NONEMPTY);
 		e->label = inc_oj_string(p, obj, "label", 0);
-		e->period = ReadPeriodKey(b, obj);
+		e->period = inc_ob_period_key(b, obj);
 		e->transaction_type = inc_oj_string(p, obj, "transaction_type",
 											INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
 		ParseSkuRates(b, obj, INC_OJ_REQUIRED | INC_OJ_NONEMPTY, NULL,
@@ -319,61 +253,18 @@ ParseStandard(OfferBuild *b, struct json_object *root)
 	inc_oj_pop(p, top);
 }
 
-/* stepped: a filters array (earning or threshold filters) named name. */
-static void
-ParseFilters(OfferBuild *b, struct json_object *obj, const char *name,
-			 IncFilter **filters, int *nfilters)
-{
-	IncOfferParse *p = b->p;
-	struct json_object *arr;
-	size_t		top;
-	int			i;
-
-	inc_oj_array(p, obj, name, INC_OJ_REQUIRED | INC_OJ_NONEMPTY, &arr, nfilters);
-	*filters = AllocArray(*nfilters, sizeof(IncFilter));
-	top = inc_oj_push_field(p, name);
-	for (i = 0; i < *nfilters; i++)
-	{
-		IncFilter  *f = &(*filters)[i];
-		size_t		item = inc_oj_push_index(p, i);
-		struct json_object *fo = inc_oj_object_value(p, inc_oj_element(arr, i));
-		struct json_object *skus;
-		size_t		skus_top;
-		int			j;
-
-		f->period = ReadPeriodKey(b, fo);
-		inc_oj_array(p, fo, "sku_keys", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
-					 &skus, &f->nskus);
-		f->sku_keys = AllocArray(f->nskus, sizeof(char *));
-		skus_top = inc_oj_push_field(p, "sku_keys");
-		for (j = 0; j < f->nskus; j++)
-		{
-			size_t		elem = inc_oj_push_index(p, j);
-
-			f->sku_keys[j] = inc_oj_string_value(p, inc_oj_element(skus, j),
-												 INC_OJ_NONEMPTY);
-			inc_oj_pop(p, elem);
-		}
-		inc_oj_pop(p, skus_top);
-		f->transaction_type = inc_oj_string(p, fo, "transaction_type",
-											INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
-		inc_oj_pop(p, item);
-	}
-	inc_oj_pop(p, top);
-}
-
 /* stepped: threshold_definition. */
 static void
-ParseThresholdDefinition(OfferBuild *b, struct json_object *incentive)
+ParseThresholdDefinition(IncOfferBuild *b, struct json_object *incentive)
 {
 	IncOfferParse *p = b->p;
 	IncStepped *st = &b->offer->stepped;
 	struct json_object *td = inc_oj_object(p, incentive, "threshold_definition");
 	size_t		top = inc_oj_push_field(p, "threshold_definition");
 
-	st->threshold_type = (IncThresholdType) ReadChoice(b, td, "type",
+	st->threshold_type = (IncThresholdType) inc_ob_choice(b, td, "type",
 													   inc_threshold_type_names,
-													   INC_NTHRESHOLD_TYPES);
+													   INC_NTHRESHOLD_TYPES, -1);
 	if (st->threshold_type == INC_THRESHOLD_PROPERTY)
 	{
 		struct json_object *prop = inc_oj_object(p, td, "property");
@@ -387,7 +278,7 @@ ParseThresholdDefinition(OfferBuild *b, struct json_object *incentive)
 		inc_oj_pop(p, prop_top);
 	}
 	else
-		ParseFilters(b, td, "filters", &st->threshold_filters,
+		inc_ob_filters(b, td, "filters", &st->threshold_filters,
 					 &st->nthreshold_filters);
 	inc_oj_pop(p, top);
 }
@@ -402,7 +293,7 @@ TierCompare(const void *a, const void *b)
 
 /* stepped: rates (the tiers), distinct thresholds and keys, then sorted. */
 static void
-ParseTiers(OfferBuild *b, struct json_object *incentive)
+ParseTiers(IncOfferBuild *b, struct json_object *incentive)
 {
 	IncOfferParse *p = b->p;
 	IncStepped *st = &b->offer->stepped;
@@ -413,7 +304,7 @@ ParseTiers(OfferBuild *b, struct json_object *incentive)
 
 	inc_oj_array(p, incentive, "rates", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
 				 &arr, &st->ntiers);
-	st->tiers = AllocArray(st->ntiers, sizeof(IncTier));
+	st->tiers = inc_ob_alloc_array(st->ntiers, sizeof(IncTier));
 	top = inc_oj_push_field(p, "rates");
 	for (i = 0; i < st->ntiers; i++)
 	{
@@ -432,7 +323,7 @@ ParseTiers(OfferBuild *b, struct json_object *incentive)
 
 		/* the shortest form is canonical: 1000 and 1000.0 collide */
 		inc_dec_format_short(&t->threshold, threshold, sizeof(threshold));
-		if (AlreadySeen(thresholds, inc_strdup(threshold)))
+		if (inc_ob_seen(thresholds, inc_strdup(threshold)))
 			inc_oj_fail_at(p, "threshold", "duplicates threshold %s", threshold);
 
 		written = t->key != NULL;
@@ -454,18 +345,19 @@ ParseTiers(OfferBuild *b, struct json_object *incentive)
 
 /* stepped: the incentive object. */
 static void
-ParseStepped(OfferBuild *b, struct json_object *incentive)
+ParseStepped(IncOfferBuild *b, struct json_object *incentive)
 {
 	IncStepped *st = &b->offer->stepped;
 
-	ParseFilters(b, incentive, "filters", &st->filters, &st->nfilters);
+	inc_ob_filters(b, incentive, "filters", &st->filters, &st->nfilters);
 	ParseThresholdDefinition(b, incentive);
 	ParseTiers(b, incentive);
+	inc_ob_check_tier_mode(b);
 }
 
 /* stacked: one set's conversion object; fills *skus with its SKUs. */
 static void
-ParseConversion(OfferBuild *b, struct json_object *obj, IncSkuSet *set,
+ParseConversion(IncOfferBuild *b, struct json_object *obj, IncSkuSet *set,
 				IncStrMap *skus)
 {
 	IncOfferParse *p = b->p;
@@ -479,7 +371,7 @@ ParseConversion(OfferBuild *b, struct json_object *obj, IncSkuSet *set,
 									   INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
 	inc_oj_array(p, conv, "rates", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
 				 &arr, &set->nconversions);
-	set->conversions = AllocArray(set->nconversions, sizeof(IncConversionRate));
+	set->conversions = inc_ob_alloc_array(set->nconversions, sizeof(IncConversionRate));
 	rates_top = inc_oj_push_field(p, "rates");
 	for (i = 0; i < set->nconversions; i++)
 	{
@@ -492,7 +384,7 @@ ParseConversion(OfferBuild *b, struct json_object *obj, IncSkuSet *set,
 		cr->rate = inc_oj_number(p, r, "rate", INC_OJ_POSITIVE);
 		cr->from_uom = inc_oj_string(p, r, "from",
 									 INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
-		if (AlreadySeen(skus, cr->sku_key))
+		if (inc_ob_seen(skus, cr->sku_key))
 			inc_oj_fail_at(p, "sku_key", "duplicates sku \"%s\"", cr->sku_key);
 		inc_oj_pop(p, item);
 	}
@@ -502,7 +394,7 @@ ParseConversion(OfferBuild *b, struct json_object *obj, IncSkuSet *set,
 
 /* stacked: sku_sets. */
 static void
-ParseSkuSets(OfferBuild *b, struct json_object *incentive)
+ParseSkuSets(IncOfferBuild *b, struct json_object *incentive)
 {
 	IncOfferParse *p = b->p;
 	IncStacked *sk = &b->offer->stacked;
@@ -512,9 +404,9 @@ ParseSkuSets(OfferBuild *b, struct json_object *incentive)
 
 	inc_oj_array(p, incentive, "sku_sets", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
 				 &arr, &sk->nsets);
-	sk->sets = AllocArray(sk->nsets, sizeof(IncSkuSet));
+	sk->sets = inc_ob_alloc_array(sk->nsets, sizeof(IncSkuSet));
 	b->sets = inc_strmap_create();
-	b->set_skus = AllocArray(sk->nsets, sizeof(IncStrMap *));
+	b->set_skus = inc_ob_alloc_array(sk->nsets, sizeof(IncStrMap *));
 	top = inc_oj_push_field(p, "sku_sets");
 	for (i = 0; i < sk->nsets; i++)
 	{
@@ -524,7 +416,7 @@ ParseSkuSets(OfferBuild *b, struct json_object *incentive)
 		void	  **slot;
 
 		set->key = inc_oj_string(p, obj, "key", INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
-		set->period = ReadPeriodKey(b, obj);
+		set->period = inc_ob_period_key(b, obj);
 		set->transaction_type = inc_oj_string(p, obj, "transaction_type",
 											  INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
 		b->set_skus[i] = inc_strmap_create();
@@ -546,7 +438,7 @@ ParseSkuSets(OfferBuild *b, struct json_object *incentive)
  * it would earn twice under the stack's one rate key.
  */
 static void
-CheckStackSetsDisjoint(OfferBuild *b, const IncStack *stack)
+CheckStackSetsDisjoint(IncOfferBuild *b, const IncStack *stack)
 {
 	const IncStacked *sk = &b->offer->stacked;
 	const IncPeriod *periods = b->offer->periods;
@@ -581,7 +473,7 @@ CheckStackSetsDisjoint(OfferBuild *b, const IncStack *stack)
 
 /* stacked: one stack's sku_set_keys, resolved to set indexes. */
 static void
-ParseStackSets(OfferBuild *b, struct json_object *obj, IncStack *stack)
+ParseStackSets(IncOfferBuild *b, struct json_object *obj, IncStack *stack)
 {
 	IncOfferParse *p = b->p;
 	IncStacked *sk = &b->offer->stacked;
@@ -592,7 +484,7 @@ ParseStackSets(OfferBuild *b, struct json_object *obj, IncStack *stack)
 
 	inc_oj_array(p, obj, "sku_set_keys", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
 				 &arr, &stack->nsets);
-	stack->sets = AllocArray(stack->nsets, sizeof(int));
+	stack->sets = inc_ob_alloc_array(stack->nsets, sizeof(int));
 	top = inc_oj_push_field(p, "sku_set_keys");
 	for (j = 0; j < stack->nsets; j++)
 	{
@@ -604,7 +496,7 @@ ParseStackSets(OfferBuild *b, struct json_object *obj, IncStack *stack)
 
 		if (set == NULL)
 			inc_oj_fail(p, "names an undefined sku set \"%s\"", key);
-		if (AlreadySeen(seen, key))
+		if (inc_ob_seen(seen, key))
 			inc_oj_fail(p, "duplicates sku set key \"%s\"", key);
 		stack->sets[j] = (int) (set - sk->sets);
 		first = &sk->sets[stack->sets[0]];
@@ -618,7 +510,7 @@ ParseStackSets(OfferBuild *b, struct json_object *obj, IncStack *stack)
 
 /* stacked: stacks, after sku_sets. */
 static void
-ParseStacks(OfferBuild *b, struct json_object *incentive)
+ParseStacks(IncOfferBuild *b, struct json_object *incentive)
 {
 	IncOfferParse *p = b->p;
 	IncStacked *sk = &b->offer->stacked;
@@ -629,7 +521,7 @@ ParseStacks(OfferBuild *b, struct json_object *incentive)
 
 	inc_oj_array(p, incentive, "stacks", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
 				 &arr, &sk->nstacks);
-	sk->stacks = AllocArray(sk->nstacks, sizeof(IncStack));
+	sk->stacks = inc_ob_alloc_array(sk->nstacks, sizeof(IncStack));
 	top = inc_oj_push_field(p, "stacks");
 	for (i = 0; i < sk->nstacks; i++)
 	{
@@ -677,7 +569,7 @@ ParseStacks(OfferBuild *b, struct json_object *incentive)
 static IncOffer *
 ParseOffer(IncOfferParse *p, struct json_object *root)
 {
-	OfferBuild	b;
+	IncOfferBuild	b;
 	IncOffer   *offer;
 	struct json_object *other;
 
@@ -693,10 +585,10 @@ ParseOffer(IncOfferParse *p, struct json_object *root)
 									 INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
 	p->offer_key = offer->offer_key;
 	offer->label = inc_oj_string(p, root, "label", 0);
-	offer->strategy = (IncStrategy) ReadChoice(&b, root, "strategy_key",
-											   inc_strategy_names, INC_NSTRATEGIES);
-	offer->calculator = (IncCalculator) ReadChoice(&b, root, "calculator_key",
-												   inc_calculator_names, INC_NCALCULATORS);
+	offer->strategy = (IncStrategy) inc_ob_choice(&b, root, "strategy_key",
+											   inc_strategy_names, INC_NSTRATEGIES, -1);
+	offer->calculator = (IncCalculator) inc_ob_choice(&b, root, "calculator_key",
+												   inc_calculator_names, INC_NCALCULATORS, -1);
 	if ((offer->strategy == INC_STACKED) !=
 		(offer->calculator == INC_DOLLARS_PER_COVERAGE_UNIT))
 		inc_oj_fail_at(p, "calculator_key", "\"%s\" is not allowed for strategy \"%s\"",
@@ -720,6 +612,7 @@ ParseOffer(IncOfferParse *p, struct json_object *root)
 			inc_oj_fail_at(p, "incentives", "is only for strategy \"standard\"");
 		incentive = inc_oj_object(p, root, "incentive");
 		top = inc_oj_push_field(p, "incentive");
+		inc_ob_tier_mode(&b, incentive);
 		if (offer->strategy == INC_STEPPED)
 			ParseStepped(&b, incentive);
 		else
@@ -729,6 +622,7 @@ ParseOffer(IncOfferParse *p, struct json_object *root)
 		}
 		inc_oj_pop(p, top);
 	}
+	inc_ob_rules(&b, root);
 	return offer;
 }
 

@@ -13,6 +13,14 @@
  * earning transactions.  Diagnostics report the value, every tier (met or
  * not, and what the earning transactions would earn at it) and the gap to
  * the next tier.
+ *
+ * Incremental tiers (tier_mode "incremental", docs/reference.md,
+ * Incremental tiers) pay one blended rate instead: each tier earns its
+ * value on the part of the threshold value V inside its band,
+ * R = sum of r(i) x (min(V, t(i+1)) - t(i)) / V over the tiers met, and
+ * every earning transaction gets one row at R, rounded once, under the
+ * highest tier met.  Nothing is paid when V <= 0 or below the lowest
+ * threshold.
  */
 #include <stdio.h>
 #include <string.h>
@@ -36,6 +44,7 @@ typedef struct SteppedState
 	bool		has_value;		/* false: a missing property */
 	IncRat		value;
 	const IncTier *tier;		/* NULL: no tier met */
+	IncRat		blended;		/* incremental, when tier: the blended rate R */
 } SteppedState;
 
 /* IndexFilters: every SKU of filters[0..n) as hooks of the given kind. */
@@ -129,8 +138,44 @@ SelectTier(const IncStepped *stepped, const IncRat *value)
 }
 
 /*
+ * BlendedRate: the blended rate of incremental tiers at threshold value
+ * v > 0: sum over the tiers with t(i) <= v of r(i) x (min(v, t(i+1)) -
+ * t(i)), divided by v.
+ */
+static void
+BlendedRate(const IncStepped *stepped, const IncRat *v, IncRat *rate)
+{
+	int			i;
+
+	inc_rat_from_int(rate, 0);
+	for (i = 0; i < stepped->ntiers; i++)
+	{
+		IncRat		from,
+					to,
+					r;
+
+		inc_rat_from_dec(&from, &stepped->tiers[i].threshold);
+		if (inc_rat_cmp(&from, v) > 0)
+			break;
+		to = *v;
+		if (i + 1 < stepped->ntiers)
+		{
+			inc_rat_from_dec(&r, &stepped->tiers[i + 1].threshold);
+			if (inc_rat_cmp(&r, v) < 0)
+				to = r;
+		}
+		inc_rat_sub(&to, &to, &from);
+		inc_rat_from_dec(&r, &stepped->tiers[i].value);
+		inc_rat_mul(&r, &r, &to);
+		inc_rat_add(rate, rate, &r);
+	}
+	inc_rat_div(rate, rate, v);
+}
+
+/*
  * Evaluate: the participant's threshold value and tier into the state,
- * once (a missing property: no value, no tier).
+ * once (a missing property: no value, no tier; incremental: no tier at a
+ * value <= 0, else the blended rate too).
  */
 static void
 Evaluate(IncCalc *c, const IncOffer *offer, SteppedState *st)
@@ -145,7 +190,62 @@ Evaluate(IncCalc *c, const IncOffer *offer, SteppedState *st)
 		st->has_value = true;
 	}
 	st->tier = st->has_value ? SelectTier(&offer->stepped, &st->value) : NULL;
+	if (offer->stepped.tier_mode == INC_TIERS_INCREMENTAL && st->tier)
+	{
+		if (inc_rat_sign(&st->value) <= 0)
+			st->tier = NULL;
+		else
+			BlendedRate(&offer->stepped, &st->value, &st->blended);
+	}
 	st->evaluated = true;
+}
+
+/*
+ * BlendedPayRate: offer_sku_pay_rate of incremental tiers: R / 100
+ * (percent) or R (dollars), rounded to 6 places.
+ */
+static IncDec
+BlendedPayRate(const IncOffer *offer, const IncRat *rate)
+{
+	IncRat		r = *rate;
+
+	if (offer->calculator == INC_PERCENT_OF_AMOUNT)
+	{
+		IncRat		hundred;
+
+		inc_rat_from_int(&hundred, 100);
+		inc_rat_div(&r, &r, &hundred);
+	}
+	return inc_rat_to_dec(&r, 6);
+}
+
+/* IncrementalFinish: every earning transaction at the blended rate. */
+static void
+IncrementalFinish(IncCalc *c, const IncOffer *offer, SteppedState *st)
+{
+	IncDec		pay_rate = BlendedPayRate(offer, &st->blended);
+	int			i;
+
+	for (i = 0; i < st->earning.n; i++)
+	{
+		const IncTxn *t = &c->txns[st->earning.items[i]];
+		IncRat		quantity,
+					base,
+					incentive;
+		IncRowFigures f;
+
+		inc_calc_at(c, t);
+		inc_calc_rate_figures_rat(c, offer, t, &st->blended, &quantity, &base, &incentive);
+		f.rate_key = st->tier->key;
+		f.rate_measure = st->tier->measure;
+		f.rate_value = &st->tier->value;
+		f.pay_rate = pay_rate;
+		f.incentivized_quantity = &quantity;
+		f.incentivized_amount = &base;
+		f.incentive_amount = &incentive;
+		f.contribution = NULL;
+		inc_calc_emit(c, offer, t, &f);
+	}
 }
 
 /* SteppedFinish: pick the tier and emit the earning rows. */
@@ -161,6 +261,11 @@ SteppedFinish(IncCalc *c, const IncOffer *offer, void *state)
 	Evaluate(c, offer, st);
 	if (st->tier == NULL)
 		return;
+	if (offer->stepped.tier_mode == INC_TIERS_INCREMENTAL)
+	{
+		IncrementalFinish(c, offer, st);
+		return;
+	}
 
 	if (offer->calculator == INC_FIXED_AMOUNT)
 	{
@@ -181,9 +286,33 @@ SteppedFinish(IncCalc *c, const IncOffer *offer, void *state)
 }
 
 /*
+ * TierRate: the rate the earning transactions get at tier: its value, or
+ * for incremental tiers the blended rate at max(V, the tier's threshold);
+ * false when that is <= 0 (nothing earned).
+ */
+static bool
+TierRate(const IncOffer *offer, const SteppedState *st, const IncTier *tier, IncRat *rate)
+{
+	IncRat		v;
+
+	if (offer->stepped.tier_mode != INC_TIERS_INCREMENTAL)
+	{
+		inc_rat_from_dec(rate, &tier->value);
+		return true;
+	}
+	inc_rat_from_dec(&v, &tier->threshold);
+	if (st->has_value && inc_rat_cmp(&st->value, &v) > 0)
+		v = st->value;
+	if (inc_rat_sign(&v) <= 0)
+		return false;
+	BlendedRate(&offer->stepped, &v, rate);
+	return true;
+}
+
+/*
  * TierTotal: what the earning transactions would earn in all at tier (the
  * sum of the rounded rows; a fixed pool pays its value when the bases sum
- * to more than 0).
+ * to more than 0; incremental tiers at TierRate).
  */
 static void
 TierTotal(IncCalc *c, const IncOffer *offer, const SteppedState *st,
@@ -192,17 +321,20 @@ TierTotal(IncCalc *c, const IncOffer *offer, const SteppedState *st,
 	IncRat		quantity,
 				base,
 				incentive,
-				sum;
+				sum,
+				rate;
 	int			i;
 
 	inc_rat_from_int(total, 0);
 	inc_rat_from_int(&sum, 0);
+	if (!TierRate(offer, st, tier, &rate))
+		return;
 	for (i = 0; i < st->earning.n; i++)
 	{
 		const IncTxn *t = &c->txns[st->earning.items[i]];
 
 		inc_calc_at(c, t);
-		inc_calc_rate_figures(c, offer, t, &tier->value, &quantity, &base, &incentive);
+		inc_calc_rate_figures_rat(c, offer, t, &rate, &quantity, &base, &incentive);
 		if (offer->calculator == INC_FIXED_AMOUNT)
 			inc_rat_add(&sum, &sum, &base);
 		else
@@ -216,11 +348,66 @@ TierTotal(IncCalc *c, const IncOffer *offer, const SteppedState *st,
 }
 
 /*
- * SteppedDiagnose: {"threshold_type", "property_key", "threshold_value"
- * (null when the property is missing), "earning_transactions", "tiers":
- * [{"rate_key", "threshold", "value", "measure", "met",
- * "incentive_amount"}] ascending, "selected_rate_key", "next_rate_key",
- * "next_threshold", "gap_to_next"}.
+ * Bands: incremental tiers' "blended_rate" (null when no tier is met),
+ * "next_blended_rate" (at the next threshold; null when there is none)
+ * and "bands": [{"rate_key", "from", "to" (null: no end), "value",
+ * "volume" (the part of the threshold value inside the band)}].
+ */
+static void
+Bands(IncJsonBuf *b, const IncOffer *offer, const SteppedState *st, const IncTier *next)
+{
+	const IncStepped *stepped = &offer->stepped;
+	IncRat		rate;
+	int			i;
+
+	inc_json_raw(b, ",\"blended_rate\":");
+	inc_json_rat(b, st->tier ? &st->blended : NULL, 6);
+	inc_json_raw(b, ",\"next_blended_rate\":");
+	inc_json_rat(b, next && TierRate(offer, st, next, &rate) ? &rate : NULL, 6);
+	inc_json_raw(b, ",\"bands\":[");
+	for (i = 0; i < stepped->ntiers; i++)
+	{
+		const IncTier *tier = &stepped->tiers[i];
+		IncRat		from,
+					to,
+					volume;
+		bool		bounded = i + 1 < stepped->ntiers;
+
+		inc_rat_from_dec(&from, &tier->threshold);
+		if (bounded)
+			inc_rat_from_dec(&to, &stepped->tiers[i + 1].threshold);
+		inc_rat_from_int(&volume, 0);
+		if (st->has_value && inc_rat_cmp(&st->value, &from) > 0)
+		{
+			volume = bounded && inc_rat_cmp(&to, &st->value) < 0 ? to : st->value;
+			inc_rat_sub(&volume, &volume, &from);
+		}
+		inc_json_raw(b, i ? ",{" : "{");
+		inc_json_key(b, "rate_key");
+		inc_json_string(b, tier->key);
+		inc_json_raw(b, ",\"from\":");
+		inc_json_dec(b, &tier->threshold);
+		inc_json_raw(b, ",\"to\":");
+		if (bounded)
+			inc_json_dec(b, &stepped->tiers[i + 1].threshold);
+		else
+			inc_json_raw(b, "null");
+		inc_json_raw(b, ",\"value\":");
+		inc_json_dec(b, &tier->value);
+		inc_json_raw(b, ",\"volume\":");
+		inc_json_rat(b, &volume, 6);
+		inc_json_raw(b, "}");
+	}
+	inc_json_raw(b, "]");
+}
+
+/*
+ * SteppedDiagnose: {"tier_mode", "threshold_type", "property_key",
+ * "threshold_value" (null when the property is missing),
+ * "earning_transactions", "tiers": [{"rate_key", "threshold", "value",
+ * "measure", "met", "incentive_amount"}] ascending, "selected_rate_key",
+ * "next_rate_key", "next_threshold", "gap_to_next"}, and for incremental
+ * tiers what Bands adds.
  */
 static const char *
 SteppedDiagnose(IncCalc *c, const IncOffer *offer, void *state)
@@ -237,6 +424,9 @@ SteppedDiagnose(IncCalc *c, const IncOffer *offer, void *state)
 	value = st->has_value ? &st->value : NULL;
 	inc_json_init(&b);
 	inc_json_raw(&b, "{");
+	inc_json_key(&b, "tier_mode");
+	inc_json_string(&b, inc_tier_mode_name(stepped->tier_mode));
+	inc_json_raw(&b, ",");
 	inc_json_key(&b, "threshold_type");
 	inc_json_string(&b, inc_threshold_type_name(stepped->threshold_type));
 	inc_json_raw(&b, ",");
@@ -256,7 +446,8 @@ SteppedDiagnose(IncCalc *c, const IncOffer *offer, void *state)
 
 		inc_rat_from_dec(&threshold, &tier->threshold);
 		if (value)
-			met = inc_rat_cmp(&threshold, value) <= 0;
+			met = inc_rat_cmp(&threshold, value) <= 0 &&
+				(stepped->tier_mode != INC_TIERS_INCREMENTAL || inc_rat_sign(value) > 0);
 		if (!met && next == NULL)
 			next = tier;
 		TierTotal(c, offer, st, tier, &total);
@@ -299,6 +490,8 @@ SteppedDiagnose(IncCalc *c, const IncOffer *offer, void *state)
 	}
 	else
 		inc_json_raw(&b, "\"next_threshold\":null,\"gap_to_next\":null");
+	if (stepped->tier_mode == INC_TIERS_INCREMENTAL)
+		Bands(&b, offer, st, next);
 	inc_json_raw(&b, "}");
 	return b.data;
 }
@@ -334,6 +527,7 @@ SteppedRates(const IncOffer *offer, IncRateFn fn, void *ctx)
 		row.threshold = &stepped->tiers[i].threshold;
 		row.threshold_type = inc_threshold_type_name(stepped->threshold_type);
 		row.threshold_property_key = stepped->property_key;
+		row.tier_mode = inc_tier_mode_name(stepped->tier_mode);
 		row.period = period;
 		row.transaction_type = transaction_type;
 		inc_rate_row_emit(&row, fn, ctx);

@@ -18,6 +18,9 @@
  * incentive_diagnostics shares all of this and returns the engine's
  * diagnostics of every requested offer instead of the rows; a participant
  * named by participant_key is reported even when it has no transactions.
+ * The enrollment windows of offers that require enrollment come from
+ * enrollments.c; the what-if entry point (incentives.calculate) adds the
+ * request's own through a fifth argument of the internal variants.
  * A second error context callback notes where a failed calculation was
  * (lifecycle.c), for refreshes that skip failing participants.
  */
@@ -38,6 +41,7 @@
 #include "compat.h"
 #include "core/engine.h"
 #include "core/strmap.h"
+#include "enrollments.h"
 #include "pg_glue.h"
 #include "txn_source.h"
 
@@ -430,13 +434,6 @@ AddTxn(Participant *p, const IncTxn *txn, const char *relname)
 	p->txns[p->ntxns++] = *txn;
 }
 
-/* What NoteFailure looks at. */
-typedef struct FailureWhere
-{
-	const IncEngine *engine;
-	const TxnSource *src;
-} FailureWhere;
-
 /*
  * CalculationContext: error context callback while the engine runs: which
  * transaction of which participant (nothing outside a calculation).
@@ -456,6 +453,13 @@ CalculationContext(void *arg)
 	else
 		errcontext("calculating participant \"%s\"", participant);
 }
+
+/* What NoteFailure looks at. */
+typedef struct FailureWhere
+{
+	const IncEngine *engine;
+	const TxnSource *src;
+} FailureWhere;
 
 /*
  * NoteFailure: error context callback of a calculation; notes the
@@ -490,18 +494,31 @@ Finish(Participant *p, IncEngine *engine, Properties *props, Output *out)
 	p->ntxns = p->cap = 0;
 }
 
+/* OptionalArg: argument n when the call has it and it is not NULL. */
+static bool
+OptionalArg(FunctionCallInfo fcinfo, int n)
+{
+	return PG_NARGS() > n && !PG_ARGISNULL(n);
+}
+
 /*
  * Calculate: the body of incentive_calculate and incentive_diagnostics,
- * which share their arguments; diagnostics selects what is returned.  The
- * released 0.1.0 declarations pass four arguments, 0.2.0's six (as_of,
- * through_date): PG_NARGS tells them apart.
+ * which share their arguments; diagnostics selects what is returned.
+ * Their arguments (participant_key, properties, offer_keys, transactions)
+ * go on with as_of and through_date (0.1.0's declarations stop before
+ * them: PG_NARGS tells).  The request variants (calculate_request,
+ * diagnostics_request; request) have the request's enrollment windows
+ * (jsonb) fifth, then as_of and through_date.
  */
 static Datum
-Calculate(FunctionCallInfo fcinfo, bool diagnostics)
+Calculate(FunctionCallInfo fcinfo, bool diagnostics, bool request)
 {
 	char	   *participant_filter = PG_ARGISNULL(0) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(0));
 	Jsonb	   *properties = PG_ARGISNULL(1) ? NULL : PG_GETARG_JSONB_P(1);
 	ArrayType  *offer_keys = PG_ARGISNULL(2) ? NULL : PG_GETARG_ARRAYTYPE_P(2);
+	Jsonb	   *request_enrollments = request && OptionalArg(fcinfo, 4) ?
+		PG_GETARG_JSONB_P(4) : NULL;
+	int			as_of_arg = request ? 5 : 4;
 	TimestampTz as_of_value = 0;
 	TimestampTz *as_of = NULL;
 	DateADT		through_value = 0;
@@ -511,6 +528,7 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics)
 	Oid			relid;
 	IncEngine  *engine;
 	Properties	props;
+	PgEnrollments enrollments;
 	Output		out;
 	TxnSource	src;
 	Participant participant;
@@ -521,14 +539,14 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics)
 	const char *const *skus;
 	int			nskus;
 
-	if (PG_NARGS() > 4 && !PG_ARGISNULL(4))
+	if (OptionalArg(fcinfo, as_of_arg))
 	{
-		as_of_value = PG_GETARG_TIMESTAMPTZ(4);
+		as_of_value = PG_GETARG_TIMESTAMPTZ(as_of_arg);
 		as_of = &as_of_value;
 	}
-	if (PG_NARGS() > 5 && !PG_ARGISNULL(5))
+	if (OptionalArg(fcinfo, as_of_arg + 1))
 	{
-		through_value = PG_GETARG_DATEADT(5);
+		through_value = PG_GETARG_DATEADT(as_of_arg + 1);
 		through_date = &through_value;
 	}
 
@@ -575,6 +593,8 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics)
 	LoadReferenceData(engine, skus, nskus);
 	LoadCallProperties(&props, properties);
 	LoadStoredProperties(&props, engine, participant_filter);
+	pg_enrollments_load(&enrollments, engine, participant_filter, request_enrollments);
+	inc_engine_set_enrollments(engine, pg_enrollments_lookup, &enrollments);
 
 	memset(&participant, 0, sizeof(participant));
 	participant.context = AllocSetContextCreate(call_context, "incentives participant",
@@ -645,7 +665,7 @@ PG_FUNCTION_INFO_V1(incentives_incentive_calculate);
 Datum
 incentives_incentive_calculate(PG_FUNCTION_ARGS)
 {
-	return Calculate(fcinfo, false);
+	return Calculate(fcinfo, false, false);
 }
 
 PG_FUNCTION_INFO_V1(incentives_incentive_diagnostics);
@@ -659,5 +679,29 @@ PG_FUNCTION_INFO_V1(incentives_incentive_diagnostics);
 Datum
 incentives_incentive_diagnostics(PG_FUNCTION_ARGS)
 {
-	return Calculate(fcinfo, true);
+	return Calculate(fcinfo, true, false);
+}
+
+PG_FUNCTION_INFO_V1(incentives_calculate_request);
+
+/*
+ * incentives_calculate_request: incentive_calculate with the request's
+ * enrollment windows added (incentives.calculate's what-if).
+ */
+Datum
+incentives_calculate_request(PG_FUNCTION_ARGS)
+{
+	return Calculate(fcinfo, false, true);
+}
+
+PG_FUNCTION_INFO_V1(incentives_diagnostics_request);
+
+/*
+ * incentives_diagnostics_request: incentive_diagnostics with the request's
+ * enrollment windows added.
+ */
+Datum
+incentives_diagnostics_request(PG_FUNCTION_ARGS)
+{
+	return Calculate(fcinfo, true, true);
 }

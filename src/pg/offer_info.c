@@ -24,10 +24,11 @@
 
 #include "compat.h"
 #include "core/engine.h"
+#include "core/rules.h"
 #include "pg_glue.h"
 
-#define NUM_RATE_COLUMNS 20
-#define NUM_SUMMARY_COLUMNS 3
+#define NUM_RATE_COLUMNS 21
+#define NUM_SUMMARY_COLUMNS 8
 
 /* CompiledOffer: document as an offer, or the validation error. */
 static const IncOffer *
@@ -97,6 +98,7 @@ EmitRate(void *ctx, const IncRateRow *row)
 	values[17] = TextOrNull(row->coverage_unit, &nulls[17]);
 	values[18] = NumericOrNull(row->coverage_rate, &nulls[18]);
 	values[19] = TextOrNull(row->coverage_uom_key, &nulls[19]);
+	values[20] = TextOrNull(row->tier_mode, &nulls[20]);
 
 	tuplestore_putvalues(out->rsinfo->setResult, out->rsinfo->setDesc, values, nulls);
 	MemoryContextSwitchTo(old);
@@ -111,7 +113,7 @@ PG_FUNCTION_INFO_V1(incentives_offer_rates);
  * measure, threshold, threshold_type, period_key, period_start_date,
  * period_end_date, transaction_type, sku_set_key, stack_key,
  * threshold_property_key, price, coverage_unit, coverage_rate,
- * coverage_uom_key): the offer's rates as flat rows (engine.h,
+ * coverage_uom_key, tier_mode): the offer's rates as flat rows (engine.h,
  * inc_offer_rates), in the tuplestore of the per-query context.
  */
 Datum
@@ -137,8 +139,12 @@ PG_FUNCTION_INFO_V1(incentives_offer_summary);
 
 /*
  * incentives_offer_summary: offer_summary(document jsonb, OUT label text,
- * OUT strategy_key text, OUT calculator_key text): what the programs view
- * shows beside the document (label NULL when absent).
+ * OUT strategy_key text, OUT calculator_key text, OUT tier_mode text, OUT
+ * enrollment text, OUT requirements jsonb, OUT limit_minimum numeric, OUT
+ * limit_maximum numeric): what the programs view shows beside the
+ * document (label NULL when absent; tier_mode NULL but for stepped
+ * offers; the limits NULL when not set), the program rules as compiled
+ * (docs/reference.md, Program rules).
  */
 Datum
 incentives_offer_summary(PG_FUNCTION_ARGS)
@@ -157,5 +163,15 @@ incentives_offer_summary(PG_FUNCTION_ARGS)
 	values[0] = TextOrNull(offer->label, &nulls[0]);
 	values[1] = TextOrNull(inc_strategy_name(offer->strategy), &nulls[1]);
 	values[2] = TextOrNull(inc_calculator_name(offer->calculator), &nulls[2]);
+	values[3] = TextOrNull(offer->strategy == INC_STEPPED ?
+						   inc_tier_mode_name(offer->stepped.tier_mode) : NULL, &nulls[3]);
+	values[4] = TextOrNull(inc_enrollment_name(offer->rules.enrollment), &nulls[4]);
+	values[5] = DirectFunctionCall1(jsonb_in,
+									CStringGetDatum(inc_rules_requirements_json(offer)));
+	nulls[5] = false;
+	values[6] = NumericOrNull(offer->rules.limits.has_minimum ?
+							  &offer->rules.limits.minimum : NULL, &nulls[6]);
+	values[7] = NumericOrNull(offer->rules.limits.has_maximum ?
+							  &offer->rules.limits.maximum : NULL, &nulls[7]);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
 }

@@ -11,22 +11,24 @@
 #
 # then
 #   1. stages every fixture of test/fixtures (offers.json, transactions.csv,
-#      skus.csv, uom_conversions.csv, participant_properties.csv; keys
-#      prefixed with the fixture name, so the cases do not collide) and a
+#      skus.csv, uom_conversions.csv, participant_properties.csv,
+#      enrollments.csv; keys prefixed with the fixture name, so the cases do
+#      not collide) and a
 #      generated data set of GEN_TRANSACTIONS (100,000) transactions over the
 #      fixtures' offers, SKUs and units;
 #   2. loads it into `single` directly (INSERT, \copy) and into the shards
 #      THROUGH the coordinator's functions (put_offer, put_sku,
 #      put_uom_conversion, put_participant_property, put_transaction,
-#      load_transactions) as the non-superuser incentives_app;
+#      load_transactions, put_enrollment) as the non-superuser incentives_app;
 #   3. checks placement (incentives.cluster_check(): reference data identical
-#      everywhere, every transaction on partition hashtext(participant_key) &
-#      (partitions - 1)) and compares the sharded results with the single
+#      everywhere, every transaction and enrollment on partition
+#      hashtext(participant_key) & (partitions - 1)) and compares the sharded results with the single
 #      node's row for row, every column as text (count, md5 of the ordered
 #      rows, EXCEPT ALL both ways): all participants, call-level properties,
 #      one participant at a time, offer_keys, a view as `transactions`,
 #      incentive_diagnostics and, when the extension has them, tier_progress,
-#      stack_progress, incentive_explain, calculate(jsonb) and the
+#      stack_progress, requirement_progress, incentive_explain,
+#      calculate(jsonb) (with request enrollments too) and the
 #      incentives.earnings written by CALL refresh_earnings() -- printing
 #      `sharded == single: N rows`;
 #   4. error paths: an invalid offer stores nothing; a diverged shard is
@@ -175,9 +177,6 @@ CREATE EXTENSION incentives;
 DO $$ BEGIN CREATE ROLE incentives_app LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$;
 GRANT USAGE ON SCHEMA incentives, incentives_internal TO incentives_app;
 GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA incentives TO incentives_app;
--- change tracking of refresh_earnings(changed_only => true): every writer
--- of the inputs logs what it changed (docs/lifecycle.md)
-GRANT SELECT, INSERT, DELETE ON incentives_internal.earnings_changes TO incentives_app;
 GRANT USAGE ON ALL SEQUENCES IN SCHEMA incentives TO incentives_app;
 EOF
 }
@@ -259,6 +258,7 @@ CREATE TABLE stage.transactions (
 CREATE TABLE stage.skus (sku_key text, uom_key text, label text);
 CREATE TABLE stage.uom_conversions (from_uom_key text, to_uom_key text, factor numeric);
 CREATE TABLE stage.participant_properties (participant_key text, property_key text, value numeric);
+CREATE TABLE stage.enrollments (participant_key text, offer_key text, start_date date, end_date date);
 
 -- stage.rnd: a uniform float in [0, 1) from (stream, i), the same on every run.
 CREATE FUNCTION stage.rnd(stream int, i bigint) RETURNS float8
@@ -312,6 +312,7 @@ stage_fixtures() {
     {
         echo "CREATE TEMP TABLE raw_tx (LIKE stage.transactions);"
         echo "CREATE TEMP TABLE raw_props (LIKE stage.participant_properties);"
+        echo "CREATE TEMP TABLE raw_enrollments (LIKE stage.enrollments);"
         for dir in "$REPO"/test/fixtures/*/; do
             fx=$(basename "$dir")
             echo "\\set fx '$fx'"
@@ -332,6 +333,11 @@ stage_fixtures() {
                 echo "INSERT INTO stage.participant_properties SELECT :'fx' || '/' || participant_key, property_key, value FROM raw_props;"
                 echo "TRUNCATE raw_props;"
             fi
+            if [ -f "$dir/enrollments.csv" ]; then
+                echo "\\copy raw_enrollments FROM '$dir/enrollments.csv' WITH (FORMAT csv, HEADER true)"
+                echo "INSERT INTO stage.enrollments SELECT :'fx' || '/' || participant_key, offer_key, start_date, end_date FROM raw_enrollments;"
+                echo "TRUNCATE raw_enrollments;"
+            fi
         done
     } >"$script"
     sql "$name" "$db" -f "$script"
@@ -340,13 +346,13 @@ stage_fixtures() {
 # stage_export NAME DB: stage.* to CSV files in $WORK/stage_*.csv
 stage_export() {
     local name=$1 db=$2 t
-    for t in offers transactions skus uom_conversions participant_properties; do
+    for t in offers transactions skus uom_conversions participant_properties enrollments; do
         sql "$name" "$db" -c "\\copy stage.$t TO '$WORK/stage_$t.csv' WITH (FORMAT csv)"
     done
 }
 stage_import() {
     local name=$1 db=$2 t
-    for t in offers transactions skus uom_conversions participant_properties; do
+    for t in offers transactions skus uom_conversions participant_properties enrollments; do
         sql "$name" "$db" -c "\\copy stage.$t FROM '$WORK/stage_$t.csv' WITH (FORMAT csv)"
     done
 }
@@ -359,6 +365,7 @@ INSERT INTO incentives.skus SELECT DISTINCT ON (sku_key) * FROM stage.skus ORDER
 INSERT INTO incentives.uom_conversions SELECT * FROM stage.uom_conversions ON CONFLICT DO NOTHING;
 INSERT INTO incentives.participant_properties SELECT * FROM stage.participant_properties;
 INSERT INTO incentives.transactions SELECT * FROM stage.transactions;
+INSERT INTO incentives.enrollments SELECT * FROM stage.enrollments;
 ANALYZE;
 EOF
 }
@@ -400,6 +407,7 @@ main() {
                                  (SELECT count(*) FROM stage.skus) AS skus,
                                  (SELECT count(*) FROM stage.uom_conversions) AS uom_conversions,
                                  (SELECT count(*) FROM stage.participant_properties) AS participant_properties,
+                                 (SELECT count(*) FROM stage.enrollments) AS enrollments,
                                  (SELECT count(*) FROM stage.transactions) AS transactions,
                                  (SELECT count(DISTINCT participant_key) FROM stage.transactions) AS participants"
     stage_export single single
@@ -437,6 +445,9 @@ SELECT count(*) AS batches, sum(incentives.load_transactions(batch)) AS load_tra
           FROM (SELECT t.*, (row_number() OVER (ORDER BY transaction_id) - 1) / 5000 AS b
                   FROM stage.transactions t WHERE participant_key LIKE 'gen\_%') t
          GROUP BY b) x;
+SELECT count(*) AS enrollments,
+       count(*) FILTER (WHERE incentives.put_enrollment(participant_key, offer_key, start_date, end_date)) AS new
+  FROM stage.enrollments;
 EOF
     echo "   loaded in $(elapsed "$t")"
 
@@ -453,6 +464,16 @@ BEGIN
         RAISE EXCEPTION 'the shards hold % transactions, the single node %', sharded, single;
     END IF;
     RAISE NOTICE 'every transaction on the partition of its participant; % on the shards = % on the single node', sharded, single;
+END
+\$\$;
+DO \$\$
+DECLARE sharded bigint; single bigint := $(val single single -c "SELECT count(*) FROM incentives.enrollments");
+BEGIN
+    SELECT sum(row_count) INTO sharded FROM incentives.cluster_check() WHERE object = 'enrollments';
+    IF sharded IS DISTINCT FROM single OR single = 0 THEN
+        RAISE EXCEPTION 'the shards hold % enrollments, the single node %', sharded, single;
+    END IF;
+    RAISE NOTICE 'every enrollment on the partition of its participant; % on the shards = % on the single node', sharded, single;
 END
 \$\$;
 EOF
@@ -491,6 +512,7 @@ EOF
         capture tier_progress_each "SELECT t::text FROM ($sample) s,
                                       LATERAL incentives.tier_progress(participant_key => s.p, properties => '{\"growth\": 1}') t"
         capture stack_progress "SELECT t::text FROM incentives.stack_progress() t"
+        capture requirement_progress "SELECT t::text FROM incentives.requirement_progress() t"
         capture explain "SELECT x.p, x.offer_key, incentives.incentive_explain(x.p, x.offer_key)::text
                            FROM (SELECT DISTINCT t.participant_key AS p, o.document ->> 'offer_key' AS offer_key
                                    FROM stage.transactions t JOIN stage.offers o ON o.fixture = split_part(t.participant_key, '/', 1)
@@ -503,7 +525,12 @@ EOF
                            UNION ALL
                            SELECT incentives.calculate(jsonb_build_object(
                                'transactions', (SELECT jsonb_agg(to_jsonb(t)) FROM stage.transactions t
-                                                 WHERE t.participant_key LIKE 'stacked_pair_up/%'))) ->> 'potential_earnings'"
+                                                 WHERE t.participant_key LIKE 'stacked_pair_up/%'))) ->> 'potential_earnings'
+                           UNION ALL
+                           SELECT incentives.calculate(jsonb_build_object(
+                               'participant_key', 'rules_enrollment/retailer_002', 'include_stored', true,
+                               'enrollments', jsonb_build_array(jsonb_build_object(
+                                   'offer_key', 'mfr.2026.enrolled_stepped', 'start_date', '2025-10-01'))))::text"
         # refresh_earnings: CALL on the single node and on the coordinator,
         # then the shards' incentives.earnings side by side with the single
         # node's
@@ -538,6 +565,7 @@ SELECT cmp.compare('incentive_diagnostics', 'cmp.sharded_diagnostics', 'cmp.sing
 SELECT cmp.compare('tier_progress', 'cmp.sharded_tier_progress', 'cmp.single_tier_progress');
 SELECT cmp.compare('tier_progress, one participant at a time', 'cmp.sharded_tier_progress_each', 'cmp.single_tier_progress_each');
 SELECT cmp.compare('stack_progress', 'cmp.sharded_stack_progress', 'cmp.single_stack_progress');
+SELECT cmp.compare('requirement_progress', 'cmp.sharded_requirement_progress', 'cmp.single_requirement_progress');
 SELECT cmp.compare('incentive_explain', 'cmp.sharded_explain', 'cmp.single_explain');
 SELECT cmp.compare('calculate(jsonb)', 'cmp.sharded_calculate', 'cmp.single_calculate');
 SELECT cmp.compare('refresh_earnings: incentives.earnings', 'cmp.sharded_earnings', 'cmp.single_earnings');
@@ -570,6 +598,8 @@ EOF
         "SELECT incentives.put_offer('{\"offer_key\": \"broken\", \"strategy_key\": \"standard\", \"calculator_key\": \"percent_of_amount\", \"periods\": []}')"
     expect_error 'belongs to participant' \
         "SELECT incentives.put_transaction('G00000001', 'someone_else', 'retailer_sales_to_growers', '2026-01-01', 'x', 1, 'gal', 1)"
+    expect_error 'enrollment of participant "rules_enrollment/retailer_001" in offer "mfr.2026.enrolled_standard" from 2025-12-01 .* overlaps' \
+        "SELECT incentives.put_enrollment('rules_enrollment/retailer_001', 'mfr.2026.enrolled_standard', '2025-12-01')"
     # a partial change (as if a put had failed half way): cluster_check names
     # it, the next put heals it
     sql shard0 shard0 -c "INSERT INTO incentives.skus VALUES ('half_applied_sku', 'gal', NULL)"

@@ -51,7 +51,16 @@
  *   - with diagnostics, every offer is reported once, in offer order, as a
  *     JSON object: a standard entry's incentive_amount is what its rows
  *     pay, a stepped offer's rows carry its selected_rate_key, a stack
- *     with rows earns.
+ *     with rows earns;
+ *   - the program rules (fuzz_rules.c; docs/reference.md, Program rules),
+ *     with enrollment windows generated per participant and a twin of
+ *     each offer with limits (the same offer without them) calculated
+ *     beside it: an enrollment-required offer has no row dated outside a
+ *     window; an offer whose requirement is certainly unmet has no rows; a
+ *     limited offer pays what its twin pays, nothing (below its minimum),
+ *     or -- capped -- its maximum exactly, over the twin's rows with the
+ *     same nominal pay rates; with diagnostics, "rules" agrees with the
+ *     rows (qualified, the limit applied, the amount paid).
  *
  * With FUZZ_CALC_STATS set in the environment the harness prints, at exit,
  * how the inputs ended.  Build and run: `make fuzz` (mk/checks.mk);
@@ -67,11 +76,12 @@
 #include "core/rational.h"
 #include "fuzz_checks.h"
 #include "fuzz_common.h"
+#include "fuzz_rules.h"
 #include "fuzz_world.h"
 
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define MAX_OFFERS	FUZZ_MAX_OFFERS
+#define MAX_OFFERS	3				/* offer documents per input; twins add more */
 #define MAX_PROPS	8
 #define MAX_EXTRA_CONVERSIONS 3
 
@@ -100,6 +110,7 @@ PrintStats(void)
 			"%lu invalid-input errors, %lu range errors, %lu inputs with small "
 			"numbers only\n", stats.inputs, stats.no_offer, stats.completed,
 			stats.rows, stats.diagnosed, stats.invalid, stats.range, stats.small);
+	fuzz_rules_stats(stderr);
 }
 
 /* ---- failures ------------------------------------------------------------ */
@@ -400,8 +411,9 @@ Diagnose(void *ctx, const IncOffer *offer, const char *json)
 /* What the engines are built from, so that two of them are alike. */
 typedef struct World
 {
-	const IncOffer *offers[MAX_OFFERS];
+	const IncOffer *offers[FUZZ_MAX_OFFERS];	/* the documents', then twins */
 	int			noffers;
+	FuzzWindows windows;		/* enrollment windows of the participants */
 	int			nextra;
 	const char *extra_from[MAX_EXTRA_CONVERSIONS];
 	const char *extra_to[MAX_EXTRA_CONVERSIONS];
@@ -445,6 +457,7 @@ NewEngine(const World *w, bool diagnostics)
 								   w->sku_uom->entries[i].value);
 	if (diagnostics)
 		inc_engine_set_diagnostics(e, Diagnose, NULL);
+	inc_engine_set_enrollments(e, fuzz_windows, (void *) &w->windows);
 	inc_engine_prepare(e);
 	return e;
 }
@@ -487,8 +500,13 @@ RunParticipant(IncEngine *e, bool diagnostics, const World *w, int participant,
 						 Property, props, Emit, r);
 	calculating = NULL;
 	CheckRun(r);
+	fuzz_check_rules(&r->out, txns, ntxns, Participants[participant], &w->windows,
+					 w->sku_uom, Property, props);
 	if (diagnostics)
+	{
 		fuzz_check_diagnostics(&r->out);
+		fuzz_check_rules_diagnostics(&r->out);
+	}
 	stats.completed++;
 	*hash = r->hash ^ (uint64_t) r->out.nrows;
 	fail_jump = NULL;
@@ -545,6 +563,7 @@ AcceptOffers(World *w, FuzzDriver *d, const uint8_t *const *parts,
 		}
 	}
 	parsing = false;
+	w->noffers = fuzz_add_twins(w->offers, w->noffers, FUZZ_MAX_OFFERS);
 	w->rates = inc_strmap_create();
 	for (k = 0; k < w->noffers; k++)
 		inc_offer_rates(w->offers[k], ListRate, w->rates);
@@ -635,6 +654,7 @@ RunInput(const uint8_t *data, size_t size)
 			*inc_strmap_slot(w.sku_uom, v->skus[k]) = (void *) uom;
 		}
 	}
+	fuzz_gen_windows(&d, v, &w.windows, Participants);
 	e = NewEngine(&w, diagnostics);
 	plain = diagnostics ? NewEngine(&w, false) : NULL;
 

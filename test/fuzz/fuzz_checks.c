@@ -14,19 +14,23 @@
 
 /*
  * fuzz_check_row: the figures of one row: reported scales, a pay rate
- * that follows the rate, the contribution, the effective rate (desc names
- * the row in a failure).
+ * that follows the rate (for incremental tiers, a blended rate within the
+ * tiers' values), the contribution, the effective rate (desc names the
+ * row in a failure).
  */
 void
 fuzz_check_row(const IncRow *row, const char *desc)
 {
 	const IncOffer *o = row->offer;
+	bool		incremental = o->strategy == INC_STEPPED &&
+		o->stepped.tier_mode == INC_TIERS_INCREMENTAL;
 
 	EXPECT_ROW(row->rate_measure != NULL &&
 			   strcmp(row->rate_measure, o->calculator == INC_PERCENT_OF_AMOUNT ?
 					  "percent" : "dollars") == 0, desc);
 	EXPECT_ROW(fuzz_dec_form(&row->rate_value, -1), desc);
-	EXPECT_ROW(fuzz_dec_form(&row->pay_rate, o->calculator == INC_FIXED_AMOUNT ? 6 : -1), desc);
+	EXPECT_ROW(fuzz_dec_form(&row->pay_rate, o->calculator == INC_FIXED_AMOUNT || incremental ?
+							 6 : -1), desc);
 	EXPECT_ROW(fuzz_dec_form(&row->incentivized_quantity, 6), desc);
 	EXPECT_ROW(fuzz_dec_form(&row->incentivized_amount, 2), desc);
 	EXPECT_ROW(fuzz_dec_form(&row->incentive_amount, 2), desc);
@@ -34,7 +38,35 @@ fuzz_check_row(const IncRow *row, const char *desc)
 
 	/* the rate value and a percent or dollars pay rate follow the offer */
 	EXPECT_ROW(inc_dec_sign(&row->rate_value) >= 0, desc);
-	if (o->calculator != INC_FIXED_AMOUNT)
+	if (incremental)
+	{
+		/*
+		 * the blended rate is a weighted mean of the tiers' values: within
+		 * [0, the highest value] (/ 100 for percent), rounded to 6 places
+		 */
+		IncRat		pay,
+					top,
+					value,
+					hundred;
+		int			i;
+
+		inc_rat_from_int(&top, 0);
+		for (i = 0; i < o->stepped.ntiers; i++)
+		{
+			inc_rat_from_dec(&value, &o->stepped.tiers[i].value);
+			if (inc_rat_cmp(&value, &top) > 0)
+				top = value;
+		}
+		inc_rat_from_dec(&pay, &row->pay_rate);
+		if (o->calculator == INC_PERCENT_OF_AMOUNT)
+		{
+			inc_rat_from_int(&hundred, 100);
+			inc_rat_mul(&pay, &pay, &hundred);
+		}
+		inc_rat_round(&top, &top, o->calculator == INC_PERCENT_OF_AMOUNT ? 4 : 6);
+		EXPECT_ROW(inc_dec_sign(&row->pay_rate) >= 0 && inc_rat_cmp(&pay, &top) <= 0, desc);
+	}
+	else if (o->calculator != INC_FIXED_AMOUNT)
 	{
 		IncRat		rate,
 					pay,
@@ -108,8 +140,8 @@ RowsPaid(const FuzzRows *r, const IncOffer *o, const char *rate_key, IncRat *sum
 /*
  * fuzz_check_diagnostics: each offer's diagnostics JSON (one per offer, in
  * offer order) against the participant's rows: a JSON object; a standard
- * entry's incentive_amount is what its rows pay and its transactions at
- * least their count; a stepped offer's rows carry its selected_rate_key;
+ * entry's incentive_amount is what its rows pay (unless requirements or
+ * limits change the rows) and its transactions at least their count; a stepped offer's rows carry its selected_rate_key;
  * a stack with rows earns.
  */
 void
@@ -155,7 +187,10 @@ fuzz_check_diagnostics(const FuzzRows *r)
 					len = strcspn(amount, ",}");
 					EXPECT_ROW(inc_dec_parse(amount, len, &a) == INC_DEC_OK, r->diagnostics[k]);
 					inc_rat_from_dec(&got, &a);
-					EXPECT_ROW(inc_rat_cmp(&got, &paid) == 0, r->diagnostics[k]);
+					/* what the entry pays before requirements and limits */
+					if (o->rules.nrequirements == 0 && !o->rules.limits.has_minimum &&
+						!o->rules.limits.has_maximum)
+						EXPECT_ROW(inc_rat_cmp(&got, &paid) == 0, r->diagnostics[k]);
 					EXPECT_ROW(json_object_get_int(Member(e, "transactions")) >= rows,
 							   r->diagnostics[k]);
 				}

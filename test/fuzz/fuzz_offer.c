@@ -15,7 +15,8 @@
  * checked: a rejected document has a message in that form, and an
  * accepted one holds only what the offer rules allow (resolved indexes
  * in range, rates >= 0, conversion rates > 0, measures that fit the
- * calculator, tiers sorted with distinct thresholds, ...); its rates
+ * calculator, tiers sorted with distinct thresholds, program rules within
+ * their bounds, ...); its rates
  * listing has one row per rate; it is then indexed by an engine, as the
  * host does before calculating, and diagnosed for a participant without
  * transactions (valid JSON, once).
@@ -29,6 +30,7 @@
 #include <string.h>
 
 #include "core/engine.h"
+#include "core/rules.h"
 #include "fuzz_common.h"
 
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -258,6 +260,59 @@ CheckOffer(const IncOffer *o)
 	}
 }
 
+/* The program rules an accepted offer may hold (docs/reference.md, Program rules). */
+static void
+CheckRules(const IncOffer *o)
+{
+	const IncRules *r = &o->rules;
+	const char *json;
+	int			i,
+				j;
+
+	EXPECT(r->enrollment == INC_ENROLLMENT_OPEN || r->enrollment == INC_ENROLLMENT_REQUIRED);
+	if (o->strategy != INC_STEPPED)
+		EXPECT(o->stepped.tier_mode == INC_TIERS_ALL_VOLUME);
+	else if (o->stepped.tier_mode == INC_TIERS_INCREMENTAL)
+	{
+		EXPECT(o->calculator == INC_PERCENT_OF_AMOUNT || o->calculator == INC_DOLLARS_PER_UNIT);
+		EXPECT(o->stepped.threshold_type != INC_THRESHOLD_PROPERTY);
+		EXPECT(inc_dec_sign(&o->stepped.tiers[0].threshold) >= 0);
+	}
+	else
+		EXPECT(o->stepped.tier_mode == INC_TIERS_ALL_VOLUME);
+	for (i = 0; i < r->nrequirements; i++)
+	{
+		const IncRequirement *q = &r->requirements[i];
+
+		CheckString(q->key, true);
+		CheckDec(&q->minimum, -1);
+		if (q->type == INC_THRESHOLD_PROPERTY)
+		{
+			CheckString(q->property_key, true);
+			EXPECT(q->nfilters == 0);
+		}
+		else
+		{
+			EXPECT(q->type == INC_THRESHOLD_AMOUNT || q->type == INC_THRESHOLD_QUANTITY);
+			EXPECT(q->property_key == NULL);
+			CheckFilters(o, q->filters, q->nfilters);
+		}
+		for (j = 0; j < i; j++)
+			EXPECT(strcmp(q->key, r->requirements[j].key) != 0);
+	}
+	if (r->limits.has_minimum)
+		CheckDec(&r->limits.minimum, 0);
+	if (r->limits.has_maximum)
+		CheckDec(&r->limits.maximum, 1);
+	if (r->limits.has_minimum && r->limits.has_maximum)
+		EXPECT(inc_dec_cmp(&r->limits.minimum, &r->limits.maximum) <= 0);
+	EXPECT(r->any == (r->enrollment == INC_ENROLLMENT_REQUIRED || r->nrequirements > 0 ||
+					  r->limits.has_minimum || r->limits.has_maximum));
+	/* the programs view's requirements: a JSON array, one object each */
+	json = inc_rules_requirements_json(o);
+	EXPECT(json != NULL && json[0] == '[');
+}
+
 /* ListedRates: the number of rates the listing shows for offer o. */
 static int
 ListedRates(const IncOffer *o)
@@ -377,6 +432,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		int			count = 0;
 
 		CheckOffer(offer);
+		CheckRules(offer);
 		/* the rates listing: one row per rate, as program_rates shows it */
 		inc_offer_rates(offer, CheckRate, &count);
 		EXPECT(count == ListedRates(offer));

@@ -80,6 +80,8 @@ fuzz_vocab_offer(FuzzVocab *v, const IncOffer *o)
 	}
 	for (i = 0; i < o->nprices; i++)
 		AddWord(v->skus, &v->nskus, o->prices[i].sku_key);
+	for (i = 0; i < o->rules.nrequirements; i++)
+		VocabFilters(v, o->rules.requirements[i].filters, o->rules.requirements[i].nfilters);
 	switch (o->strategy)
 	{
 		case INC_STANDARD:
@@ -229,6 +231,13 @@ fuzz_small_offer(const IncOffer *o)
 	for (i = 0; i < o->nprices; i++)
 		if (!fuzz_small_dec(&o->prices[i].price, false, false))
 			return false;
+	/* a maximum scales every row (times maximum, divided by the total) */
+	if ((o->rules.limits.has_minimum && !fuzz_small_dec(&o->rules.limits.minimum, false, false)) ||
+		(o->rules.limits.has_maximum && !fuzz_small_dec(&o->rules.limits.maximum, true, false)))
+		return false;
+	for (i = 0; i < o->rules.nrequirements; i++)
+		if (!fuzz_small_dec(&o->rules.requirements[i].minimum, false, false))
+			return false;
 	switch (o->strategy)
 	{
 		case INC_STANDARD:
@@ -239,7 +248,9 @@ fuzz_small_offer(const IncOffer *o)
 			break;
 		case INC_STEPPED:
 			for (i = 0; i < o->stepped.ntiers; i++)
-				if (!fuzz_small_dec(&o->stepped.tiers[i].value, false, false))
+				if (!fuzz_small_dec(&o->stepped.tiers[i].value, false, false) ||
+					(o->stepped.tier_mode == INC_TIERS_INCREMENTAL &&
+					 !fuzz_small_dec(&o->stepped.tiers[i].threshold, false, true)))
 					return false;
 			break;
 		case INC_STACKED:
@@ -266,7 +277,7 @@ fuzz_small_offer(const IncOffer *o)
  * (most mutations of a document break it), the driver bytes calculate
  * against one to three of these instead, so such inputs still explore the
  * transactions.  They share SKUs "a", "b", "c" and cover every strategy
- * and calculator.
+ * and calculator, and every program rule (the last three).
  */
 #define B_PERIODS "\"periods\":[{\"key\":\"p\",\"start_date\":\"2026-01-01\",\"end_date\":\"2026-12-31\"}," \
 	"{\"key\":\"q\",\"start_date\":\"2026-07-01\",\"end_date\":\"2027-06-30\"}],"
@@ -318,7 +329,36 @@ const char *const fuzz_builtin_offers[] = {
 	"{\"coverage_unit\":\"acre\",\"rates\":[{\"sku_key\":\"b\",\"rate\":0.00921875,\"from\":\"gal\"},"
 	"{\"sku_key\":\"c\",\"rate\":2,\"from\":\"l\"}]},"
 	"\"rates\":[" B_RATE("b", "0.75", "dollars") "," B_RATE("c", "1", "dollars") "]}],"
-	"\"stacks\":[{\"sku_set_keys\":[\"s\",\"t\"]},{\"key\":\"t_only\",\"sku_set_keys\":[\"t\"]}]}}"
+	"\"stacks\":[{\"sku_set_keys\":[\"s\",\"t\"]},{\"key\":\"t_only\",\"sku_set_keys\":[\"t\"]}]}}",
+
+	B_HEAD("b.rules.capped", "standard", "dollars_per_unit")
+	"\"enrollment\":\"required\",\"limits\":{\"minimum\":5,\"maximum\":40},"
+	"\"requirements\":[{\"key\":\"c_spend\",\"type\":\"aggregated_amount\",\"minimum\":10,"
+	"\"filters\":[" B_FILTER("p", "\"c\"", "buy") "]}],"
+	"\"incentives\":[{\"period_key\":\"p\",\"transaction_type\":\"buy\",\"rates\":["
+	B_RATE("a", "1.5", "dollars") "," B_RATE("b", "0.25", "dollars") "]}]}",
+
+	B_HEAD("b.rules.incremental", "stepped", "percent_of_amount")
+	"\"limits\":{\"maximum\":100.005},"
+	"\"requirements\":[{\"key\":\"plan\",\"type\":\"property\",\"property\":{\"key\":\"bp\"},\"minimum\":80}],"
+	"\"incentive\":{\"tier_mode\":\"incremental\",\"filters\":[" B_FILTER("p", "\"a\",\"b\"", "buy") "],"
+	"\"threshold_definition\":{\"type\":\"aggregated_amount\",\"filters\":["
+	B_FILTER("p", "\"a\",\"b\"", "buy") "]},"
+	"\"rates\":[" B_TIER("0", "2", "percent") "," B_TIER("500", "4", "percent") ","
+	B_TIER("1500", "6", "percent") "]}}",
+
+	B_HEAD("b.rules.stacked", "stacked", "dollars_per_coverage_unit")
+	"\"enrollment\":\"required\",\"limits\":{\"minimum\":1},"
+	"\"requirements\":[{\"key\":\"volume\",\"type\":\"aggregated_quantity\",\"minimum\":2,"
+	"\"filters\":[" B_FILTER("p", "\"a\"", "sell") "]}],"
+	"\"incentive\":{\"sku_sets\":["
+	"{\"key\":\"s\",\"period_key\":\"p\",\"transaction_type\":\"sell\",\"conversion\":"
+	"{\"coverage_unit\":\"acre\",\"rates\":[{\"sku_key\":\"a\",\"rate\":1.0,\"from\":\"unit\"}]},"
+	"\"rates\":[" B_RATE("a", "0", "dollars") "]},"
+	"{\"key\":\"t\",\"period_key\":\"p\",\"transaction_type\":\"sell\",\"conversion\":"
+	"{\"coverage_unit\":\"acre\",\"rates\":[{\"sku_key\":\"b\",\"rate\":0.5,\"from\":\"gal\"}]},"
+	"\"rates\":[" B_RATE("b", "0.75", "dollars") "]}],"
+	"\"stacks\":[{\"sku_set_keys\":[\"s\",\"t\"]}]}}"
 };
 
 const int	fuzz_nbuiltin = (int) (sizeof(fuzz_builtin_offers) / sizeof(fuzz_builtin_offers[0]));

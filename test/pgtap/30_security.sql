@@ -122,7 +122,7 @@ GRANT INSERT, UPDATE, DELETE
 GRANT INSERT, UPDATE ON incentives.offer_versions TO incentives_test_admin;
 GRANT INSERT ON incentives.statements, incentives.statement_lines,
                 incentives.calculation_exceptions TO incentives_test_admin;
-GRANT SELECT, INSERT, DELETE ON incentives_internal.earnings_changes TO incentives_test_admin;
+GRANT SELECT, INSERT, DELETE ON incentives.earnings_changes TO incentives_test_admin;
 GRANT USAGE ON ALL SEQUENCES IN SCHEMA incentives TO incentives_test_admin;
 GRANT EXECUTE ON ALL PROCEDURES IN SCHEMA incentives TO incentives_test_admin;
 

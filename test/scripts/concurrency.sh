@@ -30,6 +30,10 @@
 # 3. Concurrent calculations: two sessions wait at the gate, are let go
 #    together and calculate at the same time: both results equal each other
 #    and a calculation run alone.
+# 4. Enrollment windows (docs/reference.md, Enrollment): two sessions add
+#    overlapping windows of one participant and offer at the same time; the
+#    second waits for the first and is refused with 23P01 once it commits,
+#    under READ COMMITTED and REPEATABLE READ (its snapshot taken before).
 #
 # Results are compared by the md5 of the rows' text, ordered (COLLATE "C").
 # Environment knobs: N_TXNS (100000), TEST_DB (incentives_concurrency).
@@ -318,6 +322,41 @@ else
 fi
 echo "test 3 in $(( $(now_ms) - t0 )) ms"
 session_end ctl
+
+# ---------------------------------------------------------------------------
+# 4. Two sessions adding overlapping enrollment windows of one participant
+#    and offer at the same time: the second waits for the first, then is
+#    refused (23P01), whatever its isolation level
+# ---------------------------------------------------------------------------
+t0=$(now_ms)
+for iso in rc rr; do
+  level=$([ $iso = rc ] && echo "READ COMMITTED" || echo "REPEATABLE READ")
+  psql_db -c "DELETE FROM incentives.enrollments WHERE participant_key = 'P_conc'"
+  session_start "e1$iso"
+  session_start "e2$iso"
+  session_send "e1$iso" "\\set ON_ERROR_STOP 0" "BEGIN;" \
+    "INSERT INTO incentives.enrollments VALUES ('P_conc', 'o', '2026-01-01', '2026-06-30');"
+  session_sync "e1$iso" "E1_INSERTED_$iso"
+  # the second session's snapshot is taken before the first commits
+  session_send "e2$iso" "\\set ON_ERROR_STOP 0" "BEGIN ISOLATION LEVEL $level;" \
+    "SELECT count(*) FROM incentives.enrollments WHERE participant_key = 'P_conc';" \
+    "INSERT INTO incentives.enrollments VALUES ('P_conc', 'o', '2026-03-01', NULL);"
+  wait_gate "e2$iso"
+  session_send "e1$iso" "COMMIT;"
+  session_sync "e1$iso" "E1_COMMITTED_$iso"
+  session_send "e2$iso" "\\echo SQLSTATE=:SQLSTATE" "ROLLBACK;"
+  session_sync "e2$iso" "E2_DONE_$iso"
+  windows=$(psql_db -At -c "SELECT count(*) FROM incentives.enrollments WHERE participant_key = 'P_conc'")
+  if grep -q "overlaps its enrollment from 2026-01-01 to 2026-06-30" "$WORK/e2$iso.out" &&
+     grep -qx "SQLSTATE=23P01" "$WORK/e2$iso.out" && [ "$windows" = 1 ]; then
+    ok "$level: an overlapping window added at the same time waits, then is refused (23P01); 1 window kept"
+  else
+    fail "$level: overlapping windows at the same time: $windows windows kept; second session said: $(cat "$WORK/e2$iso.out")"
+  fi
+  session_end "e1$iso"
+  session_end "e2$iso"
+done
+echo "test 4 in $(( $(now_ms) - t0 )) ms"
 
 echo "concurrency: total $(( ($(now_ms) - script_start) / 1000 )) s"
 if [ "$failures" -ne 0 ]; then

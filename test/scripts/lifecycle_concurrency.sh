@@ -87,7 +87,7 @@ GRANT USAGE ON SCHEMA incentives, incentives_internal TO incentives_lc_admin;
 GRANT SELECT ON ALL TABLES IN SCHEMA incentives TO incentives_lc_admin;
 GRANT INSERT, UPDATE, DELETE ON incentives.earnings, incentives.calculation_runs,
       incentives.calculation_exceptions TO incentives_lc_admin;
-GRANT SELECT, INSERT, DELETE ON incentives_internal.earnings_changes TO incentives_lc_admin;
+GRANT SELECT, INSERT, DELETE ON incentives.earnings_changes TO incentives_lc_admin;
 GRANT USAGE ON ALL SEQUENCES IN SCHEMA incentives TO incentives_lc_admin;
 CALL incentives.refresh_earnings();
 SQL

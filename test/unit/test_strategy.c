@@ -53,7 +53,7 @@ static const char *const Untouched[] = {
 	"\"rates\":[{\"sku_key\":\"a\",\"rate\":3,\"measure\":\"percent\"},"
 	"{\"sku_key\":\"b\",\"rate\":1.5,\"measure\":\"percent\"}],\"transactions\":0,\"incentive_amount\":0}]}",
 
-	"{\"threshold_type\":\"aggregated_amount\",\"property_key\":null,\"threshold_value\":0,"
+	"{\"tier_mode\":\"all_volume\",\"threshold_type\":\"aggregated_amount\",\"property_key\":null,\"threshold_value\":0,"
 	"\"earning_transactions\":0,\"tiers\":["
 	"{\"rate_key\":\"1_percent_greater_than_or_equal_to_0\",\"threshold\":0,\"value\":1,"
 	"\"measure\":\"percent\",\"met\":true,\"incentive_amount\":0},"
@@ -63,7 +63,7 @@ static const char *const Untouched[] = {
 	"\"next_rate_key\":\"2_percent_greater_than_or_equal_to_1000\",\"next_threshold\":1000,"
 	"\"gap_to_next\":1000}",
 
-	"{\"threshold_type\":\"property\",\"property_key\":\"bp\",\"threshold_value\":90,"
+	"{\"tier_mode\":\"all_volume\",\"threshold_type\":\"property\",\"property_key\":\"bp\",\"threshold_value\":90,"
 	"\"earning_transactions\":0,\"tiers\":["
 	"{\"rate_key\":\"500_dollars_greater_than_or_equal_to_80\",\"threshold\":80,\"value\":500,"
 	"\"measure\":\"dollars\",\"met\":true,\"incentive_amount\":0},"

@@ -64,8 +64,11 @@ extern int	unit_load_offers(const char *path, struct IncOffer **out, int max);
 extern void test_numeric(void);
 extern void test_numeric_big(void);	/* called by test_numeric */
 extern void test_offer_parse(void);
+extern void test_offer_rules(void);
 extern void test_engine(void);
 extern void test_strategy(void);
 extern void test_rates(void);
+extern void test_fixtures(void);
+extern void test_rules(void);
 
 #endif

@@ -178,11 +178,17 @@ main(void)
 	unit_arena_reset();
 	test_offer_parse();
 	unit_arena_reset();
+	test_offer_rules();
+	unit_arena_reset();
 	test_engine();
 	unit_arena_reset();
 	test_strategy();
 	unit_arena_reset();
 	test_rates();
+	unit_arena_reset();
+	test_fixtures();
+	unit_arena_reset();
+	test_rules();
 	unit_arena_reset();
 	printf("unit: %d passed, %d failed\n", unit_passed, unit_failed);
 	return unit_failed == 0 ? 0 : 1;

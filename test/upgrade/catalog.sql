@@ -1,8 +1,13 @@
 -- catalog.sql: everything an extension installs, as sorted text lines, so
--- that two databases can be compared with diff (docs/architecture.md,
--- Install and upgrade scripts).  Run with psql -X -A -t -v ext=NAME.
--- Members are found through pg_depend, so a new kind of object is listed
--- as "member" even before it has a line of its own here.
+-- that two databases can be compared with diff (test/ops/upgrade.sh and
+-- dump_restore.sh; docs/architecture.md, Install and upgrade scripts):
+-- members, pg_dump settings, routines (definition, privileges, comment),
+-- relations (options, privileges, comment), columns (also of composite
+-- types), sequences, views, indexes, constraints, triggers, row-level
+-- security policies and flags, types and schemas.  Run with
+-- psql -X -A -t -v ext=NAME.  Members are found through pg_depend, so a new
+-- kind of object is listed as "member" even before it has a line of its
+-- own here.
 WITH ext AS (
     SELECT oid FROM pg_extension WHERE extname = :'ext'
 ), members AS (
@@ -15,10 +20,19 @@ WITH ext AS (
 SELECT line FROM (
     SELECT 'member ' || pg_describe_object(classid, objid, 0) AS line FROM members
     UNION ALL
-    SELECT format('extension %s version %s config %s %s', e.extname, e.extversion,
-                  (SELECT array_agg(c::regclass::text ORDER BY c::regclass::text) FROM unnest(e.extconfig) c),
-                  e.extcondition)
+    SELECT format('extension %s version %s relocatable %s schema %s requires %s',
+                  e.extname, e.extversion, e.extrelocatable, e.extnamespace::regnamespace,
+                  (SELECT array_agg(r.extname ORDER BY r.extname) FROM pg_depend d
+                     JOIN pg_extension r ON r.oid = d.refobjid
+                    WHERE d.classid = 'pg_extension'::regclass AND d.objid = e.oid
+                      AND d.refclassid = 'pg_extension'::regclass))
       FROM pg_extension e, ext WHERE e.oid = ext.oid
+    UNION ALL
+    -- pg_dump settings, one line per table or sequence (in any order of
+    -- registration)
+    SELECT format('config %s condition %s', c.rel::regclass, c.condition)
+      FROM pg_extension e JOIN ext ON ext.oid = e.oid,
+           unnest(e.extconfig, e.extcondition) AS c(rel, condition)
     UNION ALL
     SELECT format('routine %s: %s acl %s comment %s', p.oid::regprocedure,
                   pg_get_functiondef(p.oid), p.proacl, obj_description(p.oid, 'pg_proc'))
@@ -28,13 +42,22 @@ SELECT line FROM (
                   c.reloptions, c.relacl, obj_description(c.oid, 'pg_class'))
       FROM pg_class c JOIN rels r ON r.oid = c.oid
     UNION ALL
-    SELECT format('column %s.%s #%s %s notnull %s default %s generated %s comment %s',
+    SELECT format('column %s.%s #%s %s notnull %s default %s generated %s identity %s collation %s acl %s comment %s',
                   c.oid::regclass, a.attname, a.attnum, format_type(a.atttypid, a.atttypmod),
-                  a.attnotnull, pg_get_expr(ad.adbin, ad.adrelid), a.attgenerated,
-                  col_description(c.oid, a.attnum))
-      FROM pg_class c JOIN rels r ON r.oid = c.oid
+                  a.attnotnull, pg_get_expr(ad.adbin, ad.adrelid), a.attgenerated, a.attidentity,
+                  a.attcollation::regcollation, a.attacl, col_description(c.oid, a.attnum))
+      FROM pg_class c
+      JOIN (SELECT oid FROM rels
+            UNION  -- the attributes of composite types (incentives.earning)
+            SELECT t.typrelid FROM pg_type t JOIN members m ON m.classid = 'pg_type'::regclass AND m.objid = t.oid
+             WHERE t.typtype = 'c') AS r ON r.oid = c.oid
       JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
       LEFT JOIN pg_attrdef ad ON ad.adrelid = c.oid AND ad.adnum = a.attnum
+    UNION ALL
+    SELECT format('sequence %s: %s start %s increment %s min %s max %s cache %s cycle %s',
+                  s.seqrelid::regclass, format_type(s.seqtypid, NULL), s.seqstart, s.seqincrement,
+                  s.seqmin, s.seqmax, s.seqcache, s.seqcycle)
+      FROM pg_sequence s JOIN rels r ON r.oid = s.seqrelid
     UNION ALL
     SELECT format('view %s: %s', c.oid::regclass, pg_get_viewdef(c.oid))
       FROM pg_class c JOIN rels r ON r.oid = c.oid WHERE c.relkind IN ('v', 'm')
@@ -50,8 +73,12 @@ SELECT line FROM (
                   pg_get_triggerdef(t.oid), obj_description(t.oid, 'pg_trigger'))
       FROM pg_trigger t JOIN rels r ON r.oid = t.tgrelid WHERE NOT t.tgisinternal
     UNION ALL
-    SELECT format('policy %s on %s: %s %s %s', po.polname, po.polrelid::regclass, po.polcmd,
-                  pg_get_expr(po.polqual, po.polrelid), pg_get_expr(po.polwithcheck, po.polrelid))
+    SELECT format('policy %s on %s: %s permissive %s to %s using %s check %s comment %s',
+                  po.polname, po.polrelid::regclass, po.polcmd, po.polpermissive,
+                  (SELECT array_agg(CASE WHEN ro = 0 THEN 'public' ELSE ro::regrole::text END ORDER BY 1)
+                     FROM unnest(po.polroles) AS ro),
+                  pg_get_expr(po.polqual, po.polrelid), pg_get_expr(po.polwithcheck, po.polrelid),
+                  obj_description(po.oid, 'pg_policy'))
       FROM pg_policy po JOIN rels r ON r.oid = po.polrelid
     UNION ALL
     SELECT format('rls %s enabled %s forced %s', c.oid::regclass, c.relrowsecurity, c.relforcerowsecurity)

@@ -26,7 +26,43 @@ LANGUAGE C STABLE PARALLEL RESTRICTED
 ROWS 100
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives.incentive_diagnostics(text, jsonb, text[], regclass, timestamptz, date) IS
-  'Why participants earn what they do, per participant and requested offer (touched by its transactions or not), as JSON: standard, each entry with its rates, matched transactions and what it paid; stepped, threshold value, every tier (met, what it would pay), next tier and gap; stacked, coverage per SKU set, overlap and factors per stack; as_of and through_date as for incentive_calculate';
+  'Why participants earn what they do, per participant and requested offer (touched by its transactions or not), as JSON: standard, each entry with its rates, matched transactions and what it paid; stepped, threshold value, every tier (met, what it would pay), next tier and gap, and for incremental tiers the bands and the blended rate; stacked, coverage per SKU set, overlap and factors per stack; and for an offer with program rules, "rules": the enrollment windows used, each requirement against its minimum, the amount before the limits and which applied; as_of and through_date as for incentive_calculate';
+
+
+-- The what-if entry point's variants (incentives.calculate): the same
+-- calculation with the request's own enrollment windows added, a jsonb
+-- array of {participant_key, offer_key, start_date, end_date}.
+CREATE FUNCTION incentives_internal.calculate_request(
+    participant_key text,
+    properties      jsonb,
+    offer_keys      text[],
+    transactions    regclass,
+    enrollments     jsonb,
+    as_of           timestamptz DEFAULT NULL,
+    through_date    date        DEFAULT NULL)
+RETURNS SETOF incentives.earning
+AS 'MODULE_PATHNAME', 'incentives_calculate_request'
+LANGUAGE C STABLE PARALLEL RESTRICTED
+ROWS 1000
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION incentives_internal.calculate_request(text, jsonb, text[], regclass, jsonb, timestamptz, date) IS
+  'calculate() helper: incentive_calculate with the request''s enrollment windows (a JSON array of {participant_key, offer_key, start_date, end_date}) added to the stored ones, and the request''s as_of and through_date';
+
+CREATE FUNCTION incentives_internal.diagnostics_request(
+    participant_key text,
+    properties      jsonb,
+    offer_keys      text[],
+    transactions    regclass,
+    enrollments     jsonb,
+    as_of           timestamptz DEFAULT NULL,
+    through_date    date        DEFAULT NULL)
+RETURNS TABLE (participant_key text, offer_key text, strategy_key text, diagnostics jsonb)
+AS 'MODULE_PATHNAME', 'incentives_diagnostics_request'
+LANGUAGE C STABLE PARALLEL RESTRICTED
+ROWS 100
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION incentives_internal.diagnostics_request(text, jsonb, text[], regclass, jsonb, timestamptz, date) IS
+  'calculate() helper: incentive_diagnostics with the request''s enrollment windows added to the stored ones, and the request''s as_of and through_date';
 
 -- The calculation with the transaction's date as an 18th column: what
 -- refresh_earnings materializes (the same C function: it fills the date

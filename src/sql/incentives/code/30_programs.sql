@@ -28,11 +28,16 @@ CREATE FUNCTION incentives_internal.offer_summary(
     document           jsonb,
     OUT label          text,
     OUT strategy_key   text,
-    OUT calculator_key text)
+    OUT calculator_key text,
+    OUT tier_mode      text,
+    OUT enrollment     text,
+    OUT requirements   jsonb,
+    OUT limit_minimum  numeric,
+    OUT limit_maximum  numeric)
 AS 'MODULE_PATHNAME', 'incentives_offer_summary'
 LANGUAGE C STABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION incentives_internal.offer_summary(jsonb) IS
-  'programs helper: an offer document''s label (NULL when absent), strategy_key and calculator_key, read from the compiled offer; an invalid document is an error (22023)';
+  'programs helper: an offer document''s label (NULL when absent), strategy_key, calculator_key and program rules (tier_mode of a stepped offer, enrollment, requirements, limits), read from the compiled offer; an invalid document is an error (22023)';
 
 CREATE FUNCTION incentives_internal.offer_rates(document jsonb)
 RETURNS TABLE (
@@ -55,7 +60,8 @@ RETURNS TABLE (
     price                  numeric,
     coverage_unit          text,
     coverage_rate          numeric,
-    coverage_uom_key       text)
+    coverage_uom_key       text,
+    tier_mode              text)
 AS 'MODULE_PATHNAME', 'incentives_offer_rates'
 LANGUAGE C STABLE STRICT PARALLEL SAFE
 ROWS 10;
@@ -67,6 +73,11 @@ SELECT o.offer_key,
        s.label,
        s.strategy_key,
        s.calculator_key,
+       s.tier_mode,
+       s.enrollment,
+       s.requirements,
+       s.limit_minimum,
+       s.limit_maximum,
        o.document
   FROM incentives.offers AS o
  CROSS JOIN LATERAL incentives_internal.offer_summary(o.document) AS s;
@@ -76,6 +87,11 @@ COMMENT ON COLUMN incentives.programs.offer_key IS 'The offer';
 COMMENT ON COLUMN incentives.programs.label IS 'The offer''s optional label (NULL when absent)';
 COMMENT ON COLUMN incentives.programs.strategy_key IS 'standard, stepped or stacked';
 COMMENT ON COLUMN incentives.programs.calculator_key IS 'percent_of_amount, dollars_per_unit, fixed_amount or dollars_per_coverage_unit';
+COMMENT ON COLUMN incentives.programs.tier_mode IS 'Stepped: all_volume (the tier met pays on all volume) or incremental (each tier pays on its band: a blended rate); NULL for the other strategies';
+COMMENT ON COLUMN incentives.programs.enrollment IS 'open (everyone may earn) or required (only transactions inside an incentives.enrollments window of the participant count)';
+COMMENT ON COLUMN incentives.programs.requirements IS 'The qualification gates as compiled: [{key, type, minimum, property_key, filters}]; every one must reach its minimum or the offer pays nothing ([] when none)';
+COMMENT ON COLUMN incentives.programs.limit_minimum IS 'Minimum payout per participant: below it the offer pays nothing (NULL: none)';
+COMMENT ON COLUMN incentives.programs.limit_maximum IS 'Maximum payout per participant: above it the rows are scaled down to add up to it exactly (NULL: none)';
 COMMENT ON COLUMN incentives.programs.document IS 'The offer document, as stored';
 
 CREATE VIEW incentives.program_rates WITH (security_invoker = true) AS
@@ -105,15 +121,21 @@ COMMENT ON COLUMN incentives.program_rates.price IS 'The offer''s program price 
 COMMENT ON COLUMN incentives.program_rates.coverage_unit IS 'Stacked: the set''s coverage unit (e.g. acre)';
 COMMENT ON COLUMN incentives.program_rates.coverage_rate IS 'Stacked: the SKU''s conversion rate, in coverage_uom_key per coverage unit';
 COMMENT ON COLUMN incentives.program_rates.coverage_uom_key IS 'Stacked: the unit the conversion rate is in (the conversion''s "from")';
+COMMENT ON COLUMN incentives.program_rates.tier_mode IS 'Stepped: all_volume or incremental (the tier''s value then pays only on its band of the threshold value); NULL otherwise';
 
 -- Programs as of a time (docs/lifecycle.md, Offer versions and as_of): the
--- same rows from the versions valid then (NULL: now).
+-- same rows from the versions valid then (NULL: now), with the version.
 CREATE FUNCTION incentives.programs(as_of timestamptz)
 RETURNS TABLE (
     offer_key      text,
     label          text,
     strategy_key   text,
     calculator_key text,
+    tier_mode      text,
+    enrollment     text,
+    requirements   jsonb,
+    limit_minimum  numeric,
+    limit_maximum  numeric,
     document       jsonb,
     version        integer,
     valid_from     timestamptz,
@@ -123,7 +145,8 @@ STABLE PARALLEL SAFE
 ROWS 100
 SET search_path = pg_catalog, pg_temp
 AS $function$
-    SELECT v.offer_key, s.label, s.strategy_key, s.calculator_key, v.document,
+    SELECT v.offer_key, s.label, s.strategy_key, s.calculator_key, s.tier_mode, s.enrollment,
+           s.requirements, s.limit_minimum, s.limit_maximum, v.document,
            v.version, v.valid_from, v.valid_to
       FROM incentives.offer_versions AS v
      CROSS JOIN LATERAL incentives_internal.offer_summary(v.document) AS s
@@ -132,7 +155,7 @@ AS $function$
      ORDER BY v.offer_key COLLATE "C"
 $function$;
 COMMENT ON FUNCTION incentives.programs(timestamptz) IS
-  'The offers as they were at as_of (NULL: now), one row per offer, with the version in force then (incentives.offer_versions)';
+  'incentives.programs with the offers as they were at as_of (NULL: now), one row per offer, with the version in force then (incentives.offer_versions)';
 
 CREATE FUNCTION incentives.program_rates(as_of timestamptz)
 RETURNS SETOF incentives.program_rates

@@ -14,7 +14,7 @@
 --     INSERT and DELETE on the table replaces the rows batch by batch in
 --     one transaction (the same result, slower).
 --   one participant: its rows are deleted and calculated again.
---   changed_only: the participants incentives_internal.earnings_changes
+--   changed_only: the participants incentives.earnings_changes
 --     names (their transactions, properties or enrollments changed), or
 --     everyone when it says so (an offer, SKU or unit conversion changed).
 --
@@ -218,7 +218,7 @@ BEGIN
         INSERT INTO incentives.calculation_exceptions (run_id, participant_key, transaction_id, sqlstate, message)
         VALUES (refresh_earnings_one.run_id, participant, v_txn, v_state,
                 CASE WHEN v_detail = '' THEN v_message ELSE v_message || chr(10) || 'DETAIL: ' || v_detail END);
-        INSERT INTO incentives_internal.earnings_changes (participant_key) VALUES (participant);
+        INSERT INTO incentives.earnings_changes (participant_key) VALUES (participant);
         IF NOT replace THEN
             EXECUTE format('INSERT INTO %s SELECT * FROM incentives.earnings AS e WHERE e.participant_key = $1',
                            target)
@@ -290,9 +290,9 @@ BEGIN
         v_everyone := false;
         v_keys := ARRAY[v_participant];
         IF v_tracked THEN
-            DELETE FROM incentives_internal.earnings_changes AS c WHERE c.participant_key = v_participant;
+            DELETE FROM incentives.earnings_changes AS c WHERE c.participant_key = v_participant;
         ELSE
-            INSERT INTO incentives_internal.earnings_changes (participant_key) VALUES (v_participant);
+            INSERT INTO incentives.earnings_changes (participant_key) VALUES (v_participant);
         END IF;
     ELSE
         PERFORM pg_advisory_xact_lock(hashtext('incentives.earnings'), 0);
@@ -300,7 +300,7 @@ BEGIN
         -- committed before it, so the calculations below (later snapshots)
         -- include it; what commits after it stays for the next run.
         WITH consumed AS (
-            DELETE FROM incentives_internal.earnings_changes AS c
+            DELETE FROM incentives.earnings_changes AS c
             RETURNING c.participant_key)
         SELECT bool_or(c.participant_key IS NULL),
                array_agg(DISTINCT c.participant_key COLLATE "C") FILTER (WHERE c.participant_key IS NOT NULL)
@@ -310,7 +310,7 @@ BEGIN
         IF NOT v_tracked THEN
             -- earnings from another relation: everyone differs from a
             -- calculation on incentives.transactions now
-            INSERT INTO incentives_internal.earnings_changes (participant_key) VALUES (NULL);
+            INSERT INTO incentives.earnings_changes (participant_key) VALUES (NULL);
         END IF;
         IF NOT v_everyone THEN
             v_keys := COALESCE(v_changed, '{}');
@@ -371,14 +371,15 @@ BEGIN
 
     -- Several batches: what every participant's calculation shares stays
     -- put until this transaction ends, so all batches see the same offers,
-    -- units and properties (SHARE locks: writers wait, readers do not;
-    -- taken where the role may lock, i.e. has UPDATE, DELETE or TRUNCATE
-    -- on the table).  Transactions are not locked: each participant's rows
-    -- come from one statement.
+    -- units, properties and enrollments (SHARE locks: writers wait, readers
+    -- do not; taken where the role may lock, i.e. has UPDATE, DELETE or
+    -- TRUNCATE on the table).  Transactions are not locked: each
+    -- participant's rows come from one statement.
     IF v_nbatches > 1 THEN
         FOR v_table IN SELECT unnest(ARRAY['incentives.offers', 'incentives.skus',
                                            'incentives.uom_conversions',
-                                           'incentives.participant_properties']) LOOP
+                                           'incentives.participant_properties',
+                                           'incentives.enrollments']) LOOP
             IF has_table_privilege(v_table, 'UPDATE, DELETE, TRUNCATE') THEN
                 EXECUTE format('LOCK TABLE %s IN SHARE MODE', v_table);
             END IF;

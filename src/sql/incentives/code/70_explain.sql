@@ -1,5 +1,5 @@
 ------------------------------------------------------------------------
--- Explain, tier progress and stack progress (built on
+-- Explain, tier progress, requirement progress and stack progress (built on
 -- incentives.incentive_diagnostics)
 ------------------------------------------------------------------------
 
@@ -92,6 +92,11 @@ BEGIN
     IF v_through IS NOT NULL THEN
         v_result := v_result || jsonb_build_object('through_date', v_through);
     END IF;
+    -- an offer with program rules: their state (enrollment windows,
+    -- requirements, limits), as the engine diagnosed them
+    IF v_diag ? 'rules' THEN
+        v_result := v_result || jsonb_build_object('rules', v_diag -> 'rules');
+    END IF;
 
     IF v_strategy = 'standard' THEN
         -- each entry as diagnosed, with its rows and their totals
@@ -120,7 +125,7 @@ BEGIN
 END
 $function$;
 COMMENT ON FUNCTION incentives.incentive_explain(text, text, jsonb, regclass, timestamptz, date) IS
-  'Why a participant earns what it does under one offer, as JSON: standard, each entry with its matched rows and totals; stepped, the threshold value, every tier (met or not, what it would pay), the selected and next tier and the gap; stacked, coverage per SKU set, overlap and factors per stack; totals are incentive_calculate''s; as_of and through_date as for incentive_calculate';
+  'Why a participant earns what it does under one offer, as JSON: standard, each entry with its matched rows and totals; stepped, the threshold value, every tier (met or not, what it would pay), the selected and next tier and the gap, and for incremental tiers the bands and the blended rate; stacked, coverage per SKU set, overlap and factors per stack; with program rules, the enrollment windows used, each requirement against its minimum and the limits applied; totals are incentive_calculate''s; as_of and through_date as for incentive_calculate';
 
 CREATE FUNCTION incentives_internal.explain_totals(earnings incentives.earning[], rate_key text)
 RETURNS jsonb
@@ -193,7 +198,13 @@ RETURNS TABLE (
     gap_to_next          numeric,
     earning_transactions integer,
     earned_now           numeric,
-    earned_at_next       numeric)
+    earned_at_next       numeric,
+    tier_mode            text,
+    blended_rate         numeric,
+    blended_rate_at_next numeric,
+    qualified            boolean,
+    requirement_gaps     jsonb,
+    limit_applied        text)
 LANGUAGE sql
 STABLE PARALLEL RESTRICTED
 ROWS 100
@@ -210,8 +221,19 @@ SELECT d.participant_key,
        (d.diagnostics ->> 'next_threshold')::numeric,
        incentives_internal.progress_figure(d.diagnostics ->> 'threshold_type', (d.diagnostics ->> 'gap_to_next')::numeric),
        (d.diagnostics ->> 'earning_transactions')::integer,
-       round(COALESCE(cur.incentive_amount, 0), 2),
-       round(nxt.incentive_amount, 2)
+       -- what the calculation pays: after requirements and limits when the
+       -- offer has them (the rows the engine held), else the current tier's
+       round(COALESCE((d.diagnostics -> 'rules' ->> 'incentive_amount')::numeric,
+                      cur.incentive_amount, 0), 2),
+       round(nxt.incentive_amount, 2),
+       d.diagnostics ->> 'tier_mode',
+       (d.diagnostics ->> 'blended_rate')::numeric,
+       (d.diagnostics ->> 'next_blended_rate')::numeric,
+       COALESCE((d.diagnostics -> 'rules' ->> 'qualified')::boolean, true),
+       COALESCE((SELECT jsonb_object_agg(r ->> 'key', r -> 'gap')
+                   FROM jsonb_array_elements(d.diagnostics -> 'rules' -> 'requirements') AS r
+                  WHERE NOT (r ->> 'met')::boolean), '{}'::jsonb),
+       d.diagnostics -> 'rules' -> 'limits' ->> 'applied'
   FROM incentives.incentive_diagnostics(tier_progress.participant_key,
                                         COALESCE(tier_progress.properties, '{}'),
                                         NULL,
@@ -233,7 +255,49 @@ SELECT d.participant_key,
  ORDER BY d.participant_key COLLATE "C", d.offer_key COLLATE "C"
 $function$;
 COMMENT ON FUNCTION incentives.tier_progress(text, jsonb, regclass, timestamptz, date) IS
-  'Per participant (every one with transactions of the offers'' SKUs, or the one named) and stepped offer, touched or not: the threshold value, the current tier, the next tier and the gap to it, what the earning transactions pay now and would pay at the next tier; as_of and through_date as for incentive_calculate';
+  'Per participant (every one with transactions of the offers'' SKUs, or the one named) and stepped offer, touched or not: the threshold value, the current tier, the next tier and the gap to it, what the calculation pays now (after requirements and limits) and what the earning transactions would pay at the next tier (before them); the tier mode and, for incremental tiers, the blended rate now and at the next threshold; whether the participant qualifies, how far each unmet requirement is from its minimum, and which limit applied; as_of and through_date as for incentive_calculate';
+
+CREATE FUNCTION incentives.requirement_progress(
+    participant_key text     DEFAULT NULL,
+    properties      jsonb    DEFAULT '{}',
+    transactions    regclass DEFAULT 'incentives.transactions')
+RETURNS TABLE (
+    participant_key  text,
+    offer_key        text,
+    strategy_key     text,
+    requirement_key  text,
+    requirement_type text,
+    property_key     text,
+    value            numeric,
+    minimum          numeric,
+    gap              numeric,
+    met              boolean,
+    qualified        boolean)
+LANGUAGE sql
+STABLE PARALLEL RESTRICTED
+ROWS 100
+SET search_path = pg_catalog, pg_temp
+AS $function$
+SELECT d.participant_key,
+       d.offer_key,
+       d.strategy_key,
+       r.r ->> 'key',
+       r.r ->> 'type',
+       r.r ->> 'property_key',
+       (r.r ->> 'value')::numeric,
+       (r.r ->> 'minimum')::numeric,
+       (r.r ->> 'gap')::numeric,
+       (r.r ->> 'met')::boolean,
+       (d.diagnostics -> 'rules' ->> 'qualified')::boolean
+  FROM incentives.incentive_diagnostics(requirement_progress.participant_key,
+                                        COALESCE(requirement_progress.properties, '{}'),
+                                        NULL,
+                                        COALESCE(requirement_progress.transactions, 'incentives.transactions')) AS d
+ CROSS JOIN LATERAL jsonb_array_elements(d.diagnostics -> 'rules' -> 'requirements') WITH ORDINALITY AS r(r, n)
+ ORDER BY d.participant_key COLLATE "C", d.offer_key COLLATE "C", r.n
+$function$;
+COMMENT ON FUNCTION incentives.requirement_progress(text, jsonb, regclass) IS
+  'Per participant (every one with transactions of the offers'' SKUs, or the one named), offer with requirements and requirement: its value against its minimum (NULL for a missing property), the gap still to close, whether it is met, and whether the participant qualifies for the offer (every requirement met)';
 
 CREATE FUNCTION incentives.stack_progress(
     participant_key text        DEFAULT NULL,

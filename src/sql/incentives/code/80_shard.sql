@@ -7,9 +7,9 @@
 --   RUN ON ALL):   put_offer, delete_offer, put_sku, delete_sku,
 --                  put_uom_conversion, delete_uom_conversion,
 --                  put_participant_property, delete_participant_property
---   transactions, on the shard of hashtext(participant_key):
+--   transactions and enrollments, on the shard of hashtext(participant_key):
 --                  put_transaction, delete_transaction, put_transactions,
---                  load_transactions
+--                  load_transactions, put_enrollment, delete_enrollment
 --   checks:        shard_summary (what incentives.cluster_check() compares)
 --
 -- Each put_* is an idempotent upsert that returns true when it inserted a
@@ -224,6 +224,39 @@ $$;
 COMMENT ON FUNCTION incentives_internal.load_transactions(jsonb) IS
   'Inserts or replaces a JSON array of transactions (objects with the transaction columns); returns how many. Through a coordinator: each on the shard of its participant';
 
+-- Enrollment windows (docs/reference.md, Enrollment): participant data, on
+-- the shard of the participant.  A window is keyed by its start_date; put
+-- replaces the end_date of an existing one.  Overlapping windows are
+-- refused by the table's trigger (23P01).
+CREATE FUNCTION incentives_internal.put_enrollment(
+    participant_key text,
+    offer_key       text,
+    start_date      date,
+    end_date        date DEFAULT NULL)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    INSERT INTO incentives.enrollments AS n (participant_key, offer_key, start_date, end_date)
+    VALUES ($1, $2, $3, $4)
+    ON CONFLICT (participant_key, offer_key, start_date) DO UPDATE SET end_date = EXCLUDED.end_date
+    RETURNING n.xmax = 0
+$$;
+COMMENT ON FUNCTION incentives_internal.put_enrollment(text, text, date, date) IS
+  'Inserts an enrollment window, or replaces the end_date of the one starting that day; true when it is new. Through a coordinator: on the shard of the participant';
+
+CREATE FUNCTION incentives_internal.delete_enrollment(participant_key text, offer_key text, start_date date)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH d AS (DELETE FROM incentives.enrollments n
+                WHERE n.participant_key = $1 AND n.offer_key = $2 AND n.start_date = $3 RETURNING 1)
+    SELECT count(*) > 0 FROM d
+$$;
+COMMENT ON FUNCTION incentives_internal.delete_enrollment(text, text, date) IS
+  'Deletes the enrollment window of a participant in an offer starting that day; true when it existed. Through a coordinator: on the shard of the participant';
+
 -- What incentives.cluster_check() on a coordinator compares across shards:
 -- a digest of each reference table (they must be identical everywhere) and
 -- the transactions that do not hash to this shard's partition.
@@ -263,9 +296,15 @@ AS $$
     SELECT 'misplaced_transactions',
            count(*) FILTER (WHERE (hashtext(t.participant_key) & ($1 - 1)) <> $2), NULL
       FROM incentives.transactions t
+    UNION ALL
+    SELECT 'enrollments', count(*), NULL FROM incentives.enrollments
+    UNION ALL
+    SELECT 'misplaced_enrollments',
+           count(*) FILTER (WHERE (hashtext(n.participant_key) & ($1 - 1)) <> $2), NULL
+      FROM incentives.enrollments n
 $$;
 COMMENT ON FUNCTION incentives_internal.shard_summary(integer, integer) IS
-  'Row counts and digests of the reference tables and the offer history (without its times), the transaction count, and how many transactions do not belong to this partition (hashtext(participant_key) & (partitions - 1) <> partition)';
+  'Row counts and digests of the reference tables and the offer history (without its times), the transaction and enrollment counts, and how many transactions and enrollments do not belong to this partition (hashtext(participant_key) & (partitions - 1) <> partition)';
 
 -- incentives.refresh_earnings as a function, so that a coordinator can run
 -- it on the shards (PL/Proxy calls functions, not procedures).  Called from

@@ -1,6 +1,5 @@
 ------------------------------------------------------------------------
--- Privileges: who may calculate, who may edit offers (docs/operations.md,
--- Security and privileges)
+-- Privileges: who may calculate, who may edit offers (docs/security.md)
 --
 -- Every function of the extension runs with the caller's rights (none is
 -- SECURITY DEFINER), and the views are security_invoker: what a role may
@@ -10,70 +9,12 @@
 -- it leaves PUBLIC without access to the schema and its tables, so by
 -- default only the owner (the superuser who installed it) can use it.
 --
--- The model, as a DBA applies it after CREATE EXTENSION (and again for
--- objects added by an ALTER EXTENSION ... UPDATE):
---
---   -- incentives_reader: may calculate and read the reference data
---   CREATE ROLE incentives_reader NOLOGIN;
---   GRANT USAGE ON SCHEMA incentives, incentives_internal TO incentives_reader;
---   GRANT SELECT ON ALL TABLES IN SCHEMA incentives TO incentives_reader;
---   GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA incentives TO incentives_reader;
---
---   -- incentives_admin: a reader who also edits offers and reference
---   -- data, loads transactions and refreshes the materialized earnings
---   CREATE ROLE incentives_admin NOLOGIN;
---   GRANT incentives_reader TO incentives_admin;
---   GRANT INSERT, UPDATE, DELETE
---      ON incentives.offers, incentives.skus, incentives.uom_conversions,
---         incentives.participant_properties, incentives.transactions,
---         incentives.earnings, incentives.calculation_runs
---      TO incentives_admin;
---   -- the lifecycle (docs/lifecycle.md): writing an offer writes its
---   -- version, writing any input logs the change for changed_only
---   -- refreshes, settle writes statements, a skipping refresh its
---   -- exceptions (the append-only tables refuse UPDATE and DELETE to
---   -- every role whatever is granted)
---   GRANT INSERT, UPDATE ON incentives.offer_versions TO incentives_admin;
---   GRANT INSERT ON incentives.statements, incentives.statement_lines,
---                   incentives.calculation_exceptions TO incentives_admin;
---   GRANT SELECT, INSERT, DELETE ON incentives_internal.earnings_changes TO incentives_admin;
---   GRANT USAGE ON ALL SEQUENCES IN SCHEMA incentives TO incentives_admin;
---   GRANT EXECUTE ON ALL PROCEDURES IN SCHEMA incentives TO incentives_admin;
---
--- A full refresh by a role that owns incentives.earnings (or is a member
--- of its owner's role) swaps a new partition in; an admin without that
--- replaces the rows one batch at a time (same result, slower).  Any role
--- that writes transactions, participant properties, offers, SKUs or unit
--- conversions needs the INSERT on incentives_internal.earnings_changes
--- (and USAGE on schema incentives_internal).
---
---   -- people and services get one of the two
---   GRANT incentives_reader TO analyst_alice;
---   GRANT incentives_admin TO program_manager_bob;
---
--- Readers cannot change an offer: INSERT, UPDATE and DELETE on
--- incentives.offers fail with 42501 (and every write that is allowed still
--- goes through the validation trigger).  EXECUTE on the functions is also
--- PUBLIC's by PostgreSQL's default; that is harmless because a function can
--- read nothing its caller cannot, and the explicit GRANT keeps readers
--- working where a DBA revokes it from PUBLIC.
---
--- Which participants a reader sees is row-level security on the
--- transactions, e.g. one policy for all readers over a mapping table:
---
---   CREATE TABLE acl.participant_access (role_name name, participant_key text,
---                                        PRIMARY KEY (role_name, participant_key));
---   GRANT SELECT ON acl.participant_access TO incentives_reader;
---   ALTER TABLE incentives.transactions ENABLE ROW LEVEL SECURITY;
---   CREATE POLICY reader_participants ON incentives.transactions
---     FOR SELECT TO incentives_reader
---     USING (participant_key IN (SELECT a.participant_key FROM acl.participant_access a
---                                 WHERE a.role_name = current_user));
---
--- incentive_calculate then returns each reader only the earnings of its own
--- participants (test/pgtap/30_security.sql checks all of the above).  A
--- transactions relation the caller passes is read with the caller's rights
--- too, so a reader may calculate a what-if over a temp table of its own.
+-- The model a DBA applies after CREATE EXTENSION and after every ALTER
+-- EXTENSION ... UPDATE -- the reader and admin roles, their grants, and
+-- row-level security by participant set once on incentives.transactions
+-- and followed by every participant table (code/85_row_security.sql) --
+-- is written out, statement by statement, in docs/security.md;
+-- test/pgtap/30_security.sql and 35_participant_rls.sql apply it.
 ------------------------------------------------------------------------
 
 -- Explicit secure defaults: nothing for PUBLIC on the schema and the

@@ -54,7 +54,21 @@ COMMENT ON COLUMN incentives.uom_conversions.from_uom_key IS 'Unit converted fro
 COMMENT ON COLUMN incentives.uom_conversions.to_uom_key IS 'Unit converted to';
 COMMENT ON COLUMN incentives.uom_conversions.factor IS 'How many to-units one from-unit is (> 0)';
 
-INSERT INTO incentives.uom_conversions (from_uom_key, to_uom_key, factor) VALUES
+-- The conversions the extension ships (SPEC §1.3), defined once: the
+-- install copies them into incentives.uom_conversions, where they are
+-- ordinary rows a DBA may edit or delete.
+CREATE TABLE incentives_internal.shipped_uom_conversions (
+    from_uom_key text NOT NULL,
+    to_uom_key   text NOT NULL,
+    factor       numeric NOT NULL,
+    PRIMARY KEY (from_uom_key, to_uom_key)
+);
+COMMENT ON TABLE incentives_internal.shipped_uom_conversions IS
+  'The unit conversions this version of the extension ships (copied into incentives.uom_conversions by CREATE EXTENSION); extension data, not dumped';
+COMMENT ON COLUMN incentives_internal.shipped_uom_conversions.from_uom_key IS 'Unit converted from';
+COMMENT ON COLUMN incentives_internal.shipped_uom_conversions.to_uom_key IS 'Unit converted to';
+COMMENT ON COLUMN incentives_internal.shipped_uom_conversions.factor IS 'The shipped factor';
+INSERT INTO incentives_internal.shipped_uom_conversions (from_uom_key, to_uom_key, factor) VALUES
     ('gal', 'qt', 4),
     ('gal', 'pt', 8),
     ('gal', 'fl_oz', 128),
@@ -64,6 +78,28 @@ INSERT INTO incentives.uom_conversions (from_uom_key, to_uom_key, factor) VALUES
     ('ton', 'lb', 2000),
     ('kg', 'g', 1000),
     ('lb', 'kg', 0.45359237);
+INSERT INTO incentives.uom_conversions (from_uom_key, to_uom_key, factor)
+SELECT s.from_uom_key, s.to_uom_key, s.factor FROM incentives_internal.shipped_uom_conversions AS s;
+
+-- What became of the shipped conversions: one row per shipped pair whose
+-- row in incentives.uom_conversions was edited (factor: the current one)
+-- or deleted (factor NULL); kept by the trigger uom_conversions_track.
+-- pg_dump keeps it, and restoring a row re-applies the change to the rows
+-- CREATE EXTENSION has just shipped (trigger uom_conversion_changes_apply):
+-- docs/backup-and-upgrade.md.
+CREATE TABLE incentives.uom_conversion_changes (
+    from_uom_key text NOT NULL,
+    to_uom_key   text NOT NULL,
+    factor       numeric,
+    PRIMARY KEY (from_uom_key, to_uom_key),
+    FOREIGN KEY (from_uom_key, to_uom_key)
+        REFERENCES incentives_internal.shipped_uom_conversions (from_uom_key, to_uom_key)
+);
+COMMENT ON TABLE incentives.uom_conversion_changes IS
+  'Edits and deletions of the shipped unit conversions (maintained by a trigger on incentives.uom_conversions), so that pg_dump/pg_restore reproduces incentives.uom_conversions exactly';
+COMMENT ON COLUMN incentives.uom_conversion_changes.from_uom_key IS 'Unit converted from (a shipped pair)';
+COMMENT ON COLUMN incentives.uom_conversion_changes.to_uom_key IS 'Unit converted to (a shipped pair)';
+COMMENT ON COLUMN incentives.uom_conversion_changes.factor IS 'The factor the pair has now; NULL when the row was deleted';
 
 CREATE TABLE incentives.participant_properties (
     participant_key text NOT NULL,
@@ -77,11 +113,14 @@ COMMENT ON COLUMN incentives.participant_properties.participant_key IS 'The part
 COMMENT ON COLUMN incentives.participant_properties.property_key IS 'The property, as named in threshold_definition.property.key';
 COMMENT ON COLUMN incentives.participant_properties.value IS 'Its numeric value';
 
--- pg_dump keeps user data of extension tables (shipped conversions excluded).
+-- pg_dump keeps the data of every table (docs/backup-and-upgrade.md).
+-- incentives.uom_conversions: every row but the shipped pairs, which
+-- CREATE EXTENSION ships again on restore; what became of those is in
+-- incentives.uom_conversion_changes.
 SELECT pg_catalog.pg_extension_config_dump('incentives.offers', '');
 SELECT pg_catalog.pg_extension_config_dump('incentives.transactions', '');
 SELECT pg_catalog.pg_extension_config_dump('incentives.skus', '');
 SELECT pg_catalog.pg_extension_config_dump('incentives.participant_properties', '');
 SELECT pg_catalog.pg_extension_config_dump('incentives.uom_conversions',
-  $$WHERE (from_uom_key, to_uom_key) NOT IN (('gal','qt'),('gal','pt'),('gal','fl_oz'),('gal','l'),('l','ml'),('lb','oz'),('ton','lb'),('kg','g'),('lb','kg'))$$);
-
+  $$WHERE (from_uom_key, to_uom_key) NOT IN (SELECT s.from_uom_key, s.to_uom_key FROM incentives_internal.shipped_uom_conversions AS s)$$);
+SELECT pg_catalog.pg_extension_config_dump('incentives.uom_conversion_changes', '');

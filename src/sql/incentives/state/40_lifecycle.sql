@@ -75,7 +75,7 @@ COMMENT ON INDEX incentives.statement_lines_participant_idx IS 'Lines by partici
 -- Refreshes that keep going: one row per participant a refresh
 -- with on_error => 'skip' could not calculate.
 CREATE TABLE incentives.calculation_exceptions (
-    run_id          bigint NOT NULL REFERENCES incentives.calculation_runs ON DELETE CASCADE,
+    run_id          bigint NOT NULL,
     participant_key text NOT NULL,
     transaction_id  text,
     sqlstate        text NOT NULL,
@@ -84,7 +84,7 @@ CREATE TABLE incentives.calculation_exceptions (
 );
 COMMENT ON TABLE incentives.calculation_exceptions IS
   'Participants a refresh_earnings(on_error => ''skip'') could not calculate for a data reason: they kept their previous earnings';
-COMMENT ON COLUMN incentives.calculation_exceptions.run_id IS 'The incentives.calculation_runs row of the refresh';
+COMMENT ON COLUMN incentives.calculation_exceptions.run_id IS 'The incentives.calculation_runs row of the refresh (no foreign key: the run log may be truncated on its own)';
 COMMENT ON COLUMN incentives.calculation_exceptions.participant_key IS 'The participant that kept its previous earnings';
 COMMENT ON COLUMN incentives.calculation_exceptions.transaction_id IS 'The transaction the calculation failed on; NULL when the failure was not about one transaction (a property, say)';
 COMMENT ON COLUMN incentives.calculation_exceptions.sqlstate IS 'The error''s SQLSTATE (class 22 data exception or 23 integrity constraint violation)';
@@ -95,12 +95,12 @@ COMMENT ON COLUMN incentives.calculation_exceptions.message IS 'The error messag
 -- row per change (NULL: everyone).  Written by statement-level triggers on
 -- the inputs with the writer's rights, consumed by refresh_earnings.  Not
 -- dumped: after a restore the triggers have logged every loaded row.
-CREATE TABLE incentives_internal.earnings_changes (
+CREATE TABLE incentives.earnings_changes (
     participant_key text
 );
-COMMENT ON TABLE incentives_internal.earnings_changes IS
+COMMENT ON TABLE incentives.earnings_changes IS
   'Participants whose inputs changed since their earnings were calculated (NULL: everyone, after a change of offers, SKUs or unit conversions); what refresh_earnings(changed_only => true) recalculates';
-COMMENT ON COLUMN incentives_internal.earnings_changes.participant_key IS 'The participant; NULL for everyone';
+COMMENT ON COLUMN incentives.earnings_changes.participant_key IS 'The participant; NULL for everyone';
 
 SELECT pg_catalog.pg_extension_config_dump('incentives.offer_versions', '');
 SELECT pg_catalog.pg_extension_config_dump('incentives.statements', '');

@@ -27,6 +27,76 @@ BEGIN
 END
 $upgrade$;
 
+-- The shipped unit conversions survive pg_dump/pg_restore as they are
+-- (state/10_reference.sql, code/12_uom_conversions.sql): the shipped pairs
+-- get a table of their own, and what became of each in this database
+-- (edited or deleted under 0.1.0) is recorded now.
+CREATE TABLE incentives_internal.shipped_uom_conversions (
+    from_uom_key text NOT NULL,
+    to_uom_key   text NOT NULL,
+    factor       numeric NOT NULL,
+    PRIMARY KEY (from_uom_key, to_uom_key)
+);
+COMMENT ON TABLE incentives_internal.shipped_uom_conversions IS
+  'The unit conversions this version of the extension ships (copied into incentives.uom_conversions by CREATE EXTENSION); extension data, not dumped';
+COMMENT ON COLUMN incentives_internal.shipped_uom_conversions.from_uom_key IS 'Unit converted from';
+COMMENT ON COLUMN incentives_internal.shipped_uom_conversions.to_uom_key IS 'Unit converted to';
+COMMENT ON COLUMN incentives_internal.shipped_uom_conversions.factor IS 'The shipped factor';
+INSERT INTO incentives_internal.shipped_uom_conversions (from_uom_key, to_uom_key, factor) VALUES
+    ('gal', 'qt', 4),
+    ('gal', 'pt', 8),
+    ('gal', 'fl_oz', 128),
+    ('gal', 'l', 3.785411784),
+    ('l', 'ml', 1000),
+    ('lb', 'oz', 16),
+    ('ton', 'lb', 2000),
+    ('kg', 'g', 1000),
+    ('lb', 'kg', 0.45359237);
+
+CREATE TABLE incentives.uom_conversion_changes (
+    from_uom_key text NOT NULL,
+    to_uom_key   text NOT NULL,
+    factor       numeric,
+    PRIMARY KEY (from_uom_key, to_uom_key),
+    FOREIGN KEY (from_uom_key, to_uom_key)
+        REFERENCES incentives_internal.shipped_uom_conversions (from_uom_key, to_uom_key)
+);
+COMMENT ON TABLE incentives.uom_conversion_changes IS
+  'Edits and deletions of the shipped unit conversions (maintained by a trigger on incentives.uom_conversions), so that pg_dump/pg_restore reproduces incentives.uom_conversions exactly';
+COMMENT ON COLUMN incentives.uom_conversion_changes.from_uom_key IS 'Unit converted from (a shipped pair)';
+COMMENT ON COLUMN incentives.uom_conversion_changes.to_uom_key IS 'Unit converted to (a shipped pair)';
+COMMENT ON COLUMN incentives.uom_conversion_changes.factor IS 'The factor the pair has now; NULL when the row was deleted';
+INSERT INTO incentives.uom_conversion_changes (from_uom_key, to_uom_key, factor)
+SELECT s.from_uom_key, s.to_uom_key, c.factor
+  FROM incentives_internal.shipped_uom_conversions AS s
+  LEFT JOIN incentives.uom_conversions AS c
+    ON c.from_uom_key OPERATOR(pg_catalog.=) s.from_uom_key
+   AND c.to_uom_key OPERATOR(pg_catalog.=) s.to_uom_key
+ WHERE c.factor::text IS DISTINCT FROM s.factor::text;
+
+SELECT pg_catalog.pg_extension_config_dump('incentives.uom_conversions',
+  $$WHERE (from_uom_key, to_uom_key) NOT IN (SELECT s.from_uom_key, s.to_uom_key FROM incentives_internal.shipped_uom_conversions AS s)$$);
+SELECT pg_catalog.pg_extension_config_dump('incentives.uom_conversion_changes', '');
+
+-- Enrollments (docs/reference.md, Enrollment), as state/40_enrollments.sql
+-- creates them in a fresh install.
+CREATE TABLE incentives.enrollments (
+    participant_key text NOT NULL,
+    offer_key       text NOT NULL,
+    start_date      date NOT NULL,
+    end_date        date NULL,
+    PRIMARY KEY (participant_key, offer_key, start_date),
+    CONSTRAINT enrollments_end_date_check CHECK (end_date >= start_date)
+);
+COMMENT ON TABLE incentives.enrollments IS
+  'Enrollment windows of participants in offers whose enrollment is "required": a transaction counts for such an offer only when a window of its participant contains its date; two windows of one participant and offer may not overlap';
+COMMENT ON COLUMN incentives.enrollments.participant_key IS 'The participant enrolled';
+COMMENT ON COLUMN incentives.enrollments.offer_key IS 'The offer it is enrolled in';
+COMMENT ON COLUMN incentives.enrollments.start_date IS 'First day of the window (inclusive)';
+COMMENT ON COLUMN incentives.enrollments.end_date IS 'Last day of the window (inclusive); NULL: open ended';
+COMMENT ON CONSTRAINT enrollments_end_date_check ON incentives.enrollments IS 'A window ends on or after the day it starts';
+SELECT pg_catalog.pg_extension_config_dump('incentives.enrollments', '');
+
 ------------------------------------------------------------------------
 -- The earnings lifecycle (state/30_earnings.sql, state/40_lifecycle.sql)
 ------------------------------------------------------------------------
@@ -155,7 +225,7 @@ COMMENT ON COLUMN incentives.statement_lines.amount_due IS 'earned_to_date - set
 COMMENT ON INDEX incentives.statement_lines_participant_idx IS 'Lines by participant and offer (settled_before, balances)';
 
 CREATE TABLE incentives.calculation_exceptions (
-    run_id          bigint NOT NULL REFERENCES incentives.calculation_runs ON DELETE CASCADE,
+    run_id          bigint NOT NULL,
     participant_key text NOT NULL,
     transaction_id  text,
     sqlstate        text NOT NULL,
@@ -164,21 +234,21 @@ CREATE TABLE incentives.calculation_exceptions (
 );
 COMMENT ON TABLE incentives.calculation_exceptions IS
   'Participants a refresh_earnings(on_error => ''skip'') could not calculate for a data reason: they kept their previous earnings';
-COMMENT ON COLUMN incentives.calculation_exceptions.run_id IS 'The incentives.calculation_runs row of the refresh';
+COMMENT ON COLUMN incentives.calculation_exceptions.run_id IS 'The incentives.calculation_runs row of the refresh (no foreign key: the run log may be truncated on its own)';
 COMMENT ON COLUMN incentives.calculation_exceptions.participant_key IS 'The participant that kept its previous earnings';
 COMMENT ON COLUMN incentives.calculation_exceptions.transaction_id IS 'The transaction the calculation failed on; NULL when the failure was not about one transaction (a property, say)';
 COMMENT ON COLUMN incentives.calculation_exceptions.sqlstate IS 'The error''s SQLSTATE (class 22 data exception or 23 integrity constraint violation)';
 COMMENT ON COLUMN incentives.calculation_exceptions.message IS 'The error message (and its detail)';
 
-CREATE TABLE incentives_internal.earnings_changes (
+CREATE TABLE incentives.earnings_changes (
     participant_key text
 );
-COMMENT ON TABLE incentives_internal.earnings_changes IS
+COMMENT ON TABLE incentives.earnings_changes IS
   'Participants whose inputs changed since their earnings were calculated (NULL: everyone, after a change of offers, SKUs or unit conversions); what refresh_earnings(changed_only => true) recalculates';
-COMMENT ON COLUMN incentives_internal.earnings_changes.participant_key IS 'The participant; NULL for everyone';
+COMMENT ON COLUMN incentives.earnings_changes.participant_key IS 'The participant; NULL for everyone';
 -- Nothing is known about what changed before the update: the first
 -- changed_only refresh recalculates everyone.
-INSERT INTO incentives_internal.earnings_changes (participant_key) VALUES (NULL);
+INSERT INTO incentives.earnings_changes (participant_key) VALUES (NULL);
 
 SELECT pg_catalog.pg_extension_config_dump('incentives.offer_versions', '');
 SELECT pg_catalog.pg_extension_config_dump('incentives.statements', '');

@@ -56,7 +56,13 @@ RETURNS TABLE (
     gap_to_next          numeric,
     earning_transactions integer,
     earned_now           numeric,
-    earned_at_next       numeric)
+    earned_at_next       numeric,
+    tier_mode            text,
+    blended_rate         numeric,
+    blended_rate_at_next numeric,
+    qualified            boolean,
+    requirement_gaps     jsonb,
+    limit_applied        text)
 LANGUAGE plproxy
 ROWS 100
 AS $$
@@ -65,6 +71,31 @@ AS $$
 $$;
 COMMENT ON FUNCTION incentives.tier_progress(text, jsonb, text, timestamptz, date) IS
   'Tier progress computed on the shards: one participant on its partition, all participants (NULL) on every partition (rows merged, not ordered)';
+
+CREATE FUNCTION incentives.requirement_progress(
+    participant_key text  DEFAULT NULL,
+    properties      jsonb DEFAULT '{}',
+    transactions    text  DEFAULT 'incentives.transactions')
+RETURNS TABLE (
+    participant_key  text,
+    offer_key        text,
+    strategy_key     text,
+    requirement_key  text,
+    requirement_type text,
+    property_key     text,
+    value            numeric,
+    minimum          numeric,
+    gap              numeric,
+    met              boolean,
+    qualified        boolean)
+LANGUAGE plproxy
+ROWS 100
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON incentives.partitions_for(participant_key);
+$$;
+COMMENT ON FUNCTION incentives.requirement_progress(text, jsonb, text) IS
+  'Requirement progress computed on the shards: one participant on its partition, all participants (NULL) on every partition (rows merged, not ordered)';
 
 CREATE FUNCTION incentives.stack_progress(
     participant_key text        DEFAULT NULL,

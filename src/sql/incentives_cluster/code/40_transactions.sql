@@ -1,5 +1,5 @@
 ------------------------------------------------------------------------
--- Transactions: each on the partition of its participant
+-- Transactions and enrollments: each on the partition of its participant
 ------------------------------------------------------------------------
 
 CREATE FUNCTION incentives.put_transaction(
@@ -77,3 +77,31 @@ AS $$
 $$;
 COMMENT ON FUNCTION incentives.load_transactions(jsonb) IS
   'Inserts or replaces a JSON array of transactions, each on the partition of its participant; returns how many';
+
+-- Enrollment windows (docs/reference.md, Enrollment) are participant data:
+-- on the partition of the participant, next to its transactions.
+CREATE FUNCTION incentives.put_enrollment(
+    participant_key text,
+    offer_key       text,
+    start_date      date,
+    end_date        date DEFAULT NULL)
+RETURNS boolean
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON pg_catalog.hashtext(participant_key);
+    TARGET incentives_internal.put_enrollment;
+$$;
+COMMENT ON FUNCTION incentives.put_enrollment(text, text, date, date) IS
+  'Inserts an enrollment window on the partition of its participant, or replaces the end_date of the one starting that day; true when it is new; an overlapping window is refused (23P01)';
+
+CREATE FUNCTION incentives.delete_enrollment(participant_key text, offer_key text, start_date date)
+RETURNS boolean
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON pg_catalog.hashtext(participant_key);
+    TARGET incentives_internal.delete_enrollment;
+$$;
+COMMENT ON FUNCTION incentives.delete_enrollment(text, text, date) IS
+  'Deletes the enrollment window of a participant in an offer starting that day, on the participant''s partition; true when it existed';

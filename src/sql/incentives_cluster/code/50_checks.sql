@@ -40,7 +40,11 @@ BEGIN
             UNION ALL
             SELECT format('%s transactions of partition %s belong to another partition', row_count, partition)
               FROM unnest(summary)
-             WHERE object = 'misplaced_transactions' AND row_count > 0) x;
+             WHERE object = 'misplaced_transactions' AND row_count > 0
+            UNION ALL
+            SELECT format('%s enrollments of partition %s belong to another partition', row_count, partition)
+              FROM unnest(summary)
+             WHERE object = 'misplaced_enrollments' AND row_count > 0) x;
     IF problems IS NOT NULL THEN
         RAISE EXCEPTION 'incentives_cluster is inconsistent: %', array_to_string(problems, '; ')
               USING ERRCODE = 'data_exception';
@@ -49,4 +53,4 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION incentives.cluster_check() IS
-  'Compares the partitions: reference tables must be identical everywhere and every transaction on the partition of its participant; raises naming what differs, else returns the per-partition counts and digests';
+  'Compares the partitions: reference tables must be identical everywhere and every transaction and enrollment on the partition of its participant; raises naming what differs, else returns the per-partition counts and digests';

@@ -4,8 +4,9 @@
 --
 -- Layout.  Every shard is a PostgreSQL database with the incentives
 -- extension and a share of the transactions: a participant's transactions
--- all live on partition hashtext(participant_key) & (partitions - 1), which
--- is PL/Proxy's own mapping of a RUN ON hash.  Offers, SKUs, unit
+-- (and its enrollment windows) all live on partition
+-- hashtext(participant_key) & (partitions - 1), which is PL/Proxy's own
+-- mapping of a RUN ON hash.  Offers, SKUs, unit
 -- conversions and participant properties are identical on every shard.  A
 -- participant's earnings depend only on its own transactions and properties
 -- (docs/reference.md, incentive_calculate), so a shard computes them exactly,

@@ -1,0 +1,552 @@
+/*
+ * rules.c
+ *    The program rules of an offer for one participant (see rules.h;
+ *    docs/reference.md, Program rules).
+ *
+ * Enrollment: for a "required" offer, a transaction exists only when the
+ * participant has a window (both ends inclusive, an open end never ends)
+ * containing its date; the engine asks before showing it to the strategy
+ * or to a requirement, so a transaction outside every window makes no
+ * row, no threshold, no coverage, no requirement value and no pool share.
+ * The windows come from the host (IncEnrollmentFn), once per participant
+ * and offer.
+ *
+ * Requirements: each sums the transactions matching its filters exactly
+ * as a stepped threshold does (provided amounts, or quantities in the
+ * SKU's unit; each transaction at most once), or reads a property (the
+ * call's, then the stored one; missing fails the requirement).  All must
+ * reach their minimum, or the offer's rows are dropped.
+ *
+ * Limits: the strategy's rows are held (c->hold) with their exact amounts.
+ * U is their exact sum (a pool row counts its allocated share).  Below the
+ * minimum nothing is paid; above the maximum every exact amount is scaled
+ * by maximum / U and the rows are rounded again with the running-sum rule
+ * of fixed pools (pool.c) in (transaction_id, incentive_rate_key) byte
+ * order, so they add up to the maximum exactly.  Pay rates stay nominal;
+ * the effective rate follows from the reported figures (calc.c).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonbuf.h"
+#include "rules.h"
+
+/* One row the strategy made, held until the participant's total is known. */
+typedef struct HeldRow
+{
+	IncRow		row;
+	IncRat		exact;			/* incentive amount before rounding */
+} HeldRow;
+
+typedef struct RequirementState
+{
+	int			last_txn;		/* last transaction added to sum */
+	IncRat		sum;			/* aggregated types */
+	bool		has_value;		/* false: a missing property */
+	IncRat		value;
+	bool		met;
+} RequirementState;
+
+struct IncRulesState
+{
+	/* enrollment */
+	const IncWindow *windows;
+	int			nwindows;
+	int			last_txn;		/* the transaction last asked about */
+	bool		last_admitted;
+	int			outside;		/* transactions outside every window */
+	/* requirements */
+	RequirementState *reqs;
+	bool		evaluated;
+	bool		qualified;
+	/* limits: the held rows */
+	bool		holding;
+	int			nheld;
+	int			held_cap;
+	HeldRow    *held;
+	bool		finished;
+	IncRat		before;			/* U */
+	const char *applied;		/* "minimum", "maximum" or NULL */
+	IncRat		paid;			/* what the rows pay after the limits */
+};
+
+/* inc_rules_index: requirement filters' SKUs and requirement properties. */
+void
+inc_rules_index(const IncOffer *offer, const IncIndexSink *sink)
+{
+	int			r,
+				f,
+				k;
+
+	for (r = 0; r < offer->rules.nrequirements; r++)
+	{
+		const IncRequirement *req = &offer->rules.requirements[r];
+
+		if (req->type == INC_THRESHOLD_PROPERTY)
+			sink->property(sink->ctx, req->property_key);
+		for (f = 0; f < req->nfilters; f++)
+			for (k = 0; k < req->filters[f].nskus; k++)
+				sink->hook(sink->ctx, req->filters[f].sku_keys[k], INC_RULES_HOOK, r, f);
+	}
+}
+
+/* inc_rules_begin: the rules' state of one offer for c's participant. */
+IncRulesState *
+inc_rules_begin(IncCalc *c, const IncOffer *offer)
+{
+	const IncRules *rules = &offer->rules;
+	IncRulesState *rs = inc_alloc(sizeof(IncRulesState));
+	int			r;
+
+	rs->last_txn = -1;
+	if (rules->enrollment == INC_ENROLLMENT_REQUIRED && c->enrollments)
+		rs->nwindows = c->enrollments(c->enrollments_ctx, c->participant_key,
+									  offer->offer_key, &rs->windows);
+	rs->reqs = inc_alloc(sizeof(RequirementState) * (rules->nrequirements + 1));
+	for (r = 0; r < rules->nrequirements; r++)
+	{
+		rs->reqs[r].last_txn = -1;
+		inc_rat_from_int(&rs->reqs[r].sum, 0);
+	}
+	rs->holding = rules->nrequirements > 0 || rules->limits.has_minimum ||
+		rules->limits.has_maximum;
+	inc_rat_from_int(&rs->before, 0);
+	inc_rat_from_int(&rs->paid, 0);
+	return rs;
+}
+
+/* InWindow: is date inside one of the windows? */
+static bool
+InWindow(const IncRulesState *rs, int32_t date)
+{
+	int			i;
+
+	for (i = 0; i < rs->nwindows; i++)
+	{
+		const IncWindow *w = &rs->windows[i];
+
+		if (date >= w->start_date && (w->open_ended || date <= w->end_date))
+			return true;
+	}
+	return false;
+}
+
+/* inc_rules_admit: does transaction txn exist for the offer? */
+bool
+inc_rules_admit(IncCalc *c, const IncOffer *offer, IncRulesState *rs, int txn)
+{
+	if (offer->rules.enrollment != INC_ENROLLMENT_REQUIRED)
+		return true;
+	if (rs->last_txn != txn)
+	{
+		rs->last_txn = txn;
+		rs->last_admitted = InWindow(rs, c->txns[txn].transaction_date);
+		if (!rs->last_admitted)
+			rs->outside++;
+	}
+	return rs->last_admitted;
+}
+
+/* inc_rules_observe: txn's SKU is in filter hook->b of requirement hook->a. */
+void
+inc_rules_observe(IncCalc *c, const IncOffer *offer, IncRulesState *rs,
+				  const IncHook *hook, int txn)
+{
+	const IncRequirement *req = &offer->rules.requirements[hook->a];
+	const IncFilter *filter = &req->filters[hook->b];
+	RequirementState *s = &rs->reqs[hook->a];
+	const IncTxn *t = &c->txns[txn];
+	IncRat		value;
+
+	if (s->last_txn == txn ||
+		!inc_txn_matches(offer, filter->period, filter->transaction_type, t))
+		return;
+	if (req->type == INC_THRESHOLD_QUANTITY)
+		inc_calc_sku_quantity(c, t, &value);
+	else
+		inc_rat_from_dec(&value, &t->amount);
+	inc_rat_add(&s->sum, &s->sum, &value);
+	s->last_txn = txn;
+}
+
+/* Hold: the hold hook: keep a copy of the row and its exact amount. */
+static void
+Hold(void *ctx, const IncRow *row, const IncRat *exact)
+{
+	IncRulesState *rs = ctx;
+
+	if (rs->nheld == rs->held_cap)
+	{
+		int			cap = rs->held_cap ? rs->held_cap * 2 : 16;
+		HeldRow    *held = inc_alloc(sizeof(HeldRow) * cap);
+
+		if (rs->nheld)
+			memcpy(held, rs->held, sizeof(HeldRow) * rs->nheld);
+		rs->held = held;
+		rs->held_cap = cap;
+	}
+	rs->held[rs->nheld].row = *row;
+	rs->held[rs->nheld].exact = *exact;
+	rs->nheld++;
+}
+
+/* inc_rules_hold: route the strategy's rows to the rules, when they need them. */
+void
+inc_rules_hold(IncCalc *c, IncRulesState *rs)
+{
+	if (rs->holding)
+	{
+		c->hold = Hold;
+		c->hold_ctx = rs;
+	}
+}
+
+/* Evaluate: every requirement's value and whether it is met, once. */
+static void
+Evaluate(IncCalc *c, const IncOffer *offer, IncRulesState *rs)
+{
+	int			r;
+
+	if (rs->evaluated)
+		return;
+	rs->qualified = true;
+	for (r = 0; r < offer->rules.nrequirements; r++)
+	{
+		const IncRequirement *req = &offer->rules.requirements[r];
+		RequirementState *s = &rs->reqs[r];
+		IncRat		minimum;
+
+		if (req->type == INC_THRESHOLD_PROPERTY)
+			s->has_value = inc_calc_property(c, req->property_key, &s->value);
+		else
+		{
+			s->value = s->sum;
+			s->has_value = true;
+		}
+		inc_rat_from_dec(&minimum, &req->minimum);
+		s->met = s->has_value && inc_rat_cmp(&s->value, &minimum) >= 0;
+		if (!s->met)
+			rs->qualified = false;
+	}
+	rs->evaluated = true;
+}
+
+/* CompareHeld: (transaction_id, incentive_rate_key) in byte order. */
+static int
+CompareHeld(const void *a, const void *b)
+{
+	const IncRow *x = &(*(const HeldRow *const *) a)->row;
+	const IncRow *y = &(*(const HeldRow *const *) b)->row;
+	int			cmp = strcmp(x->txn->transaction_id, y->txn->transaction_id);
+
+	return cmp ? cmp : strcmp(x->rate_key, y->rate_key);
+}
+
+/* Release: one held row to the host with its final amount, counted as paid. */
+static void
+Release(IncCalc *c, IncRulesState *rs, HeldRow *h, const IncDec *amount)
+{
+	IncRat		a;
+
+	inc_calc_at(c, h->row.txn);
+	inc_calc_emit_held(c, &h->row, amount);
+	inc_rat_from_dec(&a, amount);
+	inc_rat_add(&rs->paid, &rs->paid, &a);
+}
+
+/*
+ * Cap: the held rows scaled by maximum / U and rounded again by running
+ * sums in (transaction_id, incentive_rate_key) order: row i gets
+ * round(S(i), 2) - round(S(i-1), 2), S(i) the scaled exact running sum.
+ */
+static void
+Cap(IncCalc *c, const IncOffer *offer, IncRulesState *rs)
+{
+	HeldRow   **order = inc_alloc(sizeof(HeldRow *) * (rs->nheld + 1));
+	IncRat		maximum,
+				running,
+				share,
+				rounded,
+				previous;
+	int			i;
+
+	for (i = 0; i < rs->nheld; i++)
+		order[i] = &rs->held[i];
+	qsort(order, (size_t) rs->nheld, sizeof(HeldRow *), CompareHeld);
+	inc_rat_from_dec(&maximum, &offer->rules.limits.maximum);
+	inc_rat_from_int(&running, 0);
+	inc_rat_from_int(&previous, 0);
+	for (i = 0; i < rs->nheld; i++)
+	{
+		IncDec		amount;
+
+		inc_rat_add(&running, &running, &order[i]->exact);
+		inc_rat_mul(&share, &running, &maximum);
+		inc_rat_div(&share, &share, &rs->before);
+		inc_rat_round(&rounded, &share, 2);
+		inc_rat_sub(&share, &rounded, &previous);
+		previous = rounded;
+		amount = inc_rat_to_dec(&share, 2);
+		Release(c, rs, order[i], &amount);
+	}
+}
+
+/* inc_rules_finish: requirements, then limits, then the held rows. */
+void
+inc_rules_finish(IncCalc *c, const IncOffer *offer, IncRulesState *rs)
+{
+	const IncLimits *limits = &offer->rules.limits;
+	IncRat		bound;
+	int			i;
+
+	Evaluate(c, offer, rs);
+	rs->finished = true;
+	if (!rs->holding)
+		return;
+	for (i = 0; i < rs->nheld; i++)
+		inc_rat_add(&rs->before, &rs->before, &rs->held[i].exact);
+	if (!rs->qualified)
+		return;
+	if (limits->has_minimum)
+	{
+		inc_rat_from_dec(&bound, &limits->minimum);
+		if (inc_rat_cmp(&rs->before, &bound) < 0)
+		{
+			rs->applied = "minimum";
+			return;
+		}
+	}
+	if (limits->has_maximum)
+	{
+		inc_rat_from_dec(&bound, &limits->maximum);
+		if (inc_rat_cmp(&rs->before, &bound) > 0)
+		{
+			rs->applied = "maximum";
+			Cap(c, offer, rs);
+			inc_calc_at(c, NULL);
+			return;
+		}
+	}
+	for (i = 0; i < rs->nheld; i++)
+		Release(c, rs, &rs->held[i], &rs->held[i].row.incentive_amount);
+	inc_calc_at(c, NULL);
+}
+
+/* Dec: d as a JSON number, or null. */
+static void
+Dec(IncJsonBuf *b, bool present, const IncDec *d)
+{
+	if (present)
+		inc_json_dec(b, d);
+	else
+		inc_json_raw(b, "null");
+}
+
+/* Date: a day number as a JSON string. */
+static void
+Date(IncJsonBuf *b, int32_t days)
+{
+	char		text[16];
+
+	inc_date_format(days, text, sizeof(text));
+	inc_json_string(b, text);
+}
+
+/* Windows: "windows" and "transactions_outside_windows" (null when open). */
+static void
+Windows(IncJsonBuf *b, const IncOffer *offer, const IncRulesState *rs)
+{
+	char		count[64];
+	int			i;
+
+	if (offer->rules.enrollment != INC_ENROLLMENT_REQUIRED)
+	{
+		inc_json_raw(b, "\"windows\":null,\"transactions_outside_windows\":null");
+		return;
+	}
+	inc_json_raw(b, "\"windows\":[");
+	for (i = 0; i < rs->nwindows; i++)
+	{
+		inc_json_raw(b, i ? ",{" : "{");
+		inc_json_key(b, "start_date");
+		Date(b, rs->windows[i].start_date);
+		inc_json_raw(b, ",");
+		inc_json_key(b, "end_date");
+		if (rs->windows[i].open_ended)
+			inc_json_raw(b, "null");
+		else
+			Date(b, rs->windows[i].end_date);
+		inc_json_raw(b, "}");
+	}
+	snprintf(count, sizeof(count), "],\"transactions_outside_windows\":%d", rs->outside);
+	inc_json_raw(b, count);
+}
+
+/* Requirements: "requirements" with each value against its minimum. */
+static void
+Requirements(IncJsonBuf *b, const IncOffer *offer, const IncRulesState *rs)
+{
+	int			r;
+
+	inc_json_raw(b, "\"requirements\":[");
+	for (r = 0; r < offer->rules.nrequirements; r++)
+	{
+		const IncRequirement *req = &offer->rules.requirements[r];
+		const RequirementState *s = &rs->reqs[r];
+		IncRat		gap;
+
+		inc_json_raw(b, r ? ",{" : "{");
+		inc_json_key(b, "key");
+		inc_json_string(b, req->key);
+		inc_json_raw(b, ",");
+		inc_json_key(b, "type");
+		inc_json_string(b, inc_threshold_type_name(req->type));
+		inc_json_raw(b, ",");
+		inc_json_key(b, "property_key");
+		inc_json_string(b, req->property_key);
+		inc_json_raw(b, ",\"minimum\":");
+		inc_json_dec(b, &req->minimum);
+		inc_json_raw(b, ",\"value\":");
+		inc_json_rat(b, s->has_value ? &s->value : NULL, 6);
+		inc_json_raw(b, s->met ? ",\"met\":true,\"gap\":" : ",\"met\":false,\"gap\":");
+		inc_rat_from_dec(&gap, &req->minimum);
+		if (s->has_value)
+		{
+			inc_rat_sub(&gap, &gap, &s->value);
+			if (inc_rat_sign(&gap) < 0)
+				inc_rat_from_int(&gap, 0);
+		}
+		inc_json_rat(b, s->has_value ? &gap : NULL, 6);
+		inc_json_raw(b, "}");
+	}
+	inc_json_raw(b, "]");
+}
+
+/* Limits: "limits", null when the offer has none. */
+static void
+Limits(IncJsonBuf *b, const IncOffer *offer, const IncRulesState *rs)
+{
+	const IncLimits *limits = &offer->rules.limits;
+
+	if (!limits->has_minimum && !limits->has_maximum)
+	{
+		inc_json_raw(b, "\"limits\":null");
+		return;
+	}
+	inc_json_raw(b, "\"limits\":{\"minimum\":");
+	Dec(b, limits->has_minimum, &limits->minimum);
+	inc_json_raw(b, ",\"maximum\":");
+	Dec(b, limits->has_maximum, &limits->maximum);
+	inc_json_raw(b, ",\"amount_before_limits\":");
+	inc_json_rat(b, &rs->before, 6);
+	inc_json_raw(b, ",");
+	inc_json_key(b, "applied");
+	inc_json_string(b, rs->applied);
+	inc_json_raw(b, "}");
+}
+
+/*
+ * inc_rules_diagnose: strategy_json (an object) with "rules": {"enrollment",
+ * "windows" ([{"start_date", "end_date"}], null when open),
+ * "transactions_outside_windows", "requirements": [{"key", "type",
+ * "property_key", "minimum", "value", "met", "gap"}], "qualified",
+ * "limits": {"minimum", "maximum", "amount_before_limits", "applied"} or
+ * null, "incentive_amount" (what the offer's rows pay after the rules;
+ * null when only enrollment applies, whose rows are never held)}.
+ */
+const char *
+inc_rules_diagnose(IncCalc *c, const IncOffer *offer, IncRulesState *rs,
+				   const char *strategy_json)
+{
+	IncJsonBuf	b;
+	size_t		len = strlen(strategy_json);
+	char	   *head = inc_alloc(len + 1);
+
+	Evaluate(c, offer, rs);
+	/* the strategy's object without its closing brace */
+	memcpy(head, strategy_json, len);
+	while (len > 0 && head[len - 1] != '}')
+		len--;
+	head[len > 0 ? len - 1 : 0] = '\0';
+
+	inc_json_init(&b);
+	inc_json_raw(&b, head);
+	inc_json_raw(&b, strcmp(head, "{") == 0 ? "\"rules\":{" : ",\"rules\":{");
+	inc_json_key(&b, "enrollment");
+	inc_json_string(&b, inc_enrollment_name(offer->rules.enrollment));
+	inc_json_raw(&b, ",");
+	Windows(&b, offer, rs);
+	inc_json_raw(&b, ",");
+	Requirements(&b, offer, rs);
+	inc_json_raw(&b, rs->qualified ? ",\"qualified\":true," : ",\"qualified\":false,");
+	Limits(&b, offer, rs);
+	inc_json_raw(&b, ",\"incentive_amount\":");
+	inc_json_rat(&b, rs->holding ? &rs->paid : NULL, 2);
+	inc_json_raw(&b, "}}");
+	return b.data;
+}
+
+/* Filters: a JSON array of filters. */
+static void
+Filters(IncJsonBuf *b, const IncOffer *offer, const IncFilter *filters, int n)
+{
+	int			i,
+				k;
+
+	inc_json_raw(b, "[");
+	for (i = 0; i < n; i++)
+	{
+		inc_json_raw(b, i ? ",{" : "{");
+		inc_json_key(b, "period_key");
+		inc_json_string(b, offer->periods[filters[i].period].key);
+		inc_json_raw(b, ",\"sku_keys\":[");
+		for (k = 0; k < filters[i].nskus; k++)
+		{
+			if (k)
+				inc_json_raw(b, ",");
+			inc_json_string(b, filters[i].sku_keys[k]);
+		}
+		inc_json_raw(b, "],");
+		inc_json_key(b, "transaction_type");
+		inc_json_string(b, filters[i].transaction_type);
+		inc_json_raw(b, "}");
+	}
+	inc_json_raw(b, "]");
+}
+
+/* inc_rules_requirements_json: the offer's requirements, compiled, as JSON (see rules.h). */
+const char *
+inc_rules_requirements_json(const IncOffer *offer)
+{
+	const IncRules *rules = &offer->rules;
+	IncJsonBuf	b;
+	int			r;
+
+	inc_json_init(&b);
+	inc_json_raw(&b, "[");
+	for (r = 0; r < rules->nrequirements; r++)
+	{
+		const IncRequirement *req = &rules->requirements[r];
+
+		inc_json_raw(&b, r ? ",{" : "{");
+		inc_json_key(&b, "key");
+		inc_json_string(&b, req->key);
+		inc_json_raw(&b, ",");
+		inc_json_key(&b, "type");
+		inc_json_string(&b, inc_threshold_type_name(req->type));
+		inc_json_raw(&b, ",\"minimum\":");
+		inc_json_dec(&b, &req->minimum);
+		inc_json_raw(&b, ",");
+		inc_json_key(&b, "property_key");
+		inc_json_string(&b, req->property_key);
+		inc_json_raw(&b, ",\"filters\":");
+		if (req->nfilters)
+			Filters(&b, offer, req->filters, req->nfilters);
+		else
+			inc_json_raw(&b, "null");
+		inc_json_raw(&b, "}");
+	}
+	inc_json_raw(&b, "]");
+	return b.data;
+}

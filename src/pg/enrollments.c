@@ -1,0 +1,284 @@
+/*
+ * enrollments.c
+ *    incentives.enrollments in and out of the engine (docs/reference.md,
+ *    Enrollment): the windows a calculation hands the engine through its
+ *    IncEnrollmentFn, and the trigger that refuses two overlapping windows
+ *    of one participant and offer.
+ *
+ * Loading: only the offers whose enrollment is "required" are looked up
+ * (none: no query at all), for the participant being calculated or all
+ * of them, with the caller's rights and snapshot like every other read of
+ * a calculation; a what-if request may add windows of its own (a jsonb
+ * array, already validated by incentives.calculate).  The windows are
+ * kept per (participant, offer) in start_date order in the call's memory.
+ * A database whose extension is still at a version without the table
+ * (this library loaded before ALTER EXTENSION ... UPDATE) has no stored
+ * windows: nobody is enrolled there.
+ *
+ * The overlap check runs after each inserted or updated row.  It first
+ * takes a transaction-level advisory lock on the (participant, offer)
+ * pair, so two sessions adding windows of the same pair take turns, then
+ * looks for another window of the pair that overlaps, reading with the
+ * latest snapshot: under REPEATABLE READ or SERIALIZABLE too, a window
+ * committed by the session it waited for is seen (as the foreign key
+ * checks of ri_triggers.c do).
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "common/hashfn.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "catalog/namespace.h"
+#include "utils/builtins.h"
+#include "utils/date.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "core/strmap.h"
+#include "enrollments.h"
+
+/* The windows of one (participant, offer), growing as rows are read. */
+typedef struct WindowList
+{
+	int			n;
+	int			cap;
+	IncWindow  *windows;
+} WindowList;
+
+static char *
+PairKey(const char *participant, const char *offer)
+{
+	return psprintf("%s\037%s", participant, offer);
+}
+
+/* StoredTable: does incentives.enrollments exist (see the file header)? */
+static bool
+StoredTable(void)
+{
+	Oid			nsp = get_namespace_oid("incentives", true);
+
+	return OidIsValid(nsp) && OidIsValid(get_relname_relid("enrollments", nsp));
+}
+
+/*
+ * pg_enrollments_load: the windows of e's "required" offers, for
+ * participant_key (NULL: everyone), plus the request's (may be NULL: a
+ * jsonb array of {participant_key?, offer_key, start_date, end_date?}; a
+ * missing participant_key is participant_key's).  Must run inside SPI.
+ */
+void
+pg_enrollments_load(PgEnrollments *en, const IncEngine *e, const char *participant_key,
+					Jsonb *request)
+{
+	Oid			argtypes[3] = {TEXTARRAYOID, TEXTOID, JSONBOID};
+	Datum		args[3];
+	char		nulls[3] = {' ', 'n', 'n'};
+	const char *const *offers;
+	int			noffers;
+	uint64		i;
+
+	en->pairs = inc_strmap_create();
+	offers = inc_engine_enrollment_offer_keys(e, &noffers);
+	if (noffers == 0)
+		return;
+	args[0] = pg_cstring_array(offers, noffers);
+	if (participant_key)
+	{
+		args[1] = CStringGetTextDatum(participant_key);
+		nulls[1] = ' ';
+	}
+	if (request)
+	{
+		args[2] = JsonbPGetDatum(request);
+		nulls[2] = ' ';
+	}
+	if (SPI_execute_with_args(psprintf("SELECT w.participant_key, w.offer_key, w.start_date, w.end_date"
+									   " FROM (%s"
+									   "       SELECT COALESCE(r.w OPERATOR(pg_catalog.->>) 'participant_key', $2) AS participant_key,"
+									   "              r.w OPERATOR(pg_catalog.->>) 'offer_key' AS offer_key,"
+									   "              (r.w OPERATOR(pg_catalog.->>) 'start_date')::pg_catalog.date AS start_date,"
+									   "              (r.w OPERATOR(pg_catalog.->>) 'end_date')::pg_catalog.date AS end_date"
+									   "         FROM pg_catalog.jsonb_array_elements(COALESCE($3, '[]')) AS r(w)) AS w"
+									   " WHERE w.offer_key OPERATOR(pg_catalog.=) ANY ($1)"
+									   "   AND ($2 IS NULL OR w.participant_key OPERATOR(pg_catalog.=) $2)"
+									   " ORDER BY w.participant_key, w.offer_key, w.start_date",
+									   StoredTable() ?
+									   "SELECT n.participant_key, n.offer_key, n.start_date, n.end_date"
+									   "  FROM incentives.enrollments AS n"
+									   " WHERE n.offer_key OPERATOR(pg_catalog.=) ANY ($1)"
+									   "   AND ($2 IS NULL OR n.participant_key OPERATOR(pg_catalog.=) $2)"
+									   " UNION ALL" : ""),
+							  3, argtypes, args, nulls, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read incentives.enrollments");
+
+	for (i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tuple = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		char	   *participant = SPI_getvalue(tuple, desc, 1);
+		char	   *offer = SPI_getvalue(tuple, desc, 2);
+		bool		start_null,
+					end_null;
+		Datum		start = SPI_getbinval(tuple, desc, 3, &start_null);
+		Datum		end = SPI_getbinval(tuple, desc, 4, &end_null);
+		void	  **slot;
+		WindowList *list;
+
+		if (participant == NULL || offer == NULL || start_null)
+			continue;			/* the table forbids it; a request is validated */
+		slot = inc_strmap_slot(en->pairs, PairKey(participant, offer));
+		if (*slot == NULL)
+			*slot = palloc0(sizeof(WindowList));
+		list = *slot;
+		if (list->n == list->cap)
+		{
+			list->cap = list->cap ? list->cap * 2 : 4;
+			list->windows = list->windows ?
+				repalloc(list->windows, sizeof(IncWindow) * list->cap) :
+				palloc(sizeof(IncWindow) * list->cap);
+		}
+		list->windows[list->n].start_date = DatumGetDateADT(start);
+		list->windows[list->n].open_ended = end_null;
+		list->windows[list->n].end_date = end_null ? 0 : DatumGetDateADT(end);
+		list->n++;
+	}
+	SPI_freetuptable(SPI_tuptable);
+}
+
+/* pg_enrollments_lookup: the IncEnrollmentFn over what pg_enrollments_load read. */
+int
+pg_enrollments_lookup(void *ctx, const char *participant_key, const char *offer_key,
+					  const IncWindow **windows)
+{
+	PgEnrollments *en = ctx;
+	char	   *key = PairKey(participant_key, offer_key);
+	WindowList *list = inc_strmap_get(en->pairs, key);
+
+	pfree(key);
+	*windows = list ? list->windows : NULL;
+	return list ? list->n : 0;
+}
+
+/* WindowText: "from START to END" or "from START (open-ended)". */
+static char *
+WindowText(DateADT start, bool open_ended, DateADT end)
+{
+	char		s[16],
+				e[16];
+
+	inc_date_format(start, s, sizeof(s));
+	if (open_ended)
+		return psprintf("from %s (open-ended)", s);
+	inc_date_format(end, e, sizeof(e));
+	return psprintf("from %s to %s", s, e);
+}
+
+/* Column attnum of the enrollments relation, by name. */
+static int
+Column(Relation rel, const char *name)
+{
+	int			attnum = SPI_fnumber(RelationGetDescr(rel), name);
+
+	if (attnum <= 0)
+		elog(ERROR, "relation \"%s\" has no column \"%s\"", RelationGetRelationName(rel), name);
+	return attnum;
+}
+
+PG_FUNCTION_INFO_V1(incentives_enrollments_check);
+
+/*
+ * incentives_enrollments_check: AFTER INSERT OR UPDATE row trigger on
+ * incentives.enrollments: another window of the row's participant and
+ * offer that overlaps it (both ends inclusive, a NULL end_date never ends)
+ * is an error (23P01) naming the participant, the offer and both windows.
+ */
+Datum
+incentives_enrollments_check(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	Relation	rel;
+	HeapTuple	tuple;
+	TupleDesc	desc;
+	bool		isnull,
+				end_null;
+	char	   *participant,
+			   *offer;
+	Datum		start,
+				end;
+	Oid			argtypes[4] = {TEXTOID, TEXTOID, DATEOID, DATEOID};
+	Datum		args[4];
+	char		nulls[4] = {' ', ' ', ' ', ' '};
+	char	   *pair;
+	SPIPlanPtr	plan;
+	int			rc;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) ||
+		!TRIGGER_FIRED_AFTER(trigdata->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("incentives_internal.enrollments_check() must be an AFTER ROW trigger")));
+	rel = trigdata->tg_relation;
+	tuple = TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event) ?
+		trigdata->tg_newtuple : trigdata->tg_trigtuple;
+	desc = RelationGetDescr(rel);
+	participant = TextDatumGetCString(heap_getattr(tuple, Column(rel, "participant_key"), desc, &isnull));
+	offer = TextDatumGetCString(heap_getattr(tuple, Column(rel, "offer_key"), desc, &isnull));
+	start = heap_getattr(tuple, Column(rel, "start_date"), desc, &isnull);
+	end = heap_getattr(tuple, Column(rel, "end_date"), desc, &end_null);
+
+	/* one (participant, offer) at a time, until this transaction ends */
+	pair = psprintf("%s%c%s", participant, '\0', offer);
+	DirectFunctionCall2(pg_advisory_xact_lock_int4,
+						Int32GetDatum((int32) hash_bytes((const unsigned char *) "incentives.enrollments", 22)),
+						Int32GetDatum((int32) hash_bytes((const unsigned char *) pair,
+														 (int) (strlen(participant) + 1 + strlen(offer)))));
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	plan = SPI_prepare("SELECT n.start_date, n.end_date FROM incentives.enrollments AS n"
+					   " WHERE n.participant_key OPERATOR(pg_catalog.=) $1"
+					   "   AND n.offer_key OPERATOR(pg_catalog.=) $2"
+					   "   AND n.start_date OPERATOR(pg_catalog.<>) $3"
+					   "   AND n.start_date OPERATOR(pg_catalog.<=) COALESCE($4, 'infinity')"
+					   "   AND COALESCE(n.end_date, 'infinity') OPERATOR(pg_catalog.>=) $3"
+					   " ORDER BY n.start_date LIMIT 1",
+					   4, argtypes);
+	if (plan == NULL)
+		elog(ERROR, "could not prepare the enrollment overlap check: %s",
+			 SPI_result_code_string(SPI_result));
+	args[0] = CStringGetTextDatum(participant);
+	args[1] = CStringGetTextDatum(offer);
+	args[2] = start;
+	args[3] = end_null ? (Datum) 0 : end;
+	nulls[3] = end_null ? 'n' : ' ';
+	rc = SPI_execute_snapshot(plan, args, nulls,
+							  IsolationUsesXactSnapshot() ? GetLatestSnapshot() : InvalidSnapshot,
+							  InvalidSnapshot, false, false, 1);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "could not check enrollment windows: %s", SPI_result_code_string(rc));
+	if (SPI_processed > 0)
+	{
+		bool		other_start_null,
+					other_end_null;
+		Datum		other_start = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
+												&other_start_null);
+		Datum		other_end = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2,
+											  &other_end_null);
+
+		ereport(ERROR,
+				(errcode(ERRCODE_EXCLUSION_VIOLATION),
+				 errmsg("enrollment of participant \"%s\" in offer \"%s\" %s overlaps its enrollment %s",
+						participant, offer,
+						WindowText(DatumGetDateADT(start), end_null, end_null ? 0 : DatumGetDateADT(end)),
+						WindowText(DatumGetDateADT(other_start), other_end_null,
+								   other_end_null ? 0 : DatumGetDateADT(other_end))),
+				 errhint("Windows of one participant in one offer must not overlap: end one before the next starts.")));
+	}
+	SPI_finish();
+	return PointerGetDatum(NULL);
+}

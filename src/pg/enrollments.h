@@ -1,0 +1,27 @@
+/*
+ * enrollments.h
+ *    The enrollment windows a calculation hands the engine
+ *    (enrollments.c): loaded once per call, looked up through the engine's
+ *    IncEnrollmentFn.
+ */
+#ifndef INC_ENROLLMENTS_H
+#define INC_ENROLLMENTS_H
+
+#include "postgres.h"
+
+#include "utils/jsonb.h"
+
+#include "core/engine.h"
+#include "pg_glue.h"
+
+typedef struct PgEnrollments
+{
+	struct IncStrMap *pairs;	/* "participant\037offer" -> windows */
+} PgEnrollments;
+
+extern void pg_enrollments_load(PgEnrollments *en, const IncEngine *e,
+								const char *participant_key, Jsonb *request);
+extern int	pg_enrollments_lookup(void *ctx, const char *participant_key,
+								  const char *offer_key, const IncWindow **windows);
+
+#endif							/* INC_ENROLLMENTS_H */

@@ -1,0 +1,99 @@
+#!/bin/bash
+# test/ops/upgrade.sh: ALTER EXTENSION ... UPDATE from every released
+# version gives what a fresh install gives, and keeps the data (SPEC §8;
+# docs/backup-and-upgrade.md).  Run by `make check-upgrade` on a throwaway
+# cluster (PGHOST etc. set by pg_virtualenv), from the repository root.
+#
+# For each extension (incentives, incentives_cluster) and each version V
+# with a released install script src/sql/released/EXT--V.sql[.gz] (found
+# there, so a new release only adds its script):
+#   1. a database with EXT at version V; for incentives with data
+#      (test/ops/dataset*.psql: generated data, every fixture, refreshed
+#      earnings, changed shipped unit conversions);
+#   2. ALTER EXTENSION EXT UPDATE TO each later released version in turn,
+#      then to the current version (the control file's default_version);
+#   3. its catalog (test/upgrade/catalog.sql) must equal that of a fresh
+#      install of the current version, line for line;
+#   4. every table that existed at V keeps its rows (row count and md5 of
+#      the ordered rows, test/ops/digest.sql), incentive_calculate()
+#      returns the same rows, and the tables the update added hold what a
+#      fresh install given the same data holds (once they got the rows of
+#      test/ops/dataset_later.psql, which V could not hold).
+set -euo pipefail
+export PGOPTIONS="${PGOPTIONS:-} -c client_min_messages=warning"
+n=${UPGRADE_N:-20000}
+work=$(mktemp -d /tmp/incentives-upgrade.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "check-upgrade: FAILED: $*" >&2; exit 1; }
+recreate() { psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $1" -c "CREATE DATABASE $1"; }
+run() { local db=$1; shift; psql -X -q -v ON_ERROR_STOP=1 -d "$db" "$@"; }
+catalog() { psql -X -A -t -q -v ON_ERROR_STOP=1 -v ext="$2" -d "$1" -f test/upgrade/catalog.sql; }
+digest() { psql -X -A -t -q -v ON_ERROR_STOP=1 -d "$1" -f test/ops/digest.sql; }
+load_data() {
+	run "$1" -v n_transactions="$n" -f test/ops/dataset.psql >/dev/null
+	test/ops/fixtures.sh -d "$1"
+	run "$1" -f test/ops/dataset_finish.psql
+}
+prerequisites() { [ "$1" = incentives_cluster ] && run "$2" -c 'CREATE EXTENSION plproxy'; true; }
+
+walks=0
+for ext in incentives incentives_cluster; do
+	current=$(sed -n "s/^default_version *= *'\([^']*\)'.*/\1/p" "$ext.control")
+	released=$(ls src/sql/released/ | sed -n "s/^$ext--\([^-]*\)\.sql\(\.gz\)\{0,1\}$/\1/p" | sort -V)
+	[ -n "$released" ] || fail "no released install script of $ext in src/sql/released"
+
+	fresh=upg_fresh
+	recreate $fresh
+	prerequisites "$ext" $fresh
+	run $fresh -c "CREATE EXTENSION $ext"
+	[ "$ext" = incentives ] && load_data $fresh
+	catalog $fresh "$ext" > "$work/fresh.catalog"
+	digest $fresh > "$work/fresh.digest"
+
+	for from in $released; do
+		[ "$from" = "$current" ] && continue
+		db=upg_from
+		recreate $db
+		prerequisites "$ext" $db
+		run $db -c "CREATE EXTENSION $ext VERSION '$from'" ||
+			fail "$ext $from does not install (does incentives.so still have every entry point its script declares?)"
+		[ "$ext" = incentives ] && load_data $db
+		digest $db > "$work/before.digest"
+
+		path=$from
+		for to in $(printf '%s\n' $released "$current" | sort -uV); do
+			[ "$(printf '%s\n%s\n' "$to" "$from" | sort -V | tail -n 1)" = "$from" ] && continue
+			run $db -c "ALTER EXTENSION $ext UPDATE TO '$to'" || fail "$ext: ALTER EXTENSION UPDATE TO '$to' failed"
+			path="$path -> $to"
+		done
+
+		catalog $db "$ext" > "$work/upgraded.catalog"
+		if ! diff -u "$work/fresh.catalog" "$work/upgraded.catalog" > "$work/catalog.diff"; then
+			cat "$work/catalog.diff"
+			fail "$ext $path: the catalog differs from a fresh install of $current (- fresh, + upgraded)"
+		fi
+		digest $db > "$work/after.digest"
+		# every line of before (tables of $from, sequences, the calculation)
+		# is in after, unchanged
+		if missing=$(grep -vxF -f "$work/after.digest" "$work/before.digest"); then
+			echo "$missing"
+			fail "$ext $path: data changed by the update (lines above, before the update)"
+		fi
+		# tables the update added: as in a fresh install given the same data
+		# (the rows a later version's tables get, test/ops/dataset_later.psql)
+		if [ "$ext" = incentives ]; then
+			run $db -f test/ops/dataset_later.psql
+			digest $db > "$work/after.digest"
+		fi
+		while read -r kind name _; do
+			grep -q "^$kind $name " "$work/before.digest" && continue
+			grep -xF "$(grep "^$kind $name " "$work/after.digest")" "$work/fresh.digest" >/dev/null ||
+				fail "$ext $path: $name, added by the update, differs from a fresh install with the same data"
+		done < <(grep '^table ' "$work/after.digest")
+		walks=$((walks + 1))
+		echo "check-upgrade: $ext $path: catalog identical to a fresh install ($(wc -l < "$work/fresh.catalog") lines), data kept:"
+		sed 's/ md5 .*//; s/^/  /' "$work/after.digest"
+	done
+done
+[ "$walks" -gt 0 ] || fail "no upgrade path was walked"
+echo "check-upgrade: passed ($walks upgrade paths)"

@@ -1,0 +1,285 @@
+-- 35_participant_rls: row-level security by participant reaches everything
+-- derived from the transactions (docs/security.md).  The model of
+-- docs/security.md (test/ops/security_model.sql, applied as written) gives
+-- analyst_alice retailer_001 and retailer_002, analyst_bob retailer_003,
+-- and manager_carol (incentives_admin) every participant, all through the
+-- policies on incentives.transactions alone.  Then, found from the
+-- catalog so that no table can be forgotten:
+--   * every table of schema incentives with a participant_key column
+--     (but the transactions) has row-level security enabled, not forced,
+--     and the policy participant_visible;
+--   * every table and view of schema incentives with a participant_key
+--     column, and every set-returning function of it callable without
+--     arguments whose rows have one, shows each role exactly the
+--     participants it may see (rows naming no participant to all);
+-- and the refresh: an admin replaces every row, a restricted role only
+-- its own participants' and cannot refresh another's, a reader cannot
+-- refresh at all.  Run by pg_prove as a superuser; everything is rolled
+-- back.
+BEGIN;
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS pgtap;
+CREATE EXTENSION IF NOT EXISTS incentives;
+RESET client_min_messages;
+TRUNCATE incentives.offers, incentives.transactions, incentives.skus,
+         incentives.participant_properties, incentives.earnings, incentives.calculation_runs,
+         incentives.enrollments;
+
+SELECT * FROM no_plan();
+
+-- ===================================================================
+-- Data: a standard, a stepped (by property) and a stacked offer, and one
+-- with program rules (enrollment, a requirement); four participants, each
+-- with transactions, a stored property and an enrollment window.
+-- ===================================================================
+INSERT INTO incentives.offers (document) VALUES
+('{"offer_key": "rls.std", "strategy_key": "standard", "calculator_key": "percent_of_amount",
+   "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
+   "incentives": [{"period_key": "p", "transaction_type": "buy",
+                   "rates": [{"sku_key": "s1", "rate": 3, "measure": "percent"},
+                             {"sku_key": "s2", "rate": 2.5, "measure": "percent"}]}]}'),
+('{"offer_key": "rls.step", "strategy_key": "stepped", "calculator_key": "dollars_per_unit",
+   "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
+   "incentive": {"filters": [{"period_key": "p", "sku_keys": ["s1", "s2"], "transaction_type": "buy"}],
+                 "threshold_definition": {"type": "property", "property": {"key": "plan"}},
+                 "rates": [{"threshold": 50, "value": 0.5, "measure": "dollars"},
+                           {"threshold": 100, "value": 1.25, "measure": "dollars"}]}}'),
+('{"offer_key": "rls.stack", "strategy_key": "stacked", "calculator_key": "dollars_per_coverage_unit",
+   "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
+   "incentive": {"sku_sets": [
+       {"key": "a", "period_key": "p", "transaction_type": "buy",
+        "conversion": {"coverage_unit": "acre", "rates": [{"sku_key": "s1", "rate": 0.5, "from": "gal"}]},
+        "rates": [{"sku_key": "s1", "rate": 1, "measure": "dollars"}]},
+       {"key": "b", "period_key": "p", "transaction_type": "buy",
+        "conversion": {"coverage_unit": "acre", "rates": [{"sku_key": "s2", "rate": 0.25, "from": "gal"}]},
+        "rates": [{"sku_key": "s2", "rate": 2, "measure": "dollars"}]}],
+     "stacks": [{"sku_set_keys": ["a", "b"]}]}}'),
+('{"offer_key": "rls.rules", "strategy_key": "standard", "calculator_key": "dollars_per_unit",
+   "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
+   "enrollment": "required",
+   "requirements": [{"key": "plan", "type": "property", "property": {"key": "plan"}, "minimum": 70}],
+   "incentives": [{"period_key": "p", "transaction_type": "buy",
+                   "rates": [{"sku_key": "s1", "rate": 1, "measure": "dollars"}]}]}');
+INSERT INTO incentives.skus (sku_key, uom_key) VALUES ('s1', 'gal'), ('s2', 'gal');
+INSERT INTO incentives.transactions VALUES
+  ('A-1', 'retailer_001', 'buy', '2026-02-01', 's1', 10, 'gal', 1000.00),
+  ('A-2', 'retailer_001', 'buy', '2026-02-02', 's2', 8, 'qt', 333.33),
+  ('B-1', 'retailer_002', 'buy', '2026-03-01', 's2', 12, 'gal', 1200.00),
+  ('B-2', 'retailer_002', 'buy', '2026-03-02', 's1', 3, 'gal', 300.00),
+  ('C-1', 'retailer_003', 'buy', '2026-04-01', 's1', 20, 'gal', 2000.00),
+  ('C-2', 'retailer_003', 'buy', '2026-04-02', 's2', 4, 'gal', 400.00),
+  ('D-1', 'retailer_004', 'buy', '2026-05-01', 's1', 100, 'gal', 10000.00),
+  ('D-2', 'retailer_004', 'buy', '2026-05-02', 's2', 50, 'gal', 5000.00);
+INSERT INTO incentives.participant_properties VALUES
+  ('retailer_001', 'plan', 60), ('retailer_002', 'plan', 120),
+  ('retailer_003', 'plan', 100), ('retailer_004', 'plan', 75);
+INSERT INTO incentives.enrollments VALUES
+  ('retailer_001', 'rls.rules', '2026-01-01', NULL), ('retailer_002', 'rls.rules', '2026-01-01', NULL),
+  ('retailer_003', 'rls.rules', '2026-01-01', '2026-03-31'), ('retailer_004', 'rls.rules', '2026-05-01', NULL);
+SET client_min_messages = warning;
+CALL incentives.refresh_earnings();
+CALL incentives.refresh_earnings(participant_key => 'retailer_003');
+CALL incentives.refresh_earnings(participant_key => 'retailer_001');
+-- The lifecycle's participant tables (docs/lifecycle.md): a statement of
+-- every participant and two of one participant each, and the exceptions of a refresh that skipped two of
+-- them (a unit without conversion), which the change log keeps pending.
+CALL incentives.settle('2026-12-31');
+CALL incentives.settle('2026-12-31', 'retailer_002');
+CALL incentives.settle('2026-12-31', 'retailer_003');
+INSERT INTO incentives.transactions VALUES
+  ('A-9', 'retailer_001', 'buy', '2026-06-01', 's1', 1, 'drum', 10.00),
+  ('B-9', 'retailer_002', 'buy', '2026-06-01', 's1', 1, 'drum', 10.00);
+CALL incentives.refresh_earnings(on_error => 'skip');
+DELETE FROM incentives.transactions WHERE transaction_id IN ('A-9', 'B-9');
+RESET client_min_messages;
+
+-- ===================================================================
+-- The model of docs/security.md, as written there.
+-- ===================================================================
+\ir ../ops/security_model.sql
+
+-- A restricted role that may refresh: the admin's write privileges, but
+-- not incentives_admin's policy (so it sees retailer_001 only).
+CREATE ROLE regional_dave LOGIN IN ROLE incentives_reader;
+GRANT INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA incentives TO regional_dave;
+GRANT USAGE ON ALL SEQUENCES IN SCHEMA incentives TO regional_dave;
+INSERT INTO incentives_acl.participant_access VALUES ('regional_dave', 'retailer_001');
+
+-- Who may see whom ('(none)': rows that name no participant).
+CREATE TEMP TABLE allowed (role_name text, participant_key text);
+INSERT INTO allowed VALUES
+  ('analyst_alice', 'retailer_001'), ('analyst_alice', 'retailer_002'), ('analyst_alice', '(none)'),
+  ('analyst_bob', 'retailer_003'), ('analyst_bob', '(none)'),
+  ('manager_carol', 'retailer_001'), ('manager_carol', 'retailer_002'),
+  ('manager_carol', 'retailer_003'), ('manager_carol', 'retailer_004'), ('manager_carol', '(none)');
+GRANT SELECT ON allowed TO PUBLIC;
+
+-- participants_as(role, query): the distinct participant keys of a query's
+-- rows as that role (NULL: as the owner).  exec_as(role, sql): a statement
+-- as that role.
+CREATE FUNCTION pg_temp.participants_as(r text, query text)
+RETURNS SETOF text LANGUAGE plpgsql AS $$
+BEGIN
+  IF r IS NOT NULL THEN PERFORM set_config('role', r, true); END IF;
+  RETURN QUERY EXECUTE format('SELECT DISTINCT coalesce(q.participant_key::text, ''(none)'') FROM (%s) AS q', query);
+  PERFORM set_config('role', 'none', true);
+END
+$$;
+CREATE FUNCTION pg_temp.exec_as(r text, sql text) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM set_config('role', r, true);
+  EXECUTE sql;
+  PERFORM set_config('role', 'none', true);
+END
+$$;
+
+-- ===================================================================
+-- Every participant table: row-level security enabled (not forced) with
+-- the policy participant_visible.
+-- ===================================================================
+CREATE TEMP TABLE participant_tables AS
+SELECT c.oid::regclass::text AS rel, c.relrowsecurity, c.relforcerowsecurity
+  FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = 'participant_key' AND NOT a.attisdropped
+ WHERE c.relnamespace = 'incentives'::regnamespace AND c.relkind IN ('r', 'p')
+   AND c.oid <> 'incentives.transactions'::regclass;
+SELECT cmp_ok((SELECT count(*) FROM participant_tables), '>=', 3::bigint,
+  'the catalog lists the participant tables (earnings, calculation_runs, participant_properties, ...)');
+SELECT ok(t.relrowsecurity AND NOT t.relforcerowsecurity,
+          t.rel || ': row-level security enabled, not forced')
+  FROM participant_tables t ORDER BY t.rel;
+SELECT ok(EXISTS (SELECT FROM pg_policy p
+                   WHERE p.polrelid = t.rel::regclass AND p.polname = 'participant_visible'
+                     AND p.polcmd = '*' AND p.polpermissive
+                     AND pg_get_expr(p.polqual, p.polrelid) LIKE '%incentives.visible_participants()%'),
+          t.rel || ': policy participant_visible (FOR ALL, through incentives.visible_participants())')
+  FROM participant_tables t ORDER BY t.rel;
+
+-- ===================================================================
+-- Every table and view with a participant_key column, and every
+-- set-returning function with one in its rows, as each role.
+-- ===================================================================
+CREATE TEMP TABLE participant_sources AS
+SELECT format('SELECT participant_key FROM %s', c.oid::regclass) AS query,
+       CASE c.relkind WHEN 'v' THEN 'view ' WHEN 'm' THEN 'materialized view ' ELSE 'table ' END
+         || c.oid::regclass::text AS what
+  FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = 'participant_key' AND NOT a.attisdropped
+ WHERE c.relnamespace = 'incentives'::regnamespace AND c.relkind IN ('r', 'p', 'v', 'm')
+UNION ALL
+SELECT format('SELECT participant_key FROM %s()', p.oid::regproc), 'function ' || p.oid::regproc::text || '()'
+  FROM pg_proc p
+ WHERE p.pronamespace = 'incentives'::regnamespace AND p.prokind = 'f' AND p.proretset
+   AND p.pronargs = p.pronargdefaults
+   AND (EXISTS (SELECT FROM unnest(p.proargnames, p.proargmodes) AS m(name, mode)
+                 WHERE m.name = 'participant_key' AND m.mode IN ('t', 'o'))
+        OR EXISTS (SELECT FROM pg_type t JOIN pg_attribute a ON a.attrelid = t.typrelid
+                    WHERE t.oid = p.prorettype AND a.attname = 'participant_key'));
+SELECT cmp_ok((SELECT count(*) FROM participant_sources WHERE what LIKE 'table %'), '>=', 4::bigint,
+  'the catalog lists the tables with a participant_key');
+SELECT cmp_ok((SELECT count(*) FROM participant_sources WHERE what LIKE 'view %'), '>=', 1::bigint,
+  'the catalog lists the views with a participant_key');
+SELECT cmp_ok((SELECT count(*) FROM participant_sources WHERE what LIKE 'function %'), '>=', 3::bigint,
+  'the catalog lists the functions with participant rows');
+-- A source without rows of two participants here proves little: say so.
+SELECT diag(s.what || ' has rows of fewer than two participants in this test''s data')
+  FROM participant_sources s
+ WHERE (SELECT count(*) FROM pg_temp.participants_as(NULL, s.query) AS p WHERE p <> '(none)') < 2;
+
+SELECT set_eq(
+         format('SELECT * FROM pg_temp.participants_as(%L, %L)', r.role_name, s.query),
+         format('SELECT p FROM pg_temp.participants_as(NULL, %L) AS p
+                  WHERE p IN (SELECT a.participant_key FROM allowed AS a WHERE a.role_name = %L)',
+                s.query, r.role_name),
+         format('%s shows %s exactly the participants it may see', s.what, r.role_name))
+  FROM participant_sources s,
+       (VALUES ('analyst_alice'), ('analyst_bob'), ('manager_carol')) AS r(role_name)
+ ORDER BY s.what, r.role_name;
+
+SELECT set_eq(
+  $$SELECT * FROM pg_temp.participants_as('analyst_alice', 'SELECT incentives.visible_participants() AS participant_key')$$,
+  $$VALUES ('retailer_001'), ('retailer_002')$$,
+  'incentives.visible_participants() lists what the transactions policy shows alice');
+SELECT set_eq(
+  $$SELECT * FROM pg_temp.participants_as('analyst_bob',
+      $q$SELECT (e ->> 'participant_key') AS participant_key
+           FROM jsonb_array_elements(incentives.calculate('{"participant_key": "retailer_003", "include_stored": true,
+                  "transactions": [{"transaction_id": "X-1", "transaction_type": "buy", "transaction_date": "2026-06-01",
+                                    "sku_key": "s1", "quantity": 1, "uom_key": "gal", "amount": 100}]}')
+                -> 'potential_earnings') AS e$q$)$$,
+  $$VALUES ('retailer_003')$$,
+  'calculate(jsonb) with include_stored: bob gets his own participant');
+SELECT is(
+  (SELECT jsonb_array_length(incentives.calculate('{"participant_key": "retailer_003", "include_stored": true}') -> 'potential_earnings')) > 0,
+  true, '(the owner''s include_stored calculation for retailer_003 has rows)');
+SELECT is_empty(
+  $$SELECT * FROM pg_temp.participants_as('analyst_alice',
+      $q$SELECT (e ->> 'participant_key') AS participant_key
+           FROM jsonb_array_elements(incentives.calculate('{"participant_key": "retailer_003", "include_stored": true}')
+                -> 'potential_earnings') AS e$q$)$$,
+  'calculate(jsonb) with include_stored: alice gets nothing of bob''s participant');
+
+-- ===================================================================
+-- Refreshing under row-level security.
+-- ===================================================================
+SET client_min_messages = warning;
+-- Change every participant's transactions, so that each refresh shows.
+UPDATE incentives.transactions SET amount = amount * 2, quantity = quantity * 2;
+CREATE TEMP TABLE earnings_before AS SELECT * FROM incentives.earnings;
+
+SELECT throws_ok(
+  $$SELECT pg_temp.exec_as('analyst_alice', 'CALL incentives.refresh_earnings()')$$,
+  '42501', NULL, 'a reader cannot refresh the earnings');
+
+-- a restricted role with write privileges: its own participants only
+SELECT lives_ok(
+  $$SELECT pg_temp.exec_as('regional_dave', 'CALL incentives.refresh_earnings()')$$,
+  'a restricted role refreshes every participant it can see');
+SELECT bag_eq(
+  $$SELECT participant_key, offer_key, offer_calculator, sku_key, incentive_rate_key, incentive_rate_measure,
+           incentive_rate_value, offer_sku_pay_rate, transaction_id, provided_quantity, provided_uom_key,
+           provided_amount, incentivized_quantity, incentivized_amount, incentive_amount,
+           incentive_contribution_percent, incentive_effective_rate
+      FROM incentives.earnings WHERE participant_key = 'retailer_001'$$,
+  $$SELECT * FROM incentives.incentive_calculate('retailer_001')$$,
+  '... which replaces the earnings of its participant with the new calculation');
+SELECT bag_eq(
+  $$SELECT * FROM incentives.earnings WHERE participant_key <> 'retailer_001'$$,
+  $$SELECT * FROM earnings_before WHERE participant_key <> 'retailer_001'$$,
+  '... and leaves every other participant''s earnings as they were');
+SELECT throws_ok(
+  $$SELECT pg_temp.exec_as('regional_dave', $q$CALL incentives.refresh_earnings(participant_key => 'retailer_003')$q$)$$,
+  '42501', NULL, 'a restricted role cannot refresh a participant it cannot see');
+
+-- an admin who sees every transaction: every row replaced
+SELECT lives_ok(
+  $$SELECT pg_temp.exec_as('manager_carol', 'CALL incentives.refresh_earnings()')$$,
+  'an admin refreshes the earnings');
+SELECT bag_eq(
+  $$SELECT participant_key, offer_key, offer_calculator, sku_key, incentive_rate_key, incentive_rate_measure,
+           incentive_rate_value, offer_sku_pay_rate, transaction_id, provided_quantity, provided_uom_key,
+           provided_amount, incentivized_quantity, incentivized_amount, incentive_amount,
+           incentive_contribution_percent, incentive_effective_rate
+      FROM incentives.earnings$$,
+  $$SELECT * FROM incentives.incentive_calculate()$$,
+  '... and afterwards incentives.earnings equals a full calculation row for row');
+SELECT is(
+  (SELECT count(*) FROM incentives.earnings e
+     JOIN incentives.calculation_runs r ON r.run_id = e.run_id
+    WHERE r.run_by = 'manager_carol'),
+  (SELECT count(*) FROM incentives.earnings),
+  '... every row of it written by the admin''s run');
+SELECT lives_ok(
+  $$SELECT pg_temp.exec_as('manager_carol', $q$CALL incentives.refresh_earnings(participant_key => 'retailer_004')$q$)$$,
+  'an admin refreshes one participant');
+SELECT results_eq(
+  $$SELECT status, participant_key FROM incentives.calculation_runs ORDER BY run_id DESC LIMIT 1$$,
+  $$VALUES ('succeeded', 'retailer_004')$$,
+  '... and its run is logged');
+
+-- Rows the admin wrote are read back through the same policies.
+SELECT set_eq(
+  $$SELECT * FROM pg_temp.participants_as('analyst_bob', 'SELECT participant_key FROM incentives.earnings')$$,
+  $$VALUES ('retailer_003')$$,
+  'after the admin''s refresh bob still sees only his participant''s earnings');
+
+SELECT * FROM finish();
+ROLLBACK;

@@ -1,0 +1,372 @@
+/*
+ * test_fixtures.c
+ *    Every worked fixture (test/fixtures/<case>/) through the engine core
+ *    alone: offers.json, transactions.csv, the optional skus.csv,
+ *    uom_conversions.csv, participant_properties.csv, properties.json and
+ *    enrollments.csv, compared with expected.csv column for column as text,
+ *    as the regression tests compare them through the server.
+ *
+ * The host's part is played here in C: the shipped unit conversions, the
+ * call's properties before the stored ones, each participant's
+ * transactions in transaction_id byte order, and the enrollment windows
+ * of (participant, offer) in start_date order (IncEnrollmentFn).  Rows
+ * are printed as the 17 earning columns in expected.csv's order, an empty
+ * field for a NULL; the two row lists must be equal as multisets.
+ */
+#include <stdlib.h>
+
+#include <json-c/json.h>
+
+#include "unit.h"
+#include "../../src/core/engine.h"
+
+#define MAX_ROWS 512
+#define MAX_FIELDS 17
+
+/* A CSV file split into rows of fields (no quoting in the fixtures). */
+typedef struct Csv
+{
+	int			nrows;
+	int			nfields[MAX_ROWS];
+	char	   *fields[MAX_ROWS][MAX_FIELDS];	/* NULL: an empty field */
+	char	   *text;
+} Csv;
+
+/* ReadCsv: path without its header line; false when there is no such file. */
+static bool
+ReadCsv(const char *path, Csv *csv)
+{
+	char	   *line;
+	char	   *next;
+	bool		header = true;
+
+	memset(csv, 0, sizeof(*csv));
+	csv->text = unit_read_file(path);
+	if (csv->text == NULL)
+		return false;
+	for (line = csv->text; line && *line; line = next)
+	{
+		char	   *field = line;
+		int			n = 0;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (line[0] == '\0' || line[0] == '\r')
+			continue;
+		if (header)
+		{
+			header = false;
+			continue;
+		}
+		if (csv->nrows == MAX_ROWS)
+			break;
+		for (;;)
+		{
+			char	   *comma = strchr(field, ',');
+			char	   *cr;
+
+			if (comma)
+				*comma = '\0';
+			if ((cr = strchr(field, '\r')) != NULL)
+				*cr = '\0';
+			if (n < MAX_FIELDS)
+				csv->fields[csv->nrows][n++] = field[0] ? field : NULL;
+			if (comma == NULL)
+				break;
+			field = comma + 1;
+		}
+		csv->nfields[csv->nrows++] = n;
+	}
+	return true;
+}
+
+static IncDec
+Dec(const char *s)
+{
+	IncDec		d = {0, 0};
+
+	if (s == NULL || inc_dec_parse(s, strlen(s), &d) != INC_DEC_OK)
+		printf("FAIL bad decimal in a fixture: %s\n", s ? s : "(empty)");
+	return d;
+}
+
+static int32_t
+Date(const char *s)
+{
+	int32_t		d = 0;
+
+	if (s == NULL || !inc_date_parse(s, &d))
+		printf("FAIL bad date in a fixture: %s\n", s ? s : "(empty)");
+	return d;
+}
+
+/* What the host callbacks read: properties and enrollments of the case. */
+typedef struct Host
+{
+	struct json_object *call;	/* properties.json, or NULL */
+	Csv			stored;			/* participant_properties.csv */
+	Csv			enrollments;	/* enrollments.csv */
+	IncWindow	windows[MAX_ROWS];
+} Host;
+
+static IncPropStatus
+Property(void *ctx, const char *participant, const char *key, IncDec *value)
+{
+	Host	   *h = ctx;
+	struct json_object *v;
+	int			i;
+
+	if (h->call && json_object_object_get_ex(h->call, key, &v))
+	{
+		const char *text = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
+
+		if (!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double))
+			return INC_PROP_NOT_NUMBER;
+		*value = Dec(text);
+		return INC_PROP_FOUND;
+	}
+	for (i = 0; i < h->stored.nrows; i++)
+		if (strcmp(h->stored.fields[i][0], participant) == 0 &&
+			strcmp(h->stored.fields[i][1], key) == 0)
+		{
+			*value = Dec(h->stored.fields[i][2]);
+			return INC_PROP_FOUND;
+		}
+	return INC_PROP_MISSING;
+}
+
+static int
+CompareWindows(const void *a, const void *b)
+{
+	const IncWindow *x = a,
+			   *y = b;
+
+	return (x->start_date > y->start_date) - (x->start_date < y->start_date);
+}
+
+/* Enrollments: the IncEnrollmentFn of the case (windows sorted by start). */
+static int
+Enrollments(void *ctx, const char *participant, const char *offer, const IncWindow **out)
+{
+	Host	   *h = ctx;
+	IncWindow  *w = inc_alloc(sizeof(IncWindow) * (h->enrollments.nrows + 1));
+	int			n = 0;
+	int			i;
+
+	for (i = 0; i < h->enrollments.nrows; i++)
+	{
+		char	  **f = h->enrollments.fields[i];
+
+		if (strcmp(f[0], participant) != 0 || strcmp(f[1], offer) != 0)
+			continue;
+		w[n].start_date = Date(f[2]);
+		w[n].open_ended = f[3] == NULL;
+		w[n].end_date = f[3] ? Date(f[3]) : 0;
+		n++;
+	}
+	qsort(w, (size_t) n, sizeof(IncWindow), CompareWindows);
+	*out = w;
+	return n;
+}
+
+/* The rows printed as expected.csv's lines. */
+typedef struct Printed
+{
+	int			n;
+	const char *participant;
+	char		rows[MAX_ROWS][768];
+} Printed;
+
+static void
+Print(void *ctx, const IncRow *row)
+{
+	Printed    *p = ctx;
+	char		f[10][INC_NUM_BUF];
+
+	inc_dec_format(&row->rate_value, f[0], sizeof(f[0]));
+	inc_dec_format(&row->pay_rate, f[1], sizeof(f[1]));
+	inc_dec_format(&row->txn->quantity, f[2], sizeof(f[2]));
+	inc_dec_format(&row->txn->amount, f[3], sizeof(f[3]));
+	inc_dec_format(&row->incentivized_quantity, f[4], sizeof(f[4]));
+	inc_dec_format(&row->incentivized_amount, f[5], sizeof(f[5]));
+	inc_dec_format(&row->incentive_amount, f[6], sizeof(f[6]));
+	inc_dec_format(&row->contribution, f[7], sizeof(f[7]));
+	inc_dec_format(&row->effective_rate, f[8], sizeof(f[8]));
+	if (p->n < MAX_ROWS)
+		snprintf(p->rows[p->n], sizeof(p->rows[0]),
+				 "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s",
+				 p->participant, row->offer->offer_key,
+				 inc_calculator_name(row->offer->calculator), row->txn->sku_key,
+				 row->rate_key, row->rate_measure, f[0], f[1],
+				 row->txn->transaction_id, f[2], row->txn->uom_key, f[3],
+				 f[4], f[5], f[6], f[7], row->effective_rate_null ? "" : f[8]);
+	p->n++;
+}
+
+/* The transactions.csv rows in (participant_key, transaction_id) byte order. */
+static const Csv *sorting;
+
+static int
+CompareTxnRows(const void *a, const void *b)
+{
+	char *const *x = sorting->fields[*(const int *) a];
+	char *const *y = sorting->fields[*(const int *) b];
+	int			cmp = strcmp(x[1], y[1]);
+
+	return cmp ? cmp : strcmp(x[0], y[0]);
+}
+
+static int
+CompareStrings(const void *a, const void *b)
+{
+	return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/* The shipped unit conversions (docs/reference.md, Unit conversions). */
+static const char *const Shipped[][3] = {
+	{"gal", "qt", "4"}, {"gal", "pt", "8"}, {"gal", "fl_oz", "128"},
+	{"gal", "l", "3.785411784"}, {"l", "ml", "1000"}, {"lb", "oz", "16"},
+	{"ton", "lb", "2000"}, {"kg", "g", "1000"}, {"lb", "kg", "0.45359237"},
+};
+
+/* RunFixture: the case's rows against expected (a file name in the case). */
+static void
+RunFixture(const char *name, const char *expected_file)
+{
+	static Csv	txns,
+				expected,
+				extra;
+	static Host host;
+	static Printed printed;
+	char		path[256];
+	IncOffer   *offers[16];
+	int			noffers;
+	IncEngine  *e = inc_engine_create();
+	int			order[MAX_ROWS];
+	char	   *want[MAX_ROWS];
+	char	   *got[MAX_ROWS];
+	int			i,
+				start;
+	char	   *props;
+
+	snprintf(path, sizeof(path), "test/fixtures/%s/offers.json", name);
+	noffers = unit_load_offers(path, offers, 16);
+	for (i = 0; i < noffers; i++)
+		inc_engine_add_offer(e, offers[i]);
+	for (i = 0; i < (int) (sizeof(Shipped) / sizeof(Shipped[0])); i++)
+	{
+		IncDec		f = Dec(Shipped[i][2]);
+
+		inc_engine_add_conversion(e, Shipped[i][0], Shipped[i][1], &f);
+	}
+	snprintf(path, sizeof(path), "test/fixtures/%s/uom_conversions.csv", name);
+	if (ReadCsv(path, &extra))
+		for (i = 0; i < extra.nrows; i++)
+		{
+			IncDec		f = Dec(extra.fields[i][2]);
+
+			inc_engine_add_conversion(e, extra.fields[i][0], extra.fields[i][1], &f);
+		}
+	free(extra.text);
+	snprintf(path, sizeof(path), "test/fixtures/%s/skus.csv", name);
+	if (ReadCsv(path, &extra))
+		for (i = 0; i < extra.nrows; i++)
+			inc_engine_set_sku_uom(e, extra.fields[i][0], extra.fields[i][1]);
+	free(extra.text);
+
+	memset(&host, 0, sizeof(host));
+	snprintf(path, sizeof(path), "test/fixtures/%s/participant_properties.csv", name);
+	ReadCsv(path, &host.stored);
+	snprintf(path, sizeof(path), "test/fixtures/%s/enrollments.csv", name);
+	ReadCsv(path, &host.enrollments);
+	snprintf(path, sizeof(path), "test/fixtures/%s/properties.json", name);
+	props = strcmp(expected_file, "expected.csv") == 0 ? unit_read_file(path) : NULL;
+	host.call = props ? json_tokener_parse(props) : NULL;
+	free(props);
+	inc_engine_set_enrollments(e, Enrollments, &host);
+	inc_engine_prepare(e);
+
+	snprintf(path, sizeof(path), "test/fixtures/%s/transactions.csv", name);
+	CHECK(ReadCsv(path, &txns));
+	for (i = 0; i < txns.nrows; i++)
+		order[i] = i;
+	sorting = &txns;
+	qsort(order, (size_t) txns.nrows, sizeof(int), CompareTxnRows);
+
+	printed.n = 0;
+	for (start = 0; start < txns.nrows;)
+	{
+		IncTxn	   *t = inc_alloc(sizeof(IncTxn) * txns.nrows);
+		const char *participant = txns.fields[order[start]][1];
+		int			n = 0;
+
+		while (start < txns.nrows && strcmp(txns.fields[order[start]][1], participant) == 0)
+		{
+			char	  **f = txns.fields[order[start++]];
+
+			t[n].transaction_id = f[0];
+			t[n].transaction_type = f[2];
+			t[n].transaction_date = Date(f[3]);
+			t[n].sku_key = f[4];
+			t[n].quantity = Dec(f[5]);
+			t[n].uom_key = f[6];
+			t[n].amount = Dec(f[7]);
+			n++;
+		}
+		printed.participant = participant;
+		inc_engine_calculate(e, participant, t, n, Property, &host, Print, &printed);
+	}
+
+	snprintf(path, sizeof(path), "test/fixtures/%s/%s", name, expected_file);
+	CHECK(ReadCsv(path, &expected));
+	CHECK(printed.n == expected.nrows);
+	if (printed.n != expected.nrows)
+		printf("     %s/%s: %d rows, expected %d\n", name, expected_file, printed.n, expected.nrows);
+	for (i = 0; i < expected.nrows && i < printed.n && i < MAX_ROWS; i++)
+	{
+		char	   *line = malloc(1024);
+		size_t		len = 0;
+		int			k;
+
+		line[0] = '\0';
+		for (k = 0; k < expected.nfields[i]; k++)
+			len += snprintf(line + len, 1024 - len, "%s%s", k ? "," : "",
+							expected.fields[i][k] ? expected.fields[i][k] : "");
+		want[i] = line;
+		got[i] = printed.rows[i];
+	}
+	if (printed.n == expected.nrows)
+	{
+		qsort(want, (size_t) expected.nrows, sizeof(char *), CompareStrings);
+		qsort(got, (size_t) printed.n, sizeof(char *), CompareStrings);
+		for (i = 0; i < expected.nrows; i++)
+			CHECK_STR(got[i], want[i]);
+	}
+	for (i = 0; i < expected.nrows && i < printed.n && i < MAX_ROWS; i++)
+		free(want[i]);
+	free(txns.text);
+	free(expected.text);
+	free(host.stored.text);
+	free(host.enrollments.text);
+	if (host.call)
+		json_object_put(host.call);
+	unit_arena_reset();
+}
+
+/* test_fixtures: every fixture case, the rules' included. */
+void
+test_fixtures(void)
+{
+	static const char *const cases[] = {
+		"standard_percent", "standard_multi_entry", "standard_dollars_per_unit_uom",
+		"stepped_amount", "stepped_property", "stacked_pair_up", "stacked_multi_stack",
+		"fixed_amount_pools", "rules_enrollment", "rules_requirements",
+		"rules_incremental_tiers", "rules_limits",
+	};
+	int			i;
+
+	for (i = 0; i < (int) (sizeof(cases) / sizeof(cases[0])); i++)
+		RunFixture(cases[i], "expected.csv");
+	RunFixture("stepped_property", "expected_stored.csv");
+}

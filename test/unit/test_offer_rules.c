@@ -1,0 +1,213 @@
+/*
+ * test_offer_rules.c
+ *    Unit tests of the offer parser's program rules (src/core/offer_rules.c;
+ *    docs/reference.md, Program rules): the rules fixtures compile to the
+ *    expected model, documents at the edges of the rules compile, and
+ *    every invalid rule is rejected with its exact message.
+ *
+ * The invalid documents are written with single quotes for readability
+ * and turned into JSON by swapping ' for ".  The same table is the source
+ * of the offers in sql/rules_invalid.sql; keep the two in step.
+ */
+#include <stdlib.h>
+
+#include "unit.h"
+#include "../../src/core/offer.h"
+
+#define PERIODS "'periods':[{'key':'p','start_date':'2026-01-01','end_date':'2026-12-31'}]"
+#define HEAD(strategy, calc) \
+	"{'offer_key':'x','strategy_key':'" strategy "','calculator_key':'" calc "'," PERIODS ","
+#define STD(rules) HEAD("standard", "percent_of_amount") \
+	"'incentives':[{'period_key':'p','transaction_type':'t','rates':[{'sku_key':'a','rate':1,'measure':'percent'}]}]" rules "}"
+#define FILTER "{'period_key':'p','sku_keys':['a'],'transaction_type':'t'}"
+#define TD_AMOUNT "'threshold_definition':{'type':'aggregated_amount','filters':[" FILTER "]}"
+#define TD_PROPERTY "'threshold_definition':{'type':'property','property':{'key':'bp'}}"
+#define TIER(th, val, measure) "{'threshold':" th ",'value':" val ",'measure':'" measure "'}"
+#define STEP(calc, mode, td, tiers) HEAD("stepped", calc) \
+	"'incentive':{'tier_mode':" mode ",'filters':[" FILTER "]," td ",'rates':[" tiers "]}}"
+#define STK(mode) HEAD("stacked", "dollars_per_coverage_unit") \
+	"'incentive':{'tier_mode':" mode ",'sku_sets':[{'key':'s','period_key':'p','transaction_type':'t'," \
+	"'conversion':{'coverage_unit':'acre','rates':[{'sku_key':'a','rate':1,'from':'gal'}]},'rates':[]}]," \
+	"'stacks':[{'sku_set_keys':['s']}]}}"
+#define REQ_PROP(key, min) "{'key':'" key "','type':'property','property':{'key':'bp'},'minimum':" min "}"
+#define REQ_AMOUNT(key, min) "{'key':'" key "','type':'aggregated_amount','minimum':" min ",'filters':[" FILTER "]}"
+
+#define E(msg) "invalid offer \"x\": " msg
+
+typedef struct RuleCase
+{
+	const char *doc;			/* ' stands for " */
+	const char *message;
+} RuleCase;
+
+static const RuleCase InvalidRules[] = {
+	/* enrollment */
+	{STD(",'enrollment':'sometimes'"), E("enrollment must be one of open, required")},
+	{STD(",'enrollment':true"), E("enrollment must be a string")},
+
+	/* incremental tiers */
+	{STEP("percent_of_amount", "'marginal'", TD_AMOUNT, TIER("0", "1", "percent")),
+	E("incentive.tier_mode must be one of all_volume, incremental")},
+	{STEP("percent_of_amount", "1", TD_AMOUNT, TIER("0", "1", "percent")),
+	E("incentive.tier_mode must be a string")},
+	{STEP("fixed_amount", "'incremental'", TD_AMOUNT, TIER("0", "100", "dollars")),
+	E("incentive.tier_mode \"incremental\" is not allowed for calculator \"fixed_amount\"")},
+	{STEP("percent_of_amount", "'incremental'", TD_PROPERTY, TIER("80", "1", "percent")),
+	E("incentive.tier_mode \"incremental\" is not allowed for threshold type \"property\"")},
+	{STEP("dollars_per_unit", "'incremental'", TD_AMOUNT, TIER("10", "1", "dollars") "," TIER("-5", "0.5", "dollars")),
+	E("incentive.tier_mode \"incremental\" requires every threshold to be >= 0 (-5 is not)")},
+	{STK("'incremental'"), E("incentive.tier_mode is only for strategy \"stepped\"")},
+	{STK("'all_volume'"), E("incentive.tier_mode is only for strategy \"stepped\"")},
+
+	/* requirements */
+	{STD(",'requirements':{}"), E("requirements must be an array")},
+	{STD(",'requirements':[5]"), E("requirements[0] must be an object")},
+	{STD(",'requirements':[{'type':'property','property':{'key':'bp'},'minimum':1}]"),
+	E("requirements[0].key is required")},
+	{STD(",'requirements':[{'key':'','type':'property','property':{'key':'bp'},'minimum':1}]"),
+	E("requirements[0].key must not be empty")},
+	{STD(",'requirements':[{'key':'q','property':{'key':'bp'},'minimum':1}]"),
+	E("requirements[0].type is required")},
+	{STD(",'requirements':[{'key':'q','type':'count','minimum':1}]"),
+	E("requirements[0].type must be one of aggregated_amount, aggregated_quantity, property")},
+	{STD(",'requirements':[{'key':'q','type':'property','property':{'key':'bp'}}]"),
+	E("requirements[0].minimum is required")},
+	{STD(",'requirements':[{'key':'q','type':'property','property':{'key':'bp'},'minimum':'90'}]"),
+	E("requirements[0].minimum must be a number")},
+	{STD(",'requirements':[{'key':'q','type':'aggregated_amount','minimum':1}]"),
+	E("requirements[0].filters is required")},
+	{STD(",'requirements':[{'key':'q','type':'aggregated_quantity','minimum':1,'filters':[]}]"),
+	E("requirements[0].filters must not be empty")},
+	{STD(",'requirements':[" REQ_PROP("q", "1") ",{'key':'r','type':'aggregated_amount','minimum':1,"
+		 "'filters':[{'period_key':'z','sku_keys':['a'],'transaction_type':'t'}]}]"),
+	E("requirements[1].filters[0].period_key names an undefined period \"z\"")},
+	{STD(",'requirements':[{'key':'q','type':'property','minimum':1}]"),
+	E("requirements[0].property is required")},
+	{STD(",'requirements':[{'key':'q','type':'property','property':{'key':''},'minimum':1}]"),
+	E("requirements[0].property.key must not be empty")},
+	{STD(",'requirements':[" REQ_AMOUNT("q", "1") "," REQ_PROP("q", "2") "]"),
+	E("requirements[1].key duplicates requirement key \"q\"")},
+
+	/* limits */
+	{STD(",'limits':[]"), E("limits must be an object")},
+	{STD(",'limits':{'minimum':-1}"), E("limits.minimum must be >= 0")},
+	{STD(",'limits':{'maximum':0}"), E("limits.maximum must be > 0")},
+	{STD(",'limits':{'maximum':'100'}"), E("limits.maximum must be a number")},
+	{STD(",'limits':{'minimum':100,'maximum':50}"), E("limits.maximum must be >= limits.minimum")},
+};
+
+/* Documents that must compile, and whether their rules are "any". */
+typedef struct ValidRules
+{
+	const char *doc;
+	bool		any;
+} ValidRules;
+
+static const ValidRules ValidDocs[] = {
+	{STD(""), false},
+	{STD(",'enrollment':null,'requirements':null,'limits':null"), false},
+	{STD(",'enrollment':'open','requirements':[],'limits':{}"), false},
+	{STD(",'enrollment':'required'"), true},
+	{STD(",'limits':{'minimum':0}"), true},
+	{STD(",'limits':{'minimum':50,'maximum':50}"), true},
+	{STD(",'requirements':[" REQ_PROP("q", "-1.5") "]"), true},
+	{STEP("percent_of_amount", "'all_volume'", TD_PROPERTY, TIER("80", "1", "percent")), false},
+	{STEP("percent_of_amount", "null", TD_AMOUNT, TIER("-80", "1", "percent")), false},
+	{STEP("dollars_per_unit", "'incremental'", TD_AMOUNT, TIER("0", "1", "dollars")), false},
+	{STK("null"), false},
+};
+
+static IncOffer *
+ParseQuoted(const char *doc, IncOfferError *err)
+{
+	char	   *json = strdup(doc);
+	char	   *q;
+	IncOffer   *offer;
+
+	for (q = json; *q; q++)
+		if (*q == '\'')
+			*q = '"';
+	offer = inc_offer_parse(json, strlen(json), err);
+	free(json);
+	return offer;
+}
+
+/* The rules fixtures compile to the model they describe. */
+static void
+TestFixtures(void)
+{
+	IncOffer   *o[2];
+	char		buf[INC_NUM_BUF];
+
+	if (unit_load_offers("test/fixtures/rules_enrollment/offers.json", o, 2) == 2)
+	{
+		CHECK(o[0]->rules.any && o[0]->rules.enrollment == INC_ENROLLMENT_REQUIRED);
+		CHECK(o[1]->rules.enrollment == INC_ENROLLMENT_REQUIRED);
+		CHECK(o[0]->rules.nrequirements == 0 && !o[0]->rules.limits.has_maximum);
+	}
+	if (unit_load_offers("test/fixtures/rules_incremental_tiers/offers.json", o, 2) == 2)
+	{
+		CHECK(o[0]->stepped.tier_mode == INC_TIERS_INCREMENTAL);
+		CHECK(!o[0]->rules.any);
+		CHECK_STR(inc_tier_mode_name(o[1]->stepped.tier_mode), "incremental");
+		inc_dec_format(&o[0]->stepped.tiers[0].threshold, buf, sizeof(buf));
+		CHECK_STR(buf, "0");
+	}
+	if (unit_load_offers("test/fixtures/rules_limits/offers.json", o, 2) == 2)
+	{
+		CHECK(o[0]->rules.any && !o[0]->rules.limits.has_minimum && o[0]->rules.limits.has_maximum);
+		inc_dec_format(&o[0]->rules.limits.maximum, buf, sizeof(buf));
+		CHECK_STR(buf, "1000");
+		CHECK(o[1]->rules.limits.has_minimum && o[1]->rules.limits.has_maximum);
+		inc_dec_format(&o[1]->rules.limits.minimum, buf, sizeof(buf));
+		CHECK_STR(buf, "50");
+		CHECK(o[1]->rules.enrollment == INC_ENROLLMENT_OPEN);
+	}
+	if (unit_load_offers("test/fixtures/rules_requirements/offers.json", o, 1) == 1)
+	{
+		const IncRules *r = &o[0]->rules;
+
+		CHECK(r->any && r->nrequirements == 2);
+		CHECK_STR(r->requirements[0].key, "minimum_seed_spend");
+		CHECK(r->requirements[0].type == INC_THRESHOLD_AMOUNT);
+		CHECK(r->requirements[0].nfilters == 1 && r->requirements[0].property_key == NULL);
+		CHECK_STR(r->requirements[0].filters[0].sku_keys[0], "agri_shield_insecticide_bulk_63374");
+		CHECK(r->requirements[1].type == INC_THRESHOLD_PROPERTY);
+		CHECK_STR(r->requirements[1].property_key, "business_plan_achieved");
+		inc_dec_format(&r->requirements[1].minimum, buf, sizeof(buf));
+		CHECK_STR(buf, "90");
+	}
+}
+
+/* test_offer_rules: the parser's program rules (see the file header). */
+void
+test_offer_rules(void)
+{
+	IncOfferError err;
+	size_t		i;
+
+	TestFixtures();
+	CHECK_STR(inc_enrollment_name(INC_ENROLLMENT_OPEN), "open");
+	CHECK_STR(inc_enrollment_name(INC_ENROLLMENT_REQUIRED), "required");
+	CHECK_STR(inc_tier_mode_name(INC_TIERS_ALL_VOLUME), "all_volume");
+	for (i = 0; i < sizeof(ValidDocs) / sizeof(ValidDocs[0]); i++)
+	{
+		IncOffer   *o = ParseQuoted(ValidDocs[i].doc, &err);
+
+		CHECK(o != NULL);
+		if (o == NULL)
+			printf("  valid case %zu: %s\n", i, err.message);
+		else
+			CHECK(o->rules.any == ValidDocs[i].any);
+	}
+	for (i = 0; i < sizeof(InvalidRules) / sizeof(InvalidRules[0]); i++)
+	{
+		IncOffer   *o = ParseQuoted(InvalidRules[i].doc, &err);
+
+		CHECK(o == NULL);
+		if (o != NULL)
+			printf("  invalid case %zu compiled: %s\n", i, InvalidRules[i].doc);
+		else
+			CHECK_STR(err.message, InvalidRules[i].message);
+	}
+}
