@@ -86,6 +86,10 @@ COMMENT ON INDEX incentives_internal.earnings_default_offer_idx IS 'Earnings by 
 
 -- pg_dump keeps the materialized earnings and the run log (and the run
 -- counter, so restored run ids are not handed out again).
+-- (The partitioned table itself holds no rows: pg_dump dumps those of its
+-- partitions; the partitions a full refresh swaps in are ordinary tables
+-- and dumped as such.)
+SELECT pg_catalog.pg_extension_config_dump('incentives.earnings', '');
 SELECT pg_catalog.pg_extension_config_dump('incentives_internal.earnings_default', '');
 SELECT pg_catalog.pg_extension_config_dump('incentives.calculation_runs', '');
 SELECT pg_catalog.pg_extension_config_dump(

@@ -156,6 +156,10 @@ CREATE INDEX earnings_default_offer_idx ON incentives_internal.earnings_default 
 COMMENT ON TABLE incentives_internal.earnings_default IS
   'Default partition of incentives.earnings: holds the earnings while no refresh by the table''s owner has swapped in a partition of its own (empty afterwards)';
 COMMENT ON INDEX incentives_internal.earnings_default_offer_idx IS 'Earnings by offer (the primary key serves participant and participant+offer look-ups)';
+-- (The partitioned table itself holds no rows: pg_dump dumps those of its
+-- partitions; the partitions a full refresh swaps in are ordinary tables
+-- and dumped as such.)
+SELECT pg_catalog.pg_extension_config_dump('incentives.earnings', '');
 SELECT pg_catalog.pg_extension_config_dump('incentives_internal.earnings_default', '');
 ALTER TABLE incentives.earnings
     ATTACH PARTITION incentives_internal.earnings_run_0 FOR VALUES FROM (MINVALUE) TO (MAXVALUE);
@@ -204,7 +208,7 @@ COMMENT ON COLUMN incentives.statements.participant_key IS 'The participant sett
 COMMENT ON INDEX incentives.statements_date_idx IS 'Statements by date';
 
 CREATE TABLE incentives.statement_lines (
-    statement_id    bigint NOT NULL REFERENCES incentives.statements,
+    statement_id    bigint NOT NULL,
     participant_key text NOT NULL,
     offer_key       text NOT NULL,
     earned_to_date  numeric(20, 2) NOT NULL,
@@ -216,7 +220,7 @@ CREATE TABLE incentives.statement_lines (
 CREATE INDEX statement_lines_participant_idx ON incentives.statement_lines (participant_key, offer_key);
 COMMENT ON TABLE incentives.statement_lines IS
   'One line per participant and offer of a statement with earnings or earlier settlements: earned to date, settled before, and the difference due (negative: a clawback); append-only';
-COMMENT ON COLUMN incentives.statement_lines.statement_id IS 'The statement';
+COMMENT ON COLUMN incentives.statement_lines.statement_id IS 'The statement (written with it in one transaction; no foreign key, so that a parallel pg_restore may load the two tables in any order)';
 COMMENT ON COLUMN incentives.statement_lines.participant_key IS 'The participant';
 COMMENT ON COLUMN incentives.statement_lines.offer_key IS 'The offer';
 COMMENT ON COLUMN incentives.statement_lines.earned_to_date IS 'Sum of incentive_amount of incentive_calculate(participant_key, through_date => statement_date) for the offer';
