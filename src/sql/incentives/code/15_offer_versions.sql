@@ -54,6 +54,12 @@ BEGIN
             RETURN NULL;     -- the same document: no new version
         END IF;
     END IF;
+    -- One writer of versions at a time.  This also orders a parallel
+    -- pg_restore: the offers' rows arrive after their versions (whose COPY
+    -- holds its lock from its start, while this trigger runs at the end of
+    -- the offers' COPY), so loading an offer finds its current version and
+    -- writes none.
+    LOCK TABLE incentives.offer_versions IN SHARE ROW EXCLUSIVE MODE;
     -- the old state ends
     IF TG_OP IN ('UPDATE', 'DELETE') THEN
         UPDATE incentives.offer_versions AS v
