@@ -13,3 +13,11 @@
 .PHONY: bench
 bench: install-test
 	bench/run.sh
+
+# make bench-lifecycle: bench/lifecycle.sh (docs/lifecycle.md): full
+# refresh against the calculation, the change-tracking overhead of a bulk
+# load, and the changed-only refresh, at BENCH_N (1M; "1000000 10000000"
+# for 10M too).  Not part of `make test`.
+.PHONY: bench-lifecycle
+bench-lifecycle: install-test
+	bench/lifecycle.sh

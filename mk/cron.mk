@@ -10,8 +10,9 @@
 #                     cron.job_run_details, incentives.earnings and
 #                     incentives.calculation_runs; a second round checks
 #                     that a failing scheduled refresh keeps the earnings and
-#                     logs the failure (test/scripts/cron_test.sh; about
-#                     10 s; needs Debian's postgresql-15-cron)
+#                     logs the failure, a third runs the monthly settle of
+#                     docs/lifecycle.md (test/scripts/cron_test.sh; about
+#                     15 s; needs Debian's postgresql-15-cron)
 
 .PHONY: check-cron
 check-cron: install-test

@@ -7,7 +7,10 @@
  * through a plan prepared once per backend (SPI_keepplan; the plan cache
  * replans after DDL).  An engine is built only when the engine cache has
  * none for this call (engine_cache.h): a loop of per-participant calls in
- * one statement reads the offers, SKU units and conversions once.
+ * one statement reads the offers, SKU units and conversions once.  A call
+ * with as_of reads the offer versions valid then (docs/lifecycle.md, Offer
+ * versions and as_of) into an engine of its own: the cache never serves
+ * or keeps it.
  */
 #include "postgres.h"
 
@@ -17,6 +20,7 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
+#include "utils/timestamp.h"
 
 #include "calc_load.h"
 #include "core/strmap.h"
@@ -27,6 +31,7 @@
 typedef enum KeptRead
 {
 	READ_OFFERS,
+	READ_OFFER_VERSIONS,
 	READ_SKUS,
 	READ_CONVERSIONS,
 	READ_PROPERTIES_ALL,
@@ -43,6 +48,11 @@ static const struct
 	[READ_OFFERS] = {"SELECT offer_key, document FROM incentives.offers"
 		" WHERE $1 IS NULL OR offer_key OPERATOR(pg_catalog.=) ANY ($1)"
 	" ORDER BY offer_key COLLATE \"C\"", 1, {TEXTARRAYOID}},
+	[READ_OFFER_VERSIONS] = {"SELECT offer_key, document FROM incentives.offer_versions"
+		" WHERE ($1 IS NULL OR offer_key OPERATOR(pg_catalog.=) ANY ($1))"
+		" AND valid_from OPERATOR(pg_catalog.<=) $2"
+		" AND (valid_to IS NULL OR valid_to OPERATOR(pg_catalog.>) $2)"
+	" ORDER BY offer_key COLLATE \"C\"", 2, {TEXTARRAYOID, TIMESTAMPTZOID}},
 	[READ_SKUS] = {"SELECT sku_key, uom_key FROM incentives.skus"
 	" WHERE sku_key OPERATOR(pg_catalog.=) ANY ($1)", 1, {TEXTARRAYOID}},
 	[READ_CONVERSIONS] = {"SELECT from_uom_key, to_uom_key, factor FROM incentives.uom_conversions",
@@ -104,19 +114,21 @@ OfferKeys(ArrayType *offer_keys, Datum **keys, int *nkeys)
 
 /*
  * LoadOffers: compile the offers into e (in context); every key in keys
- * must exist.
+ * must exist (with as_of: be valid then).
  */
 static void
-LoadOffers(IncEngine *e, MemoryContext context, ArrayType *offer_keys, Datum *keys, int nkeys)
+LoadOffers(IncEngine *e, MemoryContext context, ArrayType *offer_keys, Datum *keys, int nkeys,
+		   const TimestampTz *as_of)
 {
-	Datum		args[1];
-	char		nulls[1] = {offer_keys ? ' ' : 'n'};
+	Datum		args[2];
+	char		nulls[2] = {offer_keys ? ' ' : 'n', ' '};
 	uint64		i;
 	int			k;
 
 	args[0] = PointerGetDatum(offer_keys);
+	args[1] = as_of ? TimestampTzGetDatum(*as_of) : (Datum) 0;
 	pg_offer_cache_prune();
-	Read(READ_OFFERS, args, nulls);
+	Read(as_of ? READ_OFFER_VERSIONS : READ_OFFERS, args, nulls);
 
 	for (k = 0; k < nkeys; k++)
 	{
@@ -129,11 +141,17 @@ LoadOffers(IncEngine *e, MemoryContext context, ArrayType *offer_keys, Datum *ke
 
 			found = strcmp(have, wanted) == 0;
 		}
-		if (!found)
+		if (!found && as_of == NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("offer \"%s\" does not exist", wanted),
 					 errhint("offer_keys must name offers in incentives.offers.")));
+		if (!found)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("offer \"%s\" does not exist", wanted),
+					 errdetail("The calculation is as of %s.", timestamptz_to_str(*as_of)),
+					 errhint("offer_keys must name offers that incentives.offer_versions shows valid at as_of.")));
 	}
 
 	for (i = 0; i < SPI_processed; i++)
@@ -197,13 +215,13 @@ LoadReferenceData(IncEngine *e, MemoryContext context)
 
 /* pg_calc_engine: the cached engine for this call, or a new one. */
 void
-pg_calc_engine(ArrayType *offer_keys, CalcEngine *out)
+pg_calc_engine(ArrayType *offer_keys, const TimestampTz *as_of, CalcEngine *out)
 {
 	MemoryContext caller = CurrentMemoryContext;
 	Datum	   *keys;
 	int			nkeys;
 	char	   *key = OfferKeys(offer_keys, &keys, &nkeys);
-	bool		cacheable = pg_engine_cache_usable();
+	bool		cacheable = as_of == NULL && pg_engine_cache_usable();
 	EngineEntry *entry = cacheable ? pg_engine_cache_lookup(key) : NULL;
 	MemoryContext context;
 	IncEngine  *e;
@@ -223,7 +241,7 @@ pg_calc_engine(ArrayType *offer_keys, CalcEngine *out)
 	MemoryContextSwitchTo(context);
 	e = inc_engine_create();
 	MemoryContextSwitchTo(caller);
-	LoadOffers(e, context, offer_keys, keys, nkeys);
+	LoadOffers(e, context, offer_keys, keys, nkeys, as_of);
 	MemoryContextSwitchTo(context);
 	inc_engine_prepare(e);
 	MemoryContextSwitchTo(caller);

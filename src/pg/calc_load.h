@@ -10,6 +10,7 @@
 
 #include "postgres.h"
 
+#include "datatype/timestamp.h"
 #include "utils/array.h"
 #include "utils/jsonb.h"
 
@@ -27,9 +28,12 @@ typedef struct CalcEngine
  * pg_calc_engine: the engine of the offers named by offer_keys (NULL: all;
  * an unknown key is an error), prepared, with the units of its SKUs and
  * the conversions: the cached one when it fits this call, else built (in
- * a context under the current one, kept in the cache when allowed).
+ * a context under the current one, kept in the cache when allowed).  With
+ * as_of, the offers are the versions valid at *as_of
+ * (incentives.offer_versions; docs/lifecycle.md, Offer versions and as_of),
+ * and the engine is always built and never cached.
  */
-extern void pg_calc_engine(ArrayType *offer_keys, CalcEngine *out);
+extern void pg_calc_engine(ArrayType *offer_keys, const TimestampTz *as_of, CalcEngine *out);
 
 typedef struct CalcProperties CalcProperties;
 

@@ -1,12 +1,15 @@
 /*
  * calculate.c
  *    incentives.incentive_calculate(participant_key, properties,
- *    offer_keys, transactions) RETURNS SETOF incentives.earning.
+ *    offer_keys, transactions, as_of, through_date) RETURNS SETOF
+ *    incentives.earning.
  *
- * One call: the engine -- offers (all, or those named), SKU units and unit
- * conversions -- from calc_load.c (kept per backend for calls in the same
- * snapshot); the property values the offers need; then the transactions,
- * read once and grouped by participant by txn_source.c, one participant
+ * One call: the engine -- offers (all, or those named; the versions valid
+ * at as_of when it is given), SKU units and unit conversions -- from
+ * calc_load.c (kept per backend for calls in the same snapshot, never
+ * with as_of); the property values the offers need; then the transactions
+ * (dated on or before through_date when it is given), read once and
+ * grouped by participant by txn_source.c, one participant
  * at a time through the engine, writing rows into a materialized
  * tuplestore (which spills to disk past work_mem).  Memory per
  * participant lives in a context reset after each participant.  Runs with
@@ -21,7 +24,11 @@
  * named by participant_key is reported even when it has no transactions.
  * The enrollment windows of offers that require enrollment come from
  * enrollments.c; the what-if entry point (incentives.calculate) adds the
- * request's own through a fifth argument of the internal variants.
+ * request's own through a fifth argument of the internal variants.  A
+ * result with an 18th column gets the transaction's date there
+ * (refresh_earnings).  A second error context callback notes where a
+ * failed calculation was (lifecycle.c), for refreshes that skip failing
+ * participants (docs/lifecycle.md, on_error => 'skip').
  */
 #include "postgres.h"
 
@@ -31,9 +38,11 @@
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/date.h"
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
 #include "utils/regproc.h"
+#include "utils/timestamp.h"
 
 #include "calc_load.h"
 #include "compat.h"
@@ -44,6 +53,13 @@
 
 #define NUM_EARNING_COLUMNS 17
 #define NUM_DIAGNOSTICS_COLUMNS 4
+
+/*
+ * A result type with one more column than the earning row gets the
+ * transaction's date there (incentives_internal.calculate_dated, which
+ * refresh_earnings materializes).
+ */
+#define NUM_DATED_COLUMNS (NUM_EARNING_COLUMNS + 1)
 
 /* A text datum made once per engine (CachedText). */
 typedef struct TextEntry
@@ -82,6 +98,7 @@ typedef struct Output
 	MemoryContext row_context;
 	Datum		participant_datum;	/* the participant being calculated */
 	bool		diagnostics;	/* diagnostics rows instead of earnings */
+	bool		dated;			/* the transaction's date in an 18th column */
 	TextCache  *texts;
 } Output;
 
@@ -197,8 +214,8 @@ static void
 EmitRow(void *ctx, const IncRow *row)
 {
 	Output	   *out = ctx;
-	Datum		values[NUM_EARNING_COLUMNS];
-	bool		nulls[NUM_EARNING_COLUMNS];
+	Datum		values[NUM_DATED_COLUMNS];
+	bool		nulls[NUM_DATED_COLUMNS];
 	union
 	{
 		char		b[PG_NUMERIC_BUF];
@@ -231,6 +248,8 @@ EmitRow(void *ctx, const IncRow *row)
 	}
 	else
 		values[16] = pg_dec_to_numeric_in(&row->effective_rate, num[8].b);
+	if (out->dated)
+		values[NUM_EARNING_COLUMNS] = DateADTGetDatum(row->txn->transaction_date);
 
 	tuplestore_putvalues(out->rsinfo->setResult, out->rsinfo->setDesc, values, nulls);
 }
@@ -273,20 +292,65 @@ CalculationContext(void *arg)
 		errcontext("calculating participant \"%s\"", participant);
 }
 
+/* What NoteFailure looks at. */
+typedef struct FailureWhere
+{
+	const IncEngine *engine;	/* NULL until the call has one */
+	const TxnPosition *read;	/* the row a read error was about */
+} FailureWhere;
+
+/*
+ * NoteFailure: error context callback of a calculation; notes the
+ * participant and transaction it was at (lifecycle.c), so that a refresh
+ * that skips failing participants can say which transaction failed without
+ * reading the message.  While the engine runs its position says where;
+ * while reading, the row the source raised the error about does.
+ */
+static void
+NoteFailure(void *arg)
+{
+	FailureWhere *where = arg;
+	const char *participant;
+	const char *transaction_id;
+
+	if (where->engine && inc_engine_position(where->engine, &participant, &transaction_id))
+		pg_failure_note(participant, transaction_id);
+	else
+		pg_failure_note(where->read->participant_key, where->read->transaction_id);
+}
+
+/* OptionalArg: argument n when the call has it and it is not NULL. */
+static bool
+OptionalArg(FunctionCallInfo fcinfo, int n)
+{
+	return PG_NARGS() > n && !PG_ARGISNULL(n);
+}
+
 /*
  * Calculate: the body of incentive_calculate and incentive_diagnostics,
- * which share their arguments; diagnostics selects what is returned.  The
- * request variants (calculate_request, diagnostics_request) have a fifth
- * argument, the request's enrollment windows (jsonb).
+ * which share their arguments; diagnostics selects what is returned.
+ * Their arguments (participant_key, properties, offer_keys, transactions)
+ * go on with as_of and through_date (0.1.0's declarations stop before
+ * them: PG_NARGS tells).  The request variants (calculate_request,
+ * diagnostics_request; request) have the request's enrollment windows
+ * (jsonb) fifth, then as_of and through_date.
  */
 static Datum
-Calculate(FunctionCallInfo fcinfo, bool diagnostics)
+Calculate(FunctionCallInfo fcinfo, bool diagnostics, bool request)
 {
 	char	   *participant_filter = PG_ARGISNULL(0) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(0));
 	Jsonb	   *properties = PG_ARGISNULL(1) ? NULL : PG_GETARG_JSONB_P(1);
 	ArrayType  *offer_keys = PG_ARGISNULL(2) ? NULL : PG_GETARG_ARRAYTYPE_P(2);
-	Jsonb	   *request_enrollments = PG_NARGS() > 4 && !PG_ARGISNULL(4) ?
+	Jsonb	   *request_enrollments = request && OptionalArg(fcinfo, 4) ?
 		PG_GETARG_JSONB_P(4) : NULL;
+	int			as_of_arg = request ? 5 : 4;
+	TimestampTz as_of_value = 0;
+	TimestampTz *as_of = NULL;
+	DateADT		through_value = 0;
+	DateADT    *through_date = NULL;
+	TxnPosition read_position = {NULL, NULL};
+	FailureWhere failure_where = {NULL, &read_position};
+	ErrorContextCallback failure_callback;
 	Oid			relid;
 	CalcEngine	ce;
 	IncEngine  *engine;
@@ -302,13 +366,25 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics)
 	IncTxn	   *txns;
 	int			ntxns;
 
+	if (OptionalArg(fcinfo, as_of_arg))
+	{
+		as_of_value = PG_GETARG_TIMESTAMPTZ(as_of_arg);
+		as_of = &as_of_value;
+	}
+	if (OptionalArg(fcinfo, as_of_arg + 1))
+	{
+		through_value = PG_GETARG_DATEADT(as_of_arg + 1);
+		through_date = &through_value;
+	}
+
 	InitMaterializedSRF(fcinfo, 0);
 	memset(&out, 0, sizeof(out));
 	out.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	out.diagnostics = diagnostics;
-	/* the rows built below fill exactly this many columns */
+	out.dated = !diagnostics && out.rsinfo->setDesc->natts == NUM_DATED_COLUMNS;
+	/* the rows built below fill exactly this many columns (or one more: the date) */
 	if (out.rsinfo->setDesc->natts !=
-		(diagnostics ? NUM_DIAGNOSTICS_COLUMNS : NUM_EARNING_COLUMNS))
+		(diagnostics ? NUM_DIAGNOSTICS_COLUMNS : NUM_EARNING_COLUMNS) && !out.dated)
 		elog(ERROR, "%s returns %d columns, expected %d",
 			 diagnostics ? "incentive_diagnostics" : "incentive_calculate",
 			 out.rsinfo->setDesc->natts,
@@ -324,9 +400,17 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics)
 		elog(ERROR, "SPI_connect failed");
 	call_context = CurrentMemoryContext;
 
+	/* where a failure happened, for refresh_earnings(on_error => 'skip') */
+	pg_failure_clear();
+	failure_callback.callback = NoteFailure;
+	failure_callback.arg = &failure_where;
+	failure_callback.previous = error_context_stack;
+	error_context_stack = &failure_callback;
+
 	/* offers, SKU units, conversions: cached when this snapshot has them */
-	pg_calc_engine(offer_keys, &ce);
+	pg_calc_engine(offer_keys, as_of, &ce);
 	engine = ce.engine;
+	failure_where.engine = engine;
 	out.texts = TextsOf(&ce);
 	inc_engine_set_tick(engine, Tick);
 	inc_engine_set_diagnostics(engine, diagnostics ? EmitDiagnostics : NULL, &out);
@@ -340,7 +424,8 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics)
 											ALLOCSET_SMALL_SIZES);
 
 	/* every transaction read, grouped by participant (txn_source.h) */
-	src = txn_source_open(relid, participant_filter, engine, ce.context);
+	src = txn_source_open(relid, participant_filter, through_date, engine, ce.context,
+						  &read_position);
 
 	/* the engine's position names what failed, while it calculates */
 	context.callback = CalculationContext;
@@ -371,6 +456,7 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics)
 	error_context_stack = context.previous;
 
 	txn_source_close(src);
+	error_context_stack = failure_callback.previous;
 	SPI_finish();
 	return (Datum) 0;
 }
@@ -381,7 +467,7 @@ PG_FUNCTION_INFO_V1(incentives_incentive_calculate);
 Datum
 incentives_incentive_calculate(PG_FUNCTION_ARGS)
 {
-	return Calculate(fcinfo, false);
+	return Calculate(fcinfo, false, false);
 }
 
 PG_FUNCTION_INFO_V1(incentives_incentive_diagnostics);
@@ -395,7 +481,7 @@ PG_FUNCTION_INFO_V1(incentives_incentive_diagnostics);
 Datum
 incentives_incentive_diagnostics(PG_FUNCTION_ARGS)
 {
-	return Calculate(fcinfo, true);
+	return Calculate(fcinfo, true, false);
 }
 
 PG_FUNCTION_INFO_V1(incentives_calculate_request);
@@ -407,7 +493,7 @@ PG_FUNCTION_INFO_V1(incentives_calculate_request);
 Datum
 incentives_calculate_request(PG_FUNCTION_ARGS)
 {
-	return Calculate(fcinfo, false);
+	return Calculate(fcinfo, false, true);
 }
 
 PG_FUNCTION_INFO_V1(incentives_diagnostics_request);
@@ -419,5 +505,5 @@ PG_FUNCTION_INFO_V1(incentives_diagnostics_request);
 Datum
 incentives_diagnostics_request(PG_FUNCTION_ARGS)
 {
-	return Calculate(fcinfo, true);
+	return Calculate(fcinfo, true, true);
 }

@@ -24,6 +24,10 @@ extern IncOffer *pg_offer_from_jsonb(Jsonb *document, IncOfferError *err);
 extern void pg_offer_cache_prune(void);
 extern const IncOffer *pg_offer_cached(Jsonb *document, IncOfferError *err);
 
+/* lifecycle.c */
+extern void pg_failure_clear(void);
+extern void pg_failure_note(const char *participant, const char *txn);
+
 /* convert.c */
 extern IncDec pg_numeric_to_dec(Datum numeric, const char *what, const char *txn_id);
 extern bool pg_numeric_to_dec_fast(Datum numeric, IncDec *out);

@@ -3,9 +3,10 @@
  *    The transactions relation of a calculation (see txn_relation.h): any
  *    table or view with the transaction columns, checked up front (every
  *    column present, with a type that converts exactly) and named only as
- *    a quoted identifier; and its read, one prepared query per backend and
- *    relation (SPI_keepplan), planned for total time (not a fast start),
- *    parallel where the planner wants it, with no ORDER BY.
+ *    a quoted identifier; and its read, one prepared query per backend,
+ *    relation and kind of read (everyone or one participant, every date or
+ *    through a date) (SPI_keepplan), planned for total time (not a fast
+ *    start), parallel where the planner wants it, with no ORDER BY.
  */
 #include "postgres.h"
 
@@ -180,6 +181,7 @@ typedef struct ReadPlan
 {
 	Oid			relid;
 	bool		one_participant;
+	bool		through_date;
 	char	   *relname;
 	SPIPlanPtr	plan;
 } ReadPlan;
@@ -188,11 +190,15 @@ typedef struct ReadPlan
 static ReadPlan read_plans[MAX_READ_PLANS];
 static int	nread_plans = 0;
 
-/* txn_relation_read: the kept plan reading relid (all, or one participant). */
+/*
+ * txn_relation_read: the kept plan reading relid (all, or one participant;
+ * every date, or through a date).
+ */
 SPIPlanPtr
-txn_relation_read(Oid relid, const char *relname, bool one_participant)
+txn_relation_read(Oid relid, const char *relname, bool one_participant, bool through_date)
 {
-	Oid			argtypes[1] = {TEXTOID};
+	Oid			argtypes[2];
+	int			nargs = 0;
 	ReadPlan   *slot = NULL;
 	char	   *query;
 	SPIPlanPtr	plan;
@@ -202,7 +208,8 @@ txn_relation_read(Oid relid, const char *relname, bool one_participant)
 	{
 		ReadPlan   *p = &read_plans[i];
 
-		if (p->relid == relid && p->one_participant == one_participant)
+		if (p->relid == relid && p->one_participant == one_participant &&
+			p->through_date == through_date)
 		{
 			if (strcmp(p->relname, relname) == 0)
 				return p->plan;
@@ -214,17 +221,26 @@ txn_relation_read(Oid relid, const char *relname, bool one_participant)
 	/*
 	 * A whole read, planned for total time (no fast start), parallel where
 	 * the planner wants it; the one-participant read leans on the index on
-	 * participant_key (COLLATE "C", as the extension's own).
+	 * participant_key (COLLATE "C", as the extension's own).  A NULL
+	 * transaction_date passes the date filter, to be reported as NULL.
 	 */
+	if (one_participant)
+		argtypes[nargs++] = TEXTOID;
+	if (through_date)
+		argtypes[nargs++] = DATEOID;
 	query = psprintf("SELECT transaction_id::pg_catalog.text, participant_key::pg_catalog.text,"
 					 " transaction_type::pg_catalog.text, transaction_date,"
 					 " sku_key::pg_catalog.text, quantity::pg_catalog.numeric,"
 					 " uom_key::pg_catalog.text, amount::pg_catalog.numeric"
-					 " FROM %s%s",
+					 " FROM %s%s%s%s",
 					 relname,
+					 one_participant || through_date ? " WHERE " : "",
 					 one_participant ?
-					 " WHERE participant_key::pg_catalog.text COLLATE \"C\" OPERATOR(pg_catalog.=) $1" : "");
-	plan = SPI_prepare_cursor(query, one_participant ? 1 : 0, argtypes,
+					 "participant_key::pg_catalog.text COLLATE \"C\" OPERATOR(pg_catalog.=) $1" : "",
+					 !through_date ? "" : one_participant ?
+					 " AND (transaction_date IS NULL OR transaction_date OPERATOR(pg_catalog.<=) $2)" :
+					 "(transaction_date IS NULL OR transaction_date OPERATOR(pg_catalog.<=) $1)");
+	plan = SPI_prepare_cursor(query, nargs, argtypes,
 							  one_participant ? 0 : CURSOR_OPT_PARALLEL_OK);
 	if (plan == NULL)
 		elog(ERROR, "could not prepare the read of %s: %s", relname,
@@ -250,8 +266,33 @@ txn_relation_read(Oid relid, const char *relname, bool one_participant)
 		pfree(slot->relname);
 	slot->relid = relid;
 	slot->one_participant = one_participant;
+	slot->through_date = through_date;
 	slot->relname = MemoryContextStrdup(TopMemoryContext, relname);
 	slot->plan = plan;
 	return plan;
 }
 
+
+/* txn_relation_params: $1 the participant, then the date, as read declares them. */
+ParamListInfo
+txn_relation_params(const char *participant_key, const DateADT *through_date)
+{
+	int			n = (participant_key != NULL) + (through_date != NULL);
+	ParamListInfo params;
+	int			i;
+
+	if (n == 0)
+		return NULL;
+	params = makeParamList(n);
+	for (i = 0; i < n; i++)
+	{
+		bool		date = through_date != NULL && i == n - 1;
+
+		params->params[i].value = date ? DateADTGetDatum(*through_date) :
+			CStringGetTextDatum(participant_key);
+		params->params[i].ptype = date ? DATEOID : TEXTOID;
+		params->params[i].isnull = false;
+		params->params[i].pflags = PARAM_FLAG_CONST;
+	}
+	return params;
+}

@@ -10,6 +10,8 @@
 #include "postgres.h"
 
 #include "executor/spi.h"
+#include "nodes/params.h"
+#include "utils/date.h"
 
 /* The columns a read returns, in this order. */
 enum
@@ -40,8 +42,19 @@ extern void txn_relation_check(Oid relid, TxnRelation *out);
 /*
  * txn_relation_read: the kept plan reading relid's transaction columns
  * (cast to text, date, numeric), all of them in no order, or those of the
- * participant $1 (through the participant index when there is one).
+ * participant $1 (through the participant index when there is one); with
+ * through_date, only the transactions dated on or before the date that
+ * follows ($1, or $2 after the participant; docs/lifecycle.md,
+ * Through-date).
  */
-extern SPIPlanPtr txn_relation_read(Oid relid, const char *relname, bool one_participant);
+extern SPIPlanPtr txn_relation_read(Oid relid, const char *relname, bool one_participant,
+									bool through_date);
+
+/*
+ * txn_relation_params: the parameters of that read (the participant, then
+ * the date; NULL when it has none), in the current memory context.
+ */
+extern ParamListInfo txn_relation_params(const char *participant_key,
+										 const DateADT *through_date);
 
 #endif							/* INC_TXN_RELATION_H */

@@ -9,7 +9,8 @@
  * resolves the SKU, unit and transaction type to small ids and writes one
  * compact record per row into the store (txn_store.h) under the hash of
  * its participant_key.  A one-participant read filters on participant_key
- * in the query, so the index on it serves.
+ * in the query, so the index on it serves; a through_date read filters on
+ * transaction_date there too, so nothing after it is stored or checked.
  *
  * Records hold the participant key and the transaction_id (as a text
  * datum, so an output row points at it) after a fixed part; numbers are
@@ -108,6 +109,7 @@ struct TxnSource
 	MemoryContext context;		/* where the source lives */
 	MemoryContext row_context;	/* reset after every row */
 	ErrorContextCallback *outer_context;	/* the error context around the read */
+	TxnPosition *position;		/* the row a read error is about */
 	TxnStore   *store;			/* transactions by participant */
 	TxnStore   *ids;			/* (id, participant) by id, or NULL */
 	IncStrMap  *types;			/* transaction_type -> id, as a pointer-sized int */
@@ -141,6 +143,9 @@ NullColumn(TxnSource *src, int col, Datum *values, bool *nulls)
 {
 	/* the error is the row's, not the query's: no SPI statement context */
 	error_context_stack = src->outer_context;
+	src->position->participant_key = nulls[C_PARTICIPANT] ? NULL :
+		TextDatumGetCString(values[C_PARTICIPANT]);
+	src->position->transaction_id = nulls[C_ID] ? NULL : TextDatumGetCString(values[C_ID]);
 	if (nulls[C_ID])
 		ereport(ERROR,
 				(errcode(ERRCODE_NOT_NULL_VIOLATION),
@@ -309,8 +314,12 @@ ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
 		ErrorContextCallback *spi_context = error_context_stack;
 
 		error_context_stack = src->outer_context;
-		quantity = pg_numeric_to_dec(values[C_QUANTITY], "quantity", pnstrdup(idp, idlen));
-		amount = pg_numeric_to_dec(values[C_AMOUNT], "amount", pnstrdup(idp, idlen));
+		src->position->participant_key = pnstrdup(pp, plen);
+		src->position->transaction_id = pnstrdup(idp, idlen);
+		quantity = pg_numeric_to_dec(values[C_QUANTITY], "quantity",
+									 src->position->transaction_id);
+		amount = pg_numeric_to_dec(values[C_AMOUNT], "amount", src->position->transaction_id);
+		src->position->participant_key = src->position->transaction_id = NULL;
 		error_context_stack = spi_context;
 	}
 
@@ -435,6 +444,8 @@ CheckIdentity(TxnSource *src)
 				if (seen[i].hash != hash || o->idlen != r->idlen ||
 					memcmp(IdOf(o), IdOf(r), r->idlen) != 0)
 					continue;
+				src->position->participant_key = ParticipantOf(r);
+				src->position->transaction_id = IdOf(r);
 				if (o->plen == r->plen && memcmp(ParticipantOf(o), ParticipantOf(r), r->plen) == 0)
 					ereport(ERROR,
 							(errcode(ERRCODE_UNIQUE_VIOLATION),
@@ -460,13 +471,13 @@ CheckIdentity(TxnSource *src)
 
 /* txn_source_open: check the relation, read it into the store. */
 TxnSource *
-txn_source_open(Oid relid, const char *participant_key, IncEngine *engine,
-				MemoryContext engine_context)
+txn_source_open(Oid relid, const char *participant_key, const DateADT *through_date,
+				IncEngine *engine, MemoryContext engine_context, TxnPosition *position)
 {
 	TxnSource  *src;
 	TxnRelation rel;
 	SPIPlanPtr	plan;
-	ParamListInfo params = NULL;
+	ParamListInfo params;
 	SPIExecuteOptions options;
 	Receiver	receiver;
 	double		rows;
@@ -482,6 +493,7 @@ txn_source_open(Oid relid, const char *participant_key, IncEngine *engine,
 	src->engine_context = engine_context;
 	src->participant = participant_key;
 	src->participant_len = participant_key ? strlen(participant_key) : 0;
+	src->position = position;
 	src->types = inc_strmap_create();
 	src->row_context = AllocSetContextCreate(CurrentMemoryContext, "incentives read row",
 											 ALLOCSET_SMALL_SIZES);
@@ -498,16 +510,10 @@ txn_source_open(Oid relid, const char *participant_key, IncEngine *engine,
 			src->sku_names[i + 1] = skus[i];
 	}
 
-	plan = txn_relation_read(relid, src->relname, participant_key != NULL);
+	plan = txn_relation_read(relid, src->relname, participant_key != NULL, through_date != NULL);
+	params = txn_relation_params(participant_key, through_date);
 	if (participant_key)
-	{
-		params = makeParamList(1);
-		params->params[0].value = CStringGetTextDatum(participant_key);
-		params->params[0].isnull = false;
-		params->params[0].pflags = PARAM_FLAG_CONST;
-		params->params[0].ptype = TEXTOID;
 		rows = 0;				/* a participant's share: unknown, small */
-	}
 	src->store = txn_store_create(limit, rows * RECORD_ESTIMATE);
 	if (!src->unique_ids)
 		src->ids = txn_store_create(limit, rows * 48);

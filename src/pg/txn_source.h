@@ -11,28 +11,47 @@
  * past it).  Then the participants come out one at a time, each with its
  * transactions as IncTxns whose strings point into the store (nothing is
  * copied per transaction).  Before the first participant, a transaction_id
- * found twice is an error, unless a unique index on transaction_id alone
- * makes that impossible.
+ * found twice among the rows read is an error, unless a unique index on
+ * transaction_id alone makes that impossible.
  */
 #ifndef INC_TXN_SOURCE_H
 #define INC_TXN_SOURCE_H
 
 #include "postgres.h"
 
+#include "utils/date.h"
+
 #include "core/engine.h"
 
 typedef struct TxnSource TxnSource;
 
 /*
+ * Where a read failed: the participant and transaction of the row it was
+ * about (NULL when not known), set just before the source raises an error
+ * about a row, for the caller's error context callback (refreshes that
+ * skip a failing participant name the transaction; docs/lifecycle.md,
+ * on_error => 'skip').  Errors about a row are raised outside the SPI
+ * statement's error context, so that callback sits right under them.
+ */
+typedef struct TxnPosition
+{
+	const char *participant_key;
+	const char *transaction_id;
+} TxnPosition;
+
+/*
  * txn_source_open: check relid's columns (an error names a missing or
  * mistyped one), then read it -- only participant_key's transactions when
- * that is not NULL -- into the store.  Rows whose SKU no offer of engine
- * mentions are skipped; the rest are checked (no NULLs) and their units
- * interned into engine (allocated in engine_context, where the engine
- * lives).  The source lives in the current memory context.
+ * that is not NULL, only those dated on or before *through_date when that
+ * is not NULL (docs/lifecycle.md, Through-date) -- into the store.  Rows
+ * whose SKU no offer of engine mentions are skipped; the rest are checked
+ * (no NULLs) and their units interned into engine (allocated in
+ * engine_context, where the engine lives).  A read error about a row sets
+ * *position first.  The source lives in the current memory context.
  */
-extern TxnSource *txn_source_open(Oid relid, const char *participant_key, IncEngine *engine,
-								  MemoryContext engine_context);
+extern TxnSource *txn_source_open(Oid relid, const char *participant_key,
+								  const DateADT *through_date, IncEngine *engine,
+								  MemoryContext engine_context, TxnPosition *position);
 
 /*
  * txn_source_next: the next participant's key and transactions (in no

@@ -179,6 +179,7 @@ CREATE EXTENSION incentives;
 DO $$ BEGIN CREATE ROLE incentives_app LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$;
 GRANT USAGE ON SCHEMA incentives, incentives_internal TO incentives_app;
 GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA incentives TO incentives_app;
+GRANT USAGE ON ALL SEQUENCES IN SCHEMA incentives TO incentives_app;
 EOF
 }
 
@@ -395,8 +396,9 @@ main() {
     sql coord coordinator -c "SELECT incentives.cluster_partitions() AS partitions"
     # the analyst surface (tier_progress, refresh_earnings, ...) is tested
     # when the shards' extension has it
-    SURFACE=$(val single single -c "SELECT (to_regprocedure('incentives.tier_progress(text, jsonb, regclass)') IS NOT NULL
+    SURFACE=$(val single single -c "SELECT (to_regproc('incentives.tier_progress') IS NOT NULL
                                            AND to_regproc('incentives.refresh_earnings') IS NOT NULL)::int")
+    LIFECYCLE=$(val single single -c "SELECT (to_regproc('incentives.settle') IS NOT NULL)::int")
 
     log "staging the fixtures and $gen generated transactions"
     t=$(now)
@@ -642,6 +644,43 @@ EOF
                   WHERE incentives.partition_of(participant_key) = 0 AND participant_key <> '$p0') x"
     sql_as incentives_app coord coordinator -A -t -c "
         SELECT incentives.delete_transaction('$p0', '$dup'), incentives.delete_transaction('$p1', '$dup')" >/dev/null
+
+    if [ "$LIFECYCLE" = 1 ]; then
+        log "lifecycle through the coordinator: offer history, through_date, settle (docs/lifecycle.md)"
+        # an offer put, changed and deleted through the coordinator: every
+        # shard keeps the same history (cluster_check compares it)
+        local doc='{"offer_key": "cluster_history", "strategy_key": "standard", "calculator_key": "percent_of_amount", "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}], "incentives": [{"period_key": "p", "transaction_type": "retailer_sales_to_growers", "rates": [{"sku_key": "no_such_sku", "rate": 1, "measure": "percent"}]}]}'
+        val coord coordinator -c "SELECT incentives.put_offer('$doc')" >/dev/null
+        val coord coordinator -c "SELECT incentives.put_offer('$doc')" >/dev/null   # the same: no version
+        val coord coordinator -c "SELECT incentives.put_offer(jsonb_set('$doc', '{label}', '\"v2\"'))" >/dev/null
+        val coord coordinator -c "SELECT incentives.delete_offer('cluster_history')" >/dev/null
+        val coord coordinator -c "SELECT count(*) FROM incentives.cluster_check()" >/dev/null
+        for name in "${names[@]}"; do
+            h=$(val "$name" "$name" -c "SELECT string_agg(version || ':' || (valid_to IS NULL), ' ' ORDER BY version)
+                                          FROM incentives.offer_versions WHERE offer_key = 'cluster_history'")
+            [ "$h" = "1:false 2:false" ] || { echo "$name: offer history of cluster_history is '$h', expected '1:false 2:false'" >&2; exit 1; }
+        done
+        echo "   offer history: put, put again (no version), change, delete through the coordinator: versions 1, 2 closed on every shard; cluster_check consistent"
+        # through_date: the coordinator's calculation equals the single node's
+        q_through="SELECT count(*) || ' ' || sum(incentive_amount) FROM incentives.incentive_calculate(through_date => '2026-03-31')"
+        a=$(val single single -c "$q_through")
+        b=$(val coord coordinator -c "$q_through")
+        [ "$a" = "$b" ] || { echo "through_date: single node '$a', coordinator '$b'" >&2; exit 1; }
+        echo "   incentive_calculate(through_date => '2026-03-31'): $a on the single node and through the coordinator"
+        # settle: every shard settles its own participants; the lines add up
+        # to the single node's statement
+        sql single single -c "SET client_min_messages = warning" -c "CALL incentives.settle('2026-03-31')"
+        sql_as incentives_app coord coordinator -c "SET client_min_messages = warning" -c "CALL incentives.settle('2026-03-31')"
+        a=$(val single single -c "SELECT count(*) || ' ' || sum(amount_due) FROM incentives.statement_lines")
+        local lines=0 due=0 l d
+        for name in "${names[@]}"; do
+            read -r l d <<<"$(val "$name" "$name" -c "SELECT count(*) || ' ' || COALESCE(sum(amount_due), 0) FROM incentives.statement_lines")"
+            lines=$((lines + l))
+            due=$(awk -v a="$due" -v b="$d" 'BEGIN {printf "%.2f", a + b}')
+        done
+        [ "$a" = "$lines $due" ] || { echo "settle: single node '$a', shards together '$lines $due'" >&2; exit 1; }
+        echo "   settle('2026-03-31'): $lines lines, $due due on the single node and across the shards"
+    fi
 
     local victim="shard$((shards - 1))"
     log "stopping $victim (127.0.0.1:${PORT[$victim]}): a calculation for all participants must fail, naming it"

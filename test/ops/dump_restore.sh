@@ -66,8 +66,15 @@ tables_sql="SELECT c.oid::regclass::text, c.oid = ANY (x.extconfig)
 digest ops_src > "$work/src.txt"
 digest ops_fresh > "$work/fresh.txt"
 while IFS='|' read -r table dumped; do
+	# the change log of changed_only refreshes is bookkeeping, not data: a
+	# restore logs every row it loads (docs/lifecycle.md; test/ops/digest.sql)
+	[ "$table" = incentives.earnings_changes ] && continue
 	line=$(grep "^table $table rows " "$work/src.txt") || fail "$table missing from the digest"
-	case $line in *" rows 0 md5 "*) fail "$table has no rows in the test data: add some in test/ops/dataset_finish.psql" ;; esac
+	# (incentives.earnings' default partition holds rows only until the
+	# owner's first full refresh swaps a partition in: empty here)
+	case $table in incentives_internal.earnings_default) ;; *)
+	case $line in *" rows 0 md5 "*) fail "$table has no rows in the test data: add some in test/ops/dataset_finish.psql" ;; esac ;;
+	esac
 	if [ "$dumped" = f ]; then
 		grep -qxF "$line" "$work/fresh.txt" ||
 			fail "$table is not dumped (pg_extension_config_dump) yet holds rows a fresh install does not: $line"

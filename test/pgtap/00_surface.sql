@@ -62,33 +62,33 @@ SELECT results_eq(
 
 -- incentive_calculate(participant_key, properties, offer_keys, transactions)
 SELECT has_function('incentives', 'incentive_calculate',
-                    ARRAY['text', 'jsonb', 'text[]', 'regclass'],
-                    'incentive_calculate(text, jsonb, text[], regclass) exists');
+                    ARRAY['text', 'jsonb', 'text[]', 'regclass', 'timestamp with time zone', 'date'],
+                    'incentive_calculate(text, jsonb, text[], regclass, timestamptz, date) exists');
 SELECT function_returns('incentives', 'incentive_calculate',
-                        ARRAY['text', 'jsonb', 'text[]', 'regclass'], 'setof incentives.earning',
+                        ARRAY['text', 'jsonb', 'text[]', 'regclass', 'timestamp with time zone', 'date'], 'setof incentives.earning',
                         'incentive_calculate returns setof incentives.earning');
 SELECT function_lang_is('incentives', 'incentive_calculate',
-                        ARRAY['text', 'jsonb', 'text[]', 'regclass'], 'c',
+                        ARRAY['text', 'jsonb', 'text[]', 'regclass', 'timestamp with time zone', 'date'], 'c',
                         'incentive_calculate is written in C');
 SELECT volatility_is('incentives', 'incentive_calculate',
-                     ARRAY['text', 'jsonb', 'text[]', 'regclass'], 'stable',
+                     ARRAY['text', 'jsonb', 'text[]', 'regclass', 'timestamp with time zone', 'date'], 'stable',
                      'incentive_calculate is STABLE (it reads tables)');
 SELECT isnt_definer('incentives', 'incentive_calculate',
-                    ARRAY['text', 'jsonb', 'text[]', 'regclass'],
+                    ARRAY['text', 'jsonb', 'text[]', 'regclass', 'timestamp with time zone', 'date'],
                     'incentive_calculate runs with the caller''s rights (not SECURITY DEFINER)');
 SELECT isnt_strict('incentives', 'incentive_calculate',
-                   ARRAY['text', 'jsonb', 'text[]', 'regclass'],
+                   ARRAY['text', 'jsonb', 'text[]', 'regclass', 'timestamp with time zone', 'date'],
                    'incentive_calculate is not STRICT (a NULL participant_key means everyone)');
 SELECT is((SELECT array_to_string(proargnames, ', ') FROM pg_proc
-             WHERE oid = 'incentives.incentive_calculate(text, jsonb, text[], regclass)'::regprocedure),
-          'participant_key, properties, offer_keys, transactions',
+             WHERE oid = 'incentives.incentive_calculate(text, jsonb, text[], regclass, timestamptz, date)'::regprocedure),
+          'participant_key, properties, offer_keys, transactions, as_of, through_date',
           'argument names of incentive_calculate');
 SELECT is((SELECT pg_get_expr(proargdefaults, 0) FROM pg_proc
-             WHERE oid = 'incentives.incentive_calculate(text, jsonb, text[], regclass)'::regprocedure),
-          'NULL::text, ''{}''::jsonb, NULL::text[], ''incentives.transactions''::regclass',
+             WHERE oid = 'incentives.incentive_calculate(text, jsonb, text[], regclass, timestamptz, date)'::regprocedure),
+          'NULL::text, ''{}''::jsonb, NULL::text[], ''incentives.transactions''::regclass, NULL::timestamp with time zone, NULL::date',
           'argument defaults of incentive_calculate');
 SELECT ok((SELECT prorows FROM pg_proc
-            WHERE oid = 'incentives.incentive_calculate(text, jsonb, text[], regclass)'::regprocedure) > 0,
+            WHERE oid = 'incentives.incentive_calculate(text, jsonb, text[], regclass, timestamptz, date)'::regprocedure) > 0,
           'incentive_calculate has a ROWS estimate');
 
 -- offer_error(jsonb) and the validation trigger.

@@ -53,11 +53,11 @@ CREATE TEMP TABLE all_rows AS SELECT * FROM incentives.incentive_calculate();
 -- ===================================================================
 SELECT is(
   (SELECT prosecdef FROM pg_proc
-    WHERE oid = 'incentives.incentive_calculate(text, jsonb, text[], regclass)'::regprocedure),
+    WHERE oid = 'incentives.incentive_calculate(text, jsonb, text[], regclass, timestamptz, date)'::regprocedure),
   false, 'incentive_calculate is not SECURITY DEFINER (it runs with the caller''s rights)');
 SELECT is(
   (SELECT proconfig FROM pg_proc
-    WHERE oid = 'incentives.incentive_calculate(text, jsonb, text[], regclass)'::regprocedure),
+    WHERE oid = 'incentives.incentive_calculate(text, jsonb, text[], regclass, timestamptz, date)'::regprocedure),
   ARRAY['search_path=pg_catalog, pg_temp'],
   'incentive_calculate pins search_path = pg_catalog, pg_temp');
 SELECT is_empty(
@@ -68,9 +68,9 @@ SELECT is_empty(
      WHERE p.prosecdef$$,
   'no routine of the extension is SECURITY DEFINER');
 -- SQL and PL/pgSQL routines resolve names at run time: each must pin
--- search_path.  The one documented exception, incentives.refresh_earnings,
--- cannot (COMMIT is refused in a procedure with a SET clause) and qualifies
--- every name instead.
+-- search_path.  The documented exceptions, the procedures that COMMIT
+-- (incentives.refresh_earnings and incentives.settle), cannot (COMMIT is
+-- refused in a procedure with a SET clause) and qualify every name instead.
 SELECT is_empty(
   $$SELECT p.oid::regprocedure::text
       FROM pg_proc p
@@ -79,6 +79,7 @@ SELECT is_empty(
       JOIN pg_extension x ON x.oid = d.refobjid AND x.extname = 'incentives'
      WHERE l.lanname IN ('sql', 'plpgsql')
        AND p.oid::regprocedure::text NOT LIKE 'incentives.refresh_earnings(%'
+       AND p.oid::regprocedure::text NOT LIKE 'incentives.settle(%'
        AND NOT coalesce(p.proconfig @> ARRAY['search_path=pg_catalog, pg_temp'], false)$$,
   'every SQL and PL/pgSQL routine of the extension pins search_path = pg_catalog, pg_temp');
 SELECT is_empty(
@@ -118,6 +119,10 @@ GRANT INSERT, UPDATE, DELETE
       incentives.participant_properties, incentives.transactions,
       incentives.earnings, incentives.calculation_runs
    TO incentives_test_admin;
+GRANT INSERT, UPDATE ON incentives.offer_versions TO incentives_test_admin;
+GRANT INSERT ON incentives.statements, incentives.statement_lines,
+                incentives.calculation_exceptions TO incentives_test_admin;
+GRANT SELECT, INSERT, DELETE ON incentives.earnings_changes TO incentives_test_admin;
 GRANT USAGE ON ALL SEQUENCES IN SCHEMA incentives TO incentives_test_admin;
 GRANT EXECUTE ON ALL PROCEDURES IN SCHEMA incentives TO incentives_test_admin;
 
@@ -160,7 +165,7 @@ SELECT ok(has_table_privilege('incentives_test_alice', 'incentives.offers', 'SEL
           AND has_table_privilege('incentives_test_alice', 'incentives.uom_conversions', 'SELECT')
           AND has_table_privilege('incentives_test_alice', 'incentives.participant_properties', 'SELECT')
           AND has_function_privilege('incentives_test_alice',
-                'incentives.incentive_calculate(text, jsonb, text[], regclass)', 'EXECUTE'),
+                'incentives.incentive_calculate(text, jsonb, text[], regclass, timestamptz, date)', 'EXECUTE'),
   'a reader may read the reference tables and execute the calculation');
 SELECT throws_ok(
   $$SELECT pg_temp.exec_as('incentives_test_alice',

@@ -80,6 +80,17 @@ SET client_min_messages = warning;
 CALL incentives.refresh_earnings();
 CALL incentives.refresh_earnings(participant_key => 'retailer_003');
 CALL incentives.refresh_earnings(participant_key => 'retailer_001');
+-- The lifecycle's participant tables (docs/lifecycle.md): a statement of
+-- every participant and two of one participant each, and the exceptions of a refresh that skipped two of
+-- them (a unit without conversion), which the change log keeps pending.
+CALL incentives.settle('2026-12-31');
+CALL incentives.settle('2026-12-31', 'retailer_002');
+CALL incentives.settle('2026-12-31', 'retailer_003');
+INSERT INTO incentives.transactions VALUES
+  ('A-9', 'retailer_001', 'buy', '2026-06-01', 's1', 1, 'drum', 10.00),
+  ('B-9', 'retailer_002', 'buy', '2026-06-01', 's1', 1, 'drum', 10.00);
+CALL incentives.refresh_earnings(on_error => 'skip');
+DELETE FROM incentives.transactions WHERE transaction_id IN ('A-9', 'B-9');
 RESET client_min_messages;
 
 -- ===================================================================

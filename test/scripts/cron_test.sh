@@ -25,6 +25,11 @@
 #    rollback: the procedure commits it before raising, which needs the
 #    top-level (non-atomic) CALL that pg_cron's background worker makes.
 #
+# 3. The bad transaction goes; the monthly settle of docs/lifecycle.md
+#    (CALL incentives.settle(<last day of the previous month>)) runs as an
+#    @reboot job; one statement of that date, its lines adding up to the
+#    earnings through it.
+#
 # Prints one PASS or FAIL line at the end; exits non-zero on failure.
 set -euo pipefail
 
@@ -116,4 +121,24 @@ failed=$(val "SELECT count(*) FROM incentives.calculation_runs
 q -c "SELECT cron.unschedule($job)" >/dev/null
 echo "check-cron: round 2: job failed ($(printf '%s\n' "$message" | head -n 1)); earnings kept (3 rows, 13850.00); calculation_runs: the failed run is logged"
 
-echo "check-cron: PASS (pg_cron ran CALL incentives.refresh_earnings(): a success, then a logged failure that kept the earnings)"
+# ---- round 3: the monthly settle of docs/lifecycle.md ------------------------
+# Scheduled for real as '0 2 1 * *' (02:00 on the first of the month); here
+# the same command as an @reboot job.
+SETTLE_CMD="CALL incentives.settle((date_trunc('month', current_date) - interval '1 day')::date)"
+q -c "DELETE FROM incentives.transactions WHERE transaction_id = 'CRON-BAD-1'" >/dev/null
+job=$(val "SELECT cron.schedule('incentives-settle-test', '@reboot', \$\$$SETTLE_CMD\$\$)")
+echo "check-cron: scheduled job $job (@reboot: $SETTLE_CMD); restarting"
+restart
+status=$(wait_run "$job")
+[ "$status" = succeeded ] || fail "round 3: job $job status '$status' (expected succeeded within ${TIMEOUT} s)"
+month_end=$(val "SELECT (date_trunc('month', current_date) - interval '1 day')::date")
+statement=$(val "SELECT count(*) || ' ' || min(statement_date) FROM incentives.statements")
+[ "$statement" = "1 $month_end" ] || fail "round 3: statements are '$statement', expected one of $month_end"
+lines=$(val "SELECT count(*) || ' ' || sum(amount_due) FROM incentives.statement_lines")
+earned=$(val "SELECT count(*) || ' ' || sum(s) FROM (SELECT participant_key, offer_key, sum(incentive_amount) AS s
+                FROM incentives.incentive_calculate(through_date => '$month_end') GROUP BY 1, 2 HAVING sum(incentive_amount) <> 0) x")
+[ "$lines" = "$earned" ] || fail "round 3: the statement's lines are '$lines', the earnings through $month_end '$earned'"
+q -c "SELECT cron.unschedule($job)" >/dev/null
+echo "check-cron: round 3: the settle job succeeded; statement of $month_end with $lines (lines, due) = the earnings through it"
+
+echo "check-cron: PASS (pg_cron ran CALL incentives.refresh_earnings(): a success, then a logged failure that kept the earnings; and the monthly CALL incentives.settle)"

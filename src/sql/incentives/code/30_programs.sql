@@ -122,3 +122,53 @@ COMMENT ON COLUMN incentives.program_rates.coverage_unit IS 'Stacked: the set''s
 COMMENT ON COLUMN incentives.program_rates.coverage_rate IS 'Stacked: the SKU''s conversion rate, in coverage_uom_key per coverage unit';
 COMMENT ON COLUMN incentives.program_rates.coverage_uom_key IS 'Stacked: the unit the conversion rate is in (the conversion''s "from")';
 COMMENT ON COLUMN incentives.program_rates.tier_mode IS 'Stepped: all_volume or incremental (the tier''s value then pays only on its band of the threshold value); NULL otherwise';
+
+-- Programs as of a time (docs/lifecycle.md, Offer versions and as_of): the
+-- same rows from the versions valid then (NULL: now), with the version.
+CREATE FUNCTION incentives.programs(as_of timestamptz)
+RETURNS TABLE (
+    offer_key      text,
+    label          text,
+    strategy_key   text,
+    calculator_key text,
+    tier_mode      text,
+    enrollment     text,
+    requirements   jsonb,
+    limit_minimum  numeric,
+    limit_maximum  numeric,
+    document       jsonb,
+    version        integer,
+    valid_from     timestamptz,
+    valid_to       timestamptz)
+LANGUAGE sql
+STABLE PARALLEL SAFE
+ROWS 100
+SET search_path = pg_catalog, pg_temp
+AS $function$
+    SELECT v.offer_key, s.label, s.strategy_key, s.calculator_key, s.tier_mode, s.enrollment,
+           s.requirements, s.limit_minimum, s.limit_maximum, v.document,
+           v.version, v.valid_from, v.valid_to
+      FROM incentives.offer_versions AS v
+     CROSS JOIN LATERAL incentives_internal.offer_summary(v.document) AS s
+     WHERE v.valid_from <= COALESCE($1, now())
+       AND (v.valid_to IS NULL OR v.valid_to > COALESCE($1, now()))
+     ORDER BY v.offer_key COLLATE "C"
+$function$;
+COMMENT ON FUNCTION incentives.programs(timestamptz) IS
+  'incentives.programs with the offers as they were at as_of (NULL: now), one row per offer, with the version in force then (incentives.offer_versions)';
+
+CREATE FUNCTION incentives.program_rates(as_of timestamptz)
+RETURNS SETOF incentives.program_rates
+LANGUAGE sql
+STABLE PARALLEL SAFE
+ROWS 1000
+SET search_path = pg_catalog, pg_temp
+AS $function$
+    SELECT r.*
+      FROM incentives.offer_versions AS v
+     CROSS JOIN LATERAL incentives_internal.offer_rates(v.document) AS r
+     WHERE v.valid_from <= COALESCE($1, now())
+       AND (v.valid_to IS NULL OR v.valid_to > COALESCE($1, now()))
+$function$;
+COMMENT ON FUNCTION incentives.program_rates(timestamptz) IS
+  'incentives.program_rates with the offers as they were at as_of (NULL: now; incentives.offer_versions)';

@@ -1,23 +1,242 @@
-CREATE FUNCTION incentives_internal.refresh_earnings_begin(
-    participant_key text,
-    transactions    regclass)
-RETURNS bigint
+------------------------------------------------------------------------
+-- CALL incentives.refresh_earnings(...): the materialized earnings
+-- (docs/lifecycle.md, "Refreshing the earnings")
+--
+-- Three kinds of run, one procedure:
+--
+--   everyone (participant_key NULL): every participant of the relation.
+--     By a role that owns incentives.earnings (or is a member of its
+--     owner) the rows are built in bulk into a new, unindexed table
+--     incentives_internal.earnings_run_<run_id>, indexed once, and swapped
+--     in as the table's one partition in the same transaction (the old one
+--     is detached and dropped): no row-by-row delete, and readers see the
+--     old earnings or the new ones, never a mix.  Any other role with
+--     INSERT and DELETE on the table replaces the rows batch by batch in
+--     one transaction (the same result, slower).
+--   one participant: its rows are deleted and calculated again.
+--   changed_only: the participants incentives.earnings_changes
+--     names (their transactions, properties or enrollments changed), or
+--     everyone when it says so (an offer, SKU or unit conversion changed).
+--
+-- on_error => 'skip': a participant whose calculation fails for a data
+-- reason (SQLSTATE class 22 or 23) keeps its previous earnings and gets a
+-- row in incentives.calculation_exceptions; the run ends
+-- completed_with_exceptions.  Batches run in subtransactions; a batch that
+-- fails is calculated again participant by participant.
+--
+-- The run log: the 'running' row is committed before the work when the
+-- procedure may commit (incentives_internal.transaction_control_allowed(),
+-- never an error message's text), and the run holds a session advisory
+-- lock keyed by its run_id until it ends.  A 'running' row whose lock is
+-- free belongs to a session (or server) that died: the next refresh marks
+-- it interrupted.  A crash loses nothing else: the earnings change only
+-- when the run's transaction commits.
+------------------------------------------------------------------------
+
+CREATE FUNCTION incentives_internal.refresh_run_locked(run_id bigint)
+RETURNS boolean
 LANGUAGE sql
 VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $function$
-    INSERT INTO incentives.calculation_runs (participant_key, transactions)
-    VALUES ($1, $2::text)   -- schema-qualified: only pg_catalog is on the path
-    RETURNING run_id
+    -- true when some session holds the run's lock (it is still running);
+    -- our own try-lock is released at once
+    SELECT CASE WHEN pg_try_advisory_lock(hashtext('incentives.calculation_runs'), ($1 % 2147483647)::integer)
+                THEN NOT pg_advisory_unlock(hashtext('incentives.calculation_runs'), ($1 % 2147483647)::integer)
+                ELSE true END
 $function$;
-COMMENT ON FUNCTION incentives_internal.refresh_earnings_begin(text, regclass) IS
-  'Part of incentives.refresh_earnings (call the procedure, not this): logs a new run as running and returns its run_id';
+COMMENT ON FUNCTION incentives_internal.refresh_run_locked(bigint) IS
+  'Part of incentives.refresh_earnings: true while the session running the given run holds its advisory lock';
+
+CREATE FUNCTION incentives_internal.refresh_earnings_begin(
+    participant_key text,
+    transactions    regclass,
+    on_error        text,
+    changed_only    boolean)
+RETURNS bigint
+LANGUAGE plpgsql
+VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    v_run bigint;
+BEGIN
+    -- Runs left 'running' by a session or server that died.
+    UPDATE incentives.calculation_runs AS r
+       SET status = 'interrupted',
+           finished_at = clock_timestamp(),
+           error = format('run %s was interrupted: its session ended (killed, or the server stopped) before it finished; nothing it did was kept',
+                          r.run_id)
+     WHERE r.status = 'running'
+       AND NOT incentives_internal.refresh_run_locked(r.run_id);
+
+    INSERT INTO incentives.calculation_runs (participant_key, transactions, on_error, changed_only)
+    VALUES ($1, $2::text, $3, $4)
+    RETURNING run_id INTO v_run;
+    -- held by this session until refresh_earnings_end (or its end)
+    PERFORM pg_advisory_lock(hashtext('incentives.calculation_runs'), (v_run % 2147483647)::integer);
+    RETURN v_run;
+END
+$function$;
+COMMENT ON FUNCTION incentives_internal.refresh_earnings_begin(text, regclass, text, boolean) IS
+  'Part of incentives.refresh_earnings (call the procedure, not this): marks dead runs interrupted, logs a new run as running, takes its lock and returns its run_id';
+
+CREATE FUNCTION incentives_internal.refresh_earnings_end(run_id bigint)
+RETURNS void
+LANGUAGE sql
+VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+    SELECT pg_advisory_unlock(hashtext('incentives.calculation_runs'), ($1 % 2147483647)::integer);
+$function$;
+COMMENT ON FUNCTION incentives_internal.refresh_earnings_end(bigint) IS
+  'Part of incentives.refresh_earnings: releases the run''s lock';
+
+CREATE FUNCTION incentives_internal.refresh_earnings_check(
+    participant_key text,
+    transactions    regclass,
+    on_error        text,
+    changed_only    boolean)
+RETURNS void
+LANGUAGE plpgsql
+STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+BEGIN
+    IF on_error IS NULL OR on_error NOT IN ('raise', 'skip') THEN
+        RAISE EXCEPTION 'on_error must be ''raise'' or ''skip'', not %', COALESCE(quote_literal(on_error), 'NULL')
+              USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF changed_only IS NULL THEN
+        RAISE EXCEPTION 'changed_only must be true or false, not NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF transactions IS NULL THEN
+        RAISE EXCEPTION 'transactions must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF changed_only AND participant_key IS NOT NULL THEN
+        RAISE EXCEPTION 'changed_only refreshes whoever changed: give no participant_key'
+              USING ERRCODE = 'invalid_parameter_value',
+                    HINT = 'CALL incentives.refresh_earnings(participant_key => ...) refreshes one participant.';
+    END IF;
+    IF changed_only AND transactions <> 'incentives.transactions'::regclass THEN
+        RAISE EXCEPTION 'changed_only needs the transactions of incentives.transactions, not %', transactions
+              USING ERRCODE = 'feature_not_supported',
+                    DETAIL = format('Changes to %s cannot be tracked: only incentives.transactions has the change-tracking triggers.', transactions),
+                    HINT = format('Refresh from %s without changed_only.', transactions);
+    END IF;
+END
+$function$;
+COMMENT ON FUNCTION incentives_internal.refresh_earnings_check(text, regclass, text, boolean) IS
+  'Part of incentives.refresh_earnings: refuses arguments it cannot run with (22023; 0A000 for changed_only over anything but incentives.transactions)';
+
+-- refresh_earnings_batch: one batch's rows into target, as one statement.
+-- batch is the relation to calculate on (the caller's, or a temporary
+-- view of part of it); participant: one participant, or NULL for all of
+-- batch.  Returns the rows written and, unless only_count, their incentive
+-- total (a new partition's total is summed once at the end instead: a
+-- RETURNING clause costs more than that scan).
+CREATE FUNCTION incentives_internal.refresh_earnings_batch(
+    target      regclass,
+    run_id      bigint,
+    participant text,
+    batch       regclass,
+    only_count  boolean,
+    OUT rows    bigint,
+    OUT total   numeric)
+LANGUAGE plpgsql
+VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    v_insert text := format($sql$
+        INSERT INTO %s
+        SELECT e.participant_key, e.offer_key, e.offer_calculator, e.sku_key,
+               e.incentive_rate_key, e.incentive_rate_measure, e.incentive_rate_value,
+               e.offer_sku_pay_rate, e.transaction_id, e.provided_quantity,
+               e.provided_uom_key, e.provided_amount, e.incentivized_quantity,
+               e.incentivized_amount, e.incentive_amount,
+               e.incentive_contribution_percent, e.incentive_effective_rate,
+               e.transaction_date, now(), $1
+          FROM incentives_internal.calculate_dated($2, '{}', NULL, $3, NULL, NULL) AS e$sql$, target);
+BEGIN
+    IF only_count THEN
+        EXECUTE v_insert USING run_id, participant, batch;
+        GET DIAGNOSTICS rows = ROW_COUNT;
+        total := NULL;
+    ELSE
+        EXECUTE format($sql$
+            WITH ins AS (%s RETURNING incentive_amount)
+            SELECT count(*), COALESCE(sum(incentive_amount), 0.00) FROM ins$sql$, v_insert)
+           INTO rows, total
+          USING run_id, participant, batch;
+    END IF;
+END
+$function$;
+COMMENT ON FUNCTION incentives_internal.refresh_earnings_batch(regclass, bigint, text, regclass, boolean) IS
+  'Part of incentives.refresh_earnings: writes one batch''s calculated rows into the target table in one statement';
+
+-- refresh_earnings_one: one participant, in a subtransaction, for
+-- on_error => 'skip'.  Replaces its rows in incentives.earnings (replace)
+-- or adds them to a new partition (not replace).  A failure for a data
+-- reason keeps its previous rows (copied into the new partition when not
+-- replace), logs the exception and logs the participant as changed, so
+-- that the next changed_only refresh tries it again.
+CREATE FUNCTION incentives_internal.refresh_earnings_one(
+    target      regclass,
+    replace     boolean,
+    run_id      bigint,
+    participant text,
+    relation    regclass,
+    OUT rows    bigint,
+    OUT total   numeric,
+    OUT failed  boolean)
+LANGUAGE plpgsql
+VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+#variable_conflict use_column
+DECLARE
+    v_state   text;
+    v_message text;
+    v_detail  text;
+    v_txn     text;
+BEGIN
+    failed := false;
+    BEGIN
+        IF replace THEN
+            DELETE FROM incentives.earnings AS e WHERE e.participant_key = refresh_earnings_one.participant;
+        END IF;
+        SELECT b.rows, b.total INTO rows, total
+          FROM incentives_internal.refresh_earnings_batch(target, run_id, participant, relation, false) AS b;
+    EXCEPTION WHEN data_exception OR integrity_constraint_violation THEN
+        GET STACKED DIAGNOSTICS v_state = RETURNED_SQLSTATE, v_message = MESSAGE_TEXT,
+                                v_detail = PG_EXCEPTION_DETAIL;
+        SELECT f.transaction_id INTO v_txn FROM incentives_internal.calculation_failure() AS f;
+        failed := true;
+        rows := 0;
+        total := 0.00;
+        INSERT INTO incentives.calculation_exceptions (run_id, participant_key, transaction_id, sqlstate, message)
+        VALUES (refresh_earnings_one.run_id, participant, v_txn, v_state,
+                CASE WHEN v_detail = '' THEN v_message ELSE v_message || chr(10) || 'DETAIL: ' || v_detail END);
+        INSERT INTO incentives.earnings_changes (participant_key) VALUES (participant);
+        IF NOT replace THEN
+            EXECUTE format('INSERT INTO %s SELECT * FROM incentives.earnings AS e WHERE e.participant_key = $1',
+                           target)
+              USING participant;
+        END IF;
+    END;
+END
+$function$;
+COMMENT ON FUNCTION incentives_internal.refresh_earnings_one(regclass, boolean, bigint, text, regclass) IS
+  'Part of incentives.refresh_earnings(on_error => ''skip''): one participant in a subtransaction; on a data error (class 22 or 23) it keeps its previous earnings and the exception is logged';
 
 CREATE FUNCTION incentives_internal.refresh_earnings_work(
     run_id          bigint,
     participant_key text,
     transactions    regclass,
-    progress_every  integer)
+    progress_every  integer,
+    on_error        text,
+    changed_only    boolean)
 RETURNS void
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
@@ -25,129 +244,288 @@ SET search_path = pg_catalog, pg_temp
 AS $function$
 #variable_conflict use_column
 DECLARE
-    v_run         bigint  := refresh_earnings_work.run_id;
-    v_participant text    := refresh_earnings_work.participant_key;
+    v_run         bigint   := refresh_earnings_work.run_id;
+    v_participant text     := refresh_earnings_work.participant_key;
     v_relation    regclass := refresh_earnings_work.transactions;
-    v_every       integer := GREATEST(COALESCE(refresh_earnings_work.progress_every, 1000), 1);
-    v_insert      text;
-    v_starts      text[];
+    v_every       integer  := GREATEST(COALESCE(refresh_earnings_work.progress_every, 1000), 1);
+    v_skip        boolean  := refresh_earnings_work.on_error = 'skip';
+    v_tracked     boolean  := refresh_earnings_work.transactions = 'incentives.transactions'::regclass;
+    v_everyone    boolean;
+    v_changed     text[];
+    v_swap        boolean;
+    v_target      regclass;
+    v_new         text;
+    v_keys        text[];          -- changed_only: the participants, in byte order
+    v_starts      text[];          -- everyone: the first key of each batch
+    v_start_rn    bigint[];        -- and how many participants come before it, plus 1
+    v_prev_done   integer := 0;
+    v_nbatches    integer;
     v_total       integer;
     v_batch       integer;
     v_batch_rel   regclass;
+    v_members     text[];
+    v_member      text;
+    v_filter      text;
+    v_delete_filter text;
     v_table       text;
+    v_old         regclass;
+    v_owner       oid;
     v_done        integer := 0;
     v_rows        bigint  := 0;
     v_sum         numeric := 0.00;
     v_step_rows   bigint;
     v_step_sum    numeric;
+    v_failed      boolean;
+    v_one_rows    bigint;
+    v_one_sum     numeric;
+    v_batch_ok    boolean;
+    v_exceptions  integer := 0;
 BEGIN
-    -- One refresh of everything at a time; refreshes of single participants
-    -- run side by side (one at a time per participant).
-    IF v_participant IS NULL THEN
-        PERFORM pg_advisory_xact_lock(hashtext('incentives.earnings'), 0);
-    ELSE
+    ---------------------------------------------------------------- what
+    IF v_participant IS NOT NULL THEN
+        -- One participant: refreshes of different participants run side
+        -- by side, never beside a refresh of everyone.
         PERFORM pg_advisory_xact_lock_shared(hashtext('incentives.earnings'), 0);
         PERFORM pg_advisory_xact_lock(hashtext('incentives.earnings'), hashtext(v_participant));
+        v_everyone := false;
+        v_keys := ARRAY[v_participant];
+        IF v_tracked THEN
+            DELETE FROM incentives.earnings_changes AS c WHERE c.participant_key = v_participant;
+        ELSE
+            INSERT INTO incentives.earnings_changes (participant_key) VALUES (v_participant);
+        END IF;
+    ELSE
+        PERFORM pg_advisory_xact_lock(hashtext('incentives.earnings'), 0);
+        -- The change log is consumed first: what this statement deletes was
+        -- committed before it, so the calculations below (later snapshots)
+        -- include it; what commits after it stays for the next run.
+        WITH consumed AS (
+            DELETE FROM incentives.earnings_changes AS c
+            RETURNING c.participant_key)
+        SELECT bool_or(c.participant_key IS NULL),
+               array_agg(DISTINCT c.participant_key COLLATE "C") FILTER (WHERE c.participant_key IS NOT NULL)
+          INTO v_everyone, v_changed
+          FROM consumed AS c;
+        v_everyone := NOT refresh_earnings_work.changed_only OR COALESCE(v_everyone, false);
+        IF NOT v_tracked THEN
+            -- earnings from another relation: everyone differs from a
+            -- calculation on incentives.transactions now
+            INSERT INTO incentives.earnings_changes (participant_key) VALUES (NULL);
+        END IF;
+        IF NOT v_everyone THEN
+            v_keys := COALESCE(v_changed, '{}');
+            -- half of the participants or more changed (a reload): a
+            -- refresh of everyone is cheaper than replacing them one batch
+            -- at a time
+            IF array_length(v_keys, 1) >= 100
+               AND array_length(v_keys, 1) * 2 >= (SELECT count(DISTINCT t.participant_key)
+                                                     FROM incentives.transactions AS t) THEN
+                v_everyone := true;
+                v_keys := NULL;
+            END IF;
+        END IF;
     END IF;
 
-    -- $1 run, $2 participant (NULL: all in $3), $3 relation to calculate on;
-    -- the date comes from the caller's relation.
-    v_insert := format($sql$
-        WITH ins AS (
-            INSERT INTO incentives.earnings
-            SELECT e.participant_key, e.offer_key, e.offer_calculator, e.sku_key,
-                   e.incentive_rate_key, e.incentive_rate_measure, e.incentive_rate_value,
-                   e.offer_sku_pay_rate, e.transaction_id, e.provided_quantity,
-                   e.provided_uom_key, e.provided_amount, e.incentivized_quantity,
-                   e.incentivized_amount, e.incentive_amount,
-                   e.incentive_contribution_percent, e.incentive_effective_rate,
-                   (SELECT t.transaction_date FROM %s AS t
-                     WHERE t.transaction_id::text = e.transaction_id
-                       AND t.participant_key::text COLLATE "C" = e.participant_key
-                     LIMIT 1),
-                   now(), $1
-              FROM incentives.incentive_calculate(participant_key => $2,
-                                                  transactions => $3) AS e
-            RETURNING incentive_amount)
-        SELECT count(*), COALESCE(sum(incentive_amount), 0.00) FROM ins$sql$,
-        v_relation);
-
-    IF v_participant IS NOT NULL THEN
-        DELETE FROM incentives.earnings AS e WHERE e.participant_key = v_participant;
-        EXECUTE v_insert INTO v_rows, v_sum USING v_run, v_participant, v_relation;
-        v_done := 1;
+    ---------------------------------------------------------------- how
+    -- Everyone, by the owner: build a new partition and swap it in.
+    v_owner := (SELECT c.relowner FROM pg_class AS c WHERE c.oid = 'incentives.earnings'::regclass);
+    v_swap := v_everyone AND pg_has_role(v_owner, 'USAGE');
+    IF v_swap THEN
+        v_new := format('earnings_run_%s', v_run);
+        EXECUTE format('CREATE TABLE incentives_internal.%I (LIKE incentives.earnings)', v_new);
+        v_target := format('incentives_internal.%I', v_new)::regclass;
     ELSE
-        DELETE FROM incentives.earnings;
-        -- Batches of progress_every participants in byte order: the first
-        -- key of each batch.  Each batch is one incentive_calculate call over
-        -- a temporary view of the relation restricted to the batch's key
-        -- range (an index on participant_key COLLATE "C" serves it).
+        v_target := 'incentives.earnings'::regclass;
+    END IF;
+
+    -- Batches: everyone, participants in byte order, at most progress_every
+    -- of them and about work_mem's worth of transactions per batch (so that
+    -- a batch's rows stay in memory instead of a temporary file), as key
+    -- ranges (the first and last ranges are open, so every row already
+    -- materialized falls in one); changed_only, the changed participants,
+    -- progress_every per batch.
+    IF v_everyone THEN
         EXECUTE format($sql$
             SELECT count(*)::integer,
-                   array_agg(p ORDER BY p) FILTER (WHERE (n - 1) %% $1 = 0)
-              FROM (SELECT p, row_number() OVER (ORDER BY p) AS n
-                      FROM (SELECT DISTINCT participant_key::text COLLATE "C" AS p
-                              FROM %s) AS d) AS r$sql$, v_relation)
-           INTO v_total, v_starts
-          USING v_every;
-        -- Several batches: what every participant's calculation shares
-        -- stays put until this transaction ends, so all batches see the
-        -- same offers, units, properties and enrollments (SHARE locks: writers wait,
-        -- readers do not; taken where the role may lock, i.e. has UPDATE,
-        -- DELETE or TRUNCATE on the table).  Transactions are not locked:
-        -- each participant's rows come from one statement.
-        IF array_length(v_starts, 1) > 1 THEN
-            FOR v_table IN SELECT unnest(ARRAY['incentives.offers', 'incentives.skus',
-                                               'incentives.uom_conversions',
-                                               'incentives.participant_properties',
-                                               'incentives.enrollments']) LOOP
-                IF has_table_privilege(v_table, 'UPDATE, DELETE, TRUNCATE') THEN
-                    EXECUTE format('LOCK TABLE %s IN SHARE MODE', v_table);
-                END IF;
-            END LOOP;
+                   array_agg(p ORDER BY p) FILTER (WHERE b IS DISTINCT FROM prev_b),
+                   array_agg(rn ORDER BY p) FILTER (WHERE b IS DISTINCT FROM prev_b)
+              FROM (SELECT p, rn, b, lag(b) OVER (ORDER BY p) AS prev_b
+                      FROM (SELECT p,
+                                   row_number() OVER w AS rn,
+                                   GREATEST((row_number() OVER w - 1) / $1,
+                                            floor((sum(n) OVER w - n) / $2)) AS b
+                              FROM (SELECT participant_key::text COLLATE "C" AS p, count(*) AS n
+                                      FROM %s WHERE participant_key IS NOT NULL
+                                     GROUP BY 1) AS d
+                            WINDOW w AS (ORDER BY p)) AS x) AS y$sql$, v_relation)
+           INTO v_total, v_starts, v_start_rn
+          USING v_every, GREATEST(50000, pg_size_bytes(current_setting('work_mem')) / 256);
+        v_nbatches := COALESCE(array_length(v_starts, 1), 0);
+        IF v_nbatches = 0 AND NOT v_swap THEN
+            DELETE FROM incentives.earnings;
         END IF;
-        FOR v_batch IN 1 .. COALESCE(array_length(v_starts, 1), 0) LOOP
-            EXECUTE format($sql$
-                CREATE TEMPORARY VIEW incentives_refresh_batch AS
-                SELECT t.transaction_id, t.participant_key, t.transaction_type,
-                       t.transaction_date, t.sku_key, t.quantity, t.uom_key, t.amount
-                  FROM %s AS t
-                 WHERE t.participant_key::text COLLATE "C" >= %L%s$sql$,
-                v_relation, v_starts[v_batch],
-                CASE WHEN v_batch < array_length(v_starts, 1)
-                     THEN format(' AND t.participant_key::text COLLATE "C" < %L', v_starts[v_batch + 1])
-                     ELSE '' END);
-            v_batch_rel := to_regclass('pg_temp.incentives_refresh_batch');
-            EXECUTE v_insert INTO v_step_rows, v_step_sum USING v_run, NULL::text, v_batch_rel;
-            EXECUTE format('DROP VIEW %s', v_batch_rel);
-            v_done := LEAST(v_batch * v_every, v_total);
-            v_rows := v_rows + v_step_rows;
-            v_sum  := v_sum + v_step_sum;
-            RAISE NOTICE 'refresh_earnings: % of % participants, % rows', v_done, v_total, v_rows;
-            -- visible to other sessions at once in pg_stat_activity, unlike
-            -- the run row, which commits with the earnings
-            PERFORM set_config('application_name',
-                               format('incentives refresh run %s: %s/%s', v_run, v_done, v_total),
-                               true);
+    ELSE
+        v_total := COALESCE(array_length(v_keys, 1), 0);
+        v_nbatches := (v_total + v_every - 1) / v_every;
+    END IF;
+
+    -- Several batches: what every participant's calculation shares stays
+    -- put until this transaction ends, so all batches see the same offers,
+    -- units, properties and enrollments (SHARE locks: writers wait, readers
+    -- do not; taken where the role may lock, i.e. has UPDATE, DELETE or
+    -- TRUNCATE on the table).  Transactions are not locked: each
+    -- participant's rows come from one statement.
+    IF v_nbatches > 1 THEN
+        FOR v_table IN SELECT unnest(ARRAY['incentives.offers', 'incentives.skus',
+                                           'incentives.uom_conversions',
+                                           'incentives.participant_properties',
+                                           'incentives.enrollments']) LOOP
+            IF has_table_privilege(v_table, 'UPDATE, DELETE, TRUNCATE') THEN
+                EXECUTE format('LOCK TABLE %s IN SHARE MODE', v_table);
+            END IF;
         END LOOP;
     END IF;
 
+    FOR v_batch IN 1 .. v_nbatches LOOP
+        -- the batch's participants: a key range or a list
+        IF v_everyone THEN
+            v_filter := concat_ws(' AND ',
+                CASE WHEN v_batch > 1 THEN format('t.participant_key::text COLLATE "C" >= %L', v_starts[v_batch]) END,
+                CASE WHEN v_batch < v_nbatches THEN format('t.participant_key::text COLLATE "C" < %L', v_starts[v_batch + 1]) END);
+            IF v_filter = '' THEN
+                v_filter := 'true';
+            END IF;
+            v_delete_filter := v_filter;
+        ELSE
+            v_members := v_keys[(v_batch - 1) * v_every + 1 : v_batch * v_every];
+            -- the relation through its participant index (COLLATE "C"),
+            -- the earnings through their primary key (the column's own
+            -- collation; equality is the same)
+            v_filter := format('t.participant_key::text COLLATE "C" = ANY (%L::text[])', v_members);
+            v_delete_filter := format('t.participant_key = ANY (%L::text[])', v_members);
+        END IF;
+        EXECUTE format($sql$
+            CREATE TEMPORARY VIEW incentives_refresh_batch AS
+            SELECT t.transaction_id, t.participant_key, t.transaction_type,
+                   t.transaction_date, t.sku_key, t.quantity, t.uom_key, t.amount
+              FROM %s AS t
+             WHERE %s$sql$, v_relation, v_filter);
+        v_batch_rel := to_regclass('pg_temp.incentives_refresh_batch');
+
+        -- the batch in one statement (in a subtransaction with skip)
+        v_batch_ok := true;
+        BEGIN
+            IF NOT v_swap THEN
+                EXECUTE format('DELETE FROM incentives.earnings AS t WHERE %s', v_delete_filter);
+            END IF;
+            SELECT b.rows, b.total INTO v_step_rows, v_step_sum
+              FROM incentives_internal.refresh_earnings_batch(v_target, v_run, NULL, v_batch_rel, v_swap) AS b;
+        EXCEPTION WHEN data_exception OR integrity_constraint_violation THEN
+            IF NOT v_skip THEN
+                RAISE;
+            END IF;
+            v_batch_ok := false;
+        END;
+        IF NOT v_batch_ok THEN
+            -- skip: the batch again, participant by participant (everyone:
+            -- those with transactions in the range and those with earnings
+            -- there, so that a participant whose transactions are gone
+            -- loses its rows)
+            IF v_everyone THEN
+                EXECUTE format($sql$
+                    SELECT array_agg(k ORDER BY k)
+                      FROM (SELECT t.participant_key::text COLLATE "C" AS k FROM %s AS t WHERE %s
+                            UNION
+                            SELECT t.participant_key COLLATE "C" FROM incentives.earnings AS t WHERE %s) AS u
+                     WHERE k IS NOT NULL$sql$, v_relation, v_filter, v_filter)
+                   INTO v_members;
+            END IF;
+            v_step_rows := 0;
+            v_step_sum := 0.00;
+            FOREACH v_member IN ARRAY COALESCE(v_members, '{}') LOOP
+                SELECT o.rows, o.total, o.failed INTO v_one_rows, v_one_sum, v_failed
+                  FROM incentives_internal.refresh_earnings_one(v_target, NOT v_swap, v_run, v_member,
+                                                                v_relation) AS o;
+                v_step_rows := v_step_rows + v_one_rows;
+                v_step_sum := v_step_sum + v_one_sum;
+                IF v_failed THEN
+                    v_exceptions := v_exceptions + 1;
+                END IF;
+            END LOOP;
+        END IF;
+        EXECUTE format('DROP VIEW %s', v_batch_rel);
+
+        IF v_everyone THEN
+            v_done := CASE WHEN v_batch < v_nbatches THEN v_start_rn[v_batch + 1] - 1 ELSE v_total END;
+        ELSE
+            v_done := LEAST(v_batch * v_every, v_total);
+        END IF;
+        v_rows := v_rows + v_step_rows;
+        v_sum  := v_sum + v_step_sum;     -- NULL once a batch counted only
+        -- a NOTICE every progress_every participants, and at the end
+        IF v_participant IS NULL
+           AND (v_done / v_every > v_prev_done / v_every OR v_batch = v_nbatches) THEN
+            RAISE NOTICE 'refresh_earnings: % of % participants, % rows', v_done, v_total, v_rows;
+        END IF;
+        v_prev_done := v_done;
+        -- visible to other sessions at once in pg_stat_activity, unlike
+        -- the run row, which commits with the earnings
+        PERFORM set_config('application_name',
+                           format('incentives refresh run %s: %s/%s', v_run, v_done, v_total),
+                           true);
+    END LOOP;
+
+    ---------------------------------------------------------------- swap
+    IF v_swap THEN
+        EXECUTE format('SELECT COALESCE(sum(e.incentive_amount), 0.00) FROM %s AS e WHERE e.run_id = $1', v_target)
+           INTO v_sum
+          USING v_run;
+        -- Indexes built once over all rows, then the new partition replaces
+        -- the old one(s); readers wait for the commit (the detach locks the
+        -- table) and then see only the new rows.
+        EXECUTE format('ALTER TABLE %s ADD CONSTRAINT %I PRIMARY KEY '
+                       '(participant_key, offer_key, incentive_rate_key, transaction_id)',
+                       v_target, v_new || '_pkey');
+        EXECUTE format('CREATE INDEX %I ON %s (offer_key)', v_new || '_offer_idx', v_target);
+        EXECUTE format('COMMENT ON TABLE %s IS %L', v_target,
+                       format('Partition of incentives.earnings written by refresh run %s (replaced by the next full refresh)', v_run));
+        IF (SELECT c.relowner FROM pg_class AS c WHERE c.oid = v_target) <> v_owner THEN
+            -- every partition belongs to the table's owner, whichever
+            -- member of its role refreshed
+            EXECUTE format('ALTER TABLE %s OWNER TO %I', v_target, pg_get_userbyid(v_owner));
+        END IF;
+        FOR v_old IN SELECT i.inhrelid::regclass
+                       FROM pg_inherits AS i
+                      WHERE i.inhparent = 'incentives.earnings'::regclass
+                        AND i.inhrelid <> 'incentives_internal.earnings_default'::regclass
+                      ORDER BY i.inhrelid LOOP
+            EXECUTE format('ALTER TABLE incentives.earnings DETACH PARTITION %s', v_old);
+            EXECUTE format('DROP TABLE %s', v_old);
+        END LOOP;
+        DELETE FROM incentives_internal.earnings_default;
+        EXECUTE format('ALTER TABLE incentives.earnings ATTACH PARTITION %s FOR VALUES FROM (MINVALUE) TO (MAXVALUE)',
+                       v_target);
+    END IF;
+
     UPDATE incentives.calculation_runs AS r
-       SET status = 'succeeded',
+       SET status = CASE WHEN v_exceptions > 0 THEN 'completed_with_exceptions' ELSE 'succeeded' END,
            finished_at = clock_timestamp(),
-           participants = v_done,
+           participants = v_total,
            rows = v_rows,
-           total_incentive = v_sum
+           total_incentive = v_sum,
+           exceptions = v_exceptions
      WHERE r.run_id = v_run;
 END
 $function$;
-COMMENT ON FUNCTION incentives_internal.refresh_earnings_work(bigint, text, regclass, integer) IS
-  'Part of incentives.refresh_earnings (call the procedure, not this): replaces one participant''s or all earnings and marks the run succeeded';
+COMMENT ON FUNCTION incentives_internal.refresh_earnings_work(bigint, text, regclass, integer, text, boolean) IS
+  'Part of incentives.refresh_earnings (call the procedure, not this): replaces one participant''s, the changed participants'' or all earnings and marks the run succeeded';
 
 CREATE PROCEDURE incentives.refresh_earnings(
     participant_key text     DEFAULT NULL,
     transactions    regclass DEFAULT 'incentives.transactions',
-    progress_every  integer  DEFAULT 1000)
+    progress_every  integer  DEFAULT 1000,
+    on_error        text     DEFAULT 'raise',
+    changed_only    boolean  DEFAULT false)
 LANGUAGE plpgsql
 AS $procedure$
 -- No SET clause: a procedure with one cannot COMMIT.  Every name and
@@ -157,26 +535,25 @@ DECLARE
     v_run        bigint;
     v_can_commit boolean;
     v_failed     boolean := false;
-    v_probe      text;
     v_state      text;
     v_message    text;
     v_detail     text;
     v_hint       text;
     v_where      text;
 BEGIN
+    PERFORM incentives_internal.refresh_earnings_check(refresh_earnings.participant_key,
+                                                       refresh_earnings.transactions,
+                                                       refresh_earnings.on_error,
+                                                       refresh_earnings.changed_only);
     -- Can this call commit?  Yes when CALLed as a top-level statement
     -- outside a transaction block (psql, pg_cron); no inside BEGIN ... COMMIT
-    -- or a function.  COMMIT inside an exception block always fails, and the
-    -- message tells the two cases apart.
-    BEGIN
-        COMMIT;
-    EXCEPTION WHEN invalid_transaction_termination THEN
-        GET STACKED DIAGNOSTICS v_probe = MESSAGE_TEXT;
-    END;
-    v_can_commit := v_probe OPERATOR(pg_catalog.=) 'cannot commit while a subtransaction is active';
+    -- or a function.  Asked of SPI, never read from an error message.
+    v_can_commit := incentives_internal.transaction_control_allowed();
 
     v_run := incentives_internal.refresh_earnings_begin(refresh_earnings.participant_key,
-                                               refresh_earnings.transactions);
+                                                        refresh_earnings.transactions,
+                                                        refresh_earnings.on_error,
+                                                        refresh_earnings.changed_only);
     IF v_can_commit THEN
         COMMIT;   -- the 'running' row is visible while the refresh runs
     END IF;
@@ -186,8 +563,10 @@ BEGIN
     -- recorded after it.
     BEGIN
         PERFORM incentives_internal.refresh_earnings_work(v_run, refresh_earnings.participant_key,
-                                                 refresh_earnings.transactions,
-                                                 refresh_earnings.progress_every);
+                                                          refresh_earnings.transactions,
+                                                          refresh_earnings.progress_every,
+                                                          refresh_earnings.on_error,
+                                                          refresh_earnings.changed_only);
     EXCEPTION WHEN OTHERS OR query_canceled THEN
         GET STACKED DIAGNOSTICS v_state   = RETURNED_SQLSTATE,
                                 v_message = MESSAGE_TEXT,
@@ -199,6 +578,7 @@ BEGIN
         v_where := pg_catalog.substring(v_where, '(?n)^calculating .*$');
         v_failed := true;
     END;
+    PERFORM incentives_internal.refresh_earnings_end(v_run);
 
     IF v_failed THEN
         UPDATE incentives.calculation_runs AS r
@@ -228,6 +608,5 @@ BEGIN
     END IF;
 END
 $procedure$;
-COMMENT ON PROCEDURE incentives.refresh_earnings(text, regclass, integer) IS
-  'Recalculates one participant''s (or, with NULL, every participant''s) earnings into incentives.earnings atomically and logs the run in incentives.calculation_runs; on error the previous earnings stay and, when CALLed outside a transaction block, the failed run is committed before the error is raised; NOTICE every progress_every participants';
-
+COMMENT ON PROCEDURE incentives.refresh_earnings(text, regclass, integer, text, boolean) IS
+  'Recalculates one participant''s, every participant''s (NULL) or, with changed_only, the changed participants'' earnings into incentives.earnings atomically and logs the run in incentives.calculation_runs; on_error => ''skip'' keeps a failing participant''s previous earnings and logs it in incentives.calculation_exceptions; on error the previous earnings stay and, when CALLed outside a transaction block, the failed run is committed before the error is raised; NOTICE every progress_every participants';

@@ -17,6 +17,8 @@ DECLARE
     v_problem     text;
     v_relation    regclass;
     v_enrollments jsonb;
+    v_as_of       timestamptz;
+    v_through     date;
     v_rules       jsonb;
     v_result      jsonb;
     v_message     text;
@@ -52,6 +54,35 @@ BEGIN
         RAISE EXCEPTION 'invalid request: %', v_problem USING ERRCODE = 'invalid_parameter_value';
     END IF;
 
+    -- as_of: optional timestamp (the offers as they were then;
+    -- docs/lifecycle.md)
+    CASE COALESCE(jsonb_typeof(request -> 'as_of'), 'null')
+        WHEN 'null' THEN v_as_of := NULL;
+        WHEN 'string' THEN
+            BEGIN
+                v_as_of := (request ->> 'as_of')::timestamptz;
+            EXCEPTION WHEN datetime_field_overflow OR invalid_datetime_format
+                           OR invalid_time_zone_displacement_value OR invalid_parameter_value THEN
+                RAISE EXCEPTION 'invalid request: as_of must be a timestamp, e.g. "2026-03-31 23:59:59+00"'
+                      USING ERRCODE = 'invalid_parameter_value';
+            END;
+        ELSE RAISE EXCEPTION 'invalid request: as_of must be a timestamp, e.g. "2026-03-31 23:59:59+00"'
+                   USING ERRCODE = 'invalid_parameter_value';
+    END CASE;
+
+    -- through_date: optional date (only transactions dated on or before it)
+    CASE COALESCE(jsonb_typeof(request -> 'through_date'), 'null')
+        WHEN 'null' THEN v_through := NULL;
+        WHEN 'string' THEN
+            IF NOT incentives_internal.calculate_is_date(request ->> 'through_date') THEN
+                RAISE EXCEPTION 'invalid request: through_date must be a date (YYYY-MM-DD)'
+                      USING ERRCODE = 'invalid_parameter_value';
+            END IF;
+            v_through := (request ->> 'through_date')::date;
+        ELSE RAISE EXCEPTION 'invalid request: through_date must be a date (YYYY-MM-DD)'
+                   USING ERRCODE = 'invalid_parameter_value';
+    END CASE;
+
     -- offer_keys: optional array of strings
     CASE COALESCE(jsonb_typeof(request -> 'offer_keys'), 'null')
         WHEN 'null'  THEN v_offer_keys := NULL;
@@ -70,7 +101,12 @@ BEGIN
             -- too, but without the request's path)
             SELECT format('offer_keys[%s] names no offer ("%s")', k.n - 1, k.v) INTO v_problem
               FROM unnest(v_offer_keys) WITH ORDINALITY AS k(v, n)
-             WHERE NOT EXISTS (SELECT FROM incentives.offers AS o WHERE o.offer_key = k.v)
+             WHERE NOT EXISTS (SELECT FROM incentives.offers AS o
+                                WHERE o.offer_key = k.v AND v_as_of IS NULL)
+               AND NOT EXISTS (SELECT FROM incentives.offer_versions AS o
+                                WHERE o.offer_key = k.v AND v_as_of IS NOT NULL
+                                  AND o.valid_from <= v_as_of
+                                  AND (o.valid_to IS NULL OR o.valid_to > v_as_of))
              ORDER BY k.n
              LIMIT 1;
             IF v_problem IS NOT NULL THEN
@@ -314,13 +350,13 @@ BEGIN
                           '[]'::jsonb))
           INTO v_result
           FROM incentives_internal.calculate_request(v_participant, v_properties, v_offer_keys,
-                                                     v_relation, v_enrollments) AS e;
+                                                     v_relation, v_enrollments, v_as_of, v_through) AS e;
         -- The program rules' state of the offers that have any (enrollment
         -- windows used, requirements against their minimums, limits), per
         -- participant, as the engine diagnosed them; only asked for when a
         -- requested offer has rules (incentives.programs, from the
         -- compiled offers).
-        IF EXISTS (SELECT 1 FROM incentives.programs AS p
+        IF EXISTS (SELECT 1 FROM incentives.programs(v_as_of) AS p
                     WHERE (v_offer_keys IS NULL OR p.offer_key = ANY (v_offer_keys))
                       AND (p.enrollment = 'required' OR p.requirements <> '[]'::jsonb
                            OR p.limit_minimum IS NOT NULL OR p.limit_maximum IS NOT NULL)) THEN
@@ -329,7 +365,7 @@ BEGIN
                              ORDER BY d.participant_key COLLATE "C", d.offer_key COLLATE "C")
               INTO v_rules
               FROM incentives_internal.diagnostics_request(v_participant, v_properties, v_offer_keys,
-                                                           v_relation, v_enrollments) AS d
+                                                           v_relation, v_enrollments, v_as_of, v_through) AS d
              WHERE d.diagnostics ? 'rules';
         END IF;
     EXCEPTION WHEN data_exception THEN
@@ -338,7 +374,7 @@ BEGIN
         GET STACKED DIAGNOSTICS v_message = MESSAGE_TEXT, v_detail = PG_EXCEPTION_DETAIL,
                                 v_hint = PG_EXCEPTION_HINT;
         v_problem := incentives_internal.calculate_fault(v_participant, v_properties, v_offer_keys, v_lines,
-                                                         v_enrollments);
+                                                         v_enrollments, v_as_of, v_through);
         v_message := format('invalid request: %s cannot be calculated: %s', v_problem, v_message);
         IF v_detail <> '' AND v_hint <> '' THEN
             RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value', MESSAGE = v_message,
@@ -361,14 +397,16 @@ BEGIN
 END
 $function$;
 COMMENT ON FUNCTION incentives.calculate(jsonb) IS
-  'What-if calculation: {participant_key, properties, offer_keys, transactions: [...], include_stored, enrollments: [...]} with inline transactions (and enrollment windows added to the stored ones) returns {"potential_earnings": [earning rows as JSON objects]}, the numbers incentive_calculate gives on the same data, and "rules": the program rules'' state per participant and offer when an offer has any; writes nothing permanent; a bad request, or one whose data cannot be calculated, raises 22023 "invalid request: <path> ..." naming the field, transaction or property';
+  'What-if calculation: {participant_key, properties, offer_keys, transactions: [...], include_stored, enrollments: [...], as_of, through_date} with inline transactions (and enrollment windows added to the stored ones) returns {"potential_earnings": [earning rows as JSON objects]}, the numbers incentive_calculate gives on the same data, and "rules": the program rules'' state per participant and offer when an offer has any; writes nothing permanent; a bad request, or one whose data cannot be calculated, raises 22023 "invalid request: <path> ..." naming the field, transaction or property';
 
 CREATE FUNCTION incentives_internal.calculate_fault(
     participant_key text,
     properties      jsonb,
     offer_keys      text[],
     transactions    jsonb,
-    enrollments     jsonb)
+    enrollments     jsonb,
+    as_of           timestamptz DEFAULT NULL,
+    through_date    date        DEFAULT NULL)
 RETURNS text
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
@@ -397,12 +435,12 @@ BEGIN
 
     -- the properties alone (no transaction), then each property alone
     BEGIN
-        PERFORM count(*) FROM incentives_internal.calculate_request($1, $2, $3, v_relation, $5);
+        PERFORM count(*) FROM incentives_internal.calculate_request($1, $2, $3, v_relation, $5, $6, $7);
     EXCEPTION WHEN data_exception THEN
         FOR v_key IN SELECT p.key FROM jsonb_each($2) AS p ORDER BY p.key COLLATE "C" LOOP
             BEGIN
                 PERFORM count(*) FROM incentives_internal.calculate_request($1, jsonb_build_object(v_key, $2 -> v_key),
-                                                                            $3, v_relation, $5);
+                                                                            $3, v_relation, $5, $6, $7);
             EXCEPTION WHEN data_exception THEN
                 RETURN format('properties.%s', v_key);
             END;
@@ -415,12 +453,12 @@ BEGIN
     -- that tips a sum over).  Binary search: log2(n) + 1 probes.
     v_low := 0;                          -- no transaction: calculates
     v_high := jsonb_array_length($4);
-    IF NOT incentives_internal.calculate_fails($1, $2, $3, $4, v_high, v_relation, $5) THEN
+    IF NOT incentives_internal.calculate_fails($1, $2, $3, $4, v_high, v_relation, $5, $6, $7) THEN
         RETURN 'the transactions';       -- only with the stored ones
     END IF;
     WHILE v_high - v_low > 1 LOOP
         v_n := (v_low + v_high) / 2;
-        IF incentives_internal.calculate_fails($1, $2, $3, $4, v_n, v_relation, $5) THEN
+        IF incentives_internal.calculate_fails($1, $2, $3, $4, v_n, v_relation, $5, $6, $7) THEN
             v_high := v_n;
         ELSE
             v_low := v_n;
@@ -429,7 +467,7 @@ BEGIN
     RETURN format('transactions[%s]', v_high - 1);
 END
 $function$;
-COMMENT ON FUNCTION incentives_internal.calculate_fault(text, jsonb, text[], jsonb, jsonb) IS
+COMMENT ON FUNCTION incentives_internal.calculate_fault(text, jsonb, text[], jsonb, jsonb, timestamptz, date) IS
   'Part of incentives.calculate (call that, not this): after its calculation failed on the data, the path of the request''s part at fault: properties.KEY, transactions[i] (the last of the shortest failing run from the first), or "the transactions" when they fail only with the stored ones';
 
 CREATE FUNCTION incentives_internal.calculate_fails(
@@ -439,7 +477,9 @@ CREATE FUNCTION incentives_internal.calculate_fails(
     transactions    jsonb,
     first_n         integer,
     probe           regclass,
-    enrollments     jsonb)
+    enrollments     jsonb,
+    as_of           timestamptz DEFAULT NULL,
+    through_date    date        DEFAULT NULL)
 RETURNS boolean
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
@@ -457,13 +497,13 @@ BEGIN
           FROM jsonb_array_elements($1) WITH ORDINALITY AS t(v, n)
          WHERE t.n <= $3$sql$, $6)
     USING $4, $1, $5;
-    PERFORM count(*) FROM incentives_internal.calculate_request($1, $2, $3, $6, $7);
+    PERFORM count(*) FROM incentives_internal.calculate_request($1, $2, $3, $6, $7, $8, $9);
     RETURN false;
 EXCEPTION WHEN data_exception THEN
     RETURN true;
 END
 $function$;
-COMMENT ON FUNCTION incentives_internal.calculate_fails(text, jsonb, text[], jsonb, integer, regclass, jsonb) IS
+COMMENT ON FUNCTION incentives_internal.calculate_fails(text, jsonb, text[], jsonb, integer, regclass, jsonb, timestamptz, date) IS
   'Part of incentives_internal.calculate_fault: whether the calculation of the first first_n inline transactions of a request fails on the data (probe: the temporary table to fill)';
 
 CREATE FUNCTION incentives_internal.calculate_is_date(value text)

@@ -6,8 +6,10 @@
 CREATE FUNCTION incentives.incentive_explain(
     participant_key text,
     offer_key       text,
-    properties      jsonb    DEFAULT '{}',
-    transactions    regclass DEFAULT 'incentives.transactions')
+    properties      jsonb       DEFAULT '{}',
+    transactions    regclass    DEFAULT 'incentives.transactions',
+    as_of           timestamptz DEFAULT NULL,
+    through_date    date        DEFAULT NULL)
 RETURNS jsonb
 LANGUAGE plpgsql
 STABLE PARALLEL RESTRICTED
@@ -24,6 +26,8 @@ DECLARE
     v_offer       text     := incentive_explain.offer_key;
     v_properties  jsonb    := COALESCE(incentive_explain.properties, '{}');
     v_relation    regclass := COALESCE(incentive_explain.transactions, 'incentives.transactions');
+    v_as_of       timestamptz := incentive_explain.as_of;
+    v_through     date     := incentive_explain.through_date;
     v_label       text;
     v_calculator  text;
     v_strategy    text;
@@ -37,25 +41,41 @@ BEGIN
     IF v_offer IS NULL THEN
         RAISE EXCEPTION 'offer_key must not be NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    SELECT s.label, s.calculator_key INTO v_label, v_calculator
-      FROM incentives.offers AS o
-     CROSS JOIN LATERAL incentives_internal.offer_summary(o.document) AS s
-     WHERE o.offer_key = v_offer;
-    IF NOT FOUND THEN
+    IF v_as_of IS NULL THEN
+        SELECT s.label, s.calculator_key INTO v_label, v_calculator
+          FROM incentives.offers AS o
+         CROSS JOIN LATERAL incentives_internal.offer_summary(o.document) AS s
+         WHERE o.offer_key = v_offer;
+    ELSE
+        -- the offer as it was (docs/lifecycle.md, Offer versions and as_of)
+        SELECT s.label, s.calculator_key INTO v_label, v_calculator
+          FROM incentives.offer_versions AS v
+         CROSS JOIN LATERAL incentives_internal.offer_summary(v.document) AS s
+         WHERE v.offer_key = v_offer
+           AND v.valid_from <= v_as_of AND (v.valid_to IS NULL OR v.valid_to > v_as_of);
+    END IF;
+    IF NOT FOUND AND v_as_of IS NULL THEN
         RAISE EXCEPTION 'offer "%" does not exist', v_offer
               USING ERRCODE = 'invalid_parameter_value',
                     HINT = 'offer_key must name an offer in incentives.offers.';
+    ELSIF NOT FOUND THEN
+        RAISE EXCEPTION 'offer "%" does not exist', v_offer
+              USING ERRCODE = 'invalid_parameter_value',
+                    DETAIL = format('The calculation is as of %s.', v_as_of),
+                    HINT = 'offer_key must name an offer that incentives.offer_versions shows valid at as_of.';
     END IF;
 
     -- The calculation's own rows: the totals are theirs.
     SELECT COALESCE(array_agg(e ORDER BY e.incentive_rate_key COLLATE "C", e.transaction_id COLLATE "C"),
                     '{}')
       INTO v_earnings
-      FROM incentives.incentive_calculate(v_participant, v_properties, ARRAY[v_offer], v_relation) AS e;
+      FROM incentives.incentive_calculate(v_participant, v_properties, ARRAY[v_offer], v_relation,
+                                          v_as_of, v_through) AS e;
 
     -- The engine's account: one row, the participant being named.
     SELECT d.strategy_key, d.diagnostics INTO v_strategy, v_diag
-      FROM incentives.incentive_diagnostics(v_participant, v_properties, ARRAY[v_offer], v_relation) AS d
+      FROM incentives.incentive_diagnostics(v_participant, v_properties, ARRAY[v_offer], v_relation,
+                                            v_as_of, v_through) AS d
      WHERE d.offer_key = v_offer AND d.participant_key = v_participant;
 
     v_result := jsonb_build_object(
@@ -65,6 +85,13 @@ BEGIN
         'strategy_key', v_strategy,
         'calculator_key', v_calculator,
         'totals', incentives_internal.explain_totals(v_earnings, NULL));
+    -- what the calculation was limited to, only when it was
+    IF v_as_of IS NOT NULL THEN
+        v_result := v_result || jsonb_build_object('as_of', v_as_of);
+    END IF;
+    IF v_through IS NOT NULL THEN
+        v_result := v_result || jsonb_build_object('through_date', v_through);
+    END IF;
     -- an offer with program rules: their state (enrollment windows,
     -- requirements, limits), as the engine diagnosed them
     IF v_diag ? 'rules' THEN
@@ -97,8 +124,8 @@ BEGIN
                      FROM jsonb_array_elements(v_diag -> 'stacks') WITH ORDINALITY AS st(s, n)));
 END
 $function$;
-COMMENT ON FUNCTION incentives.incentive_explain(text, text, jsonb, regclass) IS
-  'Why a participant earns what it does under one offer, as JSON: standard, each entry with its matched rows and totals; stepped, the threshold value, every tier (met or not, what it would pay), the selected and next tier and the gap, and for incremental tiers the bands and the blended rate; stacked, coverage per SKU set, overlap and factors per stack; with program rules, the enrollment windows used, each requirement against its minimum and the limits applied; totals are incentive_calculate''s';
+COMMENT ON FUNCTION incentives.incentive_explain(text, text, jsonb, regclass, timestamptz, date) IS
+  'Why a participant earns what it does under one offer, as JSON: standard, each entry with its matched rows and totals; stepped, the threshold value, every tier (met or not, what it would pay), the selected and next tier and the gap, and for incremental tiers the bands and the blended rate; stacked, coverage per SKU set, overlap and factors per stack; with program rules, the enrollment windows used, each requirement against its minimum and the limits applied; totals are incentive_calculate''s; as_of and through_date as for incentive_calculate';
 
 CREATE FUNCTION incentives_internal.explain_totals(earnings incentives.earning[], rate_key text)
 RETURNS jsonb
@@ -153,9 +180,11 @@ COMMENT ON FUNCTION incentives_internal.progress_figure(text, numeric) IS
   'tier_progress helper: a threshold value or gap as shown, at least two decimal places for dollar thresholds (aggregated_amount), never rounded';
 
 CREATE FUNCTION incentives.tier_progress(
-    participant_key text     DEFAULT NULL,
-    properties      jsonb    DEFAULT '{}',
-    transactions    regclass DEFAULT 'incentives.transactions')
+    participant_key text        DEFAULT NULL,
+    properties      jsonb       DEFAULT '{}',
+    transactions    regclass    DEFAULT 'incentives.transactions',
+    as_of           timestamptz DEFAULT NULL,
+    through_date    date        DEFAULT NULL)
 RETURNS TABLE (
     participant_key      text,
     offer_key            text,
@@ -208,7 +237,9 @@ SELECT d.participant_key,
   FROM incentives.incentive_diagnostics(tier_progress.participant_key,
                                         COALESCE(tier_progress.properties, '{}'),
                                         NULL,
-                                        COALESCE(tier_progress.transactions, 'incentives.transactions')) AS d
+                                        COALESCE(tier_progress.transactions, 'incentives.transactions'),
+                                        tier_progress.as_of,
+                                        tier_progress.through_date) AS d
   LEFT JOIN LATERAL (
         SELECT (t ->> 'threshold')::numeric AS threshold,
                (t ->> 'incentive_amount')::numeric AS incentive_amount
@@ -223,8 +254,8 @@ SELECT d.participant_key,
  WHERE d.strategy_key = 'stepped'
  ORDER BY d.participant_key COLLATE "C", d.offer_key COLLATE "C"
 $function$;
-COMMENT ON FUNCTION incentives.tier_progress(text, jsonb, regclass) IS
-  'Per participant (every one with transactions of the offers'' SKUs, or the one named) and stepped offer, touched or not: the threshold value, the current tier, the next tier and the gap to it, what the calculation pays now (after requirements and limits) and what the earning transactions would pay at the next tier (before them); the tier mode and, for incremental tiers, the blended rate now and at the next threshold; whether the participant qualifies, how far each unmet requirement is from its minimum, and which limit applied';
+COMMENT ON FUNCTION incentives.tier_progress(text, jsonb, regclass, timestamptz, date) IS
+  'Per participant (every one with transactions of the offers'' SKUs, or the one named) and stepped offer, touched or not: the threshold value, the current tier, the next tier and the gap to it, what the calculation pays now (after requirements and limits) and what the earning transactions would pay at the next tier (before them); the tier mode and, for incremental tiers, the blended rate now and at the next threshold; whether the participant qualifies, how far each unmet requirement is from its minimum, and which limit applied; as_of and through_date as for incentive_calculate';
 
 CREATE FUNCTION incentives.requirement_progress(
     participant_key text     DEFAULT NULL,
@@ -269,8 +300,10 @@ COMMENT ON FUNCTION incentives.requirement_progress(text, jsonb, regclass) IS
   'Per participant (every one with transactions of the offers'' SKUs, or the one named), offer with requirements and requirement: its value against its minimum (NULL for a missing property), the gap still to close, whether it is met, and whether the participant qualifies for the offer (every requirement met)';
 
 CREATE FUNCTION incentives.stack_progress(
-    participant_key text     DEFAULT NULL,
-    transactions    regclass DEFAULT 'incentives.transactions')
+    participant_key text        DEFAULT NULL,
+    transactions    regclass    DEFAULT 'incentives.transactions',
+    as_of           timestamptz DEFAULT NULL,
+    through_date    date        DEFAULT NULL)
 RETURNS TABLE (
     participant_key text,
     offer_key       text,
@@ -301,7 +334,8 @@ SELECT d.participant_key,
                                 THEN (st.s ->> 'overlap')::numeric ELSE 0 END, 6),
        round(max(se.coverage) OVER (PARTITION BY d.participant_key, d.offer_key, st.n) - se.coverage, 6)
   FROM incentives.incentive_diagnostics(stack_progress.participant_key, '{}', NULL,
-                                        COALESCE(stack_progress.transactions, 'incentives.transactions')) AS d
+                                        COALESCE(stack_progress.transactions, 'incentives.transactions'),
+                                        stack_progress.as_of, stack_progress.through_date) AS d
  CROSS JOIN LATERAL jsonb_array_elements(d.diagnostics -> 'stacks') WITH ORDINALITY AS st(s, n)
  CROSS JOIN LATERAL jsonb_array_elements_text(st.s -> 'sku_set_keys') WITH ORDINALITY AS k(set_key, m)
   LEFT JOIN LATERAL (
@@ -313,7 +347,7 @@ SELECT d.participant_key,
  WHERE d.strategy_key = 'stacked'
  ORDER BY d.participant_key COLLATE "C", d.offer_key COLLATE "C", st.n, k.m
 $function$;
-COMMENT ON FUNCTION incentives.stack_progress(text, regclass) IS
-  'Per participant (every one with transactions of the offers'' SKUs, or the one named), stacked offer, stack and SKU set: the set''s coverage, the stack''s overlap and the set''s factor, the coverage that does not pay (uncovered) and how much more of this set would let every set of the stack pay in full (shortfall)';
+COMMENT ON FUNCTION incentives.stack_progress(text, regclass, timestamptz, date) IS
+  'Per participant (every one with transactions of the offers'' SKUs, or the one named), stacked offer, stack and SKU set: the set''s coverage, the stack''s overlap and the set''s factor, the coverage that does not pay (uncovered) and how much more of this set would let every set of the stack pay in full (shortfall); as_of and through_date as for incentive_calculate';
 
 RESET check_function_bodies;

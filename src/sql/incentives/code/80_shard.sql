@@ -270,6 +270,12 @@ AS $$
                                    ORDER BY o.offer_key COLLATE "C"), ''))
       FROM incentives.offers o
     UNION ALL
+    SELECT 'offer_versions', count(*),
+           -- the history, not its times (each shard writes its own)
+           md5(coalesce(string_agg(format('%s %s %s %s', v.offer_key, v.version, v.document, v.valid_to IS NULL),
+                                   E'\n' ORDER BY v.offer_key COLLATE "C", v.version), ''))
+      FROM incentives.offer_versions v
+    UNION ALL
     SELECT 'skus', count(*),
            md5(coalesce(string_agg(format('%s %s %s', s.sku_key, s.uom_key, s.label), E'\n'
                                    ORDER BY s.sku_key COLLATE "C"), ''))
@@ -298,7 +304,7 @@ AS $$
       FROM incentives.enrollments n
 $$;
 COMMENT ON FUNCTION incentives_internal.shard_summary(integer, integer) IS
-  'Row counts and digests of the reference tables, the transaction and enrollment counts, and how many transactions and enrollments do not belong to this partition (hashtext(participant_key) & (partitions - 1) <> partition)';
+  'Row counts and digests of the reference tables and the offer history (without its times), the transaction and enrollment counts, and how many transactions and enrollments do not belong to this partition (hashtext(participant_key) & (partitions - 1) <> partition)';
 
 -- incentives.refresh_earnings as a function, so that a coordinator can run
 -- it on the shards (PL/Proxy calls functions, not procedures).  Called from
@@ -308,8 +314,11 @@ COMMENT ON FUNCTION incentives_internal.shard_summary(integer, integer) IS
 CREATE FUNCTION incentives_internal.refresh_earnings_run(
     participant_key text     DEFAULT NULL,
     transactions    regclass DEFAULT 'incentives.transactions',
-    progress_every  integer  DEFAULT 1000)
-RETURNS TABLE (run_id bigint, participants integer, rows bigint, total_incentive numeric, status text)
+    progress_every  integer  DEFAULT 1000,
+    on_error        text     DEFAULT 'raise',
+    changed_only    boolean  DEFAULT false)
+RETURNS TABLE (run_id bigint, participants integer, rows bigint, total_incentive numeric, status text,
+               exceptions integer)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -317,14 +326,41 @@ AS $$
 BEGIN
     CALL incentives.refresh_earnings(refresh_earnings_run.participant_key,
                                      refresh_earnings_run.transactions,
-                                     refresh_earnings_run.progress_every);
+                                     refresh_earnings_run.progress_every,
+                                     refresh_earnings_run.on_error,
+                                     refresh_earnings_run.changed_only);
     RETURN QUERY
-        SELECT r.run_id, r.participants, r.rows, r.total_incentive, r.status
+        SELECT r.run_id, r.participants, r.rows, r.total_incentive, r.status, r.exceptions
           FROM incentives.calculation_runs AS r
          WHERE r.pid = pg_backend_pid()
          ORDER BY r.run_id DESC
          LIMIT 1;
 END
 $$;
-COMMENT ON FUNCTION incentives_internal.refresh_earnings_run(text, regclass, integer) IS
+COMMENT ON FUNCTION incentives_internal.refresh_earnings_run(text, regclass, integer, text, boolean) IS
   'CALLs incentives.refresh_earnings in the caller''s transaction and returns its run (what a coordinator''s refresh_earnings runs on each shard)';
+
+-- incentives.settle as a function, for a coordinator (each shard settles
+-- its own participants: statements and their numbers are per shard).
+-- Called from a function the procedure cannot COMMIT: the statement is
+-- part of the caller's transaction on the shard.
+CREATE FUNCTION incentives_internal.settle_run(
+    statement_date  date,
+    participant_key text DEFAULT NULL)
+RETURNS TABLE (statement_id bigint, lines bigint, amount_due numeric)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_id bigint;
+BEGIN
+    v_id := incentives_internal.settle_work(settle_run.statement_date, settle_run.participant_key);
+    RETURN QUERY
+        SELECT v_id, count(*), COALESCE(sum(l.amount_due), 0.00)
+          FROM incentives.statement_lines AS l
+         WHERE l.statement_id = v_id;
+END
+$$;
+COMMENT ON FUNCTION incentives_internal.settle_run(date, text) IS
+  'Settles in the caller''s transaction (incentives.settle''s work) and returns the statement: what a coordinator''s settle runs on each shard';

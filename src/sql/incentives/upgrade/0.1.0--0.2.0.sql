@@ -106,3 +106,167 @@ CREATE INDEX transactions_participant_idx ON incentives.transactions (participan
     INCLUDE (transaction_type, transaction_date, sku_key, quantity, uom_key, amount);
 COMMENT ON INDEX incentives.transactions_participant_idx IS
   'A participant''s transactions, every column: what a one-participant calculation reads (an index-only scan)';
+
+------------------------------------------------------------------------
+-- The earnings lifecycle (state/30_earnings.sql, state/40_lifecycle.sql)
+------------------------------------------------------------------------
+
+-- calculation_runs: the new statuses and columns, at the end as in a fresh
+-- install.
+ALTER TABLE incentives.calculation_runs DROP CONSTRAINT calculation_runs_status_check;
+ALTER TABLE incentives.calculation_runs
+    ADD COLUMN on_error     text NOT NULL DEFAULT 'raise',
+    ADD COLUMN changed_only boolean NOT NULL DEFAULT false,
+    ADD COLUMN exceptions   integer,
+    ADD CONSTRAINT calculation_runs_status_check
+        CHECK (status IN ('running', 'succeeded', 'completed_with_exceptions', 'failed', 'interrupted')),
+    ADD CONSTRAINT calculation_runs_on_error_check CHECK (on_error IN ('raise', 'skip'));
+COMMENT ON TABLE incentives.calculation_runs IS
+  'One row per incentives.refresh_earnings call: when, what, how many, and how it ended (a failed run keeps its row and error when the procedure could commit; a run whose session died is marked interrupted by the next refresh)';
+COMMENT ON COLUMN incentives.calculation_runs.finished_at IS 'When it ended (for an interrupted run: when the next refresh found it dead); NULL while running';
+COMMENT ON COLUMN incentives.calculation_runs.participant_key IS 'The participant refreshed; NULL for a refresh of every participant (or, with changed_only, of those whose inputs changed)';
+COMMENT ON COLUMN incentives.calculation_runs.participants IS 'How many participants were calculated (a refresh of one participant counts 1; changed_only: those recalculated)';
+COMMENT ON COLUMN incentives.calculation_runs.status IS
+  'running; succeeded; completed_with_exceptions (on_error skip: some participants kept their previous earnings, see incentives.calculation_exceptions); failed (nothing changed); interrupted (its session or the server died; nothing changed)';
+COMMENT ON COLUMN incentives.calculation_runs.error IS 'Failed and interrupted runs: the error message (and its detail)';
+COMMENT ON COLUMN incentives.calculation_runs.on_error IS 'raise (a failing participant fails the run) or skip (it keeps its previous earnings and gets a row in incentives.calculation_exceptions)';
+COMMENT ON COLUMN incentives.calculation_runs.changed_only IS 'True when only the participants whose inputs changed since the earnings were last calculated were recalculated';
+COMMENT ON COLUMN incentives.calculation_runs.exceptions IS 'How many participants failed and kept their previous earnings (on_error skip); NULL while running';
+
+-- incentives.earnings becomes partitioned.  The 0.1.0 table, rows and
+-- indexes as they are, leaves the extension and becomes its first
+-- partition (the next full refresh by the owner replaces it, like any).
+ALTER TABLE incentives.earnings RENAME TO earnings_run_0;
+ALTER TABLE incentives.earnings_run_0 SET SCHEMA incentives_internal;
+ALTER EXTENSION @extension@ DROP TABLE incentives_internal.earnings_run_0;
+ALTER TABLE incentives_internal.earnings_run_0 RENAME CONSTRAINT earnings_pkey TO earnings_run_0_pkey;
+ALTER INDEX incentives_internal.earnings_offer_idx RENAME TO earnings_run_0_offer_idx;
+COMMENT ON TABLE incentives_internal.earnings_run_0 IS
+  'Partition of incentives.earnings: the earnings materialized by incentives 0.1.0, until the next full refresh swaps in its own';
+CREATE TABLE incentives.earnings (
+    LIKE incentives.earning INCLUDING COMMENTS,
+    transaction_date date,
+    calculated_at    timestamptz NOT NULL,
+    run_id           bigint NOT NULL
+) PARTITION BY RANGE (run_id);
+ALTER TABLE incentives.earnings
+    ALTER COLUMN participant_key SET NOT NULL,
+    ALTER COLUMN offer_key SET NOT NULL,
+    ALTER COLUMN incentive_rate_key SET NOT NULL,
+    ALTER COLUMN transaction_id SET NOT NULL;
+COMMENT ON TABLE incentives.earnings IS
+  'Materialized incentive_calculate rows (same 17 columns) plus the transaction date, written by incentives.refresh_earnings; one participant''s rows, some or all are replaced atomically (partitioned: a full refresh swaps in a new partition)';
+COMMENT ON COLUMN incentives.earnings.transaction_date IS 'The transaction''s date, from the transactions relation at refresh (for reporting by month)';
+COMMENT ON COLUMN incentives.earnings.calculated_at IS 'Start of the transaction that calculated the row';
+COMMENT ON COLUMN incentives.earnings.run_id IS 'The incentives.calculation_runs row of the refresh that wrote it (the partition key)';
+CREATE TABLE incentives_internal.earnings_default PARTITION OF incentives.earnings DEFAULT;
+ALTER TABLE incentives_internal.earnings_default
+    ADD CONSTRAINT earnings_default_pkey PRIMARY KEY (participant_key, offer_key, incentive_rate_key, transaction_id);
+CREATE INDEX earnings_default_offer_idx ON incentives_internal.earnings_default (offer_key);
+COMMENT ON TABLE incentives_internal.earnings_default IS
+  'Default partition of incentives.earnings: holds the earnings while no refresh by the table''s owner has swapped in a partition of its own (empty afterwards)';
+COMMENT ON INDEX incentives_internal.earnings_default_offer_idx IS 'Earnings by offer (the primary key serves participant and participant+offer look-ups)';
+-- (The partitioned table itself holds no rows: pg_dump dumps those of its
+-- partitions; the partitions a full refresh swaps in are ordinary tables
+-- and dumped as such.)
+SELECT pg_catalog.pg_extension_config_dump('incentives.earnings', '');
+SELECT pg_catalog.pg_extension_config_dump('incentives_internal.earnings_default', '');
+ALTER TABLE incentives.earnings
+    ATTACH PARTITION incentives_internal.earnings_run_0 FOR VALUES FROM (MINVALUE) TO (MAXVALUE);
+
+-- Offer versions, statements, exceptions, the change log: as in
+-- state/40_lifecycle.sql.
+CREATE TABLE incentives.offer_versions (
+    offer_key  text NOT NULL,
+    version    integer NOT NULL CHECK (version > 0),
+    document   jsonb NOT NULL,
+    valid_from timestamptz NOT NULL,
+    valid_to   timestamptz,
+    changed_by text NOT NULL DEFAULT CURRENT_USER,
+    PRIMARY KEY (offer_key, version),
+    CONSTRAINT offer_versions_valid_check CHECK (valid_to >= valid_from)
+);
+CREATE UNIQUE INDEX offer_versions_current_idx ON incentives.offer_versions (offer_key) WHERE valid_to IS NULL;
+COMMENT ON TABLE incentives.offer_versions IS
+  'Every state every offer has had: a version per insert or change of incentives.offers, closed (valid_to) by the next change or the delete; append-only; incentive_calculate(as_of => ...) reads it';
+COMMENT ON COLUMN incentives.offer_versions.offer_key IS 'The offer';
+COMMENT ON COLUMN incentives.offer_versions.version IS 'Version number, from 1 per offer (an offer deleted and inserted again goes on counting)';
+COMMENT ON COLUMN incentives.offer_versions.document IS 'The offer document of this version';
+COMMENT ON COLUMN incentives.offer_versions.valid_from IS 'When this version came into force: the start of the transaction that wrote it';
+COMMENT ON COLUMN incentives.offer_versions.valid_to IS 'When the next change or the delete ended it (exclusive); NULL for the current version';
+COMMENT ON COLUMN incentives.offer_versions.changed_by IS 'The role that inserted or changed the offer';
+COMMENT ON INDEX incentives.offer_versions_current_idx IS 'At most one current (open) version per offer';
+-- The offers of 0.1.0 get their version 1, valid from the update.
+INSERT INTO incentives.offer_versions (offer_key, version, document, valid_from)
+SELECT o.offer_key, 1, o.document, pg_catalog.now() FROM incentives.offers AS o;
+
+CREATE TABLE incentives.statements (
+    statement_id    bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    statement_date  date NOT NULL,
+    created_at      timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    created_by      text NOT NULL DEFAULT CURRENT_USER,
+    participant_key text
+);
+CREATE INDEX statements_date_idx ON incentives.statements (statement_date);
+COMMENT ON TABLE incentives.statements IS
+  'Settlement statements written by CALL incentives.settle: what was due per participant and offer for the earnings through statement_date; append-only';
+COMMENT ON COLUMN incentives.statements.statement_id IS 'Statement number (identity)';
+COMMENT ON COLUMN incentives.statements.statement_date IS 'The earnings settled are those of transactions dated on or before it';
+COMMENT ON COLUMN incentives.statements.created_at IS 'Start of the transaction that wrote it';
+COMMENT ON COLUMN incentives.statements.created_by IS 'The role that ran incentives.settle';
+COMMENT ON COLUMN incentives.statements.participant_key IS 'The participant settled; NULL for a statement of every participant';
+COMMENT ON INDEX incentives.statements_date_idx IS 'Statements by date';
+
+CREATE TABLE incentives.statement_lines (
+    statement_id    bigint NOT NULL,
+    participant_key text NOT NULL,
+    offer_key       text NOT NULL,
+    earned_to_date  numeric(20, 2) NOT NULL,
+    settled_before  numeric(20, 2) NOT NULL,
+    amount_due      numeric(20, 2) NOT NULL,
+    PRIMARY KEY (statement_id, participant_key, offer_key),
+    CONSTRAINT statement_lines_amount_due_check CHECK (amount_due = earned_to_date - settled_before)
+);
+CREATE INDEX statement_lines_participant_idx ON incentives.statement_lines (participant_key, offer_key);
+COMMENT ON TABLE incentives.statement_lines IS
+  'One line per participant and offer of a statement with earnings or earlier settlements: earned to date, settled before, and the difference due (negative: a clawback); append-only';
+COMMENT ON COLUMN incentives.statement_lines.statement_id IS 'The statement (written with it in one transaction; no foreign key, so that a parallel pg_restore may load the two tables in any order)';
+COMMENT ON COLUMN incentives.statement_lines.participant_key IS 'The participant';
+COMMENT ON COLUMN incentives.statement_lines.offer_key IS 'The offer';
+COMMENT ON COLUMN incentives.statement_lines.earned_to_date IS 'Sum of incentive_amount of incentive_calculate(participant_key, through_date => statement_date) for the offer';
+COMMENT ON COLUMN incentives.statement_lines.settled_before IS 'Sum of amount_due of the earlier lines of the same participant and offer';
+COMMENT ON COLUMN incentives.statement_lines.amount_due IS 'earned_to_date - settled_before: positive is paid (a late tier is a true-up), negative is clawed back (a return after payment)';
+COMMENT ON INDEX incentives.statement_lines_participant_idx IS 'Lines by participant and offer (settled_before, balances)';
+
+CREATE TABLE incentives.calculation_exceptions (
+    run_id          bigint NOT NULL,
+    participant_key text NOT NULL,
+    transaction_id  text,
+    sqlstate        text NOT NULL,
+    message         text NOT NULL,
+    PRIMARY KEY (run_id, participant_key)
+);
+COMMENT ON TABLE incentives.calculation_exceptions IS
+  'Participants a refresh_earnings(on_error => ''skip'') could not calculate for a data reason: they kept their previous earnings';
+COMMENT ON COLUMN incentives.calculation_exceptions.run_id IS 'The incentives.calculation_runs row of the refresh (no foreign key: the run log may be truncated on its own)';
+COMMENT ON COLUMN incentives.calculation_exceptions.participant_key IS 'The participant that kept its previous earnings';
+COMMENT ON COLUMN incentives.calculation_exceptions.transaction_id IS 'The transaction the calculation failed on; NULL when the failure was not about one transaction (a property, say)';
+COMMENT ON COLUMN incentives.calculation_exceptions.sqlstate IS 'The error''s SQLSTATE (class 22 data exception or 23 integrity constraint violation)';
+COMMENT ON COLUMN incentives.calculation_exceptions.message IS 'The error message (and its detail)';
+
+CREATE TABLE incentives.earnings_changes (
+    participant_key text
+);
+COMMENT ON TABLE incentives.earnings_changes IS
+  'Participants whose inputs changed since their earnings were calculated (NULL: everyone, after a change of offers, SKUs or unit conversions); what refresh_earnings(changed_only => true) recalculates';
+COMMENT ON COLUMN incentives.earnings_changes.participant_key IS 'The participant; NULL for everyone';
+-- Nothing is known about what changed before the update: the first
+-- changed_only refresh recalculates everyone.
+INSERT INTO incentives.earnings_changes (participant_key) VALUES (NULL);
+
+SELECT pg_catalog.pg_extension_config_dump('incentives.offer_versions', '');
+SELECT pg_catalog.pg_extension_config_dump('incentives.statements', '');
+SELECT pg_catalog.pg_extension_config_dump(
+         pg_catalog.pg_get_serial_sequence('incentives.statements', 'statement_id'), '');
+SELECT pg_catalog.pg_extension_config_dump('incentives.statement_lines', '');
+SELECT pg_catalog.pg_extension_config_dump('incentives.calculation_exceptions', '');

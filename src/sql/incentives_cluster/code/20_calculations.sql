@@ -4,10 +4,12 @@
 ------------------------------------------------------------------------
 
 CREATE FUNCTION incentives.incentive_calculate(
-    participant_key text   DEFAULT NULL,
-    properties      jsonb  DEFAULT '{}',
-    offer_keys      text[] DEFAULT NULL,
-    transactions    text   DEFAULT 'incentives.transactions')
+    participant_key text        DEFAULT NULL,
+    properties      jsonb       DEFAULT '{}',
+    offer_keys      text[]      DEFAULT NULL,
+    transactions    text        DEFAULT 'incentives.transactions',
+    as_of           timestamptz DEFAULT NULL,
+    through_date    date        DEFAULT NULL)
 RETURNS SETOF incentives.earning
 LANGUAGE plproxy
 ROWS 1000
@@ -15,14 +17,16 @@ AS $$
     CLUSTER 'incentives_cluster';
     RUN ON incentives.partitions_for(participant_key);
 $$;
-COMMENT ON FUNCTION incentives.incentive_calculate(text, jsonb, text[], text) IS
-  'Earnings computed on the shards: one participant on its partition, all participants (NULL) on every partition; transactions names a relation on the shards';
+COMMENT ON FUNCTION incentives.incentive_calculate(text, jsonb, text[], text, timestamptz, date) IS
+  'Earnings computed on the shards: one participant on its partition, all participants (NULL) on every partition; transactions names a relation on the shards; as_of reads each shard''s offer history, through_date limits the transactions';
 
 CREATE FUNCTION incentives.incentive_diagnostics(
-    participant_key text   DEFAULT NULL,
-    properties      jsonb  DEFAULT '{}',
-    offer_keys      text[] DEFAULT NULL,
-    transactions    text   DEFAULT 'incentives.transactions')
+    participant_key text        DEFAULT NULL,
+    properties      jsonb       DEFAULT '{}',
+    offer_keys      text[]      DEFAULT NULL,
+    transactions    text        DEFAULT 'incentives.transactions',
+    as_of           timestamptz DEFAULT NULL,
+    through_date    date        DEFAULT NULL)
 RETURNS TABLE (participant_key text, offer_key text, strategy_key text, diagnostics jsonb)
 LANGUAGE plproxy
 ROWS 100
@@ -30,13 +34,15 @@ AS $$
     CLUSTER 'incentives_cluster';
     RUN ON incentives.partitions_for(participant_key);
 $$;
-COMMENT ON FUNCTION incentives.incentive_diagnostics(text, jsonb, text[], text) IS
+COMMENT ON FUNCTION incentives.incentive_diagnostics(text, jsonb, text[], text, timestamptz, date) IS
   'Diagnostics computed on the shards: one participant on its partition, all participants (NULL) on every partition';
 
 CREATE FUNCTION incentives.tier_progress(
-    participant_key text  DEFAULT NULL,
-    properties      jsonb DEFAULT '{}',
-    transactions    text  DEFAULT 'incentives.transactions')
+    participant_key text        DEFAULT NULL,
+    properties      jsonb       DEFAULT '{}',
+    transactions    text        DEFAULT 'incentives.transactions',
+    as_of           timestamptz DEFAULT NULL,
+    through_date    date        DEFAULT NULL)
 RETURNS TABLE (
     participant_key      text,
     offer_key            text,
@@ -63,7 +69,7 @@ AS $$
     CLUSTER 'incentives_cluster';
     RUN ON incentives.partitions_for(participant_key);
 $$;
-COMMENT ON FUNCTION incentives.tier_progress(text, jsonb, text) IS
+COMMENT ON FUNCTION incentives.tier_progress(text, jsonb, text, timestamptz, date) IS
   'Tier progress computed on the shards: one participant on its partition, all participants (NULL) on every partition (rows merged, not ordered)';
 
 CREATE FUNCTION incentives.requirement_progress(
@@ -92,8 +98,10 @@ COMMENT ON FUNCTION incentives.requirement_progress(text, jsonb, text) IS
   'Requirement progress computed on the shards: one participant on its partition, all participants (NULL) on every partition (rows merged, not ordered)';
 
 CREATE FUNCTION incentives.stack_progress(
-    participant_key text DEFAULT NULL,
-    transactions    text DEFAULT 'incentives.transactions')
+    participant_key text        DEFAULT NULL,
+    transactions    text        DEFAULT 'incentives.transactions',
+    as_of           timestamptz DEFAULT NULL,
+    through_date    date        DEFAULT NULL)
 RETURNS TABLE (
     participant_key text,
     offer_key       text,
@@ -112,7 +120,7 @@ AS $$
     CLUSTER 'incentives_cluster';
     RUN ON incentives.partitions_for(participant_key);
 $$;
-COMMENT ON FUNCTION incentives.stack_progress(text, text) IS
+COMMENT ON FUNCTION incentives.stack_progress(text, text, timestamptz, date) IS
   'Stack progress computed on the shards: one participant on its partition, all participants (NULL) on every partition (rows merged, not ordered)';
 
 -- One participant, always: a NULL participant_key goes to one partition,
@@ -120,15 +128,17 @@ COMMENT ON FUNCTION incentives.stack_progress(text, text) IS
 CREATE FUNCTION incentives.incentive_explain(
     participant_key text,
     offer_key       text,
-    properties      jsonb DEFAULT '{}',
-    transactions    text  DEFAULT 'incentives.transactions')
+    properties      jsonb       DEFAULT '{}',
+    transactions    text        DEFAULT 'incentives.transactions',
+    as_of           timestamptz DEFAULT NULL,
+    through_date    date        DEFAULT NULL)
 RETURNS jsonb
 LANGUAGE plproxy
 AS $$
     CLUSTER 'incentives_cluster';
     RUN ON pg_catalog.hashtext(coalesce(participant_key, ''));
 $$;
-COMMENT ON FUNCTION incentives.incentive_explain(text, text, jsonb, text) IS
+COMMENT ON FUNCTION incentives.incentive_explain(text, text, jsonb, text, timestamptz, date) IS
   'incentive_explain on the participant''s partition';
 
 CREATE FUNCTION incentives.request_hash(request jsonb)
@@ -158,32 +168,73 @@ COMMENT ON FUNCTION incentives.calculate(jsonb) IS
 CREATE FUNCTION incentives_cluster.refresh_earnings(
     participant_key text,
     transactions    text,
-    progress_every  integer)
-RETURNS TABLE (run_id bigint, participants integer, rows bigint, total_incentive numeric, status text)
+    progress_every  integer,
+    on_error        text,
+    changed_only    boolean)
+RETURNS TABLE (run_id bigint, participants integer, rows bigint, total_incentive numeric, status text,
+               exceptions integer)
 LANGUAGE plproxy
 AS $$
     CLUSTER 'incentives_cluster';
     RUN ON incentives.partitions_for(participant_key);
     TARGET incentives_internal.refresh_earnings_run;
 $$;
-COMMENT ON FUNCTION incentives_cluster.refresh_earnings(text, text, integer) IS
+COMMENT ON FUNCTION incentives_cluster.refresh_earnings(text, text, integer, text, boolean) IS
   'incentives.refresh_earnings_run on the participant''s partition, or on every partition (NULL)';
 
 CREATE PROCEDURE incentives.refresh_earnings(
     participant_key text    DEFAULT NULL,
     transactions    text    DEFAULT 'incentives.transactions',
-    progress_every  integer DEFAULT 1000)
+    progress_every  integer DEFAULT 1000,
+    on_error        text    DEFAULT 'raise',
+    changed_only    boolean DEFAULT false)
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     r record;
 BEGIN
-    FOR r IN SELECT * FROM incentives_cluster.refresh_earnings(participant_key, transactions, progress_every) LOOP
-        RAISE NOTICE 'refresh_earnings: shard run % %: % participants, % rows, total %',
-              r.run_id, r.status, r.participants, r.rows, r.total_incentive;
+    FOR r IN SELECT * FROM incentives_cluster.refresh_earnings(participant_key, transactions, progress_every,
+                                                               on_error, changed_only) LOOP
+        RAISE NOTICE 'refresh_earnings: shard run % %: % participants, % rows, total %, % exceptions',
+              r.run_id, r.status, r.participants, r.rows, r.total_incentive, r.exceptions;
     END LOOP;
 END
 $$;
-COMMENT ON PROCEDURE incentives.refresh_earnings(text, text, integer) IS
-  'Refreshes incentives.earnings on the shards: the participant''s partition, or every partition in parallel (NULL); each shard atomically';
+COMMENT ON PROCEDURE incentives.refresh_earnings(text, text, integer, text, boolean) IS
+  'Refreshes incentives.earnings on the shards: the participant''s partition, or every partition in parallel (NULL); each shard atomically; on_error and changed_only as on a single node';
+
+-- settle: each shard writes the statement of its own participants (one
+-- transaction per shard, serialized there against other settles).  When
+-- one shard fails the call fails and that shard has no statement; the
+-- others keep theirs: call it again with the same date (a shard that has
+-- one settles nothing new on the same date).
+CREATE FUNCTION incentives_cluster.settle(
+    statement_date  date,
+    participant_key text)
+RETURNS TABLE (statement_id bigint, lines bigint, amount_due numeric)
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON incentives.partitions_for(participant_key);
+    TARGET incentives_internal.settle_run;
+$$;
+COMMENT ON FUNCTION incentives_cluster.settle(date, text) IS
+  'incentives.settle_run on the participant''s partition, or on every partition (NULL)';
+
+CREATE PROCEDURE incentives.settle(
+    statement_date  date,
+    participant_key text DEFAULT NULL)
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN SELECT * FROM incentives_cluster.settle(statement_date, participant_key) LOOP
+        RAISE NOTICE 'settle: shard statement %: % lines, % due', r.statement_id, r.lines, r.amount_due;
+    END LOOP;
+END
+$$;
+COMMENT ON PROCEDURE incentives.settle(date, text) IS
+  'Settles on the shards: the participant''s partition, or every partition (NULL); each shard writes its own statement atomically';

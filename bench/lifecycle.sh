@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# bench/lifecycle.sh: what the earnings lifecycle costs (docs/lifecycle.md).
+#
+#   bench/lifecycle.sh                              # 1M transactions (~5 minutes)
+#   BENCH_N="1000000 10000000" bench/lifecycle.sh   # and 10M
+#   make bench-lifecycle                            # builds, installs, runs this
+#
+# In a throwaway cluster (pg_virtualenv -t, the settings of bench/run.sh;
+# BENCH_USE_CURRENT=1 uses the cluster the PG* variables name), for each N:
+# bench/generate.sql's data set, then BENCH_RUNS interleaved rounds of
+#
+#   calculate      SELECT count(*), sum(incentive_amount) FROM incentive_calculate()
+#   refresh        CALL refresh_earnings() replacing the previous earnings
+#                  (the first refresh, into an empty table, is reported apart)
+#   load           INSERT INTO incentives.transactions SELECT * FROM a copy
+#   load_untracked the same with the change-tracking triggers disabled
+#   changed_only   CALL refresh_earnings(changed_only => true) after one
+#                  transaction of each of 1% of the participants changed
+#   full_after     CALL refresh_earnings() after the same kind of change
+#
+# and reports medians: refresh / calculate (target <= 2), the tracking
+# overhead of a bulk load ((load - load_untracked) / load_untracked,
+# target <= 30%), and the changed-only speed-up (full_after / changed_only).
+# After the rounds the materialized earnings must equal a fresh calculation
+# row for row (exit status 1 otherwise).
+#
+# Settings (environment): BENCH_N (1000000), BENCH_RUNS (3), BENCH_SEED (42),
+# BENCH_CHANGED_PCT (1), BENCH_SHARED_BUFFERS (4GB), BENCH_WORK_MEM (64MB),
+# BENCH_OUT (bench/out).  Output: the table on stdout and in
+# bench/out/lifecycle-N.txt.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(dirname "$here")
+cd "$root"
+
+: "${BENCH_N:=1000000}"
+: "${BENCH_RUNS:=3}"
+: "${BENCH_SEED:=42}"
+: "${BENCH_CHANGED_PCT:=1}"
+: "${BENCH_SHARED_BUFFERS:=4GB}"
+: "${BENCH_WORK_MEM:=64MB}"
+: "${BENCH_OUT:=$root/bench/out}"
+
+if [ -z "${BENCH_INSIDE:-}" ] && [ -z "${BENCH_USE_CURRENT:-}" ]; then
+    export BENCH_INSIDE=1
+    exec pg_virtualenv -t ${TEST_DESTDIR:+-o "extension_destdir=$TEST_DESTDIR"} \
+        -o "shared_buffers=$BENCH_SHARED_BUFFERS" \
+        -o "work_mem=$BENCH_WORK_MEM" \
+        -o "maintenance_work_mem=1GB" \
+        -o "max_parallel_workers_per_gather=0" \
+        -o "jit=off" \
+        -o "fsync=off" -o "synchronous_commit=off" -o "full_page_writes=off" \
+        -o "max_wal_size=16GB" -o "checkpoint_timeout=1h" \
+        "$here/lifecycle.sh" "$@"
+fi
+
+mkdir -p "$BENCH_OUT"
+export PGDATABASE=incentives_lifecycle_bench
+export PGOPTIONS="${PGOPTIONS:-} -c client_min_messages=warning -c jit=off -c max_parallel_workers_per_gather=0 -c work_mem=$BENCH_WORK_MEM"
+PSQL=(psql -X -q -v ON_ERROR_STOP=1)
+log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+q() { "${PSQL[@]}" -At -c "$1"; }
+
+# ms SQL...: the wall time of the statements, in a fresh session, in ms
+ms() {
+    local t0 t1
+    t0=$(date +%s%N)
+    "${PSQL[@]}" "$@" >/dev/null
+    t1=$(date +%s%N)
+    echo $(((t1 - t0) / 1000000))
+}
+
+PGDATABASE=postgres psql -X -q -v ON_ERROR_STOP=1 -c "DROP DATABASE IF EXISTS $PGDATABASE" \
+    -c "CREATE DATABASE $PGDATABASE"
+"${PSQL[@]}" -c "CREATE EXTENSION incentives"
+"${PSQL[@]}" <<'SQL'
+CREATE SCHEMA IF NOT EXISTS lifecycle_bench;
+CREATE TABLE lifecycle_bench.timings (n bigint, measure text, run int, ms bigint);
+-- change: one transaction of each of pct% of the participants gets a new
+-- amount (round r: a different amount), so changed_only has work to do
+CREATE FUNCTION lifecycle_bench.change(pct numeric, r int) RETURNS bigint
+LANGUAGE sql AS $$
+    WITH picked AS (
+        SELECT DISTINCT ON (t.participant_key) t.transaction_id
+          FROM incentives.transactions t
+         WHERE abs(hashtext(t.participant_key) % 1000) < pct * 10
+         ORDER BY t.participant_key, t.transaction_id),
+    u AS (UPDATE incentives.transactions t SET amount = t.amount + r
+            FROM picked WHERE t.transaction_id = picked.transaction_id RETURNING 1)
+    SELECT count(*) FROM u
+$$;
+SQL
+
+record() { q "INSERT INTO lifecycle_bench.timings VALUES ($1, '$2', $3, $4)" >/dev/null; log "  $2 run $3: $4 ms"; }
+median() {
+    q "SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY ms) FROM lifecycle_bench.timings WHERE n = $1 AND measure = '$2'"
+}
+
+status=0
+for n in $BENCH_N; do
+    log "N=$n: generating (seed $BENCH_SEED)"
+    "${PSQL[@]}" -v n_transactions="$n" -v seed="$BENCH_SEED" -f bench/generate.sql >/dev/null
+    "${PSQL[@]}" -c "DROP TABLE IF EXISTS lifecycle_bench.staged" \
+        -c "CREATE TABLE lifecycle_bench.staged AS SELECT * FROM incentives.transactions" \
+        -c "VACUUM ANALYZE"
+    q "DELETE FROM lifecycle_bench.timings WHERE n = $n" >/dev/null
+    participants=$(q "SELECT count(DISTINCT participant_key) FROM incentives.transactions")
+
+    log "N=$n: first refresh (empty earnings)"
+    record "$n" refresh_first 1 "$(ms -c 'CALL incentives.refresh_earnings()')"
+    rows=$(q "SELECT count(*) FROM incentives.earnings")
+
+    for run in $(seq "$BENCH_RUNS"); do
+        log "N=$n: round $run"
+        record "$n" calculate "$run" "$(ms -c 'SELECT count(*), sum(incentive_amount) FROM incentives.incentive_calculate()')"
+        record "$n" refresh "$run" "$(ms -c 'CALL incentives.refresh_earnings()')"
+
+        # bulk load, tracked and untracked (the table emptied first each time)
+        "${PSQL[@]}" -c "TRUNCATE incentives.transactions" -c "VACUUM incentives.transactions" -c "CHECKPOINT"
+        record "$n" load "$run" "$(ms -c 'INSERT INTO incentives.transactions SELECT * FROM lifecycle_bench.staged')"
+        "${PSQL[@]}" -c "TRUNCATE incentives.transactions" -c "VACUUM incentives.transactions" -c "CHECKPOINT"
+        record "$n" load_untracked "$run" "$(ms \
+            -c 'ALTER TABLE incentives.transactions DISABLE TRIGGER transactions_changes_insert' \
+            -c 'INSERT INTO incentives.transactions SELECT * FROM lifecycle_bench.staged' \
+            -c 'ALTER TABLE incentives.transactions ENABLE TRIGGER transactions_changes_insert')"
+        "${PSQL[@]}" -c "VACUUM ANALYZE incentives.transactions"
+        # the reloads logged everyone: a full refresh consumes that
+        "${PSQL[@]}" -c "CALL incentives.refresh_earnings()"
+
+        changed=$(q "SELECT lifecycle_bench.change($BENCH_CHANGED_PCT, $run * 2 - 1)")
+        record "$n" changed_only "$run" "$(ms -c 'CALL incentives.refresh_earnings(changed_only => true)')"
+        recalculated=$(q "SELECT participants FROM incentives.calculation_runs ORDER BY run_id DESC LIMIT 1")
+        log "  changed_only: $changed transactions changed, $recalculated participants recalculated"
+        q "SELECT lifecycle_bench.change($BENCH_CHANGED_PCT, $run * 2)" >/dev/null
+        record "$n" full_after "$run" "$(ms -c 'CALL incentives.refresh_earnings()')"
+    done
+
+    log "N=$n: earnings against a fresh calculation"
+    q "SELECT lifecycle_bench.change($BENCH_CHANGED_PCT, 100)" >/dev/null
+    "${PSQL[@]}" -c "CALL incentives.refresh_earnings(changed_only => true)"
+    diff=$(q "SELECT count(*) FROM (
+                (SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount,
+                        incentivized_amount, incentivized_quantity FROM incentives.earnings
+                 EXCEPT ALL
+                 SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount,
+                        incentivized_amount, incentivized_quantity FROM incentives.incentive_calculate())
+                UNION ALL
+                (SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount,
+                        incentivized_amount, incentivized_quantity FROM incentives.incentive_calculate()
+                 EXCEPT ALL
+                 SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount,
+                        incentivized_amount, incentivized_quantity FROM incentives.earnings)) d")
+    [ "$diff" = 0 ] || status=1
+
+    calc_min=$(q "SELECT min(ms) FROM lifecycle_bench.timings WHERE n = $n AND measure = 'calculate'")
+    refresh_min=$(q "SELECT min(ms) FROM lifecycle_bench.timings WHERE n = $n AND measure = 'refresh'")
+    calc=$(median "$n" calculate)
+    refresh=$(median "$n" refresh)
+    load=$(median "$n" load)
+    untracked=$(median "$n" load_untracked)
+    changed=$(median "$n" changed_only)
+    full=$(median "$n" full_after)
+    {
+        echo "incentives lifecycle benchmark  $(date -u +%Y-%m-%dT%H:%MZ); PostgreSQL $(q 'SHOW server_version'); $(nproc) cores; lc_collate $(q 'SHOW lc_collate')"
+        echo "N = $n transactions, $participants participants, $rows earning rows; medians of $BENCH_RUNS rounds (ms)"
+        "${PSQL[@]}" -c "SELECT measure, count(*) AS runs,
+                                percentile_disc(0.5) WITHIN GROUP (ORDER BY ms) AS median_ms,
+                                min(ms) AS min_ms, max(ms) AS max_ms
+                           FROM lifecycle_bench.timings WHERE n = $n
+                          GROUP BY measure ORDER BY min(run), measure"
+        awk -v c="$calc" -v r="$refresh" -v cm="$calc_min" -v rm="$refresh_min" -v l="$load" -v u="$untracked" -v ch="$changed" -v f="$full" -v p="$BENCH_CHANGED_PCT" 'BEGIN {
+            printf "refresh / calculate: %.2f by medians, %.2f by minimums (target <= 2)\n", r / c, rm / cm
+            printf "change tracking: bulk load %.1f s tracked, %.1f s untracked: %+.1f%% (target <= 30%%)\n", l / 1000, u / 1000, (l - u) * 100 / u
+            printf "changed_only after %s%% of the participants changed: %.2f s vs full refresh %.2f s: %.1fx faster\n", p, ch / 1000, f / 1000, f / ch
+        }'
+        echo "earnings equal a fresh calculation after changed_only: $([ "$diff" = 0 ] && echo yes || echo "NO ($diff rows differ)")"
+        echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine skews the timings)"
+    } | tee "$BENCH_OUT/lifecycle-$n.txt"
+done
+exit "$status"

@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# changed_only_random.sh: refresh_earnings(changed_only => true) against a
+# full calculation, after random changes (docs/lifecycle.md, "changed_only
+# => true": the result equals a full refresh).
+#
+# Runs against the server the PG* variables name, normally a throwaway
+# cluster: `pg_virtualenv -t bash test/scripts/changed_only_random.sh`
+# (`make check-changed-only` does that after installing).  Works in its own
+# database, dropped at the end.
+#
+# bench/generate.sql's data at N_TXNS transactions, one full refresh, then
+# ROUNDS rounds.  Each round, from a generator seeded with SEED and the
+# round number (the same seed gives the same run): random inserts, updates
+# (amounts, quantities, dates, SKUs, types, and moves to another
+# participant, new ones included) and deletes of transactions; stored
+# properties set, changed and removed; now and then an offer's rate, a
+# SKU's unit or a unit conversion changed, a TRUNCATE-free bulk insert, or
+# a transaction no unit converts (refreshed with on_error => 'skip', then
+# removed again).  Then CALL refresh_earnings(changed_only => true) and the
+# materialized earnings (every column and the transaction date) must equal
+# a full calculation row for row.  Prints one line per round; exits
+# non-zero on the first difference.
+set -euo pipefail
+
+N_TXNS=${N_TXNS:-20000}
+ROUNDS=${ROUNDS:-30}
+SEED=${SEED:-20260401}
+DB=${TEST_DB:-incentives_changed_random}
+ADMIN_DB=${PGDATABASE:-postgres}
+cd "$(dirname "$0")/../.."
+
+q() { psql -X -q -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
+val() { psql -X -q -v ON_ERROR_STOP=1 -d "$DB" -At -c "$1"; }
+cleanup() {
+  psql -X -q -d "$ADMIN_DB" -c "SET client_min_messages = warning" \
+    -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
+echo "check-changed-only: $N_TXNS transactions, $ROUNDS rounds, seed $SEED"
+psql -X -q -d "$ADMIN_DB" -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB"
+q -c "SET client_min_messages = warning" -c "CREATE EXTENSION incentives"
+q -v n_transactions="$N_TXNS" -v seed="$SEED" -f bench/generate.sql >/dev/null
+q <<'SQL'
+SET client_min_messages = warning;
+CREATE SCHEMA rnd;
+-- rnd.mutate(round): the round's random changes (the caller seeds random()
+-- with setseed first); returns a summary
+CREATE FUNCTION rnd.mutate(r integer) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    n_ins int := 1 + floor(random() * 40)::int;
+    n_upd int := 1 + floor(random() * 40)::int;
+    n_del int := floor(random() * 20)::int;
+    n_prop int := floor(random() * 6)::int;
+    skus text[] := ARRAY(SELECT sku_key FROM incentives.skus ORDER BY sku_key);
+    types text[] := ARRAY['retailer_purchases_from_distribution', 'retailer_sales_to_growers'];
+    extra text := '';
+    id text;
+    sku text;
+    unit text;
+    k int;
+    o record;
+BEGIN
+    -- inserts: existing participants and now and then a new one
+    FOR k IN 1 .. n_ins LOOP
+        sku := skus[1 + floor(random() * array_length(skus, 1))::int];
+        unit := CASE WHEN sku LIKE 'chem%' THEN (ARRAY['gal', 'qt', 'l'])[1 + floor(random() * 3)::int]
+                     WHEN sku LIKE 'dry%' THEN (ARRAY['lb', 'oz'])[1 + floor(random() * 2)::int]
+                     ELSE 'unit' END;
+        INSERT INTO incentives.transactions VALUES (
+            format('R%s-%s', r, k),
+            format('retailer_%s', lpad((1 + floor(random() * 1010))::int::text, 4, '0')),
+            types[1 + floor(random() * 2)::int],
+            date '2025-09-01' + floor(random() * 420)::int,
+            sku,
+            round((random() * 200 - 20)::numeric, 1),
+            unit,
+            round((random() * 20000 - 2000)::numeric, 2));
+    END LOOP;
+    -- updates of every column but the id
+    FOR k IN 1 .. n_upd LOOP
+        SELECT transaction_id INTO id FROM incentives.transactions
+         ORDER BY transaction_id OFFSET floor(random() * (SELECT count(*) FROM incentives.transactions)) LIMIT 1;
+        CASE floor(random() * 6)::int
+            WHEN 0 THEN UPDATE incentives.transactions SET amount = round(amount * (0.5 + random())::numeric, 2) WHERE transaction_id = id;
+            WHEN 1 THEN UPDATE incentives.transactions SET quantity = -quantity, amount = -amount WHERE transaction_id = id;
+            WHEN 2 THEN UPDATE incentives.transactions SET transaction_date = transaction_date + floor(random() * 120 - 60)::int WHERE transaction_id = id;
+            WHEN 3 THEN UPDATE incentives.transactions SET transaction_type = types[1 + floor(random() * 2)::int] WHERE transaction_id = id;
+            WHEN 4 THEN UPDATE incentives.transactions
+                           SET participant_key = format('retailer_%s', lpad((1 + floor(random() * 1010))::int::text, 4, '0'))
+                         WHERE transaction_id = id;
+            ELSE
+                -- another SKU of the same unit family
+                UPDATE incentives.transactions t
+                   SET sku_key = (SELECT s.sku_key FROM incentives.skus s
+                                   WHERE left(s.sku_key, 4) = left(t.sku_key, 4)
+                                   ORDER BY s.sku_key OFFSET floor(random() * 60) LIMIT 1)
+                 WHERE transaction_id = id;
+        END CASE;
+    END LOOP;
+    -- deletes, one of them a bulk delete now and then
+    FOR k IN 1 .. n_del LOOP
+        DELETE FROM incentives.transactions WHERE transaction_id =
+            (SELECT transaction_id FROM incentives.transactions
+              ORDER BY transaction_id OFFSET floor(random() * (SELECT count(*) FROM incentives.transactions)) LIMIT 1);
+    END LOOP;
+    IF random() < 0.15 THEN
+        DELETE FROM incentives.transactions
+         WHERE participant_key = format('retailer_%s', lpad((1 + floor(random() * 1000))::int::text, 4, '0'));
+        extra := extra || ' bulk-delete';
+    END IF;
+    -- stored properties
+    FOR k IN 1 .. n_prop LOOP
+        IF random() < 0.3 THEN
+            DELETE FROM incentives.participant_properties WHERE ctid =
+                (SELECT ctid FROM incentives.participant_properties
+                  OFFSET floor(random() * (SELECT count(*) FROM incentives.participant_properties)) LIMIT 1);
+        ELSE
+            INSERT INTO incentives.participant_properties VALUES (
+                format('retailer_%s', lpad((1 + floor(random() * 1000))::int::text, 4, '0')),
+                (ARRAY['business_plan_achieved', 'growth_pct'])[1 + floor(random() * 2)::int],
+                round((random() * 120 - 10)::numeric, 1))
+            ON CONFLICT (participant_key, property_key) DO UPDATE SET value = EXCLUDED.value;
+        END IF;
+    END LOOP;
+    -- now and then the reference data
+    IF random() < 0.12 THEN
+        SELECT offer_key, document INTO o FROM incentives.offers
+         WHERE document ->> 'strategy_key' = 'standard'
+         ORDER BY offer_key OFFSET floor(random() * 20) LIMIT 1;
+        UPDATE incentives.offers
+           SET document = jsonb_set(document, '{incentives,0,rates,0,rate}',
+                                    to_jsonb(round((1 + random() * 4)::numeric, 1)))
+         WHERE offer_key = o.offer_key;
+        extra := extra || ' offer';
+    END IF;
+    IF random() < 0.08 THEN
+        UPDATE incentives.skus SET uom_key = (ARRAY['gal', 'qt', 'l'])[1 + floor(random() * 3)::int]
+         WHERE sku_key = (SELECT sku_key FROM incentives.skus WHERE sku_key LIKE 'chem%'
+                           ORDER BY sku_key OFFSET floor(random() * 130) LIMIT 1);
+        extra := extra || ' sku';
+    END IF;
+    IF random() < 0.05 THEN
+        UPDATE incentives.uom_conversions SET factor = round(factor * (0.9 + random() * 0.2)::numeric, 9)
+         WHERE from_uom_key = 'qt' AND to_uom_key = 'l';
+        extra := extra || ' conversion';
+    END IF;
+    RETURN format('+%s ~%s -%s props %s%s', n_ins, n_upd, n_del, n_prop, extra);
+END
+$$;
+-- rnd.differences(): rows in one of the materialized earnings and a fresh
+-- calculation but not the other (every column, the date included)
+CREATE FUNCTION rnd.differences() RETURNS bigint LANGUAGE sql AS $$
+    SELECT count(*) FROM (
+        (SELECT participant_key, offer_key, offer_calculator, sku_key, incentive_rate_key, incentive_rate_measure,
+                incentive_rate_value, offer_sku_pay_rate, transaction_id, provided_quantity, provided_uom_key,
+                provided_amount, incentivized_quantity, incentivized_amount, incentive_amount,
+                incentive_contribution_percent, incentive_effective_rate, transaction_date
+           FROM incentives.earnings
+         EXCEPT ALL
+         SELECT * FROM incentives_internal.calculate_dated(NULL, '{}', NULL, 'incentives.transactions', NULL, NULL))
+        UNION ALL
+        (SELECT * FROM incentives_internal.calculate_dated(NULL, '{}', NULL, 'incentives.transactions', NULL, NULL)
+         EXCEPT ALL
+         SELECT participant_key, offer_key, offer_calculator, sku_key, incentive_rate_key, incentive_rate_measure,
+                incentive_rate_value, offer_sku_pay_rate, transaction_id, provided_quantity, provided_uom_key,
+                provided_amount, incentivized_quantity, incentivized_amount, incentive_amount,
+                incentive_contribution_percent, incentive_effective_rate, transaction_date
+           FROM incentives.earnings)) d
+$$;
+VACUUM ANALYZE;
+CALL incentives.refresh_earnings();
+SQL
+
+total_recalc=0
+for r in $(seq 1 "$ROUNDS"); do
+  summary=$(q -At -c "SELECT setseed(((($SEED::bigint * 7919 + $r) % 2000000) - 1000000) / 1000000.0)" \
+              -c "SELECT rnd.mutate($r)" | tail -n 1)
+  bad=""
+  if [ $((r % 7)) = 3 ]; then
+    # a transaction no unit converts: the participant keeps its earnings
+    bad=$(val "SELECT participant_key FROM incentives.transactions ORDER BY transaction_id LIMIT 1 OFFSET $((r * 37))")
+    val "INSERT INTO incentives.transactions VALUES ('BAD-$r', '$bad', 'retailer_purchases_from_distribution', '2026-03-01',
+           (SELECT sku_key FROM incentives.skus WHERE sku_key LIKE 'chem%' ORDER BY sku_key LIMIT 1), 1, 'drum', 10)" >/dev/null
+    q -c "SET client_min_messages = warning" -c "CALL incentives.refresh_earnings(on_error => 'skip', changed_only => true)"
+    ex=$(val "SELECT string_agg(participant_key || ':' || transaction_id, ',') FROM incentives.calculation_exceptions
+               WHERE run_id = (SELECT max(run_id) FROM incentives.calculation_runs)")
+    [ "$ex" = "$bad:BAD-$r" ] || { echo "check-changed-only: FAIL: round $r: exceptions '$ex', expected '$bad:BAD-$r'" >&2; exit 1; }
+    val "DELETE FROM incentives.transactions WHERE transaction_id = 'BAD-$r'" >/dev/null
+    summary="$summary, skipped $bad"
+  fi
+  q -c "SET client_min_messages = warning" -c "CALL incentives.refresh_earnings(changed_only => true)"
+  recalc=$(val "SELECT participants FROM incentives.calculation_runs ORDER BY run_id DESC LIMIT 1")
+  total_recalc=$((total_recalc + recalc))
+  diff=$(val "SELECT rnd.differences()")
+  if [ "$diff" != 0 ]; then
+    echo "check-changed-only: FAIL: round $r ($summary): $diff rows differ from a full calculation" >&2
+    exit 1
+  fi
+  echo "check-changed-only: round $r: $summary; $recalc participants recalculated; earnings = full calculation"
+done
+rows=$(val "SELECT count(*) FROM incentives.earnings")
+echo "check-changed-only: PASS ($ROUNDS rounds, $total_recalc participants recalculated in all, $rows earning rows equal a full calculation after every round)"

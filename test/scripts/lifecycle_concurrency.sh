@@ -1,0 +1,209 @@
+#!/usr/bin/env bash
+# lifecycle_concurrency.sh: the earnings lifecycle under concurrent sessions
+# (docs/lifecycle.md).
+#
+# Runs against the server the PG* variables name, normally a throwaway
+# cluster: `pg_virtualenv -t bash test/scripts/lifecycle_concurrency.sh`
+# (`make check-lifecycle-concurrency` does that after installing).  Needs a
+# superuser; works in its own database, dropped at the end.
+#
+# 1. Readers never see a half-written refresh.  A reader session reads
+#    count(*) and sum(incentive_amount) of incentives.earnings over and
+#    over while a full refresh replaces every row with different amounts:
+#    (a) by the owner (a new partition swapped in), (b) by an admin that
+#    does not own the table (rows replaced in batches of 10 participants,
+#    all in one transaction), (c) a changed_only refresh of a fifth of the
+#    participants (replaced in batches too).  Every read must be the old
+#    total or the new one, and both must have been seen.
+# 2. Two settles never count the same earnings twice.
+#    (a) Deterministic: session A settles inside a transaction block and
+#        holds it open; session B's settle of the same date must wait
+#        (an advisory lock), and once A commits B's lines are all zero.
+#    (b) A race, SETTLE_ROUNDS rounds: transactions change, then two
+#        sessions settle the same new date at the same moment.  After every
+#        round, for every participant and offer the amounts due of all
+#        lines add up to exactly what was earned through that date.
+# Prints ok/FAIL lines; exits non-zero on any failure.
+# Environment: N_TXNS (200000), SETTLE_ROUNDS (6), TEST_DB.
+set -euo pipefail
+
+N_TXNS=${N_TXNS:-200000}
+SETTLE_ROUNDS=${SETTLE_ROUNDS:-6}
+DB=${TEST_DB:-incentives_lifecycle_concurrency}
+ADMIN_DB=${PGDATABASE:-postgres}
+WORK=$(mktemp -d)
+failures=0
+cd "$(dirname "$0")/../.."
+
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+ok() { echo "ok: $*"; }
+psql_admin() { psql -X -q -v ON_ERROR_STOP=1 -d "$ADMIN_DB" "$@"; }
+psql_db() { psql -X -q -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
+val() { psql_db -At -c "$1"; }
+
+cleanup() {
+  local pid
+  for pid in $(jobs -p); do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  psql_admin -c "SET client_min_messages = warning" \
+    -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1 || true
+  psql_admin -c "DROP ROLE IF EXISTS incentives_lc_admin" >/dev/null 2>&1 || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+echo "== lifecycle concurrency: server $(psql_admin -At -c 'SHOW server_version'), $N_TXNS transactions"
+psql_admin -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB"
+psql_db -c "SET client_min_messages = warning" -c "CREATE EXTENSION incentives"
+psql_db -v n_transactions="$N_TXNS" -v seed=7 -f bench/generate.sql >/dev/null
+psql_db <<'SQL'
+SET client_min_messages = warning;
+VACUUM ANALYZE;
+CREATE SCHEMA lc;
+CREATE TABLE lc.flag (done boolean NOT NULL);
+INSERT INTO lc.flag VALUES (false);
+-- the reader: reads the totals until the flag says done, each read in a
+-- transaction of its own (a read must not hold its locks across the
+-- refresh's swap), and keeps what it saw in lc.seen
+CREATE TABLE lc.seen (n bigint, total numeric);
+CREATE PROCEDURE lc.read_until_done()
+LANGUAGE plpgsql AS $$
+DECLARE
+    c bigint;
+    s numeric;
+    d boolean;
+BEGIN
+    LOOP
+        SELECT count(*), COALESCE(sum(e.incentive_amount), 0) INTO c, s FROM incentives.earnings e;
+        INSERT INTO lc.seen VALUES (c, s);
+        SELECT f.done INTO d FROM lc.flag f;
+        COMMIT;
+        EXIT WHEN d;
+    END LOOP;
+END
+$$;
+CREATE ROLE incentives_lc_admin NOLOGIN;
+GRANT USAGE ON SCHEMA incentives, incentives_internal TO incentives_lc_admin;
+GRANT SELECT ON ALL TABLES IN SCHEMA incentives TO incentives_lc_admin;
+GRANT INSERT, UPDATE, DELETE ON incentives.earnings, incentives.calculation_runs,
+      incentives.calculation_exceptions TO incentives_lc_admin;
+GRANT SELECT, INSERT, DELETE ON incentives.earnings_changes TO incentives_lc_admin;
+GRANT USAGE ON ALL SEQUENCES IN SCHEMA incentives TO incentives_lc_admin;
+CALL incentives.refresh_earnings();
+SQL
+
+# totals: "count total" of the materialized earnings / of a calculation
+totals_materialized() { val "SELECT count(*) || ' ' || COALESCE(sum(incentive_amount), 0) FROM incentives.earnings"; }
+totals_calculated() { val "SELECT count(*) || ' ' || COALESCE(sum(incentive_amount), 0) FROM incentives.incentive_calculate()"; }
+
+# reader_during NAME CALL-SQL [ROLE [WHICH]]: the reader runs while CALL-SQL
+# runs, after the purchases of the participants WHICH selects (default:
+# everyone) changed
+reader_during() {
+  local name=$1 call=$2 role=${3:-} which=${4:-true} old new seen bad
+  val "UPDATE incentives.transactions SET amount = amount + 1
+        WHERE transaction_type = 'retailer_purchases_from_distribution' AND ($which)" >/dev/null
+  old=$(totals_materialized)
+  new=$(totals_calculated)
+  [ "$old" != "$new" ] || { fail "$name: the change did not change the totals"; return; }
+  val "UPDATE lc.flag SET done = false" >/dev/null
+  val "TRUNCATE lc.seen" >/dev/null
+  psql_db -c "CALL lc.read_until_done()" >"$WORK/$name.reader" 2>&1 &
+  local reader=$!
+  sleep 0.5
+  if [ -n "$role" ]; then
+    psql_db -c "SET client_min_messages = warning" -c "SET ROLE $role" -c "$call"
+  else
+    psql_db -c "SET client_min_messages = warning" -c "$call"
+  fi
+  sleep 0.5
+  val "UPDATE lc.flag SET done = true" >/dev/null
+  wait "$reader" || { fail "$name: the reader failed: $(cat "$WORK/$name.reader")"; return; }
+  psql_db -At -F ' ' -c "SELECT n, total, count(*) FROM lc.seen GROUP BY 1, 2 ORDER BY 3 DESC" >"$WORK/$name.seen"
+  [ "$(totals_materialized)" = "$new" ] || fail "$name: after the refresh the earnings are not the calculation"
+  bad=$(awk -v o="$old" -v n="$new" '($1 " " $2) != o && ($1 " " $2) != n' "$WORK/$name.seen")
+  seen=$(awk '{ printf "%s%s rows/%s x%s", (NR > 1 ? ", " : ""), $1, $2, $3 }' "$WORK/$name.seen")
+  if [ -n "$bad" ]; then
+    fail "$name: a reader saw totals that are neither the old ($old) nor the new ($new): $bad"
+  elif ! grep -q "^$old " "$WORK/$name.seen" || ! grep -q "^$new " "$WORK/$name.seen"; then
+    fail "$name: the reader did not see both the old and the new totals: $seen"
+  else
+    ok "$name: $(awk 'END {print NR}' "$WORK/$name.seen") distinct totals seen by the reader, only the old and the new ($seen)"
+  fi
+}
+
+reader_during "1a refresh by the owner (partition swap)" "CALL incentives.refresh_earnings()"
+reader_during "1b refresh by a non-owner (batches in one transaction)" \
+  "CALL incentives.refresh_earnings(progress_every => 10)" incentives_lc_admin
+reader_during "1c changed_only refresh of a fifth of the participants (batches of 10)" \
+  "CALL incentives.refresh_earnings(changed_only => true, progress_every => 10)" "" "abs(hashtext(participant_key)) % 5 = 0"
+
+# ---- 2a: a settle waits for the other to commit ------------------------------
+mkfifo "$WORK/a.in"
+psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" <"$WORK/a.in" >"$WORK/a.out" 2>&1 &
+apid=$!
+exec {afd}>"$WORK/a.in"
+printf '%s\n' "SET client_min_messages = warning;" "BEGIN;" "CALL incentives.settle('2026-01-31');" "\\echo A-SETTLED" >&"$afd"
+for _ in $(seq 1 600); do grep -q A-SETTLED "$WORK/a.out" && break; sleep 0.05; done
+grep -q A-SETTLED "$WORK/a.out" || fail "2a: session A did not settle: $(cat "$WORK/a.out")"
+(PGAPPNAME=incentives_lc_b psql -X -q -v ON_ERROR_STOP=1 -d "$DB" -c "SET client_min_messages = warning" \
+   -c "CALL incentives.settle('2026-01-31')" >"$WORK/b.out" 2>&1; echo $? >"$WORK/b.rc") &
+bpid=$!
+waited=0
+for _ in $(seq 1 200); do
+  n=$(val "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'incentives_lc_b'
+            AND wait_event_type = 'Lock' AND wait_event = 'advisory'")
+  if [ "$n" = 1 ]; then waited=1; break; fi
+  sleep 0.05
+done
+[ "$waited" = 1 ] || fail "2a: session B's settle did not wait for session A's"
+printf '%s\n' "COMMIT;" "\\q" >&"$afd"
+exec {afd}>&-
+wait "$apid" || fail "2a: session A failed: $(cat "$WORK/a.out")"
+wait "$bpid" || true
+[ "$(cat "$WORK/b.rc")" = 0 ] || fail "2a: session B's settle failed: $(cat "$WORK/b.out")"
+res=$(val "SELECT count(*) || ' ' || count(*) FILTER (WHERE amount_due <> 0)
+             FROM incentives.statement_lines WHERE statement_id = (SELECT max(statement_id) FROM incentives.statements)")
+first=$(val "SELECT count(*) || ' ' || sum(amount_due) FROM incentives.statement_lines
+              WHERE statement_id = (SELECT min(statement_id) FROM incentives.statements)")
+if [ "$waited" = 1 ] && [ "${res#* }" = 0 ] && [ "${res% *}" -gt 0 ]; then
+  ok "2a: B waited for A; A's statement: $first due; B's: ${res% *} lines, all 0.00 due"
+else
+  fail "2a: B's statement after A's has lines with an amount due ($res; A: $first)"
+fi
+
+# ---- 2b: two settles racing, round after round -------------------------------
+for r in $(seq 1 "$SETTLE_ROUNDS"); do
+  d=$(val "SELECT (date_trunc('month', date '2026-01-01' + interval '1 month' * ($r + 1)) - interval '1 day')::date")
+  # some earnings change: returns, new purchases, a later date
+  val "UPDATE incentives.transactions SET amount = -amount, quantity = -quantity
+        WHERE transaction_id IN (SELECT transaction_id FROM incentives.transactions
+                                  WHERE hashtext(transaction_id || $r) % 97 = 0 AND transaction_date <= '$d')" >/dev/null
+  psql_db -c "SET client_min_messages = warning" -c "CALL incentives.settle('$d')" >"$WORK/r1.out" 2>&1 &
+  p1=$!
+  psql_db -c "SET client_min_messages = warning" -c "CALL incentives.settle('$d')" >"$WORK/r2.out" 2>&1 &
+  p2=$!
+  wait "$p1" || fail "2b round $r: a settle failed: $(cat "$WORK/r1.out")"
+  wait "$p2" || fail "2b round $r: a settle failed: $(cat "$WORK/r2.out")"
+  wrong=$(val "WITH due AS (SELECT participant_key, offer_key, sum(amount_due) AS settled
+                              FROM incentives.statement_lines GROUP BY 1, 2),
+                    earned AS (SELECT participant_key, offer_key, sum(incentive_amount) AS earned
+                                 FROM incentives.incentive_calculate(through_date => '$d') GROUP BY 1, 2)
+               SELECT count(*) FROM due FULL JOIN earned USING (participant_key, offer_key)
+                WHERE COALESCE(settled, 0) <> COALESCE(earned, 0)")
+  twice=$(val "SELECT count(*) FROM (SELECT l.participant_key, l.offer_key
+                                      FROM incentives.statement_lines l JOIN incentives.statements s USING (statement_id)
+                                     WHERE s.statement_date = '$d' AND l.amount_due <> 0
+                                     GROUP BY 1, 2 HAVING count(*) > 1) x")
+  if [ "$wrong" = 0 ] && [ "$twice" = 0 ]; then
+    ok "2b round $r ($d): two settles at once; every pair's amounts due add up to its earnings through $d"
+  else
+    fail "2b round $r ($d): $wrong pairs whose settled total differs from the earnings, $twice paid twice"
+  fi
+done
+
+if [ "$failures" -gt 0 ]; then
+  echo "check-lifecycle-concurrency: $failures FAILED" >&2
+  exit 1
+fi
+echo "check-lifecycle-concurrency: PASS"
