@@ -45,3 +45,31 @@ SELECT sum(incentive_amount) FROM incentives.incentive_calculate('retailer_001')
 SELECT transaction_id, incentivized_quantity
   FROM incentives.incentive_calculate('retailer_001')
  WHERE transaction_id = '01JAD80XDZGZNTYDRV4H56221W';
+
+-- as_of: the offers as they were (docs/lifecycle.md, Offer versions and
+-- as_of), never from an engine kept for another call, nor kept for one.
+-- The rate goes to 4% in a transaction of its own; then, in one snapshot,
+-- calls of now and of before the change alternate: 1,837.04 now, 1,387.04
+-- before.
+SELECT max(valid_from) AS before_change FROM incentives.offer_versions \gset
+UPDATE incentives.offers
+   SET document = jsonb_set(document, '{incentives,0,rates,0,rate}', '4');
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT v.n, v.t IS NOT NULL AS as_of, sum(e.incentive_amount)
+  FROM (VALUES (1, NULL), (2, :'before_change'::timestamptz), (3, NULL),
+               (4, :'before_change'::timestamptz), (5, NULL)) v(n, t),
+       LATERAL incentives.incentive_calculate('retailer_001', as_of => v.t) e
+ GROUP BY 1, 2 ORDER BY 1;
+SELECT sum(incentive_amount) FROM incentives.incentive_calculate('retailer_001');
+SELECT sum(incentive_amount)
+  FROM incentives.incentive_calculate('retailer_001', as_of => :'before_change');
+SELECT sum(incentive_amount) FROM incentives.incentive_calculate('retailer_001');
+-- an offer that did not exist then is an error, even with an engine kept
+-- for now that has it
+SELECT min(offer_key) AS offer FROM incentives.offers \gset
+SELECT v.n, count(*)
+  FROM (VALUES (1, NULL), (2, '2000-01-01'::timestamptz)) v(n, t),
+       LATERAL incentives.incentive_calculate('retailer_001', offer_keys => ARRAY[:'offer'],
+                                              as_of => v.t) e
+ GROUP BY 1 ORDER BY 1;
+ROLLBACK;
