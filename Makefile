@@ -22,23 +22,23 @@ PG_CFLAGS  += -Wall -Wextra $(WERROR) -Wno-unused-parameter -Wno-missing-field-i
 PG_CPPFLAGS += -I$(srcdir)/src
 
 # ---- install scripts --------------------------------------------------------
-# Released scripts ship exactly as they were released: kept compressed in
-# src/sql/released (artifacts, never edited or rebuilt; its README lists
-# their checksums) and unpacked into build/.  The current version's install script and the upgrade scripts
-# to it are built from src/sql/<extension>/: the install script is
-# state/*.sql (tables, types: created once) then code/*.sql (functions,
-# views, triggers, comments, grants: dropped and created again by every
-# upgrade); an upgrade script is src/sql/drop_code.sql (the old version's
-# code goes), upgrade/<from>--<to>.sql (its changes to tables and types),
-# then code/*.sql.
-# Parts are joined in sorted order; their number prefixes give it.
+# As PostgreSQL's contrib modules do, a version has no install script of its
+# own once a released base exists: CREATE EXTENSION runs the released base
+# script (src/sql/released, shipped exactly as released, compressed; its
+# README lists the checksums), then the upgrade scripts up to
+# default_version.  So a fresh install and an update are the same path, and
+# every table is defined once.  Each upgrade script to the current version
+# is built from src/sql/<extension>/: src/sql/drop_code.sql (the old
+# version's functions, views, triggers and policies go), upgrade/A--B.sql
+# (the version's changes to schemas, tables and types), then code/*.sql
+# (every function, view, trigger, comment and grant of the current
+# version), joined in the sorted order their number prefixes give.
 version     = $(shell sed -n "s/^default_version *= *'\([^']*\)'.*/\1/p" $(1).control)
-state_parts = $(sort $(wildcard src/sql/$(1)/state/*.sql))
 code_parts  = $(sort $(wildcard src/sql/$(1)/code/*.sql))
 upgrades    = $(patsubst src/sql/$(1)/upgrade/%.sql,build/$(1)--%.sql,$(sort $(wildcard src/sql/$(1)/upgrade/*--*.sql)))
 
 RELEASED    = $(patsubst src/sql/released/%.sql.gz,build/%.sql,$(sort $(wildcard src/sql/released/*.sql.gz)))
-DATA_built  = $(RELEASED) $(foreach e,$(EXTENSION),build/$(e)--$(call version,$(e)).sql $(call upgrades,$(e)))
+DATA_built  = $(RELEASED) $(foreach e,$(EXTENSION),$(call upgrades,$(e)))
 EXTRA_CLEAN = build test/unit/run_unit
 
 # pg_regress: sql/NAME.sql against expected/NAME.out, contrib style; setup
@@ -65,8 +65,6 @@ $(RELEASED): build/%.sql: src/sql/released/%.sql.gz
 	gzip -dc $< > $@
 
 define script_rules
-build/$(1)--$(call version,$(1)).sql: $(call state_parts,$(1)) $(call code_parts,$(1)) $(1).control mk/sql_script.sh
-	mk/sql_script.sh install $(1) $(call version,$(1)) $$@ $(call state_parts,$(1)) $(call code_parts,$(1))
 build/$(1)--%--$(call version,$(1)).sql: src/sql/$(1)/upgrade/%--$(call version,$(1)).sql src/sql/drop_code.sql $(call code_parts,$(1)) $(1).control mk/sql_script.sh
 	mk/sql_script.sh upgrade $(1) $(call version,$(1)) $$@ src/sql/drop_code.sql $$< $(call code_parts,$(1))
 endef

@@ -1,8 +1,8 @@
 #!/bin/sh
 # mk/sql_script.sh KIND EXTENSION VERSION OUTPUT PART...: write an
 # extension script: the psql guard line, a note that it is generated, then
-# the parts in the order given.  KIND is install (CREATE EXTENSION) or
-# upgrade (ALTER EXTENSION ... UPDATE).  @extension@ in a part stands for
+# the parts in the order given.  KIND is upgrade (ALTER EXTENSION ...
+# UPDATE, and CREATE EXTENSION after the released base script) or install.  @extension@ in a part stands for
 # EXTENSION.  See the Makefile.
 set -eu
 kind=$1 extension=$2 version=$3 output=$4

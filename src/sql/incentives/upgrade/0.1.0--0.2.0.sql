@@ -1,6 +1,8 @@
 -- incentives 0.1.0 -> 0.2.0: the changes to schemas, tables and types.
 -- The upgrade script is src/sql/drop_code.sql (0.1.0's functions, views
--- and triggers go), this file, then the code parts (0.2.0's come).
+-- and triggers go), this file, then the code parts (0.2.0's come).  A
+-- fresh install runs the released 0.1.0 script and then this same upgrade
+-- script (the Makefile), so this file is where 0.2.0's tables are defined.
 
 -- Internals have a schema of their own.
 CREATE SCHEMA incentives_internal;
@@ -28,7 +30,7 @@ END
 $upgrade$;
 
 -- The shipped unit conversions survive pg_dump/pg_restore as they are
--- (state/10_reference.sql, code/12_uom_conversions.sql): the shipped pairs
+-- (code/12_uom_conversions.sql): the shipped pairs
 -- get a table of their own, and what became of each in this database
 -- (edited or deleted under 0.1.0) is recorded now.
 CREATE TABLE incentives_internal.shipped_uom_conversions (
@@ -78,8 +80,7 @@ SELECT pg_catalog.pg_extension_config_dump('incentives.uom_conversions',
   $$WHERE (from_uom_key, to_uom_key) NOT IN (SELECT s.from_uom_key, s.to_uom_key FROM incentives_internal.shipped_uom_conversions AS s)$$);
 SELECT pg_catalog.pg_extension_config_dump('incentives.uom_conversion_changes', '');
 
--- Enrollments (docs/reference.md, Enrollment), as state/40_enrollments.sql
--- creates them in a fresh install.
+-- Enrollments (docs/reference.md, Enrollment).
 CREATE TABLE incentives.enrollments (
     participant_key text NOT NULL,
     offer_key       text NOT NULL,
@@ -108,7 +109,7 @@ COMMENT ON INDEX incentives.transactions_participant_idx IS
   'A participant''s transactions, every column: what a one-participant calculation reads (an index-only scan)';
 
 ------------------------------------------------------------------------
--- The earnings lifecycle (state/30_earnings.sql, state/40_lifecycle.sql)
+-- The earnings lifecycle (docs/lifecycle.md)
 ------------------------------------------------------------------------
 
 -- calculation_runs: the new statuses and columns, at the end as in a fresh
@@ -171,11 +172,20 @@ COMMENT ON INDEX incentives_internal.earnings_default_offer_idx IS 'Earnings by 
 -- and dumped as such.)
 SELECT pg_catalog.pg_extension_config_dump('incentives.earnings', '');
 SELECT pg_catalog.pg_extension_config_dump('incentives_internal.earnings_default', '');
-ALTER TABLE incentives.earnings
-    ATTACH PARTITION incentives_internal.earnings_run_0 FOR VALUES FROM (MINVALUE) TO (MAXVALUE);
+-- The 0.1.0 table becomes the first partition when it holds earnings; empty
+-- (always so in a fresh install) it goes.
+DO $upgrade$
+BEGIN
+    IF EXISTS (SELECT FROM incentives_internal.earnings_run_0) THEN
+        ALTER TABLE incentives.earnings
+            ATTACH PARTITION incentives_internal.earnings_run_0 FOR VALUES FROM (MINVALUE) TO (MAXVALUE);
+    ELSE
+        DROP TABLE incentives_internal.earnings_run_0;
+    END IF;
+END
+$upgrade$;
 
--- Offer versions, statements, exceptions, the change log: as in
--- state/40_lifecycle.sql.
+-- Offer versions, statements, exceptions, the change log.
 CREATE TABLE incentives.offer_versions (
     offer_key  text NOT NULL,
     version    integer NOT NULL CHECK (version > 0),
