@@ -8,11 +8,7 @@
 -- and relation names and values that cannot inject SQL.  The roles are
 -- created here (and vanish with the ROLLBACK).  Run by pg_prove as a
 -- superuser; everything is rolled back.
-BEGIN;
-SET client_min_messages = warning;
-CREATE EXTENSION IF NOT EXISTS pgtap;
-CREATE EXTENSION IF NOT EXISTS incentives;
-RESET client_min_messages;
+\ir ../sql/pgtap_begin.psql
 TRUNCATE incentives.offers, incentives.transactions, incentives.skus,
          incentives.participant_properties;
 
@@ -140,22 +136,13 @@ CREATE POLICY reader_participants ON incentives.transactions
   USING (participant_key IN (SELECT a.participant_key FROM incentives_test_acl.participant_access a
                               WHERE a.role_name = current_user));
 
--- calc_as(role, participant): incentive_calculate as that role.  exec_as(role,
--- sql): run a statement as that role.  (pgTAP's own temp tables belong to
--- the session user, so only the statement under test switches role; an
--- error unwinds the switch with the test's subtransaction.)
+-- calc_as(role, participant): incentive_calculate as that role (as
+-- exec_as(role, sql) of test/sql/pgtap_begin.psql runs a statement).
 CREATE FUNCTION pg_temp.calc_as(r text, participant text DEFAULT NULL)
 RETURNS SETOF incentives.earning LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM set_config('role', r, true);
   RETURN QUERY SELECT * FROM incentives.incentive_calculate(participant_key => participant);
-  PERFORM set_config('role', 'none', true);
-END
-$$;
-CREATE FUNCTION pg_temp.exec_as(r text, sql text) RETURNS void LANGUAGE plpgsql AS $$
-BEGIN
-  PERFORM set_config('role', r, true);
-  EXECUTE sql;
   PERFORM set_config('role', 'none', true);
 END
 $$;
