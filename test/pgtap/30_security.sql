@@ -18,18 +18,14 @@ SELECT plan(40);
 -- Data: a standard and a stepped offer, four participants.
 -- ===================================================================
 INSERT INTO incentives.offers (document) VALUES
-('{"offer_key": "sec.std", "strategy_key": "standard", "calculator_key": "percent_of_amount",
-   "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
-   "incentives": [{"period_key": "p", "transaction_type": "buy",
-                   "rates": [{"sku_key": "s1", "rate": 3, "measure": "percent"},
-                             {"sku_key": "s2", "rate": 2.5, "measure": "percent"}]}]}'),
-('{"offer_key": "sec.step", "strategy_key": "stepped", "calculator_key": "dollars_per_unit",
-   "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
+(pg_temp.standard_offer('sec.std', 'percent_of_amount',
+   '[{"sku_key": "s1", "rate": 3, "measure": "percent"}, {"sku_key": "s2", "rate": 2.5, "measure": "percent"}]')),
+(pg_temp.offer('sec.step', 'stepped', 'dollars_per_unit', '{
    "incentive": {"filters": [{"period_key": "p", "sku_keys": ["s1", "s2"], "transaction_type": "buy"}],
                  "threshold_definition": {"type": "aggregated_quantity",
                                           "filters": [{"period_key": "p", "sku_keys": ["s1", "s2"], "transaction_type": "buy"}]},
                  "rates": [{"threshold": 10, "value": 0.5, "measure": "dollars"},
-                           {"threshold": 40, "value": 1.25, "measure": "dollars"}]}}');
+                           {"threshold": 40, "value": 1.25, "measure": "dollars"}]}}'));
 INSERT INTO incentives.skus (sku_key, uom_key) VALUES ('s1', 'gal'), ('s2', 'gal');
 INSERT INTO incentives.transactions VALUES
   ('A-1', 'r1', 'buy', '2026-02-01', 's1', 10, 'gal', 1000.00),

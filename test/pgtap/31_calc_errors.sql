@@ -57,39 +57,29 @@ RETURNS text LANGUAGE sql AS $$
 $$;
 
 INSERT INTO incentives.offers (document) VALUES
-('{"offer_key": "e.pct", "strategy_key": "standard", "calculator_key": "percent_of_amount",
-   "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
-   "incentives": [{"period_key": "p", "transaction_type": "buy",
-                   "rates": [{"sku_key": "s1", "rate": 3, "measure": "percent"},
-                             {"sku_key": "s2", "rate": 2, "measure": "percent"}]}]}'),
-('{"offer_key": "e.dpu", "strategy_key": "standard", "calculator_key": "dollars_per_unit",
-   "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
-   "incentives": [{"period_key": "p", "transaction_type": "buy",
-                   "rates": [{"sku_key": "s3", "rate": 12.5, "measure": "dollars"}]}]}'),
-('{"offer_key": "e.bp", "strategy_key": "stepped", "calculator_key": "percent_of_amount",
-   "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
+(pg_temp.standard_offer('e.pct', 'percent_of_amount',
+   '[{"sku_key": "s1", "rate": 3, "measure": "percent"}, {"sku_key": "s2", "rate": 2, "measure": "percent"}]')),
+(pg_temp.standard_offer('e.dpu', 'dollars_per_unit', '[{"sku_key": "s3", "rate": 12.5, "measure": "dollars"}]')),
+(pg_temp.offer('e.bp', 'stepped', 'percent_of_amount', '{
    "incentive": {"filters": [{"period_key": "p", "sku_keys": ["s4"], "transaction_type": "buy"}],
                  "threshold_definition": {"type": "property", "property": {"key": "growth_pct"}},
                  "rates": [{"threshold": 75, "value": 1.88, "measure": "percent"},
-                           {"threshold": 100, "value": 2, "measure": "percent"}]}}'),
-('{"offer_key": "e.stk", "strategy_key": "stacked", "calculator_key": "dollars_per_coverage_unit",
-   "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
+                           {"threshold": 100, "value": 2, "measure": "percent"}]}}'));
+-- Two stacked offers of one SKU set "a" in one stack "k": s7 at 2 dollars
+-- an acre of 0.5 gal, and s8 at numbers at the edge of the exact range.
+INSERT INTO incentives.offers (document)
+SELECT pg_temp.offer(c.k, 'stacked', 'dollars_per_coverage_unit', format('{
    "incentive": {"sku_sets": [{"key": "a", "period_key": "p", "transaction_type": "buy",
                                "conversion": {"coverage_unit": "acre",
-                                              "rates": [{"sku_key": "s7", "rate": 0.5, "from": "gal"}]},
-                               "rates": [{"sku_key": "s7", "rate": 2, "measure": "dollars"}]}],
-                 "stacks": [{"key": "k", "sku_set_keys": ["a"]}]}}'),
-('{"offer_key": "e.stk_huge", "strategy_key": "stacked", "calculator_key": "dollars_per_coverage_unit",
-   "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
-   "incentive": {"sku_sets": [{"key": "a", "period_key": "p", "transaction_type": "buy",
-                               "conversion": {"coverage_unit": "acre",
-                                              "rates": [{"sku_key": "s8", "rate": 0.00000000000000000000000000000000000001, "from": "gal"}]},
-                               "rates": [{"sku_key": "s8", "rate": 9999999999999999999999999999999999999.5, "measure": "dollars"}]}],
-                 "stacks": [{"key": "k", "sku_set_keys": ["a"]}]}}'),
-('{"offer_key": "e.pool_huge", "strategy_key": "standard", "calculator_key": "fixed_amount",
-   "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
-   "incentives": [{"period_key": "p", "transaction_type": "buy",
-                   "rates": [{"sku_key": "s9", "rate": 9999999999999999999999999999999999999.5, "measure": "dollars"}]}]}');
+                                              "rates": [{"sku_key": "%1$s", "rate": %2$s, "from": "gal"}]},
+                               "rates": [{"sku_key": "%1$s", "rate": %3$s, "measure": "dollars"}]}],
+                 "stacks": [{"key": "k", "sku_set_keys": ["a"]}]}}', c.sku, c.per_gal, c.rate)::jsonb)
+  FROM (VALUES ('e.stk', 's7', '0.5', '2'),
+               ('e.stk_huge', 's8', '0.00000000000000000000000000000000000001', '9999999999999999999999999999999999999.5'))
+       AS c(k, sku, per_gal, rate);
+INSERT INTO incentives.offers (document) VALUES
+(pg_temp.standard_offer('e.pool_huge', 'fixed_amount',
+   '[{"sku_key": "s9", "rate": 9999999999999999999999999999999999999.5, "measure": "dollars"}]'));
 
 -- ===================================================================
 -- Missing unit conversion (docs/reference.md, Unit conversions): names the transaction, the SKU and

@@ -29,19 +29,14 @@ SELECT * FROM no_plan();
 -- with transactions, a stored property and an enrollment window.
 -- ===================================================================
 INSERT INTO incentives.offers (document) VALUES
-('{"offer_key": "rls.std", "strategy_key": "standard", "calculator_key": "percent_of_amount",
-   "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
-   "incentives": [{"period_key": "p", "transaction_type": "buy",
-                   "rates": [{"sku_key": "s1", "rate": 3, "measure": "percent"},
-                             {"sku_key": "s2", "rate": 2.5, "measure": "percent"}]}]}'),
-('{"offer_key": "rls.step", "strategy_key": "stepped", "calculator_key": "dollars_per_unit",
-   "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
+(pg_temp.standard_offer('rls.std', 'percent_of_amount',
+   '[{"sku_key": "s1", "rate": 3, "measure": "percent"}, {"sku_key": "s2", "rate": 2.5, "measure": "percent"}]')),
+(pg_temp.offer('rls.step', 'stepped', 'dollars_per_unit', '{
    "incentive": {"filters": [{"period_key": "p", "sku_keys": ["s1", "s2"], "transaction_type": "buy"}],
                  "threshold_definition": {"type": "property", "property": {"key": "plan"}},
                  "rates": [{"threshold": 50, "value": 0.5, "measure": "dollars"},
-                           {"threshold": 100, "value": 1.25, "measure": "dollars"}]}}'),
-('{"offer_key": "rls.stack", "strategy_key": "stacked", "calculator_key": "dollars_per_coverage_unit",
-   "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
+                           {"threshold": 100, "value": 1.25, "measure": "dollars"}]}}')),
+(pg_temp.offer('rls.stack', 'stacked', 'dollars_per_coverage_unit', '{
    "incentive": {"sku_sets": [
        {"key": "a", "period_key": "p", "transaction_type": "buy",
         "conversion": {"coverage_unit": "acre", "rates": [{"sku_key": "s1", "rate": 0.5, "from": "gal"}]},
@@ -49,13 +44,10 @@ INSERT INTO incentives.offers (document) VALUES
        {"key": "b", "period_key": "p", "transaction_type": "buy",
         "conversion": {"coverage_unit": "acre", "rates": [{"sku_key": "s2", "rate": 0.25, "from": "gal"}]},
         "rates": [{"sku_key": "s2", "rate": 2, "measure": "dollars"}]}],
-     "stacks": [{"sku_set_keys": ["a", "b"]}]}}'),
-('{"offer_key": "rls.rules", "strategy_key": "standard", "calculator_key": "dollars_per_unit",
-   "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
-   "enrollment": "required",
-   "requirements": [{"key": "plan", "type": "property", "property": {"key": "plan"}, "minimum": 70}],
-   "incentives": [{"period_key": "p", "transaction_type": "buy",
-                   "rates": [{"sku_key": "s1", "rate": 1, "measure": "dollars"}]}]}');
+     "stacks": [{"sku_set_keys": ["a", "b"]}]}}')),
+(pg_temp.standard_offer('rls.rules', 'dollars_per_unit', '[{"sku_key": "s1", "rate": 1, "measure": "dollars"}]')
+ || '{"enrollment": "required",
+      "requirements": [{"key": "plan", "type": "property", "property": {"key": "plan"}, "minimum": 70}]}');
 INSERT INTO incentives.skus (sku_key, uom_key) VALUES ('s1', 'gal'), ('s2', 'gal');
 INSERT INTO incentives.transactions VALUES
   ('A-1', 'retailer_001', 'buy', '2026-02-01', 's1', 10, 'gal', 1000.00),
