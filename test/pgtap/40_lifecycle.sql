@@ -15,19 +15,20 @@ SELECT plan(62);
 ------------------------------------------------------------------------
 -- The surface
 ------------------------------------------------------------------------
-SELECT is(pg_temp.argument_names('incentives.incentive_calculate(text, jsonb, text[], regclass, timestamptz, date)'),
-          'participant_key, properties, offer_keys, transactions, as_of, through_date',
-          'incentive_calculate(participant_key, properties, offer_keys, transactions, as_of, through_date)');
-SELECT is(pg_temp.argument_names('incentives.refresh_earnings(text, regclass, integer, text, boolean)'),
-          'participant_key, transactions, progress_every, on_error, changed_only',
-          'refresh_earnings(participant_key, transactions, progress_every, on_error, changed_only)');
-SELECT is(pg_temp.argument_defaults('incentives.refresh_earnings(text, regclass, integer, text, boolean)'),
-          'NULL::text, ''incentives.transactions''::regclass, 1000, ''raise''::text, false',
-          'refresh_earnings defaults: on_error raise, changed_only false');
-SELECT is(pg_temp.argument_names('incentives.settle(date, text)') || ' / '
-          || pg_temp.argument_defaults('incentives.settle(date, text)'),
-          'statement_date, participant_key / NULL::text',
-          'settle(statement_date, participant_key DEFAULT NULL) is a procedure');
+SELECT is(c.got, c.expected, c.description)
+  FROM (VALUES
+    (pg_temp.argument_names('incentives.incentive_calculate(text, jsonb, text[], regclass, timestamptz, date)'),
+     'participant_key, properties, offer_keys, transactions, as_of, through_date',
+     'incentive_calculate(participant_key, properties, offer_keys, transactions, as_of, through_date)'),
+    (pg_temp.argument_names('incentives.refresh_earnings(text, regclass, integer, text, boolean)'),
+     'participant_key, transactions, progress_every, on_error, changed_only',
+     'refresh_earnings(participant_key, transactions, progress_every, on_error, changed_only)'),
+    (pg_temp.argument_defaults('incentives.refresh_earnings(text, regclass, integer, text, boolean)'),
+     'NULL::text, ''incentives.transactions''::regclass, 1000, ''raise''::text, false',
+     'refresh_earnings defaults: on_error raise, changed_only false'),
+    (pg_temp.argument_names('incentives.settle(date, text)') || ' / ' || pg_temp.argument_defaults('incentives.settle(date, text)'),
+     'statement_date, participant_key / NULL::text',
+     'settle(statement_date, participant_key DEFAULT NULL) is a procedure')) AS c(got, expected, description);
 SELECT ok(to_regprocedure('incentives.incentive_diagnostics(text, jsonb, text[], regclass, timestamptz, date)') IS NOT NULL
           AND to_regprocedure('incentives.incentive_explain(text, text, jsonb, regclass, timestamptz, date)') IS NOT NULL
           AND to_regprocedure('incentives.tier_progress(text, jsonb, regclass, timestamptz, date)') IS NOT NULL
