@@ -214,21 +214,13 @@ AS $$
      ORDER BY array_position(ARRAY['scan', 'scan, 2 workers', 'engine', 'reference', 'calls'], r.measure)
 $$;
 
--- bench.median_cpu_s: the median CPU seconds of one measure (NULL when not read).
-CREATE OR REPLACE FUNCTION bench.median_cpu_s(p_n bigint, p_measure text)
+-- bench.median_s: the median seconds of one measure, wall clock or, with
+-- cpu, CPU (NULL when not read).
+CREATE OR REPLACE FUNCTION bench.median_s(p_n bigint, p_measure text, cpu boolean DEFAULT false)
 RETURNS numeric
 LANGUAGE sql
 AS $$
-    SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY cpu_ms * scale)::numeric / 1000
-      FROM bench.results WHERE n = p_n AND measure = p_measure
-$$;
-
--- bench.median_s: the median seconds of one measure.
-CREATE OR REPLACE FUNCTION bench.median_s(p_n bigint, p_measure text)
-RETURNS numeric
-LANGUAGE sql
-AS $$
-    SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ms * scale)::numeric / 1000
+    SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY CASE WHEN cpu THEN cpu_ms ELSE ms END * scale)::numeric / 1000
       FROM bench.results WHERE n = p_n AND measure = p_measure
 $$;
 RESET client_min_messages;

@@ -30,37 +30,12 @@
 # bench/out/lifecycle-N.txt.
 set -euo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(dirname "$here")
-cd "$root"
-
-: "${BENCH_N:=1000000}"
-: "${BENCH_RUNS:=3}"
-: "${BENCH_SEED:=42}"
 : "${BENCH_CHANGED_PCT:=1}"
-: "${BENCH_SHARED_BUFFERS:=4GB}"
 : "${BENCH_WORK_MEM:=64MB}"
-: "${BENCH_OUT:=$root/bench/out}"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-if [ -z "${BENCH_INSIDE:-}" ] && [ -z "${BENCH_USE_CURRENT:-}" ]; then
-    export BENCH_INSIDE=1
-    exec pg_virtualenv -t ${TEST_DESTDIR:+-o "extension_destdir=$TEST_DESTDIR"} \
-        -o "shared_buffers=$BENCH_SHARED_BUFFERS" \
-        -o "work_mem=$BENCH_WORK_MEM" \
-        -o "maintenance_work_mem=1GB" \
-        -o "max_parallel_workers_per_gather=0" \
-        -o "jit=off" \
-        -o "fsync=off" -o "synchronous_commit=off" -o "full_page_writes=off" \
-        -o "max_wal_size=16GB" -o "checkpoint_timeout=1h" \
-        "$here/lifecycle.sh" "$@"
-fi
-
-mkdir -p "$BENCH_OUT"
-export PGDATABASE=incentives_lifecycle_bench
-export PGOPTIONS="${PGOPTIONS:-} -c client_min_messages=warning -c jit=off -c max_parallel_workers_per_gather=0 -c work_mem=$BENCH_WORK_MEM"
-PSQL=(psql -X -q -v ON_ERROR_STOP=1)
-log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
-q() { "${PSQL[@]}" -At -c "$1"; }
+bench_cluster "$here/lifecycle.sh" "$@"
+bench_database incentives_lifecycle_bench
 
 # ms SQL...: the wall time of the statements, in a fresh session, in ms
 ms() {
@@ -71,9 +46,6 @@ ms() {
     echo $(((t1 - t0) / 1000000))
 }
 
-PGDATABASE=postgres psql -X -q -v ON_ERROR_STOP=1 -c "DROP DATABASE IF EXISTS $PGDATABASE" \
-    -c "CREATE DATABASE $PGDATABASE"
-"${PSQL[@]}" -c "CREATE EXTENSION incentives"
 "${PSQL[@]}" <<'SQL'
 CREATE SCHEMA IF NOT EXISTS lifecycle_bench;
 CREATE TABLE lifecycle_bench.timings (n bigint, measure text, run int, ms bigint);

@@ -151,6 +151,24 @@ BEGIN
 END
 $fn$;
 
+-- bench.ref_amount(calc, bm, qm, rate, m): the incentive of a rate, rounded
+-- to the cent: percent_of_amount on bm (the base amount times M), else per
+-- unit of qm (the quantity times M).  bench.ref_share(amount, running,
+-- total): a pool's running share, rounded.  (The zero of 60 decimal places
+-- gives the divisions their scale.)  Inlined by the planner.
+CREATE OR REPLACE FUNCTION bench.ref_amount(calc text, bm numeric, qm numeric, rate numeric, m numeric)
+RETURNS numeric LANGUAGE sql IMMUTABLE AS $$
+    SELECT round(CASE calc
+                   WHEN 'percent_of_amount'
+                   THEN (bm * rate + 0.000000000000000000000000000000000000000000000000000000000000) / (m * 100)
+                   ELSE (qm * rate + 0.000000000000000000000000000000000000000000000000000000000000) / m
+                 END, 2)
+$$;
+CREATE OR REPLACE FUNCTION bench.ref_share(amount numeric, running numeric, total numeric)
+RETURNS numeric LANGUAGE sql IMMUTABLE AS $$
+    SELECT round((amount * running + 0.000000000000000000000000000000000000000000000000000000000000) / total, 2)
+$$;
+
 -- bench.reference_calculate(): every earning, in one set-based query over
 -- the rule tables and the transactions.
 --
@@ -188,33 +206,6 @@ std_tx AS NOT MATERIALIZED (
       FROM pg_temp.ref_std s
       JOIN txn t ON t.sku_key = s.sku_key AND t.transaction_type = s.tt
                 AND t.transaction_date BETWEEN s.start_date AND s.end_date),
-std_rows AS (
-    SELECT participant_key, offer_key, calc, rate_key, transaction_id, sku_key,
-           round(CASE calc
-                   WHEN 'percent_of_amount'
-                   THEN (bm * rate + 0.000000000000000000000000000000000000000000000000000000000000) / (m * 100)
-                   ELSE (qm * rate + 0.000000000000000000000000000000000000000000000000000000000000) / m
-                 END, 2) AS incentive_amount
-      FROM std_tx
-     WHERE calc <> 'fixed_amount'),
--- fixed_amount: a pool per (entry, SKU) and participant, shared by the
--- running-share rule in transaction_id byte order
-std_pool AS (
-    SELECT participant_key, offer_key, calc, rate_key, transaction_id, sku_key, total,
-           round((rate * running + 0.000000000000000000000000000000000000000000000000000000000000) / total, 2) AS s
-      FROM (SELECT *,
-                   sum(bm) OVER (PARTITION BY offer_key, entry, sku_key, participant_key) AS total,
-                   sum(bm) OVER (PARTITION BY offer_key, entry, sku_key, participant_key
-                                 ORDER BY transaction_id COLLATE "C" ROWS UNBOUNDED PRECEDING) AS running
-              FROM std_tx
-             WHERE calc = 'fixed_amount') x),
-std_pool_rows AS (
-    SELECT participant_key, offer_key, calc, rate_key, transaction_id, sku_key,
-           s - lag(s, 1, 0) OVER (PARTITION BY offer_key, rate_key, sku_key, participant_key
-                                  ORDER BY transaction_id COLLATE "C") AS incentive_amount
-      FROM std_pool
-     WHERE total > 0),
-
 ------------------------------------------------------------------ stepped
 -- a transaction counts once however many filters of a kind it matches
 step_match AS (
@@ -254,30 +245,40 @@ step_tx AS NOT MATERIALIZED (
       FROM step_match e
       JOIN step_applied a ON a.offer_key = e.offer_key AND a.participant_key = e.participant_key
      WHERE e.kind = 'earn'),
-step_rows AS (
+------------------------------------------------------- standard and stepped
+-- the earning transactions of both, with their rate (a stepped offer's: its
+-- tier's value) and the keys of their fixed_amount pools: a standard offer
+-- has a pool per (entry, SKU) and participant, shared by the running-share
+-- rule in transaction_id byte order over (rate_key, SKU); a stepped offer's
+-- tier value is one pool over the participant's earning transactions (the
+-- keys NULL)
+rate_tx AS NOT MATERIALIZED (
+    SELECT participant_key, offer_key, calc, rate_key, transaction_id, sku_key, bm, qm, m, rate,
+           entry::text AS pool_a, sku_key AS pool_b, rate_key AS share_a, sku_key AS share_b
+      FROM std_tx
+    UNION ALL
+    SELECT participant_key, offer_key, calc, rate_key, transaction_id, sku_key, bm, qm, m, value,
+           NULL, NULL, NULL, NULL
+      FROM step_tx),
+rate_rows AS (
     SELECT participant_key, offer_key, calc, rate_key, transaction_id, sku_key,
-           round(CASE calc
-                   WHEN 'percent_of_amount'
-                   THEN (bm * value + 0.000000000000000000000000000000000000000000000000000000000000) / (m * 100)
-                   ELSE (qm * value + 0.000000000000000000000000000000000000000000000000000000000000) / m
-                 END, 2) AS incentive_amount
-      FROM step_tx
+           bench.ref_amount(calc, bm, qm, rate, m) AS incentive_amount
+      FROM rate_tx
      WHERE calc <> 'fixed_amount'),
--- fixed_amount: the tier's value is one pool over the earning transactions
-step_pool AS (
-    SELECT participant_key, offer_key, calc, rate_key, transaction_id, sku_key, total,
-           round((value * running + 0.000000000000000000000000000000000000000000000000000000000000) / total, 2) AS s
+pool AS (
+    SELECT participant_key, offer_key, calc, rate_key, transaction_id, sku_key, total, share_a, share_b,
+           bench.ref_share(rate, running, total) AS s
       FROM (SELECT *,
-                   sum(bm) OVER (PARTITION BY offer_key, participant_key) AS total,
-                   sum(bm) OVER (PARTITION BY offer_key, participant_key
+                   sum(bm) OVER (PARTITION BY offer_key, pool_a, pool_b, participant_key) AS total,
+                   sum(bm) OVER (PARTITION BY offer_key, pool_a, pool_b, participant_key
                                  ORDER BY transaction_id COLLATE "C" ROWS UNBOUNDED PRECEDING) AS running
-              FROM step_tx
+              FROM rate_tx
              WHERE calc = 'fixed_amount') x),
-step_pool_rows AS (
+pool_rows AS (
     SELECT participant_key, offer_key, calc, rate_key, transaction_id, sku_key,
-           s - lag(s, 1, 0) OVER (PARTITION BY offer_key, participant_key
+           s - lag(s, 1, 0) OVER (PARTITION BY offer_key, share_a, share_b, participant_key
                                   ORDER BY transaction_id COLLATE "C") AS incentive_amount
-      FROM step_pool
+      FROM pool
      WHERE total > 0),
 
 ------------------------------------------------------------------ stacked
@@ -317,10 +318,8 @@ sk_rows AS (
                         AND ov.participant_key = t.participant_key
      WHERE t.pay_rate > 0)
 
-SELECT * FROM std_rows
-UNION ALL SELECT * FROM std_pool_rows
-UNION ALL SELECT * FROM step_rows
-UNION ALL SELECT * FROM step_pool_rows
+SELECT * FROM rate_rows
+UNION ALL SELECT * FROM pool_rows
 UNION ALL SELECT * FROM sk_rows
 $q$;
 END

@@ -42,52 +42,19 @@
 # Output: the tables on stdout and in bench/out/.
 set -euo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(dirname "$here")
-cd "$root"
-
-: "${BENCH_N:=1000000}"
-: "${BENCH_RUNS:=3}"
-: "${BENCH_SEED:=42}"
 : "${BENCH_LOOP_BUDGET:=240}"
 : "${BENCH_ROWCHECK_MAX:=1000000}"
 : "${BENCH_PERF:=0}"
-: "${BENCH_SHARED_BUFFERS:=4GB}"
 : "${BENCH_WORK_MEM:=4MB}"
-: "${BENCH_OUT:=$root/bench/out}"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-if [ -z "${BENCH_INSIDE:-}" ] && [ -z "${BENCH_USE_CURRENT:-}" ]; then
-    export BENCH_INSIDE=1
-    # Same settings for every measure: no JIT (its compile time is noise at
-    # these sizes), no parallel query (the engine is one backend; so is the
-    # floor; "scan, 2 workers" shows the parallel scan), the data in shared
-    # buffers, durability off for the load, work_mem as shipped.
-    exec pg_virtualenv -t -c "-p $("$root/mk/free_port.sh")" ${TEST_DESTDIR:+-o "extension_destdir=$TEST_DESTDIR"} \
-        -o "shared_buffers=$BENCH_SHARED_BUFFERS" \
-        -o "work_mem=$BENCH_WORK_MEM" \
-        -o "maintenance_work_mem=1GB" \
-        -o "temp_buffers=64MB" \
-        -o "max_parallel_workers_per_gather=0" \
-        -o "jit=off" \
-        -o "fsync=off" -o "synchronous_commit=off" -o "full_page_writes=off" \
-        -o "max_wal_size=16GB" -o "checkpoint_timeout=1h" \
-        "$here/run.sh" "$@"
-fi
+# The cluster: bench/lib.sh's settings, and its own port; the bench's
+# temp tables in memory.
+BENCH_CLUSTER_OPTS=(-c "-p $("$root/mk/free_port.sh")" -o "temp_buffers=64MB")
+bench_cluster "$here/run.sh" "$@"
 
-mkdir -p "$BENCH_OUT"
-export PGDATABASE=incentives_bench
-# (again per session, for BENCH_USE_CURRENT)
-export PGOPTIONS="${PGOPTIONS:-} -c client_min_messages=warning -c jit=off -c max_parallel_workers_per_gather=0 -c work_mem=$BENCH_WORK_MEM"
-PSQL=(psql -X -q -v ON_ERROR_STOP=1)
-
-log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
-
-# q SQL: one value, unaligned
-q() { "${PSQL[@]}" -At -c "$1"; }
-
-PGDATABASE=postgres psql -X -q -v ON_ERROR_STOP=1 -c "DROP DATABASE IF EXISTS incentives_bench" \
-    -c "CREATE DATABASE incentives_bench"
-"${PSQL[@]}" -c "CREATE EXTENSION incentives" -c "CREATE EXTENSION pg_prewarm"
+bench_database incentives_bench
+"${PSQL[@]}" -c "CREATE EXTENSION pg_prewarm"
 "${PSQL[@]}" -f bench/bench.sql
 "${PSQL[@]}" -f bench/reference.sql
 
@@ -269,7 +236,7 @@ for n in $BENCH_N; do
         q "SELECT format('N=%s engine/scan=%s (cpu %s) reference/engine=%s calls=%s s p50=%s ms p99=%s ms engine rows/s=%s',
                          $n,
                          to_char(bench.median_s($n, 'engine') / bench.median_s($n, 'scan'), 'FM999990.00'),
-                         coalesce(to_char(bench.median_cpu_s($n, 'engine') / nullif(bench.median_cpu_s($n, 'scan'), 0), 'FM999990.00'), '-'),
+                         coalesce(to_char(bench.median_s($n, 'engine', cpu => true) / nullif(bench.median_s($n, 'scan', cpu => true), 0), 'FM999990.00'), '-'),
                          to_char(bench.median_s($n, 'reference') / bench.median_s($n, 'engine'), 'FM999990.00'),
                          to_char(bench.median_s($n, 'calls'), 'FM999990.000'),
                          '$calls_p50', '$calls_p99',
@@ -285,7 +252,7 @@ set -- $BENCH_N
 if [ $# -gt 1 ]; then
     q "SELECT format('engine time N=%s / N=%s: %s, by CPU time %s (target <= %s)', b.n, a.n,
                      to_char(bench.median_s(b.n, 'engine') / bench.median_s(a.n, 'engine'), 'FM99990.00'),
-                     coalesce(to_char(bench.median_cpu_s(b.n, 'engine') / nullif(bench.median_cpu_s(a.n, 'engine'), 0), 'FM99990.00'), '-'),
+                     coalesce(to_char(bench.median_s(b.n, 'engine', cpu => true) / nullif(bench.median_s(a.n, 'engine', cpu => true), 0), 'FM99990.00'), '-'),
                      round(b.n::numeric / a.n * 1.05, 1))
          FROM (SELECT $1::bigint AS n) a, (SELECT ${!#}::bigint AS n) b" | tee -a "$BENCH_OUT/summary.txt"
 fi

@@ -24,15 +24,22 @@ SELECT count(*) FROM incentives.incentive_calculate(participant_key => 'retailer
 
 -- The transactions relation: any table or view with the transaction columns.
 CREATE SCHEMA myschema;
+-- differences(relation): the calculation's rows over the relation that one
+-- over incentives.transactions does not return, and the reverse, each with
+-- its problem; none when the relation gives the same rows as the table.
+CREATE TEMP TABLE difference AS
+SELECT ''::text AS problem, * FROM incentives.incentive_calculate() WITH NO DATA;
+CREATE FUNCTION pg_temp.differences(relation regclass) RETURNS SETOF difference LANGUAGE sql AS $$
+  WITH by_view AS (SELECT * FROM incentives.incentive_calculate(transactions => relation)),
+       by_table AS (SELECT * FROM incentives.incentive_calculate())
+  (SELECT 'only through the view' AS problem, * FROM (TABLE by_view EXCEPT ALL TABLE by_table) a)
+  UNION ALL
+  (SELECT 'only from the table', * FROM (TABLE by_table EXCEPT ALL TABLE by_view) b)
+$$;
 
 -- A view over incentives.transactions gives the same rows as the table.
 CREATE VIEW myschema.myview AS SELECT * FROM incentives.transactions;
-WITH by_view AS (SELECT * FROM incentives.incentive_calculate(transactions => 'myschema.myview')),
-     by_table AS (SELECT * FROM incentives.incentive_calculate())
-(SELECT 'only through the view' AS problem, * FROM (TABLE by_view EXCEPT ALL TABLE by_table) a)
-UNION ALL
-(SELECT 'only from the table', * FROM (TABLE by_table EXCEPT ALL TABLE by_view) b)
- ORDER BY participant_key, transaction_id, problem;
+SELECT * FROM pg_temp.differences('myschema.myview') ORDER BY participant_key, transaction_id, problem;
 SELECT count(*) FROM incentives.incentive_calculate(transactions => 'myschema.myview');
 
 -- Accepted column types: varchar keys, integer quantity, numeric(12,2)
@@ -45,12 +52,7 @@ SELECT amount::numeric(12,2) AS amount, 'ERP' AS source,
        sku_key::varchar AS sku_key, quantity::integer AS quantity,
        uom_key::varchar AS uom_key
   FROM incentives.transactions;
-WITH by_view AS (SELECT * FROM incentives.incentive_calculate(transactions => 'myschema.erp_lines')),
-     by_table AS (SELECT * FROM incentives.incentive_calculate())
-(SELECT 'only through the view' AS problem, * FROM (TABLE by_view EXCEPT ALL TABLE by_table) a)
-UNION ALL
-(SELECT 'only from the table', * FROM (TABLE by_table EXCEPT ALL TABLE by_view) b)
- ORDER BY participant_key, transaction_id, problem;
+SELECT * FROM pg_temp.differences('myschema.erp_lines') ORDER BY participant_key, transaction_id, problem;
 
 -- A relation that does not exist (PostgreSQL's own regclass error).
 SELECT count(*) FROM incentives.incentive_calculate(transactions => 'myschema.no_such_view');
@@ -149,12 +151,15 @@ SELECT count(*) FROM incentives.incentive_calculate(transactions => 'myschema.la
 -- A transaction whose unit has no conversion to its SKU's unit: an error
 -- naming the transaction, the SKU and both units (docs/reference.md, Unit
 -- conversions).  The SKU is measured in gal; the transaction comes in jug,
--- and no jug row exists.
-INSERT INTO incentives.skus (sku_key, uom_key)
-VALUES ('crop_guard_30_l_herbicide_2.5_gal_22654', 'gal');
-INSERT INTO incentives.transactions
-VALUES ('01JB0000000000000000000099', 'retailer_005', 'retailer_purchases_from_distribution',
-        '2026-03-01', 'crop_guard_30_l_herbicide_2.5_gal_22654', 4, 'jug', 430.00);
+-- and no jug row exists.  (jug_purchase(transaction_id, participant_key,
+-- sku_key, amount): a new SKU measured in gal, and a purchase of 4 jug of it
+-- on 2026-03-01.)
+CREATE PROCEDURE pg_temp.jug_purchase(id text, participant text, sku text, amount numeric) LANGUAGE sql AS $$
+  INSERT INTO incentives.skus (sku_key, uom_key) VALUES (sku, 'gal');
+  INSERT INTO incentives.transactions
+  VALUES (id, participant, 'retailer_purchases_from_distribution', '2026-03-01', sku, 4, 'jug', amount);
+$$;
+CALL pg_temp.jug_purchase('01JB0000000000000000000099', 'retailer_005', 'crop_guard_30_l_herbicide_2.5_gal_22654', 430.00);
 SELECT count(*)
   FROM incentives.incentive_calculate(participant_key => 'retailer_005',
                                       properties => '{"business_plan_achieved": 90}');
@@ -168,10 +173,7 @@ DELETE FROM incentives.transactions WHERE participant_key = 'retailer_005';
 
 -- A transaction of a SKU that no offer mentions is skipped before any unit
 -- conversion: no error even though its unit cannot be converted.
-INSERT INTO incentives.skus (sku_key, uom_key) VALUES ('unrelated_sku', 'gal');
-INSERT INTO incentives.transactions
-VALUES ('01JB0000000000000000000098', 'retailer_001', 'retailer_purchases_from_distribution',
-        '2026-03-01', 'unrelated_sku', 4, 'jug', 100.00);
+CALL pg_temp.jug_purchase('01JB0000000000000000000098', 'retailer_001', 'unrelated_sku', 100.00);
 SELECT count(*)
   FROM incentives.incentive_calculate(participant_key => 'retailer_001',
                                       properties => '{"business_plan_achieved": 90}');

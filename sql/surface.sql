@@ -148,31 +148,11 @@ LANGUAGE sql AS $$
    WHERE tp.earned_now <> COALESCE(c.total, 0)
 $$;
 \o /dev/null
-\set fixture standard_percent
-\i test/sql/load_fixture.psql
-SELECT pg_temp.check_explain(:'fixture', :'properties');
-\set fixture standard_multi_entry
-\i test/sql/load_fixture.psql
-SELECT pg_temp.check_explain(:'fixture', :'properties');
-\set fixture standard_dollars_per_unit_uom
-\i test/sql/load_fixture.psql
-SELECT pg_temp.check_explain(:'fixture', :'properties');
-\set fixture fixed_amount_pools
-\i test/sql/load_fixture.psql
-SELECT pg_temp.check_explain(:'fixture', :'properties');
-\set fixture stepped_amount
-\i test/sql/load_fixture.psql
-SELECT pg_temp.check_explain(:'fixture', :'properties');
-\set fixture stepped_property
-\i test/sql/load_fixture.psql
-SELECT pg_temp.check_explain(:'fixture', :'properties');
+\set fixtures 'standard_percent standard_multi_entry standard_dollars_per_unit_uom fixed_amount_pools stepped_amount stacked_pair_up stacked_multi_stack stepped_property'
+\set each_fixture pg_temp.check_explain
+\i test/sql/each_fixture.psql
+-- and stepped_property (loaded last) with its stored values
 SELECT pg_temp.check_explain('stepped_property (stored)', '{}');
-\set fixture stacked_pair_up
-\i test/sql/load_fixture.psql
-SELECT pg_temp.check_explain(:'fixture', :'properties');
-\set fixture stacked_multi_stack
-\i test/sql/load_fixture.psql
-SELECT pg_temp.check_explain(:'fixture', :'properties');
 \o
 SELECT * FROM explain_problems;
 

@@ -1,11 +1,7 @@
 -- 00_surface: the SQL surface of the extension (docs/reference.md): tables,
 -- the earning row type, the calculation's signature and labels, and a
 -- COMMENT on every object.  Run by pg_prove; everything is rolled back.
-BEGIN;
-SET client_min_messages = warning;
-CREATE EXTENSION IF NOT EXISTS pgtap;
-CREATE EXTENSION IF NOT EXISTS incentives;
-RESET client_min_messages;
+\ir ../sql/pgtap_begin.psql
 
 SELECT plan(38);
 
@@ -79,12 +75,10 @@ SELECT isnt_definer('incentives', 'incentive_calculate',
 SELECT isnt_strict('incentives', 'incentive_calculate',
                    ARRAY['text', 'jsonb', 'text[]', 'regclass', 'timestamp with time zone', 'date'],
                    'incentive_calculate is not STRICT (a NULL participant_key means everyone)');
-SELECT is((SELECT array_to_string(proargnames, ', ') FROM pg_proc
-             WHERE oid = 'incentives.incentive_calculate(text, jsonb, text[], regclass, timestamptz, date)'::regprocedure),
+SELECT is(pg_temp.argument_names('incentives.incentive_calculate(text, jsonb, text[], regclass, timestamptz, date)'),
           'participant_key, properties, offer_keys, transactions, as_of, through_date',
           'argument names of incentive_calculate');
-SELECT is((SELECT pg_get_expr(proargdefaults, 0) FROM pg_proc
-             WHERE oid = 'incentives.incentive_calculate(text, jsonb, text[], regclass, timestamptz, date)'::regprocedure),
+SELECT is(pg_temp.argument_defaults('incentives.incentive_calculate(text, jsonb, text[], regclass, timestamptz, date)'),
           'NULL::text, ''{}''::jsonb, NULL::text[], ''incentives.transactions''::regclass, NULL::timestamp with time zone, NULL::date',
           'argument defaults of incentive_calculate');
 SELECT ok((SELECT prorows FROM pg_proc

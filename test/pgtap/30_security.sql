@@ -8,11 +8,7 @@
 -- and relation names and values that cannot inject SQL.  The roles are
 -- created here (and vanish with the ROLLBACK).  Run by pg_prove as a
 -- superuser; everything is rolled back.
-BEGIN;
-SET client_min_messages = warning;
-CREATE EXTENSION IF NOT EXISTS pgtap;
-CREATE EXTENSION IF NOT EXISTS incentives;
-RESET client_min_messages;
+\ir ../sql/pgtap_begin.psql
 TRUNCATE incentives.offers, incentives.transactions, incentives.skus,
          incentives.participant_properties;
 
@@ -22,18 +18,14 @@ SELECT plan(40);
 -- Data: a standard and a stepped offer, four participants.
 -- ===================================================================
 INSERT INTO incentives.offers (document) VALUES
-('{"offer_key": "sec.std", "strategy_key": "standard", "calculator_key": "percent_of_amount",
-   "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
-   "incentives": [{"period_key": "p", "transaction_type": "buy",
-                   "rates": [{"sku_key": "s1", "rate": 3, "measure": "percent"},
-                             {"sku_key": "s2", "rate": 2.5, "measure": "percent"}]}]}'),
-('{"offer_key": "sec.step", "strategy_key": "stepped", "calculator_key": "dollars_per_unit",
-   "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
+(pg_temp.standard_offer('sec.std', 'percent_of_amount',
+   '[{"sku_key": "s1", "rate": 3, "measure": "percent"}, {"sku_key": "s2", "rate": 2.5, "measure": "percent"}]')),
+(pg_temp.offer('sec.step', 'stepped', 'dollars_per_unit', '{
    "incentive": {"filters": [{"period_key": "p", "sku_keys": ["s1", "s2"], "transaction_type": "buy"}],
                  "threshold_definition": {"type": "aggregated_quantity",
                                           "filters": [{"period_key": "p", "sku_keys": ["s1", "s2"], "transaction_type": "buy"}]},
                  "rates": [{"threshold": 10, "value": 0.5, "measure": "dollars"},
-                           {"threshold": 40, "value": 1.25, "measure": "dollars"}]}}');
+                           {"threshold": 40, "value": 1.25, "measure": "dollars"}]}}'));
 INSERT INTO incentives.skus (sku_key, uom_key) VALUES ('s1', 'gal'), ('s2', 'gal');
 INSERT INTO incentives.transactions VALUES
   ('A-1', 'r1', 'buy', '2026-02-01', 's1', 10, 'gal', 1000.00),
@@ -140,22 +132,13 @@ CREATE POLICY reader_participants ON incentives.transactions
   USING (participant_key IN (SELECT a.participant_key FROM incentives_test_acl.participant_access a
                               WHERE a.role_name = current_user));
 
--- calc_as(role, participant): incentive_calculate as that role.  exec_as(role,
--- sql): run a statement as that role.  (pgTAP's own temp tables belong to
--- the session user, so only the statement under test switches role; an
--- error unwinds the switch with the test's subtransaction.)
+-- calc_as(role, participant): incentive_calculate as that role (as
+-- exec_as(role, sql) of test/sql/pgtap_begin.psql runs a statement).
 CREATE FUNCTION pg_temp.calc_as(r text, participant text DEFAULT NULL)
 RETURNS SETOF incentives.earning LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM set_config('role', r, true);
   RETURN QUERY SELECT * FROM incentives.incentive_calculate(participant_key => participant);
-  PERFORM set_config('role', 'none', true);
-END
-$$;
-CREATE FUNCTION pg_temp.exec_as(r text, sql text) RETURNS void LANGUAGE plpgsql AS $$
-BEGIN
-  PERFORM set_config('role', r, true);
-  EXECUTE sql;
   PERFORM set_config('role', 'none', true);
 END
 $$;

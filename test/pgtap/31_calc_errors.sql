@@ -7,11 +7,7 @@
 -- relation (relation and column), numbers beyond the exact range (a clear
 -- 22003, never a wrong number), an offer_keys entry that names no offer, a
 -- duplicate transaction_id.  Run by pg_prove; everything is rolled back.
-BEGIN;
-SET client_min_messages = warning;
-CREATE EXTENSION IF NOT EXISTS pgtap;
-CREATE EXTENSION IF NOT EXISTS incentives;
-RESET client_min_messages;
+\ir ../sql/pgtap_begin.psql
 TRUNCATE incentives.offers, incentives.transactions, incentives.skus,
          incentives.participant_properties;
 
@@ -52,40 +48,38 @@ EXCEPTION WHEN numeric_value_out_of_range THEN
 END
 $$;
 
+-- calculation_throws(arguments, sqlstate, message, description): pgTAP's
+-- throws_ok of SELECT * FROM incentives.incentive_calculate(arguments).
+CREATE FUNCTION pg_temp.calculation_throws(arguments text, sqlstate text, message text, description text)
+RETURNS text LANGUAGE sql AS $$
+  SELECT throws_ok(format('SELECT * FROM incentives.incentive_calculate(%s)', arguments),
+                   sqlstate, message, description)
+$$;
+
 INSERT INTO incentives.offers (document) VALUES
-('{"offer_key": "e.pct", "strategy_key": "standard", "calculator_key": "percent_of_amount",
-   "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
-   "incentives": [{"period_key": "p", "transaction_type": "buy",
-                   "rates": [{"sku_key": "s1", "rate": 3, "measure": "percent"},
-                             {"sku_key": "s2", "rate": 2, "measure": "percent"}]}]}'),
-('{"offer_key": "e.dpu", "strategy_key": "standard", "calculator_key": "dollars_per_unit",
-   "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
-   "incentives": [{"period_key": "p", "transaction_type": "buy",
-                   "rates": [{"sku_key": "s3", "rate": 12.5, "measure": "dollars"}]}]}'),
-('{"offer_key": "e.bp", "strategy_key": "stepped", "calculator_key": "percent_of_amount",
-   "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
+(pg_temp.standard_offer('e.pct', 'percent_of_amount',
+   '[{"sku_key": "s1", "rate": 3, "measure": "percent"}, {"sku_key": "s2", "rate": 2, "measure": "percent"}]')),
+(pg_temp.standard_offer('e.dpu', 'dollars_per_unit', '[{"sku_key": "s3", "rate": 12.5, "measure": "dollars"}]')),
+(pg_temp.offer('e.bp', 'stepped', 'percent_of_amount', '{
    "incentive": {"filters": [{"period_key": "p", "sku_keys": ["s4"], "transaction_type": "buy"}],
                  "threshold_definition": {"type": "property", "property": {"key": "growth_pct"}},
                  "rates": [{"threshold": 75, "value": 1.88, "measure": "percent"},
-                           {"threshold": 100, "value": 2, "measure": "percent"}]}}'),
-('{"offer_key": "e.stk", "strategy_key": "stacked", "calculator_key": "dollars_per_coverage_unit",
-   "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
+                           {"threshold": 100, "value": 2, "measure": "percent"}]}}'));
+-- Two stacked offers of one SKU set "a" in one stack "k": s7 at 2 dollars
+-- an acre of 0.5 gal, and s8 at numbers at the edge of the exact range.
+INSERT INTO incentives.offers (document)
+SELECT pg_temp.offer(c.k, 'stacked', 'dollars_per_coverage_unit', format('{
    "incentive": {"sku_sets": [{"key": "a", "period_key": "p", "transaction_type": "buy",
                                "conversion": {"coverage_unit": "acre",
-                                              "rates": [{"sku_key": "s7", "rate": 0.5, "from": "gal"}]},
-                               "rates": [{"sku_key": "s7", "rate": 2, "measure": "dollars"}]}],
-                 "stacks": [{"key": "k", "sku_set_keys": ["a"]}]}}'),
-('{"offer_key": "e.stk_huge", "strategy_key": "stacked", "calculator_key": "dollars_per_coverage_unit",
-   "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
-   "incentive": {"sku_sets": [{"key": "a", "period_key": "p", "transaction_type": "buy",
-                               "conversion": {"coverage_unit": "acre",
-                                              "rates": [{"sku_key": "s8", "rate": 0.00000000000000000000000000000000000001, "from": "gal"}]},
-                               "rates": [{"sku_key": "s8", "rate": 9999999999999999999999999999999999999.5, "measure": "dollars"}]}],
-                 "stacks": [{"key": "k", "sku_set_keys": ["a"]}]}}'),
-('{"offer_key": "e.pool_huge", "strategy_key": "standard", "calculator_key": "fixed_amount",
-   "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
-   "incentives": [{"period_key": "p", "transaction_type": "buy",
-                   "rates": [{"sku_key": "s9", "rate": 9999999999999999999999999999999999999.5, "measure": "dollars"}]}]}');
+                                              "rates": [{"sku_key": "%1$s", "rate": %2$s, "from": "gal"}]},
+                               "rates": [{"sku_key": "%1$s", "rate": %3$s, "measure": "dollars"}]}],
+                 "stacks": [{"key": "k", "sku_set_keys": ["a"]}]}}', c.sku, c.per_gal, c.rate)::jsonb)
+  FROM (VALUES ('e.stk', 's7', '0.5', '2'),
+               ('e.stk_huge', 's8', '0.00000000000000000000000000000000000001', '9999999999999999999999999999999999999.5'))
+       AS c(k, sku, per_gal, rate);
+INSERT INTO incentives.offers (document) VALUES
+(pg_temp.standard_offer('e.pool_huge', 'fixed_amount',
+   '[{"sku_key": "s9", "rate": 9999999999999999999999999999999999999.5, "measure": "dollars"}]'));
 
 -- ===================================================================
 -- Missing unit conversion (docs/reference.md, Unit conversions): names the transaction, the SKU and
@@ -172,18 +166,13 @@ SELECT lives_ok(
       properties => '{"growth_pct": 90, "unused": "text", "other": {"a": 1}}')$$,
   'properties no offer uses may be anything');
 
-SELECT throws_ok(
-  $$INSERT INTO incentives.participant_properties VALUES ('r_bp', 'growth_pct', 'NaN')$$,
-  '23514', NULL,
-  'a stored property cannot be NaN (check constraint)');
-SELECT throws_ok(
-  $$INSERT INTO incentives.participant_properties VALUES ('r_bp', 'growth_pct', 'Infinity')$$,
-  '23514', NULL,
-  'a stored property cannot be Infinity (check constraint)');
-SELECT throws_ok(
-  $$INSERT INTO incentives.uom_conversions VALUES ('drum', 'gal', 'NaN')$$,
-  '23514', NULL,
-  'a unit conversion factor cannot be NaN (check constraint)');
+SELECT throws_ok(format('INSERT INTO incentives.%s VALUES (%s)', c.tab, c.row_values), '23514', NULL, c.description)
+  FROM (VALUES ('participant_properties', $$'r_bp', 'growth_pct', 'NaN'$$,
+                'a stored property cannot be NaN (check constraint)'),
+               ('participant_properties', $$'r_bp', 'growth_pct', 'Infinity'$$,
+                'a stored property cannot be Infinity (check constraint)'),
+               ('uom_conversions', $$'drum', 'gal', 'NaN'$$,
+                'a unit conversion factor cannot be NaN (check constraint)')) AS c(tab, row_values, description);
 DELETE FROM incentives.participant_properties;
 
 -- ===================================================================
@@ -251,38 +240,28 @@ CREATE VIEW "Calc Err"."my ""view""" AS
 SELECT transaction_id, participant_key, transaction_type, transaction_date, sku_key, quantity, uom_key
   FROM incentives.transactions;
 
-SELECT throws_ok(
-  $$SELECT * FROM incentives.incentive_calculate(transactions => 'calc_err.v_no_amount')$$,
-  '42703', 'relation calc_err.v_no_amount has no column "amount"',
-  'a missing column: an error naming the relation and the column');
-SELECT throws_ok(
-  $$SELECT * FROM incentives.incentive_calculate(transactions => 'calc_err.v_float_quantity')$$,
-  '42804', 'column "quantity" of relation calc_err.v_float_quantity has type double precision, expected numeric or an integer type',
-  'a double precision quantity is refused (inexact), naming the relation and the column');
-SELECT throws_ok(
-  $$SELECT * FROM incentives.incentive_calculate(transactions => 'calc_err.v_real_amount')$$,
-  '42804', 'column "amount" of relation calc_err.v_real_amount has type real, expected numeric or an integer type',
-  'a real amount is refused, naming the relation and the column');
-SELECT throws_ok(
-  $$SELECT * FROM incentives.incentive_calculate(transactions => 'calc_err.v_text_date')$$,
-  '42804', 'column "transaction_date" of relation calc_err.v_text_date has type text, expected date',
-  'a date kept as text is refused, naming the relation and the column');
-SELECT throws_ok(
-  $$SELECT * FROM incentives.incentive_calculate(transactions => 'calc_err.v_int_id')$$,
-  '42804', 'column "transaction_id" of relation calc_err.v_int_id has type integer, expected text or varchar',
-  'an integer transaction_id is refused, naming the relation and the column');
-SELECT throws_ok(
-  $$SELECT * FROM incentives.incentive_calculate(transactions => '"Calc Err"."my ""view"""')$$,
-  '42703', 'relation "Calc Err"."my ""view""" has no column "amount"',
-  'the relation is named as a quoted identifier');
-SELECT throws_ok(
-  $$SELECT * FROM incentives.incentive_calculate(transactions => 'incentives.skus')$$,
-  '42703', 'relation incentives.skus has no column "transaction_id"',
-  'a table that is not a transactions relation');
-SELECT throws_ok(
-  $$SELECT * FROM incentives.incentive_calculate(transactions => 1::oid::regclass)$$,
-  '42P01', 'relation with OID 1 does not exist',
-  'a regclass that names no relation');
+SELECT pg_temp.calculation_throws(format('transactions => %L', c.relation), c.sqlstate, c.message, c.description)
+  FROM (VALUES
+    ('calc_err.v_no_amount', '42703', 'relation calc_err.v_no_amount has no column "amount"',
+     'a missing column: an error naming the relation and the column'),
+    ('calc_err.v_float_quantity', '42804',
+     'column "quantity" of relation calc_err.v_float_quantity has type double precision, expected numeric or an integer type',
+     'a double precision quantity is refused (inexact), naming the relation and the column'),
+    ('calc_err.v_real_amount', '42804',
+     'column "amount" of relation calc_err.v_real_amount has type real, expected numeric or an integer type',
+     'a real amount is refused, naming the relation and the column'),
+    ('calc_err.v_text_date', '42804',
+     'column "transaction_date" of relation calc_err.v_text_date has type text, expected date',
+     'a date kept as text is refused, naming the relation and the column'),
+    ('calc_err.v_int_id', '42804',
+     'column "transaction_id" of relation calc_err.v_int_id has type integer, expected text or varchar',
+     'an integer transaction_id is refused, naming the relation and the column'),
+    ('"Calc Err"."my ""view"""', '42703', 'relation "Calc Err"."my ""view""" has no column "amount"',
+     'the relation is named as a quoted identifier'),
+    ('incentives.skus', '42703', 'relation incentives.skus has no column "transaction_id"',
+     'a table that is not a transactions relation'),
+    ('1', '42P01', 'relation with OID 1 does not exist',      -- regclass input: an OID
+     'a regclass that names no relation')) AS c(relation, sqlstate, message, description);
 
 -- ===================================================================
 -- Numbers beyond the exact range: a clear 22003, never a wrong number.
@@ -359,35 +338,23 @@ SELECT 'O-3'::text AS transaction_id, 'r_big'::text AS participant_key, 'buy'::t
        date '2026-03-01' AS transaction_date, 's3'::text AS sku_key, q AS quantity, 'gal'::text AS uom_key, a AS amount
   FROM (SELECT current_setting('calc_err.q')::numeric AS q, current_setting('calc_err.a')::numeric AS a) v;
 
-SET LOCAL calc_err.q = '999999999999999999999999999999999999999';
-SET LOCAL calc_err.a = '5';
-SELECT throws_ok(
-  $$SELECT * FROM incentives.incentive_calculate(transactions => 'calc_err.v_big')$$,
-  '22003', 'quantity 999999999999999999999999999999999999999 of transaction "O-3" is out of range',
-  'a quantity of 39 digits: 22003 naming the quantity and the transaction');
-SET LOCAL calc_err.q = '0.000000000000000000000000000000000000001';
-SELECT throws_ok(
-  $$SELECT * FROM incentives.incentive_calculate(transactions => 'calc_err.v_big')$$,
-  '22003', 'quantity 0.000000000000000000000000000000000000001 of transaction "O-3" is out of range',
-  'a quantity with 39 decimal places: 22003');
-SET LOCAL calc_err.q = '1';
-SET LOCAL calc_err.a = '1234567890123456789012345678901234567890';
-SELECT throws_ok(
-  $$SELECT * FROM incentives.incentive_calculate(transactions => 'calc_err.v_big')$$,
-  '22003', 'amount 1234567890123456789012345678901234567890 of transaction "O-3" is out of range',
-  'an amount of 40 digits: 22003 naming the amount and the transaction');
-SET LOCAL calc_err.q = 'NaN';
-SET LOCAL calc_err.a = '5';
-SELECT throws_ok(
-  $$SELECT * FROM incentives.incentive_calculate(transactions => 'calc_err.v_big')$$,
-  '22023', 'quantity NaN of transaction "O-3" is not a finite number',
-  'a NaN quantity: an error naming the transaction');
-SET LOCAL calc_err.q = '1';
-SET LOCAL calc_err.a = '-Infinity';
-SELECT throws_ok(
-  $$SELECT * FROM incentives.incentive_calculate(transactions => 'calc_err.v_big')$$,
-  '22023', 'amount -Infinity of transaction "O-3" is not a finite number',
-  'an infinite amount: an error naming the transaction');
+SELECT pg_temp.calculation_throws($$transactions => 'calc_err.v_big'$$, c.sqlstate, c.message, c.description)
+  FROM (VALUES
+    ('999999999999999999999999999999999999999', '5', '22003',
+     'quantity 999999999999999999999999999999999999999 of transaction "O-3" is out of range',
+     'a quantity of 39 digits: 22003 naming the quantity and the transaction'),
+    ('0.000000000000000000000000000000000000001', '5', '22003',
+     'quantity 0.000000000000000000000000000000000000001 of transaction "O-3" is out of range',
+     'a quantity with 39 decimal places: 22003'),
+    ('1', '1234567890123456789012345678901234567890', '22003',
+     'amount 1234567890123456789012345678901234567890 of transaction "O-3" is out of range',
+     'an amount of 40 digits: 22003 naming the amount and the transaction'),
+    ('NaN', '5', '22023', 'quantity NaN of transaction "O-3" is not a finite number',
+     'a NaN quantity: an error naming the transaction'),
+    ('1', '-Infinity', '22023', 'amount -Infinity of transaction "O-3" is not a finite number',
+     'an infinite amount: an error naming the transaction')) AS c(quantity, amount, sqlstate, message, description),
+       -- the view's quantity and amount of the case, set before its test
+       LATERAL (SELECT set_config('calc_err.q', c.quantity, true), set_config('calc_err.a', c.amount, true)) AS v;
 SET LOCAL calc_err.q = '9223372036854775807';
 SET LOCAL calc_err.a = '5';
 SELECT results_eq(
@@ -398,22 +365,15 @@ SELECT results_eq(
 -- ===================================================================
 -- offer_keys: a key that names no offer is an error naming it.
 -- ===================================================================
-SELECT throws_ok(
-  $$SELECT * FROM incentives.incentive_calculate(offer_keys => ARRAY['nope'])$$,
-  '22023', 'offer "nope" does not exist',
-  'an offer_keys entry that names no offer: an error naming it');
-SELECT throws_ok(
-  $$SELECT * FROM incentives.incentive_calculate(offer_keys => ARRAY['e.pct', 'e.pc'])$$,
-  '22023', 'offer "e.pc" does not exist',
-  '... also beside a real one (a typo does not silently return less)');
-SELECT throws_ok(
-  $$SELECT * FROM incentives.incentive_calculate(offer_keys => ARRAY['E.PCT'])$$,
-  '22023', 'offer "E.PCT" does not exist',
-  'offer keys are case sensitive');
-SELECT throws_ok(
-  $$SELECT * FROM incentives.incentive_calculate(offer_keys => ARRAY['e.pct', NULL])$$,
-  '22004', 'offer_keys must not contain NULL',
-  'a NULL in offer_keys');
+SELECT pg_temp.calculation_throws(c.arguments, c.sqlstate, c.message, c.description)
+  FROM (VALUES
+    ($$offer_keys => ARRAY['nope']$$, '22023', 'offer "nope" does not exist',
+     'an offer_keys entry that names no offer: an error naming it'),
+    ($$offer_keys => ARRAY['e.pct', 'e.pc']$$, '22023', 'offer "e.pc" does not exist',
+     '... also beside a real one (a typo does not silently return less)'),
+    ($$offer_keys => ARRAY['E.PCT']$$, '22023', 'offer "E.PCT" does not exist', 'offer keys are case sensitive'),
+    ($$offer_keys => ARRAY['e.pct', NULL]$$, '22004', 'offer_keys must not contain NULL', 'a NULL in offer_keys'))
+    AS c(arguments, sqlstate, message, description);
 SELECT is_empty(
   $$SELECT * FROM incentives.incentive_calculate(offer_keys => ARRAY[]::text[])$$,
   'an empty offer_keys names no offer: no rows, no error');

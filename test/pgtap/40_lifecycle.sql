@@ -5,10 +5,8 @@
 -- less, that a non-owner runs, and runs left behind by a dead session.
 -- (sql/lifecycle.sql shows the same rules with real times between the
 -- changes; here everything is one transaction and rolled back.)
-BEGIN;
+\ir ../sql/pgtap_begin.psql
 SET client_min_messages = warning;
-CREATE EXTENSION IF NOT EXISTS pgtap;
-CREATE EXTENSION IF NOT EXISTS incentives;
 TRUNCATE incentives.offers, incentives.transactions, incentives.skus,
          incentives.participant_properties;
 
@@ -17,22 +15,20 @@ SELECT plan(62);
 ------------------------------------------------------------------------
 -- The surface
 ------------------------------------------------------------------------
-SELECT is((SELECT array_to_string(proargnames, ', ') FROM pg_proc
-            WHERE oid = 'incentives.incentive_calculate(text, jsonb, text[], regclass, timestamptz, date)'::regprocedure),
-          'participant_key, properties, offer_keys, transactions, as_of, through_date',
-          'incentive_calculate(participant_key, properties, offer_keys, transactions, as_of, through_date)');
-SELECT is((SELECT array_to_string(proargnames, ', ') FROM pg_proc
-            WHERE oid = 'incentives.refresh_earnings(text, regclass, integer, text, boolean)'::regprocedure),
-          'participant_key, transactions, progress_every, on_error, changed_only',
-          'refresh_earnings(participant_key, transactions, progress_every, on_error, changed_only)');
-SELECT is((SELECT pg_get_expr(proargdefaults, 0) FROM pg_proc
-            WHERE oid = 'incentives.refresh_earnings(text, regclass, integer, text, boolean)'::regprocedure),
-          'NULL::text, ''incentives.transactions''::regclass, 1000, ''raise''::text, false',
-          'refresh_earnings defaults: on_error raise, changed_only false');
-SELECT is((SELECT array_to_string(proargnames, ', ') || ' / ' || pg_get_expr(proargdefaults, 0) FROM pg_proc
-            WHERE oid = 'incentives.settle(date, text)'::regprocedure),
-          'statement_date, participant_key / NULL::text',
-          'settle(statement_date, participant_key DEFAULT NULL) is a procedure');
+SELECT is(c.got, c.expected, c.description)
+  FROM (VALUES
+    (pg_temp.argument_names('incentives.incentive_calculate(text, jsonb, text[], regclass, timestamptz, date)'),
+     'participant_key, properties, offer_keys, transactions, as_of, through_date',
+     'incentive_calculate(participant_key, properties, offer_keys, transactions, as_of, through_date)'),
+    (pg_temp.argument_names('incentives.refresh_earnings(text, regclass, integer, text, boolean)'),
+     'participant_key, transactions, progress_every, on_error, changed_only',
+     'refresh_earnings(participant_key, transactions, progress_every, on_error, changed_only)'),
+    (pg_temp.argument_defaults('incentives.refresh_earnings(text, regclass, integer, text, boolean)'),
+     'NULL::text, ''incentives.transactions''::regclass, 1000, ''raise''::text, false',
+     'refresh_earnings defaults: on_error raise, changed_only false'),
+    (pg_temp.argument_names('incentives.settle(date, text)') || ' / ' || pg_temp.argument_defaults('incentives.settle(date, text)'),
+     'statement_date, participant_key / NULL::text',
+     'settle(statement_date, participant_key DEFAULT NULL) is a procedure')) AS c(got, expected, description);
 SELECT ok(to_regprocedure('incentives.incentive_diagnostics(text, jsonb, text[], regclass, timestamptz, date)') IS NOT NULL
           AND to_regprocedure('incentives.incentive_explain(text, text, jsonb, regclass, timestamptz, date)') IS NOT NULL
           AND to_regprocedure('incentives.tier_progress(text, jsonb, regclass, timestamptz, date)') IS NOT NULL
@@ -144,13 +140,6 @@ GRANT USAGE ON SCHEMA incentives, incentives_internal TO incentives_test_life_ad
 GRANT ALL ON ALL TABLES IN SCHEMA incentives TO incentives_test_life_admin;
 GRANT ALL ON ALL TABLES IN SCHEMA incentives_internal TO incentives_test_life_admin;
 GRANT USAGE ON ALL SEQUENCES IN SCHEMA incentives TO incentives_test_life_admin;
-CREATE FUNCTION pg_temp.exec_as(r text, sql text) RETURNS void LANGUAGE plpgsql AS $$
-BEGIN
-  PERFORM set_config('role', r, true);
-  EXECUTE sql;
-  PERFORM set_config('role', 'none', true);
-END
-$$;
 SELECT throws_ok($$SELECT pg_temp.exec_as('incentives_test_life_admin', 'DELETE FROM incentives.offer_versions')$$,
                  '42501', NULL, 'a role with DELETE privilege cannot delete versions either');
 SELECT lives_ok($$SELECT pg_temp.exec_as('incentives_test_life_admin',

@@ -5,11 +5,7 @@
 -- enrollments table's shape, comment and dump registration; a capped
 -- offer's rows add up to its maximum.  Run by pg_prove; everything is
 -- rolled back.
-BEGIN;
-SET client_min_messages = warning;
-CREATE EXTENSION IF NOT EXISTS pgtap;
-CREATE EXTENSION IF NOT EXISTS incentives;
-RESET client_min_messages;
+\ir ../sql/pgtap_begin.psql
 TRUNCATE incentives.offers, incentives.transactions, incentives.skus,
          incentives.participant_properties, incentives.enrollments;
 

@@ -37,76 +37,20 @@ N_SMALL=${N_SMALL:-1000000}
 N_LARGE=${N_LARGE:-5000000}
 N_CANCEL=${N_CANCEL:-3000000}
 DB=${TEST_DB:-incentives_cancel_memory}
-ADMIN_DB=${PGDATABASE:-postgres}
 TIMEOUT_MS=2000
 MAX_LATENCY_MS=1000
 WORK=$(mktemp -d)
-failures=0
-script_start=$(date +%s%3N)
-
-now_ms() { date +%s%3N; }
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
-psql_admin() { psql -X -q -v ON_ERROR_STOP=1 -d "$ADMIN_DB" "$@"; }
-psql_db() { psql -X -q -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
+. "$(dirname "$0")/lib.sh"
 
 cleanup() {
-  local pid
-  for pid in $(jobs -p); do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  psql_admin -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1 || true
+  drop_db
   rm -rf "$WORK"
 }
 trap cleanup EXIT
 
 echo "== cancel_memory: server $(psql_admin -At -c 'SHOW server_version'), work_mem $(psql_admin -At -c 'SHOW work_mem'), shared_buffers $(psql_admin -At -c 'SHOW shared_buffers')"
-psql_admin -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB"
-
-psql_db <<'SQL'
-SET client_min_messages = warning;
-CREATE EXTENSION IF NOT EXISTS incentives;
-INSERT INTO incentives.offers (document) VALUES ('{
-  "offer_key": "load.standard", "strategy_key": "standard", "calculator_key": "percent_of_amount",
-  "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
-  "incentives": [{"period_key": "p", "transaction_type": "retailer_purchases_from_distribution",
-                  "rates": [{"sku_key": "s1", "rate": 3, "measure": "percent"},
-                            {"sku_key": "s2", "rate": 2.5, "measure": "percent"},
-                            {"sku_key": "s3", "rate": 1.75, "measure": "percent"},
-                            {"sku_key": "s4", "rate": 4, "measure": "percent"}]}]}');
-INSERT INTO incentives.offers (document) VALUES ('{
-  "offer_key": "load.stacked", "strategy_key": "stacked", "calculator_key": "dollars_per_coverage_unit",
-  "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
-  "incentive": {"sku_sets": [
-     {"key": "herbicide", "period_key": "p", "transaction_type": "retailer_purchases_from_distribution",
-      "conversion": {"coverage_unit": "acre",
-                     "rates": [{"sku_key": "s1", "rate": 0.00921875, "from": "gal"},
-                               {"sku_key": "s2", "rate": 0.0125, "from": "gal"}]},
-      "rates": [{"sku_key": "s1", "rate": 1.5, "measure": "dollars"},
-                {"sku_key": "s2", "rate": 2, "measure": "dollars"}]},
-     {"key": "fungicide", "period_key": "p", "transaction_type": "retailer_purchases_from_distribution",
-      "conversion": {"coverage_unit": "acre",
-                     "rates": [{"sku_key": "s3", "rate": 0.02, "from": "gal"},
-                               {"sku_key": "s4", "rate": 0.015, "from": "gal"}]},
-      "rates": [{"sku_key": "s3", "rate": 1.25, "measure": "dollars"},
-                {"sku_key": "s4", "rate": 0.75, "measure": "dollars"}]}],
-   "stacks": [{"key": "herbicide_fungicide", "sku_set_keys": ["herbicide", "fungicide"]}]}}');
-INSERT INTO incentives.skus (sku_key, uom_key) VALUES ('s1', 'gal'), ('s2', 'gal'), ('s3', 'gal'), ('s4', 'gal');
-
-CREATE SCHEMA load;
--- n transactions over 1000 participants, generated in (participant_key,
--- transaction_id) order; s5 is in no offer; every 4th quantity is in qt.
-CREATE FUNCTION load.gen(n bigint) RETURNS SETOF incentives.transactions
-LANGUAGE sql AS $$
-  SELECT 'T' || lpad(i::text, 10, '0'),
-         'P' || lpad(((i - 1) * 1000 / n)::text, 4, '0'),
-         'retailer_purchases_from_distribution',
-         date '2026-01-01' + (i % 365)::int,
-         's' || (i % 5 + 1),
-         CASE WHEN i % 4 = 0 THEN ((i % 7) + 1) * 4 ELSE (i % 7) + 1 END::numeric,
-         CASE WHEN i % 4 = 0 THEN 'qt' ELSE 'gal' END,
-         (((i % 100) + 1) * 10.25)::numeric
-    FROM generate_series(1, n) i
-$$;
-SQL
+create_db
+psql_db -v prefix=load -f "$(dirname "$0")/../sql/load_offers.psql"
 
 # ---------------------------------------------------------------------------
 # 1. Memory at N_SMALL and N_LARGE transactions
@@ -254,9 +198,4 @@ else
   fi
 fi
 
-echo "cancel_memory: total $(( ($(now_ms) - script_start) / 1000 )) s"
-if [ "$failures" -ne 0 ]; then
-  echo "cancel_memory: $failures check(s) FAILED" >&2
-  exit 1
-fi
-echo "cancel_memory: all checks passed"
+finish cancel_memory

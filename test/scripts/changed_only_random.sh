@@ -26,22 +26,14 @@ N_TXNS=${N_TXNS:-20000}
 ROUNDS=${ROUNDS:-30}
 SEED=${SEED:-20260401}
 DB=${TEST_DB:-incentives_changed_random}
-ADMIN_DB=${PGDATABASE:-postgres}
 cd "$(dirname "$0")/../.."
-
-q() { psql -X -q -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
-val() { psql -X -q -v ON_ERROR_STOP=1 -d "$DB" -At -c "$1"; }
-cleanup() {
-  psql -X -q -d "$ADMIN_DB" -c "SET client_min_messages = warning" \
-    -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1 || true
-}
-trap cleanup EXIT
+. test/scripts/lib.sh
+trap drop_db EXIT
 
 echo "check-changed-only: $N_TXNS transactions, $ROUNDS rounds, seed $SEED"
-psql -X -q -d "$ADMIN_DB" -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB"
-q -c "SET client_min_messages = warning" -c "CREATE EXTENSION incentives"
-q -v n_transactions="$N_TXNS" -v seed="$SEED" -f bench/generate.sql >/dev/null
-q <<'SQL'
+create_db
+psql_db -v n_transactions="$N_TXNS" -v seed="$SEED" -f bench/generate.sql >/dev/null
+psql_db <<'SQL'
 SET client_min_messages = warning;
 CREATE SCHEMA rnd;
 -- rnd.mutate(round): the round's random changes (the caller seeds random()
@@ -174,7 +166,7 @@ SQL
 
 total_recalc=0
 for r in $(seq 1 "$ROUNDS"); do
-  summary=$(q -At -c "SELECT setseed(((($SEED::bigint * 7919 + $r) % 2000000) - 1000000) / 1000000.0)" \
+  summary=$(psql_db -At -c "SELECT setseed(((($SEED::bigint * 7919 + $r) % 2000000) - 1000000) / 1000000.0)" \
               -c "SELECT rnd.mutate($r)" | tail -n 1)
   bad=""
   if [ $((r % 7)) = 3 ]; then
@@ -182,14 +174,14 @@ for r in $(seq 1 "$ROUNDS"); do
     bad=$(val "SELECT participant_key FROM incentives.transactions ORDER BY transaction_id LIMIT 1 OFFSET $((r * 37))")
     val "INSERT INTO incentives.transactions VALUES ('BAD-$r', '$bad', 'retailer_purchases_from_distribution', '2026-03-01',
            (SELECT sku_key FROM incentives.skus WHERE sku_key LIKE 'chem%' ORDER BY sku_key LIMIT 1), 1, 'drum', 10)" >/dev/null
-    q -c "SET client_min_messages = warning" -c "CALL incentives.refresh_earnings(on_error => 'skip', changed_only => true)"
+    psql_db -c "SET client_min_messages = warning" -c "CALL incentives.refresh_earnings(on_error => 'skip', changed_only => true)"
     ex=$(val "SELECT string_agg(participant_key || ':' || transaction_id, ',') FROM incentives.calculation_exceptions
                WHERE run_id = (SELECT max(run_id) FROM incentives.calculation_runs)")
     [ "$ex" = "$bad:BAD-$r" ] || { echo "check-changed-only: FAIL: round $r: exceptions '$ex', expected '$bad:BAD-$r'" >&2; exit 1; }
     val "DELETE FROM incentives.transactions WHERE transaction_id = 'BAD-$r'" >/dev/null
     summary="$summary, skipped $bad"
   fi
-  q -c "SET client_min_messages = warning" -c "CALL incentives.refresh_earnings(changed_only => true)"
+  psql_db -c "SET client_min_messages = warning" -c "CALL incentives.refresh_earnings(changed_only => true)"
   recalc=$(val "SELECT participants FROM incentives.calculation_runs ORDER BY run_id DESC LIMIT 1")
   total_recalc=$((total_recalc + recalc))
   diff=$(val "SELECT rnd.differences()")

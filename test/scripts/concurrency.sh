@@ -41,17 +41,9 @@ set -euo pipefail
 
 N_TXNS=${N_TXNS:-100000}
 DB=${TEST_DB:-incentives_concurrency}
-ADMIN_DB=${PGDATABASE:-postgres}
 GATE_LOCK=4242
 WORK=$(mktemp -d)
-failures=0
-script_start=$(date +%s%3N)
-
-now_ms() { date +%s%3N; }
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
-ok() { echo "ok: $*"; }
-psql_admin() { psql -X -q -v ON_ERROR_STOP=1 -d "$ADMIN_DB" "$@"; }
-psql_db() { psql -X -q -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
+. "$(dirname "$0")/lib.sh"
 
 # ---- interactive sessions: psql reading a FIFO, output in NAME.out --------
 declare -A SESSION_FD SESSION_PID
@@ -92,11 +84,7 @@ session_end() {
 }
 
 cleanup() {
-  local pid
-  for pid in $(jobs -p); do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  psql_admin -c "SET client_min_messages = warning" \
-    -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1 || true
+  drop_db
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -133,37 +121,12 @@ gated_calc() {
 }
 
 echo "== concurrency: server $(psql_admin -At -c 'SHOW server_version'), $N_TXNS transactions"
-psql_admin -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB"
+create_db
 
 t0=$(now_ms)
+psql_db -v prefix=conc -f "$(dirname "$0")/../sql/load_offers.psql"
 psql_db <<SQL
 SET client_min_messages = warning;
-CREATE EXTENSION IF NOT EXISTS incentives;
-INSERT INTO incentives.offers (document) VALUES ('{
-  "offer_key": "conc.standard", "strategy_key": "standard", "calculator_key": "percent_of_amount",
-  "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
-  "incentives": [{"period_key": "p", "transaction_type": "retailer_purchases_from_distribution",
-                  "rates": [{"sku_key": "s1", "rate": 3, "measure": "percent"},
-                            {"sku_key": "s2", "rate": 2.5, "measure": "percent"},
-                            {"sku_key": "s3", "rate": 1.75, "measure": "percent"},
-                            {"sku_key": "s4", "rate": 4, "measure": "percent"}]}]}');
-INSERT INTO incentives.offers (document) VALUES ('{
-  "offer_key": "conc.stacked", "strategy_key": "stacked", "calculator_key": "dollars_per_coverage_unit",
-  "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
-  "incentive": {"sku_sets": [
-     {"key": "herbicide", "period_key": "p", "transaction_type": "retailer_purchases_from_distribution",
-      "conversion": {"coverage_unit": "acre",
-                     "rates": [{"sku_key": "s1", "rate": 0.00921875, "from": "gal"},
-                               {"sku_key": "s2", "rate": 0.0125, "from": "gal"}]},
-      "rates": [{"sku_key": "s1", "rate": 1.5, "measure": "dollars"},
-                {"sku_key": "s2", "rate": 2, "measure": "dollars"}]},
-     {"key": "fungicide", "period_key": "p", "transaction_type": "retailer_purchases_from_distribution",
-      "conversion": {"coverage_unit": "acre",
-                     "rates": [{"sku_key": "s3", "rate": 0.02, "from": "gal"},
-                               {"sku_key": "s4", "rate": 0.015, "from": "gal"}]},
-      "rates": [{"sku_key": "s3", "rate": 1.25, "measure": "dollars"},
-                {"sku_key": "s4", "rate": 0.75, "measure": "dollars"}]}],
-   "stacks": [{"key": "herbicide_fungicide", "sku_set_keys": ["herbicide", "fungicide"]}]}}');
 INSERT INTO incentives.offers (document) VALUES ('{
   "offer_key": "conc.stepped", "strategy_key": "stepped", "calculator_key": "fixed_amount",
   "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
@@ -172,27 +135,15 @@ INSERT INTO incentives.offers (document) VALUES ('{
     "threshold_definition": {"type": "property", "property": {"key": "business_plan_achieved"}},
     "rates": [{"threshold": 80, "value": 1000, "measure": "dollars"},
               {"threshold": 100, "value": 2500, "measure": "dollars"}]}}');
-INSERT INTO incentives.skus (sku_key, uom_key) VALUES ('s1', 'gal'), ('s2', 'gal'), ('s3', 'gal'), ('s4', 'gal');
 INSERT INTO incentives.participant_properties
 SELECT 'P' || lpad(p::text, 4, '0'), 'business_plan_achieved', 70 + p % 40
   FROM generate_series(0, 199) p;
 
--- $N_TXNS transactions over 200 participants, in (participant, id) order;
--- s5 is in no offer; every 4th quantity is in qt.
-INSERT INTO incentives.transactions
-SELECT 'T' || lpad(i::text, 10, '0'),
-       'P' || lpad(((i - 1) * 200 / $N_TXNS)::text, 4, '0'),
-       'retailer_purchases_from_distribution',
-       date '2026-01-01' + (i % 365)::int,
-       's' || (i % 5 + 1),
-       CASE WHEN i % 4 = 0 THEN ((i % 7) + 1) * 4 ELSE (i % 7) + 1 END::numeric,
-       CASE WHEN i % 4 = 0 THEN 'qt' ELSE 'gal' END,
-       (((i % 100) + 1) * 10.25)::numeric
-  FROM generate_series(1, $N_TXNS) i;
+-- $N_TXNS transactions over 200 participants, in (participant, id) order.
+INSERT INTO incentives.transactions SELECT * FROM load.gen($N_TXNS, 200);
 ANALYZE incentives.transactions;
 
 -- The gate: the first matched transaction of P0100 waits for lock $GATE_LOCK.
-CREATE SCHEMA load;
 DO \$do\$
 DECLARE
   gate_id text;
@@ -358,9 +309,4 @@ for iso in rc rr; do
 done
 echo "test 4 in $(( $(now_ms) - t0 )) ms"
 
-echo "concurrency: total $(( ($(now_ms) - script_start) / 1000 )) s"
-if [ "$failures" -ne 0 ]; then
-  echo "concurrency: $failures check(s) FAILED" >&2
-  exit 1
-fi
-echo "concurrency: all checks passed"
+finish concurrency

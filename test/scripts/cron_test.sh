@@ -77,19 +77,33 @@ wait_run() {
 	done
 }
 
+# reboot_job ROUND NAME COMMAND EXPECTED [NOTE]: schedule COMMAND as the
+# @reboot job NAME, restart the cluster and check that the job's run ended
+# EXPECTED (succeeded or failed); the job's id is left in $job.
+reboot_job() {
+	local round=$1 name=$2 cmd=$3 expected=$4 note=${5:-} status
+	job=$(val "SELECT cron.schedule('$name', '@reboot', \$\$$cmd\$\$)")
+	echo "check-cron: scheduled job $job (@reboot: $cmd)$note; restarting"
+	restart
+	status=$(wait_run "$job")
+	[ "$status" = "$expected" ] || fail "round $round: job $job status '$status' (expected $expected within ${TIMEOUT} s)"
+}
+
+# check_earnings ROUND: incentives.earnings hold the 3 rows of 13850.00 of
+# the first refresh.
+check_earnings() {
+	local earnings
+	earnings=$(val "SELECT count(*) || ' ' || sum(incentive_amount) FROM incentives.earnings")
+	[ "$earnings" = "3 13850.00" ] || fail "round $1: earnings are '$earnings', expected '3 13850.00'"
+}
+
 echo "check-cron: $(val 'SELECT version()' | cut -d, -f1), pg_cron background workers: $(val 'SHOW cron.use_background_workers')"
 q -c "CREATE EXTENSION IF NOT EXISTS pg_cron" -c "CREATE EXTENSION IF NOT EXISTS incentives"
 q -v fixture=stepped_amount -f test/sql/load_fixture.psql >/dev/null
 
 # ---- round 1: a scheduled refresh succeeds ---------------------------------
-job=$(val "SELECT cron.schedule('incentives-refresh-test', '@reboot', \$\$CALL incentives.refresh_earnings()\$\$)")
-echo "check-cron: scheduled job $job (@reboot: CALL incentives.refresh_earnings()); restarting"
-restart
-status=$(wait_run "$job")
-[ "$status" = succeeded ] || fail "round 1: job $job status '$status' (expected succeeded within ${TIMEOUT} s)"
-
-earnings=$(val "SELECT count(*) || ' ' || sum(incentive_amount) FROM incentives.earnings")
-[ "$earnings" = "3 13850.00" ] || fail "round 1: earnings are '$earnings', expected '3 13850.00'"
+reboot_job 1 incentives-refresh-test "CALL incentives.refresh_earnings()" succeeded
+check_earnings 1
 runs=$(val "SELECT count(*) FROM incentives.calculation_runs
              WHERE status = 'succeeded' AND participant_key IS NULL
                AND participants = 3 AND rows = 3 AND total_incentive = 13850.00
@@ -101,19 +115,15 @@ echo "check-cron: round 1: job succeeded; earnings 3 rows, 13850.00; calculation
 q -c "SELECT cron.unschedule($job)" >/dev/null
 q -c "INSERT INTO incentives.skus (sku_key, uom_key) VALUES ('agri_shield_insecticide_2.5_gal_53551', 'gal')" \
   -c "INSERT INTO incentives.transactions VALUES ('CRON-BAD-1', 'retailer_002', 'retailer_purchases_from_distribution', '2026-03-05', 'agri_shield_insecticide_2.5_gal_53551', 1, 'drum', 50)"
-job=$(val "SELECT cron.schedule('incentives-refresh-test-2', '@reboot', \$\$CALL incentives.refresh_earnings()\$\$)")
-echo "check-cron: scheduled job $job after adding a transaction in 'drum' (no conversion to gal); restarting"
-restart
-status=$(wait_run "$job")
-[ "$status" = failed ] || fail "round 2: job $job status '$status' (expected failed within ${TIMEOUT} s)"
+reboot_job 2 incentives-refresh-test-2 "CALL incentives.refresh_earnings()" failed \
+  " after adding a transaction in 'drum' (no conversion to gal)"
 message=$(val "SELECT return_message FROM cron.job_run_details WHERE jobid = $job ORDER BY runid DESC LIMIT 1")
 case "$message" in
 	*CRON-BAD-1*) ;;
 	*) fail "round 2: the job's return_message does not name the transaction: $message" ;;
 esac
 
-earnings=$(val "SELECT count(*) || ' ' || sum(incentive_amount) FROM incentives.earnings")
-[ "$earnings" = "3 13850.00" ] || fail "round 2: earnings changed to '$earnings' (expected the previous '3 13850.00')"
+check_earnings 2   # kept from round 1
 failed=$(val "SELECT count(*) FROM incentives.calculation_runs
                WHERE status = 'failed' AND sqlstate = '22023'
                  AND error LIKE '%CRON-BAD-1%' AND finished_at IS NOT NULL")
@@ -126,11 +136,7 @@ echo "check-cron: round 2: job failed ($(printf '%s\n' "$message" | head -n 1));
 # the same command as an @reboot job.
 SETTLE_CMD="CALL incentives.settle((date_trunc('month', current_date) - interval '1 day')::date)"
 q -c "DELETE FROM incentives.transactions WHERE transaction_id = 'CRON-BAD-1'" >/dev/null
-job=$(val "SELECT cron.schedule('incentives-settle-test', '@reboot', \$\$$SETTLE_CMD\$\$)")
-echo "check-cron: scheduled job $job (@reboot: $SETTLE_CMD); restarting"
-restart
-status=$(wait_run "$job")
-[ "$status" = succeeded ] || fail "round 3: job $job status '$status' (expected succeeded within ${TIMEOUT} s)"
+reboot_job 3 incentives-settle-test "$SETTLE_CMD" succeeded
 month_end=$(val "SELECT (date_trunc('month', current_date) - interval '1 day')::date")
 statement=$(val "SELECT count(*) || ' ' || min(statement_date) FROM incentives.statements")
 [ "$statement" = "1 $month_end" ] || fail "round 3: statements are '$statement', expected one of $month_end"

@@ -30,31 +30,19 @@ set -euo pipefail
 N_TXNS=${N_TXNS:-200000}
 SETTLE_ROUNDS=${SETTLE_ROUNDS:-6}
 DB=${TEST_DB:-incentives_lifecycle_concurrency}
-ADMIN_DB=${PGDATABASE:-postgres}
 WORK=$(mktemp -d)
-failures=0
 cd "$(dirname "$0")/../.."
-
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
-ok() { echo "ok: $*"; }
-psql_admin() { psql -X -q -v ON_ERROR_STOP=1 -d "$ADMIN_DB" "$@"; }
-psql_db() { psql -X -q -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
-val() { psql_db -At -c "$1"; }
+. test/scripts/lib.sh
 
 cleanup() {
-  local pid
-  for pid in $(jobs -p); do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  psql_admin -c "SET client_min_messages = warning" \
-    -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1 || true
+  drop_db
   psql_admin -c "DROP ROLE IF EXISTS incentives_lc_admin" >/dev/null 2>&1 || true
   rm -rf "$WORK"
 }
 trap cleanup EXIT
 
 echo "== lifecycle concurrency: server $(psql_admin -At -c 'SHOW server_version'), $N_TXNS transactions"
-psql_admin -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB"
-psql_db -c "SET client_min_messages = warning" -c "CREATE EXTENSION incentives"
+create_db
 psql_db -v n_transactions="$N_TXNS" -v seed=7 -f bench/generate.sql >/dev/null
 psql_db <<'SQL'
 SET client_min_messages = warning;

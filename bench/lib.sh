@@ -1,0 +1,54 @@
+# bench/lib.sh: what bench/run.sh and bench/lifecycle.sh share, sourced
+# after they set their own BENCH_* defaults: here (bench/) and root (the
+# repository, the working directory from here on), and the defaults both
+# have.
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(dirname "$here")
+cd "$root"
+
+: "${BENCH_N:=1000000}"
+: "${BENCH_RUNS:=3}"
+: "${BENCH_SEED:=42}"
+: "${BENCH_SHARED_BUFFERS:=4GB}"
+: "${BENCH_OUT:=$root/bench/out}"
+
+# bench_cluster SCRIPT ARGS...: unless running inside one already
+# (BENCH_INSIDE) or told to use the cluster the PG* variables name
+# (BENCH_USE_CURRENT), run SCRIPT ARGS again in a throwaway cluster, with
+# BENCH_CLUSTER_OPTS (more pg_virtualenv options, an array) and the same
+# settings for every measure: no JIT (its compile time is noise at these
+# sizes), no parallel query (the engine is one backend), the data in shared
+# buffers (BENCH_SHARED_BUFFERS), durability off for the load, work_mem
+# BENCH_WORK_MEM.  Does not return then.
+bench_cluster() {
+    if [ -z "${BENCH_INSIDE:-}" ] && [ -z "${BENCH_USE_CURRENT:-}" ]; then
+        export BENCH_INSIDE=1
+        exec pg_virtualenv -t ${TEST_DESTDIR:+-o "extension_destdir=$TEST_DESTDIR"} \
+            ${BENCH_CLUSTER_OPTS[@]+"${BENCH_CLUSTER_OPTS[@]}"} \
+            -o "shared_buffers=$BENCH_SHARED_BUFFERS" \
+            -o "work_mem=$BENCH_WORK_MEM" \
+            -o "maintenance_work_mem=1GB" \
+            -o "max_parallel_workers_per_gather=0" \
+            -o "jit=off" \
+            -o "fsync=off" -o "synchronous_commit=off" -o "full_page_writes=off" \
+            -o "max_wal_size=16GB" -o "checkpoint_timeout=1h" \
+            "$@"
+    fi
+}
+
+# bench_database DB: every psql of the script works in DB, created anew with
+# the extension, with the session settings of the cluster (again, for
+# BENCH_USE_CURRENT); PSQL is the psql command, and BENCH_OUT exists.
+bench_database() {
+    mkdir -p "$BENCH_OUT"
+    export PGDATABASE=$1
+    export PGOPTIONS="${PGOPTIONS:-} -c client_min_messages=warning -c jit=off -c max_parallel_workers_per_gather=0 -c work_mem=$BENCH_WORK_MEM"
+    PSQL=(psql -X -q -v ON_ERROR_STOP=1)
+    PGDATABASE=postgres "${PSQL[@]}" -c "DROP DATABASE IF EXISTS $PGDATABASE" -c "CREATE DATABASE $PGDATABASE"
+    "${PSQL[@]}" -c "CREATE EXTENSION incentives"
+}
+
+log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+# q SQL: one value, unaligned
+q() { "${PSQL[@]}" -At -c "$1"; }
