@@ -1,6 +1,6 @@
 #!/bin/bash
 # test/ops/dump_restore.sh: pg_dump/pg_restore keeps every row of every
-# table of the incentives extensions (SPEC §8; docs/backup-and-upgrade.md).
+# table of the incentives extensions (docs/backup-and-upgrade.md).
 # Run by `make check-dump` on a throwaway cluster (PGHOST etc. set by
 # pg_virtualenv), from the repository root.
 #

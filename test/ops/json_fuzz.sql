@@ -1,7 +1,7 @@
 -- test/ops/json_fuzz.sql: incentives.calculate(jsonb) under random and
--- mutated requests (make check-json-fuzz; docs/backup-and-upgrade.md is
--- not concerned, docs/security.md neither: this is the JSON entry point's
--- contract, SPEC §4.2 and §5).
+-- mutated requests (make check-json-fuzz): the contract of the JSON entry
+-- point, docs/analyst-guide.md (What-if requests) and docs/reference.md
+-- (Bad input).
 --
 --   psql -X -v ON_ERROR_STOP=1 -v seed=1 -v requests=3000 -f test/ops/json_fuzz.sql
 --

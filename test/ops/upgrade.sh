@@ -1,7 +1,7 @@
 #!/bin/bash
 # test/ops/upgrade.sh: ALTER EXTENSION ... UPDATE from every released
-# version gives what a fresh install gives, and keeps the data (SPEC §8;
-# docs/backup-and-upgrade.md).  Run by `make check-upgrade` on a throwaway
+# version gives what a fresh install gives, and keeps the data (docs/backup-and-upgrade.md,
+# Upgrade).  Run by `make check-upgrade` on a throwaway
 # cluster (PGHOST etc. set by pg_virtualenv), from the repository root.
 #
 # For each extension (incentives, incentives_cluster) and each version V
