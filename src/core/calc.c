@@ -443,15 +443,7 @@ void
 inc_index_list_push(IncIndexList *l, int value)
 {
 	if (l->n == l->cap)
-	{
-		int			cap = l->cap ? l->cap * 2 : 8;
-		int		   *items = inc_alloc(sizeof(int) * cap);
-
-		if (l->n)
-			memcpy(items, l->items, sizeof(int) * l->n);
-		l->items = items;
-		l->cap = cap;
-	}
+		l->items = inc_grow(l->items, l->n, &l->cap, sizeof(int), 8);
 	l->items[l->n++] = value;
 }
 

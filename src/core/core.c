@@ -83,6 +83,21 @@ inc_strdup(const char *s)
 	return p;
 }
 
+/*
+ * inc_grow: a copy of the n elements at items in a new array twice *cap long.
+ */
+void *
+inc_grow(const void *items, int n, int *cap, size_t size, int first)
+{
+	int			newcap = *cap ? *cap * 2 : first;
+	void	   *grown = inc_alloc(size * (size_t) newcap);
+
+	if (n)
+		memcpy(grown, items, size * (size_t) n);
+	*cap = newcap;
+	return grown;
+}
+
 static void FailV(IncErrKind kind, const char *subject, const char *fmt,
 				  va_list ap) INC_NORETURN INC_PRINTF(3, 0);
 

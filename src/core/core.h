@@ -75,6 +75,13 @@ extern void inc_set_exact_only(bool on);
 extern void *inc_alloc(size_t size);
 extern char *inc_strdup(const char *s);
 
+/*
+ * inc_grow: the growth step of an append-only array that is full: a new
+ * inc_alloc array twice *cap elements of size bytes long (first when *cap
+ * is 0) holding a copy of the n elements at items; *cap is updated.
+ */
+extern void *inc_grow(const void *items, int n, int *cap, size_t size, int first);
+
 /* inc_fail: format the message and hand it to the fail hook. */
 extern void inc_fail(IncErrKind kind, const char *fmt,...) INC_NORETURN INC_PRINTF(2, 3);
 

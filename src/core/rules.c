@@ -177,15 +177,7 @@ Hold(void *ctx, const IncRow *row, const IncRat *exact)
 	IncRulesState *rs = ctx;
 
 	if (rs->nheld == rs->held_cap)
-	{
-		int			cap = rs->held_cap ? rs->held_cap * 2 : 16;
-		HeldRow    *held = inc_alloc(sizeof(HeldRow) * cap);
-
-		if (rs->nheld)
-			memcpy(held, rs->held, sizeof(HeldRow) * rs->nheld);
-		rs->held = held;
-		rs->held_cap = cap;
-	}
+		rs->held = inc_grow(rs->held, rs->nheld, &rs->held_cap, sizeof(HeldRow), 16);
 	rs->held[rs->nheld].row = *row;
 	rs->held[rs->nheld].exact = *exact;
 	rs->nheld++;

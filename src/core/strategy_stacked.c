@@ -115,15 +115,7 @@ StackedObserve(IncCalc *c, const IncOffer *offer, void *state,
 		inc_sum_add_rat(&ss->sum, &coverage);
 	}
 	if (ss->n == ss->cap)
-	{
-		int			cap = ss->cap ? ss->cap * 2 : 8;
-		SetMember  *members = inc_alloc(sizeof(SetMember) * cap);
-
-		if (ss->n)
-			memcpy(members, ss->members, sizeof(SetMember) * ss->n);
-		ss->members = members;
-		ss->cap = cap;
-	}
+		ss->members = inc_grow(ss->members, ss->n, &ss->cap, sizeof(SetMember), 8);
 	ss->members[ss->n++] = (SetMember)
 	{
 		txn, hook->b
