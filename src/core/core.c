@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef unsigned __int128 u128;
+#include "int128.h"
 
 static IncAllocHook alloc_hook;
 static IncFailHook fail_hook;
@@ -259,13 +259,6 @@ int
 inc_dec_sign(const IncDec *d)
 {
 	return (d->coef > 0) - (d->coef < 0);
-}
-
-/* |c| as u128 (correct for the most negative value too). */
-static u128
-mag128(__int128 c)
-{
-	return c < 0 ? (u128) 0 - (u128) c : (u128) c;
 }
 
 /*
