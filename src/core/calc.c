@@ -447,6 +447,22 @@ inc_index_list_push(IncIndexList *l, int value)
 	l->items[l->n++] = value;
 }
 
+/* inc_rate_row: the fields every strategy's rates rows fill. */
+IncRateRow
+inc_rate_row(const IncOffer *offer, const char *rate_key, const IncDec *value,
+			 const char *measure, const IncPeriod *period, const char *transaction_type)
+{
+	IncRateRow	row = {0};
+
+	row.offer = offer;
+	row.rate_key = rate_key;
+	row.rate_value = *value;
+	row.measure = measure;
+	row.period = period;
+	row.transaction_type = transaction_type;
+	return row;
+}
+
 /* inc_rate_row_emit: shortest-form numbers and the SKU's price, then fn. */
 void
 inc_rate_row_emit(IncRateRow *row, IncRateFn fn, void *ctx)
