@@ -99,15 +99,24 @@ SetFrac(IncQ *r, s128 num, s128 den)
 	return true;
 }
 
-/* MulFrac: (an / ad) * (bn / bd) into r; cross gcds only when needed. */
-static bool
-MulFrac(IncQ *r, s128 an, s128 ad, s128 bn, s128 bd)
+/* SetProduct: r = (an * bn) / (ad * bd); false (r untouched) on overflow. */
+static inline bool
+SetProduct(IncQ *r, s128 an, s128 bn, s128 ad, s128 bd)
 {
 	s128		n,
 				d;
 
-	if (!__builtin_mul_overflow(an, bn, &n) && !__builtin_mul_overflow(ad, bd, &d))
-		return SetFrac(r, n, d);
+	if (__builtin_mul_overflow(an, bn, &n) || __builtin_mul_overflow(ad, bd, &d))
+		return false;
+	return SetFrac(r, n, d);
+}
+
+/* MulFrac: (an / ad) * (bn / bd) into r; cross gcds only when needed. */
+static bool
+MulFrac(IncQ *r, s128 an, s128 ad, s128 bn, s128 bd)
+{
+	if (SetProduct(r, an, bn, ad, bd))
+		return true;
 	{
 		s128		g1 = (s128) gcd128(mag128(an), (u128) bd);
 		s128		g2 = (s128) gcd128(mag128(bn), (u128) ad);
@@ -123,9 +132,7 @@ MulFrac(IncQ *r, s128 an, s128 ad, s128 bn, s128 bd)
 			ad /= g2;
 		}
 	}
-	if (__builtin_mul_overflow(an, bn, &n) || __builtin_mul_overflow(ad, bd, &d))
-		return false;
-	return SetFrac(r, n, d);
+	return SetProduct(r, an, bn, ad, bd);
 }
 
 /* inc_q_mul: r = a * b. */
