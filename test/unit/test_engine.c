@@ -21,20 +21,15 @@ static void
 Capture(void *ctx, const IncRow *row)
 {
 	Captured   *c = ctx;
-	char		f[7][INC_NUM_BUF];
 
-	inc_dec_format(&row->rate_value, f[0], sizeof(f[0]));
-	inc_dec_format(&row->pay_rate, f[1], sizeof(f[1]));
-	inc_dec_format(&row->incentivized_quantity, f[2], sizeof(f[2]));
-	inc_dec_format(&row->incentivized_amount, f[3], sizeof(f[3]));
-	inc_dec_format(&row->incentive_amount, f[4], sizeof(f[4]));
-	inc_dec_format(&row->contribution, f[5], sizeof(f[5]));
-	inc_dec_format(&row->effective_rate, f[6], sizeof(f[6]));
 	if (c->n < 64)
 		snprintf(c->rows[c->n], sizeof(c->rows[0]), "%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s",
 				 row->txn->transaction_id, row->offer->offer_key, row->rate_key,
-				 row->rate_measure, f[0], f[1], f[2], f[3], f[4], f[5],
-				 row->effective_rate_null ? "NULL" : f[6]);
+				 row->rate_measure, unit_dec_text(&row->rate_value),
+				 unit_dec_text(&row->pay_rate), unit_dec_text(&row->incentivized_quantity),
+				 unit_dec_text(&row->incentivized_amount),
+				 unit_dec_text(&row->incentive_amount), unit_dec_text(&row->contribution),
+				 row->effective_rate_null ? "NULL" : unit_dec_text(&row->effective_rate));
 	c->n++;
 }
 
