@@ -32,17 +32,6 @@ inc_set_exact_only(bool on)
 /* Exponents beyond this are clamped; any such number is out of range. */
 #define EXP_CLAMP	((int64_t) 1000000000)
 
-/* 10^n as u128 for 0 <= n <= 38. */
-static u128
-pow10_u128(int n)
-{
-	u128		p = 1;
-
-	while (n-- > 0)
-		p *= 10;
-	return p;
-}
-
 /*
  * inc_set_hooks: install the host's allocator and failure reporter.  Must
  * be called before any other core function.
@@ -240,7 +229,7 @@ inc_dec_parse(const char *s, size_t len, IncDec *out)
 		{
 			if (sig - scale > INC_DEC_MAX_DIGITS)
 				return INC_DEC_RANGE;
-			coef *= pow10_u128((int) -scale);
+			coef *= pow10_u128[(int) -scale];
 		}
 		scale = 0;
 	}
@@ -275,7 +264,7 @@ cmp_mag_scaled(u128 am, int as, u128 bm, int bs)
 		return bm == 0 ? 0 : -1;
 	if (k > 38)
 		return 1;				/* am * 10^k >= 10^39 > any u128 */
-	p = pow10_u128(k);
+	p = pow10_u128[k];
 	if (am > ((u128) 0 - 1) / p)
 		return 1;
 	am *= p;
@@ -407,12 +396,12 @@ inc_dec_div_pow10(const IncDec *d, int n)
 	if (scale < 0)
 	{
 		u128		m = mag128(r.coef);
-		u128		limit = pow10_u128(INC_DEC_MAX_DIGITS);
+		u128		limit = pow10_u128[INC_DEC_MAX_DIGITS];
 		u128		p;
 
 		if (-scale > INC_DEC_MAX_DIGITS)
 			inc_fail(INC_ERR_RANGE, "numeric value out of range in incentive calculation");
-		p = pow10_u128((int) -scale);
+		p = pow10_u128[(int) -scale];
 		if (m >= limit / p + (limit % p != 0))
 			inc_fail(INC_ERR_RANGE, "numeric value out of range in incentive calculation");
 		m *= p;
