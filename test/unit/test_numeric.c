@@ -432,6 +432,31 @@ long_div_text(int64_t a, int64_t b, int scale, char *out)
 	out[n] = '\0';
 }
 
+/* x * y / z, exactly. */
+static IncRat
+MulDiv(const char *x, const char *y, const char *z)
+{
+	IncRat		a = R(x),
+				b = R(y),
+				c = R(z);
+
+	inc_rat_mul(&a, &a, &b);
+	inc_rat_div(&a, &a, &c);
+	return a;
+}
+
+/* a at the scale of each text of wants (its fraction digits) is that text. */
+static void
+CheckTexts(const IncRat *a, const char *const *wants)
+{
+	for (; *wants != NULL; wants++)
+	{
+		const char *point = strchr(*wants, '.');
+
+		CHECK_STR(F(a, point ? (int) strlen(point + 1) : 0), *wants);
+	}
+}
+
 static void
 test_rat_basic(void)
 {
@@ -442,71 +467,74 @@ test_rat_basic(void)
 	char		msg[256];
 	int			i;
 
+	/* text at scale: half away from zero, never "-0" */
+	static const struct
+	{
+		const char *text;
+		int			scale;
+		const char *want;
+	}			formats[] = {
+		{"0.125", 2, "0.13"},
+		{"-0.125", 2, "-0.13"},
+		{"0.5", 0, "1"},
+		{"-0.5", 0, "-1"},
+		{"2.5", 0, "3"},
+		{"-2.5", 0, "-3"},
+		{"0.0005", 3, "0.001"},
+		{"-0.0005", 3, "-0.001"},
+		{"0.12499999", 2, "0.12"},
+		{"-0.12499999", 2, "-0.12"},
+		{"9.995", 2, "10.00"},
+		{"-9.995", 2, "-10.00"},
+		{"0.0000000000000000000000000000005", 30, "0.000000000000000000000000000001"},
+		{"-0.0000000000000000000000000000005", 30, "-0.000000000000000000000000000001"},
+		{"0.0000000000000000000000000000004999", 30, "0.000000000000000000000000000000"},
+		{"-0.004", 2, "0.00"},
+		{"-0.4", 0, "0"},
+		{"0", 4, "0.0000"},
+		{"1", 6, "1.000000"},
+		{"-123456789012.345", 1, "-123456789012.3"},
+		{"1e37", 0, "10000000000000000000000000000000000000"},
+	};
+
+	/* num / den at 6 places, the signs in either part */
+	static const struct
+	{
+		int64_t		num;
+		int64_t		den;
+		const char *want;
+	}			fractions[] = {
+		{1, 3, "0.333333"},
+		{2, 3, "0.666667"},
+		{-2, 3, "-0.666667"},
+		{2, -3, "-0.666667"},
+		{-2, -3, "0.666667"},
+	};
+
 	/* the promise: exact to the cent */
-	a = R("0.50");
-	b = R("3");
-	c = R("100");
-	inc_rat_mul(&a, &a, &b);
-	inc_rat_div(&a, &a, &c);
-	CHECK_STR(F(&a, 2), "0.02");
-	CHECK_STR(F(&a, 3), "0.015");
-	CHECK_STR(F(&a, 4), "0.0150");
+	a = MulDiv("0.50", "3", "100");
+	CheckTexts(&a, (const char *const []) {"0.02", "0.015", "0.0150", NULL});
 	b = R("-1");
 	inc_rat_mul(&a, &a, &b);
 	CHECK_STR(F(&a, 2), "-0.02");
-	a = R("10");
-	b = R("0.00921875");
-	c = R("0.75");
-	inc_rat_div(&a, &a, &b);
-	inc_rat_mul(&a, &a, &c);
-	CHECK_STR(F(&a, 2), "813.56");
-	CHECK_STR(F(&a, 6), "813.559322");
-	a = R("7.375");
-	b = R("11.2");
-	inc_rat_div(&a, &a, &b);	/* 0.65848214285714... */
-	CHECK_STR(F(&a, 2), "0.66");
-	CHECK_STR(F(&a, 4), "0.6585");
-	CHECK_STR(F(&a, 6), "0.658482");
-	CHECK_STR(F(&a, 7), "0.6584821");
-	CHECK_STR(F(&a, 8), "0.65848214");
-	a = Q(1, 3);
-	CHECK_STR(F(&a, 6), "0.333333");
-	a = Q(2, 3);
-	CHECK_STR(F(&a, 6), "0.666667");
-	a = Q(-2, 3);
-	CHECK_STR(F(&a, 6), "-0.666667");
-	a = Q(2, -3);
-	CHECK_STR(F(&a, 6), "-0.666667");
-	a = Q(-2, -3);
-	CHECK_STR(F(&a, 6), "0.666667");
-	CHECK(a.den.len == 1 && a.den.d[0] == 3 && !a.num.neg);
+	a = MulDiv("10", "0.75", "0.00921875");
+	CheckTexts(&a, (const char *const []) {"813.56", "813.559322", NULL});
+	a = MulDiv("7.375", "1", "11.2");	/* 0.65848214285714... */
+	CheckTexts(&a, (const char *const []) {"0.66", "0.6585", "0.658482", "0.6584821",
+		"0.65848214", NULL});
+	for (i = 0; i < (int) (sizeof(fractions) / sizeof(fractions[0])); i++)
+	{
+		a = Q(fractions[i].num, fractions[i].den);
+		CHECK_STR(F(&a, 6), fractions[i].want);
+	}
+	CHECK(a.den.len == 1 && a.den.d[0] == 3 && !a.num.neg);	/* -2/-3 */
 
-	/* ties at several scales, both signs */
-	CHECK_STR(F((a = R("0.125"), &a), 2), "0.13");
-	CHECK_STR(F((a = R("-0.125"), &a), 2), "-0.13");
-	CHECK_STR(F((a = R("0.5"), &a), 0), "1");
-	CHECK_STR(F((a = R("-0.5"), &a), 0), "-1");
-	CHECK_STR(F((a = R("2.5"), &a), 0), "3");
-	CHECK_STR(F((a = R("-2.5"), &a), 0), "-3");
-	CHECK_STR(F((a = R("0.0005"), &a), 3), "0.001");
-	CHECK_STR(F((a = R("-0.0005"), &a), 3), "-0.001");
-	CHECK_STR(F((a = R("0.12499999"), &a), 2), "0.12");
-	CHECK_STR(F((a = R("-0.12499999"), &a), 2), "-0.12");
-	CHECK_STR(F((a = R("9.995"), &a), 2), "10.00");
-	CHECK_STR(F((a = R("-9.995"), &a), 2), "-10.00");
-	CHECK_STR(F((a = R("0.0000000000000000000000000000005"), &a), 30),
-			  "0.000000000000000000000000000001");
-	CHECK_STR(F((a = R("-0.0000000000000000000000000000005"), &a), 30),
-			  "-0.000000000000000000000000000001");
-	CHECK_STR(F((a = R("0.0000000000000000000000000000004999"), &a), 30),
-			  "0.000000000000000000000000000000");
-	/* never "-0" */
-	CHECK_STR(F((a = R("-0.004"), &a), 2), "0.00");
-	CHECK_STR(F((a = R("-0.4"), &a), 0), "0");
-	CHECK_STR(F((a = R("0"), &a), 4), "0.0000");
-	CHECK_STR(F((a = R("1"), &a), 6), "1.000000");
-	CHECK_STR(F((a = R("-123456789012.345"), &a), 1), "-123456789012.3");
-	CHECK_STR(F((a = R("1e37"), &a), 0), "10000000000000000000000000000000000000");
+	/* ties at several scales, both signs; never "-0" */
+	for (i = 0; i < (int) (sizeof(formats) / sizeof(formats[0])); i++)
+	{
+		a = R(formats[i].text);
+		CHECK_STR(F(&a, formats[i].scale), formats[i].want);
+	}
 
 	/* round: value and denominator 10^scale; aliasing */
 	a = Q(-7, 8);
