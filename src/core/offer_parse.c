@@ -25,6 +25,7 @@
  * Lookups and duplicate checks go through hash maps (strmap.h), so a large
  * document costs linear time; the maps are inc_alloc garbage afterwards.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,12 +133,31 @@ CheckPercentScale(IncOfferBuild *b, const IncDec *rate, const char *field)
 		inc_oj_fail_at(b->p, field, "is out of range");
 }
 
-/* A SKU must not be listed twice in one list (skus: those seen so far). */
-static void
-CheckNewSku(IncOfferParse *p, IncStrMap *skus, const char *sku)
+/*
+ * A list of items keyed by SKU (prices, rates, conversion rates): each
+ * item's sku_key is required and non-empty, read first; read fills the
+ * item's other fields; then the SKU must not be in skus (those seen so
+ * far), the check against earlier siblings coming after the item's own.
+ */
+typedef struct SkuList
 {
-	if (inc_ob_seen(skus, sku))
-		inc_oj_fail_at(p, "sku_key", "duplicates sku \"%s\"", sku);
+	IncStrMap  *skus;
+	size_t		key_offset;		/* of the item's char *sku_key */
+	IncObItemFn read;
+	void	   *ctx;			/* for read */
+} SkuList;
+
+/* ReadSkuItem: one item of a SkuList (the IncObItemFn of the walk). */
+static void
+ReadSkuItem(IncOfferBuild *b, struct json_object *obj, void *elem, void *ctx)
+{
+	SkuList    *list = ctx;
+	char	  **sku = (char **) ((char *) elem + list->key_offset);
+
+	*sku = inc_oj_string(b->p, obj, "sku_key", INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
+	list->read(b, obj, elem, list->ctx);
+	if (inc_ob_seen(list->skus, *sku))
+		inc_oj_fail_at(b->p, "sku_key", "duplicates sku \"%s\"", *sku);
 }
 
 static int
@@ -146,16 +166,14 @@ ComparePrices(const void *a, const void *b)
 	return strcmp(((const IncPrice *) a)->sku_key, ((const IncPrice *) b)->sku_key);
 }
 
-/* One prices[] item: {sku_key, price >= 0}, a SKU not in skus yet. */
+/* One prices[] item after its SKU: price >= 0. */
 static void
-ReadPrice(IncOfferBuild *b, struct json_object *obj, void *elem, void *skus)
+ReadPrice(IncOfferBuild *b, struct json_object *obj, void *elem, void *ctx)
 {
-	IncOfferParse *p = b->p;
 	IncPrice   *price = elem;
 
-	price->sku_key = inc_oj_string(p, obj, "sku_key", INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
-	price->price = inc_oj_number(p, obj, "price", INC_OJ_NONNEG);
-	CheckNewSku(p, skus, price->sku_key);
+	(void) ctx;
+	price->price = inc_oj_number(b->p, obj, "price", INC_OJ_NONNEG);
 }
 
 /*
@@ -166,35 +184,29 @@ static void
 ParsePrices(IncOfferBuild *b, struct json_object *root)
 {
 	IncOffer   *offer = b->offer;
+	SkuList		list = {inc_strmap_create(), offsetof(IncPrice, sku_key), ReadPrice, NULL};
 
 	offer->prices = inc_ob_objects(b, root, "prices", 0, &offer->nprices,
-								   sizeof(IncPrice), ReadPrice, inc_strmap_create());
+								   sizeof(IncPrice), ReadSkuItem, &list);
 	if (offer->nprices > 1)
 		qsort(offer->prices, offer->nprices, sizeof(IncPrice), ComparePrices);
 }
 
-/* The SKU maps of one rates list: those seen, and the allowed ones (or NULL). */
-typedef struct SkuRateMaps
-{
-	IncStrMap  *skus;
-	IncStrMap  *conversions;
-} SkuRateMaps;
-
-/* One rates[] item: {sku_key, rate >= 0, measure}. */
+/*
+ * One rates[] item after its SKU, which must be among conversions when
+ * that is not NULL: rate >= 0, measure.
+ */
 static void
-ReadSkuRate(IncOfferBuild *b, struct json_object *r, void *elem, void *ctx)
+ReadSkuRate(IncOfferBuild *b, struct json_object *r, void *elem, void *conversions)
 {
 	IncOfferParse *p = b->p;
 	IncSkuRate *rate = elem;
-	SkuRateMaps *maps = ctx;
 
-	rate->sku_key = inc_oj_string(p, r, "sku_key", INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
-	if (maps->conversions && inc_strmap_get(maps->conversions, rate->sku_key) == NULL)
+	if (conversions && inc_strmap_get(conversions, rate->sku_key) == NULL)
 		inc_oj_fail_at(p, "sku_key", "is not in conversion.rates");
 	rate->rate = inc_oj_number(p, r, "rate", INC_OJ_NONNEG);
 	CheckPercentScale(b, &rate->rate, "rate");
 	rate->measure = ReadMeasure(b, r);
-	CheckNewSku(p, maps->skus, rate->sku_key);
 }
 
 /*
@@ -206,10 +218,12 @@ static void
 ParseSkuRates(IncOfferBuild *b, struct json_object *obj, int flags,
 			  IncStrMap *conversions, IncSkuRate **rates, int *nrates)
 {
-	SkuRateMaps maps = {inc_strmap_create(), conversions};
+	SkuList		list = {
+		inc_strmap_create(), offsetof(IncSkuRate, sku_key), ReadSkuRate, conversions
+	};
 
 	*rates = inc_ob_objects(b, obj, "rates", flags, nrates, sizeof(IncSkuRate),
-							ReadSkuRate, &maps);
+							ReadSkuItem, &list);
 }
 
 /* standard: one incentives[] entry. */
@@ -340,17 +354,15 @@ ParseStepped(IncOfferBuild *b, struct json_object *incentive)
 	inc_ob_check_tier_mode(b);
 }
 
-/* stacked: one conversion.rates[] item, its SKU not in skus yet. */
+/* stacked: one conversion.rates[] item after its SKU: rate > 0, from. */
 static void
-ReadConversionRate(IncOfferBuild *b, struct json_object *r, void *elem, void *skus)
+ReadConversionRate(IncOfferBuild *b, struct json_object *r, void *elem, void *ctx)
 {
-	IncOfferParse *p = b->p;
 	IncConversionRate *cr = elem;
 
-	cr->sku_key = inc_oj_string(p, r, "sku_key", INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
-	cr->rate = inc_oj_number(p, r, "rate", INC_OJ_POSITIVE);
-	cr->from_uom = inc_oj_string(p, r, "from", INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
-	CheckNewSku(p, skus, cr->sku_key);
+	(void) ctx;
+	cr->rate = inc_oj_number(b->p, r, "rate", INC_OJ_POSITIVE);
+	cr->from_uom = inc_oj_string(b->p, r, "from", INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
 }
 
 /* stacked: one set's conversion object; fills *skus with its SKUs. */
@@ -361,12 +373,13 @@ ParseConversion(IncOfferBuild *b, struct json_object *obj, IncSkuSet *set,
 	IncOfferParse *p = b->p;
 	struct json_object *conv = inc_oj_object(p, obj, "conversion");
 	size_t		top = inc_oj_push_field(p, "conversion");
+	SkuList		list = {skus, offsetof(IncConversionRate, sku_key), ReadConversionRate, NULL};
 
 	set->coverage_unit = inc_oj_string(p, conv, "coverage_unit",
 									   INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
 	set->conversions = inc_ob_objects(b, conv, "rates", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
 									  &set->nconversions, sizeof(IncConversionRate),
-									  ReadConversionRate, skus);
+									  ReadSkuItem, &list);
 	inc_oj_pop(p, top);
 }
 
