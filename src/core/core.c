@@ -277,19 +277,15 @@ cmp_mag_scaled(u128 am, int as, u128 bm, int bs)
 int
 inc_dec_cmp(const IncDec *a, const IncDec *b)
 {
-	int			sa = inc_dec_sign(a);
-	int			sb = inc_dec_sign(b);
 	int			c;
 
-	if (sa != sb)
-		return sa < sb ? -1 : 1;
-	if (sa == 0)
-		return 0;
+	if (inc_cmp_signs(inc_dec_sign(a), inc_dec_sign(b), &c))
+		return c;
 	if (a->scale <= b->scale)
 		c = cmp_mag_scaled(mag128(a->coef), a->scale, mag128(b->coef), b->scale);
 	else
 		c = -cmp_mag_scaled(mag128(b->coef), b->scale, mag128(a->coef), a->scale);
-	return sa < 0 ? -c : c;
+	return a->coef < 0 ? -c : c;
 }
 
 /*

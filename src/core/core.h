@@ -137,6 +137,19 @@ extern IncDecParse inc_dec_parse(const char *s, size_t len, IncDec *out);
 /* Sign of d: -1, 0 or 1. */
 extern int	inc_dec_sign(const IncDec *d);
 
+/*
+ * inc_cmp_signs: the first step of comparing two numbers of signs sa and
+ * sb (-1, 0, 1; inc_dec_cmp, inc_rat_cmp): when the signs decide it (they
+ * differ, or both are zero), true with the result -1, 0 or 1 in *c; false
+ * when the magnitudes must decide.
+ */
+static inline bool
+inc_cmp_signs(int sa, int sb, int *c)
+{
+	*c = (sa > sb) - (sa < sb);
+	return sa != sb || sa == 0;
+}
+
 /* Compare numerically (1000 equals 1000.0): -1, 0, 1. */
 extern int	inc_dec_cmp(const IncDec *a, const IncDec *b);
 

@@ -509,14 +509,10 @@ inc_rat_sign(const IncRat *a)
 int
 inc_rat_cmp(const IncRat *a, const IncRat *b)
 {
-	int			sa = inc_rat_sign(a);
-	int			sb = inc_rat_sign(b);
 	int			c;
 
-	if (sa != sb)
-		return sa < sb ? -1 : 1;
-	if (sa == 0)
-		return 0;
+	if (inc_cmp_signs(inc_rat_sign(a), inc_rat_sign(b), &c))
+		return c;
 	if (!inc_exact_only)
 	{
 		uint64_t	an,
@@ -531,7 +527,7 @@ inc_rat_cmp(const IncRat *a, const IncRat *b)
 						y = (u128) bn * ad;
 
 			c = (x > y) - (x < y);
-			return sa < 0 ? -c : c;
+			return a->num.neg ? -c : c;
 		}
 	}
 	if (big_eq(&a->den, &b->den))
@@ -547,7 +543,7 @@ inc_rat_cmp(const IncRat *a, const IncRat *b)
 		yn = inc_mag_mul(y, b->num.d, b->num.len, a->den.d, a->den.len);
 		c = inc_mag_cmp(x, xn, y, yn);
 	}
-	return sa < 0 ? -c : c;
+	return a->num.neg ? -c : c;
 }
 
 /* x = x * 10^n, x having room for the growth. */
