@@ -40,6 +40,19 @@ inc_mag_cmp(const uint32_t *a, int an, const uint32_t *b, int bn)
 	return 0;
 }
 
+/* Exchange the operands (a, an) and (b, bn). */
+static inline void
+SwapOperands(const uint32_t **a, int *an, const uint32_t **b, int *bn)
+{
+	const uint32_t *t = *a;
+	int			tn = *an;
+
+	*a = *b;
+	*an = *bn;
+	*b = t;
+	*bn = tn;
+}
+
 /*
  * inc_mag_add: r = a + b.
  */
@@ -50,15 +63,7 @@ inc_mag_add(uint32_t *r, const uint32_t *a, int an, const uint32_t *b, int bn)
 	int			i;
 
 	if (an < bn)
-	{
-		const uint32_t *t = a;
-		int			tn = an;
-
-		a = b;
-		an = bn;
-		b = t;
-		bn = tn;
-	}
+		SwapOperands(&a, &an, &b, &bn);
 	for (i = 0; i < bn; i++)
 	{
 		carry += (uint64_t) a[i] + b[i];
@@ -116,15 +121,7 @@ inc_mag_mul(uint32_t *r, const uint32_t *a, int an, const uint32_t *b, int bn)
 	if (an == 0 || bn == 0)
 		return 0;
 	if (an > bn)
-	{
-		const uint32_t *t = a;
-		int			tn = an;
-
-		a = b;
-		an = bn;
-		b = t;
-		bn = tn;
-	}
+		SwapOperands(&a, &an, &b, &bn);
 	/* first row assigns, so r needs no clearing */
 	carry = 0;
 	for (j = 0; j < bn; j++)

@@ -443,16 +443,24 @@ void
 inc_index_list_push(IncIndexList *l, int value)
 {
 	if (l->n == l->cap)
-	{
-		int			cap = l->cap ? l->cap * 2 : 8;
-		int		   *items = inc_alloc(sizeof(int) * cap);
-
-		if (l->n)
-			memcpy(items, l->items, sizeof(int) * l->n);
-		l->items = items;
-		l->cap = cap;
-	}
+		l->items = inc_grow(l->items, l->n, &l->cap, sizeof(int), 8);
 	l->items[l->n++] = value;
+}
+
+/* inc_rate_row: the fields every strategy's rates rows fill. */
+IncRateRow
+inc_rate_row(const IncOffer *offer, const char *rate_key, const IncDec *value,
+			 const char *measure, const IncPeriod *period, const char *transaction_type)
+{
+	IncRateRow	row = {0};
+
+	row.offer = offer;
+	row.rate_key = rate_key;
+	row.rate_value = *value;
+	row.measure = measure;
+	row.period = period;
+	row.transaction_type = transaction_type;
+	return row;
 }
 
 /* inc_rate_row_emit: shortest-form numbers and the SKU's price, then fn. */

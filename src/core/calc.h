@@ -196,4 +196,13 @@ extern void inc_index_list_push(IncIndexList *l, int value);
  */
 extern void inc_rate_row_emit(IncRateRow *row, IncRateFn fn, void *ctx);
 
+/*
+ * inc_rate_row: a row of offer's rates with the fields every strategy
+ * fills: rate key, rate value and measure, period and transaction type
+ * (NULL: not shown); the rest is zero for the strategy to set.
+ */
+extern IncRateRow inc_rate_row(const IncOffer *offer, const char *rate_key,
+							   const IncDec *value, const char *measure,
+							   const IncPeriod *period, const char *transaction_type);
+
 #endif							/* INC_CALC_H */

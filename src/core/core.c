@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef unsigned __int128 u128;
+#include "int128.h"
 
 static IncAllocHook alloc_hook;
 static IncFailHook fail_hook;
@@ -31,17 +31,6 @@ inc_set_exact_only(bool on)
 
 /* Exponents beyond this are clamped; any such number is out of range. */
 #define EXP_CLAMP	((int64_t) 1000000000)
-
-/* 10^n as u128 for 0 <= n <= 38. */
-static u128
-pow10_u128(int n)
-{
-	u128		p = 1;
-
-	while (n-- > 0)
-		p *= 10;
-	return p;
-}
 
 /*
  * inc_set_hooks: install the host's allocator and failure reporter.  Must
@@ -81,6 +70,21 @@ inc_strdup(const char *s)
 
 	memcpy(p, s, n + 1);
 	return p;
+}
+
+/*
+ * inc_grow: a copy of the n elements at items in a new array twice *cap long.
+ */
+void *
+inc_grow(const void *items, int n, int *cap, size_t size, int first)
+{
+	int			newcap = *cap ? *cap * 2 : first;
+	void	   *grown = inc_alloc(size * (size_t) newcap);
+
+	if (n)
+		memcpy(grown, items, size * (size_t) n);
+	*cap = newcap;
+	return grown;
 }
 
 static void FailV(IncErrKind kind, const char *subject, const char *fmt,
@@ -225,7 +229,7 @@ inc_dec_parse(const char *s, size_t len, IncDec *out)
 		{
 			if (sig - scale > INC_DEC_MAX_DIGITS)
 				return INC_DEC_RANGE;
-			coef *= pow10_u128((int) -scale);
+			coef *= pow10_u128[(int) -scale];
 		}
 		scale = 0;
 	}
@@ -246,13 +250,6 @@ inc_dec_sign(const IncDec *d)
 	return (d->coef > 0) - (d->coef < 0);
 }
 
-/* |c| as u128 (correct for the most negative value too). */
-static u128
-mag128(__int128 c)
-{
-	return c < 0 ? (u128) 0 - (u128) c : (u128) c;
-}
-
 /*
  * Compare magnitudes am/10^as and bm/10^bs with as <= bs: scale am up by
  * 10^(bs-as), noticing first when that would pass every possible bm.
@@ -267,7 +264,7 @@ cmp_mag_scaled(u128 am, int as, u128 bm, int bs)
 		return bm == 0 ? 0 : -1;
 	if (k > 38)
 		return 1;				/* am * 10^k >= 10^39 > any u128 */
-	p = pow10_u128(k);
+	p = pow10_u128[k];
 	if (am > ((u128) 0 - 1) / p)
 		return 1;
 	am *= p;
@@ -280,19 +277,15 @@ cmp_mag_scaled(u128 am, int as, u128 bm, int bs)
 int
 inc_dec_cmp(const IncDec *a, const IncDec *b)
 {
-	int			sa = inc_dec_sign(a);
-	int			sb = inc_dec_sign(b);
 	int			c;
 
-	if (sa != sb)
-		return sa < sb ? -1 : 1;
-	if (sa == 0)
-		return 0;
+	if (inc_cmp_signs(inc_dec_sign(a), inc_dec_sign(b), &c))
+		return c;
 	if (a->scale <= b->scale)
 		c = cmp_mag_scaled(mag128(a->coef), a->scale, mag128(b->coef), b->scale);
 	else
 		c = -cmp_mag_scaled(mag128(b->coef), b->scale, mag128(a->coef), a->scale);
-	return sa < 0 ? -c : c;
+	return a->coef < 0 ? -c : c;
 }
 
 /*
@@ -399,12 +392,12 @@ inc_dec_div_pow10(const IncDec *d, int n)
 	if (scale < 0)
 	{
 		u128		m = mag128(r.coef);
-		u128		limit = pow10_u128(INC_DEC_MAX_DIGITS);
+		u128		limit = pow10_u128[INC_DEC_MAX_DIGITS];
 		u128		p;
 
 		if (-scale > INC_DEC_MAX_DIGITS)
 			inc_fail(INC_ERR_RANGE, "numeric value out of range in incentive calculation");
-		p = pow10_u128((int) -scale);
+		p = pow10_u128[(int) -scale];
 		if (m >= limit / p + (limit % p != 0))
 			inc_fail(INC_ERR_RANGE, "numeric value out of range in incentive calculation");
 		m *= p;

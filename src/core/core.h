@@ -75,6 +75,13 @@ extern void inc_set_exact_only(bool on);
 extern void *inc_alloc(size_t size);
 extern char *inc_strdup(const char *s);
 
+/*
+ * inc_grow: the growth step of an append-only array that is full: a new
+ * inc_alloc array twice *cap elements of size bytes long (first when *cap
+ * is 0) holding a copy of the n elements at items; *cap is updated.
+ */
+extern void *inc_grow(const void *items, int n, int *cap, size_t size, int first);
+
 /* inc_fail: format the message and hand it to the fail hook. */
 extern void inc_fail(IncErrKind kind, const char *fmt,...) INC_NORETURN INC_PRINTF(2, 3);
 
@@ -129,6 +136,19 @@ extern IncDecParse inc_dec_parse(const char *s, size_t len, IncDec *out);
 
 /* Sign of d: -1, 0 or 1. */
 extern int	inc_dec_sign(const IncDec *d);
+
+/*
+ * inc_cmp_signs: the first step of comparing two numbers of signs sa and
+ * sb (-1, 0, 1; inc_dec_cmp, inc_rat_cmp): when the signs decide it (they
+ * differ, or both are zero), true with the result -1, 0 or 1 in *c; false
+ * when the magnitudes must decide.
+ */
+static inline bool
+inc_cmp_signs(int sa, int sb, int *c)
+{
+	*c = (sa > sb) - (sa < sb);
+	return sa != sb || sa == 0;
+}
 
 /* Compare numerically (1000 equals 1000.0): -1, 0, 1. */
 extern int	inc_dec_cmp(const IncDec *a, const IncDec *b);

@@ -88,15 +88,8 @@ void
 inc_engine_add_offer(IncEngine *e, const IncOffer *offer)
 {
 	if (e->noffers == e->offers_cap)
-	{
-		int			cap = e->offers_cap ? e->offers_cap * 2 : 16;
-		const IncOffer **offers = inc_alloc(sizeof(IncOffer *) * cap);
-
-		if (e->noffers)
-			memcpy(offers, e->offers, sizeof(IncOffer *) * e->noffers);
-		e->offers = offers;
-		e->offers_cap = cap;
-	}
+		e->offers = inc_grow(e->offers, e->noffers, &e->offers_cap,
+							 sizeof(IncOffer *), 16);
 	e->offers[e->noffers++] = offer;
 }
 
@@ -154,15 +147,7 @@ AddHook(void *ctx, const char *sku_key, int kind, int a, int b)
 		*slot = l;
 	}
 	if (l->n == l->cap)
-	{
-		int			cap = l->cap ? l->cap * 2 : 4;
-		IncHook    *hooks = inc_alloc(sizeof(IncHook) * cap);
-
-		if (l->n)
-			memcpy(hooks, l->hooks, sizeof(IncHook) * l->n);
-		l->hooks = hooks;
-		l->cap = cap;
-	}
+		l->hooks = inc_grow(l->hooks, l->n, &l->cap, sizeof(IncHook), 4);
 	l->hooks[l->n++] = (IncHook)
 	{
 		ix->offer, kind, a, b
@@ -180,15 +165,8 @@ AddProperty(void *ctx, const char *property_key)
 		if (strcmp(e->property_keys[i], property_key) == 0)
 			return;
 	if (e->nproperty_keys == e->property_keys_cap)
-	{
-		int			cap = e->property_keys_cap ? e->property_keys_cap * 2 : 8;
-		const char **keys = inc_alloc(sizeof(char *) * cap);
-
-		if (e->nproperty_keys)
-			memcpy(keys, e->property_keys, sizeof(char *) * e->nproperty_keys);
-		e->property_keys = keys;
-		e->property_keys_cap = cap;
-	}
+		e->property_keys = inc_grow(e->property_keys, e->nproperty_keys,
+									&e->property_keys_cap, sizeof(char *), 8);
 	e->property_keys[e->nproperty_keys++] = property_key;
 }
 

@@ -9,96 +9,10 @@
  * Divisions by powers of ten and 64-bit operands use 64-bit instructions.
  */
 #include "fixed.h"
-
-typedef unsigned __int128 u128;
-typedef __int128 s128;
-
-static const u128 pow10_table[39] = {
-	(u128) 1ULL, (u128) 10ULL, (u128) 100ULL, (u128) 1000ULL, (u128) 10000ULL,
-	(u128) 100000ULL, (u128) 1000000ULL, (u128) 10000000ULL, (u128) 100000000ULL,
-	(u128) 1000000000ULL, (u128) 10000000000ULL, (u128) 100000000000ULL,
-	(u128) 1000000000000ULL, (u128) 10000000000000ULL, (u128) 100000000000000ULL,
-	(u128) 1000000000000000ULL, (u128) 10000000000000000ULL,
-	(u128) 100000000000000000ULL, (u128) 1000000000000000000ULL,
-	(u128) 10000000000000000000ULL,
-	(u128) 10000000000000000000ULL * 10ULL,
-	(u128) 10000000000000000000ULL * 100ULL,
-	(u128) 10000000000000000000ULL * 1000ULL,
-	(u128) 10000000000000000000ULL * 10000ULL,
-	(u128) 10000000000000000000ULL * 100000ULL,
-	(u128) 10000000000000000000ULL * 1000000ULL,
-	(u128) 10000000000000000000ULL * 10000000ULL,
-	(u128) 10000000000000000000ULL * 100000000ULL,
-	(u128) 10000000000000000000ULL * 1000000000ULL,
-	(u128) 10000000000000000000ULL * 10000000000ULL,
-	(u128) 10000000000000000000ULL * 100000000000ULL,
-	(u128) 10000000000000000000ULL * 1000000000000ULL,
-	(u128) 10000000000000000000ULL * 10000000000000ULL,
-	(u128) 10000000000000000000ULL * 100000000000000ULL,
-	(u128) 10000000000000000000ULL * 1000000000000000ULL,
-	(u128) 10000000000000000000ULL * 10000000000000000ULL,
-	(u128) 10000000000000000000ULL * 100000000000000000ULL,
-	(u128) 10000000000000000000ULL * 1000000000000000000ULL,
-	(u128) 10000000000000000000ULL * 10000000000000000000ULL
-};
+#include "int128.h"
 
 /* 10^38: IncDec coefficients stay below it. */
-#define DEC_LIMIT pow10_table[38]
-
-static inline u128
-mag(s128 v)
-{
-	return v < 0 ? (u128) 0 - (u128) v : (u128) v;
-}
-
-static inline int
-ctz128(u128 v)
-{
-	uint64_t	lo = (uint64_t) v;
-
-	return lo ? __builtin_ctzll(lo) : 64 + __builtin_ctzll((uint64_t) (v >> 64));
-}
-
-/* gcd of two u128 (binary); gcd(0, x) = x. */
-static u128
-gcd128(u128 a, u128 b)
-{
-	int			shift;
-
-	if (a == 0)
-		return b;
-	if (b == 0)
-		return a;
-	if ((a >> 64) == 0 && (b >> 64) == 0)
-	{
-		uint64_t	x = (uint64_t) a,
-					y = (uint64_t) b;
-
-		while (y != 0)
-		{
-			uint64_t	t = x % y;
-
-			x = y;
-			y = t;
-		}
-		return x;
-	}
-	shift = ctz128(a | b);
-	a >>= ctz128(a);
-	do
-	{
-		b >>= ctz128(b);
-		if (a > b)
-		{
-			u128		t = a;
-
-			a = b;
-			b = t;
-		}
-		b -= a;
-	} while (b != 0);
-	return a << shift;
-}
+#define DEC_LIMIT pow10_u128[38]
 
 /*
  * q = a / b, *rem = a % b: in 64 bits when both fit, with one 128-by-64
@@ -143,26 +57,40 @@ inc_q_from_dec(IncQ *r, const IncDec *d)
 	if (d->scale < 0 || d->scale > 38)
 		return false;
 	r->num = d->coef;
-	r->den = (s128) pow10_table[d->scale];
+	r->den = (s128) pow10_u128[d->scale];
 	return true;
+}
+
+/* SetFrac: r = num / den; true (the tail of every operation that fits). */
+static inline bool
+SetFrac(IncQ *r, s128 num, s128 den)
+{
+	r->num = num;
+	r->den = den;
+	return true;
+}
+
+/* SetProduct: r = (an * bn) / (ad * bd); false (r untouched) on overflow. */
+static inline bool
+SetProduct(IncQ *r, s128 an, s128 bn, s128 ad, s128 bd)
+{
+	s128		n,
+				d;
+
+	if (__builtin_mul_overflow(an, bn, &n) || __builtin_mul_overflow(ad, bd, &d))
+		return false;
+	return SetFrac(r, n, d);
 }
 
 /* MulFrac: (an / ad) * (bn / bd) into r; cross gcds only when needed. */
 static bool
 MulFrac(IncQ *r, s128 an, s128 ad, s128 bn, s128 bd)
 {
-	s128		n,
-				d;
-
-	if (!__builtin_mul_overflow(an, bn, &n) && !__builtin_mul_overflow(ad, bd, &d))
-	{
-		r->num = n;
-		r->den = d;
+	if (SetProduct(r, an, bn, ad, bd))
 		return true;
-	}
 	{
-		s128		g1 = (s128) gcd128(mag(an), (u128) bd);
-		s128		g2 = (s128) gcd128(mag(bn), (u128) ad);
+		s128		g1 = (s128) gcd128(mag128(an), (u128) bd);
+		s128		g2 = (s128) gcd128(mag128(bn), (u128) ad);
 
 		if (g1 > 1)
 		{
@@ -175,11 +103,7 @@ MulFrac(IncQ *r, s128 an, s128 ad, s128 bn, s128 bd)
 			ad /= g2;
 		}
 	}
-	if (__builtin_mul_overflow(an, bn, &n) || __builtin_mul_overflow(ad, bd, &d))
-		return false;
-	r->num = n;
-	r->den = d;
-	return true;
+	return SetProduct(r, an, bn, ad, bd);
 }
 
 /* inc_q_mul: r = a * b. */
@@ -235,9 +159,7 @@ AddFrac(IncQ *r, s128 an, s128 ad, s128 bn, s128 bd)
 	}
 	if (__builtin_add_overflow(x, y, &x))
 		return false;
-	r->num = x;
-	r->den = d;
-	return true;
+	return SetFrac(r, x, d);
 }
 
 /* inc_q_add: r = a + b. */
@@ -260,7 +182,7 @@ inc_q_sub(IncQ *r, const IncQ *a, const IncQ *b)
 bool
 inc_q_round(const IncQ *a, int scale, IncDec *out)
 {
-	u128		n = mag(a->num),
+	u128		n = mag128(a->num),
 				d = (u128) a->den,
 				p,
 				q,
@@ -270,7 +192,7 @@ inc_q_round(const IncQ *a, int scale, IncDec *out)
 
 	if (scale < 0 || scale > 38)
 		return false;
-	p = pow10_table[scale];
+	p = pow10_u128[scale];
 	if (d == p)
 		q = n;					/* already at this scale */
 	else
@@ -317,7 +239,7 @@ inc_q_to_rat(IncRat *r, const IncQ *a)
 		inc_rat_from_int(r, 0);
 		return;
 	}
-	SetBig(&r->num, mag(a->num), a->num < 0);
+	SetBig(&r->num, mag128(a->num), a->num < 0);
 	SetBig(&r->den, (u128) a->den, false);
 }
 

@@ -84,6 +84,14 @@ inc_json_key(IncJsonBuf *b, const char *key)
 	inc_json_raw(b, ":");
 }
 
+/* inc_json_key_string: "key":"value", or "key":null. */
+void
+inc_json_key_string(IncJsonBuf *b, const char *key, const char *value)
+{
+	inc_json_key(b, key);
+	inc_json_string(b, value);
+}
+
 /* inc_json_rat: value rounded to scale, trailing zeros dropped, or null. */
 void
 inc_json_rat(IncJsonBuf *b, const IncRat *value, int scale)

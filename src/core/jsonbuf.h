@@ -23,6 +23,8 @@ extern void inc_json_raw(IncJsonBuf *b, const char *s);
 extern void inc_json_string(IncJsonBuf *b, const char *s);
 /* "key": (a string key followed by a colon). */
 extern void inc_json_key(IncJsonBuf *b, const char *key);
+/* "key":"value" (a string member; NULL value writes null). */
+extern void inc_json_key_string(IncJsonBuf *b, const char *key, const char *value);
 
 /*
  * Numbers: an exact rational rounded to scale places, trailing fraction

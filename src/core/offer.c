@@ -42,40 +42,22 @@ const char *const inc_enrollment_names[INC_NENROLLMENTS] = {
 	[INC_ENROLLMENT_REQUIRED] = "required",
 };
 
-/* inc_strategy_name: the strategy_key that names s. */
-const char *
-inc_strategy_name(IncStrategy s)
-{
-	return (unsigned) s < INC_NSTRATEGIES ? inc_strategy_names[s] : "unknown";
+/*
+ * The name of each enum value for the messages and responses: the entry of
+ * its names table, or "unknown" for a value out of range.
+ */
+#define NAME_FUNCTION(fn, type, names, n) \
+const char * \
+fn(type v) \
+{ \
+	return (unsigned) v < (n) ? (names)[v] : "unknown"; \
 }
 
-/* inc_calculator_name: the calculator_key that names c. */
-const char *
-inc_calculator_name(IncCalculator c)
-{
-	return (unsigned) c < INC_NCALCULATORS ? inc_calculator_names[c] : "unknown";
-}
-
-/* inc_threshold_type_name: the threshold_definition.type that names t. */
-const char *
-inc_threshold_type_name(IncThresholdType t)
-{
-	return (unsigned) t < INC_NTHRESHOLD_TYPES ? inc_threshold_type_names[t] : "unknown";
-}
-
-/* inc_tier_mode_name: the incentive.tier_mode that names m. */
-const char *
-inc_tier_mode_name(IncTierMode m)
-{
-	return (unsigned) m < INC_NTIER_MODES ? inc_tier_mode_names[m] : "unknown";
-}
-
-/* inc_enrollment_name: the enrollment value that names e. */
-const char *
-inc_enrollment_name(IncEnrollment e)
-{
-	return (unsigned) e < INC_NENROLLMENTS ? inc_enrollment_names[e] : "unknown";
-}
+NAME_FUNCTION(inc_strategy_name, IncStrategy, inc_strategy_names, INC_NSTRATEGIES)
+NAME_FUNCTION(inc_calculator_name, IncCalculator, inc_calculator_names, INC_NCALCULATORS)
+NAME_FUNCTION(inc_threshold_type_name, IncThresholdType, inc_threshold_type_names, INC_NTHRESHOLD_TYPES)
+NAME_FUNCTION(inc_tier_mode_name, IncTierMode, inc_tier_mode_names, INC_NTIER_MODES)
+NAME_FUNCTION(inc_enrollment_name, IncEnrollment, inc_enrollment_names, INC_NENROLLMENTS)
 
 /*
  * inc_offer_price: the program price of sku_key, or NULL when not priced

@@ -77,6 +77,60 @@ inc_ob_choice(IncOfferBuild *b, struct json_object *obj, const char *field,
 	inc_oj_fail_at(b->p, field, "must be one of %s", list);
 }
 
+/* inc_ob_objects: each object of the array field name of obj, read by fn. */
+void *
+inc_ob_objects(IncOfferBuild *b, struct json_object *obj, const char *name,
+			   int flags, int *n, size_t size, IncObItemFn fn, void *ctx)
+{
+	IncOfferParse *p = b->p;
+	struct json_object *arr;
+	char	   *elems;
+	size_t		top;
+	int			i;
+
+	inc_oj_array(p, obj, name, flags, &arr, n);
+	elems = inc_ob_alloc_array(*n, size);
+	top = inc_oj_push_field(p, name);
+	for (i = 0; i < *n; i++)
+	{
+		size_t		item = inc_oj_push_index(p, i);
+
+		fn(b, inc_oj_object_value(p, inc_oj_element(arr, i)), elems + size * (size_t) i, ctx);
+		inc_oj_pop(p, item);
+	}
+	inc_oj_pop(p, top);
+	return elems;
+}
+
+/* One filters[] item: {period_key, sku_keys: [...], transaction_type}. */
+static void
+ReadFilter(IncOfferBuild *b, struct json_object *fo, void *elem, void *ctx)
+{
+	IncOfferParse *p = b->p;
+	IncFilter  *f = elem;
+	struct json_object *skus;
+	size_t		skus_top;
+	int			j;
+
+	(void) ctx;
+	f->period = inc_ob_period_key(b, fo);
+	inc_oj_array(p, fo, "sku_keys", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
+				 &skus, &f->nskus);
+	f->sku_keys = inc_ob_alloc_array(f->nskus, sizeof(char *));
+	skus_top = inc_oj_push_field(p, "sku_keys");
+	for (j = 0; j < f->nskus; j++)
+	{
+		size_t		item = inc_oj_push_index(p, j);
+
+		f->sku_keys[j] = inc_oj_string_value(p, inc_oj_element(skus, j),
+											 INC_OJ_NONEMPTY);
+		inc_oj_pop(p, item);
+	}
+	inc_oj_pop(p, skus_top);
+	f->transaction_type = inc_oj_string(p, fo, "transaction_type",
+										INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
+}
+
 /*
  * inc_ob_filters: the filters array name of obj (stepped earning and
  * threshold filters, requirement filters): required, non-empty, each
@@ -86,40 +140,6 @@ void
 inc_ob_filters(IncOfferBuild *b, struct json_object *obj, const char *name,
 			   IncFilter **filters, int *nfilters)
 {
-	IncOfferParse *p = b->p;
-	struct json_object *arr;
-	size_t		top;
-	int			i;
-
-	inc_oj_array(p, obj, name, INC_OJ_REQUIRED | INC_OJ_NONEMPTY, &arr, nfilters);
-	*filters = inc_ob_alloc_array(*nfilters, sizeof(IncFilter));
-	top = inc_oj_push_field(p, name);
-	for (i = 0; i < *nfilters; i++)
-	{
-		IncFilter  *f = &(*filters)[i];
-		size_t		item = inc_oj_push_index(p, i);
-		struct json_object *fo = inc_oj_object_value(p, inc_oj_element(arr, i));
-		struct json_object *skus;
-		size_t		skus_top;
-		int			j;
-
-		f->period = inc_ob_period_key(b, fo);
-		inc_oj_array(p, fo, "sku_keys", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
-					 &skus, &f->nskus);
-		f->sku_keys = inc_ob_alloc_array(f->nskus, sizeof(char *));
-		skus_top = inc_oj_push_field(p, "sku_keys");
-		for (j = 0; j < f->nskus; j++)
-		{
-			size_t		elem = inc_oj_push_index(p, j);
-
-			f->sku_keys[j] = inc_oj_string_value(p, inc_oj_element(skus, j),
-												 INC_OJ_NONEMPTY);
-			inc_oj_pop(p, elem);
-		}
-		inc_oj_pop(p, skus_top);
-		f->transaction_type = inc_oj_string(p, fo, "transaction_type",
-											INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
-		inc_oj_pop(p, item);
-	}
-	inc_oj_pop(p, top);
+	*filters = inc_ob_objects(b, obj, name, INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
+							  nfilters, sizeof(IncFilter), ReadFilter, NULL);
 }

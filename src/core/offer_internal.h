@@ -129,6 +129,18 @@ extern void inc_ob_filters(IncOfferBuild *b, struct json_object *obj, const char
 						   IncFilter **filters, int *nfilters);
 
 /*
+ * inc_ob_objects: the walk of an array of objects.  Reads the array field
+ * name of obj (flags as for inc_oj_array; its length goes to *n, which is
+ * set before the first call of fn), allocates *n elements of size bytes
+ * and calls fn on each item object, in order, with its element and ctx,
+ * the path at name[i].  Returns the elements.
+ */
+typedef void (*IncObItemFn) (IncOfferBuild *b, struct json_object *obj,
+							 void *elem, void *ctx);
+extern void *inc_ob_objects(IncOfferBuild *b, struct json_object *obj, const char *name,
+							int flags, int *n, size_t size, IncObItemFn fn, void *ctx);
+
+/*
  * The program rules' walk (offer_rules.c), called by offer_parse.c:
  * inc_ob_tier_mode reads incentive.tier_mode of a stepped or stacked
  * offer, before the rest of incentive; inc_ob_check_tier_mode checks an

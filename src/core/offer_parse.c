@@ -25,6 +25,7 @@
  * Lookups and duplicate checks go through hash maps (strmap.h), so a large
  * document costs linear time; the maps are inc_alloc garbage afterwards.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,46 +82,41 @@ ReadMeasure(IncOfferBuild *b, struct json_object *obj)
 	return measure;
 }
 
+/* One periods[] item: key, valid ordered dates, a key not seen before. */
+static void
+ReadPeriod(IncOfferBuild *b, struct json_object *obj, void *elem, void *ctx)
+{
+	IncOfferParse *p = b->p;
+	IncPeriod  *period = elem;
+	char	   *start;
+	char	   *end;
+	void	  **slot;
+
+	(void) ctx;
+	period->key = inc_oj_string(p, obj, "key", INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
+	start = inc_oj_string(p, obj, "start_date", INC_OJ_REQUIRED);
+	if (!inc_date_parse(start, &period->start_date))
+		inc_oj_fail_at(p, "start_date", "must be a date (YYYY-MM-DD)");
+	end = inc_oj_string(p, obj, "end_date", INC_OJ_REQUIRED);
+	if (!inc_date_parse(end, &period->end_date))
+		inc_oj_fail_at(p, "end_date", "must be a date (YYYY-MM-DD)");
+	if (period->end_date < period->start_date)
+		inc_oj_fail_at(p, "end_date", "must not be before start_date");
+	slot = inc_strmap_slot(b->periods, period->key);
+	if (*slot != NULL)
+		inc_oj_fail_at(p, "key", "duplicates period key \"%s\"", period->key);
+	*slot = period;
+}
+
 /* periods: required, non-empty, distinct keys, valid ordered dates. */
 static void
 ParsePeriods(IncOfferBuild *b, struct json_object *root)
 {
-	IncOfferParse *p = b->p;
 	IncOffer   *offer = b->offer;
-	struct json_object *arr;
-	size_t		top;
-	int			i;
 
-	inc_oj_array(p, root, "periods", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
-				 &arr, &offer->nperiods);
-	offer->periods = inc_ob_alloc_array(offer->nperiods, sizeof(IncPeriod));
 	b->periods = inc_strmap_create();
-	top = inc_oj_push_field(p, "periods");
-	for (i = 0; i < offer->nperiods; i++)
-	{
-		IncPeriod  *period = &offer->periods[i];
-		size_t		item = inc_oj_push_index(p, i);
-		struct json_object *obj = inc_oj_object_value(p, inc_oj_element(arr, i));
-		char	   *start;
-		char	   *end;
-		void	  **slot;
-
-		period->key = inc_oj_string(p, obj, "key", INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
-		start = inc_oj_string(p, obj, "start_date", INC_OJ_REQUIRED);
-		if (!inc_date_parse(start, &period->start_date))
-			inc_oj_fail_at(p, "start_date", "must be a date (YYYY-MM-DD)");
-		end = inc_oj_string(p, obj, "end_date", INC_OJ_REQUIRED);
-		if (!inc_date_parse(end, &period->end_date))
-			inc_oj_fail_at(p, "end_date", "must be a date (YYYY-MM-DD)");
-		if (period->end_date < period->start_date)
-			inc_oj_fail_at(p, "end_date", "must not be before start_date");
-		slot = inc_strmap_slot(b->periods, period->key);
-		if (*slot != NULL)
-			inc_oj_fail_at(p, "key", "duplicates period key \"%s\"", period->key);
-		*slot = period;
-		inc_oj_pop(p, item);
-	}
-	inc_oj_pop(p, top);
+	offer->periods = inc_ob_objects(b, root, "periods", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
+									&offer->nperiods, sizeof(IncPeriod), ReadPeriod, NULL);
 }
 
 /*
@@ -137,10 +133,47 @@ CheckPercentScale(IncOfferBuild *b, const IncDec *rate, const char *field)
 		inc_oj_fail_at(b->p, field, "is out of range");
 }
 
+/*
+ * A list of items keyed by SKU (prices, rates, conversion rates): each
+ * item's sku_key is required and non-empty, read first; read fills the
+ * item's other fields; then the SKU must not be in skus (those seen so
+ * far), the check against earlier siblings coming after the item's own.
+ */
+typedef struct SkuList
+{
+	IncStrMap  *skus;
+	size_t		key_offset;		/* of the item's char *sku_key */
+	IncObItemFn read;
+	void	   *ctx;			/* for read */
+} SkuList;
+
+/* ReadSkuItem: one item of a SkuList (the IncObItemFn of the walk). */
+static void
+ReadSkuItem(IncOfferBuild *b, struct json_object *obj, void *elem, void *ctx)
+{
+	SkuList    *list = ctx;
+	char	  **sku = (char **) ((char *) elem + list->key_offset);
+
+	*sku = inc_oj_string(b->p, obj, "sku_key", INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
+	list->read(b, obj, elem, list->ctx);
+	if (inc_ob_seen(list->skus, *sku))
+		inc_oj_fail_at(b->p, "sku_key", "duplicates sku \"%s\"", *sku);
+}
+
 static int
 ComparePrices(const void *a, const void *b)
 {
 	return strcmp(((const IncPrice *) a)->sku_key, ((const IncPrice *) b)->sku_key);
+}
+
+/* One prices[] item after its SKU: price >= 0. */
+static void
+ReadPrice(IncOfferBuild *b, struct json_object *obj, void *elem, void *ctx)
+{
+	IncPrice   *price = elem;
+
+	(void) ctx;
+	price->price = inc_oj_number(b->p, obj, "price", INC_OJ_NONNEG);
 }
 
 /*
@@ -150,32 +183,30 @@ ComparePrices(const void *a, const void *b)
 static void
 ParsePrices(IncOfferBuild *b, struct json_object *root)
 {
-	IncOfferParse *p = b->p;
 	IncOffer   *offer = b->offer;
-	struct json_object *arr;
-	IncStrMap  *skus = inc_strmap_create();
-	size_t		top;
-	int			i;
+	SkuList		list = {inc_strmap_create(), offsetof(IncPrice, sku_key), ReadPrice, NULL};
 
-	inc_oj_array(p, root, "prices", 0, &arr, &offer->nprices);
-	offer->prices = inc_ob_alloc_array(offer->nprices, sizeof(IncPrice));
-	top = inc_oj_push_field(p, "prices");
-	for (i = 0; i < offer->nprices; i++)
-	{
-		IncPrice   *price = &offer->prices[i];
-		size_t		item = inc_oj_push_index(p, i);
-		struct json_object *obj = inc_oj_object_value(p, inc_oj_element(arr, i));
-
-		price->sku_key = inc_oj_string(p, obj, "sku_key",
-									   INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
-		price->price = inc_oj_number(p, obj, "price", INC_OJ_NONNEG);
-		if (inc_ob_seen(skus, price->sku_key))
-			inc_oj_fail_at(p, "sku_key", "duplicates sku \"%s\"", price->sku_key);
-		inc_oj_pop(p, item);
-	}
-	inc_oj_pop(p, top);
+	offer->prices = inc_ob_objects(b, root, "prices", 0, &offer->nprices,
+								   sizeof(IncPrice), ReadSkuItem, &list);
 	if (offer->nprices > 1)
 		qsort(offer->prices, offer->nprices, sizeof(IncPrice), ComparePrices);
+}
+
+/*
+ * One rates[] item after its SKU, which must be among conversions when
+ * that is not NULL: rate >= 0, measure.
+ */
+static void
+ReadSkuRate(IncOfferBuild *b, struct json_object *r, void *elem, void *conversions)
+{
+	IncOfferParse *p = b->p;
+	IncSkuRate *rate = elem;
+
+	if (conversions && inc_strmap_get(conversions, rate->sku_key) == NULL)
+		inc_oj_fail_at(p, "sku_key", "is not in conversion.rates");
+	rate->rate = inc_oj_number(p, r, "rate", INC_OJ_NONNEG);
+	CheckPercentScale(b, &rate->rate, "rate");
+	rate->measure = ReadMeasure(b, r);
 }
 
 /*
@@ -187,70 +218,45 @@ static void
 ParseSkuRates(IncOfferBuild *b, struct json_object *obj, int flags,
 			  IncStrMap *conversions, IncSkuRate **rates, int *nrates)
 {
+	SkuList		list = {
+		inc_strmap_create(), offsetof(IncSkuRate, sku_key), ReadSkuRate, conversions
+	};
+
+	*rates = inc_ob_objects(b, obj, "rates", flags, nrates, sizeof(IncSkuRate),
+							ReadSkuItem, &list);
+}
+
+/* standard: one incentives[] entry. */
+static void
+ReadStandardEntry(IncOfferBuild *b, struct json_object *obj, void *elem, void *ctx)
+{
 	IncOfferParse *p = b->p;
-	struct json_object *arr;
-	IncStrMap  *skus = inc_strmap_create();
-	size_t		top;
-	int			i;
+	IncStandardEntry *e = elem;
+	bool		written;
 
-	inc_oj_array(p, obj, "rates", flags, &arr, nrates);
-	*rates = inc_ob_alloc_array(*nrates, sizeof(IncSkuRate));
-	top = inc_oj_push_field(p, "rates");
-	for (i = 0; i < *nrates; i++)
-	{
-		IncSkuRate *rate = &(*rates)[i];
-		size_t		item = inc_oj_push_index(p, i);
-		struct json_object *r = inc_oj_object_value(p, inc_oj_element(arr, i));
-
-		rate->sku_key = inc_oj_string(p, r, "sku_key",
-									  INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
-		if (conversions && inc_strmap_get(conversions, rate->sku_key) == NULL)
-			inc_oj_fail_at(p, "sku_key", "is not in conversion.rates");
-		rate->rate = inc_oj_number(p, r, "rate", INC_OJ_NONNEG);
-		CheckPercentScale(b, &rate->rate, "rate");
-		rate->measure = ReadMeasure(b, r);
-		if (inc_ob_seen(skus, rate->sku_key))
-			inc_oj_fail_at(p, "sku_key", "duplicates sku \"%s\"", rate->sku_key);
-		inc_oj_pop(p, item);
-	}
-	inc_oj_pop(p, top);
+	(void) ctx;
+	e->key = inc_oj_string(p, obj, "key", INC_OJ_NONEMPTY);
+	e->label = inc_oj_string(p, obj, "label", 0);
+	e->period = inc_ob_period_key(b, obj);
+	e->transaction_type = inc_oj_string(p, obj, "transaction_type",
+										INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
+	ParseSkuRates(b, obj, INC_OJ_REQUIRED | INC_OJ_NONEMPTY, NULL,
+				  &e->rates, &e->nrates);
+	written = e->key != NULL;
+	if (!written)
+		e->key = Concat(b->offer->periods[e->period].key, "_", e->transaction_type);
+	CheckRateKey(b, e->key, written);
 }
 
 /* standard: the incentives array. */
 static void
 ParseStandard(IncOfferBuild *b, struct json_object *root)
 {
-	IncOfferParse *p = b->p;
 	IncOffer   *offer = b->offer;
-	struct json_object *arr;
-	size_t		top;
-	int			i;
 
-	inc_oj_array(p, root, "incentives", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
-				 &arr, &offer->nentries);
-	offer->entries = inc_ob_alloc_array(offer->nentries, sizeof(IncStandardEntry));
-	top = inc_oj_push_field(p, "incentives");
-	for (i = 0; i < offer->nentries; i++)
-	{
-		IncStandardEntry *e = &offer->entries[i];
-		size_t		item = inc_oj_push_index(p, i);
-		struct json_object *obj = inc_oj_object_value(p, inc_oj_element(arr, i));
-		bool		written;
-
-		e->key = inc_oj_string(p, obj, "key", INC_OJ_NONEMPTY);
-		e->label = inc_oj_string(p, obj, "label", 0);
-		e->period = inc_ob_period_key(b, obj);
-		e->transaction_type = inc_oj_string(p, obj, "transaction_type",
-											INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
-		ParseSkuRates(b, obj, INC_OJ_REQUIRED | INC_OJ_NONEMPTY, NULL,
-					  &e->rates, &e->nrates);
-		written = e->key != NULL;
-		if (!written)
-			e->key = Concat(offer->periods[e->period].key, "_", e->transaction_type);
-		CheckRateKey(b, e->key, written);
-		inc_oj_pop(p, item);
-	}
-	inc_oj_pop(p, top);
+	offer->entries = inc_ob_objects(b, root, "incentives", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
+									&offer->nentries, sizeof(IncStandardEntry),
+									ReadStandardEntry, NULL);
 }
 
 /* stepped: threshold_definition. */
@@ -291,55 +297,48 @@ TierCompare(const void *a, const void *b)
 					   &((const IncTier *) b)->threshold);
 }
 
+/* stepped: one rates[] tier, its threshold not in thresholds yet. */
+static void
+ReadTier(IncOfferBuild *b, struct json_object *obj, void *elem, void *thresholds)
+{
+	IncOfferParse *p = b->p;
+	IncTier    *t = elem;
+	char		threshold[INC_NUM_BUF];
+	char		value[INC_NUM_BUF];
+	bool		written;
+
+	t->key = inc_oj_string(p, obj, "key", INC_OJ_NONEMPTY);
+	t->threshold = inc_oj_number(p, obj, "threshold", INC_OJ_ANY);
+	t->value = inc_oj_number(p, obj, "value", INC_OJ_NONNEG);
+	CheckPercentScale(b, &t->value, "value");
+	t->measure = ReadMeasure(b, obj);
+
+	/* the shortest form is canonical: 1000 and 1000.0 collide */
+	inc_dec_format_short(&t->threshold, threshold, sizeof(threshold));
+	if (inc_ob_seen(thresholds, inc_strdup(threshold)))
+		inc_oj_fail_at(p, "threshold", "duplicates threshold %s", threshold);
+
+	written = t->key != NULL;
+	if (!written)
+	{
+		char		buf[3 * INC_NUM_BUF + 64];
+
+		inc_dec_format_short(&t->value, value, sizeof(value));
+		snprintf(buf, sizeof(buf), "%s_%s_greater_than_or_equal_to_%s",
+				 value, t->measure, threshold);
+		t->key = inc_strdup(buf);
+	}
+	CheckRateKey(b, t->key, written);
+}
+
 /* stepped: rates (the tiers), distinct thresholds and keys, then sorted. */
 static void
 ParseTiers(IncOfferBuild *b, struct json_object *incentive)
 {
-	IncOfferParse *p = b->p;
 	IncStepped *st = &b->offer->stepped;
-	struct json_object *arr;
-	IncStrMap  *thresholds = inc_strmap_create();
-	size_t		top;
-	int			i;
 
-	inc_oj_array(p, incentive, "rates", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
-				 &arr, &st->ntiers);
-	st->tiers = inc_ob_alloc_array(st->ntiers, sizeof(IncTier));
-	top = inc_oj_push_field(p, "rates");
-	for (i = 0; i < st->ntiers; i++)
-	{
-		IncTier    *t = &st->tiers[i];
-		size_t		item = inc_oj_push_index(p, i);
-		struct json_object *obj = inc_oj_object_value(p, inc_oj_element(arr, i));
-		char		threshold[INC_NUM_BUF];
-		char		value[INC_NUM_BUF];
-		bool		written;
-
-		t->key = inc_oj_string(p, obj, "key", INC_OJ_NONEMPTY);
-		t->threshold = inc_oj_number(p, obj, "threshold", INC_OJ_ANY);
-		t->value = inc_oj_number(p, obj, "value", INC_OJ_NONNEG);
-		CheckPercentScale(b, &t->value, "value");
-		t->measure = ReadMeasure(b, obj);
-
-		/* the shortest form is canonical: 1000 and 1000.0 collide */
-		inc_dec_format_short(&t->threshold, threshold, sizeof(threshold));
-		if (inc_ob_seen(thresholds, inc_strdup(threshold)))
-			inc_oj_fail_at(p, "threshold", "duplicates threshold %s", threshold);
-
-		written = t->key != NULL;
-		if (!written)
-		{
-			char		buf[3 * INC_NUM_BUF + 64];
-
-			inc_dec_format_short(&t->value, value, sizeof(value));
-			snprintf(buf, sizeof(buf), "%s_%s_greater_than_or_equal_to_%s",
-					 value, t->measure, threshold);
-			t->key = inc_strdup(buf);
-		}
-		CheckRateKey(b, t->key, written);
-		inc_oj_pop(p, item);
-	}
-	inc_oj_pop(p, top);
+	st->tiers = inc_ob_objects(b, incentive, "rates", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
+							   &st->ntiers, sizeof(IncTier), ReadTier, inc_strmap_create());
 	qsort(st->tiers, (size_t) st->ntiers, sizeof(IncTier), TierCompare);
 }
 
@@ -355,6 +354,17 @@ ParseStepped(IncOfferBuild *b, struct json_object *incentive)
 	inc_ob_check_tier_mode(b);
 }
 
+/* stacked: one conversion.rates[] item after its SKU: rate > 0, from. */
+static void
+ReadConversionRate(IncOfferBuild *b, struct json_object *r, void *elem, void *ctx)
+{
+	IncConversionRate *cr = elem;
+
+	(void) ctx;
+	cr->rate = inc_oj_number(b->p, r, "rate", INC_OJ_POSITIVE);
+	cr->from_uom = inc_oj_string(b->p, r, "from", INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
+}
+
 /* stacked: one set's conversion object; fills *skus with its SKUs. */
 static void
 ParseConversion(IncOfferBuild *b, struct json_object *obj, IncSkuSet *set,
@@ -362,33 +372,14 @@ ParseConversion(IncOfferBuild *b, struct json_object *obj, IncSkuSet *set,
 {
 	IncOfferParse *p = b->p;
 	struct json_object *conv = inc_oj_object(p, obj, "conversion");
-	struct json_object *arr;
 	size_t		top = inc_oj_push_field(p, "conversion");
-	size_t		rates_top;
-	int			i;
+	SkuList		list = {skus, offsetof(IncConversionRate, sku_key), ReadConversionRate, NULL};
 
 	set->coverage_unit = inc_oj_string(p, conv, "coverage_unit",
 									   INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
-	inc_oj_array(p, conv, "rates", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
-				 &arr, &set->nconversions);
-	set->conversions = inc_ob_alloc_array(set->nconversions, sizeof(IncConversionRate));
-	rates_top = inc_oj_push_field(p, "rates");
-	for (i = 0; i < set->nconversions; i++)
-	{
-		IncConversionRate *cr = &set->conversions[i];
-		size_t		item = inc_oj_push_index(p, i);
-		struct json_object *r = inc_oj_object_value(p, inc_oj_element(arr, i));
-
-		cr->sku_key = inc_oj_string(p, r, "sku_key",
-									INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
-		cr->rate = inc_oj_number(p, r, "rate", INC_OJ_POSITIVE);
-		cr->from_uom = inc_oj_string(p, r, "from",
-									 INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
-		if (inc_ob_seen(skus, cr->sku_key))
-			inc_oj_fail_at(p, "sku_key", "duplicates sku \"%s\"", cr->sku_key);
-		inc_oj_pop(p, item);
-	}
-	inc_oj_pop(p, rates_top);
+	set->conversions = inc_ob_objects(b, conv, "rates", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
+									  &set->nconversions, sizeof(IncConversionRate),
+									  ReadSkuItem, &list);
 	inc_oj_pop(p, top);
 }
 
@@ -408,45 +399,43 @@ LinkPayRates(IncSkuSet *set)
 	}
 }
 
+/* stacked: one sku_sets[] item; *next is its index. */
+static void
+ReadSkuSet(IncOfferBuild *b, struct json_object *obj, void *elem, void *next)
+{
+	IncOfferParse *p = b->p;
+	IncSkuSet  *set = elem;
+	int			i = (*(int *) next)++;
+	void	  **slot;
+
+	/* the walk has counted the sets before this first one */
+	if (i == 0)
+		b->set_skus = inc_ob_alloc_array(b->offer->stacked.nsets, sizeof(IncStrMap *));
+	set->key = inc_oj_string(p, obj, "key", INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
+	set->period = inc_ob_period_key(b, obj);
+	set->transaction_type = inc_oj_string(p, obj, "transaction_type",
+										  INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
+	b->set_skus[i] = inc_strmap_create();
+	ParseConversion(b, obj, set, b->set_skus[i]);
+	ParseSkuRates(b, obj, INC_OJ_REQUIRED, b->set_skus[i],
+				  &set->rates, &set->nrates);
+	LinkPayRates(set);
+	slot = inc_strmap_slot(b->sets, set->key);
+	if (*slot != NULL)
+		inc_oj_fail_at(p, "key", "duplicates sku set key \"%s\"", set->key);
+	*slot = set;
+}
+
 /* stacked: sku_sets. */
 static void
 ParseSkuSets(IncOfferBuild *b, struct json_object *incentive)
 {
-	IncOfferParse *p = b->p;
 	IncStacked *sk = &b->offer->stacked;
-	struct json_object *arr;
-	size_t		top;
-	int			i;
+	int			next = 0;
 
-	inc_oj_array(p, incentive, "sku_sets", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
-				 &arr, &sk->nsets);
-	sk->sets = inc_ob_alloc_array(sk->nsets, sizeof(IncSkuSet));
 	b->sets = inc_strmap_create();
-	b->set_skus = inc_ob_alloc_array(sk->nsets, sizeof(IncStrMap *));
-	top = inc_oj_push_field(p, "sku_sets");
-	for (i = 0; i < sk->nsets; i++)
-	{
-		IncSkuSet  *set = &sk->sets[i];
-		size_t		item = inc_oj_push_index(p, i);
-		struct json_object *obj = inc_oj_object_value(p, inc_oj_element(arr, i));
-		void	  **slot;
-
-		set->key = inc_oj_string(p, obj, "key", INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
-		set->period = inc_ob_period_key(b, obj);
-		set->transaction_type = inc_oj_string(p, obj, "transaction_type",
-											  INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
-		b->set_skus[i] = inc_strmap_create();
-		ParseConversion(b, obj, set, b->set_skus[i]);
-		ParseSkuRates(b, obj, INC_OJ_REQUIRED, b->set_skus[i],
-					  &set->rates, &set->nrates);
-		LinkPayRates(set);
-		slot = inc_strmap_slot(b->sets, set->key);
-		if (*slot != NULL)
-			inc_oj_fail_at(p, "key", "duplicates sku set key \"%s\"", set->key);
-		*slot = set;
-		inc_oj_pop(p, item);
-	}
-	inc_oj_pop(p, top);
+	sk->sets = inc_ob_objects(b, incentive, "sku_sets", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
+							  &sk->nsets, sizeof(IncSkuSet), ReadSkuSet, &next);
 }
 
 /*
@@ -525,61 +514,56 @@ ParseStackSets(IncOfferBuild *b, struct json_object *obj, IncStack *stack)
 	inc_oj_pop(p, top);
 }
 
+/* stacked: one stacks[] item; an unwritten key joins its sets' keys with "_and_". */
+static void
+ReadStack(IncOfferBuild *b, struct json_object *obj, void *elem, void *ctx)
+{
+	IncStacked *sk = &b->offer->stacked;
+	IncStack   *stack = elem;
+	bool		written;
+	int			j;
+
+	(void) ctx;
+	stack->key = inc_oj_string(b->p, obj, "key", INC_OJ_NONEMPTY);
+	ParseStackSets(b, obj, stack);
+	CheckStackSetsDisjoint(b, stack);
+	written = stack->key != NULL;
+	if (!written)
+	{
+		size_t		len = 0;
+		char	   *key;
+
+		for (j = 0; j < stack->nsets; j++)
+			len += strlen(sk->sets[stack->sets[j]].key) + 5;
+		key = inc_alloc(len + 1);
+		len = 0;
+		for (j = 0; j < stack->nsets; j++)
+		{
+			const char *part = sk->sets[stack->sets[j]].key;
+			size_t		plen = strlen(part);
+
+			if (j > 0)
+			{
+				memcpy(key + len, "_and_", 5);
+				len += 5;
+			}
+			memcpy(key + len, part, plen);
+			len += plen;
+		}
+		key[len] = '\0';
+		stack->key = key;
+	}
+	CheckRateKey(b, stack->key, written);
+}
+
 /* stacked: stacks, after sku_sets. */
 static void
 ParseStacks(IncOfferBuild *b, struct json_object *incentive)
 {
-	IncOfferParse *p = b->p;
 	IncStacked *sk = &b->offer->stacked;
-	struct json_object *arr;
-	size_t		top;
-	int			i;
-	int			j;
 
-	inc_oj_array(p, incentive, "stacks", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
-				 &arr, &sk->nstacks);
-	sk->stacks = inc_ob_alloc_array(sk->nstacks, sizeof(IncStack));
-	top = inc_oj_push_field(p, "stacks");
-	for (i = 0; i < sk->nstacks; i++)
-	{
-		IncStack   *stack = &sk->stacks[i];
-		size_t		item = inc_oj_push_index(p, i);
-		struct json_object *obj = inc_oj_object_value(p, inc_oj_element(arr, i));
-		bool		written;
-
-		stack->key = inc_oj_string(p, obj, "key", INC_OJ_NONEMPTY);
-		ParseStackSets(b, obj, stack);
-		CheckStackSetsDisjoint(b, stack);
-		written = stack->key != NULL;
-		if (!written)
-		{
-			size_t		len = 0;
-			char	   *key;
-
-			for (j = 0; j < stack->nsets; j++)
-				len += strlen(sk->sets[stack->sets[j]].key) + 5;
-			key = inc_alloc(len + 1);
-			len = 0;
-			for (j = 0; j < stack->nsets; j++)
-			{
-				const char *part = sk->sets[stack->sets[j]].key;
-				size_t		plen = strlen(part);
-
-				if (j > 0)
-				{
-					memcpy(key + len, "_and_", 5);
-					len += 5;
-				}
-				memcpy(key + len, part, plen);
-				len += plen;
-			}
-			key[len] = '\0';
-			stack->key = key;
-		}
-		CheckRateKey(b, stack->key, written);
-		inc_oj_pop(p, item);
-	}
-	inc_oj_pop(p, top);
+	sk->stacks = inc_ob_objects(b, incentive, "stacks", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
+								&sk->nstacks, sizeof(IncStack), ReadStack, NULL);
 }
 
 /* The offer: top-level fields, then the strategy's structure. */

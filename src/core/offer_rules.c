@@ -78,12 +78,14 @@ inc_ob_check_tier_mode(IncOfferBuild *b)
 
 /*
  * One requirements[] item (path pushed): key, type, minimum, then filters
- * or property by type.
+ * or property by type; then its key against the earlier ones (keys).
  */
 static void
-ParseRequirement(IncOfferBuild *b, struct json_object *obj, IncRequirement *r)
+ParseRequirement(IncOfferBuild *b, struct json_object *obj, void *elem, void *keys)
 {
 	IncOfferParse *p = b->p;
+	IncRequirement *r = elem;
+
 
 	r->key = inc_oj_string(p, obj, "key", INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
 	r->type = (IncThresholdType) inc_ob_choice(b, obj, "type", inc_threshold_type_names,
@@ -99,33 +101,19 @@ ParseRequirement(IncOfferBuild *b, struct json_object *obj, IncRequirement *r)
 	}
 	else
 		inc_ob_filters(b, obj, "filters", &r->filters, &r->nfilters);
+	if (inc_ob_seen(keys, r->key))
+		inc_oj_fail_at(p, "key", "duplicates requirement key \"%s\"", r->key);
 }
 
 /* requirements: optional; distinct keys. */
 static void
 ParseRequirements(IncOfferBuild *b, struct json_object *root)
 {
-	IncOfferParse *p = b->p;
 	IncRules   *rules = &b->offer->rules;
-	struct json_object *arr;
-	IncStrMap  *keys = inc_strmap_create();
-	size_t		top;
-	int			i;
 
-	inc_oj_array(p, root, "requirements", 0, &arr, &rules->nrequirements);
-	rules->requirements = inc_ob_alloc_array(rules->nrequirements, sizeof(IncRequirement));
-	top = inc_oj_push_field(p, "requirements");
-	for (i = 0; i < rules->nrequirements; i++)
-	{
-		IncRequirement *r = &rules->requirements[i];
-		size_t		item = inc_oj_push_index(p, i);
-
-		ParseRequirement(b, inc_oj_object_value(p, inc_oj_element(arr, i)), r);
-		if (inc_ob_seen(keys, r->key))
-			inc_oj_fail_at(p, "key", "duplicates requirement key \"%s\"", r->key);
-		inc_oj_pop(p, item);
-	}
-	inc_oj_pop(p, top);
+	rules->requirements = inc_ob_objects(b, root, "requirements", 0, &rules->nrequirements,
+										 sizeof(IncRequirement), ParseRequirement,
+										 inc_strmap_create());
 }
 
 /*

@@ -26,7 +26,7 @@
 
 #include <string.h>
 
-typedef unsigned __int128 u128;
+#include "int128.h"
 
 
 #define OUT_OF_RANGE "numeric value out of range in incentive calculation"
@@ -136,41 +136,6 @@ big_set_u128(IncBig *b, u128 v, bool neg)
 	b->neg = b->len > 0 && neg;
 }
 
-static inline int
-ctz128(u128 v)
-{
-	uint64_t	lo = (uint64_t) v;
-
-	return lo ? __builtin_ctzll(lo) : 64 + __builtin_ctzll((uint64_t) (v >> 64));
-}
-
-/* gcd of two u128 (binary), gcd(0, x) = x. */
-static u128
-gcd_u128(u128 a, u128 b)
-{
-	int			shift;
-
-	if (a == 0)
-		return b;
-	if (b == 0)
-		return a;
-	shift = ctz128(a | b);
-	a >>= ctz128(a);
-	do
-	{
-		b >>= ctz128(b);
-		if (a > b)
-		{
-			u128		t = a;
-
-			a = b;
-			b = t;
-		}
-		b -= a;
-	} while (b != 0);
-	return a << shift;
-}
-
 /*
  * rat_set_small: r = (num, neg) / den, reduced by their gcd when either
  * is past 64 bits (so that the next operation stays on the fast path).
@@ -187,7 +152,7 @@ rat_set_small(IncRat *r, u128 num, bool neg, u128 den)
 	}
 	if ((num >> 64) != 0 || (den >> 64) != 0)
 	{
-		u128		g = gcd_u128(num, den);
+		u128		g = gcd128(num, den);
 
 		if (g > 1)
 		{
@@ -458,10 +423,12 @@ inc_rat_sub(IncRat *r, const IncRat *a, const IncRat *b)
 }
 
 /*
- * inc_rat_mul: r = a * b.
+ * rat_mul_frac: r = a * |n| / |d| with sign neg (d not zero): the product
+ * of inc_rat_mul (n/d = b) and the quotient of inc_rat_div (n/d = 1/b).
+ * Reads all of a, n and d before writing r, which may alias them.
  */
-void
-inc_rat_mul(IncRat *r, const IncRat *a, const IncRat *b)
+static inline void
+rat_mul_frac(IncRat *r, const IncRat *a, const IncBig *n, const IncBig *d, bool neg)
 {
 	Wide		num,
 				den;
@@ -471,16 +438,25 @@ inc_rat_mul(IncRat *r, const IncRat *a, const IncRat *b)
 				bd;
 
 	if (!inc_exact_only && big_u64(&a->num, &an) && big_u64(&a->den, &ad) &&
-		big_u64(&b->num, &bn) && big_u64(&b->den, &bd))
+		big_u64(n, &bn) && big_u64(d, &bd))
 	{
-		rat_set_small(r, (u128) an * bn, a->num.neg != b->num.neg, (u128) ad * bd);
+		rat_set_small(r, (u128) an * bn, neg, (u128) ad * bd);
 		return;
 	}
-	num.len = inc_mag_mul(num.d, a->num.d, a->num.len, b->num.d, b->num.len);
-	num.neg = a->num.neg != b->num.neg;
-	den.len = inc_mag_mul(den.d, a->den.d, a->den.len, b->den.d, b->den.len);
+	num.len = inc_mag_mul(num.d, a->num.d, a->num.len, n->d, n->len);
+	num.neg = neg;
+	den.len = inc_mag_mul(den.d, a->den.d, a->den.len, d->d, d->len);
 	den.neg = false;
 	rat_finish(r, &num, &den, false);
+}
+
+/*
+ * inc_rat_mul: r = a * b.
+ */
+void
+inc_rat_mul(IncRat *r, const IncRat *a, const IncRat *b)
+{
+	rat_mul_frac(r, a, &b->num, &b->den, a->num.neg != b->num.neg);
 }
 
 /*
@@ -489,27 +465,9 @@ inc_rat_mul(IncRat *r, const IncRat *a, const IncRat *b)
 void
 inc_rat_div(IncRat *r, const IncRat *a, const IncRat *b)
 {
-	Wide		num,
-				den;
-
-	uint64_t	an,
-				ad,
-				bn,
-				bd;
-
 	if (b->num.len == 0)
 		inc_fail(INC_ERR_INTERNAL, "division by zero in incentive calculation");
-	if (!inc_exact_only && big_u64(&a->num, &an) && big_u64(&a->den, &ad) &&
-		big_u64(&b->num, &bn) && big_u64(&b->den, &bd))
-	{
-		rat_set_small(r, (u128) an * bd, a->num.neg != b->num.neg, (u128) ad * bn);
-		return;
-	}
-	num.len = inc_mag_mul(num.d, a->num.d, a->num.len, b->den.d, b->den.len);
-	num.neg = a->num.neg != b->num.neg;
-	den.len = inc_mag_mul(den.d, a->den.d, a->den.len, b->num.d, b->num.len);
-	den.neg = false;
-	rat_finish(r, &num, &den, false);
+	rat_mul_frac(r, a, &b->den, &b->num, a->num.neg != b->num.neg);
 }
 
 /*
@@ -551,14 +509,10 @@ inc_rat_sign(const IncRat *a)
 int
 inc_rat_cmp(const IncRat *a, const IncRat *b)
 {
-	int			sa = inc_rat_sign(a);
-	int			sb = inc_rat_sign(b);
 	int			c;
 
-	if (sa != sb)
-		return sa < sb ? -1 : 1;
-	if (sa == 0)
-		return 0;
+	if (inc_cmp_signs(inc_rat_sign(a), inc_rat_sign(b), &c))
+		return c;
 	if (!inc_exact_only)
 	{
 		uint64_t	an,
@@ -573,7 +527,7 @@ inc_rat_cmp(const IncRat *a, const IncRat *b)
 						y = (u128) bn * ad;
 
 			c = (x > y) - (x < y);
-			return sa < 0 ? -c : c;
+			return a->num.neg ? -c : c;
 		}
 	}
 	if (big_eq(&a->den, &b->den))
@@ -589,7 +543,7 @@ inc_rat_cmp(const IncRat *a, const IncRat *b)
 		yn = inc_mag_mul(y, b->num.d, b->num.len, a->den.d, a->den.len);
 		c = inc_mag_cmp(x, xn, y, yn);
 	}
-	return sa < 0 ? -c : c;
+	return a->num.neg ? -c : c;
 }
 
 /* x = x * 10^n, x having room for the growth. */

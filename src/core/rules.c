@@ -177,15 +177,7 @@ Hold(void *ctx, const IncRow *row, const IncRat *exact)
 	IncRulesState *rs = ctx;
 
 	if (rs->nheld == rs->held_cap)
-	{
-		int			cap = rs->held_cap ? rs->held_cap * 2 : 16;
-		HeldRow    *held = inc_alloc(sizeof(HeldRow) * cap);
-
-		if (rs->nheld)
-			memcpy(held, rs->held, sizeof(HeldRow) * rs->nheld);
-		rs->held = held;
-		rs->held_cap = cap;
-	}
+		rs->held = inc_grow(rs->held, rs->nheld, &rs->held_cap, sizeof(HeldRow), 16);
 	rs->held[rs->nheld].row = *row;
 	rs->held[rs->nheld].exact = *exact;
 	rs->nheld++;
@@ -397,14 +389,11 @@ Requirements(IncJsonBuf *b, const IncOffer *offer, const IncRulesState *rs)
 		IncRat		gap;
 
 		inc_json_raw(b, r ? ",{" : "{");
-		inc_json_key(b, "key");
-		inc_json_string(b, req->key);
+		inc_json_key_string(b, "key", req->key);
 		inc_json_raw(b, ",");
-		inc_json_key(b, "type");
-		inc_json_string(b, inc_threshold_type_name(req->type));
+		inc_json_key_string(b, "type", inc_threshold_type_name(req->type));
 		inc_json_raw(b, ",");
-		inc_json_key(b, "property_key");
-		inc_json_string(b, req->property_key);
+		inc_json_key_string(b, "property_key", req->property_key);
 		inc_json_raw(b, ",\"minimum\":");
 		inc_json_dec(b, &req->minimum);
 		inc_json_raw(b, ",\"value\":");
@@ -441,8 +430,7 @@ Limits(IncJsonBuf *b, const IncOffer *offer, const IncRulesState *rs)
 	inc_json_raw(b, ",\"amount_before_limits\":");
 	inc_json_rat(b, &rs->before, 6);
 	inc_json_raw(b, ",");
-	inc_json_key(b, "applied");
-	inc_json_string(b, rs->applied);
+	inc_json_key_string(b, "applied", rs->applied);
 	inc_json_raw(b, "}");
 }
 
@@ -473,8 +461,7 @@ inc_rules_diagnose(IncCalc *c, const IncOffer *offer, IncRulesState *rs,
 	inc_json_init(&b);
 	inc_json_raw(&b, head);
 	inc_json_raw(&b, strcmp(head, "{") == 0 ? "\"rules\":{" : ",\"rules\":{");
-	inc_json_key(&b, "enrollment");
-	inc_json_string(&b, inc_enrollment_name(offer->rules.enrollment));
+	inc_json_key_string(&b, "enrollment", inc_enrollment_name(offer->rules.enrollment));
 	inc_json_raw(&b, ",");
 	Windows(&b, offer, rs);
 	inc_json_raw(&b, ",");
@@ -498,8 +485,7 @@ Filters(IncJsonBuf *b, const IncOffer *offer, const IncFilter *filters, int n)
 	for (i = 0; i < n; i++)
 	{
 		inc_json_raw(b, i ? ",{" : "{");
-		inc_json_key(b, "period_key");
-		inc_json_string(b, offer->periods[filters[i].period].key);
+		inc_json_key_string(b, "period_key", offer->periods[filters[i].period].key);
 		inc_json_raw(b, ",\"sku_keys\":[");
 		for (k = 0; k < filters[i].nskus; k++)
 		{
@@ -508,8 +494,7 @@ Filters(IncJsonBuf *b, const IncOffer *offer, const IncFilter *filters, int n)
 			inc_json_string(b, filters[i].sku_keys[k]);
 		}
 		inc_json_raw(b, "],");
-		inc_json_key(b, "transaction_type");
-		inc_json_string(b, filters[i].transaction_type);
+		inc_json_key_string(b, "transaction_type", filters[i].transaction_type);
 		inc_json_raw(b, "}");
 	}
 	inc_json_raw(b, "]");
@@ -530,16 +515,13 @@ inc_rules_requirements_json(const IncOffer *offer)
 		const IncRequirement *req = &rules->requirements[r];
 
 		inc_json_raw(&b, r ? ",{" : "{");
-		inc_json_key(&b, "key");
-		inc_json_string(&b, req->key);
+		inc_json_key_string(&b, "key", req->key);
 		inc_json_raw(&b, ",");
-		inc_json_key(&b, "type");
-		inc_json_string(&b, inc_threshold_type_name(req->type));
+		inc_json_key_string(&b, "type", inc_threshold_type_name(req->type));
 		inc_json_raw(&b, ",\"minimum\":");
 		inc_json_dec(&b, &req->minimum);
 		inc_json_raw(&b, ",");
-		inc_json_key(&b, "property_key");
-		inc_json_string(&b, req->property_key);
+		inc_json_key_string(&b, "property_key", req->property_key);
 		inc_json_raw(&b, ",\"filters\":");
 		if (req->nfilters)
 			Filters(&b, offer, req->filters, req->nfilters);

@@ -60,6 +60,22 @@ typedef struct IncStrategyOps
 	void		(*rates) (const IncOffer *offer, IncRateFn fn, void *ctx);
 } IncStrategyOps;
 
+/*
+ * INC_STRATEGY_OPS: define the table name of strategy value whose
+ * operations are named Prefix + the operation (PrefixIndex, PrefixBegin,
+ * PrefixObserve, PrefixFinish, PrefixDiagnose, PrefixRates).
+ */
+#define INC_STRATEGY_OPS(name, value, Prefix) \
+	const IncStrategyOps name = { \
+		.strategy = value, \
+		.index = Prefix##Index, \
+		.begin = Prefix##Begin, \
+		.observe = Prefix##Observe, \
+		.finish = Prefix##Finish, \
+		.diagnose = Prefix##Diagnose, \
+		.rates = Prefix##Rates, \
+	}
+
 /* The strategies (strategy_standard.c, strategy_stepped.c, strategy_stacked.c). */
 extern const IncStrategyOps inc_standard_ops;
 extern const IncStrategyOps inc_stepped_ops;

@@ -115,15 +115,7 @@ StackedObserve(IncCalc *c, const IncOffer *offer, void *state,
 		inc_sum_add_rat(&ss->sum, &coverage);
 	}
 	if (ss->n == ss->cap)
-	{
-		int			cap = ss->cap ? ss->cap * 2 : 8;
-		SetMember  *members = inc_alloc(sizeof(SetMember) * cap);
-
-		if (ss->n)
-			memcpy(members, ss->members, sizeof(SetMember) * ss->n);
-		ss->members = members;
-		ss->cap = cap;
-	}
+		ss->members = inc_grow(ss->members, ss->n, &ss->cap, sizeof(SetMember), 8);
 	ss->members[ss->n++] = (SetMember)
 	{
 		txn, hook->b
@@ -294,11 +286,9 @@ StackedDiagnose(IncCalc *c, const IncOffer *offer, void *state)
 		const IncSkuSet *set = &offer->stacked.sets[i];
 
 		inc_json_raw(&b, i ? ",{" : "{");
-		inc_json_key(&b, "key");
-		inc_json_string(&b, set->key);
+		inc_json_key_string(&b, "key", set->key);
 		inc_json_raw(&b, ",");
-		inc_json_key(&b, "coverage_unit");
-		inc_json_string(&b, set->coverage_unit);
+		inc_json_key_string(&b, "coverage_unit", set->coverage_unit);
 		inc_json_raw(&b, ",\"coverage\":");
 		inc_json_rat(&b, &st->sets[i].coverage, 6);
 		snprintf(count, sizeof(count), ",\"transactions\":%d}", st->sets[i].n);
@@ -312,8 +302,7 @@ StackedDiagnose(IncCalc *c, const IncOffer *offer, void *state)
 		bool		earns = inc_rat_sign(overlap) > 0;
 
 		inc_json_raw(&b, i ? ",{" : "{");
-		inc_json_key(&b, "rate_key");
-		inc_json_string(&b, stack->key);
+		inc_json_key_string(&b, "rate_key", stack->key);
 		inc_json_raw(&b, ",\"sku_set_keys\":[");
 		for (j = 0; j < stack->nsets; j++)
 		{
@@ -364,15 +353,12 @@ StackedRates(const IncOffer *offer, IncRateFn fn, void *ctx)
 			{
 				const IncConversionRate *conv = &set->conversions[i];
 				const IncSkuRate *pay = PayRate(set, i);
-				IncRateRow	row = {0};
+				IncRateRow	row = inc_rate_row(offer, stack->key, pay ? &pay->rate : &zero,
+											   pay ? pay->measure : "dollars",
+											   &offer->periods[set->period],
+											   set->transaction_type);
 
-				row.offer = offer;
-				row.rate_key = stack->key;
 				row.sku_key = conv->sku_key;
-				row.rate_value = pay ? pay->rate : zero;
-				row.measure = pay ? pay->measure : "dollars";
-				row.period = &offer->periods[set->period];
-				row.transaction_type = set->transaction_type;
 				row.sku_set_key = set->key;
 				row.stack_key = stack->key;
 				row.coverage_unit = set->coverage_unit;
@@ -384,12 +370,4 @@ StackedRates(const IncOffer *offer, IncRateFn fn, void *ctx)
 	}
 }
 
-const IncStrategyOps inc_stacked_ops = {
-	.strategy = INC_STACKED,
-	.index = StackedIndex,
-	.begin = StackedBegin,
-	.observe = StackedObserve,
-	.finish = StackedFinish,
-	.diagnose = StackedDiagnose,
-	.rates = StackedRates,
-};
+INC_STRATEGY_OPS(inc_stacked_ops, INC_STACKED, Stacked);

@@ -142,14 +142,11 @@ StandardDiagnose(IncCalc *c, const IncOffer *offer, void *state)
 		const IncPeriod *period = &offer->periods[entry->period];
 
 		inc_json_raw(&b, i ? ",{" : "{");
-		inc_json_key(&b, "rate_key");
-		inc_json_string(&b, entry->key);
+		inc_json_key_string(&b, "rate_key", entry->key);
 		inc_json_raw(&b, ",");
-		inc_json_key(&b, "label");
-		inc_json_string(&b, entry->label);
+		inc_json_key_string(&b, "label", entry->label);
 		inc_json_raw(&b, ",");
-		inc_json_key(&b, "period_key");
-		inc_json_string(&b, period->key);
+		inc_json_key_string(&b, "period_key", period->key);
 		inc_json_raw(&b, ",");
 		inc_json_key(&b, "period_start_date");
 		inc_date_format(period->start_date, text, sizeof(text));
@@ -159,19 +156,16 @@ StandardDiagnose(IncCalc *c, const IncOffer *offer, void *state)
 		inc_date_format(period->end_date, text, sizeof(text));
 		inc_json_string(&b, text);
 		inc_json_raw(&b, ",");
-		inc_json_key(&b, "transaction_type");
-		inc_json_string(&b, entry->transaction_type);
+		inc_json_key_string(&b, "transaction_type", entry->transaction_type);
 		inc_json_raw(&b, ",\"rates\":[");
 		for (j = 0; j < entry->nrates; j++)
 		{
 			inc_json_raw(&b, j ? ",{" : "{");
-			inc_json_key(&b, "sku_key");
-			inc_json_string(&b, entry->rates[j].sku_key);
+			inc_json_key_string(&b, "sku_key", entry->rates[j].sku_key);
 			inc_json_raw(&b, ",\"rate\":");
 			inc_json_dec(&b, &entry->rates[j].rate);
 			inc_json_raw(&b, ",");
-			inc_json_key(&b, "measure");
-			inc_json_string(&b, entry->rates[j].measure);
+			inc_json_key_string(&b, "measure", entry->rates[j].measure);
 			inc_json_raw(&b, "}");
 		}
 		snprintf(text, sizeof(text), "],\"transactions\":%d,\"incentive_amount\":",
@@ -197,26 +191,15 @@ StandardRates(const IncOffer *offer, IncRateFn fn, void *ctx)
 
 		for (j = 0; j < entry->nrates; j++)
 		{
-			IncRateRow	row = {0};
+			const IncSkuRate *rate = &entry->rates[j];
+			IncRateRow	row = inc_rate_row(offer, entry->key, &rate->rate, rate->measure,
+										   &offer->periods[entry->period],
+										   entry->transaction_type);
 
-			row.offer = offer;
-			row.rate_key = entry->key;
-			row.sku_key = entry->rates[j].sku_key;
-			row.rate_value = entry->rates[j].rate;
-			row.measure = entry->rates[j].measure;
-			row.period = &offer->periods[entry->period];
-			row.transaction_type = entry->transaction_type;
+			row.sku_key = rate->sku_key;
 			inc_rate_row_emit(&row, fn, ctx);
 		}
 	}
 }
 
-const IncStrategyOps inc_standard_ops = {
-	.strategy = INC_STANDARD,
-	.index = StandardIndex,
-	.begin = StandardBegin,
-	.observe = StandardObserve,
-	.finish = StandardFinish,
-	.diagnose = StandardDiagnose,
-	.rates = StandardRates,
-};
+INC_STRATEGY_OPS(inc_standard_ops, INC_STANDARD, Standard);

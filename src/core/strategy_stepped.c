@@ -396,8 +396,7 @@ Bands(IncJsonBuf *b, const IncOffer *offer, const SteppedState *st, const IncTie
 			inc_rat_sub(&volume, &volume, &from);
 		}
 		inc_json_raw(b, i ? ",{" : "{");
-		inc_json_key(b, "rate_key");
-		inc_json_string(b, tier->key);
+		inc_json_key_string(b, "rate_key", tier->key);
 		inc_json_raw(b, ",\"from\":");
 		inc_json_dec(b, &tier->threshold);
 		inc_json_raw(b, ",\"to\":");
@@ -437,14 +436,11 @@ SteppedDiagnose(IncCalc *c, const IncOffer *offer, void *state)
 	value = st->has_value ? &st->value : NULL;
 	inc_json_init(&b);
 	inc_json_raw(&b, "{");
-	inc_json_key(&b, "tier_mode");
-	inc_json_string(&b, inc_tier_mode_name(stepped->tier_mode));
+	inc_json_key_string(&b, "tier_mode", inc_tier_mode_name(stepped->tier_mode));
 	inc_json_raw(&b, ",");
-	inc_json_key(&b, "threshold_type");
-	inc_json_string(&b, inc_threshold_type_name(stepped->threshold_type));
+	inc_json_key_string(&b, "threshold_type", inc_threshold_type_name(stepped->threshold_type));
 	inc_json_raw(&b, ",");
-	inc_json_key(&b, "property_key");
-	inc_json_string(&b, stepped->property_key);
+	inc_json_key_string(&b, "property_key", stepped->property_key);
 	inc_json_raw(&b, ",");
 	inc_json_key(&b, "threshold_value");
 	inc_json_rat(&b, value, 6);
@@ -465,8 +461,7 @@ SteppedDiagnose(IncCalc *c, const IncOffer *offer, void *state)
 			next = tier;
 		TierTotal(c, offer, st, tier, &total);
 		inc_json_raw(&b, i ? ",{" : "{");
-		inc_json_key(&b, "rate_key");
-		inc_json_string(&b, tier->key);
+		inc_json_key_string(&b, "rate_key", tier->key);
 		inc_json_raw(&b, ",");
 		inc_json_key(&b, "threshold");
 		inc_json_dec(&b, &tier->threshold);
@@ -474,19 +469,16 @@ SteppedDiagnose(IncCalc *c, const IncOffer *offer, void *state)
 		inc_json_key(&b, "value");
 		inc_json_dec(&b, &tier->value);
 		inc_json_raw(&b, ",");
-		inc_json_key(&b, "measure");
-		inc_json_string(&b, tier->measure);
+		inc_json_key_string(&b, "measure", tier->measure);
 		inc_json_raw(&b, met ? ",\"met\":true," : ",\"met\":false,");
 		inc_json_key(&b, "incentive_amount");
 		inc_json_rat(&b, &total, 2);
 		inc_json_raw(&b, "}");
 	}
 	inc_json_raw(&b, "],");
-	inc_json_key(&b, "selected_rate_key");
-	inc_json_string(&b, st->tier ? st->tier->key : NULL);
+	inc_json_key_string(&b, "selected_rate_key", st->tier ? st->tier->key : NULL);
 	inc_json_raw(&b, ",");
-	inc_json_key(&b, "next_rate_key");
-	inc_json_string(&b, next ? next->key : NULL);
+	inc_json_key_string(&b, "next_rate_key", next ? next->key : NULL);
 	inc_json_raw(&b, ",");
 	if (next)
 	{
@@ -531,28 +523,16 @@ SteppedRates(const IncOffer *offer, IncRateFn fn, void *ctx)
 	}
 	for (i = 0; i < stepped->ntiers; i++)
 	{
-		IncRateRow	row = {0};
+		const IncTier *tier = &stepped->tiers[i];
+		IncRateRow	row = inc_rate_row(offer, tier->key, &tier->value, tier->measure,
+									   period, transaction_type);
 
-		row.offer = offer;
-		row.rate_key = stepped->tiers[i].key;
-		row.rate_value = stepped->tiers[i].value;
-		row.measure = stepped->tiers[i].measure;
-		row.threshold = &stepped->tiers[i].threshold;
+		row.threshold = &tier->threshold;
 		row.threshold_type = inc_threshold_type_name(stepped->threshold_type);
 		row.threshold_property_key = stepped->property_key;
 		row.tier_mode = inc_tier_mode_name(stepped->tier_mode);
-		row.period = period;
-		row.transaction_type = transaction_type;
 		inc_rate_row_emit(&row, fn, ctx);
 	}
 }
 
-const IncStrategyOps inc_stepped_ops = {
-	.strategy = INC_STEPPED,
-	.index = SteppedIndex,
-	.begin = SteppedBegin,
-	.observe = SteppedObserve,
-	.finish = SteppedFinish,
-	.diagnose = SteppedDiagnose,
-	.rates = SteppedRates,
-};
+INC_STRATEGY_OPS(inc_stepped_ops, INC_STEPPED, Stepped);

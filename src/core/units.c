@@ -58,15 +58,8 @@ inc_units_intern(IncUnits *u, const char *uom, size_t len)
 	if (u->nnames == MAX_UNITS)
 		inc_fail(INC_ERR_RANGE, "too many units of measure");
 	if (u->nnames + 1 >= u->names_cap)
-	{
-		int			cap = u->names_cap ? u->names_cap * 2 : 16;
-		const char **names = inc_alloc(sizeof(char *) * cap);
-
-		if (u->nnames)
-			memcpy(names, u->names, sizeof(char *) * (u->nnames + 1));
-		u->names = names;
-		u->names_cap = cap;
-	}
+		u->names = inc_grow(u->names, u->nnames ? u->nnames + 1 : 0, &u->names_cap,
+							sizeof(char *), 16);
 	name = inc_alloc(len + 1);
 	memcpy(name, uom, len);
 	u->names[++u->nnames] = name;

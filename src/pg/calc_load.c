@@ -39,6 +39,14 @@ typedef enum KeptRead
 	NUM_READS
 } KeptRead;
 
+/* The parts the offer reads and the property reads share. */
+#define OFFERS_IN_KEYS \
+	"($1 IS NULL OR offer_key OPERATOR(pg_catalog.=) ANY ($1))"
+#define OFFERS_ORDER " ORDER BY offer_key COLLATE \"C\""
+#define PROPERTIES_SELECT \
+	"SELECT participant_key, property_key, value FROM incentives.participant_properties WHERE "
+#define PROPERTIES_IN_KEYS "property_key OPERATOR(pg_catalog.=) ANY ($1)"
+
 static const struct
 {
 	const char *query;
@@ -46,24 +54,19 @@ static const struct
 	Oid			argtypes[2];
 }			reads[NUM_READS] = {
 	[READ_OFFERS] = {"SELECT offer_key, document FROM incentives.offers"
-		" WHERE $1 IS NULL OR offer_key OPERATOR(pg_catalog.=) ANY ($1)"
-	" ORDER BY offer_key COLLATE \"C\"", 1, {TEXTARRAYOID}},
+		" WHERE " OFFERS_IN_KEYS OFFERS_ORDER, 1, {TEXTARRAYOID}},
 	[READ_OFFER_VERSIONS] = {"SELECT offer_key, document FROM incentives.offer_versions"
-		" WHERE ($1 IS NULL OR offer_key OPERATOR(pg_catalog.=) ANY ($1))"
+		" WHERE " OFFERS_IN_KEYS
 		" AND valid_from OPERATOR(pg_catalog.<=) $2"
 		" AND (valid_to IS NULL OR valid_to OPERATOR(pg_catalog.>) $2)"
-	" ORDER BY offer_key COLLATE \"C\"", 2, {TEXTARRAYOID, TIMESTAMPTZOID}},
+	OFFERS_ORDER, 2, {TEXTARRAYOID, TIMESTAMPTZOID}},
 	[READ_SKUS] = {"SELECT sku_key, uom_key FROM incentives.skus"
 	" WHERE sku_key OPERATOR(pg_catalog.=) ANY ($1)", 1, {TEXTARRAYOID}},
 	[READ_CONVERSIONS] = {"SELECT from_uom_key, to_uom_key, factor FROM incentives.uom_conversions",
 	0, {InvalidOid}},
-	[READ_PROPERTIES_ALL] = {"SELECT participant_key, property_key, value"
-		" FROM incentives.participant_properties"
-	" WHERE property_key OPERATOR(pg_catalog.=) ANY ($1)", 1, {TEXTARRAYOID}},
-	[READ_PROPERTIES_ONE] = {"SELECT participant_key, property_key, value"
-		" FROM incentives.participant_properties"
-		" WHERE participant_key OPERATOR(pg_catalog.=) $2"
-	" AND property_key OPERATOR(pg_catalog.=) ANY ($1)", 2, {TEXTARRAYOID, TEXTOID}},
+	[READ_PROPERTIES_ALL] = {PROPERTIES_SELECT PROPERTIES_IN_KEYS, 1, {TEXTARRAYOID}},
+	[READ_PROPERTIES_ONE] = {PROPERTIES_SELECT "participant_key OPERATOR(pg_catalog.=) $2 AND "
+	PROPERTIES_IN_KEYS, 2, {TEXTARRAYOID, TEXTOID}},
 };
 
 static SPIPlanPtr kept[NUM_READS];

@@ -461,16 +461,21 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics, bool request)
 	return (Datum) 0;
 }
 
-PG_FUNCTION_INFO_V1(incentives_incentive_calculate);
+/*
+ * The SQL-callable entry points: each is Calculate with its diagnostics
+ * and request flags.
+ */
+#define CALCULATE_ENTRY(name, diagnostics, request) \
+	PG_FUNCTION_INFO_V1(name); \
+	Datum \
+	name(PG_FUNCTION_ARGS) \
+	{ \
+		return Calculate(fcinfo, diagnostics, request); \
+	} \
+	extern int	no_such_variable
 
 /* incentives_incentive_calculate: the earning rows (docs/reference.md, Earning rows). */
-Datum
-incentives_incentive_calculate(PG_FUNCTION_ARGS)
-{
-	return Calculate(fcinfo, false, false);
-}
-
-PG_FUNCTION_INFO_V1(incentives_incentive_diagnostics);
+CALCULATE_ENTRY(incentives_incentive_calculate, false, false);
 
 /*
  * incentives_incentive_diagnostics: per participant and requested offer
@@ -478,32 +483,16 @@ PG_FUNCTION_INFO_V1(incentives_incentive_diagnostics);
  * overlaps behind the earnings, touched or not (engine.h,
  * inc_engine_set_diagnostics).
  */
-Datum
-incentives_incentive_diagnostics(PG_FUNCTION_ARGS)
-{
-	return Calculate(fcinfo, true, false);
-}
-
-PG_FUNCTION_INFO_V1(incentives_calculate_request);
+CALCULATE_ENTRY(incentives_incentive_diagnostics, true, false);
 
 /*
  * incentives_calculate_request: incentive_calculate with the request's
  * enrollment windows added (incentives.calculate's what-if).
  */
-Datum
-incentives_calculate_request(PG_FUNCTION_ARGS)
-{
-	return Calculate(fcinfo, false, true);
-}
-
-PG_FUNCTION_INFO_V1(incentives_diagnostics_request);
+CALCULATE_ENTRY(incentives_calculate_request, false, true);
 
 /*
  * incentives_diagnostics_request: incentive_diagnostics with the request's
  * enrollment windows added.
  */
-Datum
-incentives_diagnostics_request(PG_FUNCTION_ARGS)
-{
-	return Calculate(fcinfo, true, true);
-}
+CALCULATE_ENTRY(incentives_diagnostics_request, true, true);

@@ -14,6 +14,7 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "commands/trigger.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/numeric.h"
@@ -315,4 +316,26 @@ pg_cstring_array(const char *const *items, int n)
 	for (i = 0; i < n; i++)
 		elems[i] = CStringGetTextDatum(items[i]);
 	return PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+/*
+ * pg_row_trigger_tuple: the row of a row-level trigger call fired before
+ * (after false) or after the event, the new row for an UPDATE; an error
+ * naming the SQL function name when fcinfo is no such call.
+ */
+HeapTuple
+pg_row_trigger_tuple(FunctionCallInfo fcinfo, bool after, const char *name)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) ||
+		(after ? !TRIGGER_FIRED_AFTER(trigdata->tg_event) :
+		 !TRIGGER_FIRED_BEFORE(trigdata->tg_event)) ||
+		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("%s() must be %s ROW trigger", name,
+						after ? "an AFTER" : "a BEFORE")));
+	return TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event) ?
+		trigdata->tg_newtuple : trigdata->tg_trigtuple;
 }

@@ -216,15 +216,8 @@ incentives_enrollments_check(PG_FUNCTION_ARGS)
 	SPIPlanPtr	plan;
 	int			rc;
 
-	if (!CALLED_AS_TRIGGER(fcinfo) ||
-		!TRIGGER_FIRED_AFTER(trigdata->tg_event) ||
-		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event))
-		ereport(ERROR,
-				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("incentives_internal.enrollments_check() must be an AFTER ROW trigger")));
+	tuple = pg_row_trigger_tuple(fcinfo, true, "incentives_internal.enrollments_check");
 	rel = trigdata->tg_relation;
-	tuple = TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event) ?
-		trigdata->tg_newtuple : trigdata->tg_trigtuple;
 	desc = RelationGetDescr(rel);
 	participant = TextDatumGetCString(heap_getattr(tuple, Column(rel, "participant_key"), desc, &isnull));
 	offer = TextDatumGetCString(heap_getattr(tuple, Column(rel, "offer_key"), desc, &isnull));

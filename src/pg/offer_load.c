@@ -101,15 +101,7 @@ incentives_offers_validate(PG_FUNCTION_ARGS)
 	Datum		document;
 	char	   *message;
 
-	if (!CALLED_AS_TRIGGER(fcinfo) ||
-		!TRIGGER_FIRED_BEFORE(trigdata->tg_event) ||
-		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event))
-		ereport(ERROR,
-				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("incentives.offers_validate() must be a BEFORE ROW trigger")));
-
-	tuple = TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event) ?
-		trigdata->tg_newtuple : trigdata->tg_trigtuple;
+	tuple = pg_row_trigger_tuple(fcinfo, false, "incentives.offers_validate");
 	tupdesc = RelationGetDescr(trigdata->tg_relation);
 	attnum = SPI_fnumber(tupdesc, "document");
 	if (attnum <= 0)

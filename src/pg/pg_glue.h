@@ -12,6 +12,8 @@
 
 #include "postgres.h"
 
+#include "access/htup.h"
+#include "fmgr.h"
 #include "utils/jsonb.h"
 
 #include "core/core.h"
@@ -38,5 +40,6 @@ extern Datum pg_dec_to_numeric(const IncDec *d);
 #define PG_NUMERIC_BUF 40
 extern Datum pg_dec_to_numeric_in(const IncDec *d, void *buf);
 extern Datum pg_cstring_array(const char *const *items, int n);
+extern HeapTuple pg_row_trigger_tuple(FunctionCallInfo fcinfo, bool after, const char *name);
 
 #endif							/* INC_PG_GLUE_H */

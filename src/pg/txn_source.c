@@ -690,6 +690,22 @@ GroupsFor(TxnSource *src)
 	src->next_group = 0;
 }
 
+/*
+ * RecordCoef: a coefficient of a record: the narrow one, or (wide) the
+ * next 16 bytes after the record header at *p, which then moves past them.
+ */
+static inline inc_int128
+RecordCoef(const char **p, bool wide, int64 narrow)
+{
+	inc_int128	coef;
+
+	if (!wide)
+		return narrow;
+	memcpy(&coef, *p, sizeof(inc_int128));
+	*p += sizeof(inc_int128);
+	return coef;
+}
+
 /* ExpandRecord: a stored record as the engine's IncTxn. */
 static inline void
 ExpandRecord(const TxnSource *src, const TxnRec *r, IncTxn *t)
@@ -703,21 +719,9 @@ ExpandRecord(const TxnSource *src, const TxnRec *r, IncTxn *t)
 	t->uom_id = r->uom_id;
 	t->uom_key = src->uom_names[r->uom_id];
 	t->quantity.scale = r->qscale;
-	if (r->flags & REC_WIDE_QUANTITY)
-	{
-		memcpy(&t->quantity.coef, p, sizeof(inc_int128));
-		p += sizeof(inc_int128);
-	}
-	else
-		t->quantity.coef = r->quantity;
+	t->quantity.coef = RecordCoef(&p, r->flags & REC_WIDE_QUANTITY, r->quantity);
 	t->amount.scale = r->ascale;
-	if (r->flags & REC_WIDE_AMOUNT)
-	{
-		memcpy(&t->amount.coef, p, sizeof(inc_int128));
-		p += sizeof(inc_int128);
-	}
-	else
-		t->amount.coef = r->amount;
+	t->amount.coef = RecordCoef(&p, r->flags & REC_WIDE_AMOUNT, r->amount);
 	p = (const char *) TYPEALIGN(4, p + r->plen + 1);
 	t->transaction_id = p + VARHDRSZ;
 }

@@ -14,65 +14,15 @@
 
 #include "unit.h"
 #include "../../src/core/bigint.h"
-#include "../../src/core/rational.h"
+#include "unit_num.h"
 
-#define OUT_OF_RANGE "numeric value out of range in incentive calculation"
+static uint64_t lcg_state = UNIT_LCG_SEED;
 
-
-static uint64_t lcg_state = 0x2545F4914F6CDD1DULL;
-
-/* Next pseudo-random 32 bits (Knuth's MMIX LCG, high half). */
+/* This file's stream of pseudo-random 32 bits. */
 static uint32_t
 lcg(void)
 {
-	lcg_state = lcg_state * 6364136223846793005ULL + 1442695040888963407ULL;
-	return (uint32_t) (lcg_state >> 32);
-}
-
-/* Parse s, which must be valid. */
-static IncDec
-D(const char *s)
-{
-	IncDec		d = {0, 0};
-
-	CHECK(inc_dec_parse(s, strlen(s), &d) == INC_DEC_OK);
-	return d;
-}
-
-/* The rational of decimal text s. */
-static IncRat
-R(const char *s)
-{
-	IncDec		d = D(s);
-	IncRat		r;
-
-	inc_rat_from_dec(&r, &d);
-	return r;
-}
-
-/* Text of a rational at scale, in one of a few rotating buffers. */
-static const char *
-F(const IncRat *r, int scale)
-{
-	static char bufs[4][1024];
-	static int	next;
-	char	   *b = bufs[next++ % 4];
-
-	inc_rat_format(r, scale, b, 1024);
-	return b;
-}
-
-/* a / b as a rational */
-static IncRat
-Q(int64_t a, int64_t b)
-{
-	IncRat		x,
-				y;
-
-	inc_rat_from_int(&x, a);
-	inc_rat_from_int(&y, b);
-	inc_rat_div(&x, &x, &y);
-	return x;
+	return unit_lcg(&lcg_state);
 }
 
 /* Decimal schoolbook product of digit strings (no leading zeros). */
@@ -122,6 +72,11 @@ typedef struct Pair
 	int			op;				/* 0 add, 1 sub, 2 mul, 3 div, 4 format */
 } Pair;
 
+/* The operations of Pair.op 0 .. 3. */
+static void (*const rat_ops[4]) (IncRat *r, const IncRat *a, const IncRat *b) = {
+	inc_rat_add, inc_rat_sub, inc_rat_mul, inc_rat_div
+};
+
 static void
 fail_op(void *arg)
 {
@@ -129,24 +84,10 @@ fail_op(void *arg)
 	IncRat		r;
 	char		buf[16];
 
-	switch (p->op)
-	{
-		case 0:
-			inc_rat_add(&r, &p->a, &p->b);
-			break;
-		case 1:
-			inc_rat_sub(&r, &p->a, &p->b);
-			break;
-		case 2:
-			inc_rat_mul(&r, &p->a, &p->b);
-			break;
-		case 3:
-			inc_rat_div(&r, &p->a, &p->b);
-			break;
-		default:
-			inc_rat_format(&p->a, 2, buf, sizeof(buf));
-			break;
-	}
+	if (p->op < 4)
+		rat_ops[p->op] (&r, &p->a, &p->b);
+	else
+		inc_rat_format(&p->a, 2, buf, sizeof(buf));
 }
 
 static void

@@ -21,20 +21,15 @@ static void
 Capture(void *ctx, const IncRow *row)
 {
 	Captured   *c = ctx;
-	char		f[7][INC_NUM_BUF];
 
-	inc_dec_format(&row->rate_value, f[0], sizeof(f[0]));
-	inc_dec_format(&row->pay_rate, f[1], sizeof(f[1]));
-	inc_dec_format(&row->incentivized_quantity, f[2], sizeof(f[2]));
-	inc_dec_format(&row->incentivized_amount, f[3], sizeof(f[3]));
-	inc_dec_format(&row->incentive_amount, f[4], sizeof(f[4]));
-	inc_dec_format(&row->contribution, f[5], sizeof(f[5]));
-	inc_dec_format(&row->effective_rate, f[6], sizeof(f[6]));
 	if (c->n < 64)
 		snprintf(c->rows[c->n], sizeof(c->rows[0]), "%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s",
 				 row->txn->transaction_id, row->offer->offer_key, row->rate_key,
-				 row->rate_measure, f[0], f[1], f[2], f[3], f[4], f[5],
-				 row->effective_rate_null ? "NULL" : f[6]);
+				 row->rate_measure, unit_dec_text(&row->rate_value),
+				 unit_dec_text(&row->pay_rate), unit_dec_text(&row->incentivized_quantity),
+				 unit_dec_text(&row->incentivized_amount),
+				 unit_dec_text(&row->incentive_amount), unit_dec_text(&row->contribution),
+				 row->effective_rate_null ? "NULL" : unit_dec_text(&row->effective_rate));
 	c->n++;
 }
 
@@ -91,6 +86,25 @@ EngineFor(const char *offer_json)
 	return e;
 }
 
+/*
+ * ExpectRows: calculate participant over txns[0..n) and check the rows
+ * captured are want, in order (NULL-terminated).
+ */
+static void
+ExpectRows(IncEngine *e, const char *participant, IncTxn *txns, int n,
+		   const char *const *want)
+{
+	Captured	c = {0};
+	int			k = 0;
+
+	inc_engine_calculate(e, participant, txns, n, NULL, NULL, Capture, &c);
+	while (want[k] != NULL)
+		k++;
+	CHECK(c.n == k);
+	for (k = 0; k < c.n && k < 64 && want[k] != NULL; k++)
+		CHECK_STR(c.rows[k], want[k]);
+}
+
 #define SALE "retailer_sales_to_growers"
 #define BUY "retailer_purchases_from_distribution"
 
@@ -110,7 +124,6 @@ static void
 TestStackedPairUp(void)
 {
 	IncEngine  *e = EngineFor(pair_up);
-	Captured	c = {0};
 	IncTxn		full[2] = {
 		Txn("G", SALE, "2026-04-01", "ilevo", "10.0", "gal", "4700.0"),
 		Txn("H", SALE, "2026-03-20", "seed", "1200", "unit", "66000.00"),
@@ -124,19 +137,16 @@ TestStackedPairUp(void)
 		Txn("Q", SALE, "2026-04-21", "ilevo", "4", "gal", "1880.00"),
 	};
 
-	inc_engine_calculate(e, "r1", full, 2, NULL, NULL, Capture, &c);
-	CHECK(c.n == 1);
-	CHECK_STR(c.rows[0], "G|ilevo|seed_and_seed_treatment|dollars|0.75|0.75|10.000000|4700.00|813.56|1.000000|0.1731");
+	ExpectRows(e, "r1", full, 2, (const char *const []) {
+		"G|ilevo|seed_and_seed_treatment|dollars|0.75|0.75|10.000000|4700.00|813.56|1.000000|0.1731",
+		NULL});
 
-	c.n = 0;
-	inc_engine_calculate(e, "r3", scaled, 3, NULL, NULL, Capture, &c);
-	CHECK(c.n == 2);
-	CHECK_STR(c.rows[0], "N|ilevo|seed_and_seed_treatment|dollars|0.75|0.75|4.000000|1880.00|325.42|0.800000|0.1731");
-	CHECK_STR(c.rows[1], "P|ilevo|seed_and_seed_treatment|dollars|0.75|0.75|3.375000|1586.25|274.58|0.800000|0.1731");
+	ExpectRows(e, "r3", scaled, 3, (const char *const []) {
+		"N|ilevo|seed_and_seed_treatment|dollars|0.75|0.75|4.000000|1880.00|325.42|0.800000|0.1731",
+		"P|ilevo|seed_and_seed_treatment|dollars|0.75|0.75|3.375000|1586.25|274.58|0.800000|0.1731",
+		NULL});
 
-	c.n = 0;
-	inc_engine_calculate(e, "r4", no_seed, 1, NULL, NULL, Capture, &c);
-	CHECK(c.n == 0);
+	ExpectRows(e, "r4", no_seed, 1, (const char *const []) {NULL});
 }
 
 static const char *pool =
@@ -149,7 +159,6 @@ static void
 TestPennyExactPool(void)
 {
 	IncEngine  *e = EngineFor(pool);
-	Captured	c = {0};
 	IncTxn		three[3] = {
 		Txn("F-01", BUY, "2026-01-01", "a", "10", "gal", "500.00"),
 		Txn("F-02", BUY, "2026-01-02", "a", "10", "gal", "500.00"),
@@ -160,15 +169,13 @@ TestPennyExactPool(void)
 		Txn("F-07", BUY, "2026-01-02", "a", "-10", "gal", "-500.00"),
 	};
 
-	inc_engine_calculate(e, "r1", three, 3, NULL, NULL, Capture, &c);
-	CHECK(c.n == 3);
-	CHECK_STR(c.rows[0], "F-01|pool|p_" BUY "|dollars|100|0.066667|10.000000|500.00|33.33|1.000000|0.0667");
-	CHECK_STR(c.rows[1], "F-02|pool|p_" BUY "|dollars|100|0.066667|10.000000|500.00|33.34|1.000000|0.0667");
-	CHECK_STR(c.rows[2], "F-03|pool|p_" BUY "|dollars|100|0.066667|10.000000|500.00|33.33|1.000000|0.0667");
+	ExpectRows(e, "r1", three, 3, (const char *const []) {
+		"F-01|pool|p_" BUY "|dollars|100|0.066667|10.000000|500.00|33.33|1.000000|0.0667",
+		"F-02|pool|p_" BUY "|dollars|100|0.066667|10.000000|500.00|33.34|1.000000|0.0667",
+		"F-03|pool|p_" BUY "|dollars|100|0.066667|10.000000|500.00|33.33|1.000000|0.0667",
+		NULL});
 
-	c.n = 0;
-	inc_engine_calculate(e, "r2", netting, 2, NULL, NULL, Capture, &c);
-	CHECK(c.n == 0);
+	ExpectRows(e, "r2", netting, 2, (const char *const []) {NULL});
 }
 
 static const char *percent =
@@ -193,7 +200,6 @@ static void
 TestPercentTiesAndErrors(void)
 {
 	IncEngine  *e = EngineFor(percent);
-	Captured	c = {0};
 	IncTxn		ties[4] = {
 		Txn("A", BUY, "2025-10-01", "a", "2.5", "gal", "0.50"),
 		Txn("B", BUY, "2025-10-02", "a", "-2.5", "gal", "-0.50"),
@@ -203,10 +209,10 @@ TestPercentTiesAndErrors(void)
 	IncErrKind	kind;
 	char		message[512];
 
-	inc_engine_calculate(e, "r2", ties, 4, NULL, NULL, Capture, &c);
-	CHECK(c.n == 2);
-	CHECK_STR(c.rows[0], "A|base|k|percent|3|0.03|2.500000|0.50|0.02|1.000000|0.0400");
-	CHECK_STR(c.rows[1], "B|base|k|percent|3|0.03|-2.500000|-0.50|-0.02|1.000000|0.0400");
+	ExpectRows(e, "r2", ties, 4, (const char *const []) {
+		"A|base|k|percent|3|0.03|2.500000|0.50|0.02|1.000000|0.0400",
+		"B|base|k|percent|3|0.03|-2.500000|-0.50|-0.02|1.000000|0.0400",
+		NULL});
 
 	inc_engine_set_sku_uom(e, "a", "gal");
 	missing_engine = e;

@@ -182,25 +182,19 @@ static void
 Print(void *ctx, const IncRow *row)
 {
 	Printed    *p = ctx;
-	char		f[10][INC_NUM_BUF];
 
-	inc_dec_format(&row->rate_value, f[0], sizeof(f[0]));
-	inc_dec_format(&row->pay_rate, f[1], sizeof(f[1]));
-	inc_dec_format(&row->txn->quantity, f[2], sizeof(f[2]));
-	inc_dec_format(&row->txn->amount, f[3], sizeof(f[3]));
-	inc_dec_format(&row->incentivized_quantity, f[4], sizeof(f[4]));
-	inc_dec_format(&row->incentivized_amount, f[5], sizeof(f[5]));
-	inc_dec_format(&row->incentive_amount, f[6], sizeof(f[6]));
-	inc_dec_format(&row->contribution, f[7], sizeof(f[7]));
-	inc_dec_format(&row->effective_rate, f[8], sizeof(f[8]));
 	if (p->n < MAX_ROWS)
 		snprintf(p->rows[p->n], sizeof(p->rows[0]),
 				 "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s",
 				 p->participant, row->offer->offer_key,
 				 inc_calculator_name(row->offer->calculator), row->txn->sku_key,
-				 row->rate_key, row->rate_measure, f[0], f[1],
-				 row->txn->transaction_id, f[2], row->txn->uom_key, f[3],
-				 f[4], f[5], f[6], f[7], row->effective_rate_null ? "" : f[8]);
+				 row->rate_key, row->rate_measure, unit_dec_text(&row->rate_value),
+				 unit_dec_text(&row->pay_rate), row->txn->transaction_id,
+				 unit_dec_text(&row->txn->quantity), row->txn->uom_key,
+				 unit_dec_text(&row->txn->amount), unit_dec_text(&row->incentivized_quantity),
+				 unit_dec_text(&row->incentivized_amount),
+				 unit_dec_text(&row->incentive_amount), unit_dec_text(&row->contribution),
+				 row->effective_rate_null ? "" : unit_dec_text(&row->effective_rate));
 	p->n++;
 }
 

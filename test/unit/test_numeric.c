@@ -12,53 +12,15 @@
 #include <stdint.h>
 
 #include "unit.h"
-#include "../../src/core/rational.h"
+#include "unit_num.h"
 
-/* In test_bigint.c. */
+static uint64_t lcg_state = UNIT_LCG_SEED;
 
-#define OUT_OF_RANGE "numeric value out of range in incentive calculation"
-
-static uint64_t lcg_state = 0x2545F4914F6CDD1DULL;
-
-/* Next pseudo-random 32 bits (Knuth's MMIX LCG, high half). */
+/* This file's stream of pseudo-random 32 bits. */
 static uint32_t
 lcg(void)
 {
-	lcg_state = lcg_state * 6364136223846793005ULL + 1442695040888963407ULL;
-	return (uint32_t) (lcg_state >> 32);
-}
-
-/* Parse s, which must be valid. */
-static IncDec
-D(const char *s)
-{
-	IncDec		d = {0, 0};
-
-	CHECK(inc_dec_parse(s, strlen(s), &d) == INC_DEC_OK);
-	return d;
-}
-
-/* The rational of decimal text s. */
-static IncRat
-R(const char *s)
-{
-	IncDec		d = D(s);
-	IncRat		r;
-
-	inc_rat_from_dec(&r, &d);
-	return r;
-}
-
-/* Text of a rational at scale, in one of a few rotating buffers. */
-static const char *
-F(const IncRat *r, int scale)
-{
-	static char bufs[4][1024];
-	static int	next;
-	char	   *b = bufs[next++ % 4];
-
-	inc_rat_format(r, scale, b, 1024);
-	return b;
+	return unit_lcg(&lcg_state);
 }
 
 /* Text of a parsed decimal, full (short = false) or short. */
@@ -291,42 +253,53 @@ test_dec_misc(void)
 	IncErrKind	kind;
 	char		msg[256];
 	char		buf[INC_NUM_BUF];
+	int			i;
 
-	/* cmp across scales */
-	a = D("1000");
-	b = D("1000.0");
-	CHECK(inc_dec_cmp(&a, &b) == 0);
-	a = D("0.5");
-	b = D("0.50");
-	CHECK(inc_dec_cmp(&a, &b) == 0);
-	a = D("1.01");
-	b = D("1.0099999");
-	CHECK(inc_dec_cmp(&a, &b) == 1 && inc_dec_cmp(&b, &a) == -1);
-	a = D("-1.01");
-	b = D("-1.0099999");
-	CHECK(inc_dec_cmp(&a, &b) == -1 && inc_dec_cmp(&b, &a) == 1);
-	a = D("-0");
-	b = D("0.000");
-	CHECK(inc_dec_cmp(&a, &b) == 0);
-	a = D("-3");
-	b = D("2");
-	CHECK(inc_dec_cmp(&a, &b) == -1 && inc_dec_cmp(&b, &a) == 1);
-	a = D("99999999999999999999999999999999999999");
-	b = D("9.9999999999999999999999999999999999999");
-	CHECK(inc_dec_cmp(&a, &b) == 1 && inc_dec_cmp(&b, &a) == -1);
-	b = D("0.00000000000000000000000000000000000001");
-	CHECK(inc_dec_cmp(&a, &b) == 1 && inc_dec_cmp(&b, &a) == -1);
-	a = D("-99999999999999999999999999999999999999");
-	b = D("-0.00000000000000000000000000000000000001");
-	CHECK(inc_dec_cmp(&a, &b) == -1 && inc_dec_cmp(&b, &a) == 1);
-	a = D("1");
-	b = D("1.0000000000000000000000000000000000000");
-	CHECK(inc_dec_cmp(&a, &b) == 0 && inc_dec_cmp(&b, &a) == 0);
-	b = D("1.0000000000000000000000000000000000001");
-	CHECK(inc_dec_cmp(&a, &b) == -1 && inc_dec_cmp(&b, &a) == 1);
-	a = D("0.00000000000000000000000000000000000002");
-	b = D("0.1");
-	CHECK(inc_dec_cmp(&a, &b) == -1);
+	/* a vs b: -1, 0 or 1 */
+	static const struct
+	{
+		const char *a;
+		const char *b;
+		int			want;
+	}			cmps[] = {
+		{"1000", "1000.0", 0},
+		{"0.5", "0.50", 0},
+		{"1.01", "1.0099999", 1},
+		{"-1.01", "-1.0099999", -1},
+		{"-0", "0.000", 0},
+		{"-3", "2", -1},
+		{"99999999999999999999999999999999999999", "9.9999999999999999999999999999999999999", 1},
+		{"99999999999999999999999999999999999999", "0.00000000000000000000000000000000000001", 1},
+		{"-99999999999999999999999999999999999999", "-0.00000000000000000000000000000000000001", -1},
+		{"1", "1.0000000000000000000000000000000000000", 0},
+		{"1", "1.0000000000000000000000000000000000001", -1},
+		{"0.00000000000000000000000000000000000002", "0.1", -1},
+	};
+
+	/* in / 10^n: coef, scale (0.0...010 at scale 39 drops a trailing zero) */
+	const struct
+	{
+		const char *in;
+		int			n;
+		__int128	coef;
+		int			scale;
+	}			divs[] = {
+		{"1.5", 2, 15, 3},
+		{"-12.5", -3, -12500, 0},
+		{"0.0000000000000000000000000000000000010", 2, 1, 38},
+		{"9999999999999999999999999999999999999", -1, p10(38) - 10, 0},
+		{"0.00", 40, 0, 38},
+		{"0.00", -5, 0, 0},
+		{"1", -37, p10(37), 0},
+	};
+
+	/* cmp across scales, both ways */
+	for (i = 0; i < (int) (sizeof(cmps) / sizeof(cmps[0])); i++)
+	{
+		a = D(cmps[i].a);
+		b = D(cmps[i].b);
+		CHECK(inc_dec_cmp(&a, &b) == cmps[i].want && inc_dec_cmp(&b, &a) == -cmps[i].want);
+	}
 
 	/* sign */
 	a = D("-0.01");
@@ -337,28 +310,16 @@ test_dec_misc(void)
 	CHECK(inc_dec_sign(&a) == 1);
 
 	/* div_pow10 */
+	for (i = 0; i < (int) (sizeof(divs) / sizeof(divs[0])); i++)
+	{
+		a = D(divs[i].in);
+		b = inc_dec_div_pow10(&a, divs[i].n);
+		CHECK(b.coef == divs[i].coef && b.scale == divs[i].scale);
+	}
 	a = D("1.5");
 	b = inc_dec_div_pow10(&a, 2);
-	CHECK(b.coef == 15 && b.scale == 3);
 	inc_dec_format(&b, buf, sizeof(buf));
 	CHECK_STR(buf, "0.015");
-	a = D("-12.5");
-	b = inc_dec_div_pow10(&a, -3);
-	CHECK(b.coef == -12500 && b.scale == 0);
-	a = D("0.0000000000000000000000000000000000010");
-	b = inc_dec_div_pow10(&a, 2);	/* scale 39: drops a trailing zero */
-	CHECK(b.coef == 1 && b.scale == 38);
-	a = D("9999999999999999999999999999999999999");
-	b = inc_dec_div_pow10(&a, -1);
-	CHECK(b.coef == p10(38) - 10 && b.scale == 0);
-	a = D("0.00");
-	b = inc_dec_div_pow10(&a, 40);
-	CHECK(b.coef == 0 && b.scale == 38);
-	b = inc_dec_div_pow10(&a, -5);
-	CHECK(b.coef == 0 && b.scale == 0);
-	a = D("1");
-	b = inc_dec_div_pow10(&a, -37);
-	CHECK(b.coef == p10(37) && b.scale == 0);
 	unit_expect_failure(fail_mul_pow10_huge, NULL, &kind, msg, sizeof(msg));
 	CHECK(kind == INC_ERR_RANGE);
 	unit_expect_failure(fail_div_pow10, NULL, &kind, msg, sizeof(msg));
@@ -411,19 +372,6 @@ fail_to_dec(void *arg)
 	inc_rat_from_dec(&t, &e);
 	inc_rat_add(&r, &r, &t);
 	inc_rat_to_dec(&r, 1);
-}
-
-/* a / b as a rational */
-static IncRat
-Q(int64_t a, int64_t b)
-{
-	IncRat		x,
-				y;
-
-	inc_rat_from_int(&x, a);
-	inc_rat_from_int(&y, b);
-	inc_rat_div(&x, &x, &y);
-	return x;
 }
 
 /*
@@ -484,6 +432,31 @@ long_div_text(int64_t a, int64_t b, int scale, char *out)
 	out[n] = '\0';
 }
 
+/* x * y / z, exactly. */
+static IncRat
+MulDiv(const char *x, const char *y, const char *z)
+{
+	IncRat		a = R(x),
+				b = R(y),
+				c = R(z);
+
+	inc_rat_mul(&a, &a, &b);
+	inc_rat_div(&a, &a, &c);
+	return a;
+}
+
+/* a at the scale of each text of wants (its fraction digits) is that text. */
+static void
+CheckTexts(const IncRat *a, const char *const *wants)
+{
+	for (; *wants != NULL; wants++)
+	{
+		const char *point = strchr(*wants, '.');
+
+		CHECK_STR(F(a, point ? (int) strlen(point + 1) : 0), *wants);
+	}
+}
+
 static void
 test_rat_basic(void)
 {
@@ -494,71 +467,74 @@ test_rat_basic(void)
 	char		msg[256];
 	int			i;
 
+	/* text at scale: half away from zero, never "-0" */
+	static const struct
+	{
+		const char *text;
+		int			scale;
+		const char *want;
+	}			formats[] = {
+		{"0.125", 2, "0.13"},
+		{"-0.125", 2, "-0.13"},
+		{"0.5", 0, "1"},
+		{"-0.5", 0, "-1"},
+		{"2.5", 0, "3"},
+		{"-2.5", 0, "-3"},
+		{"0.0005", 3, "0.001"},
+		{"-0.0005", 3, "-0.001"},
+		{"0.12499999", 2, "0.12"},
+		{"-0.12499999", 2, "-0.12"},
+		{"9.995", 2, "10.00"},
+		{"-9.995", 2, "-10.00"},
+		{"0.0000000000000000000000000000005", 30, "0.000000000000000000000000000001"},
+		{"-0.0000000000000000000000000000005", 30, "-0.000000000000000000000000000001"},
+		{"0.0000000000000000000000000000004999", 30, "0.000000000000000000000000000000"},
+		{"-0.004", 2, "0.00"},
+		{"-0.4", 0, "0"},
+		{"0", 4, "0.0000"},
+		{"1", 6, "1.000000"},
+		{"-123456789012.345", 1, "-123456789012.3"},
+		{"1e37", 0, "10000000000000000000000000000000000000"},
+	};
+
+	/* num / den at 6 places, the signs in either part */
+	static const struct
+	{
+		int64_t		num;
+		int64_t		den;
+		const char *want;
+	}			fractions[] = {
+		{1, 3, "0.333333"},
+		{2, 3, "0.666667"},
+		{-2, 3, "-0.666667"},
+		{2, -3, "-0.666667"},
+		{-2, -3, "0.666667"},
+	};
+
 	/* the promise: exact to the cent */
-	a = R("0.50");
-	b = R("3");
-	c = R("100");
-	inc_rat_mul(&a, &a, &b);
-	inc_rat_div(&a, &a, &c);
-	CHECK_STR(F(&a, 2), "0.02");
-	CHECK_STR(F(&a, 3), "0.015");
-	CHECK_STR(F(&a, 4), "0.0150");
+	a = MulDiv("0.50", "3", "100");
+	CheckTexts(&a, (const char *const []) {"0.02", "0.015", "0.0150", NULL});
 	b = R("-1");
 	inc_rat_mul(&a, &a, &b);
 	CHECK_STR(F(&a, 2), "-0.02");
-	a = R("10");
-	b = R("0.00921875");
-	c = R("0.75");
-	inc_rat_div(&a, &a, &b);
-	inc_rat_mul(&a, &a, &c);
-	CHECK_STR(F(&a, 2), "813.56");
-	CHECK_STR(F(&a, 6), "813.559322");
-	a = R("7.375");
-	b = R("11.2");
-	inc_rat_div(&a, &a, &b);	/* 0.65848214285714... */
-	CHECK_STR(F(&a, 2), "0.66");
-	CHECK_STR(F(&a, 4), "0.6585");
-	CHECK_STR(F(&a, 6), "0.658482");
-	CHECK_STR(F(&a, 7), "0.6584821");
-	CHECK_STR(F(&a, 8), "0.65848214");
-	a = Q(1, 3);
-	CHECK_STR(F(&a, 6), "0.333333");
-	a = Q(2, 3);
-	CHECK_STR(F(&a, 6), "0.666667");
-	a = Q(-2, 3);
-	CHECK_STR(F(&a, 6), "-0.666667");
-	a = Q(2, -3);
-	CHECK_STR(F(&a, 6), "-0.666667");
-	a = Q(-2, -3);
-	CHECK_STR(F(&a, 6), "0.666667");
-	CHECK(a.den.len == 1 && a.den.d[0] == 3 && !a.num.neg);
+	a = MulDiv("10", "0.75", "0.00921875");
+	CheckTexts(&a, (const char *const []) {"813.56", "813.559322", NULL});
+	a = MulDiv("7.375", "1", "11.2");	/* 0.65848214285714... */
+	CheckTexts(&a, (const char *const []) {"0.66", "0.6585", "0.658482", "0.6584821",
+		"0.65848214", NULL});
+	for (i = 0; i < (int) (sizeof(fractions) / sizeof(fractions[0])); i++)
+	{
+		a = Q(fractions[i].num, fractions[i].den);
+		CHECK_STR(F(&a, 6), fractions[i].want);
+	}
+	CHECK(a.den.len == 1 && a.den.d[0] == 3 && !a.num.neg);	/* -2/-3 */
 
-	/* ties at several scales, both signs */
-	CHECK_STR(F((a = R("0.125"), &a), 2), "0.13");
-	CHECK_STR(F((a = R("-0.125"), &a), 2), "-0.13");
-	CHECK_STR(F((a = R("0.5"), &a), 0), "1");
-	CHECK_STR(F((a = R("-0.5"), &a), 0), "-1");
-	CHECK_STR(F((a = R("2.5"), &a), 0), "3");
-	CHECK_STR(F((a = R("-2.5"), &a), 0), "-3");
-	CHECK_STR(F((a = R("0.0005"), &a), 3), "0.001");
-	CHECK_STR(F((a = R("-0.0005"), &a), 3), "-0.001");
-	CHECK_STR(F((a = R("0.12499999"), &a), 2), "0.12");
-	CHECK_STR(F((a = R("-0.12499999"), &a), 2), "-0.12");
-	CHECK_STR(F((a = R("9.995"), &a), 2), "10.00");
-	CHECK_STR(F((a = R("-9.995"), &a), 2), "-10.00");
-	CHECK_STR(F((a = R("0.0000000000000000000000000000005"), &a), 30),
-			  "0.000000000000000000000000000001");
-	CHECK_STR(F((a = R("-0.0000000000000000000000000000005"), &a), 30),
-			  "-0.000000000000000000000000000001");
-	CHECK_STR(F((a = R("0.0000000000000000000000000000004999"), &a), 30),
-			  "0.000000000000000000000000000000");
-	/* never "-0" */
-	CHECK_STR(F((a = R("-0.004"), &a), 2), "0.00");
-	CHECK_STR(F((a = R("-0.4"), &a), 0), "0");
-	CHECK_STR(F((a = R("0"), &a), 4), "0.0000");
-	CHECK_STR(F((a = R("1"), &a), 6), "1.000000");
-	CHECK_STR(F((a = R("-123456789012.345"), &a), 1), "-123456789012.3");
-	CHECK_STR(F((a = R("1e37"), &a), 0), "10000000000000000000000000000000000000");
+	/* ties at several scales, both signs; never "-0" */
+	for (i = 0; i < (int) (sizeof(formats) / sizeof(formats[0])); i++)
+	{
+		a = R(formats[i].text);
+		CHECK_STR(F(&a, formats[i].scale), formats[i].want);
+	}
 
 	/* round: value and denominator 10^scale; aliasing */
 	a = Q(-7, 8);

@@ -467,6 +467,19 @@ TestStandardFixtures(void)
 	}
 }
 
+/* The tiers of st are keyed keys (NULL-terminated), in that order. */
+static void
+CheckTierKeys(const IncStepped *st, const char *const *keys)
+{
+	int			n = 0;
+
+	while (keys[n] != NULL)
+		n++;
+	CHECK(st->ntiers == n);
+	for (n = 0; n < st->ntiers && keys[n] != NULL; n++)
+		CHECK_STR(st->tiers[n].key, keys[n]);
+}
+
 /* Stepped offers of the fixtures: generated keys, tier order, prices. */
 static void
 TestSteppedFixtures(void)
@@ -484,9 +497,9 @@ TestSteppedFixtures(void)
 		CHECK(st->nfilters == 1 && st->nthreshold_filters == 1);
 		CHECK(st->filters[0].nskus == 2);
 		CHECK_STR(st->filters[0].sku_keys[1], "crop_guard_30_l_herbicide_2.5_gal_22654");
-		CHECK(st->ntiers == 2);
-		CHECK_STR(st->tiers[0].key, "300_dollars_greater_than_or_equal_to_10");
-		CHECK_STR(st->tiers[1].key, "1000_dollars_greater_than_or_equal_to_50");
+		CheckTierKeys(st, (const char *const []) {
+			"300_dollars_greater_than_or_equal_to_10",
+			"1000_dollars_greater_than_or_equal_to_50", NULL});
 		CHECK(DecIs(&st->tiers[0].threshold, "10") && DecIs(&st->tiers[1].value, "1000"));
 	}
 
@@ -505,9 +518,9 @@ TestSteppedFixtures(void)
 		CHECK(st->filters[0].period == 0);
 		CHECK_STR(st->filters[0].transaction_type, "retailer_purchases_from_distribution");
 		CHECK_STR(st->threshold_filters[0].sku_keys[0], "crop_guard_30_l_herbicide_2.5_gal_22654");
-		CHECK(st->ntiers == 2);
-		CHECK_STR(st->tiers[0].key, "10_percent_greater_than_or_equal_to_1000");
-		CHECK_STR(st->tiers[1].key, "15_percent_greater_than_or_equal_to_2000");
+		CheckTierKeys(st, (const char *const []) {
+			"10_percent_greater_than_or_equal_to_1000",
+			"15_percent_greater_than_or_equal_to_2000", NULL});
 		CHECK(DecIs(&st->tiers[1].threshold, "2000.0") && DecIs(&st->tiers[1].value, "15.0"));
 	}
 
@@ -519,10 +532,10 @@ TestSteppedFixtures(void)
 		CHECK(st->threshold_type == INC_THRESHOLD_PROPERTY);
 		CHECK_STR(st->property_key, "business_plan_achieved");
 		CHECK(st->nthreshold_filters == 0);
-		CHECK(st->ntiers == 3);
-		CHECK_STR(st->tiers[0].key, "1.88_percent_greater_than_or_equal_to_75");
-		CHECK_STR(st->tiers[1].key, "1.9_percent_greater_than_or_equal_to_85");
-		CHECK_STR(st->tiers[2].key, "2_percent_greater_than_or_equal_to_100");
+		CheckTierKeys(st, (const char *const []) {
+			"1.88_percent_greater_than_or_equal_to_75",
+			"1.9_percent_greater_than_or_equal_to_85",
+			"2_percent_greater_than_or_equal_to_100", NULL});
 		CHECK(DecIs(&st->tiers[0].value, "1.88"));
 	}
 }

@@ -39,17 +39,13 @@ static void
 Collect(void *ctx, const IncRow *row)
 {
 	Rows	   *r = ctx;
-	char		f[4][INC_NUM_BUF];
 	IncRat		a;
 
-	inc_dec_format(&row->rate_value, f[0], sizeof(f[0]));
-	inc_dec_format(&row->pay_rate, f[1], sizeof(f[1]));
-	inc_dec_format(&row->incentive_amount, f[2], sizeof(f[2]));
-	inc_dec_format(&row->effective_rate, f[3], sizeof(f[3]));
 	if (r->n < 32)
 		snprintf(r->rows[r->n], sizeof(r->rows[0]), "%s|%s|%s|%s|%s|%s",
-				 row->txn->transaction_id, row->rate_key, f[0], f[1], f[2],
-				 row->effective_rate_null ? "NULL" : f[3]);
+				 row->txn->transaction_id, row->rate_key, unit_dec_text(&row->rate_value),
+				 unit_dec_text(&row->pay_rate), unit_dec_text(&row->incentive_amount),
+				 row->effective_rate_null ? "NULL" : unit_dec_text(&row->effective_rate));
 	r->n++;
 	inc_rat_from_dec(&a, &row->incentive_amount);
 	inc_rat_add(&r->sum, &r->sum, &a);

@@ -49,6 +49,12 @@ extern void (*unit_fail_observer) (const IncFailure *failure);
 /* Free everything allocated through inc_alloc since the last reset. */
 extern void unit_arena_reset(void);
 
+/*
+ * unit_dec_text: the full text of d (inc_dec_format) in one of 16 rotating
+ * buffers, so a row's numbers can all be arguments of one printf.
+ */
+extern const char *unit_dec_text(const IncDec *d);
+
 /* unit_read_file: a whole file (malloc'd, NUL-terminated), or NULL. */
 extern char *unit_read_file(const char *path);
 

@@ -101,6 +101,18 @@ unit_expect_failure(void (*fn) (void *), void *arg, IncErrKind *kind,
 	return 1;
 }
 
+/* unit_dec_text: d's full text, in a rotating buffer. */
+const char *
+unit_dec_text(const IncDec *d)
+{
+	static char bufs[16][INC_NUM_BUF];
+	static int	next;
+	char	   *b = bufs[next++ % 16];
+
+	inc_dec_format(d, b, INC_NUM_BUF);
+	return b;
+}
+
 /* unit_read_file: a whole file (malloc'd, NUL-terminated), or NULL. */
 char *
 unit_read_file(const char *path)
