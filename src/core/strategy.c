@@ -10,7 +10,7 @@
  *      of its document structure;
  *   3. one new file, strategy_NAME.c, defining
  *      const IncStrategyOps inc_NAME_ops (index, begin, observe, finish,
- *      diagnose, rates), declared in strategy.h;
+ *      diagnose, rates) with INC_STRATEGY_OPS, declared in strategy.h;
  *   4. one entry in the table below.
  * The engine (engine.c) and the PostgreSQL glue need no change.
  */
