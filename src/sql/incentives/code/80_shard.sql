@@ -31,88 +31,97 @@ $$;
 COMMENT ON FUNCTION incentives_internal.put_offer(jsonb) IS
   'Inserts or replaces an offer (validated like any insert); true when the offer is new. Through a coordinator: on every shard';
 
-CREATE FUNCTION incentives_internal.delete_offer(offer_key text)
-RETURNS boolean
-LANGUAGE sql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$
-    WITH d AS (DELETE FROM incentives.offers o WHERE o.offer_key = $1 RETURNING 1)
-    SELECT count(*) > 0 FROM d
-$$;
-COMMENT ON FUNCTION incentives_internal.delete_offer(text) IS
-  'Deletes an offer; true when it existed. Through a coordinator: on every shard';
+-- The other reference tables, and the enrollment windows (docs/reference.md,
+-- Enrollment: participant data, on the shard of the participant), have a
+-- put_<row> and a delete_<row> of one shape each, made here from the
+-- table's own columns and primary key:
+--
+--   put_<row>(every column in order, a nullable one DEFAULT NULL): inserts
+--     the row, or on a conflict of the primary key replaces its other
+--     columns (put_enrollment: the end_date of the window starting that
+--     day); true when the row is new.
+--   delete_<row>(the primary key's columns): deletes the row; true when it
+--     existed.
+--
+-- Overlapping enrollment windows are refused by the table's trigger
+-- (23P01).  put_offer (above: the key is generated from the document) and
+-- the transactions' functions (below) are written out.
+DO $put_delete$
+DECLARE
+    t       record;
+    columns text;     -- the table's columns: c1, c2, ...
+    params  text;     -- put_'s parameters: c1 type1, c2 type2 DEFAULT NULL, ...
+    args    text;     -- $1, $2, ...
+    keys    text;     -- the primary key's columns
+    others  text;     -- c = EXCLUDED.c for the columns not in the key
+    key_params text;  -- delete_'s parameters
+    key_match  text;  -- t.k1 = $1 AND t.k2 = $2 ...
+BEGIN
+    FOR t IN SELECT * FROM (VALUES
+               ('offer', 'incentives.offers', 'every shard', NULL,
+                'Deletes an offer; true when it existed'),
+               ('sku', 'incentives.skus', 'every shard',
+                'Inserts or replaces a SKU and its unit of measure; true when the SKU is new',
+                'Deletes a SKU; true when it existed'),
+               ('uom_conversion', 'incentives.uom_conversions', 'every shard',
+                'Inserts or replaces a unit conversion (quantity_in_to = quantity_in_from * factor); true when the pair is new',
+                'Deletes a unit conversion; true when it existed'),
+               ('participant_property', 'incentives.participant_properties', 'every shard',
+                'Inserts or replaces a stored participant property; true when it is new',
+                'Deletes a stored participant property; true when it existed'),
+               ('enrollment', 'incentives.enrollments', 'the shard of the participant',
+                'Inserts an enrollment window, or replaces the end_date of the one starting that day; true when it is new',
+                'Deletes the enrollment window of a participant in an offer starting that day; true when it existed'))
+             AS x(row_name, tab, shard, put_comment, delete_comment)
+    LOOP
+        SELECT string_agg(quote_ident(c.name), ', ' ORDER BY c.n),
+               string_agg(format('%I %s', c.name, c.type) || CASE WHEN c.nullable THEN ' DEFAULT NULL' ELSE '' END,
+                          ', ' ORDER BY c.n),
+               string_agg('$' || c.n, ', ' ORDER BY c.n),
+               string_agg(format('%I = EXCLUDED.%I', c.name, c.name), ', ' ORDER BY c.n)
+                 FILTER (WHERE c.key_position IS NULL),
+               string_agg(quote_ident(c.name), ', ' ORDER BY c.key_position) FILTER (WHERE c.key_position IS NOT NULL),
+               string_agg(format('%I %s', c.name, c.type), ', ' ORDER BY c.key_position)
+                 FILTER (WHERE c.key_position IS NOT NULL),
+               string_agg(format('t.%I = $%s', c.name, c.key_position), ' AND ' ORDER BY c.key_position)
+                 FILTER (WHERE c.key_position IS NOT NULL)
+          INTO columns, params, args, others, keys, key_params, key_match
+          FROM (SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type,
+                       NOT a.attnotnull AS nullable, row_number() OVER (ORDER BY a.attnum) AS n,
+                       k.position AS key_position
+                  FROM pg_attribute AS a
+                  JOIN pg_index AS i ON i.indrelid = a.attrelid AND i.indisprimary
+                  LEFT JOIN unnest(i.indkey) WITH ORDINALITY AS k(attnum, position) ON k.attnum = a.attnum
+                 WHERE a.attrelid = t.tab::regclass AND a.attnum > 0 AND NOT a.attisdropped) AS c;
 
-CREATE FUNCTION incentives_internal.put_sku(sku_key text, uom_key text, label text DEFAULT NULL)
-RETURNS boolean
-LANGUAGE sql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$
-    INSERT INTO incentives.skus AS s (sku_key, uom_key, label) VALUES ($1, $2, $3)
-    ON CONFLICT (sku_key) DO UPDATE SET uom_key = EXCLUDED.uom_key, label = EXCLUDED.label
-    RETURNING s.xmax = 0
-$$;
-COMMENT ON FUNCTION incentives_internal.put_sku(text, text, text) IS
-  'Inserts or replaces a SKU and its unit of measure; true when the SKU is new. Through a coordinator: on every shard';
-
-CREATE FUNCTION incentives_internal.delete_sku(sku_key text)
-RETURNS boolean
-LANGUAGE sql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$
-    WITH d AS (DELETE FROM incentives.skus s WHERE s.sku_key = $1 RETURNING 1)
-    SELECT count(*) > 0 FROM d
-$$;
-COMMENT ON FUNCTION incentives_internal.delete_sku(text) IS
-  'Deletes a SKU; true when it existed. Through a coordinator: on every shard';
-
-CREATE FUNCTION incentives_internal.put_uom_conversion(from_uom_key text, to_uom_key text, factor numeric)
-RETURNS boolean
-LANGUAGE sql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$
-    INSERT INTO incentives.uom_conversions AS c (from_uom_key, to_uom_key, factor) VALUES ($1, $2, $3)
-    ON CONFLICT (from_uom_key, to_uom_key) DO UPDATE SET factor = EXCLUDED.factor
-    RETURNING c.xmax = 0
-$$;
-COMMENT ON FUNCTION incentives_internal.put_uom_conversion(text, text, numeric) IS
-  'Inserts or replaces a unit conversion (quantity_in_to = quantity_in_from * factor); true when the pair is new. Through a coordinator: on every shard';
-
-CREATE FUNCTION incentives_internal.delete_uom_conversion(from_uom_key text, to_uom_key text)
-RETURNS boolean
-LANGUAGE sql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$
-    WITH d AS (DELETE FROM incentives.uom_conversions c
-                WHERE c.from_uom_key = $1 AND c.to_uom_key = $2 RETURNING 1)
-    SELECT count(*) > 0 FROM d
-$$;
-COMMENT ON FUNCTION incentives_internal.delete_uom_conversion(text, text) IS
-  'Deletes a unit conversion; true when it existed. Through a coordinator: on every shard';
-
-CREATE FUNCTION incentives_internal.put_participant_property(participant_key text, property_key text, value numeric)
-RETURNS boolean
-LANGUAGE sql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$
-    INSERT INTO incentives.participant_properties AS p (participant_key, property_key, value)
-    VALUES ($1, $2, $3)
-    ON CONFLICT (participant_key, property_key) DO UPDATE SET value = EXCLUDED.value
-    RETURNING p.xmax = 0
-$$;
-COMMENT ON FUNCTION incentives_internal.put_participant_property(text, text, numeric) IS
-  'Inserts or replaces a stored participant property; true when it is new. Through a coordinator: on every shard';
-
-CREATE FUNCTION incentives_internal.delete_participant_property(participant_key text, property_key text)
-RETURNS boolean
-LANGUAGE sql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$
-    WITH d AS (DELETE FROM incentives.participant_properties p
-                WHERE p.participant_key = $1 AND p.property_key = $2 RETURNING 1)
-    SELECT count(*) > 0 FROM d
-$$;
-COMMENT ON FUNCTION incentives_internal.delete_participant_property(text, text) IS
-  'Deletes a stored participant property; true when it existed. Through a coordinator: on every shard';
+        IF t.put_comment IS NOT NULL THEN
+            EXECUTE format($sql$
+                CREATE FUNCTION incentives_internal.%I(%s)
+                RETURNS boolean
+                LANGUAGE sql VOLATILE
+                SET search_path = pg_catalog, pg_temp
+                AS $$
+                    INSERT INTO %s AS t (%s) VALUES (%s)
+                    ON CONFLICT (%s) DO UPDATE SET %s
+                    RETURNING t.xmax = 0
+                $$$sql$, 'put_' || t.row_name, params, t.tab, columns, args, keys, others);
+            EXECUTE format('COMMENT ON FUNCTION incentives_internal.%I IS %L', 'put_' || t.row_name,
+                           format('%s. Through a coordinator: on %s', t.put_comment, t.shard));
+        END IF;
+        EXECUTE format($sql$
+            CREATE FUNCTION incentives_internal.%I(%s)
+            RETURNS boolean
+            LANGUAGE sql VOLATILE
+            SET search_path = pg_catalog, pg_temp
+            AS $$
+                WITH d AS (DELETE FROM %s AS t WHERE %s RETURNING 1)
+                SELECT count(*) > 0 FROM d
+            $$$sql$, 'delete_' || t.row_name, key_params, t.tab, key_match);
+        EXECUTE format('COMMENT ON FUNCTION incentives_internal.%I IS %L', 'delete_' || t.row_name,
+                       format('%s. Through a coordinator: on %s', t.delete_comment, t.shard));
+    END LOOP;
+END
+$put_delete$;
 
 -- Transactions.  A transaction never changes participant through an
 -- upsert: on a sharded deployment that would leave it on the wrong shard.
@@ -223,39 +232,6 @@ AS $$
 $$;
 COMMENT ON FUNCTION incentives_internal.load_transactions(jsonb) IS
   'Inserts or replaces a JSON array of transactions (objects with the transaction columns); returns how many. Through a coordinator: each on the shard of its participant';
-
--- Enrollment windows (docs/reference.md, Enrollment): participant data, on
--- the shard of the participant.  A window is keyed by its start_date; put
--- replaces the end_date of an existing one.  Overlapping windows are
--- refused by the table's trigger (23P01).
-CREATE FUNCTION incentives_internal.put_enrollment(
-    participant_key text,
-    offer_key       text,
-    start_date      date,
-    end_date        date DEFAULT NULL)
-RETURNS boolean
-LANGUAGE sql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$
-    INSERT INTO incentives.enrollments AS n (participant_key, offer_key, start_date, end_date)
-    VALUES ($1, $2, $3, $4)
-    ON CONFLICT (participant_key, offer_key, start_date) DO UPDATE SET end_date = EXCLUDED.end_date
-    RETURNING n.xmax = 0
-$$;
-COMMENT ON FUNCTION incentives_internal.put_enrollment(text, text, date, date) IS
-  'Inserts an enrollment window, or replaces the end_date of the one starting that day; true when it is new. Through a coordinator: on the shard of the participant';
-
-CREATE FUNCTION incentives_internal.delete_enrollment(participant_key text, offer_key text, start_date date)
-RETURNS boolean
-LANGUAGE sql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$
-    WITH d AS (DELETE FROM incentives.enrollments n
-                WHERE n.participant_key = $1 AND n.offer_key = $2 AND n.start_date = $3 RETURNING 1)
-    SELECT count(*) > 0 FROM d
-$$;
-COMMENT ON FUNCTION incentives_internal.delete_enrollment(text, text, date) IS
-  'Deletes the enrollment window of a participant in an offer starting that day; true when it existed. Through a coordinator: on the shard of the participant';
 
 -- What incentives.cluster_check() on a coordinator compares across shards:
 -- a digest of each reference table (they must be identical everywhere) and

@@ -3,143 +3,92 @@
 -- partitions (rows merged; any failing partition fails the call)
 ------------------------------------------------------------------------
 
-CREATE FUNCTION incentives.incentive_calculate(
-    participant_key text        DEFAULT NULL,
-    properties      jsonb       DEFAULT '{}',
-    offer_keys      text[]      DEFAULT NULL,
-    transactions    text        DEFAULT 'incentives.transactions',
-    as_of           timestamptz DEFAULT NULL,
-    through_date    date        DEFAULT NULL)
-RETURNS SETOF incentives.earning
-LANGUAGE plproxy
-ROWS 1000
-AS $$
-    CLUSTER 'incentives_cluster';
-    RUN ON incentives.partitions_for(participant_key);
-$$;
-COMMENT ON FUNCTION incentives.incentive_calculate(text, jsonb, text[], text, timestamptz, date) IS
-  'Earnings computed on the shards: one participant on its partition, all participants (NULL) on every partition; transactions names a relation on the shards; as_of reads each shard''s offer history, through_date limits the transactions';
+-- The calculations take a single node's arguments, but for transactions:
+-- the name of a relation (text), resolved on each shard.
+DO $calculations$
+DECLARE
+    participant_key CONSTANT text := 'participant_key text DEFAULT NULL';
+    properties      CONSTANT text := 'properties jsonb DEFAULT ''{}''';
+    offer_keys      CONSTANT text := 'offer_keys text[] DEFAULT NULL';
+    transactions    CONSTANT text := 'transactions text DEFAULT ''incentives.transactions''';
+    as_of           CONSTANT text := 'as_of timestamptz DEFAULT NULL';
+    through_date    CONSTANT text := 'through_date date DEFAULT NULL';
+BEGIN
+    PERFORM incentives_cluster.create_proxy(p.name, p.arguments, p.result,
+                                            'incentives.partitions_for(participant_key)', NULL, p.comment, p.rows)
+       FROM (VALUES
+         ('incentives.incentive_calculate',
+          ARRAY[participant_key, properties, offer_keys, transactions, as_of, through_date],
+          'SETOF incentives.earning', 1000,
+          'Earnings computed on the shards: one participant on its partition, all participants (NULL) on every partition; transactions names a relation on the shards; as_of reads each shard''s offer history, through_date limits the transactions'),
+         ('incentives.incentive_diagnostics',
+          ARRAY[participant_key, properties, offer_keys, transactions, as_of, through_date],
+          'TABLE (participant_key text, offer_key text, strategy_key text, diagnostics jsonb)', 100,
+          'Diagnostics computed on the shards: one participant on its partition, all participants (NULL) on every partition'),
+         ('incentives.tier_progress',
+          ARRAY[participant_key, properties, transactions, as_of, through_date],
+          $$TABLE (
+              participant_key      text,
+              offer_key            text,
+              threshold_type       text,
+              property_key         text,
+              threshold_value      numeric,
+              current_rate_key     text,
+              current_threshold    numeric,
+              next_rate_key        text,
+              next_threshold       numeric,
+              gap_to_next          numeric,
+              earning_transactions integer,
+              earned_now           numeric,
+              earned_at_next       numeric,
+              tier_mode            text,
+              blended_rate         numeric,
+              blended_rate_at_next numeric,
+              qualified            boolean,
+              requirement_gaps     jsonb,
+              limit_applied        text)$$, 100,
+          'Tier progress computed on the shards: one participant on its partition, all participants (NULL) on every partition (rows merged, not ordered)'),
+         ('incentives.requirement_progress',
+          ARRAY[participant_key, properties, transactions],
+          $$TABLE (
+              participant_key  text,
+              offer_key        text,
+              strategy_key     text,
+              requirement_key  text,
+              requirement_type text,
+              property_key     text,
+              value            numeric,
+              minimum          numeric,
+              gap              numeric,
+              met              boolean,
+              qualified        boolean)$$, 100,
+          'Requirement progress computed on the shards: one participant on its partition, all participants (NULL) on every partition (rows merged, not ordered)'),
+         ('incentives.stack_progress',
+          ARRAY[participant_key, transactions, as_of, through_date],
+          $$TABLE (
+              participant_key text,
+              offer_key       text,
+              stack_key       text,
+              sku_set_key     text,
+              coverage_unit   text,
+              coverage        numeric,
+              overlap         numeric,
+              factor          numeric,
+              earns           boolean,
+              uncovered       numeric,
+              shortfall       numeric)$$, 100,
+          'Stack progress computed on the shards: one participant on its partition, all participants (NULL) on every partition (rows merged, not ordered)'))
+         AS p(name, arguments, result, rows, comment);
 
-CREATE FUNCTION incentives.incentive_diagnostics(
-    participant_key text        DEFAULT NULL,
-    properties      jsonb       DEFAULT '{}',
-    offer_keys      text[]      DEFAULT NULL,
-    transactions    text        DEFAULT 'incentives.transactions',
-    as_of           timestamptz DEFAULT NULL,
-    through_date    date        DEFAULT NULL)
-RETURNS TABLE (participant_key text, offer_key text, strategy_key text, diagnostics jsonb)
-LANGUAGE plproxy
-ROWS 100
-AS $$
-    CLUSTER 'incentives_cluster';
-    RUN ON incentives.partitions_for(participant_key);
-$$;
-COMMENT ON FUNCTION incentives.incentive_diagnostics(text, jsonb, text[], text, timestamptz, date) IS
-  'Diagnostics computed on the shards: one participant on its partition, all participants (NULL) on every partition';
-
-CREATE FUNCTION incentives.tier_progress(
-    participant_key text        DEFAULT NULL,
-    properties      jsonb       DEFAULT '{}',
-    transactions    text        DEFAULT 'incentives.transactions',
-    as_of           timestamptz DEFAULT NULL,
-    through_date    date        DEFAULT NULL)
-RETURNS TABLE (
-    participant_key      text,
-    offer_key            text,
-    threshold_type       text,
-    property_key         text,
-    threshold_value      numeric,
-    current_rate_key     text,
-    current_threshold    numeric,
-    next_rate_key        text,
-    next_threshold       numeric,
-    gap_to_next          numeric,
-    earning_transactions integer,
-    earned_now           numeric,
-    earned_at_next       numeric,
-    tier_mode            text,
-    blended_rate         numeric,
-    blended_rate_at_next numeric,
-    qualified            boolean,
-    requirement_gaps     jsonb,
-    limit_applied        text)
-LANGUAGE plproxy
-ROWS 100
-AS $$
-    CLUSTER 'incentives_cluster';
-    RUN ON incentives.partitions_for(participant_key);
-$$;
-COMMENT ON FUNCTION incentives.tier_progress(text, jsonb, text, timestamptz, date) IS
-  'Tier progress computed on the shards: one participant on its partition, all participants (NULL) on every partition (rows merged, not ordered)';
-
-CREATE FUNCTION incentives.requirement_progress(
-    participant_key text  DEFAULT NULL,
-    properties      jsonb DEFAULT '{}',
-    transactions    text  DEFAULT 'incentives.transactions')
-RETURNS TABLE (
-    participant_key  text,
-    offer_key        text,
-    strategy_key     text,
-    requirement_key  text,
-    requirement_type text,
-    property_key     text,
-    value            numeric,
-    minimum          numeric,
-    gap              numeric,
-    met              boolean,
-    qualified        boolean)
-LANGUAGE plproxy
-ROWS 100
-AS $$
-    CLUSTER 'incentives_cluster';
-    RUN ON incentives.partitions_for(participant_key);
-$$;
-COMMENT ON FUNCTION incentives.requirement_progress(text, jsonb, text) IS
-  'Requirement progress computed on the shards: one participant on its partition, all participants (NULL) on every partition (rows merged, not ordered)';
-
-CREATE FUNCTION incentives.stack_progress(
-    participant_key text        DEFAULT NULL,
-    transactions    text        DEFAULT 'incentives.transactions',
-    as_of           timestamptz DEFAULT NULL,
-    through_date    date        DEFAULT NULL)
-RETURNS TABLE (
-    participant_key text,
-    offer_key       text,
-    stack_key       text,
-    sku_set_key     text,
-    coverage_unit   text,
-    coverage        numeric,
-    overlap         numeric,
-    factor          numeric,
-    earns           boolean,
-    uncovered       numeric,
-    shortfall       numeric)
-LANGUAGE plproxy
-ROWS 100
-AS $$
-    CLUSTER 'incentives_cluster';
-    RUN ON incentives.partitions_for(participant_key);
-$$;
-COMMENT ON FUNCTION incentives.stack_progress(text, text, timestamptz, date) IS
-  'Stack progress computed on the shards: one participant on its partition, all participants (NULL) on every partition (rows merged, not ordered)';
-
--- One participant, always: a NULL participant_key goes to one partition,
--- which raises the function's own error.
-CREATE FUNCTION incentives.incentive_explain(
-    participant_key text,
-    offer_key       text,
-    properties      jsonb       DEFAULT '{}',
-    transactions    text        DEFAULT 'incentives.transactions',
-    as_of           timestamptz DEFAULT NULL,
-    through_date    date        DEFAULT NULL)
-RETURNS jsonb
-LANGUAGE plproxy
-AS $$
-    CLUSTER 'incentives_cluster';
-    RUN ON pg_catalog.hashtext(coalesce(participant_key, ''));
-$$;
-COMMENT ON FUNCTION incentives.incentive_explain(text, text, jsonb, text, timestamptz, date) IS
-  'incentive_explain on the participant''s partition';
+    -- One participant, always: a NULL participant_key goes to one
+    -- partition, which raises the function's own error.
+    PERFORM incentives_cluster.create_proxy(
+        'incentives.incentive_explain',
+        ARRAY['participant_key text', 'offer_key text', properties, transactions, as_of, through_date],
+        'jsonb', 'pg_catalog.hashtext(coalesce(participant_key, ''''))', NULL,
+        'incentive_explain on the participant''s partition');
+END
+$calculations$;
 
 CREATE FUNCTION incentives.request_hash(request jsonb)
 RETURNS integer
@@ -151,36 +100,20 @@ $$;
 COMMENT ON FUNCTION incentives.request_hash(jsonb) IS
   'RUN ON target of calculate(): the request''s participant''s partition (its stored transactions and properties), any partition when it names none';
 
-CREATE FUNCTION incentives.calculate(request jsonb)
-RETURNS jsonb
-LANGUAGE plproxy
-AS $$
-    CLUSTER 'incentives_cluster';
-    RUN ON incentives.request_hash(request);
-$$;
-COMMENT ON FUNCTION incentives.calculate(jsonb) IS
-  'The JSON what-if entry point, on the partition of the request''s participant_key (any partition without one)';
+SELECT incentives_cluster.create_proxy(
+    'incentives.calculate', ARRAY['request jsonb'], 'jsonb', 'incentives.request_hash(request)', NULL,
+    'The JSON what-if entry point, on the partition of the request''s participant_key (any partition without one)');
 
 -- refresh_earnings: each shard materializes its own participants' earnings
 -- (incentives.earnings lives on the shards).  One transaction per shard:
 -- when a shard fails the call fails, that shard keeps its previous
 -- earnings, and the others keep their new ones -- call it again.
-CREATE FUNCTION incentives_cluster.refresh_earnings(
-    participant_key text,
-    transactions    text,
-    progress_every  integer,
-    on_error        text,
-    changed_only    boolean)
-RETURNS TABLE (run_id bigint, participants integer, rows bigint, total_incentive numeric, status text,
-               exceptions integer)
-LANGUAGE plproxy
-AS $$
-    CLUSTER 'incentives_cluster';
-    RUN ON incentives.partitions_for(participant_key);
-    TARGET incentives_internal.refresh_earnings_run;
-$$;
-COMMENT ON FUNCTION incentives_cluster.refresh_earnings(text, text, integer, text, boolean) IS
-  'incentives.refresh_earnings_run on the participant''s partition, or on every partition (NULL)';
+SELECT incentives_cluster.create_proxy(
+    'incentives_cluster.refresh_earnings',
+    ARRAY['participant_key text', 'transactions text', 'progress_every integer', 'on_error text', 'changed_only boolean'],
+    'TABLE (run_id bigint, participants integer, rows bigint, total_incentive numeric, status text, exceptions integer)',
+    'incentives.partitions_for(participant_key)', 'incentives_internal.refresh_earnings_run',
+    'incentives.refresh_earnings_run on the participant''s partition, or on every partition (NULL)');
 
 CREATE PROCEDURE incentives.refresh_earnings(
     participant_key text    DEFAULT NULL,
@@ -209,18 +142,11 @@ COMMENT ON PROCEDURE incentives.refresh_earnings(text, text, integer, text, bool
 -- one shard fails the call fails and that shard has no statement; the
 -- others keep theirs: call it again with the same date (a shard that has
 -- one settles nothing new on the same date).
-CREATE FUNCTION incentives_cluster.settle(
-    statement_date  date,
-    participant_key text)
-RETURNS TABLE (statement_id bigint, lines bigint, amount_due numeric)
-LANGUAGE plproxy
-AS $$
-    CLUSTER 'incentives_cluster';
-    RUN ON incentives.partitions_for(participant_key);
-    TARGET incentives_internal.settle_run;
-$$;
-COMMENT ON FUNCTION incentives_cluster.settle(date, text) IS
-  'incentives.settle_run on the participant''s partition, or on every partition (NULL)';
+SELECT incentives_cluster.create_proxy(
+    'incentives_cluster.settle', ARRAY['statement_date date', 'participant_key text'],
+    'TABLE (statement_id bigint, lines bigint, amount_due numeric)',
+    'incentives.partitions_for(participant_key)', 'incentives_internal.settle_run',
+    'incentives.settle_run on the participant''s partition, or on every partition (NULL)');
 
 CREATE PROCEDURE incentives.settle(
     statement_date  date,
