@@ -49,6 +49,7 @@ COMMENT ON FUNCTION incentives_internal.put_offer(jsonb) IS
 DO $put_delete$
 DECLARE
     t       record;
+    f       record;
     columns text;     -- the table's columns: c1, c2, ...
     params  text;     -- put_'s parameters: c1 type1, c2 type2 DEFAULT NULL, ...
     args    text;     -- $1, $2, ...
@@ -94,31 +95,22 @@ BEGIN
                   LEFT JOIN unnest(i.indkey) WITH ORDINALITY AS k(attnum, position) ON k.attnum = a.attnum
                  WHERE a.attrelid = t.tab::regclass AND a.attnum > 0 AND NOT a.attisdropped) AS c;
 
-        IF t.put_comment IS NOT NULL THEN
-            EXECUTE format($sql$
-                CREATE FUNCTION incentives_internal.%I(%s)
-                RETURNS boolean
-                LANGUAGE sql VOLATILE
-                SET search_path = pg_catalog, pg_temp
-                AS $$
-                    INSERT INTO %s AS t (%s) VALUES (%s)
-                    ON CONFLICT (%s) DO UPDATE SET %s
-                    RETURNING t.xmax = 0
-                $$$sql$, 'put_' || t.row_name, params, t.tab, columns, args, keys, others);
-            EXECUTE format('COMMENT ON FUNCTION incentives_internal.%I IS %L', 'put_' || t.row_name,
-                           format('%s. Through a coordinator: on %s', t.put_comment, t.shard));
-        END IF;
-        EXECUTE format($sql$
-            CREATE FUNCTION incentives_internal.%I(%s)
-            RETURNS boolean
-            LANGUAGE sql VOLATILE
-            SET search_path = pg_catalog, pg_temp
-            AS $$
-                WITH d AS (DELETE FROM %s AS t WHERE %s RETURNING 1)
-                SELECT count(*) > 0 FROM d
-            $$$sql$, 'delete_' || t.row_name, key_params, t.tab, key_match);
-        EXECUTE format('COMMENT ON FUNCTION incentives_internal.%I IS %L', 'delete_' || t.row_name,
-                       format('%s. Through a coordinator: on %s', t.delete_comment, t.shard));
+        FOR f IN SELECT * FROM (VALUES
+                   ('put_', params, t.put_comment,
+                    format(E'INSERT INTO %s AS t (%s) VALUES (%s)\nON CONFLICT (%s) DO UPDATE SET %s\nRETURNING t.xmax = 0',
+                           t.tab, columns, args, keys, others)),
+                   ('delete_', key_params, t.delete_comment,
+                    format(E'WITH d AS (DELETE FROM %s AS t WHERE %s RETURNING 1)\nSELECT count(*) > 0 FROM d',
+                           t.tab, key_match)))
+                 AS x(prefix, params, comment, body)
+                 WHERE x.comment IS NOT NULL
+        LOOP
+            EXECUTE format(E'CREATE FUNCTION incentives_internal.%I(%s)\nRETURNS boolean\nLANGUAGE sql VOLATILE\n'
+                           'SET search_path = pg_catalog, pg_temp\nAS %L',
+                           f.prefix || t.row_name, f.params, f.body);
+            EXECUTE format('COMMENT ON FUNCTION incentives_internal.%I IS %L', f.prefix || t.row_name,
+                           format('%s. Through a coordinator: on %s', f.comment, t.shard));
+        END LOOP;
     END LOOP;
 END
 $put_delete$;
@@ -241,31 +233,34 @@ RETURNS TABLE (object text, row_count bigint, digest text)
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT 'offers', count(*),
-           md5(coalesce(string_agg(o.offer_key || ' ' || o.document::text, E'\n'
-                                   ORDER BY o.offer_key COLLATE "C"), ''))
-      FROM incentives.offers o
-    UNION ALL
-    SELECT 'offer_versions', count(*),
-           -- the history, not its times (each shard writes its own)
-           md5(coalesce(string_agg(format('%s %s %s %s', v.offer_key, v.version, v.document, v.valid_to IS NULL),
-                                   E'\n' ORDER BY v.offer_key COLLATE "C", v.version), ''))
-      FROM incentives.offer_versions v
-    UNION ALL
-    SELECT 'skus', count(*),
-           md5(coalesce(string_agg(format('%s %s %s', s.sku_key, s.uom_key, s.label), E'\n'
-                                   ORDER BY s.sku_key COLLATE "C"), ''))
-      FROM incentives.skus s
-    UNION ALL
-    SELECT 'uom_conversions', count(*),
-           md5(coalesce(string_agg(format('%s %s %s', c.from_uom_key, c.to_uom_key, c.factor), E'\n'
-                                   ORDER BY c.from_uom_key COLLATE "C", c.to_uom_key COLLATE "C"), ''))
-      FROM incentives.uom_conversions c
-    UNION ALL
-    SELECT 'participant_properties', count(*),
-           md5(coalesce(string_agg(format('%s %s %s', p.participant_key, p.property_key, p.value), E'\n'
-                                   ORDER BY p.participant_key COLLATE "C", p.property_key COLLATE "C"), ''))
-      FROM incentives.participant_properties p
+    -- each reference table: its rows as lines in key order, and their md5;
+    -- the offer history without its times (each shard writes its own)
+    SELECT * FROM (
+        SELECT t.object, count(l.object),
+               md5(coalesce(string_agg(l.line, E'\n' ORDER BY l.key1 COLLATE "C", l.key2 COLLATE "C", l.version), ''))
+          FROM (VALUES (1, 'offers'), (2, 'offer_versions'), (3, 'skus'), (4, 'uom_conversions'),
+                       (5, 'participant_properties')) AS t(n, object)
+          LEFT JOIN (
+            SELECT 'offers' AS object, o.offer_key || ' ' || o.document::text AS line,
+                   o.offer_key AS key1, NULL::text AS key2, NULL::integer AS version
+              FROM incentives.offers o
+            UNION ALL
+            SELECT 'offer_versions', format('%s %s %s %s', v.offer_key, v.version, v.document, v.valid_to IS NULL),
+                   v.offer_key, NULL, v.version
+              FROM incentives.offer_versions v
+            UNION ALL
+            SELECT 'skus', format('%s %s %s', s.sku_key, s.uom_key, s.label), s.sku_key, NULL, NULL
+              FROM incentives.skus s
+            UNION ALL
+            SELECT 'uom_conversions', format('%s %s %s', c.from_uom_key, c.to_uom_key, c.factor),
+                   c.from_uom_key, c.to_uom_key, NULL
+              FROM incentives.uom_conversions c
+            UNION ALL
+            SELECT 'participant_properties', format('%s %s %s', p.participant_key, p.property_key, p.value),
+                   p.participant_key, p.property_key, NULL
+              FROM incentives.participant_properties p) AS l ON l.object = t.object
+         GROUP BY t.n, t.object
+         ORDER BY t.n) AS reference_tables
     UNION ALL
     SELECT 'transactions', count(*), NULL FROM incentives.transactions
     UNION ALL
