@@ -104,63 +104,67 @@ SELECT incentives_cluster.create_proxy(
     'incentives.calculate', ARRAY['request jsonb'], 'jsonb', 'incentives.request_hash(request)', NULL,
     'The JSON what-if entry point, on the partition of the request''s participant_key (any partition without one)');
 
--- refresh_earnings: each shard materializes its own participants' earnings
--- (incentives.earnings lives on the shards).  One transaction per shard:
--- when a shard fails the call fails, that shard keeps its previous
--- earnings, and the others keep their new ones -- call it again.
-SELECT incentives_cluster.create_proxy(
-    'incentives_cluster.refresh_earnings',
-    ARRAY['participant_key text', 'transactions text', 'progress_every integer', 'on_error text', 'changed_only boolean'],
-    'TABLE (run_id bigint, participants integer, rows bigint, total_incentive numeric, status text, exceptions integer)',
-    'incentives.partitions_for(participant_key)', 'incentives_internal.refresh_earnings_run',
-    'incentives.refresh_earnings_run on the participant''s partition, or on every partition (NULL)');
-
-CREATE PROCEDURE incentives.refresh_earnings(
-    participant_key text    DEFAULT NULL,
-    transactions    text    DEFAULT 'incentives.transactions',
-    progress_every  integer DEFAULT 1000,
-    on_error        text    DEFAULT 'raise',
-    changed_only    boolean DEFAULT false)
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $$
+-- The procedures of a single node that write on the shards: each is a
+-- procedure of the same name and arguments that calls
+-- incentives_internal.<name>_run on the participant's partition, or on
+-- every partition (NULL), through the proxy incentives_cluster.<name>,
+-- and reports each shard's row as a NOTICE.
+--
+--   refresh_earnings: each shard materializes its own participants'
+--     earnings (incentives.earnings lives on the shards).  One transaction
+--     per shard: when a shard fails the call fails, that shard keeps its
+--     previous earnings, and the others keep their new ones -- call it
+--     again.
+--   settle: each shard writes the statement of its own participants (one
+--     transaction per shard, serialized there against other settles).
+--     When one shard fails the call fails and that shard has no statement;
+--     the others keep theirs: call it again with the same date (a shard
+--     that has one settles nothing new on the same date).
+DO $procedures$
 DECLARE
-    r record;
+    p record;
 BEGIN
-    FOR r IN SELECT * FROM incentives_cluster.refresh_earnings(participant_key, transactions, progress_every,
-                                                               on_error, changed_only) LOOP
-        RAISE NOTICE 'refresh_earnings: shard run % %: % participants, % rows, total %, % exceptions',
-              r.run_id, r.status, r.participants, r.rows, r.total_incentive, r.exceptions;
+    FOR p IN SELECT * FROM (VALUES
+        ('refresh_earnings',
+         ARRAY['participant_key text    DEFAULT NULL',
+               'transactions    text    DEFAULT ''incentives.transactions''',
+               'progress_every  integer DEFAULT 1000',
+               'on_error        text    DEFAULT ''raise''',
+               'changed_only    boolean DEFAULT false'],
+         'TABLE (run_id bigint, participants integer, rows bigint, total_incentive numeric, status text, exceptions integer)',
+         $$'refresh_earnings: shard run % %: % participants, % rows, total %, % exceptions',
+              r.run_id, r.status, r.participants, r.rows, r.total_incentive, r.exceptions$$,
+         'Refreshes incentives.earnings on the shards: the participant''s partition, or every partition in parallel (NULL); each shard atomically; on_error and changed_only as on a single node'),
+        ('settle',
+         ARRAY['statement_date  date',
+               'participant_key text DEFAULT NULL'],
+         'TABLE (statement_id bigint, lines bigint, amount_due numeric)',
+         $$'settle: shard statement %: % lines, % due', r.statement_id, r.lines, r.amount_due$$,
+         'Settles on the shards: the participant''s partition, or every partition (NULL); each shard writes its own statement atomically'))
+        AS x(name, arguments, result, notice, comment)
+    LOOP
+        -- the proxy passes every argument: it has no defaults
+        PERFORM incentives_cluster.create_proxy(
+            'incentives_cluster.' || p.name,
+            ARRAY(SELECT regexp_replace(a, ' +DEFAULT .*', '') FROM unnest(p.arguments) AS a),
+            p.result, 'incentives.partitions_for(participant_key)', format('incentives_internal.%s_run', p.name),
+            format('incentives.%s_run on the participant''s partition, or on every partition (NULL)', p.name));
+        EXECUTE format($sql$
+            CREATE PROCEDURE incentives.%1$I(%2$s)
+            LANGUAGE plpgsql
+            SET search_path = pg_catalog, pg_temp
+            AS $$
+            DECLARE
+                r record;
+            BEGIN
+                FOR r IN SELECT * FROM incentives_cluster.%1$I(%3$s) LOOP
+                    RAISE NOTICE %4$s;
+                END LOOP;
+            END
+            $$$sql$,
+            p.name, array_to_string(p.arguments, ', '),
+            (SELECT string_agg(split_part(a, ' ', 1), ', ') FROM unnest(p.arguments) AS a), p.notice);
+        EXECUTE format('COMMENT ON PROCEDURE incentives.%I IS %L', p.name, p.comment);
     END LOOP;
 END
-$$;
-COMMENT ON PROCEDURE incentives.refresh_earnings(text, text, integer, text, boolean) IS
-  'Refreshes incentives.earnings on the shards: the participant''s partition, or every partition in parallel (NULL); each shard atomically; on_error and changed_only as on a single node';
-
--- settle: each shard writes the statement of its own participants (one
--- transaction per shard, serialized there against other settles).  When
--- one shard fails the call fails and that shard has no statement; the
--- others keep theirs: call it again with the same date (a shard that has
--- one settles nothing new on the same date).
-SELECT incentives_cluster.create_proxy(
-    'incentives_cluster.settle', ARRAY['statement_date date', 'participant_key text'],
-    'TABLE (statement_id bigint, lines bigint, amount_due numeric)',
-    'incentives.partitions_for(participant_key)', 'incentives_internal.settle_run',
-    'incentives.settle_run on the participant''s partition, or on every partition (NULL)');
-
-CREATE PROCEDURE incentives.settle(
-    statement_date  date,
-    participant_key text DEFAULT NULL)
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    r record;
-BEGIN
-    FOR r IN SELECT * FROM incentives_cluster.settle(statement_date, participant_key) LOOP
-        RAISE NOTICE 'settle: shard statement %: % lines, % due', r.statement_id, r.lines, r.amount_due;
-    END LOOP;
-END
-$$;
-COMMENT ON PROCEDURE incentives.settle(date, text) IS
-  'Settles on the shards: the participant''s partition, or every partition (NULL); each shard writes its own statement atomically';
+$procedures$;
