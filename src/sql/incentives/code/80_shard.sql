@@ -117,8 +117,10 @@ $put_delete$;
 
 -- Transactions.  A transaction never changes participant through an
 -- upsert: on a sharded deployment that would leave it on the wrong shard.
-CREATE FUNCTION incentives_internal.put_transactions(transactions jsonb[])
-RETURNS bigint
+-- store_transactions is the one upsert that says so; put_transactions and
+-- put_transaction call it.
+CREATE FUNCTION incentives_internal.store_transactions(transactions jsonb[])
+RETURNS SETOF boolean
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -128,6 +130,7 @@ DECLARE
     bad_pk text;
     old_pk text;
 BEGIN
+    RETURN QUERY
     WITH changed AS (
         INSERT INTO incentives.transactions AS x
                (transaction_id, participant_key, transaction_type, transaction_date,
@@ -142,8 +145,9 @@ BEGIN
                sku_key = EXCLUDED.sku_key, quantity = EXCLUDED.quantity,
                uom_key = EXCLUDED.uom_key, amount = EXCLUDED.amount
          WHERE x.participant_key = EXCLUDED.participant_key
-        RETURNING 1)
-    SELECT count(*) INTO n FROM changed;
+        RETURNING x.xmax = 0 AS is_new)
+    SELECT c.is_new FROM changed AS c;
+    GET DIAGNOSTICS n = ROW_COUNT;
 
     IF n < cardinality(transactions) THEN
         SELECT t ->> 'transaction_id', t ->> 'participant_key', x.participant_key
@@ -156,8 +160,17 @@ BEGIN
               USING ERRCODE = 'unique_violation',
                     HINT = 'Delete it (incentives_internal.delete_transaction) before storing it under another participant.';
     END IF;
-    RETURN n;
 END
+$$;
+COMMENT ON FUNCTION incentives_internal.store_transactions(jsonb[]) IS
+  'Part of put_transactions and put_transaction: inserts or replaces transactions given as JSON objects with the transaction columns, refusing one that would change participant (23505); per row stored, true when it is new';
+
+CREATE FUNCTION incentives_internal.put_transactions(transactions jsonb[])
+RETURNS bigint
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT count(*) FROM incentives_internal.store_transactions($1)
 $$;
 COMMENT ON FUNCTION incentives_internal.put_transactions(jsonb[]) IS
   'Inserts or replaces transactions given as JSON objects with the transaction columns; returns how many. Through a coordinator: each on the shard of its participant';
@@ -172,33 +185,13 @@ CREATE FUNCTION incentives_internal.put_transaction(
     uom_key          text,
     amount           numeric)
 RETURNS boolean
-LANGUAGE plpgsql VOLATILE
+LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
-#variable_conflict use_column
-DECLARE
-    old_pk text;
-    is_new boolean;
-BEGIN
-    INSERT INTO incentives.transactions AS x
-           (transaction_id, participant_key, transaction_type, transaction_date,
-            sku_key, quantity, uom_key, amount)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-    ON CONFLICT (transaction_id) DO UPDATE
-       SET transaction_type = EXCLUDED.transaction_type,
-           transaction_date = EXCLUDED.transaction_date,
-           sku_key = EXCLUDED.sku_key, quantity = EXCLUDED.quantity,
-           uom_key = EXCLUDED.uom_key, amount = EXCLUDED.amount
-     WHERE x.participant_key = EXCLUDED.participant_key
-    RETURNING x.xmax = 0 INTO is_new;
-    IF NOT FOUND THEN
-        SELECT x.participant_key INTO old_pk FROM incentives.transactions x WHERE x.transaction_id = $1;
-        RAISE EXCEPTION 'transaction "%" belongs to participant "%", not "%"', $1, old_pk, $2
-              USING ERRCODE = 'unique_violation',
-                    HINT = 'Delete it (incentives_internal.delete_transaction) before storing it under another participant.';
-    END IF;
-    RETURN is_new;
-END
+    SELECT s.is_new
+      FROM incentives_internal.store_transactions(ARRAY[jsonb_build_object(
+               'transaction_id', $1, 'participant_key', $2, 'transaction_type', $3, 'transaction_date', $4,
+               'sku_key', $5, 'quantity', $6, 'uom_key', $7, 'amount', $8)]) AS s(is_new)
 $$;
 COMMENT ON FUNCTION incentives_internal.put_transaction(text, text, text, date, text, numeric, text, numeric) IS
   'Inserts or replaces one transaction; true when it is new. Through a coordinator: on the shard of its participant';
@@ -262,17 +255,15 @@ AS $$
          GROUP BY t.n, t.object
          ORDER BY t.n) AS reference_tables
     UNION ALL
-    SELECT 'transactions', count(*), NULL FROM incentives.transactions
-    UNION ALL
-    SELECT 'misplaced_transactions',
-           count(*) FILTER (WHERE (hashtext(t.participant_key) & ($1 - 1)) <> $2), NULL
-      FROM incentives.transactions t
-    UNION ALL
-    SELECT 'enrollments', count(*), NULL FROM incentives.enrollments
-    UNION ALL
-    SELECT 'misplaced_enrollments',
-           count(*) FILTER (WHERE (hashtext(n.participant_key) & ($1 - 1)) <> $2), NULL
-      FROM incentives.enrollments n
+    -- each participant table: its rows, and those not on this partition
+    SELECT x.object, x.row_count, NULL
+      FROM (SELECT 'transactions' AS tab, count(*) AS total,
+                   count(*) FILTER (WHERE (hashtext(t.participant_key) & ($1 - 1)) <> $2) AS misplaced
+              FROM incentives.transactions t
+            UNION ALL
+            SELECT 'enrollments', count(*), count(*) FILTER (WHERE (hashtext(n.participant_key) & ($1 - 1)) <> $2)
+              FROM incentives.enrollments n) AS c
+     CROSS JOIN LATERAL (VALUES (c.tab, c.total), ('misplaced_' || c.tab, c.misplaced)) AS x(object, row_count)
 $$;
 COMMENT ON FUNCTION incentives_internal.shard_summary(integer, integer) IS
   'Row counts and digests of the reference tables and the offer history (without its times), the transaction and enrollment counts, and how many transactions and enrollments do not belong to this partition (hashtext(participant_key) & (partitions - 1) <> partition)';
