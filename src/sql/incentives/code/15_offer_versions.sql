@@ -48,6 +48,12 @@ AS $function$
 DECLARE
     v_open incentives.offer_versions;
 BEGIN
+    IF TG_LEVEL = 'STATEMENT' THEN   -- TRUNCATE: every current version ends
+        UPDATE incentives.offer_versions AS v
+           SET valid_to = incentives_internal.offer_change_time(v.offer_key)
+         WHERE v.valid_to IS NULL;
+        RETURN NULL;
+    END IF;
     IF TG_OP = 'UPDATE' THEN
         IF OLD.offer_key IS NOT DISTINCT FROM NEW.offer_key
            AND OLD.document IS NOT DISTINCT FROM NEW.document THEN
@@ -91,7 +97,7 @@ BEGIN
 END
 $function$;
 COMMENT ON FUNCTION incentives_internal.offers_version() IS
-  'Trigger: keeps incentives.offer_versions in step with incentives.offers (a new version per insert or change of the document, the current one closed by a change or the delete)';
+  'Trigger: keeps incentives.offer_versions in step with incentives.offers (a new version per insert or change of the document, the current one closed by a change or the delete; TRUNCATE closes every current one)';
 
 CREATE TRIGGER offers_version
     AFTER INSERT OR UPDATE OR DELETE ON incentives.offers
@@ -99,64 +105,28 @@ CREATE TRIGGER offers_version
 COMMENT ON TRIGGER offers_version ON incentives.offers IS
   'Writes incentives.offer_versions: every insert, change and delete of an offer';
 
-CREATE FUNCTION incentives_internal.offers_version_truncate()
-RETURNS trigger
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $function$
-BEGIN
-    UPDATE incentives.offer_versions AS v
-       SET valid_to = incentives_internal.offer_change_time(v.offer_key)
-     WHERE v.valid_to IS NULL;
-    RETURN NULL;
-END
-$function$;
-COMMENT ON FUNCTION incentives_internal.offers_version_truncate() IS
-  'Trigger: TRUNCATE incentives.offers ends the current version of every offer';
-
 CREATE TRIGGER offers_version_truncate
     AFTER TRUNCATE ON incentives.offers
-    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.offers_version_truncate();
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.offers_version();
 COMMENT ON TRIGGER offers_version_truncate ON incentives.offers IS
   'TRUNCATE of the offers ends every current version in incentives.offer_versions';
 
-CREATE FUNCTION incentives_internal.offer_versions_append_only()
-RETURNS trigger
-LANGUAGE plpgsql
+CREATE FUNCTION incentives_internal.offer_version_closes(old_row incentives.offer_versions, new_row incentives.offer_versions)
+RETURNS boolean
+LANGUAGE sql
+STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $function$
-BEGIN
     -- The versioning trigger closing the current version of an offer that
     -- has really changed: the only UPDATE there is.
-    IF TG_OP = 'UPDATE' AND pg_trigger_depth() > 1 THEN
-        IF OLD.valid_to IS NULL AND NEW.valid_to IS NOT NULL
-           AND NEW.offer_key = OLD.offer_key AND NEW.version = OLD.version
-           AND NEW.document = OLD.document AND NEW.valid_from = OLD.valid_from
-           AND NEW.changed_by = OLD.changed_by
-           AND NEW.valid_to = incentives_internal.offer_change_time(OLD.offer_key)
-           AND NOT EXISTS (SELECT 1 FROM incentives.offers AS o
-                            WHERE o.offer_key = OLD.offer_key AND o.document = OLD.document)
-        THEN
-            RETURN NEW;
-        END IF;
-    END IF;
-    RAISE EXCEPTION 'incentives.offer_versions is append-only: % is not allowed', TG_OP
-          USING ERRCODE = 'insufficient_privilege',
-                DETAIL = 'Offer versions record every change of incentives.offers as it happened; no role may change or remove them.',
-                HINT = 'Change the offer in incentives.offers: that writes its next version.';
-END
+    SELECT pg_trigger_depth() > 1
+       AND $1.valid_to IS NULL AND $2.valid_to IS NOT NULL
+       AND $2.offer_key = $1.offer_key AND $2.version = $1.version
+       AND $2.document = $1.document AND $2.valid_from = $1.valid_from
+       AND $2.changed_by = $1.changed_by
+       AND $2.valid_to = incentives_internal.offer_change_time($1.offer_key)
+       AND NOT EXISTS (SELECT 1 FROM incentives.offers AS o
+                        WHERE o.offer_key = $1.offer_key AND o.document = $1.document)
 $function$;
-COMMENT ON FUNCTION incentives_internal.offer_versions_append_only() IS
-  'Trigger: refuses UPDATE, DELETE and TRUNCATE of incentives.offer_versions (SQLSTATE 42501), except the versioning trigger closing the current version of a changed offer';
-
-CREATE TRIGGER offer_versions_append_only
-    BEFORE UPDATE OR DELETE ON incentives.offer_versions
-    FOR EACH ROW EXECUTE FUNCTION incentives_internal.offer_versions_append_only();
-COMMENT ON TRIGGER offer_versions_append_only ON incentives.offer_versions IS
-  'Offer versions are append-only: UPDATE and DELETE are refused for every role';
-
-CREATE TRIGGER offer_versions_no_truncate
-    BEFORE TRUNCATE ON incentives.offer_versions
-    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.offer_versions_append_only();
-COMMENT ON TRIGGER offer_versions_no_truncate ON incentives.offer_versions IS
-  'Offer versions are append-only: TRUNCATE is refused for every role';
+COMMENT ON FUNCTION incentives_internal.offer_version_closes(incentives.offer_versions, incentives.offer_versions) IS
+  'Append-only exception of incentives.offer_versions: true when an UPDATE is the versioning trigger closing the current version of a changed offer';

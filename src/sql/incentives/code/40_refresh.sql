@@ -520,6 +520,30 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.refresh_earnings_work(bigint, text, regclass, integer, text, boolean) IS
   'Part of incentives.refresh_earnings (call the procedure, not this): replaces one participant''s, the changed participants'' or all earnings and marks the run succeeded';
 
+-- An error raised again from what GET STACKED DIAGNOSTICS read of it (a
+-- DETAIL or HINT only when it had one: RAISE cannot leave an option out
+-- by its value).  incentives.calculate uses it too.
+CREATE FUNCTION incentives_internal.raise_error(state text, message text, detail text, hint text)
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+BEGIN
+    IF detail <> '' AND hint <> '' THEN
+        RAISE EXCEPTION USING ERRCODE = state, MESSAGE = message, DETAIL = detail, HINT = hint;
+    ELSIF detail <> '' THEN
+        RAISE EXCEPTION USING ERRCODE = state, MESSAGE = message, DETAIL = detail;
+    ELSIF hint <> '' THEN
+        RAISE EXCEPTION USING ERRCODE = state, MESSAGE = message, HINT = hint;
+    ELSE
+        RAISE EXCEPTION USING ERRCODE = state, MESSAGE = message;
+    END IF;
+END
+$function$;
+COMMENT ON FUNCTION incentives_internal.raise_error(text, text, text, text) IS
+  'Raises an error with the given SQLSTATE (or condition name), message, and the detail and hint when they are not empty';
+
 CREATE PROCEDURE incentives.refresh_earnings(
     participant_key text     DEFAULT NULL,
     transactions    regclass DEFAULT 'incentives.transactions',
@@ -596,15 +620,7 @@ BEGIN
         IF v_can_commit THEN
             COMMIT;   -- the failed run's row survives the error below
         END IF;
-        IF v_detail OPERATOR(pg_catalog.<>) '' AND v_hint OPERATOR(pg_catalog.<>) '' THEN
-            RAISE EXCEPTION USING ERRCODE = v_state, MESSAGE = v_message, DETAIL = v_detail, HINT = v_hint;
-        ELSIF v_detail OPERATOR(pg_catalog.<>) '' THEN
-            RAISE EXCEPTION USING ERRCODE = v_state, MESSAGE = v_message, DETAIL = v_detail;
-        ELSIF v_hint OPERATOR(pg_catalog.<>) '' THEN
-            RAISE EXCEPTION USING ERRCODE = v_state, MESSAGE = v_message, HINT = v_hint;
-        ELSE
-            RAISE EXCEPTION USING ERRCODE = v_state, MESSAGE = v_message;
-        END IF;
+        PERFORM incentives_internal.raise_error(v_state, v_message, v_detail, v_hint);
     END IF;
 END
 $procedure$;

@@ -21,8 +21,8 @@
 -- due twice.
 --
 -- Statements and lines are append-only: UPDATE, DELETE and TRUNCATE are
--- refused for every role (no exception); corrections are the next
--- statement's business.
+-- refused for every role (no exception; 16_append_only.sql); corrections
+-- are the next statement's business.
 ------------------------------------------------------------------------
 
 CREATE FUNCTION incentives_internal.settle_work(statement_date date, participant_key text)
@@ -149,46 +149,6 @@ END
 $procedure$;
 COMMENT ON PROCEDURE incentives.settle(date, text) IS
   'Writes a settlement statement for the earnings through statement_date of one participant or all (NULL): per participant and offer earned_to_date, settled_before and amount_due (true-ups positive, clawbacks negative), in one transaction; serialized against other settles; refuses a date before a covered participant''s latest statement (22023)';
-
-------------------------------------------------------------------------
--- Append-only statements and lines
-------------------------------------------------------------------------
-
-CREATE FUNCTION incentives_internal.statements_append_only()
-RETURNS trigger
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $function$
-BEGIN
-    RAISE EXCEPTION 'incentives.% is append-only: % is not allowed', TG_TABLE_NAME, TG_OP
-          USING ERRCODE = 'insufficient_privilege',
-                DETAIL = 'Settlement statements are a ledger: no role may change or remove them.',
-                HINT = 'Corrections are the next statement''s business: CALL incentives.settle again.';
-END
-$function$;
-COMMENT ON FUNCTION incentives_internal.statements_append_only() IS
-  'Trigger: refuses UPDATE, DELETE and TRUNCATE of incentives.statements and incentives.statement_lines (SQLSTATE 42501)';
-
-CREATE TRIGGER statements_append_only
-    BEFORE UPDATE OR DELETE ON incentives.statements
-    FOR EACH ROW EXECUTE FUNCTION incentives_internal.statements_append_only();
-COMMENT ON TRIGGER statements_append_only ON incentives.statements IS
-  'Statements are append-only: UPDATE and DELETE are refused for every role';
-CREATE TRIGGER statements_no_truncate
-    BEFORE TRUNCATE ON incentives.statements
-    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.statements_append_only();
-COMMENT ON TRIGGER statements_no_truncate ON incentives.statements IS
-  'Statements are append-only: TRUNCATE is refused for every role';
-CREATE TRIGGER statement_lines_append_only
-    BEFORE UPDATE OR DELETE ON incentives.statement_lines
-    FOR EACH ROW EXECUTE FUNCTION incentives_internal.statements_append_only();
-COMMENT ON TRIGGER statement_lines_append_only ON incentives.statement_lines IS
-  'Statement lines are append-only: UPDATE and DELETE are refused for every role';
-CREATE TRIGGER statement_lines_no_truncate
-    BEFORE TRUNCATE ON incentives.statement_lines
-    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.statements_append_only();
-COMMENT ON TRIGGER statement_lines_no_truncate ON incentives.statement_lines IS
-  'Statement lines are append-only: TRUNCATE is refused for every role';
 
 ------------------------------------------------------------------------
 -- Views for finance and BI

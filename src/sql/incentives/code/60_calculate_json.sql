@@ -11,6 +11,7 @@ AS $function$
 DECLARE
     v_participant text;
     v_properties  jsonb;
+    v_keys        jsonb;
     v_offer_keys  text[];
     v_lines       jsonb;
     v_stored      boolean;
@@ -25,298 +26,125 @@ DECLARE
     v_detail      text;
     v_hint        text;
 BEGIN
-    IF request IS NULL OR jsonb_typeof(request) <> 'object' THEN
-        RAISE EXCEPTION 'invalid request: the request must be a JSON object'
-              USING ERRCODE = 'invalid_parameter_value';
+    PERFORM incentives_internal.request_refuse(
+        CASE WHEN request IS NULL OR jsonb_typeof(request) <> 'object'
+             THEN 'the request must be a JSON object' END);
+
+    -- Each field in turn (the first fault is the one reported); absent or
+    -- JSON null, a field takes its default.  as_of: the offers as they
+    -- were then (docs/lifecycle.md); through_date: only transactions dated
+    -- on or before it.
+    v_participant := incentives_internal.request_field(request, 'participant_key', 'string') #>> '{}';
+    v_properties  := COALESCE(incentives_internal.request_field(request, 'properties', 'object of numbers'), '{}');
+    v_as_of       := incentives_internal.request_field(request, 'as_of', 'timestamp') #>> '{}';
+    v_through     := incentives_internal.request_field(request, 'through_date', 'date') #>> '{}';
+    v_keys        := incentives_internal.request_field(request, 'offer_keys', 'array of strings');
+    IF v_keys IS NOT NULL THEN
+        v_offer_keys := ARRAY(SELECT k.v FROM jsonb_array_elements_text(v_keys) WITH ORDINALITY AS k(v, n)
+                               ORDER BY k.n);
     END IF;
-
-    -- participant_key: optional string (JSON null = absent)
-    CASE COALESCE(jsonb_typeof(request -> 'participant_key'), 'null')
-        WHEN 'null'   THEN v_participant := NULL;
-        WHEN 'string' THEN v_participant := request ->> 'participant_key';
-        ELSE RAISE EXCEPTION 'invalid request: participant_key must be a string'
-                   USING ERRCODE = 'invalid_parameter_value';
-    END CASE;
-
-    -- properties: optional object of numbers
-    CASE COALESCE(jsonb_typeof(request -> 'properties'), 'null')
-        WHEN 'null'   THEN v_properties := '{}';
-        WHEN 'object' THEN v_properties := request -> 'properties';
-        ELSE RAISE EXCEPTION 'invalid request: properties must be a JSON object'
-                   USING ERRCODE = 'invalid_parameter_value';
-    END CASE;
-    SELECT format('properties.%s must be a number', p.key) INTO v_problem
-      FROM jsonb_each(v_properties) AS p
-     WHERE jsonb_typeof(p.value) <> 'number'
-     ORDER BY p.key COLLATE "C"
-     LIMIT 1;
-    IF v_problem IS NOT NULL THEN
-        RAISE EXCEPTION 'invalid request: %', v_problem USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-
-    -- as_of: optional timestamp (the offers as they were then;
-    -- docs/lifecycle.md)
-    CASE COALESCE(jsonb_typeof(request -> 'as_of'), 'null')
-        WHEN 'null' THEN v_as_of := NULL;
-        WHEN 'string' THEN
-            BEGIN
-                v_as_of := (request ->> 'as_of')::timestamptz;
-            EXCEPTION WHEN datetime_field_overflow OR invalid_datetime_format
-                           OR invalid_time_zone_displacement_value OR invalid_parameter_value THEN
-                RAISE EXCEPTION 'invalid request: as_of must be a timestamp, e.g. "2026-03-31 23:59:59+00"'
-                      USING ERRCODE = 'invalid_parameter_value';
-            END;
-        ELSE RAISE EXCEPTION 'invalid request: as_of must be a timestamp, e.g. "2026-03-31 23:59:59+00"'
-                   USING ERRCODE = 'invalid_parameter_value';
-    END CASE;
-
-    -- through_date: optional date (only transactions dated on or before it)
-    CASE COALESCE(jsonb_typeof(request -> 'through_date'), 'null')
-        WHEN 'null' THEN v_through := NULL;
-        WHEN 'string' THEN
-            IF NOT incentives_internal.calculate_is_date(request ->> 'through_date') THEN
-                RAISE EXCEPTION 'invalid request: through_date must be a date (YYYY-MM-DD)'
-                      USING ERRCODE = 'invalid_parameter_value';
-            END IF;
-            v_through := (request ->> 'through_date')::date;
-        ELSE RAISE EXCEPTION 'invalid request: through_date must be a date (YYYY-MM-DD)'
-                   USING ERRCODE = 'invalid_parameter_value';
-    END CASE;
-
-    -- offer_keys: optional array of strings
-    CASE COALESCE(jsonb_typeof(request -> 'offer_keys'), 'null')
-        WHEN 'null'  THEN v_offer_keys := NULL;
-        WHEN 'array' THEN
-            SELECT format('offer_keys[%s] must be a string', k.n - 1) INTO v_problem
-              FROM jsonb_array_elements(request -> 'offer_keys') WITH ORDINALITY AS k(v, n)
-             WHERE jsonb_typeof(k.v) <> 'string'
-             ORDER BY k.n
-             LIMIT 1;
-            IF v_problem IS NOT NULL THEN
-                RAISE EXCEPTION 'invalid request: %', v_problem USING ERRCODE = 'invalid_parameter_value';
-            END IF;
-            SELECT COALESCE(array_agg(k.v ORDER BY k.n), '{}') INTO v_offer_keys
-              FROM jsonb_array_elements_text(request -> 'offer_keys') WITH ORDINALITY AS k(v, n);
-            -- every key names an offer (the calculation would refuse it
-            -- too, but without the request's path)
-            SELECT format('offer_keys[%s] names no offer ("%s")', k.n - 1, k.v) INTO v_problem
-              FROM unnest(v_offer_keys) WITH ORDINALITY AS k(v, n)
-             WHERE NOT EXISTS (SELECT FROM incentives.offers AS o
-                                WHERE o.offer_key = k.v AND v_as_of IS NULL)
-               AND NOT EXISTS (SELECT FROM incentives.offer_versions AS o
-                                WHERE o.offer_key = k.v AND v_as_of IS NOT NULL
-                                  AND o.valid_from <= v_as_of
-                                  AND (o.valid_to IS NULL OR o.valid_to > v_as_of))
-             ORDER BY k.n
-             LIMIT 1;
-            IF v_problem IS NOT NULL THEN
-                RAISE EXCEPTION 'invalid request: %', v_problem USING ERRCODE = 'invalid_parameter_value';
-            END IF;
-        ELSE RAISE EXCEPTION 'invalid request: offer_keys must be an array of strings'
-                   USING ERRCODE = 'invalid_parameter_value';
-    END CASE;
-
-    -- include_stored: optional boolean
-    CASE COALESCE(jsonb_typeof(request -> 'include_stored'), 'null')
-        WHEN 'null'    THEN v_stored := false;
-        WHEN 'boolean' THEN v_stored := (request -> 'include_stored')::boolean;
-        ELSE RAISE EXCEPTION 'invalid request: include_stored must be a boolean'
-                   USING ERRCODE = 'invalid_parameter_value';
-    END CASE;
-    IF v_stored AND v_participant IS NULL THEN
-        RAISE EXCEPTION 'invalid request: participant_key is required when include_stored is true'
-              USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-
-    -- transactions: optional array of transaction objects
-    CASE COALESCE(jsonb_typeof(request -> 'transactions'), 'null')
-        WHEN 'null'  THEN v_lines := '[]';
-        WHEN 'array' THEN v_lines := request -> 'transactions';
-        ELSE RAISE EXCEPTION 'invalid request: transactions must be an array'
-                   USING ERRCODE = 'invalid_parameter_value';
-    END CASE;
+    -- every key names an offer (the calculation would refuse it too, but
+    -- without the request's path)
+    PERFORM incentives_internal.request_refuse((
+        SELECT format('offer_keys[%s] names no offer ("%s")', k.n - 1, k.v)
+          FROM unnest(v_offer_keys) WITH ORDINALITY AS k(v, n)
+         WHERE NOT EXISTS (SELECT FROM incentives.offers AS o
+                            WHERE o.offer_key = k.v AND v_as_of IS NULL)
+           AND NOT EXISTS (SELECT FROM incentives.offer_versions AS o
+                            WHERE o.offer_key = k.v AND v_as_of IS NOT NULL
+                              AND o.valid_from <= v_as_of
+                              AND (o.valid_to IS NULL OR o.valid_to > v_as_of))
+         ORDER BY k.n
+         LIMIT 1));
+    v_stored := COALESCE(incentives_internal.request_field(request, 'include_stored', 'boolean')::boolean, false);
+    PERFORM incentives_internal.request_refuse(
+        CASE WHEN v_stored AND v_participant IS NULL
+             THEN 'participant_key is required when include_stored is true' END);
 
     -- Every field of every inline transaction, first fault first (0-based
     -- indexes, as in offer paths).  Dates: YYYY-MM-DD and a real day.
-    SELECT format('transactions[%s]%s', t.n - 1, f.problem) INTO v_problem
-      FROM jsonb_array_elements(v_lines) WITH ORDINALITY AS t(v, n)
-     CROSS JOIN LATERAL (
-        SELECT x.problem
-          FROM (VALUES
-            (0, CASE WHEN jsonb_typeof(t.v) <> 'object' THEN ' must be a JSON object' END),
-            (1, CASE WHEN jsonb_typeof(t.v) = 'object' THEN
-                  CASE COALESCE(jsonb_typeof(t.v -> 'transaction_id'), 'null')
-                      WHEN 'null' THEN '.transaction_id is required'
-                      WHEN 'string' THEN NULL
-                      ELSE '.transaction_id must be a string' END END),
-            (2, CASE WHEN jsonb_typeof(t.v) = 'object' THEN
-                  CASE COALESCE(jsonb_typeof(t.v -> 'participant_key'), 'null')
-                      WHEN 'null' THEN CASE WHEN v_participant IS NULL
-                                            THEN '.participant_key is required (the request has no participant_key)' END
-                      WHEN 'string' THEN CASE WHEN v_participant IS NOT NULL
-                                               AND t.v ->> 'participant_key' <> v_participant
-                                              THEN '.participant_key must equal the request''s participant_key' END
-                      ELSE '.participant_key must be a string' END END),
-            (3, CASE WHEN jsonb_typeof(t.v) = 'object' THEN
-                  CASE COALESCE(jsonb_typeof(t.v -> 'transaction_type'), 'null')
-                      WHEN 'null' THEN '.transaction_type is required'
-                      WHEN 'string' THEN NULL
-                      ELSE '.transaction_type must be a string' END END),
-            (4, CASE WHEN jsonb_typeof(t.v) = 'object' THEN
-                  CASE COALESCE(jsonb_typeof(t.v -> 'transaction_date'), 'null')
-                      WHEN 'null' THEN '.transaction_date is required'
-                      WHEN 'string' THEN
-                        CASE WHEN NOT incentives_internal.calculate_is_date(t.v ->> 'transaction_date')
-                             THEN '.transaction_date must be a date (YYYY-MM-DD)' END
-                      ELSE '.transaction_date must be a date (YYYY-MM-DD)' END END),
-            (5, CASE WHEN jsonb_typeof(t.v) = 'object' THEN
-                  CASE COALESCE(jsonb_typeof(t.v -> 'sku_key'), 'null')
-                      WHEN 'null' THEN '.sku_key is required'
-                      WHEN 'string' THEN NULL
-                      ELSE '.sku_key must be a string' END END),
-            (6, CASE WHEN jsonb_typeof(t.v) = 'object' THEN
-                  CASE COALESCE(jsonb_typeof(t.v -> 'quantity'), 'null')
-                      WHEN 'null' THEN '.quantity is required'
-                      WHEN 'number' THEN NULL
-                      ELSE '.quantity must be a number' END END),
-            (7, CASE WHEN jsonb_typeof(t.v) = 'object' THEN
-                  CASE COALESCE(jsonb_typeof(t.v -> 'uom_key'), 'null')
-                      WHEN 'null' THEN '.uom_key is required'
-                      WHEN 'string' THEN NULL
-                      ELSE '.uom_key must be a string' END END),
-            (8, CASE WHEN jsonb_typeof(t.v) = 'object' THEN
-                  CASE COALESCE(jsonb_typeof(t.v -> 'amount'), 'null')
-                      WHEN 'null' THEN '.amount is required'
-                      WHEN 'number' THEN NULL
-                      ELSE '.amount must be a number' END END)
-          ) AS x(k, problem)
-         WHERE x.problem IS NOT NULL
-         ORDER BY x.k
-         LIMIT 1) AS f
-     ORDER BY t.n
-     LIMIT 1;
-    IF v_problem IS NOT NULL THEN
-        RAISE EXCEPTION 'invalid request: %', v_problem USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-
+    v_lines := COALESCE(incentives_internal.request_field(request, 'transactions', 'array'), '[]');
+    PERFORM incentives_internal.request_refuse((
+        SELECT format('transactions[%s]%s', t.n - 1, f.problem)
+          FROM jsonb_array_elements(v_lines) WITH ORDINALITY AS t(v, n)
+         CROSS JOIN LATERAL (
+            SELECT x.problem
+              FROM (VALUES
+                (0, CASE WHEN jsonb_typeof(t.v) <> 'object' THEN ' must be a JSON object' END),
+                (1, '.' || incentives_internal.request_field_problem(t.v, 'transaction_id', 'string', true)),
+                (2, '.' || incentives_internal.request_participant_problem(t.v, v_participant)),
+                (3, '.' || incentives_internal.request_field_problem(t.v, 'transaction_type', 'string', true)),
+                (4, '.' || incentives_internal.request_field_problem(t.v, 'transaction_date', 'date', true)),
+                (5, '.' || incentives_internal.request_field_problem(t.v, 'sku_key', 'string', true)),
+                (6, '.' || incentives_internal.request_field_problem(t.v, 'quantity', 'number', true)),
+                (7, '.' || incentives_internal.request_field_problem(t.v, 'uom_key', 'string', true)),
+                (8, '.' || incentives_internal.request_field_problem(t.v, 'amount', 'number', true))
+              ) AS x(k, problem)
+             WHERE x.problem IS NOT NULL
+             ORDER BY x.k
+             LIMIT 1) AS f
+         ORDER BY t.n
+         LIMIT 1));
     -- A transaction_id at most once in the request.
-    SELECT format('transactions[%s].transaction_id duplicates transactions[%s] ("%s")',
-                  d.n - 1, d.first - 1, d.id) INTO v_problem
-      FROM (SELECT t.v ->> 'transaction_id' AS id, t.n,
-                   min(t.n) OVER (PARTITION BY t.v ->> 'transaction_id') AS first
-              FROM jsonb_array_elements(v_lines) WITH ORDINALITY AS t(v, n)) AS d
-     WHERE d.n <> d.first
-     ORDER BY d.n
-     LIMIT 1;
-    IF v_problem IS NOT NULL THEN
-        RAISE EXCEPTION 'invalid request: %', v_problem USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM incentives_internal.request_refuse((
+        SELECT format('transactions[%s].transaction_id duplicates transactions[%s] ("%s")',
+                      d.n - 1, d.first - 1, d.id)
+          FROM (SELECT t.v ->> 'transaction_id' AS id, t.n,
+                       min(t.n) OVER (PARTITION BY t.v ->> 'transaction_id') AS first
+                  FROM jsonb_array_elements(v_lines) WITH ORDINALITY AS t(v, n)) AS d
+         WHERE d.n <> d.first
+         ORDER BY d.n
+         LIMIT 1));
 
     -- enrollments: optional array of enrollment windows, added to the
     -- stored ones for this call (docs/reference.md, Enrollment): a what-if
     -- of a participant not enrolled yet.
-    CASE COALESCE(jsonb_typeof(request -> 'enrollments'), 'null')
-        WHEN 'null'  THEN v_enrollments := '[]';
-        WHEN 'array' THEN v_enrollments := request -> 'enrollments';
-        ELSE RAISE EXCEPTION 'invalid request: enrollments must be an array'
-                   USING ERRCODE = 'invalid_parameter_value';
-    END CASE;
-    SELECT format('enrollments[%s]%s', w.n - 1, f.problem) INTO v_problem
-      FROM jsonb_array_elements(v_enrollments) WITH ORDINALITY AS w(v, n)
-     CROSS JOIN LATERAL (
-        SELECT x.problem
-          FROM (VALUES
-            (0, CASE WHEN jsonb_typeof(w.v) <> 'object' THEN ' must be a JSON object' END),
-            (1, CASE WHEN jsonb_typeof(w.v) = 'object' THEN
-                  CASE COALESCE(jsonb_typeof(w.v -> 'participant_key'), 'null')
-                      WHEN 'null' THEN CASE WHEN v_participant IS NULL
-                                            THEN '.participant_key is required (the request has no participant_key)' END
-                      WHEN 'string' THEN CASE WHEN v_participant IS NOT NULL
-                                               AND w.v ->> 'participant_key' <> v_participant
-                                              THEN '.participant_key must equal the request''s participant_key' END
-                      ELSE '.participant_key must be a string' END END),
-            (2, CASE WHEN jsonb_typeof(w.v) = 'object' THEN
-                  CASE COALESCE(jsonb_typeof(w.v -> 'offer_key'), 'null')
-                      WHEN 'null' THEN '.offer_key is required'
-                      WHEN 'string' THEN NULL
-                      ELSE '.offer_key must be a string' END END),
-            (3, CASE WHEN jsonb_typeof(w.v) = 'object' THEN
-                  CASE COALESCE(jsonb_typeof(w.v -> 'start_date'), 'null')
-                      WHEN 'null' THEN '.start_date is required'
-                      WHEN 'string' THEN
-                        CASE WHEN NOT incentives_internal.calculate_is_date(w.v ->> 'start_date')
-                             THEN '.start_date must be a date (YYYY-MM-DD)' END
-                      ELSE '.start_date must be a date (YYYY-MM-DD)' END END),
-            (4, CASE WHEN jsonb_typeof(w.v) = 'object' THEN
-                  CASE COALESCE(jsonb_typeof(w.v -> 'end_date'), 'null')
-                      WHEN 'null' THEN NULL
-                      WHEN 'string' THEN
-                        CASE WHEN NOT incentives_internal.calculate_is_date(w.v ->> 'end_date')
-                             THEN '.end_date must be a date (YYYY-MM-DD)' END
-                      ELSE '.end_date must be a date (YYYY-MM-DD)' END END),
-            (5, CASE WHEN jsonb_typeof(w.v) = 'object'
-                      AND jsonb_typeof(w.v -> 'start_date') = 'string'
-                      AND jsonb_typeof(w.v -> 'end_date') = 'string'
-                      AND incentives_internal.calculate_is_date(w.v ->> 'start_date')
-                      AND incentives_internal.calculate_is_date(w.v ->> 'end_date')
-                      AND (w.v ->> 'end_date')::date < (w.v ->> 'start_date')::date
-                     THEN '.end_date must not be before start_date' END)
-          ) AS x(k, problem)
-         WHERE x.problem IS NOT NULL
-         ORDER BY x.k
-         LIMIT 1) AS f
-     ORDER BY w.n
-     LIMIT 1;
-    IF v_problem IS NOT NULL THEN
-        RAISE EXCEPTION 'invalid request: %', v_problem USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-
+    v_enrollments := COALESCE(incentives_internal.request_field(request, 'enrollments', 'array'), '[]');
+    PERFORM incentives_internal.request_refuse((
+        SELECT format('enrollments[%s]%s', w.n - 1, f.problem)
+          FROM jsonb_array_elements(v_enrollments) WITH ORDINALITY AS w(v, n)
+         CROSS JOIN LATERAL (
+            SELECT x.problem
+              FROM (VALUES
+                (0, CASE WHEN jsonb_typeof(w.v) <> 'object' THEN ' must be a JSON object' END),
+                (1, '.' || incentives_internal.request_participant_problem(w.v, v_participant)),
+                (2, '.' || incentives_internal.request_field_problem(w.v, 'offer_key', 'string', true)),
+                (3, '.' || incentives_internal.request_field_problem(w.v, 'start_date', 'date', true)),
+                (4, '.' || incentives_internal.request_field_problem(w.v, 'end_date', 'date')),
+                (5, CASE WHEN jsonb_typeof(w.v) = 'object'
+                          AND jsonb_typeof(w.v -> 'start_date') = 'string'
+                          AND jsonb_typeof(w.v -> 'end_date') = 'string'
+                          AND incentives_internal.calculate_is_date(w.v ->> 'start_date')
+                          AND incentives_internal.calculate_is_date(w.v ->> 'end_date')
+                          AND (w.v ->> 'end_date')::date < (w.v ->> 'start_date')::date
+                         THEN '.end_date must not be before start_date' END)
+              ) AS x(k, problem)
+             WHERE x.problem IS NOT NULL
+             ORDER BY x.k
+             LIMIT 1) AS f
+         ORDER BY w.n
+         LIMIT 1));
     -- Two windows of one participant and offer in the request may not
     -- overlap (both ends inclusive, no end_date: open ended).
-    SELECT format('enrollments[%s] overlaps enrollments[%s] (participant "%s", offer "%s")',
-                  b.n - 1, a.n - 1, b.participant_key, b.offer_key) INTO v_problem
-      FROM (SELECT w.n, COALESCE(w.v ->> 'participant_key', v_participant) AS participant_key,
+    PERFORM incentives_internal.request_refuse((
+        WITH w AS (
+            SELECT w.n, COALESCE(w.v ->> 'participant_key', v_participant) AS participant_key,
                    w.v ->> 'offer_key' AS offer_key, (w.v ->> 'start_date')::date AS start_date,
                    COALESCE((w.v ->> 'end_date')::date, 'infinity') AS end_date
-              FROM jsonb_array_elements(v_enrollments) WITH ORDINALITY AS w(v, n)) AS a
-      JOIN (SELECT w.n, COALESCE(w.v ->> 'participant_key', v_participant) AS participant_key,
-                   w.v ->> 'offer_key' AS offer_key, (w.v ->> 'start_date')::date AS start_date,
-                   COALESCE((w.v ->> 'end_date')::date, 'infinity') AS end_date
-              FROM jsonb_array_elements(v_enrollments) WITH ORDINALITY AS w(v, n)) AS b
-        ON b.n > a.n AND b.participant_key = a.participant_key AND b.offer_key = a.offer_key
-       AND b.start_date <= a.end_date AND a.start_date <= b.end_date
-     ORDER BY b.n, a.n
-     LIMIT 1;
-    IF v_problem IS NOT NULL THEN
-        RAISE EXCEPTION 'invalid request: %', v_problem USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+              FROM jsonb_array_elements(v_enrollments) WITH ORDINALITY AS w(v, n))
+        SELECT format('enrollments[%s] overlaps enrollments[%s] (participant "%s", offer "%s")',
+                      b.n - 1, a.n - 1, b.participant_key, b.offer_key)
+          FROM w AS a
+          JOIN w AS b
+            ON b.n > a.n AND b.participant_key = a.participant_key AND b.offer_key = a.offer_key
+           AND b.start_date <= a.end_date AND a.start_date <= b.end_date
+         ORDER BY b.n, a.n
+         LIMIT 1));
 
     -- The what-if transactions live in a temporary table for this call only
     -- (dropped below, or with the transaction on error).
-    CREATE TEMPORARY TABLE incentives_request_transactions (
-        transaction_id   text NOT NULL,
-        participant_key  text NOT NULL,
-        transaction_type text NOT NULL,
-        transaction_date date NOT NULL,
-        sku_key          text NOT NULL,
-        quantity         numeric NOT NULL,
-        uom_key          text NOT NULL,
-        amount           numeric NOT NULL
-    ) ON COMMIT DROP;
-    v_relation := to_regclass('pg_temp.incentives_request_transactions');
-
-    EXECUTE format($sql$
-        INSERT INTO %s
-        SELECT t.v ->> 'transaction_id',
-               COALESCE(t.v ->> 'participant_key', $2),
-               t.v ->> 'transaction_type',
-               (t.v ->> 'transaction_date')::date,
-               t.v ->> 'sku_key',
-               (t.v ->> 'quantity')::numeric,
-               t.v ->> 'uom_key',
-               (t.v ->> 'amount')::numeric
-          FROM jsonb_array_elements($1) AS t(v)$sql$, v_relation)
-    USING v_lines, v_participant;
+    v_relation := incentives_internal.request_table('incentives_request_transactions');
+    PERFORM incentives_internal.request_load(v_relation, v_lines, v_participant);
 
     IF v_stored THEN
         EXECUTE format($sql$
@@ -330,9 +158,7 @@ BEGIN
              LIMIT 1$sql$)
         INTO v_problem
         USING v_lines, v_participant;
-        IF v_problem IS NOT NULL THEN
-            RAISE EXCEPTION 'invalid request: %', v_problem USING ERRCODE = 'invalid_parameter_value';
-        END IF;
+        PERFORM incentives_internal.request_refuse(v_problem);
         EXECUTE format($sql$
             INSERT INTO %s
             SELECT s.transaction_id, s.participant_key, s.transaction_type, s.transaction_date,
@@ -376,16 +202,7 @@ BEGIN
         v_problem := incentives_internal.calculate_fault(v_participant, v_properties, v_offer_keys, v_lines,
                                                          v_enrollments, v_as_of, v_through);
         v_message := format('invalid request: %s cannot be calculated: %s', v_problem, v_message);
-        IF v_detail <> '' AND v_hint <> '' THEN
-            RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value', MESSAGE = v_message,
-                                  DETAIL = v_detail, HINT = v_hint;
-        ELSIF v_detail <> '' THEN
-            RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value', MESSAGE = v_message, DETAIL = v_detail;
-        ELSIF v_hint <> '' THEN
-            RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value', MESSAGE = v_message, HINT = v_hint;
-        ELSE
-            RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value', MESSAGE = v_message;
-        END IF;
+        PERFORM incentives_internal.raise_error('invalid_parameter_value', v_message, v_detail, v_hint);
     END;
 
     IF v_rules IS NOT NULL THEN
@@ -398,6 +215,170 @@ END
 $function$;
 COMMENT ON FUNCTION incentives.calculate(jsonb) IS
   'What-if calculation: {participant_key, properties, offer_keys, transactions: [...], include_stored, enrollments: [...], as_of, through_date} with inline transactions (and enrollment windows added to the stored ones) returns {"potential_earnings": [earning rows as JSON objects]}, the numbers incentive_calculate gives on the same data, and "rules": the program rules'' state per participant and offer when an offer has any; writes nothing permanent; a bad request, or one whose data cannot be calculated, raises 22023 "invalid request: <path> ..." naming the field, transaction or property';
+
+------------------------------------------------------------------------
+-- The request's parts (helpers of incentives.calculate)
+------------------------------------------------------------------------
+
+CREATE FUNCTION incentives_internal.request_refuse(problem text)
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+BEGIN
+    IF problem IS NOT NULL THEN
+        RAISE EXCEPTION 'invalid request: %', problem USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+END
+$function$;
+COMMENT ON FUNCTION incentives_internal.request_refuse(text) IS
+  'calculate() helper: raises 22023 "invalid request: <problem>" unless problem is NULL';
+
+CREATE FUNCTION incentives_internal.request_field_problem(
+    object   jsonb,
+    field    text,
+    kind     text,
+    required boolean DEFAULT false)
+RETURNS text
+LANGUAGE plpgsql
+STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    v_value jsonb := NULLIF(object -> field, 'null');
+BEGIN
+    IF v_value IS NULL THEN
+        RETURN CASE WHEN required THEN field || ' is required' END;
+    END IF;
+    CASE kind
+    WHEN 'date' THEN              -- YYYY-MM-DD naming a real day
+        IF jsonb_typeof(v_value) <> 'string' OR NOT incentives_internal.calculate_is_date(v_value #>> '{}') THEN
+            RETURN field || ' must be a date (YYYY-MM-DD)';
+        END IF;
+    WHEN 'timestamp' THEN
+        BEGIN
+            PERFORM (v_value #>> '{}')::timestamptz WHERE jsonb_typeof(v_value) = 'string';
+        EXCEPTION WHEN datetime_field_overflow OR invalid_datetime_format
+                       OR invalid_time_zone_displacement_value OR invalid_parameter_value THEN
+            v_value := NULL;
+        END;
+        IF v_value IS NULL OR jsonb_typeof(v_value) <> 'string' THEN
+            RETURN field || ' must be a timestamp, e.g. "2026-03-31 23:59:59+00"';
+        END IF;
+    WHEN 'array of strings' THEN
+        IF jsonb_typeof(v_value) <> 'array' THEN
+            RETURN field || ' must be an array of strings';
+        END IF;
+        RETURN (SELECT format('%s[%s] must be a string', field, k.n - 1)
+                  FROM jsonb_array_elements(v_value) WITH ORDINALITY AS k(v, n)
+                 WHERE jsonb_typeof(k.v) <> 'string'
+                 ORDER BY k.n
+                 LIMIT 1);
+    WHEN 'object of numbers' THEN
+        IF jsonb_typeof(v_value) <> 'object' THEN
+            RETURN field || ' must be a JSON object';
+        END IF;
+        RETURN (SELECT format('%s.%s must be a number', field, p.key)
+                  FROM jsonb_each(v_value) AS p
+                 WHERE jsonb_typeof(p.value) <> 'number'
+                 ORDER BY p.key COLLATE "C"
+                 LIMIT 1);
+    ELSE                          -- a JSON type: string, number, boolean, array, object
+        IF jsonb_typeof(v_value) <> kind THEN
+            RETURN field || ' must be ' || CASE kind WHEN 'array' THEN 'an array'
+                                                     WHEN 'object' THEN 'a JSON object'
+                                                     ELSE 'a ' || kind END;
+        END IF;
+    END CASE;
+    RETURN NULL;
+END
+$function$;
+COMMENT ON FUNCTION incentives_internal.request_field_problem(jsonb, text, text, boolean) IS
+  'calculate() helper: what is wrong with a field of a JSON object ("<field> is required", "<field> must be ..."), NULL when nothing is; absent and JSON null are the same; kind: a JSON type, date (YYYY-MM-DD), timestamp, array of strings or object of numbers';
+
+CREATE FUNCTION incentives_internal.request_field(request jsonb, field text, kind text)
+RETURNS jsonb
+LANGUAGE plpgsql
+STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+BEGIN
+    PERFORM incentives_internal.request_refuse(incentives_internal.request_field_problem(request, field, kind));
+    RETURN NULLIF(request -> field, 'null');
+END
+$function$;
+COMMENT ON FUNCTION incentives_internal.request_field(jsonb, text, text) IS
+  'calculate() helper: an optional field of the request, NULL when absent or JSON null; raises 22023 "invalid request: <field> must be ..." when it is not of the kind (as incentives_internal.request_field_problem)';
+
+CREATE FUNCTION incentives_internal.request_participant_problem(item jsonb, participant_key text)
+RETURNS text
+LANGUAGE sql
+IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+    SELECT CASE COALESCE(jsonb_typeof($1 -> 'participant_key'), 'null')
+           WHEN 'null' THEN CASE WHEN $2 IS NULL
+                                 THEN 'participant_key is required (the request has no participant_key)' END
+           WHEN 'string' THEN CASE WHEN $2 IS NOT NULL AND $1 ->> 'participant_key' <> $2
+                                   THEN 'participant_key must equal the request''s participant_key' END
+           ELSE 'participant_key must be a string' END
+$function$;
+COMMENT ON FUNCTION incentives_internal.request_participant_problem(jsonb, text) IS
+  'calculate() helper: what is wrong with the participant_key of an inline transaction or enrollment window (required when the request has none, else equal to the request''s), NULL when nothing is';
+
+CREATE FUNCTION incentives_internal.request_table(name text)
+RETURNS regclass
+LANGUAGE plpgsql
+VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+BEGIN
+    EXECUTE format($sql$
+        CREATE TEMPORARY TABLE %I (
+            transaction_id   text NOT NULL,
+            participant_key  text NOT NULL,
+            transaction_type text NOT NULL,
+            transaction_date date NOT NULL,
+            sku_key          text NOT NULL,
+            quantity         numeric NOT NULL,
+            uom_key          text NOT NULL,
+            amount           numeric NOT NULL
+        ) ON COMMIT DROP$sql$, name);
+    RETURN to_regclass(format('pg_temp.%I', name));
+END
+$function$;
+COMMENT ON FUNCTION incentives_internal.request_table(text) IS
+  'calculate() helper: creates a temporary table with the transaction columns (dropped at commit) for a request''s transactions';
+
+CREATE FUNCTION incentives_internal.request_load(
+    relation        regclass,
+    transactions    jsonb,
+    participant_key text,
+    first_n         integer DEFAULT NULL)
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+BEGIN
+    EXECUTE format($sql$
+        INSERT INTO %s
+        SELECT t.v ->> 'transaction_id',
+               COALESCE(t.v ->> 'participant_key', $2),
+               t.v ->> 'transaction_type',
+               (t.v ->> 'transaction_date')::date,
+               t.v ->> 'sku_key',
+               (t.v ->> 'quantity')::numeric,
+               t.v ->> 'uom_key',
+               (t.v ->> 'amount')::numeric
+          FROM jsonb_array_elements($1) WITH ORDINALITY AS t(v, n)
+         WHERE $3 IS NULL OR t.n <= $3$sql$, relation)
+    USING transactions, participant_key, first_n;
+END
+$function$;
+COMMENT ON FUNCTION incentives_internal.request_load(regclass, jsonb, text, integer) IS
+  'calculate() helper: inserts a request''s inline transactions (the first first_n, or all when NULL; participant_key when one has none) into a table made by request_table';
 
 CREATE FUNCTION incentives_internal.calculate_fault(
     participant_key text,
@@ -421,17 +402,7 @@ DECLARE
 BEGIN
     -- Called by incentives.calculate after its calculation failed on the
     -- data; each probe below is that calculation on part of the request.
-    CREATE TEMPORARY TABLE incentives_request_probe (
-        transaction_id   text NOT NULL,
-        participant_key  text NOT NULL,
-        transaction_type text NOT NULL,
-        transaction_date date NOT NULL,
-        sku_key          text NOT NULL,
-        quantity         numeric NOT NULL,
-        uom_key          text NOT NULL,
-        amount           numeric NOT NULL
-    ) ON COMMIT DROP;
-    v_relation := to_regclass('pg_temp.incentives_request_probe');
+    v_relation := incentives_internal.request_table('incentives_request_probe');
 
     -- the properties alone (no transaction), then each property alone
     BEGIN
@@ -489,14 +460,7 @@ BEGIN
     -- Part of incentives_internal.calculate_fault: does the calculation of
     -- the request's first first_n inline transactions fail on the data?
     EXECUTE format('TRUNCATE %s', $6);
-    EXECUTE format($sql$
-        INSERT INTO %s
-        SELECT t.v ->> 'transaction_id', COALESCE(t.v ->> 'participant_key', $2), t.v ->> 'transaction_type',
-               (t.v ->> 'transaction_date')::date, t.v ->> 'sku_key', (t.v ->> 'quantity')::numeric,
-               t.v ->> 'uom_key', (t.v ->> 'amount')::numeric
-          FROM jsonb_array_elements($1) WITH ORDINALITY AS t(v, n)
-         WHERE t.n <= $3$sql$, $6)
-    USING $4, $1, $5;
+    PERFORM incentives_internal.request_load($6, $4, $1, $5);
     PERFORM count(*) FROM incentives_internal.calculate_request($1, $2, $3, $6, $7, $8, $9);
     RETURN false;
 EXCEPTION WHEN data_exception THEN

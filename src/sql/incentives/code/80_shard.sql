@@ -31,93 +31,96 @@ $$;
 COMMENT ON FUNCTION incentives_internal.put_offer(jsonb) IS
   'Inserts or replaces an offer (validated like any insert); true when the offer is new. Through a coordinator: on every shard';
 
-CREATE FUNCTION incentives_internal.delete_offer(offer_key text)
-RETURNS boolean
-LANGUAGE sql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$
-    WITH d AS (DELETE FROM incentives.offers o WHERE o.offer_key = $1 RETURNING 1)
-    SELECT count(*) > 0 FROM d
-$$;
-COMMENT ON FUNCTION incentives_internal.delete_offer(text) IS
-  'Deletes an offer; true when it existed. Through a coordinator: on every shard';
+-- The other reference tables, and the enrollment windows (docs/reference.md,
+-- Enrollment: participant data, on the shard of the participant), have a
+-- put_<row> and a delete_<row> of one shape each, made here from the
+-- table's own columns and primary key:
+--
+--   put_<row>(every column in order, a nullable one DEFAULT NULL): inserts
+--     the row, or on a conflict of the primary key replaces its other
+--     columns (put_enrollment: the end_date of the window starting that
+--     day); true when the row is new.
+--   delete_<row>(the primary key's columns): deletes the row; true when it
+--     existed.
+--
+-- Overlapping enrollment windows are refused by the table's trigger
+-- (23P01).  put_offer (above: the key is generated from the document) and
+-- the transactions' functions (below) are written out.
+DO $put_delete$
+DECLARE
+    t       record;
+    f       record;
+    columns text;     -- the table's columns: c1, c2, ...
+    params  text;     -- put_'s parameters: c1 type1, c2 type2 DEFAULT NULL, ...
+    args    text;     -- $1, $2, ...
+    keys    text;     -- the primary key's columns
+    others  text;     -- c = EXCLUDED.c for the columns not in the key
+    key_params text;  -- delete_'s parameters
+    key_match  text;  -- t.k1 = $1 AND t.k2 = $2 ...
+BEGIN
+    FOR t IN SELECT * FROM (VALUES
+               ('offer', 'incentives.offers', 'every shard', NULL,
+                'Deletes an offer; true when it existed'),
+               ('sku', 'incentives.skus', 'every shard',
+                'Inserts or replaces a SKU and its unit of measure; true when the SKU is new',
+                'Deletes a SKU; true when it existed'),
+               ('uom_conversion', 'incentives.uom_conversions', 'every shard',
+                'Inserts or replaces a unit conversion (quantity_in_to = quantity_in_from * factor); true when the pair is new',
+                'Deletes a unit conversion; true when it existed'),
+               ('participant_property', 'incentives.participant_properties', 'every shard',
+                'Inserts or replaces a stored participant property; true when it is new',
+                'Deletes a stored participant property; true when it existed'),
+               ('enrollment', 'incentives.enrollments', 'the shard of the participant',
+                'Inserts an enrollment window, or replaces the end_date of the one starting that day; true when it is new',
+                'Deletes the enrollment window of a participant in an offer starting that day; true when it existed'))
+             AS x(row_name, tab, shard, put_comment, delete_comment)
+    LOOP
+        SELECT string_agg(quote_ident(c.name), ', ' ORDER BY c.n),
+               string_agg(format('%I %s', c.name, c.type) || CASE WHEN c.nullable THEN ' DEFAULT NULL' ELSE '' END,
+                          ', ' ORDER BY c.n),
+               string_agg('$' || c.n, ', ' ORDER BY c.n),
+               string_agg(format('%I = EXCLUDED.%I', c.name, c.name), ', ' ORDER BY c.n)
+                 FILTER (WHERE c.key_position IS NULL),
+               string_agg(quote_ident(c.name), ', ' ORDER BY c.key_position) FILTER (WHERE c.key_position IS NOT NULL),
+               string_agg(format('%I %s', c.name, c.type), ', ' ORDER BY c.key_position)
+                 FILTER (WHERE c.key_position IS NOT NULL),
+               string_agg(format('t.%I = $%s', c.name, c.key_position), ' AND ' ORDER BY c.key_position)
+                 FILTER (WHERE c.key_position IS NOT NULL)
+          INTO columns, params, args, others, keys, key_params, key_match
+          FROM (SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type,
+                       NOT a.attnotnull AS nullable, row_number() OVER (ORDER BY a.attnum) AS n,
+                       k.position AS key_position
+                  FROM pg_attribute AS a
+                  JOIN pg_index AS i ON i.indrelid = a.attrelid AND i.indisprimary
+                  LEFT JOIN unnest(i.indkey) WITH ORDINALITY AS k(attnum, position) ON k.attnum = a.attnum
+                 WHERE a.attrelid = t.tab::regclass AND a.attnum > 0 AND NOT a.attisdropped) AS c;
 
-CREATE FUNCTION incentives_internal.put_sku(sku_key text, uom_key text, label text DEFAULT NULL)
-RETURNS boolean
-LANGUAGE sql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$
-    INSERT INTO incentives.skus AS s (sku_key, uom_key, label) VALUES ($1, $2, $3)
-    ON CONFLICT (sku_key) DO UPDATE SET uom_key = EXCLUDED.uom_key, label = EXCLUDED.label
-    RETURNING s.xmax = 0
-$$;
-COMMENT ON FUNCTION incentives_internal.put_sku(text, text, text) IS
-  'Inserts or replaces a SKU and its unit of measure; true when the SKU is new. Through a coordinator: on every shard';
-
-CREATE FUNCTION incentives_internal.delete_sku(sku_key text)
-RETURNS boolean
-LANGUAGE sql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$
-    WITH d AS (DELETE FROM incentives.skus s WHERE s.sku_key = $1 RETURNING 1)
-    SELECT count(*) > 0 FROM d
-$$;
-COMMENT ON FUNCTION incentives_internal.delete_sku(text) IS
-  'Deletes a SKU; true when it existed. Through a coordinator: on every shard';
-
-CREATE FUNCTION incentives_internal.put_uom_conversion(from_uom_key text, to_uom_key text, factor numeric)
-RETURNS boolean
-LANGUAGE sql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$
-    INSERT INTO incentives.uom_conversions AS c (from_uom_key, to_uom_key, factor) VALUES ($1, $2, $3)
-    ON CONFLICT (from_uom_key, to_uom_key) DO UPDATE SET factor = EXCLUDED.factor
-    RETURNING c.xmax = 0
-$$;
-COMMENT ON FUNCTION incentives_internal.put_uom_conversion(text, text, numeric) IS
-  'Inserts or replaces a unit conversion (quantity_in_to = quantity_in_from * factor); true when the pair is new. Through a coordinator: on every shard';
-
-CREATE FUNCTION incentives_internal.delete_uom_conversion(from_uom_key text, to_uom_key text)
-RETURNS boolean
-LANGUAGE sql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$
-    WITH d AS (DELETE FROM incentives.uom_conversions c
-                WHERE c.from_uom_key = $1 AND c.to_uom_key = $2 RETURNING 1)
-    SELECT count(*) > 0 FROM d
-$$;
-COMMENT ON FUNCTION incentives_internal.delete_uom_conversion(text, text) IS
-  'Deletes a unit conversion; true when it existed. Through a coordinator: on every shard';
-
-CREATE FUNCTION incentives_internal.put_participant_property(participant_key text, property_key text, value numeric)
-RETURNS boolean
-LANGUAGE sql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$
-    INSERT INTO incentives.participant_properties AS p (participant_key, property_key, value)
-    VALUES ($1, $2, $3)
-    ON CONFLICT (participant_key, property_key) DO UPDATE SET value = EXCLUDED.value
-    RETURNING p.xmax = 0
-$$;
-COMMENT ON FUNCTION incentives_internal.put_participant_property(text, text, numeric) IS
-  'Inserts or replaces a stored participant property; true when it is new. Through a coordinator: on every shard';
-
-CREATE FUNCTION incentives_internal.delete_participant_property(participant_key text, property_key text)
-RETURNS boolean
-LANGUAGE sql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$
-    WITH d AS (DELETE FROM incentives.participant_properties p
-                WHERE p.participant_key = $1 AND p.property_key = $2 RETURNING 1)
-    SELECT count(*) > 0 FROM d
-$$;
-COMMENT ON FUNCTION incentives_internal.delete_participant_property(text, text) IS
-  'Deletes a stored participant property; true when it existed. Through a coordinator: on every shard';
+        FOR f IN SELECT * FROM (VALUES
+                   ('put_', params, t.put_comment,
+                    format(E'INSERT INTO %s AS t (%s) VALUES (%s)\nON CONFLICT (%s) DO UPDATE SET %s\nRETURNING t.xmax = 0',
+                           t.tab, columns, args, keys, others)),
+                   ('delete_', key_params, t.delete_comment,
+                    format(E'WITH d AS (DELETE FROM %s AS t WHERE %s RETURNING 1)\nSELECT count(*) > 0 FROM d',
+                           t.tab, key_match)))
+                 AS x(prefix, params, comment, body)
+                 WHERE x.comment IS NOT NULL
+        LOOP
+            EXECUTE format(E'CREATE FUNCTION incentives_internal.%I(%s)\nRETURNS boolean\nLANGUAGE sql VOLATILE\n'
+                           'SET search_path = pg_catalog, pg_temp\nAS %L',
+                           f.prefix || t.row_name, f.params, f.body);
+            EXECUTE format('COMMENT ON FUNCTION incentives_internal.%I IS %L', f.prefix || t.row_name,
+                           format('%s. Through a coordinator: on %s', f.comment, t.shard));
+        END LOOP;
+    END LOOP;
+END
+$put_delete$;
 
 -- Transactions.  A transaction never changes participant through an
 -- upsert: on a sharded deployment that would leave it on the wrong shard.
-CREATE FUNCTION incentives_internal.put_transactions(transactions jsonb[])
-RETURNS bigint
+-- store_transactions is the one upsert that says so; put_transactions and
+-- put_transaction call it.
+CREATE FUNCTION incentives_internal.store_transactions(transactions jsonb[])
+RETURNS SETOF boolean
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -127,6 +130,7 @@ DECLARE
     bad_pk text;
     old_pk text;
 BEGIN
+    RETURN QUERY
     WITH changed AS (
         INSERT INTO incentives.transactions AS x
                (transaction_id, participant_key, transaction_type, transaction_date,
@@ -141,8 +145,9 @@ BEGIN
                sku_key = EXCLUDED.sku_key, quantity = EXCLUDED.quantity,
                uom_key = EXCLUDED.uom_key, amount = EXCLUDED.amount
          WHERE x.participant_key = EXCLUDED.participant_key
-        RETURNING 1)
-    SELECT count(*) INTO n FROM changed;
+        RETURNING x.xmax = 0 AS is_new)
+    SELECT c.is_new FROM changed AS c;
+    GET DIAGNOSTICS n = ROW_COUNT;
 
     IF n < cardinality(transactions) THEN
         SELECT t ->> 'transaction_id', t ->> 'participant_key', x.participant_key
@@ -155,8 +160,17 @@ BEGIN
               USING ERRCODE = 'unique_violation',
                     HINT = 'Delete it (incentives_internal.delete_transaction) before storing it under another participant.';
     END IF;
-    RETURN n;
 END
+$$;
+COMMENT ON FUNCTION incentives_internal.store_transactions(jsonb[]) IS
+  'Part of put_transactions and put_transaction: inserts or replaces transactions given as JSON objects with the transaction columns, refusing one that would change participant (23505); per row stored, true when it is new';
+
+CREATE FUNCTION incentives_internal.put_transactions(transactions jsonb[])
+RETURNS bigint
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT count(*) FROM incentives_internal.store_transactions($1)
 $$;
 COMMENT ON FUNCTION incentives_internal.put_transactions(jsonb[]) IS
   'Inserts or replaces transactions given as JSON objects with the transaction columns; returns how many. Through a coordinator: each on the shard of its participant';
@@ -171,33 +185,13 @@ CREATE FUNCTION incentives_internal.put_transaction(
     uom_key          text,
     amount           numeric)
 RETURNS boolean
-LANGUAGE plpgsql VOLATILE
+LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
-#variable_conflict use_column
-DECLARE
-    old_pk text;
-    is_new boolean;
-BEGIN
-    INSERT INTO incentives.transactions AS x
-           (transaction_id, participant_key, transaction_type, transaction_date,
-            sku_key, quantity, uom_key, amount)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-    ON CONFLICT (transaction_id) DO UPDATE
-       SET transaction_type = EXCLUDED.transaction_type,
-           transaction_date = EXCLUDED.transaction_date,
-           sku_key = EXCLUDED.sku_key, quantity = EXCLUDED.quantity,
-           uom_key = EXCLUDED.uom_key, amount = EXCLUDED.amount
-     WHERE x.participant_key = EXCLUDED.participant_key
-    RETURNING x.xmax = 0 INTO is_new;
-    IF NOT FOUND THEN
-        SELECT x.participant_key INTO old_pk FROM incentives.transactions x WHERE x.transaction_id = $1;
-        RAISE EXCEPTION 'transaction "%" belongs to participant "%", not "%"', $1, old_pk, $2
-              USING ERRCODE = 'unique_violation',
-                    HINT = 'Delete it (incentives_internal.delete_transaction) before storing it under another participant.';
-    END IF;
-    RETURN is_new;
-END
+    SELECT s.is_new
+      FROM incentives_internal.store_transactions(ARRAY[jsonb_build_object(
+               'transaction_id', $1, 'participant_key', $2, 'transaction_type', $3, 'transaction_date', $4,
+               'sku_key', $5, 'quantity', $6, 'uom_key', $7, 'amount', $8)]) AS s(is_new)
 $$;
 COMMENT ON FUNCTION incentives_internal.put_transaction(text, text, text, date, text, numeric, text, numeric) IS
   'Inserts or replaces one transaction; true when it is new. Through a coordinator: on the shard of its participant';
@@ -224,39 +218,6 @@ $$;
 COMMENT ON FUNCTION incentives_internal.load_transactions(jsonb) IS
   'Inserts or replaces a JSON array of transactions (objects with the transaction columns); returns how many. Through a coordinator: each on the shard of its participant';
 
--- Enrollment windows (docs/reference.md, Enrollment): participant data, on
--- the shard of the participant.  A window is keyed by its start_date; put
--- replaces the end_date of an existing one.  Overlapping windows are
--- refused by the table's trigger (23P01).
-CREATE FUNCTION incentives_internal.put_enrollment(
-    participant_key text,
-    offer_key       text,
-    start_date      date,
-    end_date        date DEFAULT NULL)
-RETURNS boolean
-LANGUAGE sql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$
-    INSERT INTO incentives.enrollments AS n (participant_key, offer_key, start_date, end_date)
-    VALUES ($1, $2, $3, $4)
-    ON CONFLICT (participant_key, offer_key, start_date) DO UPDATE SET end_date = EXCLUDED.end_date
-    RETURNING n.xmax = 0
-$$;
-COMMENT ON FUNCTION incentives_internal.put_enrollment(text, text, date, date) IS
-  'Inserts an enrollment window, or replaces the end_date of the one starting that day; true when it is new. Through a coordinator: on the shard of the participant';
-
-CREATE FUNCTION incentives_internal.delete_enrollment(participant_key text, offer_key text, start_date date)
-RETURNS boolean
-LANGUAGE sql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$
-    WITH d AS (DELETE FROM incentives.enrollments n
-                WHERE n.participant_key = $1 AND n.offer_key = $2 AND n.start_date = $3 RETURNING 1)
-    SELECT count(*) > 0 FROM d
-$$;
-COMMENT ON FUNCTION incentives_internal.delete_enrollment(text, text, date) IS
-  'Deletes the enrollment window of a participant in an offer starting that day; true when it existed. Through a coordinator: on the shard of the participant';
-
 -- What incentives.cluster_check() on a coordinator compares across shards:
 -- a digest of each reference table (they must be identical everywhere) and
 -- the transactions that do not hash to this shard's partition.
@@ -265,43 +226,44 @@ RETURNS TABLE (object text, row_count bigint, digest text)
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT 'offers', count(*),
-           md5(coalesce(string_agg(o.offer_key || ' ' || o.document::text, E'\n'
-                                   ORDER BY o.offer_key COLLATE "C"), ''))
-      FROM incentives.offers o
+    -- each reference table: its rows as lines in key order, and their md5;
+    -- the offer history without its times (each shard writes its own)
+    SELECT * FROM (
+        SELECT t.object, count(l.object),
+               md5(coalesce(string_agg(l.line, E'\n' ORDER BY l.key1 COLLATE "C", l.key2 COLLATE "C", l.version), ''))
+          FROM (VALUES (1, 'offers'), (2, 'offer_versions'), (3, 'skus'), (4, 'uom_conversions'),
+                       (5, 'participant_properties')) AS t(n, object)
+          LEFT JOIN (
+            SELECT 'offers' AS object, o.offer_key || ' ' || o.document::text AS line,
+                   o.offer_key AS key1, NULL::text AS key2, NULL::integer AS version
+              FROM incentives.offers o
+            UNION ALL
+            SELECT 'offer_versions', format('%s %s %s %s', v.offer_key, v.version, v.document, v.valid_to IS NULL),
+                   v.offer_key, NULL, v.version
+              FROM incentives.offer_versions v
+            UNION ALL
+            SELECT 'skus', format('%s %s %s', s.sku_key, s.uom_key, s.label), s.sku_key, NULL, NULL
+              FROM incentives.skus s
+            UNION ALL
+            SELECT 'uom_conversions', format('%s %s %s', c.from_uom_key, c.to_uom_key, c.factor),
+                   c.from_uom_key, c.to_uom_key, NULL
+              FROM incentives.uom_conversions c
+            UNION ALL
+            SELECT 'participant_properties', format('%s %s %s', p.participant_key, p.property_key, p.value),
+                   p.participant_key, p.property_key, NULL
+              FROM incentives.participant_properties p) AS l ON l.object = t.object
+         GROUP BY t.n, t.object
+         ORDER BY t.n) AS reference_tables
     UNION ALL
-    SELECT 'offer_versions', count(*),
-           -- the history, not its times (each shard writes its own)
-           md5(coalesce(string_agg(format('%s %s %s %s', v.offer_key, v.version, v.document, v.valid_to IS NULL),
-                                   E'\n' ORDER BY v.offer_key COLLATE "C", v.version), ''))
-      FROM incentives.offer_versions v
-    UNION ALL
-    SELECT 'skus', count(*),
-           md5(coalesce(string_agg(format('%s %s %s', s.sku_key, s.uom_key, s.label), E'\n'
-                                   ORDER BY s.sku_key COLLATE "C"), ''))
-      FROM incentives.skus s
-    UNION ALL
-    SELECT 'uom_conversions', count(*),
-           md5(coalesce(string_agg(format('%s %s %s', c.from_uom_key, c.to_uom_key, c.factor), E'\n'
-                                   ORDER BY c.from_uom_key COLLATE "C", c.to_uom_key COLLATE "C"), ''))
-      FROM incentives.uom_conversions c
-    UNION ALL
-    SELECT 'participant_properties', count(*),
-           md5(coalesce(string_agg(format('%s %s %s', p.participant_key, p.property_key, p.value), E'\n'
-                                   ORDER BY p.participant_key COLLATE "C", p.property_key COLLATE "C"), ''))
-      FROM incentives.participant_properties p
-    UNION ALL
-    SELECT 'transactions', count(*), NULL FROM incentives.transactions
-    UNION ALL
-    SELECT 'misplaced_transactions',
-           count(*) FILTER (WHERE (hashtext(t.participant_key) & ($1 - 1)) <> $2), NULL
-      FROM incentives.transactions t
-    UNION ALL
-    SELECT 'enrollments', count(*), NULL FROM incentives.enrollments
-    UNION ALL
-    SELECT 'misplaced_enrollments',
-           count(*) FILTER (WHERE (hashtext(n.participant_key) & ($1 - 1)) <> $2), NULL
-      FROM incentives.enrollments n
+    -- each participant table: its rows, and those not on this partition
+    SELECT x.object, x.row_count, NULL
+      FROM (SELECT 'transactions' AS tab, count(*) AS total,
+                   count(*) FILTER (WHERE (hashtext(t.participant_key) & ($1 - 1)) <> $2) AS misplaced
+              FROM incentives.transactions t
+            UNION ALL
+            SELECT 'enrollments', count(*), count(*) FILTER (WHERE (hashtext(n.participant_key) & ($1 - 1)) <> $2)
+              FROM incentives.enrollments n) AS c
+     CROSS JOIN LATERAL (VALUES (c.tab, c.total), ('misplaced_' || c.tab, c.misplaced)) AS x(object, row_count)
 $$;
 COMMENT ON FUNCTION incentives_internal.shard_summary(integer, integer) IS
   'Row counts and digests of the reference tables and the offer history (without its times), the transaction and enrollment counts, and how many transactions and enrollments do not belong to this partition (hashtext(participant_key) & (partitions - 1) <> partition)';
