@@ -85,12 +85,7 @@ BEGIN
         'calculator_key', v_calculator,
         'totals', incentives_internal.explain_totals(v_earnings, NULL));
     -- what the calculation was limited to, only when it was
-    IF v_as_of IS NOT NULL THEN
-        v_result := v_result || jsonb_build_object('as_of', v_as_of);
-    END IF;
-    IF v_through IS NOT NULL THEN
-        v_result := v_result || jsonb_build_object('through_date', v_through);
-    END IF;
+    v_result := v_result || jsonb_strip_nulls(jsonb_build_object('as_of', v_as_of, 'through_date', v_through));
     -- an offer with program rules: their state (enrollment windows,
     -- requirements, limits), as the engine diagnosed them
     IF v_diag ? 'rules' THEN
