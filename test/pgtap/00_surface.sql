@@ -3,7 +3,7 @@
 -- COMMENT on every object.  Run by pg_prove; everything is rolled back.
 \ir ../sql/pgtap_begin.psql
 
-SELECT plan(38);
+SELECT plan(40);
 
 SELECT has_extension('incentives');
 SELECT has_schema('incentives');
@@ -152,6 +152,23 @@ SELECT results_eq(
      WHERE a.attrelid = 'incentives.earning'::regclass AND a.attnum > 0 AND NOT a.attisdropped
      ORDER BY a.attnum$$,
   'incentives.earnings begins with the columns of incentives.earning, comments included');
+
+-- search_path, set once for every SQL and PL/pgSQL function by
+-- src/sql/incentives/code/95_search_path.sql; a procedure has no SET
+-- clause (it would forbid COMMIT).
+SELECT is_empty(
+  $$SELECT p.oid::regprocedure::text
+      FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+     WHERE p.pronamespace IN ('incentives'::regnamespace, 'incentives_internal'::regnamespace)
+       AND p.prokind = 'f' AND l.lanname IN ('sql', 'plpgsql')
+       AND p.proconfig IS DISTINCT FROM ARRAY['search_path=pg_catalog, pg_temp']$$,
+  'every SQL and PL/pgSQL function in schemas incentives and incentives_internal sets search_path = pg_catalog, pg_temp, and nothing else');
+SELECT is_empty(
+  $$SELECT p.oid::regprocedure::text
+      FROM pg_proc p
+     WHERE p.pronamespace IN ('incentives'::regnamespace, 'incentives_internal'::regnamespace)
+       AND p.prokind = 'p' AND p.proconfig IS NOT NULL$$,
+  'no procedure in schemas incentives and incentives_internal has a SET clause');
 
 SELECT * FROM finish();
 ROLLBACK;

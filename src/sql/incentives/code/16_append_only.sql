@@ -10,7 +10,6 @@
 CREATE FUNCTION incentives_internal.append_only()
 RETURNS trigger
 LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
     v_allowed boolean := false;

@@ -5,12 +5,13 @@
 -- schedule the procedure), reporting views, a JSON what-if entry point,
 -- explain and tier/stack progress.
 --
--- Conventions: every object is schema-qualified; every function sets
--- search_path = pg_catalog, pg_temp.  The one exception is the procedure
--- incentives.refresh_earnings: PostgreSQL refuses COMMIT in a procedure that
--- has a SET clause, and it needs COMMIT to keep a failed run's log row, so
--- its body qualifies every name and operator instead and leaves the SQL
--- work to incentives_internal.refresh_earnings_work (which does set search_path).
+-- Conventions: every object is schema-qualified; every function runs with
+-- search_path = pg_catalog, pg_temp (set by 95_search_path.sql).  The one
+-- exception is the procedure incentives.refresh_earnings: PostgreSQL refuses
+-- COMMIT in a procedure that has a SET clause, and it needs COMMIT to keep a
+-- failed run's log row, so its body qualifies every name and operator
+-- instead and leaves the SQL work to incentives_internal.refresh_earnings_work
+-- (which does run with that search_path).
 -- Views are security_invoker: the caller's privileges and row-level
 -- security apply, as for incentive_calculate.  The functions built on
 -- incentives.incentive_diagnostics bind to it when called (plpgsql, or SQL
@@ -143,7 +144,6 @@ RETURNS TABLE (
 LANGUAGE sql
 STABLE PARALLEL SAFE
 ROWS 100
-SET search_path = pg_catalog, pg_temp
 AS $function$
     SELECT v.offer_key, s.label, s.strategy_key, s.calculator_key, s.tier_mode, s.enrollment,
            s.requirements, s.limit_minimum, s.limit_maximum, v.document,
@@ -162,7 +162,6 @@ RETURNS SETOF incentives.program_rates
 LANGUAGE sql
 STABLE PARALLEL SAFE
 ROWS 1000
-SET search_path = pg_catalog, pg_temp
 AS $function$
     SELECT r.*
       FROM incentives.offer_versions AS v

@@ -37,7 +37,6 @@ CREATE FUNCTION incentives_internal.refresh_run_locked(run_id bigint)
 RETURNS boolean
 LANGUAGE sql
 VOLATILE PARALLEL UNSAFE
-SET search_path = pg_catalog, pg_temp
 AS $function$
     -- true when some session holds the run's lock (it is still running);
     -- our own try-lock is released at once
@@ -56,7 +55,6 @@ CREATE FUNCTION incentives_internal.refresh_earnings_begin(
 RETURNS bigint
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
-SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
     v_run bigint;
@@ -85,7 +83,6 @@ CREATE FUNCTION incentives_internal.refresh_earnings_end(run_id bigint)
 RETURNS void
 LANGUAGE sql
 VOLATILE PARALLEL UNSAFE
-SET search_path = pg_catalog, pg_temp
 AS $function$
     SELECT pg_advisory_unlock(hashtext('incentives.calculation_runs'), ($1 % 2147483647)::integer);
 $function$;
@@ -100,7 +97,6 @@ CREATE FUNCTION incentives_internal.refresh_earnings_check(
 RETURNS void
 LANGUAGE plpgsql
 STABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
 AS $function$
 BEGIN
     IF on_error IS NULL OR on_error NOT IN ('raise', 'skip') THEN
@@ -145,7 +141,6 @@ CREATE FUNCTION incentives_internal.refresh_earnings_batch(
     OUT total   numeric)
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
-SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
     v_insert text := format($sql$
@@ -192,7 +187,6 @@ CREATE FUNCTION incentives_internal.refresh_earnings_one(
     OUT failed  boolean)
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
-SET search_path = pg_catalog, pg_temp
 AS $function$
 #variable_conflict use_column
 DECLARE
@@ -240,7 +234,6 @@ CREATE FUNCTION incentives_internal.refresh_earnings_work(
 RETURNS void
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
-SET search_path = pg_catalog, pg_temp
 AS $function$
 #variable_conflict use_column
 DECLARE
@@ -527,7 +520,6 @@ CREATE FUNCTION incentives_internal.raise_error(state text, message text, detail
 RETURNS void
 LANGUAGE plpgsql
 VOLATILE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
 AS $function$
 BEGIN
     IF detail <> '' AND hint <> '' THEN

@@ -21,7 +21,6 @@
 CREATE FUNCTION incentives_internal.track_changes()
 RETURNS trigger
 LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
 AS $function$
 BEGIN
     -- TG_ARGV[0]: 'participants' (the participants of the rows) or

@@ -6,7 +6,6 @@ CREATE FUNCTION incentives.calculate(request jsonb)
 RETURNS jsonb
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
-SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
     v_participant text;
@@ -224,7 +223,6 @@ CREATE FUNCTION incentives_internal.request_refuse(problem text)
 RETURNS void
 LANGUAGE plpgsql
 VOLATILE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
 AS $function$
 BEGIN
     IF problem IS NOT NULL THEN
@@ -243,7 +241,6 @@ CREATE FUNCTION incentives_internal.request_field_problem(
 RETURNS text
 LANGUAGE plpgsql
 STABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
     v_value jsonb := NULLIF(object -> field, 'null');
@@ -301,7 +298,6 @@ CREATE FUNCTION incentives_internal.request_field(request jsonb, field text, kin
 RETURNS jsonb
 LANGUAGE plpgsql
 STABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
 AS $function$
 BEGIN
     PERFORM incentives_internal.request_refuse(incentives_internal.request_field_problem(request, field, kind));
@@ -315,7 +311,6 @@ CREATE FUNCTION incentives_internal.request_participant_problem(item jsonb, part
 RETURNS text
 LANGUAGE sql
 IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
 AS $function$
     SELECT CASE COALESCE(jsonb_typeof($1 -> 'participant_key'), 'null')
            WHEN 'null' THEN CASE WHEN $2 IS NULL
@@ -331,7 +326,6 @@ CREATE FUNCTION incentives_internal.request_table(name text)
 RETURNS regclass
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
-SET search_path = pg_catalog, pg_temp
 AS $function$
 BEGIN
     EXECUTE format($sql$
@@ -359,7 +353,6 @@ CREATE FUNCTION incentives_internal.request_load(
 RETURNS void
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
-SET search_path = pg_catalog, pg_temp
 AS $function$
 BEGIN
     EXECUTE format($sql$
@@ -391,7 +384,6 @@ CREATE FUNCTION incentives_internal.calculate_fault(
 RETURNS text
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
-SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
     v_key      text;
@@ -454,7 +446,6 @@ CREATE FUNCTION incentives_internal.calculate_fails(
 RETURNS boolean
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
-SET search_path = pg_catalog, pg_temp
 AS $function$
 BEGIN
     -- Part of incentives_internal.calculate_fault: does the calculation of
@@ -474,7 +465,6 @@ CREATE FUNCTION incentives_internal.calculate_is_date(value text)
 RETURNS boolean
 LANGUAGE sql
 IMMUTABLE STRICT PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
 AS $function$
     -- YYYY-MM-DD naming a real day (year 1 to 9999), without raising
     SELECT CASE

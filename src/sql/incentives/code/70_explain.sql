@@ -13,7 +13,6 @@ CREATE FUNCTION incentives.incentive_explain(
 RETURNS jsonb
 LANGUAGE plpgsql
 STABLE PARALLEL RESTRICTED
-SET search_path = pg_catalog, pg_temp
 AS $function$
 -- Everything explained comes from the engine: incentive_diagnostics (the
 -- entries, thresholds, tiers, coverage and overlaps, for an offer the
@@ -86,12 +85,7 @@ BEGIN
         'calculator_key', v_calculator,
         'totals', incentives_internal.explain_totals(v_earnings, NULL));
     -- what the calculation was limited to, only when it was
-    IF v_as_of IS NOT NULL THEN
-        v_result := v_result || jsonb_build_object('as_of', v_as_of);
-    END IF;
-    IF v_through IS NOT NULL THEN
-        v_result := v_result || jsonb_build_object('through_date', v_through);
-    END IF;
+    v_result := v_result || jsonb_strip_nulls(jsonb_build_object('as_of', v_as_of, 'through_date', v_through));
     -- an offer with program rules: their state (enrollment windows,
     -- requirements, limits), as the engine diagnosed them
     IF v_diag ? 'rules' THEN
@@ -131,7 +125,6 @@ CREATE FUNCTION incentives_internal.explain_totals(earnings incentives.earning[]
 RETURNS jsonb
 LANGUAGE sql
 IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
 AS $function$
     SELECT jsonb_build_object(
              'rows', count(*),
@@ -148,7 +141,6 @@ CREATE FUNCTION incentives_internal.explain_rows(earnings incentives.earning[], 
 RETURNS jsonb
 LANGUAGE sql
 IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
 AS $function$
     SELECT COALESCE(jsonb_agg(to_jsonb(e) - 'participant_key' - 'offer_key' - 'offer_calculator'
                               ORDER BY e.incentive_rate_key COLLATE "C", e.transaction_id COLLATE "C"),
@@ -170,7 +162,6 @@ CREATE FUNCTION incentives_internal.progress_figure(threshold_type text, value n
 RETURNS numeric
 LANGUAGE sql
 IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
 AS $function$
     -- dollars (aggregated_amount) show at least cents: 850 -> 850.00, while
     -- 0.001 stays 0.001 (padding only, never rounding a gap away)
@@ -208,7 +199,6 @@ RETURNS TABLE (
 LANGUAGE sql
 STABLE PARALLEL RESTRICTED
 ROWS 100
-SET search_path = pg_catalog, pg_temp
 AS $function$
 SELECT d.participant_key,
        d.offer_key,
@@ -276,7 +266,6 @@ RETURNS TABLE (
 LANGUAGE sql
 STABLE PARALLEL RESTRICTED
 ROWS 100
-SET search_path = pg_catalog, pg_temp
 AS $function$
 SELECT d.participant_key,
        d.offer_key,
@@ -319,7 +308,6 @@ RETURNS TABLE (
 LANGUAGE sql
 STABLE PARALLEL RESTRICTED
 ROWS 100
-SET search_path = pg_catalog, pg_temp
 AS $function$
 SELECT d.participant_key,
        d.offer_key,

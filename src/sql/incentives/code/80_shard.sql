@@ -22,7 +22,6 @@
 CREATE FUNCTION incentives_internal.put_offer(document jsonb)
 RETURNS boolean
 LANGUAGE sql VOLATILE
-SET search_path = pg_catalog, pg_temp
 AS $$
     INSERT INTO incentives.offers AS o (document) VALUES (document)
     ON CONFLICT (offer_key) DO UPDATE SET document = EXCLUDED.document
@@ -105,8 +104,7 @@ BEGIN
                  AS x(prefix, params, comment, body)
                  WHERE x.comment IS NOT NULL
         LOOP
-            EXECUTE format(E'CREATE FUNCTION incentives_internal.%I(%s)\nRETURNS boolean\nLANGUAGE sql VOLATILE\n'
-                           'SET search_path = pg_catalog, pg_temp\nAS %L',
+            EXECUTE format(E'CREATE FUNCTION incentives_internal.%I(%s)\nRETURNS boolean\nLANGUAGE sql VOLATILE\nAS %L',
                            f.prefix || t.row_name, f.params, f.body);
             EXECUTE format('COMMENT ON FUNCTION incentives_internal.%I IS %L', f.prefix || t.row_name,
                            format('%s. Through a coordinator: on %s', f.comment, t.shard));
@@ -122,7 +120,6 @@ $put_delete$;
 CREATE FUNCTION incentives_internal.store_transactions(transactions jsonb[])
 RETURNS SETOF boolean
 LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     n      bigint;
@@ -168,7 +165,6 @@ COMMENT ON FUNCTION incentives_internal.store_transactions(jsonb[]) IS
 CREATE FUNCTION incentives_internal.put_transactions(transactions jsonb[])
 RETURNS bigint
 LANGUAGE sql VOLATILE
-SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT count(*) FROM incentives_internal.store_transactions($1)
 $$;
@@ -186,7 +182,6 @@ CREATE FUNCTION incentives_internal.put_transaction(
     amount           numeric)
 RETURNS boolean
 LANGUAGE sql VOLATILE
-SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT s.is_new
       FROM incentives_internal.store_transactions(ARRAY[jsonb_build_object(
@@ -199,7 +194,6 @@ COMMENT ON FUNCTION incentives_internal.put_transaction(text, text, text, date, 
 CREATE FUNCTION incentives_internal.delete_transaction(participant_key text, transaction_id text)
 RETURNS boolean
 LANGUAGE sql VOLATILE
-SET search_path = pg_catalog, pg_temp
 AS $$
     WITH d AS (DELETE FROM incentives.transactions x
                 WHERE x.participant_key = $1 AND x.transaction_id = $2 RETURNING 1)
@@ -211,7 +205,6 @@ COMMENT ON FUNCTION incentives_internal.delete_transaction(text, text) IS
 CREATE FUNCTION incentives_internal.load_transactions(transactions jsonb)
 RETURNS bigint
 LANGUAGE sql VOLATILE
-SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT incentives_internal.put_transactions(ARRAY(SELECT jsonb_array_elements($1)))
 $$;
@@ -224,7 +217,6 @@ COMMENT ON FUNCTION incentives_internal.load_transactions(jsonb) IS
 CREATE FUNCTION incentives_internal.shard_summary(partitions integer, partition integer)
 RETURNS TABLE (object text, row_count bigint, digest text)
 LANGUAGE sql STABLE
-SET search_path = pg_catalog, pg_temp
 AS $$
     -- each reference table: its rows as lines in key order, and their md5;
     -- the offer history without its times (each shard writes its own)
@@ -282,7 +274,6 @@ CREATE FUNCTION incentives_internal.refresh_earnings_run(
 RETURNS TABLE (run_id bigint, participants integer, rows bigint, total_incentive numeric, status text,
                exceptions integer)
 LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
 AS $$
 #variable_conflict use_column
 BEGIN
@@ -311,7 +302,6 @@ CREATE FUNCTION incentives_internal.settle_run(
     participant_key text DEFAULT NULL)
 RETURNS TABLE (statement_id bigint, lines bigint, amount_due numeric)
 LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE

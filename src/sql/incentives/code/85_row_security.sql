@@ -33,7 +33,6 @@ RETURNS SETOF text
 LANGUAGE sql
 STABLE PARALLEL SAFE
 ROWS 1000
-SET search_path = pg_catalog, pg_temp
 AS $function$
     -- The distinct participant keys of the transactions the caller can
     -- see (its row-level security applies), walked through the index on
