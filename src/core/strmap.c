@@ -31,30 +31,12 @@ HashBytes(const char *s, size_t len)
 	}
 	if (len > 0)
 	{
-		/* the last 1..7 bytes, without a variable-length memcpy */
+		/* the last 1..7 bytes, little-endian, as the words above */
 		w = 0;
-		switch (len)
+		while (len > 0)
 		{
-			case 7:
-				w |= (uint64_t) (unsigned char) s[6] << 48;
-				/* FALLTHROUGH */
-			case 6:
-				w |= (uint64_t) (unsigned char) s[5] << 40;
-				/* FALLTHROUGH */
-			case 5:
-				w |= (uint64_t) (unsigned char) s[4] << 32;
-				/* FALLTHROUGH */
-			case 4:
-				w |= (uint64_t) (unsigned char) s[3] << 24;
-				/* FALLTHROUGH */
-			case 3:
-				w |= (uint64_t) (unsigned char) s[2] << 16;
-				/* FALLTHROUGH */
-			case 2:
-				w |= (uint64_t) (unsigned char) s[1] << 8;
-				/* FALLTHROUGH */
-			default:
-				w |= (uint64_t) (unsigned char) s[0];
+			len--;
+			w = (w << 8) | (unsigned char) s[len];
 		}
 		h = (h ^ w) * 0xBF58476D1CE4E5B9ULL;
 		h ^= h >> 31;

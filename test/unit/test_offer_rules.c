@@ -7,7 +7,7 @@
  *
  * The invalid documents are written with single quotes for readability
  * and turned into JSON by swapping ' for ".  The same table is the source
- * of the offers in sql/rules_invalid.sql; keep the two in step.
+ * of the program-rule offers in sql/offers_invalid.sql; keep the two in step.
  */
 #include <stdlib.h>
 
