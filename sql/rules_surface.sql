@@ -52,6 +52,12 @@ SELECT jsonb_pretty(x - 'rows' - 'tiers')
 \i test/sql/load_fixture.psql
 SELECT * FROM incentives.requirement_progress();
 SELECT * FROM incentives.requirement_progress('retailer_002', properties => '{"business_plan_achieved": 91}');
+-- through_date: retailer_004's seed sale is dated 2026-03-21; as_of: before
+-- the offer was stored there was no offer to qualify for.
+SELECT t.d AS through_date, participant_key, requirement_key, value, gap, met
+  FROM (VALUES (date '2026-03-20'), (date '2026-03-21')) AS t(d)
+ CROSS JOIN LATERAL incentives.requirement_progress('retailer_004', through_date => t.d);
+SELECT count(*) FROM incentives.requirement_progress(as_of => '2000-01-01');
 
 -- A stepped offer with a requirement and a cap, from inline documents.
 INSERT INTO incentives.offers (document) VALUES ($${

@@ -248,9 +248,11 @@ COMMENT ON FUNCTION incentives.tier_progress(text, jsonb, regclass, timestamptz,
   'Per participant (every one with transactions of the offers'' SKUs, or the one named) and stepped offer, touched or not: the threshold value, the current tier, the next tier and the gap to it, what the calculation pays now (after requirements and limits) and what the earning transactions would pay at the next tier (before them); the tier mode and, for incremental tiers, the blended rate now and at the next threshold; whether the participant qualifies, how far each unmet requirement is from its minimum, and which limit applied; as_of and through_date as for incentive_calculate';
 
 CREATE FUNCTION incentives.requirement_progress(
-    participant_key text     DEFAULT NULL,
-    properties      jsonb    DEFAULT '{}',
-    transactions    regclass DEFAULT 'incentives.transactions')
+    participant_key text        DEFAULT NULL,
+    properties      jsonb       DEFAULT '{}',
+    transactions    regclass    DEFAULT 'incentives.transactions',
+    as_of           timestamptz DEFAULT NULL,
+    through_date    date        DEFAULT NULL)
 RETURNS TABLE (
     participant_key  text,
     offer_key        text,
@@ -281,12 +283,14 @@ SELECT d.participant_key,
   FROM incentives.incentive_diagnostics(requirement_progress.participant_key,
                                         COALESCE(requirement_progress.properties, '{}'),
                                         NULL,
-                                        COALESCE(requirement_progress.transactions, 'incentives.transactions')) AS d
+                                        COALESCE(requirement_progress.transactions, 'incentives.transactions'),
+                                        requirement_progress.as_of,
+                                        requirement_progress.through_date) AS d
  CROSS JOIN LATERAL jsonb_array_elements(d.diagnostics -> 'rules' -> 'requirements') WITH ORDINALITY AS r(r, n)
  ORDER BY d.participant_key COLLATE "C", d.offer_key COLLATE "C", r.n
 $function$;
-COMMENT ON FUNCTION incentives.requirement_progress(text, jsonb, regclass) IS
-  'Per participant (every one with transactions of the offers'' SKUs, or the one named), offer with requirements and requirement: its value against its minimum (NULL for a missing property), the gap still to close, whether it is met, and whether the participant qualifies for the offer (every requirement met)';
+COMMENT ON FUNCTION incentives.requirement_progress(text, jsonb, regclass, timestamptz, date) IS
+  'Per participant (every one with transactions of the offers'' SKUs, or the one named), offer with requirements and requirement: its value against its minimum (NULL for a missing property), the gap still to close, whether it is met, and whether the participant qualifies for the offer (every requirement met); as_of and through_date as for incentive_calculate';
 
 CREATE FUNCTION incentives.stack_progress(
     participant_key text        DEFAULT NULL,

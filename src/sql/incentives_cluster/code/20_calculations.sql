@@ -49,7 +49,7 @@ BEGIN
               limit_applied        text)$$, 100,
           'Tier progress computed on the shards: one participant on its partition, all participants (NULL) on every partition (rows merged, not ordered)'),
          ('incentives.requirement_progress',
-          ARRAY[participant_key, properties, transactions],
+          ARRAY[participant_key, properties, transactions, as_of, through_date],
           $$TABLE (
               participant_key  text,
               offer_key        text,
