@@ -168,7 +168,13 @@ txn_relation_check(Oid relid, TxnRelation *out)
 		if (c == C_ID)
 			out->unique_ids = UniqueIds(rel, found->attnum);
 	}
-	out->rows = rel->rd_rel->reltuples > 0 ? rel->rd_rel->reltuples : 0;
+	/* pg_class.reltuples (-1: never analyzed), capped far above any table */
+	if (rel->rd_rel->reltuples <= 0)
+		out->rows = 0;
+	else if (rel->rd_rel->reltuples >= 1e15)
+		out->rows = UINT64CONST(1000000000000000);
+	else
+		out->rows = (uint64) rel->rd_rel->reltuples;
 	relation_close(rel, AccessShareLock);
 }
 

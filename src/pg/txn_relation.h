@@ -28,7 +28,7 @@ typedef struct TxnRelation
 {
 	char	   *relname;		/* quoted, qualified name, for messages */
 	bool		unique_ids;		/* a unique index on transaction_id alone */
-	double		rows;			/* the planner's row estimate, 0 when none */
+	uint64		rows;			/* the planner's row estimate, 0 when none */
 } TxnRelation;
 
 /*

@@ -480,7 +480,7 @@ txn_source_open(Oid relid, const char *participant_key, const DateADT *through_d
 	ParamListInfo params;
 	SPIExecuteOptions options;
 	Receiver	receiver;
-	double		rows;
+	uint64		rows;
 	Size		limit = (Size) work_mem * 1024;
 	int			rc;
 

@@ -182,7 +182,7 @@ IncreaseBatches(TxnStore *s)
 
 /* txn_store_create: an empty store (see txn_store.h). */
 TxnStore *
-txn_store_create(Size limit, double expected_bytes)
+txn_store_create(Size limit, uint64 expected_bytes)
 {
 	TxnStore   *s = palloc0(sizeof(TxnStore));
 	int			n = 1;
@@ -191,7 +191,7 @@ txn_store_create(Size limit, double expected_bytes)
 									   ALLOCSET_DEFAULT_SIZES);
 	s->limit = Max(limit, CHUNK_SIZE);
 	s->grow = true;
-	while (n < MAX_BATCHES && expected_bytes > (double) s->limit * n)
+	while (n < MAX_BATCHES && expected_bytes > (uint64) s->limit * n)
 		n *= 2;
 	SetBatches(s, n);
 	return s;
@@ -205,7 +205,6 @@ txn_store_put(TxnStore *s, uint32 hash, const void *data, Size len)
 	{
 		RecordHeader h;
 		char		bytes[512];
-		double		align;
 	}			buf;
 	RecordHeader *rec = &buf.h;
 	Size		total = MAXALIGN(RECORD_HEADER + len);

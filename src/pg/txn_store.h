@@ -42,7 +42,7 @@ typedef struct TxnStoreIter
  * in memory; expected_bytes (an estimate of everything the input will
  * put, 0 when unknown) sets the first number of batches.
  */
-extern TxnStore *txn_store_create(Size limit, double expected_bytes);
+extern TxnStore *txn_store_create(Size limit, uint64 expected_bytes);
 
 /* txn_store_put: a copy of len bytes at data, in the batch of hash. */
 extern void txn_store_put(TxnStore *s, uint32 hash, const void *data, Size len);
