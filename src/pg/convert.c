@@ -32,19 +32,14 @@
 #define NUM_SHORT_WEIGHT_SIGN	0x0040
 #define NUM_SHORT_WEIGHT_MASK	0x003F
 #define NUM_DSCALE_MASK			0x3FFF
-#define PG_NUMERIC_SHORT				NUM_SHORT
-#define PG_NUMERIC_SHORT_SIGN_MASK		NUM_SHORT_SIGN_MASK
-#define PG_NUMERIC_SHORT_DSCALE_SHIFT	NUM_SHORT_DSCALE_SHIFT
-#define PG_NUMERIC_SHORT_WEIGHT_SIGN	NUM_SHORT_WEIGHT_SIGN
-#define PG_NUMERIC_SHORT_WEIGHT_MASK	NUM_SHORT_WEIGHT_MASK
 
 /*
- * NumericToDecFast: decode the digits of an in-line numeric into
- * *out; false when the value is special or does not fit an IncDec (the
- * caller then takes the slow path).
+ * pg_numeric_to_dec_fast: decode the digits of an in-line numeric into
+ * *out; false when the value is special or does not fit an IncDec (then
+ * pg_numeric_to_dec says why).
  */
-static bool
-NumericToDecFast(Datum datum, IncDec *out)
+bool
+pg_numeric_to_dec_fast(Datum datum, IncDec *out)
 {
 	struct varlena *v = (struct varlena *) DatumGetPointer(datum);
 	const uint8 *p;
@@ -86,6 +81,8 @@ NumericToDecFast(Datum datum, IncDec *out)
 	ndigits = (int) ((VARSIZE_ANY_EXHDR(v) - (p - (const uint8 *) VARDATA_ANY(v))) / sizeof(int16));
 	if (dscale > INC_DEC_MAX_SCALE)
 		return false;
+	/* the decimal places the digits' value lacks (< 0: has beyond dscale) */
+	shift = ndigits == 0 ? 0 : dscale - 4 * (ndigits - 1 - weight);
 
 	/* acc = |value| * 10000^(ndigits - 1 - weight) */
 	if (ndigits <= 4)
@@ -99,9 +96,6 @@ NumericToDecFast(Datum datum, IncDec *out)
 			memcpy(&digit, p + i * sizeof(int16), sizeof(int16));
 			small = small * 10000 + (uint64) digit;
 		}
-		shift = dscale - 4 * (ndigits - 1 - weight);
-		if (ndigits == 0)
-			shift = 0;
 		if (shift >= -3 && shift <= 3 && small < PG_UINT64_MAX / 1000)
 		{
 			static const uint64 pow10[4] = {1, 10, 100, 1000};
@@ -130,9 +124,6 @@ NumericToDecFast(Datum datum, IncDec *out)
 		}
 
 	/* scale acc to dscale decimal places */
-	shift = dscale - 4 * (ndigits - 1 - weight);
-	if (ndigits == 0)
-		shift = 0;
 	for (; shift > 0; shift--)
 	{
 		if (acc >= limit / 10)
@@ -151,16 +142,6 @@ NumericToDecFast(Datum datum, IncDec *out)
 }
 
 /*
- * pg_numeric_to_dec_fast: a numeric datum as an IncDec when it is in line
- * and fits; false otherwise (then pg_numeric_to_dec says why).
- */
-bool
-pg_numeric_to_dec_fast(Datum numeric, IncDec *out)
-{
-	return NumericToDecFast(numeric, out);
-}
-
-/*
  * pg_numeric_to_dec: a numeric datum as an IncDec.  what names the value
  * ("quantity", "amount", "factor", ...) and txn_id the transaction (may be
  * NULL) for the error when it is not finite or out of the engine's range.
@@ -172,7 +153,7 @@ pg_numeric_to_dec(Datum numeric, const char *what, const char *txn_id)
 	IncDec		d;
 	IncDecParse rc;
 
-	if (NumericToDecFast(numeric, &d))
+	if (pg_numeric_to_dec_fast(numeric, &d))
 		return d;
 	text = DatumGetCString(DirectFunctionCall1(numeric_out, numeric));
 	rc = inc_dec_parse(text, strlen(text), &d);
@@ -264,11 +245,11 @@ pg_dec_to_numeric_in(const IncDec *d, void *buf)
 	weight = ngroups - 1 - k;
 	if (n == 0)
 		weight = 0;
-	header = PG_NUMERIC_SHORT |
-		(n > 0 && d->coef < 0 ? PG_NUMERIC_SHORT_SIGN_MASK : 0) |
-		(uint16) (scale << PG_NUMERIC_SHORT_DSCALE_SHIFT) |
-		(weight < 0 ? PG_NUMERIC_SHORT_WEIGHT_SIGN : 0) |
-		(uint16) (weight & PG_NUMERIC_SHORT_WEIGHT_MASK);
+	header = NUM_SHORT |
+		(n > 0 && d->coef < 0 ? NUM_SHORT_SIGN_MASK : 0) |
+		(uint16) (scale << NUM_SHORT_DSCALE_SHIFT) |
+		(weight < 0 ? NUM_SHORT_WEIGHT_SIGN : 0) |
+		(uint16) (weight & NUM_SHORT_WEIGHT_MASK);
 	SET_VARSIZE(p, VARHDRSZ + sizeof(uint16) * (1 + n));
 	memcpy(p + VARHDRSZ, &header, sizeof(uint16));
 	for (i = 0; i < n; i++)

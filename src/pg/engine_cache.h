@@ -42,9 +42,10 @@ typedef struct EngineEntry
 extern void pg_engine_cache_init(void);
 
 /*
- * pg_engine_cache_usable: may a call with these offer_keys (a canonical
- * text, NULL for all) be served from the cache, or cache its engine?
- * False when the reference tables have row-level security.
+ * pg_engine_cache_usable: may this call be served from the cache, or cache
+ * its engine?  False in a serializable transaction (its reads must take
+ * their predicate locks) and when the reference tables have row-level
+ * security.
  */
 extern bool pg_engine_cache_usable(void);
 

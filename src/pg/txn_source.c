@@ -105,7 +105,6 @@ struct TxnSource
 	MemoryContext engine_context;	/* where the engine interns units */
 	const char *participant;	/* the one participant read, or NULL */
 	size_t		participant_len;
-	bool		unique_ids;		/* a unique index on transaction_id alone */
 	MemoryContext context;		/* where the source lives */
 	MemoryContext row_context;	/* reset after every row */
 	ErrorContextCallback *outer_context;	/* the error context around the read */
@@ -122,7 +121,6 @@ struct TxnSource
 	char	   *buf;			/* a record being built */
 	Size		bufcap;
 	/* the batch being handed out */
-	bool		started;
 	Participant	   *groups;
 	uint32		groups_mask;
 	uint32		next_group;
@@ -415,13 +413,10 @@ CheckIdentity(TxnSource *src)
 		TxnStoreIter it;
 		uint32		hash;
 		const IdRec *r;
-		uint32		n = 0,
+		uint32		n = (uint32) txn_store_batch_count(src->ids),
 					mask;
 		SeenId	   *seen;
 
-		txn_store_iter_init(src->ids, &it);
-		while (txn_store_iter_next(&it, &hash) != NULL)
-			n++;
 		for (mask = 15; mask + 1 < n * 2; mask = mask * 2 + 1)
 			;
 		seen = MemoryContextAllocZero(src->context, sizeof(SeenId) * (mask + 1));
@@ -488,7 +483,6 @@ txn_source_open(Oid relid, const char *participant_key, const DateADT *through_d
 	src = palloc0(sizeof(TxnSource));
 	src->context = CurrentMemoryContext;
 	src->relname = rel.relname;
-	src->unique_ids = rel.unique_ids;
 	src->engine = engine;
 	src->engine_context = engine_context;
 	src->participant = participant_key;
@@ -515,7 +509,7 @@ txn_source_open(Oid relid, const char *participant_key, const DateADT *through_d
 	if (participant_key)
 		rows = 0;				/* a participant's share: unknown, small */
 	src->store = txn_store_create(limit, rows * RECORD_ESTIMATE);
-	if (!src->unique_ids)
+	if (!rel.unique_ids)
 		src->ids = txn_store_create(limit, rows * 48);
 
 	memset(&receiver, 0, sizeof(receiver));
@@ -772,12 +766,6 @@ Datum
 txn_source_id_datum(const IncTxn *txn)
 {
 	return PointerGetDatum(txn->transaction_id - VARHDRSZ);
-}
-
-const char *
-txn_source_relname(const TxnSource *src)
-{
-	return src->relname;
 }
 
 /* txn_source_close: release the store and its files. */

@@ -68,9 +68,6 @@ extern bool txn_source_next(TxnSource *src, MemoryContext context, const char **
  */
 extern Datum txn_source_id_datum(const IncTxn *txn);
 
-/* txn_source_relname: the relation's quoted, qualified name, for messages. */
-extern const char *txn_source_relname(const TxnSource *src);
-
 /* txn_source_close: release the store and its files. */
 extern void txn_source_close(TxnSource *src);
 

@@ -52,8 +52,6 @@ struct TxnStore
 	Chunk	   *head;
 	Chunk	   *tail;
 	uint64		in_memory;		/* records in the chunks */
-	uint64		count;
-	uint64		spilled;		/* records written to files */
 };
 
 static inline int
@@ -100,7 +98,6 @@ Spill(TxnStore *s, int b, const RecordHeader *rec)
 		MemoryContextSwitchTo(old);
 	}
 	BufFileWrite(s->files[b], (void *) rec, rec->len);
-	s->spilled++;
 }
 
 /* FreeChunks: forget the records in memory. */
@@ -218,7 +215,6 @@ txn_store_put(TxnStore *s, uint32 hash, const void *data, Size len)
 	if (total > RECORD_HEADER + len)
 		memset((char *) rec + RECORD_HEADER + len, 0, total - RECORD_HEADER - len);
 
-	s->count++;
 	b = BatchOf(s, hash);
 	if (b == s->curbatch)
 	{
@@ -338,24 +334,6 @@ uint64
 txn_store_batch_count(const TxnStore *s)
 {
 	return s->in_memory;
-}
-
-uint64
-txn_store_count(const TxnStore *s)
-{
-	return s->count;
-}
-
-int
-txn_store_batches(const TxnStore *s)
-{
-	return s->nbatch;
-}
-
-uint64
-txn_store_spilled(const TxnStore *s)
-{
-	return s->spilled;
 }
 
 /* txn_store_end: close every file, free everything. */

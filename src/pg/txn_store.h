@@ -61,11 +61,6 @@ extern void *txn_store_iter_next(TxnStoreIter *it, uint32 *hash);
 /* txn_store_batch_count: the records of the batch in memory. */
 extern uint64 txn_store_batch_count(const TxnStore *s);
 
-/* Records put so far, and batches used (for figures and tests). */
-extern uint64 txn_store_count(const TxnStore *s);
-extern int	txn_store_batches(const TxnStore *s);
-extern uint64 txn_store_spilled(const TxnStore *s);
-
 /* txn_store_end: close the files and free the memory. */
 extern void txn_store_end(TxnStore *s);
 
