@@ -48,7 +48,6 @@ typedef struct IncCalc
 	const int32_t *sku_uom_ids; /* by IncTxn.sku_id: the SKU's unit id, or 0 */
 	const char *participant_key;
 	const IncTxn *txns;			/* in any order */
-	int			ntxns;
 	IncPropertyFn props;		/* may be NULL: every property is missing */
 	void	   *props_ctx;
 	IncEmitFn	emit;

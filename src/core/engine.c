@@ -336,7 +336,6 @@ inc_engine_calculate(IncEngine *e, const char *participant_key,
 	c.sku_uom_ids = e->sku_uom_ids;
 	c.participant_key = participant_key;
 	c.txns = txns;
-	c.ntxns = ntxns;
 	c.props = props;
 	c.props_ctx = props_ctx;
 	c.emit = emit;

@@ -169,15 +169,6 @@ inc_q_add(IncQ *r, const IncQ *a, const IncQ *b)
 	return AddFrac(r, a->num, a->den, b->num, b->den);
 }
 
-/* inc_q_sub: r = a - b. */
-bool
-inc_q_sub(IncQ *r, const IncQ *a, const IncQ *b)
-{
-	if (b->num == -b->num && b->num != 0)
-		return false;			/* the most negative value */
-	return AddFrac(r, a->num, a->den, -b->num, b->den);
-}
-
 /* inc_q_round: a rounded to scale places, half away from zero. */
 bool
 inc_q_round(const IncQ *a, int scale, IncDec *out)

@@ -44,7 +44,6 @@ inc_q_from_int(IncQ *r, int64_t v)
 
 /* r = a op b; false when the result does not fit (r is then undefined). */
 extern bool inc_q_add(IncQ *r, const IncQ *a, const IncQ *b);
-extern bool inc_q_sub(IncQ *r, const IncQ *a, const IncQ *b);
 extern bool inc_q_mul(IncQ *r, const IncQ *a, const IncQ *b);
 extern bool inc_q_div(IncQ *r, const IncQ *a, const IncQ *b);	/* b != 0 */
 

@@ -164,15 +164,6 @@ rat_set_small(IncRat *r, u128 num, bool neg, u128 den)
 	big_set_u128(&r->den, den, false);
 }
 
-/* Powers of ten that fit a u64. */
-static const uint64_t pow10_u64[20] = {
-	1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
-	100000000ULL, 1000000000ULL, 10000000000ULL, 100000000000ULL,
-	1000000000000ULL, 10000000000000ULL, 100000000000000ULL,
-	1000000000000000ULL, 10000000000000000ULL, 100000000000000000ULL,
-	1000000000000000000ULL, 10000000000000000000ULL
-};
-
 /*
  * r = (a, aneg) + (b, bneg), signed; r has max(an, bn) + 1 limbs of room
  * and may alias a or b.  Returns the length, sign to *rneg.
@@ -300,7 +291,7 @@ inc_rat_from_dec(IncRat *r, const IncDec *d)
 			scale--;
 		}
 		big_set_u128(&r->num, m64, d->coef < 0);
-		big_set_u128(&r->den, pow10_u64[scale], false);
+		big_set_u128(&r->den, pow10_u128[scale], false);
 		return;
 	}
 	while (scale > 0 && m % 10 == 0)
@@ -589,16 +580,16 @@ inc_rat_round(IncRat *r, const IncRat *a, int scale)
 					d;
 
 		if (big_u128(&a->num, &n) && big_u128(&a->den, &d) &&
-			n <= ((u128) 0 - 1) / pow10_u64[scale])
+			n <= ((u128) 0 - 1) / pow10_u128[scale])
 		{
-			u128		x = n * pow10_u64[scale];
+			u128		x = n * pow10_u128[scale];
 			u128		q = x / d;
 			u128		rem = x - q * d;
 
 			if (rem >= d - rem)		/* 2 rem >= den: half away from zero */
 				q++;
 			big_set_u128(&r->num, q, neg);
-			big_set_u128(&r->den, pow10_u64[scale], false);
+			big_set_u128(&r->den, pow10_u128[scale], false);
 			return;
 		}
 	}

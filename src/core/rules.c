@@ -65,7 +65,6 @@ struct IncRulesState
 	int			nheld;
 	int			held_cap;
 	HeldRow    *held;
-	bool		finished;
 	IncRat		before;			/* U */
 	const char *applied;		/* "minimum", "maximum" or NULL */
 	IncRat		paid;			/* what the rows pay after the limits */
@@ -293,7 +292,6 @@ inc_rules_finish(IncCalc *c, const IncOffer *offer, IncRulesState *rs)
 	int			i;
 
 	Evaluate(c, offer, rs);
-	rs->finished = true;
 	if (!rs->holding)
 		return;
 	for (i = 0; i < rs->nheld; i++)

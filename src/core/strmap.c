@@ -81,9 +81,7 @@ inc_strmap_create(void)
 void *
 inc_strmap_get(const IncStrMap *map, const char *key)
 {
-	IncStrMapEntry *e = FindEntry(map, key, HashString(key));
-
-	return e->key ? e->value : NULL;
+	return inc_strmap_get_len(map, key, strlen(key));
 }
 
 /* inc_strmap_get_len: the value stored for the len bytes at key, or NULL. */

@@ -1,6 +1,6 @@
 /*
  * strmap.h
- *    A string-keyed hash map (open addressing, FNV-1a), for the engine's
+ *    A string-keyed hash map (open addressing, linear probing), for the engine's
  *    SKU index and unit tables.  Keys are not copied: they must outlive the
  *    map.  Memory comes from inc_alloc and is never freed individually.
  */

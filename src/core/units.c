@@ -207,22 +207,3 @@ inc_units_convert_ids(const IncUnits *u, const IncDec *quantity, int from, int t
 	}
 	return false;
 }
-
-/* inc_units_convert: quantity from from_uom to to_uom; false when impossible. */
-bool
-inc_units_convert(const IncUnits *u, const IncDec *quantity, const char *from_uom,
-				  const char *to_uom, IncRat *out)
-{
-	int			from = inc_units_find(u, from_uom);
-	int			to = inc_units_find(u, to_uom);
-
-	if (from == 0 || to == 0)
-	{
-		/* a unit no conversion names converts only to itself */
-		if (strcmp(from_uom, to_uom) != 0)
-			return false;
-		inc_rat_from_dec(out, quantity);
-		return true;
-	}
-	return inc_units_convert_ids(u, quantity, from, to, out);
-}

@@ -51,13 +51,6 @@ extern int	inc_units_find(const IncUnits *u, const char *uom);
 extern const char *inc_units_name(const IncUnits *u, int id);
 
 /*
- * inc_units_convert: quantity (in from_uom) expressed in to_uom into *out;
- * false when the units differ and no conversion joins them.
- */
-extern bool inc_units_convert(const IncUnits *u, const IncDec *quantity,
-							  const char *from_uom, const char *to_uom, IncRat *out);
-
-/*
  * How a quantity in one unit is expressed in another (inc_units_lookup):
  * the same, times factor, divided by factor, or impossible.
  */
@@ -77,8 +70,8 @@ extern IncConversionKind inc_units_lookup(const IncUnits *u, int from, int to,
 										  const IncDec **factor);
 
 /*
- * inc_units_convert_ids: inc_units_convert between units given by id
- * (both >= 1).
+ * inc_units_convert_ids: quantity (in unit from) expressed in unit to
+ * (both ids >= 1) into *out; false when no conversion joins them.
  */
 extern bool inc_units_convert_ids(const IncUnits *u, const IncDec *quantity,
 								  int from, int to, IncRat *out);
