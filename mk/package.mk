@@ -13,8 +13,10 @@
 #                   git archive of HEAD (committed files only) under the
 #                   folder incentives-<version>/
 #   make check-pgxn META.json has the keys of the PGXN Meta Spec 1.0.0 and
-#                   the control files' versions, and the zip holds HEAD's
-#                   files under its folder (test/package/check_pgxn.sh)
+#                   the control files' versions; the zip holds HEAD's files
+#                   under its folder and, unpacked, builds and installs
+#                   what the work tree does (test/package/check_pgxn.sh;
+#                   about 30 s)
 #   make check-package
 #                   make deb, then install the package with apt-get
 #                   (through sudo when not root), run the pg_regress suite
@@ -74,6 +76,7 @@ export DEB_BUILD_SH := $(value _DEB_BUILD_SH)
 
 .PHONY: deb dist check-pgxn check-package
 deb:
+	@mk/packages.sh deb
 	@bash -c "$$DEB_BUILD_SH" deb "$(PKG_VERSION)"
 
 dist:
@@ -81,8 +84,8 @@ dist:
 	git archive --format=zip --prefix=incentives-$(PKG_VERSION)/ -o $(DIST_ZIP) HEAD
 	@echo "make dist: $(DIST_ZIP)"
 
-check-pgxn: dist
-	test/package/check_pgxn.sh $(DIST_ZIP)
+check-pgxn: dist install-test
+	PG_CONFIG=$(PG_CONFIG) test/package/check_pgxn.sh $(DIST_ZIP)
 
 # the package's file name is dpkg's (version from debian/changelog, the
 # architecture of this machine): the one deb just wrote

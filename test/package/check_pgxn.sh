@@ -12,9 +12,13 @@
 # distribution's version (that of incentives.control).
 #
 # ZIP (make dist): every entry under incentives-<version>/, exactly the
-# files of HEAD, META.json and both control files among them.
+# files of HEAD, META.json and both control files among them; unpacked, it
+# builds and installs (as pgxn install does) the same files as the work
+# tree's build in TEST_DESTDIR.
 set -euo pipefail
 zip=${1:?usage: check_pgxn.sh build/incentives-VERSION.zip}
+: "${TEST_DESTDIR:?TEST_DESTDIR is not set (make check-pgxn sets it)}"
+PG_CONFIG=${PG_CONFIG:-pg_config}
 meta=META.json
 failures=0
 fail() { echo "check-pgxn: $*" >&2; failures=$((failures + 1)); }
@@ -79,7 +83,7 @@ for ext in $extensions; do
 	done
 	holds ".provides[\"$ext\"].abstract | type == \"string\" and length > 0" \
 		|| fail "provides.$ext.abstract is missing"
-	holds ".provides[\"$ext\"] | keys | all(IN(\"file\", \"docfile\", \"version\", \"abstract\") or test(\"^[xX]_.\"))" \
+	holds ".provides[\"$ext\"] // {} | keys | all(IN(\"file\", \"docfile\", \"version\", \"abstract\") or test(\"^[xX]_.\"))" \
 		|| fail "provides.$ext has a key the spec does not know"
 done
 version=$(control_version incentives)
@@ -103,8 +107,23 @@ done
 unzip -p "$zip" "${prefix}META.json" | cmp -s - <(git show HEAD:META.json) \
 	|| fail "$zip's META.json is not HEAD's"
 
+# what pgxn install does with the zip: make and make install in the
+# unpacked folder; the same files as the work tree's build (TEST_DESTDIR)
+work=$(mktemp -d /tmp/incentives-check-pgxn.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+unzip -q "$zip" -d "$work"
+make -s -C "$work/$prefix" PG_CONFIG="$PG_CONFIG" >"$work/build.log" 2>&1 \
+	&& make -s -C "$work/$prefix" install PG_CONFIG="$PG_CONFIG" DESTDIR="$work/installed" >>"$work/build.log" 2>&1 \
+	|| { tail -n 30 "$work/build.log" >&2; fail "the unpacked zip does not build and install"; }
+installed=$(cd "$work/installed" 2>/dev/null && find . -type f | sort)
+expected=$(cd "$TEST_DESTDIR" && find . -type f | sort)
+[ -n "$installed" ] && [ "$installed" = "$expected" ] || {
+	diff <(printf '%s\n' "$expected") <(printf '%s\n' "$installed") | head -n 20 >&2 || true
+	fail "make install from the zip (HEAD) installs other files than the work tree's build (above: < work tree, > zip)"
+}
+
 if [ "$failures" -gt 0 ]; then
 	echo "check-pgxn: $failures failures" >&2
 	exit 1
 fi
-echo "check-pgxn: META.json has the spec's keys, $(echo $extensions | wc -w) extensions at their control files' versions ($version); $zip holds HEAD's $(printf '%s\n' "$entries" | wc -l) files under $prefix"
+echo "check-pgxn: META.json has the spec's keys, $(echo $extensions | wc -w) extensions at their control files' versions ($version); $zip holds HEAD's $(printf '%s\n' "$entries" | wc -l) files under $prefix and installs the $(printf '%s\n' "$installed" | wc -l) files of the build"
