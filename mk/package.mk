@@ -48,7 +48,7 @@ mkdir "$src"
 if git rev-parse --git-dir >/dev/null 2>&1; then
 	tree=$(git stash create)
 	git archive "${tree:-HEAD}" | tar -x -C "$src"
-	date=$(git log -1 --format=%aD)
+	date=$(date -R -u -d "@$(git log -1 --format=%ct)")
 else
 	tar -C "$repo" --exclude=./build --exclude=./.git -cf - . | tar -x -C "$src"
 	date=$(date -R)
