@@ -45,7 +45,7 @@ work=$(mktemp -d /tmp/incentives-deb.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 src="$work/incentives-$version"
 mkdir "$src"
-if git rev-parse --git-dir >/dev/null 2>&1; then
+if [ "$(git rev-parse --show-toplevel 2>/dev/null)" -ef "$repo" ]; then
 	tree=$(git stash create)
 	git archive "${tree:-HEAD}" | tar -x -C "$src"
 	date=$(date -R -u -d "@$(git log -1 --format=%ct)")
