@@ -12,7 +12,10 @@
 #  3. while the package is installed, a cluster with extension_destdir
 #     (what every other check of `make test` uses, here a marked copy of
 #     TEST_DESTDIR) still reads the destdir's control file and scripts and
-#     maps the destdir's module, not the package's;
+#     maps the destdir's module, not the package's.  (Debian's
+#     extension_destdir looks in the destdir first, file by file, and lists
+#     the scripts of both folders: a script only the package has is seen by
+#     such clusters too; the check prints those, if any);
 #  4. apt-get remove; every file the package installed is gone, and every
 #     folder it listed that is still there belongs to another package.
 #
@@ -134,6 +137,9 @@ for script in "$destdir$sharedir/extension/incentives--$version.sql" \
 done
 [ "$marked" -gt 0 ] || { echo "check-package: no script of incentives $version in $TEST_DESTDIR" >&2; exit 1; }
 chmod -R a+rX "$destdir"
+only_package=$(grep "^$sharedir/extension/" "$work/files" | while IFS= read -r f; do
+	[ -e "$TEST_DESTDIR$f" ] || basename "$f"; done)
+[ -z "$only_package" ] || echo "check-package: files of the package that TEST_DESTDIR lacks, seen by destdir clusters meanwhile:" $only_package
 cat > "$work/destdir.sh" <<'EOF'
 set -euo pipefail
 comment=$(q -c "SELECT comment FROM pg_available_extensions WHERE name = 'incentives'")
