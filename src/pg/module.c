@@ -17,7 +17,7 @@
 #include "fmgr.h"
 #include "utils/guc.h"
 
-#include "core/core.h"
+#include "core/numbers/core.h"
 #include "engine_cache.h"
 
 PG_MODULE_MAGIC;

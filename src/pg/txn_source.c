@@ -38,7 +38,7 @@
 #include "utils/date.h"
 #include "utils/memutils.h"
 
-#include "core/strmap.h"
+#include "core/util/strmap.h"
 #include "pg_glue.h"
 #include "txn_relation.h"
 #include "txn_source.h"

@@ -21,7 +21,7 @@
 
 #include "utils/date.h"
 
-#include "core/engine.h"
+#include "core/engine/engine.h"
 
 typedef struct TxnSource TxnSource;
 

@@ -78,7 +78,7 @@
 
 #include <json-c/json.h>
 
-#include "core/rational.h"
+#include "core/numbers/rational.h"
 #include "fuzz_checks.h"
 #include "fuzz_common.h"
 #include "fuzz_rules.h"

@@ -8,7 +8,7 @@
 
 #include <json-c/json.h>
 
-#include "core/rational.h"
+#include "core/numbers/rational.h"
 #include "fuzz_checks.h"
 #include "fuzz_common.h"
 

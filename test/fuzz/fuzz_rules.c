@@ -18,7 +18,7 @@
 
 #include <json-c/json.h>
 
-#include "core/rational.h"
+#include "core/numbers/rational.h"
 #include "fuzz_common.h"
 #include "fuzz_rules.h"
 

@@ -9,7 +9,7 @@
 #ifndef FUZZ_RULES_H
 #define FUZZ_RULES_H
 
-#include "core/strmap.h"
+#include "core/util/strmap.h"
 #include "fuzz_checks.h"
 #include "fuzz_world.h"
 

@@ -10,8 +10,8 @@
 #ifndef FUZZ_WORLD_H
 #define FUZZ_WORLD_H
 
-#include "core/engine.h"
-#include "core/strmap.h"
+#include "core/engine/engine.h"
+#include "core/util/strmap.h"
 
 #define FUZZ_MAX_TXNS	24
 #define FUZZ_MAX_VOCAB	48

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../src/core/core.h"
+#include "../../src/core/numbers/core.h"
 
 extern int	unit_passed;
 extern int	unit_failed;

@@ -9,7 +9,7 @@
 #include <json-c/json.h>
 
 #include "unit.h"
-#include "../../src/core/offer.h"
+#include "../../src/core/offer/offer.h"
 
 int			unit_passed;
 int			unit_failed;

@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonbuf.h"
+#include "../util/jsonbuf.h"
 #include "rules.h"
 
 /* One row the strategy made, held until the participant's total is known. */

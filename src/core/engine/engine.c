@@ -20,9 +20,9 @@
 #include <string.h>
 
 #include "engine.h"
-#include "rules.h"
-#include "strategy.h"
-#include "strmap.h"
+#include "../rules/rules.h"
+#include "../strategy/strategy.h"
+#include "../util/strmap.h"
 
 typedef struct IncHookList
 {

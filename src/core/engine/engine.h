@@ -15,7 +15,7 @@
 #ifndef INC_ENGINE_H
 #define INC_ENGINE_H
 
-#include "calc_io.h"
+#include "../calc/calc_io.h"
 
 /*
  * IncDiagnosticsFn: why a participant earns what it does under one offer,

@@ -12,8 +12,8 @@
  */
 #include <stdio.h>
 
-#include "jsonbuf.h"
-#include "pool.h"
+#include "../util/jsonbuf.h"
+#include "../calc/pool.h"
 #include "strategy.h"
 
 typedef struct StandardState

@@ -25,8 +25,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "jsonbuf.h"
-#include "pool.h"
+#include "../util/jsonbuf.h"
+#include "../calc/pool.h"
 #include "strategy.h"
 
 /* Hook kinds (a: the filter's index). */

@@ -17,8 +17,8 @@
 #define INC_CALC_H
 
 #include "calc_io.h"
-#include "fixed.h"
-#include "rational.h"
+#include "../numbers/fixed.h"
+#include "../numbers/rational.h"
 #include "units.h"
 
 /*

@@ -29,7 +29,7 @@
 #ifndef INC_STRATEGY_H
 #define INC_STRATEGY_H
 
-#include "calc.h"
+#include "../calc/calc.h"
 
 /* One place an offer mentions a SKU; kind, a and b mean what the strategy says. */
 typedef struct IncHook

@@ -32,7 +32,7 @@
 #ifndef INC_RULES_H
 #define INC_RULES_H
 
-#include "strategy.h"
+#include "../strategy/strategy.h"
 
 /* The kind of a requirement filter's hook (a: requirement, b: filter). */
 #define INC_RULES_HOOK (-1)

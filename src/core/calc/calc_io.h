@@ -12,8 +12,8 @@
 #ifndef INC_CALC_IO_H
 #define INC_CALC_IO_H
 
-#include "core.h"
-#include "offer.h"
+#include "../numbers/core.h"
+#include "../offer/offer.h"
 
 /*
  * One transaction (docs/reference.md, Transactions).  sku_id and uom_id

@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "jsonbuf.h"
+#include "../util/jsonbuf.h"
 #include "strategy.h"
 
 typedef struct SetMember
