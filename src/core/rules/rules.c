@@ -32,6 +32,9 @@
 #include "../util/jsonbuf.h"
 #include "rules.h"
 
+/* The kind of a requirement filter's hook (a: requirement, b: filter). */
+#define RULES_HOOK (-1)
+
 /* One row the strategy made, held until the participant's total is known. */
 typedef struct HeldRow
 {
@@ -48,8 +51,11 @@ typedef struct RequirementState
 	bool		met;
 } RequirementState;
 
-struct IncRulesState
+typedef struct RulesState
 {
+	/* the offer's strategy and its state for the participant */
+	const IncStrategyOps *strategy;
+	void	   *strategy_state;
 	/* enrollment */
 	const IncWindow *windows;
 	int			nwindows;
@@ -68,16 +74,20 @@ struct IncRulesState
 	IncRat		before;			/* U */
 	const char *applied;		/* "minimum", "maximum" or NULL */
 	IncRat		paid;			/* what the rows pay after the limits */
-};
+} RulesState;
 
-/* inc_rules_index: requirement filters' SKUs and requirement properties. */
-void
-inc_rules_index(const IncOffer *offer, const IncIndexSink *sink)
+/*
+ * RulesIndex: the strategy's hooks and properties, then the requirement
+ * filters' SKUs and the requirement properties.
+ */
+static void
+RulesIndex(const IncOffer *offer, const IncIndexSink *sink)
 {
 	int			r,
 				f,
 				k;
 
+	inc_strategy_ops(offer->strategy)->index(offer, sink);
 	for (r = 0; r < offer->rules.nrequirements; r++)
 	{
 		const IncRequirement *req = &offer->rules.requirements[r];
@@ -86,18 +96,20 @@ inc_rules_index(const IncOffer *offer, const IncIndexSink *sink)
 			sink->property(sink->ctx, req->property_key);
 		for (f = 0; f < req->nfilters; f++)
 			for (k = 0; k < req->filters[f].nskus; k++)
-				sink->hook(sink->ctx, req->filters[f].sku_keys[k], INC_RULES_HOOK, r, f);
+				sink->hook(sink->ctx, req->filters[f].sku_keys[k], RULES_HOOK, r, f);
 	}
 }
 
-/* inc_rules_begin: the rules' state of one offer for c's participant. */
-IncRulesState *
-inc_rules_begin(IncCalc *c, const IncOffer *offer)
+/* RulesBegin: the strategy's and the rules' state of one offer for c's participant. */
+static void *
+RulesBegin(IncCalc *c, const IncOffer *offer)
 {
 	const IncRules *rules = &offer->rules;
-	IncRulesState *rs = inc_alloc(sizeof(IncRulesState));
+	RulesState *rs = inc_alloc(sizeof(RulesState));
 	int			r;
 
+	rs->strategy = inc_strategy_ops(offer->strategy);
+	rs->strategy_state = rs->strategy->begin(c, offer);
 	rs->last_txn = -1;
 	if (rules->enrollment == INC_ENROLLMENT_REQUIRED && c->enrollments)
 		rs->nwindows = c->enrollments(c->enrollments_ctx, c->participant_key,
@@ -117,7 +129,7 @@ inc_rules_begin(IncCalc *c, const IncOffer *offer)
 
 /* InWindow: is date inside one of the windows? */
 static bool
-InWindow(const IncRulesState *rs, int32_t date)
+InWindow(const RulesState *rs, int32_t date)
 {
 	int			i;
 
@@ -131,9 +143,9 @@ InWindow(const IncRulesState *rs, int32_t date)
 	return false;
 }
 
-/* inc_rules_admit: does transaction txn exist for the offer? */
-bool
-inc_rules_admit(IncCalc *c, const IncOffer *offer, IncRulesState *rs, int txn)
+/* Admit: does transaction txn exist for the offer? */
+static bool
+Admit(IncCalc *c, const IncOffer *offer, RulesState *rs, int txn)
 {
 	if (offer->rules.enrollment != INC_ENROLLMENT_REQUIRED)
 		return true;
@@ -147,9 +159,9 @@ inc_rules_admit(IncCalc *c, const IncOffer *offer, IncRulesState *rs, int txn)
 	return rs->last_admitted;
 }
 
-/* inc_rules_observe: txn's SKU is in filter hook->b of requirement hook->a. */
-void
-inc_rules_observe(IncCalc *c, const IncOffer *offer, IncRulesState *rs,
+/* ObserveRequirement: txn's SKU is in filter hook->b of requirement hook->a. */
+static void
+ObserveRequirement(IncCalc *c, const IncOffer *offer, RulesState *rs,
 				  const IncHook *hook, int txn)
 {
 	const IncRequirement *req = &offer->rules.requirements[hook->a];
@@ -173,7 +185,7 @@ inc_rules_observe(IncCalc *c, const IncOffer *offer, IncRulesState *rs,
 static void
 Hold(void *ctx, const IncRow *row, const IncRat *exact)
 {
-	IncRulesState *rs = ctx;
+	RulesState *rs = ctx;
 
 	if (rs->nheld == rs->held_cap)
 		rs->held = inc_grow(rs->held, rs->nheld, &rs->held_cap, sizeof(HeldRow), 16);
@@ -182,9 +194,9 @@ Hold(void *ctx, const IncRow *row, const IncRat *exact)
 	rs->nheld++;
 }
 
-/* inc_rules_hold: route the strategy's rows to the rules, when they need them. */
-void
-inc_rules_hold(IncCalc *c, IncRulesState *rs)
+/* HoldRows: route the strategy's rows to the rules, when they need them. */
+static void
+HoldRows(IncCalc *c, RulesState *rs)
 {
 	if (rs->holding)
 	{
@@ -195,7 +207,7 @@ inc_rules_hold(IncCalc *c, IncRulesState *rs)
 
 /* Evaluate: every requirement's value and whether it is met, once. */
 static void
-Evaluate(IncCalc *c, const IncOffer *offer, IncRulesState *rs)
+Evaluate(IncCalc *c, const IncOffer *offer, RulesState *rs)
 {
 	int			r;
 
@@ -236,7 +248,7 @@ CompareHeld(const void *a, const void *b)
 
 /* Release: one held row to the host with its final amount, counted as paid. */
 static void
-Release(IncCalc *c, IncRulesState *rs, HeldRow *h, const IncDec *amount)
+Release(IncCalc *c, RulesState *rs, HeldRow *h, const IncDec *amount)
 {
 	IncRat		a;
 
@@ -252,7 +264,7 @@ Release(IncCalc *c, IncRulesState *rs, HeldRow *h, const IncDec *amount)
  * round(S(i), 2) - round(S(i-1), 2), S(i) the scaled exact running sum.
  */
 static void
-Cap(IncCalc *c, const IncOffer *offer, IncRulesState *rs)
+Cap(IncCalc *c, const IncOffer *offer, RulesState *rs)
 {
 	HeldRow   **order = inc_alloc(sizeof(HeldRow *) * (rs->nheld + 1));
 	IncRat		maximum,
@@ -283,14 +295,43 @@ Cap(IncCalc *c, const IncOffer *offer, IncRulesState *rs)
 	}
 }
 
-/* inc_rules_finish: requirements, then limits, then the held rows. */
-void
-inc_rules_finish(IncCalc *c, const IncOffer *offer, IncRulesState *rs)
+/*
+ * RulesObserve: nothing outside every window; a requirement hook to its
+ * requirement; a strategy hook to the strategy, its rows held.
+ */
+static void
+RulesObserve(IncCalc *c, const IncOffer *offer, void *state, const IncHook *hook, int txn)
 {
+	RulesState *rs = state;
+
+	if (!Admit(c, offer, rs, txn))
+		return;
+	if (hook->kind == RULES_HOOK)
+	{
+		ObserveRequirement(c, offer, rs, hook, txn);
+		return;
+	}
+	HoldRows(c, rs);
+	rs->strategy->observe(c, offer, rs->strategy_state, hook, txn);
+	c->hold = NULL;
+}
+
+/*
+ * RulesFinish: the strategy's finish (its rows held), then the
+ * requirements, then the limits, then the held rows.
+ */
+static void
+RulesFinish(IncCalc *c, const IncOffer *offer, void *state)
+{
+	RulesState *rs = state;
 	const IncLimits *limits = &offer->rules.limits;
 	IncRat		bound;
 	int			i;
 
+	HoldRows(c, rs);
+	rs->strategy->finish(c, offer, rs->strategy_state);
+	c->hold = NULL;
+	inc_calc_at(c, NULL);
 	Evaluate(c, offer, rs);
 	if (!rs->holding)
 		return;
@@ -345,7 +386,7 @@ Date(IncJsonBuf *b, int32_t days)
 
 /* Windows: "windows" and "transactions_outside_windows" (null when open). */
 static void
-Windows(IncJsonBuf *b, const IncOffer *offer, const IncRulesState *rs)
+Windows(IncJsonBuf *b, const IncOffer *offer, const RulesState *rs)
 {
 	char		count[64];
 	int			i;
@@ -375,7 +416,7 @@ Windows(IncJsonBuf *b, const IncOffer *offer, const IncRulesState *rs)
 
 /* Requirements: "requirements" with each value against its minimum. */
 static void
-Requirements(IncJsonBuf *b, const IncOffer *offer, const IncRulesState *rs)
+Requirements(IncJsonBuf *b, const IncOffer *offer, const RulesState *rs)
 {
 	int			r;
 
@@ -412,7 +453,7 @@ Requirements(IncJsonBuf *b, const IncOffer *offer, const IncRulesState *rs)
 
 /* Limits: "limits", null when the offer has none. */
 static void
-Limits(IncJsonBuf *b, const IncOffer *offer, const IncRulesState *rs)
+Limits(IncJsonBuf *b, const IncOffer *offer, const RulesState *rs)
 {
 	const IncLimits *limits = &offer->rules.limits;
 
@@ -433,7 +474,7 @@ Limits(IncJsonBuf *b, const IncOffer *offer, const IncRulesState *rs)
 }
 
 /*
- * inc_rules_diagnose: strategy_json (an object) with "rules": {"enrollment",
+ * RulesDiagnose: the strategy's diagnostics (an object) with "rules": {"enrollment",
  * "windows" ([{"start_date", "end_date"}], null when open),
  * "transactions_outside_windows", "requirements": [{"key", "type",
  * "property_key", "minimum", "value", "met", "gap"}], "qualified",
@@ -441,14 +482,16 @@ Limits(IncJsonBuf *b, const IncOffer *offer, const IncRulesState *rs)
  * null, "incentive_amount" (what the offer's rows pay after the rules;
  * null when only enrollment applies, whose rows are never held)}.
  */
-const char *
-inc_rules_diagnose(IncCalc *c, const IncOffer *offer, IncRulesState *rs,
-				   const char *strategy_json)
+static const char *
+RulesDiagnose(IncCalc *c, const IncOffer *offer, void *state)
 {
+	RulesState *rs = state;
+	const char *strategy_json = rs->strategy->diagnose(c, offer, rs->strategy_state);
 	IncJsonBuf	b;
 	size_t		len = strlen(strategy_json);
 	char	   *head = inc_alloc(len + 1);
 
+	inc_calc_at(c, NULL);
 	Evaluate(c, offer, rs);
 	/* the strategy's object without its closing brace */
 	memcpy(head, strategy_json, len);
@@ -470,6 +513,13 @@ inc_rules_diagnose(IncCalc *c, const IncOffer *offer, IncRulesState *rs,
 	inc_json_rat(&b, rs->holding ? &rs->paid : NULL, 2);
 	inc_json_raw(&b, "}}");
 	return b.data;
+}
+
+/* RulesRates: the strategy's rates (the rules change none). */
+static void
+RulesRates(const IncOffer *offer, IncRateFn fn, void *ctx)
+{
+	inc_strategy_ops(offer->strategy)->rates(offer, fn, ctx);
 }
 
 /* Filters: a JSON array of filters. */
@@ -530,3 +580,18 @@ inc_rules_requirements_json(const IncOffer *offer)
 	inc_json_raw(&b, "]");
 	return b.data;
 }
+
+/*
+ * inc_rules_ops: the rules' operations, each around the offer's strategy's.
+ * It is no strategy of its own: .strategy is the first value only because
+ * the field must hold one (the engine never reads it).
+ */
+const IncStrategyOps inc_rules_ops = {
+	.strategy = INC_STANDARD,
+	.index = RulesIndex,
+	.begin = RulesBegin,
+	.observe = RulesObserve,
+	.finish = RulesFinish,
+	.diagnose = RulesDiagnose,
+	.rates = RulesRates,
+};
