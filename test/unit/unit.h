@@ -76,5 +76,6 @@ extern void test_strategy(void);
 extern void test_rates(void);
 extern void test_fixtures(void);
 extern void test_rules(void);
+extern void test_rules_errors(void);
 
 #endif

@@ -17,6 +17,24 @@
  * call's, then the stored one; missing fails the requirement).  All must
  * reach their minimum, or the offer's rows are dropped.
  *
+ * The order holds for data errors too (a missing unit conversion, a
+ * property that is not a number, a NULL column): one is raised only for a
+ * figure that would reach a result.  While an offer's requirements are
+ * undecided, the errors of each requirement's inputs are noted in it
+ * (IncCalc.defer), not raised, and the strategy's hooks are only kept (the
+ * transaction and the hook, in a growable array of the participant's
+ * memory).  At finish every requirement is evaluated; one whose value
+ * could be computed and is below its minimum decides: the offer pays
+ * nothing and raises nothing, the strategy never sees a transaction.
+ * Otherwise the first requirement (in the offer's order) whose value could
+ * not be computed raises its error; and when all are met the kept hooks go
+ * to the strategy, then its finish, then the limits, every error raised as
+ * it comes, naming the transaction.  With diagnostics, the strategy of an
+ * offer that is not qualified is still run over the kept hooks to show
+ * what it would pay, its errors noted instead of raised; when it notes
+ * one, its figures are left out (RulesDiagnose).  An offer without
+ * requirements runs its strategy as the transactions come.
+ *
  * Limits: the strategy's rows are held (c->hold) with their exact amounts.
  * U is their exact sum (a pool row counts its allocated share).  Below the
  * minimum nothing is paid; above the maximum every exact amount is scaled
@@ -46,10 +64,28 @@ typedef struct RequirementState
 {
 	int			last_txn;		/* last transaction added to sum */
 	IncRat		sum;			/* aggregated types */
+	IncFault	fault;			/* the first data error of its inputs */
+	bool		known;			/* its value could be computed (no fault) */
 	bool		has_value;		/* false: a missing property */
 	IncRat		value;
 	bool		met;
 } RequirementState;
+
+/* Does a transaction exist for the offer (enrollment)? */
+typedef enum Admission
+{
+	OUTSIDE,					/* outside every window */
+	INSIDE,
+	UNKNOWN						/* a NULL date, and windows to test it against */
+} Admission;
+
+/* A strategy hook kept while the requirements are undecided. */
+typedef struct Kept
+{
+	const IncHook *hook;
+	int			txn;
+	bool		unknown;		/* its admission is UNKNOWN */
+} Kept;
 
 typedef struct RulesState
 {
@@ -60,12 +96,18 @@ typedef struct RulesState
 	const IncWindow *windows;
 	int			nwindows;
 	int			last_txn;		/* the transaction last asked about */
-	bool		last_admitted;
+	Admission	last_admission;
 	int			outside;		/* transactions outside every window */
 	/* requirements */
 	RequirementState *reqs;
 	bool		evaluated;
 	bool		qualified;
+	/* the strategy's hooks while the requirements are undecided */
+	int			nkept;
+	int			kept_cap;
+	Kept	   *kept;
+	IncFault	strategy_fault; /* not qualified, with diagnostics: the first
+								 * data error of the strategy's figures */
 	/* limits: the held rows */
 	bool		holding;
 	int			nheld;
@@ -143,20 +185,31 @@ InWindow(const RulesState *rs, int32_t date)
 	return false;
 }
 
-/* Admit: does transaction txn exist for the offer? */
-static bool
+/*
+ * Admit: does transaction txn exist for the offer?  A NULL date matters
+ * only when the participant has windows: a data error then (UNKNOWN when
+ * deferred).
+ */
+static Admission
 Admit(IncCalc *c, const IncOffer *offer, RulesState *rs, int txn)
 {
+	const IncTxn *t = &c->txns[txn];
+
 	if (offer->rules.enrollment != INC_ENROLLMENT_REQUIRED)
-		return true;
+		return INSIDE;
 	if (rs->last_txn != txn)
 	{
 		rs->last_txn = txn;
-		rs->last_admitted = InWindow(rs, c->txns[txn].transaction_date);
-		if (!rs->last_admitted)
+		if (rs->nwindows == 0)
+			rs->last_admission = OUTSIDE;
+		else if (!inc_calc_has(c, t, INC_TXN_NULL_DATE))
+			rs->last_admission = UNKNOWN;
+		else
+			rs->last_admission = InWindow(rs, t->transaction_date) ? INSIDE : OUTSIDE;
+		if (rs->last_admission == OUTSIDE)
 			rs->outside++;
 	}
-	return rs->last_admitted;
+	return rs->last_admission;
 }
 
 /* ObserveRequirement: txn's SKU is in filter hook->b of requirement hook->a. */
@@ -171,12 +224,14 @@ ObserveRequirement(IncCalc *c, const IncOffer *offer, RulesState *rs,
 	IncRat		value;
 
 	if (s->last_txn == txn ||
-		!inc_txn_matches(offer, filter->period, filter->transaction_type, t))
+		!inc_txn_matches(c, offer, filter->period, filter->transaction_type, t))
 		return;
 	if (req->type == INC_THRESHOLD_QUANTITY)
 		inc_calc_sku_quantity(c, t, &value);
-	else
+	else if (inc_calc_has(c, t, INC_TXN_NULL_AMOUNT))
 		inc_rat_from_dec(&value, &t->amount);
+	else
+		inc_rat_from_int(&value, 0);
 	inc_rat_add(&s->sum, &s->sum, &value);
 	s->last_txn = txn;
 }
@@ -205,10 +260,27 @@ HoldRows(IncCalc *c, RulesState *rs)
 	}
 }
 
-/* Evaluate: every requirement's value and whether it is met, once. */
+/* Raise: a noted data error, raised where it was found. */
+static void Raise(IncCalc *c, const IncFault *f) INC_NORETURN;
+
+static void
+Raise(IncCalc *c, const IncFault *f)
+{
+	inc_calc_at(c, f->txn);
+	inc_fail_about(f->kind, f->subject, "%s", f->message);
+}
+
+/*
+ * Evaluate: every requirement's value and whether it is met, once.  A
+ * requirement whose value could be computed and is below its minimum
+ * decides alone; else the first whose value could not be computed raises
+ * its data error.
+ */
 static void
 Evaluate(IncCalc *c, const IncOffer *offer, RulesState *rs)
 {
+	const RequirementState *first_unknown = NULL;
+	bool		decided = false;
 	int			r;
 
 	if (rs->evaluated)
@@ -221,18 +293,53 @@ Evaluate(IncCalc *c, const IncOffer *offer, RulesState *rs)
 		IncRat		minimum;
 
 		if (req->type == INC_THRESHOLD_PROPERTY)
+		{
+			c->defer = &s->fault;
 			s->has_value = inc_calc_property(c, req->property_key, &s->value);
+			c->defer = NULL;
+		}
 		else
 		{
 			s->value = s->sum;
 			s->has_value = true;
 		}
+		s->known = s->fault.kind == 0;
 		inc_rat_from_dec(&minimum, &req->minimum);
-		s->met = s->has_value && inc_rat_cmp(&s->value, &minimum) >= 0;
+		s->met = s->known && s->has_value && inc_rat_cmp(&s->value, &minimum) >= 0;
 		if (!s->met)
 			rs->qualified = false;
+		if (s->known && !s->met)
+			decided = true;
+		if (!s->known && first_unknown == NULL)
+			first_unknown = s;
 	}
 	rs->evaluated = true;
+	if (first_unknown && !decided)
+		Raise(c, &first_unknown->fault);
+}
+
+/*
+ * Replay: the kept hooks to the strategy, in the order they came (a kept
+ * transaction whose admission is unknown: the error of its NULL date).
+ */
+static void
+Replay(IncCalc *c, const IncOffer *offer, RulesState *rs)
+{
+	int			i;
+
+	for (i = 0; i < rs->nkept; i++)
+	{
+		const Kept *k = &rs->kept[i];
+
+		if (c->tick)
+			c->tick();
+		inc_calc_at(c, &c->txns[k->txn]);
+		if (k->unknown)
+			(void) inc_calc_has(c, &c->txns[k->txn], INC_TXN_NULL_DATE);
+		else
+			rs->strategy->observe(c, offer, rs->strategy_state, k->hook, k->txn);
+	}
+	inc_calc_at(c, NULL);
 }
 
 /* CompareHeld: (transaction_id, incentive_rate_key) in byte order. */
@@ -297,42 +404,58 @@ Cap(IncCalc *c, const IncOffer *offer, RulesState *rs)
 
 /*
  * RulesObserve: nothing outside every window; a requirement hook to its
- * requirement; a strategy hook to the strategy, its rows held.
+ * requirement (its data errors noted in it); a strategy hook kept while
+ * the offer has requirements, else to the strategy, its rows held.
  */
 static void
 RulesObserve(IncCalc *c, const IncOffer *offer, void *state, const IncHook *hook, int txn)
 {
 	RulesState *rs = state;
+	IncFault	ignored = {0};
+	Admission	admission;
 
-	if (!Admit(c, offer, rs, txn))
-		return;
 	if (hook->kind == RULES_HOOK)
 	{
-		ObserveRequirement(c, offer, rs, hook, txn);
+		c->defer = &rs->reqs[hook->a].fault;
+		admission = Admit(c, offer, rs, txn);
+		if (admission == INSIDE)
+			ObserveRequirement(c, offer, rs, hook, txn);
+		else if (admission == UNKNOWN)	/* noted in this requirement too */
+			(void) inc_calc_has(c, &c->txns[txn], INC_TXN_NULL_DATE);
+		c->defer = NULL;
 		return;
 	}
+	if (offer->rules.nrequirements > 0)
+	{
+		/* an unknown admission is raised if the strategy runs (Replay) */
+		c->defer = &ignored;
+		admission = Admit(c, offer, rs, txn);
+		c->defer = NULL;
+		if (admission == OUTSIDE)
+			return;
+		if (rs->nkept == rs->kept_cap)
+			rs->kept = inc_grow(rs->kept, rs->nkept, &rs->kept_cap, sizeof(Kept), 16);
+		rs->kept[rs->nkept++] = (Kept)
+		{
+			hook, txn, admission == UNKNOWN
+		};
+		return;
+	}
+	if (Admit(c, offer, rs, txn) == OUTSIDE)
+		return;
 	HoldRows(c, rs);
 	rs->strategy->observe(c, offer, rs->strategy_state, hook, txn);
 	c->hold = NULL;
 }
 
-/*
- * RulesFinish: the strategy's finish (its rows held), then the
- * requirements, then the limits, then the held rows.
- */
+/* Limits: U, then the limits, then the held rows to the host (qualified). */
 static void
-RulesFinish(IncCalc *c, const IncOffer *offer, void *state)
+ApplyLimits(IncCalc *c, const IncOffer *offer, RulesState *rs)
 {
-	RulesState *rs = state;
 	const IncLimits *limits = &offer->rules.limits;
 	IncRat		bound;
 	int			i;
 
-	HoldRows(c, rs);
-	rs->strategy->finish(c, offer, rs->strategy_state);
-	c->hold = NULL;
-	inc_calc_at(c, NULL);
-	Evaluate(c, offer, rs);
 	if (!rs->holding)
 		return;
 	for (i = 0; i < rs->nheld; i++)
@@ -362,6 +485,37 @@ RulesFinish(IncCalc *c, const IncOffer *offer, void *state)
 	for (i = 0; i < rs->nheld; i++)
 		Release(c, rs, &rs->held[i], &rs->held[i].row.incentive_amount);
 	inc_calc_at(c, NULL);
+}
+
+/*
+ * RulesFinish: the requirements; when they are met (or there are none),
+ * the strategy's kept hooks and its finish (its rows held), then the
+ * limits, then the held rows.  An offer that is not qualified runs its
+ * strategy only for diagnostics, its data errors noted, its rows dropped.
+ */
+static void
+RulesFinish(IncCalc *c, const IncOffer *offer, void *state)
+{
+	RulesState *rs = state;
+
+	if (offer->rules.nrequirements > 0)
+	{
+		Evaluate(c, offer, rs);
+		if (!rs->qualified && !c->diagnostics)
+			return;
+		if (!rs->qualified)
+			c->defer = &rs->strategy_fault;
+		HoldRows(c, rs);
+		Replay(c, offer, rs);
+	}
+	else
+		HoldRows(c, rs);
+	rs->strategy->finish(c, offer, rs->strategy_state);
+	c->hold = NULL;
+	c->defer = NULL;
+	inc_calc_at(c, NULL);
+	Evaluate(c, offer, rs);
+	ApplyLimits(c, offer, rs);
 }
 
 /* Dec: d as a JSON number, or null. */
@@ -435,6 +589,14 @@ Requirements(IncJsonBuf *b, const IncOffer *offer, const RulesState *rs)
 		inc_json_key_string(b, "property_key", req->property_key);
 		inc_json_raw(b, ",\"minimum\":");
 		inc_json_dec(b, &req->minimum);
+		if (!s->known)
+		{
+			/* another requirement decided, so its error was not raised */
+			inc_json_raw(b, ",\"value\":null,\"met\":null,\"gap\":null,");
+			inc_json_key_string(b, "error", s->fault.message);
+			inc_json_raw(b, "}");
+			continue;
+		}
 		inc_json_raw(b, ",\"value\":");
 		inc_json_rat(b, s->has_value ? &s->value : NULL, 6);
 		inc_json_raw(b, s->met ? ",\"met\":true,\"gap\":" : ",\"met\":false,\"gap\":");
@@ -467,7 +629,7 @@ Limits(IncJsonBuf *b, const IncOffer *offer, const RulesState *rs)
 	inc_json_raw(b, ",\"maximum\":");
 	Dec(b, limits->has_maximum, &limits->maximum);
 	inc_json_raw(b, ",\"amount_before_limits\":");
-	inc_json_rat(b, &rs->before, 6);
+	inc_json_rat(b, rs->strategy_fault.kind ? NULL : &rs->before, 6);
 	inc_json_raw(b, ",");
 	inc_json_key_string(b, "applied", rs->applied);
 	inc_json_raw(b, "}");
@@ -477,23 +639,38 @@ Limits(IncJsonBuf *b, const IncOffer *offer, const RulesState *rs)
  * RulesDiagnose: the strategy's diagnostics (an object) with "rules": {"enrollment",
  * "windows" ([{"start_date", "end_date"}], null when open),
  * "transactions_outside_windows", "requirements": [{"key", "type",
- * "property_key", "minimum", "value", "met", "gap"}], "qualified",
- * "limits": {"minimum", "maximum", "amount_before_limits", "applied"} or
- * null, "incentive_amount" (what the offer's rows pay after the rules;
- * null when only enrollment applies, whose rows are never held)}.
+ * "property_key", "minimum", "value", "met", "gap"}, an "error" instead
+ * of a value that could not be computed], "qualified", "strategy_error"
+ * (only when the strategy's figures are left out), "limits": {"minimum",
+ * "maximum", "amount_before_limits", "applied"} or null,
+ * "incentive_amount" (what the offer's rows pay after the rules; null when
+ * only enrollment applies, whose rows are never held)}.  An offer that is
+ * not qualified shows what its strategy would pay before the
+ * requirements, or, when a data error spoils that (noted, never raised),
+ * none of the strategy's figures: the object has "rules" only.
  */
 static const char *
 RulesDiagnose(IncCalc *c, const IncOffer *offer, void *state)
 {
 	RulesState *rs = state;
-	const char *strategy_json = rs->strategy->diagnose(c, offer, rs->strategy_state);
+	const char *strategy_json = "{}";
 	IncJsonBuf	b;
-	size_t		len = strlen(strategy_json);
-	char	   *head = inc_alloc(len + 1);
+	size_t		len;
+	char	   *head;
 
-	inc_calc_at(c, NULL);
 	Evaluate(c, offer, rs);
+	if (!rs->qualified && offer->rules.nrequirements > 0)
+		c->defer = &rs->strategy_fault;
+	if (rs->strategy_fault.kind == 0)
+		strategy_json = rs->strategy->diagnose(c, offer, rs->strategy_state);
+	c->defer = NULL;
+	inc_calc_at(c, NULL);
+	if (rs->strategy_fault.kind != 0)
+		strategy_json = "{}";
+
 	/* the strategy's object without its closing brace */
+	len = strlen(strategy_json);
+	head = inc_alloc(len + 1);
 	memcpy(head, strategy_json, len);
 	while (len > 0 && head[len - 1] != '}')
 		len--;
@@ -508,6 +685,11 @@ RulesDiagnose(IncCalc *c, const IncOffer *offer, void *state)
 	inc_json_raw(&b, ",");
 	Requirements(&b, offer, rs);
 	inc_json_raw(&b, rs->qualified ? ",\"qualified\":true," : ",\"qualified\":false,");
+	if (rs->strategy_fault.kind != 0)
+	{
+		inc_json_key_string(&b, "strategy_error", rs->strategy_fault.message);
+		inc_json_raw(&b, ",");
+	}
 	Limits(&b, offer, rs);
 	inc_json_raw(&b, ",\"incentive_amount\":");
 	inc_json_rat(&b, rs->holding ? &rs->paid : NULL, 2);

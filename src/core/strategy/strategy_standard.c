@@ -68,7 +68,7 @@ StandardObserve(IncCalc *c, const IncOffer *offer, void *state,
 	IncDec		pay_rate,
 				amount;
 
-	if (!inc_txn_matches(offer, entry->period, entry->transaction_type, t))
+	if (!inc_txn_matches(c, offer, entry->period, entry->transaction_type, t))
 		return;
 	st->matched[hook->a]++;
 
