@@ -64,7 +64,8 @@ extern const char *fuzz_pick_uom(FuzzDriver *d, const FuzzVocab *v);
 /*
  * fuzz_gen_txns: up to FUZZ_MAX_TXNS transactions of one participant,
  * sorted by transaction_id; sku_uom is the SKU catalog handed to the
- * engine (so most transactions come in a unit that converts).
+ * engine (so most transactions come in a unit that converts); one in 16
+ * has some columns NULL (IncTxn.nulls).
  */
 extern IncTxn *fuzz_gen_txns(FuzzDriver *d, const FuzzVocab *v, IncStrMap *sku_uom,
 							 int *ntxns);
