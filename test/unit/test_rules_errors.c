@@ -318,6 +318,35 @@ TestRequirementErrors(void)
 		  "no unit conversion from \"l\" to \"gal\" for transaction \"Z\" (sku \"z\")", "Z");
 }
 
+/* A noted error does not depend on the order of the transactions: the lowest transaction_id's. */
+static void
+TestNotedOrder(void)
+{
+	IncTxn		forward[3] = {
+		Txn("B", "2026-03-01", "a", "10", "tote", "100", 0),
+		Txn("A", "2026-03-02", "a", "10", "l", "100", 0),
+		Txn("C", "2026-03-03", "a", "10", "gal", "100", INC_TXN_NULL_AMOUNT),
+	};
+	IncTxn		backward[3] = {forward[2], forward[1], forward[0]};
+	Case		k = {.offer = STANDARD(REQUIRE(PLAN("100"))), .participant = "r", .txns = forward,
+	.ntxns = 3};
+	const char *want = "\"strategy_error\":\"no unit conversion from \\\"l\\\" to \\\"gal\\\" "
+		"for transaction \\\"A\\\" (sku \\\"a\\\")\"";
+
+	CHECK(Quiet(&k) == 0);
+	CHECK(Has(&k, want));
+	k.txns = backward;
+	CHECK(Quiet(&k) == 0);
+	CHECK(Has(&k, want));
+	/* raised, a requirement's too: A, whichever comes first */
+	k.offer = STANDARD(REQUIRE("{'key':'a_volume','type':'aggregated_quantity','minimum':1,'filters':[" FILTER("a") "]}"));
+	Fails(&k, INC_ERR_NO_CONVERSION, "no unit conversion from \"l\" to \"gal\" for transaction \"A\" (sku \"a\")",
+		  "A");
+	k.txns = forward;
+	Fails(&k, INC_ERR_NO_CONVERSION, "no unit conversion from \"l\" to \"gal\" for transaction \"A\" (sku \"a\")",
+		  "A");
+}
+
 /* NULL columns: an error only where a figure that reaches a result needs them. */
 static void
 TestNulls(void)
@@ -412,6 +441,7 @@ test_rules_errors(void)
 {
 	TestEachStrategy();
 	TestRequirementErrors();
+	TestNotedOrder();
 	TestNulls();
 	TestEnrollmentNulls();
 }

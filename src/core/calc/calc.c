@@ -32,15 +32,30 @@ inc_calc_at(IncCalc *c, const IncTxn *t)
 	c->position->txn = t;
 }
 
-/* inc_calc_data_error: fail, or note the first error while deferred. */
+/*
+ * Before: does an error about transaction a (NULL: about the participant)
+ * come before one about b?  The participant's first, then by
+ * transaction_id, so that the error noted does not depend on the order of
+ * the transactions.
+ */
+static bool
+Before(const IncTxn *a, const IncTxn *b)
+{
+	if (a == NULL || b == NULL)
+		return a == NULL && b != NULL;
+	return strcmp(a->transaction_id, b->transaction_id) < 0;
+}
+
+/* inc_calc_data_error: fail, or note the error while deferred (the earliest one). */
 void
-inc_calc_data_error(IncCalc *c, IncErrKind kind, const char *subject, const char *fmt,...)
+inc_calc_data_error(IncCalc *c, const IncTxn *t, IncErrKind kind, const char *subject,
+					const char *fmt,...)
 {
 	char		buf[2048];
 	va_list		ap;
 
-	if (c->defer && c->defer->kind != 0)
-		return;					/* the first one tells */
+	if (c->defer && c->defer->kind != 0 && !Before(t, c->defer->txn))
+		return;
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
@@ -49,7 +64,7 @@ inc_calc_data_error(IncCalc *c, IncErrKind kind, const char *subject, const char
 	c->defer->kind = kind;
 	c->defer->subject = subject;
 	c->defer->message = inc_strdup(buf);
-	c->defer->txn = c->position->txn;
+	c->defer->txn = t;
 }
 
 /* The transaction columns that may be NULL, in the order they are named. */
@@ -74,7 +89,7 @@ inc_calc_null(IncCalc *c, const IncTxn *t, uint8_t columns)
 	for (i = 0; i < sizeof(NullColumns) / sizeof(NullColumns[0]); i++)
 		if (t->nulls & columns & NullColumns[i].flag)
 		{
-			inc_calc_data_error(c, INC_ERR_NULL, NullColumns[i].name,
+			inc_calc_data_error(c, t, INC_ERR_NULL, NullColumns[i].name,
 								"column \"%s\" of transaction \"%s\" of participant \"%s\" is NULL",
 								NullColumns[i].name, t->transaction_id, c->participant_key);
 			return false;
@@ -100,7 +115,7 @@ inc_txn_matches(IncCalc *c, const IncOffer *offer, int period, const char *trans
 static void
 NoConversion(IncCalc *c, const IncTxn *t, const char *to_uom)
 {
-	inc_calc_data_error(c, INC_ERR_NO_CONVERSION, NULL,
+	inc_calc_data_error(c, t, INC_ERR_NO_CONVERSION, NULL,
 						"no unit conversion from \"%s\" to \"%s\" for transaction \"%s\" (sku \"%s\")",
 						t->uom_key, to_uom, t->transaction_id, t->sku_key);
 }
@@ -528,7 +543,7 @@ inc_calc_property(IncCalc *c, const char *property_key, IncRat *value)
 		: INC_PROP_MISSING;
 	if (status == INC_PROP_NOT_NUMBER)
 	{
-		inc_calc_data_error(c, INC_ERR_PROPERTY_NOT_NUMBER, property_key,
+		inc_calc_data_error(c, NULL, INC_ERR_PROPERTY_NOT_NUMBER, property_key,
 							"property \"%s\" of participant \"%s\" is not a number",
 							property_key, c->participant_key);
 		return false;

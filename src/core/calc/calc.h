@@ -36,8 +36,8 @@ typedef struct IncPosition
 /*
  * IncFault: a data error noted instead of raised (IncCalc.defer): a
  * missing unit conversion, a property that is not a number, a NULL
- * column.  kind 0: none yet.  txn is the transaction being worked on when
- * it was found (NULL: none), for the position when it is raised later.
+ * column.  kind 0: none yet.  txn is the transaction it is about (NULL:
+ * the participant's), the position when it is raised later.
  */
 typedef struct IncFault
 {
@@ -87,12 +87,13 @@ typedef struct IncCalc
 extern void inc_calc_at(IncCalc *c, const IncTxn *t);
 
 /*
- * inc_calc_data_error: a data error about the participant's data: fails
- * (inc_fail_about) unless c->defer is set, which notes the first one and
- * returns.
+ * inc_calc_data_error: a data error about transaction t (NULL: about the
+ * participant): fails (inc_fail_about) unless c->defer is set, which keeps
+ * the earliest one (the participant's, then by transaction_id: the same
+ * whatever the order of the transactions) and returns.
  */
-extern void inc_calc_data_error(IncCalc *c, IncErrKind kind, const char *subject,
-								const char *fmt,...) INC_PRINTF(4, 5);
+extern void inc_calc_data_error(IncCalc *c, const IncTxn *t, IncErrKind kind,
+								const char *subject, const char *fmt,...) INC_PRINTF(5, 6);
 
 /* inc_calc_null: the data error of t's first NULL among columns; false. */
 extern bool inc_calc_null(IncCalc *c, const IncTxn *t, uint8_t columns);
