@@ -448,7 +448,7 @@ RulesObserve(IncCalc *c, const IncOffer *offer, void *state, const IncHook *hook
 	c->hold = NULL;
 }
 
-/* Limits: U, then the limits, then the held rows to the host (qualified). */
+/* ApplyLimits: U, then the limits, then the held rows to the host (qualified). */
 static void
 ApplyLimits(IncCalc *c, const IncOffer *offer, RulesState *rs)
 {
