@@ -11,7 +11,10 @@
 
 EXTENSION   = incentives incentives_cluster
 MODULE_big  = incentives
-OBJS        = $(patsubst %.c,%.o,$(sort $(wildcard src/core/*.c src/pg/*.c)))
+# the engine core, one folder per layer (docs/architecture.md, Layers)
+CORE_SRCS   = $(sort $(wildcard src/core/*/*.c))
+CORE_HDRS   = $(sort $(wildcard src/core/*/*.h))
+OBJS        = $(patsubst %.c,%.o,$(CORE_SRCS) $(sort $(wildcard src/pg/*.c)))
 
 PG_CONFIG  ?= pg_config
 SHLIB_LINK += -ljson-c
@@ -58,7 +61,7 @@ help:
 endif
 
 # objects depend on every header (PGXS tracks none)
-$(OBJS): $(wildcard src/core/*.h src/pg/*.h)
+$(OBJS): $(CORE_HDRS) $(wildcard src/pg/*.h)
 
 $(RELEASED): build/%.sql: src/sql/released/%.sql.gz
 	@mkdir -p build
@@ -73,9 +76,9 @@ $(foreach e,$(EXTENSION),$(eval $(call script_rules,$(e))))
 # ---- engine core unit tests: a plain C binary, no PostgreSQL -------------
 UNIT_CC      ?= $(CC)
 UNIT_CFLAGS  ?= -std=gnu99 -O2 -g -Wall -Wextra $(WERROR) -Wno-format-truncation
-UNIT_SRCS     = $(sort $(wildcard test/unit/*.c src/core/*.c))
+UNIT_SRCS     = $(sort $(wildcard test/unit/*.c)) $(CORE_SRCS)
 
-test/unit/run_unit: $(UNIT_SRCS) $(wildcard src/core/*.h) test/unit/unit.h
+test/unit/run_unit: $(UNIT_SRCS) $(CORE_HDRS) test/unit/unit.h
 	$(UNIT_CC) $(UNIT_CFLAGS) -o $@ $(UNIT_SRCS) -ljson-c
 
 .PHONY: unit

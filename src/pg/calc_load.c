@@ -23,7 +23,7 @@
 #include "utils/timestamp.h"
 
 #include "calc_load.h"
-#include "core/strmap.h"
+#include "core/util/strmap.h"
 #include "engine_cache.h"
 #include "pg_glue.h"
 

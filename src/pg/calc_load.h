@@ -14,7 +14,7 @@
 #include "utils/array.h"
 #include "utils/jsonb.h"
 
-#include "core/engine.h"
+#include "core/engine/engine.h"
 
 /* The engine of a call and where it lives. */
 typedef struct CalcEngine

@@ -46,7 +46,7 @@
 
 #include "calc_load.h"
 #include "compat.h"
-#include "core/engine.h"
+#include "core/engine/engine.h"
 #include "enrollments.h"
 #include "pg_glue.h"
 #include "txn_source.h"

@@ -38,7 +38,7 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
-#include "core/strmap.h"
+#include "core/util/strmap.h"
 #include "enrollments.h"
 
 /* The windows of one (participant, offer), growing as rows are read. */

@@ -11,7 +11,7 @@
 
 #include "utils/jsonb.h"
 
-#include "core/engine.h"
+#include "core/engine/engine.h"
 #include "pg_glue.h"
 
 typedef struct PgEnrollments

@@ -23,8 +23,8 @@
 #include "utils/memutils.h"
 
 #include "compat.h"
-#include "core/engine.h"
-#include "core/rules.h"
+#include "core/engine/engine.h"
+#include "core/rules/rules.h"
 #include "pg_glue.h"
 
 #define NUM_RATE_COLUMNS 21

@@ -14,7 +14,11 @@
  *
  * Records hold the participant key and the transaction_id (as a text
  * datum, so an output row points at it) after a fixed part; numbers are
- * the exact decimals, 64-bit when they fit.  A batch of the store is then
+ * the exact decimals, 64-bit when they fit.  A NULL transaction_id,
+ * participant_key or sku_key is an error at once (the row cannot be
+ * placed); a NULL in another column is a flag of the record (IncTxn.nulls),
+ * an error only when the engine computes a figure that needs the column
+ * (docs/reference.md, Errors).  A batch of the store is then
  * grouped by participant (a hash table, then a counting sort of the
  * records), and each participant's records become the IncTxns the engine
  * reads.
@@ -38,7 +42,7 @@
 #include "utils/date.h"
 #include "utils/memutils.h"
 
-#include "core/strmap.h"
+#include "core/util/strmap.h"
 #include "pg_glue.h"
 #include "txn_relation.h"
 #include "txn_source.h"
@@ -70,6 +74,7 @@ typedef struct TxnRec
 
 #define REC_WIDE_QUANTITY	0x01
 #define REC_WIDE_AMOUNT		0x02
+#define REC_NULLS_SHIFT		2	/* the IncTxn.nulls flags, shifted */
 
 /* An (id, participant) pair of the identity check: lengths, then both. */
 typedef struct IdRec
@@ -112,11 +117,11 @@ struct TxnSource
 	TxnStore   *store;			/* transactions by participant */
 	TxnStore   *ids;			/* (id, participant) by id, or NULL */
 	IncStrMap  *types;			/* transaction_type -> id, as a pointer-sized int */
-	const char **type_names;	/* by id - 1 */
+	const char **type_names;	/* by id; [0] is "" (a NULL type) */
 	int			ntypes;
 	int			types_cap;
 	const char **sku_names;		/* by id: the engine's names */
-	const char **uom_names;		/* by id: the engine's names */
+	const char **uom_names;		/* by id: the engine's names; [0] is "" (NULL) */
 	int			uom_names_cap;
 	char	   *buf;			/* a record being built */
 	Size		bufcap;
@@ -132,7 +137,10 @@ struct TxnSource
 
 /* ---- the receiver -------------------------------------------------------- */
 
-/* NullColumn: a NULL where a value is required, named with the transaction. */
+/*
+ * NullColumn: a NULL transaction_id, participant_key or sku_key, named with
+ * the transaction.
+ */
 static void
 NullColumn(TxnSource *src, int col, Datum *values, bool *nulls) pg_attribute_noreturn();
 
@@ -172,15 +180,13 @@ TypeId(TxnSource *src, const char *s, size_t len)
 				 errmsg("relation %s has more than %d transaction types", src->relname,
 						MAX_SMALL_ID)));
 	old = MemoryContextSwitchTo(src->context);
-	if (src->ntypes == src->types_cap)
+	if (src->ntypes + 1 == src->types_cap)
 	{
-		src->types_cap = src->types_cap ? src->types_cap * 2 : 8;
-		src->type_names = src->type_names ?
-			repalloc(src->type_names, sizeof(char *) * src->types_cap) :
-			palloc(sizeof(char *) * src->types_cap);
+		src->types_cap *= 2;
+		src->type_names = repalloc(src->type_names, sizeof(char *) * src->types_cap);
 	}
 	name = pnstrdup(s, len);
-	src->type_names[src->ntypes++] = name;
+	src->type_names[++src->ntypes] = name;
 	*inc_strmap_slot(src->types, name) = (void *) (intptr_t) src->ntypes;
 	MemoryContextSwitchTo(old);
 	return src->ntypes;
@@ -260,12 +266,12 @@ ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
 	size_t		idlen,
 				plen;
 	int			sku_id = 0;
-	IncDec		quantity,
-				amount;
+	IncDec		quantity = {0, 0},
+				amount = {0, 0};
+	uint8		null_flags;
 	MemoryContext old;
 	TxnRec	   *rec;
 	char	   *p;
-	int			c;
 
 	CHECK_FOR_INTERRUPTS();
 	slot_getallattrs(slot);
@@ -285,9 +291,15 @@ ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
 			return true;
 		}
 	}
-	for (c = 0; c < (int) TXN_NCOLUMNS; c++)
-		if (nulls[c])
-			NullColumn(src, c, values, nulls);
+	if (nulls[C_ID] || nulls[C_PARTICIPANT] || nulls[C_SKU])
+		NullColumn(src, nulls[C_ID] ? C_ID : nulls[C_PARTICIPANT] ? C_PARTICIPANT : C_SKU,
+				   values, nulls);
+	/* the other columns' NULLs go with the record, for the engine to judge */
+	null_flags = (nulls[C_TYPE] ? INC_TXN_NULL_TYPE : 0) |
+		(nulls[C_DATE] ? INC_TXN_NULL_DATE : 0) |
+		(nulls[C_QUANTITY] ? INC_TXN_NULL_QUANTITY : 0) |
+		(nulls[C_UOM] ? INC_TXN_NULL_UOM : 0) |
+		(nulls[C_AMOUNT] ? INC_TXN_NULL_AMOUNT : 0);
 
 	id = DatumGetTextPP(values[C_ID]);
 	idp = VARDATA_ANY(id);
@@ -303,10 +315,8 @@ ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
 		MemoryContextReset(src->row_context);
 		return true;
 	}
-	type = DatumGetTextPP(values[C_TYPE]);
-	uom = DatumGetTextPP(values[C_UOM]);
-	if (!pg_numeric_to_dec_fast(values[C_QUANTITY], &quantity) ||
-		!pg_numeric_to_dec_fast(values[C_AMOUNT], &amount))
+	if (!(nulls[C_QUANTITY] || pg_numeric_to_dec_fast(values[C_QUANTITY], &quantity)) ||
+		!(nulls[C_AMOUNT] || pg_numeric_to_dec_fast(values[C_AMOUNT], &amount)))
 	{
 		/* the slow path, whose errors are the row's (see NullColumn) */
 		ErrorContextCallback *spi_context = error_context_stack;
@@ -314,9 +324,12 @@ ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
 		error_context_stack = src->outer_context;
 		src->position->participant_key = pnstrdup(pp, plen);
 		src->position->transaction_id = pnstrdup(idp, idlen);
-		quantity = pg_numeric_to_dec(values[C_QUANTITY], "quantity",
-									 src->position->transaction_id);
-		amount = pg_numeric_to_dec(values[C_AMOUNT], "amount", src->position->transaction_id);
+		if (!nulls[C_QUANTITY])
+			quantity = pg_numeric_to_dec(values[C_QUANTITY], "quantity",
+										 src->position->transaction_id);
+		if (!nulls[C_AMOUNT])
+			amount = pg_numeric_to_dec(values[C_AMOUNT], "amount",
+									   src->position->transaction_id);
 		src->position->participant_key = src->position->transaction_id = NULL;
 		error_context_stack = spi_context;
 	}
@@ -324,13 +337,23 @@ ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
 	/* the record: fixed part, wide numbers, participant, id datum */
 	Room(src, sizeof(TxnRec) + 2 * sizeof(inc_int128) + plen + idlen + 16);
 	rec = (TxnRec *) src->buf;
-	rec->date = DatumGetDateADT(values[C_DATE]);
+	rec->date = nulls[C_DATE] ? 0 : DatumGetDateADT(values[C_DATE]);
 	rec->sku_id = sku_id;
-	rec->uom_id = UomId(src, VARDATA_ANY(uom), VARSIZE_ANY_EXHDR(uom));
-	rec->type_id = TypeId(src, VARDATA_ANY(type), VARSIZE_ANY_EXHDR(type));
+	rec->uom_id = 0;
+	if (!nulls[C_UOM])
+	{
+		uom = DatumGetTextPP(values[C_UOM]);
+		rec->uom_id = UomId(src, VARDATA_ANY(uom), VARSIZE_ANY_EXHDR(uom));
+	}
+	rec->type_id = 0;
+	if (!nulls[C_TYPE])
+	{
+		type = DatumGetTextPP(values[C_TYPE]);
+		rec->type_id = TypeId(src, VARDATA_ANY(type), VARSIZE_ANY_EXHDR(type));
+	}
 	rec->plen = (uint32) plen;
 	rec->idlen = (uint32) idlen;
-	rec->flags = 0;
+	rec->flags = (uint8) (null_flags << REC_NULLS_SHIFT);
 	p = src->buf + sizeof(TxnRec);
 	p = PutNumber(&quantity, &rec->quantity, &rec->qscale, &rec->flags, REC_WIDE_QUANTITY, p);
 	p = PutNumber(&amount, &rec->amount, &rec->ascale, &rec->flags, REC_WIDE_AMOUNT, p);
@@ -489,6 +512,12 @@ txn_source_open(Oid relid, const char *participant_key, const DateADT *through_d
 	src->participant_len = participant_key ? strlen(participant_key) : 0;
 	src->position = position;
 	src->types = inc_strmap_create();
+	src->types_cap = 8;
+	src->type_names = palloc(sizeof(char *) * src->types_cap);
+	src->type_names[0] = "";
+	src->uom_names_cap = 16;
+	src->uom_names = palloc0(sizeof(char *) * src->uom_names_cap);
+	src->uom_names[0] = "";
 	src->row_context = AllocSetContextCreate(CurrentMemoryContext, "incentives read row",
 											 ALLOCSET_SMALL_SIZES);
 	rows = rel.rows;
@@ -706,8 +735,9 @@ ExpandRecord(const TxnSource *src, const TxnRec *r, IncTxn *t)
 {
 	const char *p = (const char *) r + sizeof(TxnRec);
 
-	t->transaction_type = src->type_names[r->type_id - 1];
+	t->transaction_type = src->type_names[r->type_id];
 	t->transaction_date = r->date;
+	t->nulls = r->flags >> REC_NULLS_SHIFT;
 	t->sku_id = r->sku_id;
 	t->sku_key = src->sku_names[r->sku_id];
 	t->uom_id = r->uom_id;

@@ -21,7 +21,7 @@
 
 #include "utils/date.h"
 
-#include "core/engine.h"
+#include "core/engine/engine.h"
 
 typedef struct TxnSource TxnSource;
 
@@ -45,7 +45,8 @@ typedef struct TxnPosition
  * that is not NULL, only those dated on or before *through_date when that
  * is not NULL (docs/lifecycle.md, Through-date) -- into the store.  Rows
  * whose SKU no offer of engine mentions are skipped; the rest are checked
- * (no NULLs) and their units interned into engine (allocated in
+ * (no NULL transaction_id, participant_key or sku_key; NULLs elsewhere are
+ * flagged in the record, IncTxn.nulls) and their units interned into engine (allocated in
  * engine_context, where the engine lives).  A read error about a row sets
  * *position first.  The source lives in the current memory context.
  */

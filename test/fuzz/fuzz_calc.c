@@ -24,9 +24,9 @@
  * Participants run A, B, then A again, on an engine with diagnostics on
  * for half of the inputs; A also runs on a plain engine.
  *
- * Outcomes: inc_fail with INC_ERR_NO_CONVERSION (its message names the
- * transaction, and the engine's position names the same one),
- * INC_ERR_PROPERTY_NOT_NUMBER (names the participant) or INC_ERR_RANGE
+ * Outcomes: inc_fail with INC_ERR_NO_CONVERSION or INC_ERR_NULL (its
+ * message names the transaction, and the engine's position names the same
+ * one), INC_ERR_PROPERTY_NOT_NUMBER (names the participant) or INC_ERR_RANGE
  * (overflow) is expected and ends the input, as an error ends the query;
  * INC_ERR_INTERNAL and INC_ERR_INVALID abort, and so does INC_ERR_RANGE
  * when every number involved is small (fuzz_small_dec).  Checked on every
@@ -39,7 +39,8 @@
  *   - the effective rate is NULL exactly when incentivized_amount is 0.00,
  *     else round(incentive_amount / incentivized_amount, 4);
  *   - the contribution is 1.000000 outside stacked offers, in [0, 1] in
- *     them; measures fit the calculator; row pointers are ours;
+ *     them; measures fit the calculator; row pointers are ours; no row
+ *     comes from a transaction with a NULL column;
  *   - every row's rate is one the offer's rates listing (inc_offer_rates)
  *     shows, with that SKU (but for stepped tiers) and rate value;
  *   - (transaction_id, offer_key, incentive_rate_key) is unique;
@@ -65,7 +66,12 @@
  *     limited offer pays what its twin pays, nothing (below its minimum),
  *     or -- capped -- its maximum exactly, over the twin's rows with the
  *     same nominal pay rates; with diagnostics, "rules" agrees with the
- *     rows (qualified, the limit applied, the amount paid).
+ *     rows (qualified, the limit applied, the amount paid);
+ *   - no data error from an offer that pays nothing because of a
+ *     requirement: participant A calculated again without the offers
+ *     whose requirement is certainly unmet for it (fuzz_certainly_unmet)
+ *     gives the same rows, or fails with the very same data error (only a
+ *     range error, outside the small world, may be the removed offers').
  *
  * With FUZZ_CALC_STATS set in the environment the harness prints, at exit,
  * how the inputs ended.  Build and run: `make fuzz` (mk/checks.mk);
@@ -78,7 +84,7 @@
 
 #include <json-c/json.h>
 
-#include "core/rational.h"
+#include "core/numbers/rational.h"
 #include "fuzz_checks.h"
 #include "fuzz_common.h"
 #include "fuzz_rules.h"
@@ -107,6 +113,8 @@ static struct
 	unsigned long range;		/* expected INC_ERR_RANGE */
 	unsigned long small;		/* inputs in the small world */
 	unsigned long compared;		/* fast and exact paths compared */
+	unsigned long gated;		/* runs without the offers that pay nothing */
+	unsigned long gated_failed; /* ... of a participant that failed with them */
 }			stats;
 
 static void
@@ -115,9 +123,11 @@ PrintStats(void)
 	fprintf(stderr, "fuzz_calc stats: %lu inputs, %lu on built-in offers, "
 			"%lu participants calculated, %lu rows, %lu offers diagnosed, "
 			"%lu invalid-input errors, %lu range errors, %lu inputs with small "
-			"numbers only, %lu fast/exact comparisons\n", stats.inputs, stats.no_offer,
-			stats.completed, stats.rows, stats.diagnosed, stats.invalid, stats.range,
-			stats.small, stats.compared);
+			"numbers only, %lu fast/exact comparisons, %lu runs without the offers "
+			"certainly failing a requirement (%lu of a failed participant)\n",
+			stats.inputs, stats.no_offer, stats.completed, stats.rows, stats.diagnosed,
+			stats.invalid, stats.range, stats.small, stats.compared, stats.gated,
+			stats.gated_failed);
 	fuzz_rules_stats(stderr);
 }
 
@@ -128,6 +138,8 @@ static bool parsing;			/* no inc_fail may happen while parsing */
 static bool small_world;		/* see fuzz_small_dec: no overflow is possible */
 static const IncEngine *calculating;	/* the engine inside inc_engine_calculate */
 static const char *calculating_participant;
+static IncErrKind last_fail_kind;	/* of the last expected failure */
+static char last_fail_message[2048];
 
 /*
  * CheckPosition: the engine's position while it fails: the participant
@@ -147,16 +159,25 @@ CheckPosition(const IncFailure *f)
 		fuzz_bug("no engine position during a calculation", f->message);
 	if (strcmp(participant, calculating_participant) != 0)
 		fuzz_bug("engine position names another participant", participant);
-	if (f->kind == INC_ERR_NO_CONVERSION)
+	if (f->kind == INC_ERR_NO_CONVERSION || f->kind == INC_ERR_NULL)
+	{
+		const char *prefix = f->kind == INC_ERR_NULL ? "of transaction \"" : "for transaction \"";
+		char		want[256];
+
+		named = strstr(f->message, prefix);
+		if (named == NULL || transaction_id == NULL)
+			fuzz_bug("data error without its transaction", f->message);
+		snprintf(want, sizeof(want), "%s%s\"", prefix, transaction_id);
+		if (strncmp(named, want, strlen(want)) != 0)
+			fuzz_bug("engine position names another transaction", f->message);
+	}
+	if (f->kind == INC_ERR_NULL)
 	{
 		char		want[256];
 
-		named = strstr(f->message, "for transaction \"");
-		if (named == NULL || transaction_id == NULL)
-			fuzz_bug("missing conversion without its transaction", f->message);
-		snprintf(want, sizeof(want), "for transaction \"%s\"", transaction_id);
-		if (strncmp(named, want, strlen(want)) != 0)
-			fuzz_bug("engine position names another transaction", f->message);
+		snprintf(want, sizeof(want), "of participant \"%s\" is NULL", calculating_participant);
+		if (strstr(f->message, want) == NULL || f->subject == NULL)
+			fuzz_bug("NULL error without its participant or column", f->message);
 	}
 }
 
@@ -172,7 +193,10 @@ FailHook(const IncFailure *f)
 		abort();
 	}
 	CheckPosition(f);
-	if (f->kind == INC_ERR_NO_CONVERSION || f->kind == INC_ERR_PROPERTY_NOT_NUMBER)
+	last_fail_kind = f->kind;
+	snprintf(last_fail_message, sizeof(last_fail_message), "%s", f->message);
+	if (f->kind == INC_ERR_NO_CONVERSION || f->kind == INC_ERR_PROPERTY_NOT_NUMBER ||
+		f->kind == INC_ERR_NULL)
 	{
 		/* the error names the transaction or the participant */
 		if (strstr(f->message, "for transaction \"") == NULL &&
@@ -304,6 +328,7 @@ Emit(void *ctx, const IncRow *row)
 		ours |= o == r->out.offers[i];
 	EXPECT(ours);
 	EXPECT(row->txn >= r->txns && row->txn < r->txns + r->ntxns);
+	EXPECT(row->txn->nulls == 0);
 	EXPECT(row->rate_key != NULL && row->rate_key[0] != '\0');
 	snprintf(desc, sizeof(desc), "offer %s txn %s rate_key %s: %s %s %s %s %s %s %s %s",
 			 o->offer_key, row->txn->transaction_id, row->rate_key,
@@ -556,10 +581,59 @@ ShuffledResolved(IncEngine *e, FuzzDriver *d, const IncTxn *txns, int n)
 		t->sku_id = inc_engine_sku_id(e, t->sku_key, strlen(t->sku_key));
 		if (t->sku_id)
 			t->sku_key = inc_engine_sku_key(e, t->sku_id);
+		if (t->nulls & INC_TXN_NULL_UOM)
+			continue;			/* the glue leaves a NULL unit at id 0, "" */
 		t->uom_id = inc_engine_uom_id(e, t->uom_key, strlen(t->uom_key));
 		t->uom_key = inc_engine_uom_key(e, t->uom_id);
 	}
 	return copy;
+}
+
+/*
+ * CheckGated: participant A again, without the offers whose requirement is
+ * certainly unmet for it: they pay nothing, so they raise no data error
+ * either (docs/reference.md, Program rules).  A's rows are the same; a
+ * failure is the very same data error (a range error, outside the small
+ * world, may be theirs: their diagnostics still price the strategy).
+ */
+static void
+CheckGated(const World *w, bool diagnostics, const IncTxn *txns, int ntxns, PropTable *props,
+		   bool a_ok, uint64_t hash_a, IncErrKind a_kind, const char *a_message)
+{
+	World	   *rest = inc_alloc(sizeof(World));
+	uint64_t	hash = 0;
+	bool		ok;
+	int			k;
+
+	*rest = *w;
+	rest->noffers = 0;
+	for (k = 0; k < w->noffers; k++)
+		if (w->offers[k]->rules.nrequirements == 0 ||
+			!fuzz_certainly_unmet(w->offers[k], txns, ntxns, Participants[0], &w->windows,
+								  w->sku_uom, Property, props))
+			rest->offers[rest->noffers++] = w->offers[k];
+	if (rest->noffers == w->noffers)
+		return;
+	stats.gated++;
+	if (!a_ok)
+		stats.gated_failed++;
+	ok = RunParticipant(NewEngine(rest, diagnostics), diagnostics, rest, 0, txns, ntxns, props,
+						&hash);
+	if (a_ok)
+	{
+		if (!ok)
+			fuzz_bug("participant A failed without offers that pay it nothing", last_fail_message);
+		if (hash != hash_a)
+			fuzz_bug("offers that pay nothing because of a requirement changed the rows", NULL);
+		return;
+	}
+	if (a_kind == INC_ERR_RANGE)
+		return;
+	if (ok)
+		fuzz_bug("a data error from an offer that pays nothing because of a requirement",
+				 a_message);
+	if (last_fail_kind != a_kind || strcmp(last_fail_message, a_message) != 0)
+		fuzz_bug("another data error without the offers that pay nothing", a_message);
 }
 
 /* ---- entry point --------------------------------------------------------- */
@@ -647,6 +721,8 @@ RunInput(const uint8_t *data, size_t size)
 	uint64_t	diag_a;
 	bool		extra_small = true;
 	bool		plain_ok;
+	IncErrKind	a_kind;
+	static char a_message[2048];
 	int			k;
 	int			p;
 
@@ -761,6 +837,9 @@ RunInput(const uint8_t *data, size_t size)
 									   &hash_plain);
 	a_ok = RunParticipant(e, diagnostics, &w, 0, txns[0], ntxns[0], props, &hash_a);
 	diag_a = last_diag_hash;
+	a_kind = last_fail_kind;
+	snprintf(a_message, sizeof(a_message), "%s", last_fail_message);
+	CheckGated(&w, diagnostics, txns[0], ntxns[0], props, a_ok, hash_a, a_kind, a_message);
 
 	/* the fast path and the big rationals give the same rows, or both fail */
 	inc_set_exact_only(true);

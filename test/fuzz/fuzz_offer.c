@@ -29,8 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/engine.h"
-#include "core/rules.h"
+#include "core/engine/engine.h"
+#include "core/rules/rules.h"
 #include "fuzz_common.h"
 
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -18,7 +18,7 @@
 #include <json-c/json.h>
 
 #include "unit.h"
-#include "../../src/core/engine.h"
+#include "../../src/core/engine/engine.h"
 
 #define MAX_ROWS 512
 #define MAX_FIELDS 17

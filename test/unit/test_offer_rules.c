@@ -1,6 +1,6 @@
 /*
  * test_offer_rules.c
- *    Unit tests of the offer parser's program rules (src/core/offer_rules.c;
+ *    Unit tests of the offer parser's program rules (src/core/offer/offer_rules.c;
  *    docs/reference.md, Program rules): the rules fixtures compile to the
  *    expected model, documents at the edges of the rules compile, and
  *    every invalid rule is rejected with its exact message.
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 
 #include "unit.h"
-#include "../../src/core/offer.h"
+#include "../../src/core/offer/offer.h"
 
 #define PERIODS "'periods':[{'key':'p','start_date':'2026-01-01','end_date':'2026-12-31'}]"
 #define HEAD(strategy, calc) \

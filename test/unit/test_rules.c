@@ -11,8 +11,8 @@
 #include <stdlib.h>
 
 #include "unit.h"
-#include "../../src/core/engine.h"
-#include "../../src/core/rational.h"
+#include "../../src/core/engine/engine.h"
+#include "../../src/core/numbers/rational.h"
 
 #define HEAD(strategy, calc) \
 	"{'offer_key':'o','strategy_key':'" strategy "','calculator_key':'" calc "'," \

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 
 #include "unit.h"
-#include "../../src/core/engine.h"
-#include "../../src/core/strategy.h"
+#include "../../src/core/engine/engine.h"
+#include "../../src/core/strategy/strategy.h"
 
 #define PERIOD "\"periods\":[{\"key\":\"p\",\"start_date\":\"2026-01-01\",\"end_date\":\"2026-12-31\"}],"
 #define HEAD(key, strategy, calc) \

@@ -15,7 +15,7 @@
 #include <json-c/json.h>
 
 #include "offer_internal.h"
-#include "strmap.h"
+#include "../util/strmap.h"
 
 /* inc_ob_alloc_array: n elements of size bytes (at least one, so never NULL). */
 void *

@@ -17,6 +17,24 @@
  * call's, then the stored one; missing fails the requirement).  All must
  * reach their minimum, or the offer's rows are dropped.
  *
+ * The order holds for data errors too (a missing unit conversion, a
+ * property that is not a number, a NULL column): one is raised only for a
+ * figure that would reach a result.  While an offer's requirements are
+ * undecided, the errors of each requirement's inputs are noted in it
+ * (IncCalc.defer), not raised, and the strategy's hooks are only kept (the
+ * transaction and the hook, in a growable array of the participant's
+ * memory).  At finish every requirement is evaluated; one whose value
+ * could be computed and is below its minimum decides: the offer pays
+ * nothing and raises nothing, the strategy never sees a transaction.
+ * Otherwise the first requirement (in the offer's order) whose value could
+ * not be computed raises its error; and when all are met the kept hooks go
+ * to the strategy, then its finish, then the limits, every error raised as
+ * it comes, naming the transaction.  With diagnostics, the strategy of an
+ * offer that is not qualified is still run over the kept hooks to show
+ * what it would pay, its errors noted instead of raised; when it notes
+ * one, its figures are left out (RulesDiagnose).  An offer without
+ * requirements runs its strategy as the transactions come.
+ *
  * Limits: the strategy's rows are held (c->hold) with their exact amounts.
  * U is their exact sum (a pool row counts its allocated share).  Below the
  * minimum nothing is paid; above the maximum every exact amount is scaled
@@ -29,8 +47,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonbuf.h"
+#include "../util/jsonbuf.h"
 #include "rules.h"
+
+/* The kind of a requirement filter's hook (a: requirement, b: filter). */
+#define RULES_HOOK (-1)
 
 /* One row the strategy made, held until the participant's total is known. */
 typedef struct HeldRow
@@ -43,23 +64,50 @@ typedef struct RequirementState
 {
 	int			last_txn;		/* last transaction added to sum */
 	IncRat		sum;			/* aggregated types */
+	IncFault	fault;			/* the first data error of its inputs */
+	bool		known;			/* its value could be computed (no fault) */
 	bool		has_value;		/* false: a missing property */
 	IncRat		value;
 	bool		met;
 } RequirementState;
 
-struct IncRulesState
+/* Does a transaction exist for the offer (enrollment)? */
+typedef enum Admission
 {
+	OUTSIDE,					/* outside every window */
+	INSIDE,
+	UNKNOWN						/* a NULL date, and windows to test it against */
+} Admission;
+
+/* A strategy hook kept while the requirements are undecided. */
+typedef struct Kept
+{
+	const IncHook *hook;
+	int			txn;
+	bool		unknown;		/* its admission is UNKNOWN */
+} Kept;
+
+typedef struct RulesState
+{
+	/* the offer's strategy and its state for the participant */
+	const IncStrategyOps *strategy;
+	void	   *strategy_state;
 	/* enrollment */
 	const IncWindow *windows;
 	int			nwindows;
 	int			last_txn;		/* the transaction last asked about */
-	bool		last_admitted;
+	Admission	last_admission;
 	int			outside;		/* transactions outside every window */
 	/* requirements */
 	RequirementState *reqs;
 	bool		evaluated;
 	bool		qualified;
+	/* the strategy's hooks while the requirements are undecided */
+	int			nkept;
+	int			kept_cap;
+	Kept	   *kept;
+	IncFault	strategy_fault; /* not qualified, with diagnostics: the first
+								 * data error of the strategy's figures */
 	/* limits: the held rows */
 	bool		holding;
 	int			nheld;
@@ -68,16 +116,20 @@ struct IncRulesState
 	IncRat		before;			/* U */
 	const char *applied;		/* "minimum", "maximum" or NULL */
 	IncRat		paid;			/* what the rows pay after the limits */
-};
+} RulesState;
 
-/* inc_rules_index: requirement filters' SKUs and requirement properties. */
-void
-inc_rules_index(const IncOffer *offer, const IncIndexSink *sink)
+/*
+ * RulesIndex: the strategy's hooks and properties, then the requirement
+ * filters' SKUs and the requirement properties.
+ */
+static void
+RulesIndex(const IncOffer *offer, const IncIndexSink *sink)
 {
 	int			r,
 				f,
 				k;
 
+	inc_strategy_ops(offer->strategy)->index(offer, sink);
 	for (r = 0; r < offer->rules.nrequirements; r++)
 	{
 		const IncRequirement *req = &offer->rules.requirements[r];
@@ -86,18 +138,20 @@ inc_rules_index(const IncOffer *offer, const IncIndexSink *sink)
 			sink->property(sink->ctx, req->property_key);
 		for (f = 0; f < req->nfilters; f++)
 			for (k = 0; k < req->filters[f].nskus; k++)
-				sink->hook(sink->ctx, req->filters[f].sku_keys[k], INC_RULES_HOOK, r, f);
+				sink->hook(sink->ctx, req->filters[f].sku_keys[k], RULES_HOOK, r, f);
 	}
 }
 
-/* inc_rules_begin: the rules' state of one offer for c's participant. */
-IncRulesState *
-inc_rules_begin(IncCalc *c, const IncOffer *offer)
+/* RulesBegin: the strategy's and the rules' state of one offer for c's participant. */
+static void *
+RulesBegin(IncCalc *c, const IncOffer *offer)
 {
 	const IncRules *rules = &offer->rules;
-	IncRulesState *rs = inc_alloc(sizeof(IncRulesState));
+	RulesState *rs = inc_alloc(sizeof(RulesState));
 	int			r;
 
+	rs->strategy = inc_strategy_ops(offer->strategy);
+	rs->strategy_state = rs->strategy->begin(c, offer);
 	rs->last_txn = -1;
 	if (rules->enrollment == INC_ENROLLMENT_REQUIRED && c->enrollments)
 		rs->nwindows = c->enrollments(c->enrollments_ctx, c->participant_key,
@@ -117,7 +171,7 @@ inc_rules_begin(IncCalc *c, const IncOffer *offer)
 
 /* InWindow: is date inside one of the windows? */
 static bool
-InWindow(const IncRulesState *rs, int32_t date)
+InWindow(const RulesState *rs, int32_t date)
 {
 	int			i;
 
@@ -131,25 +185,36 @@ InWindow(const IncRulesState *rs, int32_t date)
 	return false;
 }
 
-/* inc_rules_admit: does transaction txn exist for the offer? */
-bool
-inc_rules_admit(IncCalc *c, const IncOffer *offer, IncRulesState *rs, int txn)
+/*
+ * Admit: does transaction txn exist for the offer?  A NULL date matters
+ * only when the participant has windows: a data error then (UNKNOWN when
+ * deferred).
+ */
+static Admission
+Admit(IncCalc *c, const IncOffer *offer, RulesState *rs, int txn)
 {
+	const IncTxn *t = &c->txns[txn];
+
 	if (offer->rules.enrollment != INC_ENROLLMENT_REQUIRED)
-		return true;
+		return INSIDE;
 	if (rs->last_txn != txn)
 	{
 		rs->last_txn = txn;
-		rs->last_admitted = InWindow(rs, c->txns[txn].transaction_date);
-		if (!rs->last_admitted)
+		if (rs->nwindows == 0)
+			rs->last_admission = OUTSIDE;
+		else if (!inc_calc_has(c, t, INC_TXN_NULL_DATE))
+			rs->last_admission = UNKNOWN;
+		else
+			rs->last_admission = InWindow(rs, t->transaction_date) ? INSIDE : OUTSIDE;
+		if (rs->last_admission == OUTSIDE)
 			rs->outside++;
 	}
-	return rs->last_admitted;
+	return rs->last_admission;
 }
 
-/* inc_rules_observe: txn's SKU is in filter hook->b of requirement hook->a. */
-void
-inc_rules_observe(IncCalc *c, const IncOffer *offer, IncRulesState *rs,
+/* ObserveRequirement: txn's SKU is in filter hook->b of requirement hook->a. */
+static void
+ObserveRequirement(IncCalc *c, const IncOffer *offer, RulesState *rs,
 				  const IncHook *hook, int txn)
 {
 	const IncRequirement *req = &offer->rules.requirements[hook->a];
@@ -159,12 +224,14 @@ inc_rules_observe(IncCalc *c, const IncOffer *offer, IncRulesState *rs,
 	IncRat		value;
 
 	if (s->last_txn == txn ||
-		!inc_txn_matches(offer, filter->period, filter->transaction_type, t))
+		!inc_txn_matches(c, offer, filter->period, filter->transaction_type, t))
 		return;
 	if (req->type == INC_THRESHOLD_QUANTITY)
 		inc_calc_sku_quantity(c, t, &value);
-	else
+	else if (inc_calc_has(c, t, INC_TXN_NULL_AMOUNT))
 		inc_rat_from_dec(&value, &t->amount);
+	else
+		inc_rat_from_int(&value, 0);
 	inc_rat_add(&s->sum, &s->sum, &value);
 	s->last_txn = txn;
 }
@@ -173,7 +240,7 @@ inc_rules_observe(IncCalc *c, const IncOffer *offer, IncRulesState *rs,
 static void
 Hold(void *ctx, const IncRow *row, const IncRat *exact)
 {
-	IncRulesState *rs = ctx;
+	RulesState *rs = ctx;
 
 	if (rs->nheld == rs->held_cap)
 		rs->held = inc_grow(rs->held, rs->nheld, &rs->held_cap, sizeof(HeldRow), 16);
@@ -182,9 +249,9 @@ Hold(void *ctx, const IncRow *row, const IncRat *exact)
 	rs->nheld++;
 }
 
-/* inc_rules_hold: route the strategy's rows to the rules, when they need them. */
-void
-inc_rules_hold(IncCalc *c, IncRulesState *rs)
+/* HoldRows: route the strategy's rows to the rules, when they need them. */
+static void
+HoldRows(IncCalc *c, RulesState *rs)
 {
 	if (rs->holding)
 	{
@@ -193,10 +260,27 @@ inc_rules_hold(IncCalc *c, IncRulesState *rs)
 	}
 }
 
-/* Evaluate: every requirement's value and whether it is met, once. */
+/* Raise: a noted data error, raised where it was found. */
+static void Raise(IncCalc *c, const IncFault *f) INC_NORETURN;
+
 static void
-Evaluate(IncCalc *c, const IncOffer *offer, IncRulesState *rs)
+Raise(IncCalc *c, const IncFault *f)
 {
+	inc_calc_at(c, f->txn);
+	inc_fail_about(f->kind, f->subject, "%s", f->message);
+}
+
+/*
+ * Evaluate: every requirement's value and whether it is met, once.  A
+ * requirement whose value could be computed and is below its minimum
+ * decides alone; else the first whose value could not be computed raises
+ * its data error.
+ */
+static void
+Evaluate(IncCalc *c, const IncOffer *offer, RulesState *rs)
+{
+	const RequirementState *first_unknown = NULL;
+	bool		decided = false;
 	int			r;
 
 	if (rs->evaluated)
@@ -209,18 +293,53 @@ Evaluate(IncCalc *c, const IncOffer *offer, IncRulesState *rs)
 		IncRat		minimum;
 
 		if (req->type == INC_THRESHOLD_PROPERTY)
+		{
+			c->defer = &s->fault;
 			s->has_value = inc_calc_property(c, req->property_key, &s->value);
+			c->defer = NULL;
+		}
 		else
 		{
 			s->value = s->sum;
 			s->has_value = true;
 		}
+		s->known = s->fault.kind == 0;
 		inc_rat_from_dec(&minimum, &req->minimum);
-		s->met = s->has_value && inc_rat_cmp(&s->value, &minimum) >= 0;
+		s->met = s->known && s->has_value && inc_rat_cmp(&s->value, &minimum) >= 0;
 		if (!s->met)
 			rs->qualified = false;
+		if (s->known && !s->met)
+			decided = true;
+		if (!s->known && first_unknown == NULL)
+			first_unknown = s;
 	}
 	rs->evaluated = true;
+	if (first_unknown && !decided)
+		Raise(c, &first_unknown->fault);
+}
+
+/*
+ * Replay: the kept hooks to the strategy, in the order they came (a kept
+ * transaction whose admission is unknown: the error of its NULL date).
+ */
+static void
+Replay(IncCalc *c, const IncOffer *offer, RulesState *rs)
+{
+	int			i;
+
+	for (i = 0; i < rs->nkept; i++)
+	{
+		const Kept *k = &rs->kept[i];
+
+		if (c->tick)
+			c->tick();
+		inc_calc_at(c, &c->txns[k->txn]);
+		if (k->unknown)
+			(void) inc_calc_has(c, &c->txns[k->txn], INC_TXN_NULL_DATE);
+		else
+			rs->strategy->observe(c, offer, rs->strategy_state, k->hook, k->txn);
+	}
+	inc_calc_at(c, NULL);
 }
 
 /* CompareHeld: (transaction_id, incentive_rate_key) in byte order. */
@@ -236,7 +355,7 @@ CompareHeld(const void *a, const void *b)
 
 /* Release: one held row to the host with its final amount, counted as paid. */
 static void
-Release(IncCalc *c, IncRulesState *rs, HeldRow *h, const IncDec *amount)
+Release(IncCalc *c, RulesState *rs, HeldRow *h, const IncDec *amount)
 {
 	IncRat		a;
 
@@ -252,7 +371,7 @@ Release(IncCalc *c, IncRulesState *rs, HeldRow *h, const IncDec *amount)
  * round(S(i), 2) - round(S(i-1), 2), S(i) the scaled exact running sum.
  */
 static void
-Cap(IncCalc *c, const IncOffer *offer, IncRulesState *rs)
+Cap(IncCalc *c, const IncOffer *offer, RulesState *rs)
 {
 	HeldRow   **order = inc_alloc(sizeof(HeldRow *) * (rs->nheld + 1));
 	IncRat		maximum,
@@ -283,15 +402,60 @@ Cap(IncCalc *c, const IncOffer *offer, IncRulesState *rs)
 	}
 }
 
-/* inc_rules_finish: requirements, then limits, then the held rows. */
-void
-inc_rules_finish(IncCalc *c, const IncOffer *offer, IncRulesState *rs)
+/*
+ * RulesObserve: nothing outside every window; a requirement hook to its
+ * requirement (its data errors noted in it); a strategy hook kept while
+ * the offer has requirements, else to the strategy, its rows held.
+ */
+static void
+RulesObserve(IncCalc *c, const IncOffer *offer, void *state, const IncHook *hook, int txn)
+{
+	RulesState *rs = state;
+	IncFault	ignored = {0};
+	Admission	admission;
+
+	if (hook->kind == RULES_HOOK)
+	{
+		c->defer = &rs->reqs[hook->a].fault;
+		admission = Admit(c, offer, rs, txn);
+		if (admission == INSIDE)
+			ObserveRequirement(c, offer, rs, hook, txn);
+		else if (admission == UNKNOWN)	/* noted in this requirement too */
+			(void) inc_calc_has(c, &c->txns[txn], INC_TXN_NULL_DATE);
+		c->defer = NULL;
+		return;
+	}
+	if (offer->rules.nrequirements > 0)
+	{
+		/* an unknown admission is raised if the strategy runs (Replay) */
+		c->defer = &ignored;
+		admission = Admit(c, offer, rs, txn);
+		c->defer = NULL;
+		if (admission == OUTSIDE)
+			return;
+		if (rs->nkept == rs->kept_cap)
+			rs->kept = inc_grow(rs->kept, rs->nkept, &rs->kept_cap, sizeof(Kept), 16);
+		rs->kept[rs->nkept++] = (Kept)
+		{
+			hook, txn, admission == UNKNOWN
+		};
+		return;
+	}
+	if (Admit(c, offer, rs, txn) == OUTSIDE)
+		return;
+	HoldRows(c, rs);
+	rs->strategy->observe(c, offer, rs->strategy_state, hook, txn);
+	c->hold = NULL;
+}
+
+/* ApplyLimits: U, then the limits, then the held rows to the host (qualified). */
+static void
+ApplyLimits(IncCalc *c, const IncOffer *offer, RulesState *rs)
 {
 	const IncLimits *limits = &offer->rules.limits;
 	IncRat		bound;
 	int			i;
 
-	Evaluate(c, offer, rs);
 	if (!rs->holding)
 		return;
 	for (i = 0; i < rs->nheld; i++)
@@ -323,6 +487,37 @@ inc_rules_finish(IncCalc *c, const IncOffer *offer, IncRulesState *rs)
 	inc_calc_at(c, NULL);
 }
 
+/*
+ * RulesFinish: the requirements; when they are met (or there are none),
+ * the strategy's kept hooks and its finish (its rows held), then the
+ * limits, then the held rows.  An offer that is not qualified runs its
+ * strategy only for diagnostics, its data errors noted, its rows dropped.
+ */
+static void
+RulesFinish(IncCalc *c, const IncOffer *offer, void *state)
+{
+	RulesState *rs = state;
+
+	if (offer->rules.nrequirements > 0)
+	{
+		Evaluate(c, offer, rs);
+		if (!rs->qualified && !c->diagnostics)
+			return;
+		if (!rs->qualified)
+			c->defer = &rs->strategy_fault;
+		HoldRows(c, rs);
+		Replay(c, offer, rs);
+	}
+	else
+		HoldRows(c, rs);
+	rs->strategy->finish(c, offer, rs->strategy_state);
+	c->hold = NULL;
+	c->defer = NULL;
+	inc_calc_at(c, NULL);
+	Evaluate(c, offer, rs);
+	ApplyLimits(c, offer, rs);
+}
+
 /* Dec: d as a JSON number, or null. */
 static void
 Dec(IncJsonBuf *b, bool present, const IncDec *d)
@@ -345,7 +540,7 @@ Date(IncJsonBuf *b, int32_t days)
 
 /* Windows: "windows" and "transactions_outside_windows" (null when open). */
 static void
-Windows(IncJsonBuf *b, const IncOffer *offer, const IncRulesState *rs)
+Windows(IncJsonBuf *b, const IncOffer *offer, const RulesState *rs)
 {
 	char		count[64];
 	int			i;
@@ -375,7 +570,7 @@ Windows(IncJsonBuf *b, const IncOffer *offer, const IncRulesState *rs)
 
 /* Requirements: "requirements" with each value against its minimum. */
 static void
-Requirements(IncJsonBuf *b, const IncOffer *offer, const IncRulesState *rs)
+Requirements(IncJsonBuf *b, const IncOffer *offer, const RulesState *rs)
 {
 	int			r;
 
@@ -394,6 +589,14 @@ Requirements(IncJsonBuf *b, const IncOffer *offer, const IncRulesState *rs)
 		inc_json_key_string(b, "property_key", req->property_key);
 		inc_json_raw(b, ",\"minimum\":");
 		inc_json_dec(b, &req->minimum);
+		if (!s->known)
+		{
+			/* another requirement decided, so its error was not raised */
+			inc_json_raw(b, ",\"value\":null,\"met\":null,\"gap\":null,");
+			inc_json_key_string(b, "error", s->fault.message);
+			inc_json_raw(b, "}");
+			continue;
+		}
 		inc_json_raw(b, ",\"value\":");
 		inc_json_rat(b, s->has_value ? &s->value : NULL, 6);
 		inc_json_raw(b, s->met ? ",\"met\":true,\"gap\":" : ",\"met\":false,\"gap\":");
@@ -412,7 +615,7 @@ Requirements(IncJsonBuf *b, const IncOffer *offer, const IncRulesState *rs)
 
 /* Limits: "limits", null when the offer has none. */
 static void
-Limits(IncJsonBuf *b, const IncOffer *offer, const IncRulesState *rs)
+Limits(IncJsonBuf *b, const IncOffer *offer, const RulesState *rs)
 {
 	const IncLimits *limits = &offer->rules.limits;
 
@@ -426,31 +629,48 @@ Limits(IncJsonBuf *b, const IncOffer *offer, const IncRulesState *rs)
 	inc_json_raw(b, ",\"maximum\":");
 	Dec(b, limits->has_maximum, &limits->maximum);
 	inc_json_raw(b, ",\"amount_before_limits\":");
-	inc_json_rat(b, &rs->before, 6);
+	inc_json_rat(b, rs->strategy_fault.kind ? NULL : &rs->before, 6);
 	inc_json_raw(b, ",");
 	inc_json_key_string(b, "applied", rs->applied);
 	inc_json_raw(b, "}");
 }
 
 /*
- * inc_rules_diagnose: strategy_json (an object) with "rules": {"enrollment",
+ * RulesDiagnose: the strategy's diagnostics (an object) with "rules": {"enrollment",
  * "windows" ([{"start_date", "end_date"}], null when open),
  * "transactions_outside_windows", "requirements": [{"key", "type",
- * "property_key", "minimum", "value", "met", "gap"}], "qualified",
- * "limits": {"minimum", "maximum", "amount_before_limits", "applied"} or
- * null, "incentive_amount" (what the offer's rows pay after the rules;
- * null when only enrollment applies, whose rows are never held)}.
+ * "property_key", "minimum", "value", "met", "gap"}, an "error" instead
+ * of a value that could not be computed], "qualified", "strategy_error"
+ * (only when the strategy's figures are left out), "limits": {"minimum",
+ * "maximum", "amount_before_limits", "applied"} or null,
+ * "incentive_amount" (what the offer's rows pay after the rules; null when
+ * only enrollment applies, whose rows are never held)}.  An offer that is
+ * not qualified shows what its strategy would pay before the
+ * requirements, or, when a data error spoils that (noted, never raised),
+ * none of the strategy's figures: the object has "rules" only.
  */
-const char *
-inc_rules_diagnose(IncCalc *c, const IncOffer *offer, IncRulesState *rs,
-				   const char *strategy_json)
+static const char *
+RulesDiagnose(IncCalc *c, const IncOffer *offer, void *state)
 {
+	RulesState *rs = state;
+	const char *strategy_json = "{}";
 	IncJsonBuf	b;
-	size_t		len = strlen(strategy_json);
-	char	   *head = inc_alloc(len + 1);
+	size_t		len;
+	char	   *head;
 
 	Evaluate(c, offer, rs);
+	if (!rs->qualified && offer->rules.nrequirements > 0)
+		c->defer = &rs->strategy_fault;
+	if (rs->strategy_fault.kind == 0)
+		strategy_json = rs->strategy->diagnose(c, offer, rs->strategy_state);
+	c->defer = NULL;
+	inc_calc_at(c, NULL);
+	if (rs->strategy_fault.kind != 0)
+		strategy_json = "{}";
+
 	/* the strategy's object without its closing brace */
+	len = strlen(strategy_json);
+	head = inc_alloc(len + 1);
 	memcpy(head, strategy_json, len);
 	while (len > 0 && head[len - 1] != '}')
 		len--;
@@ -465,11 +685,23 @@ inc_rules_diagnose(IncCalc *c, const IncOffer *offer, IncRulesState *rs,
 	inc_json_raw(&b, ",");
 	Requirements(&b, offer, rs);
 	inc_json_raw(&b, rs->qualified ? ",\"qualified\":true," : ",\"qualified\":false,");
+	if (rs->strategy_fault.kind != 0)
+	{
+		inc_json_key_string(&b, "strategy_error", rs->strategy_fault.message);
+		inc_json_raw(&b, ",");
+	}
 	Limits(&b, offer, rs);
 	inc_json_raw(&b, ",\"incentive_amount\":");
 	inc_json_rat(&b, rs->holding ? &rs->paid : NULL, 2);
 	inc_json_raw(&b, "}}");
 	return b.data;
+}
+
+/* RulesRates: the strategy's rates (the rules change none). */
+static void
+RulesRates(const IncOffer *offer, IncRateFn fn, void *ctx)
+{
+	inc_strategy_ops(offer->strategy)->rates(offer, fn, ctx);
 }
 
 /* Filters: a JSON array of filters. */
@@ -530,3 +762,18 @@ inc_rules_requirements_json(const IncOffer *offer)
 	inc_json_raw(&b, "]");
 	return b.data;
 }
+
+/*
+ * inc_rules_ops: the rules' operations, each around the offer's strategy's.
+ * It is no strategy of its own: .strategy is the first value only because
+ * the field must hold one (the engine never reads it).
+ */
+const IncStrategyOps inc_rules_ops = {
+	.strategy = INC_STANDARD,
+	.index = RulesIndex,
+	.begin = RulesBegin,
+	.observe = RulesObserve,
+	.finish = RulesFinish,
+	.diagnose = RulesDiagnose,
+	.rates = RulesRates,
+};

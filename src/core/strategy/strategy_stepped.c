@@ -25,8 +25,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "jsonbuf.h"
-#include "pool.h"
+#include "../util/jsonbuf.h"
+#include "../calc/pool.h"
 #include "strategy.h"
 
 /* Hook kinds (a: the filter's index). */
@@ -97,7 +97,7 @@ SteppedObserve(IncCalc *c, const IncOffer *offer, void *state,
 	{
 		filter = &offer->stepped.filters[hook->a];
 		if (st->last_earning != txn &&
-			inc_txn_matches(offer, filter->period, filter->transaction_type, t))
+			inc_txn_matches(c, offer, filter->period, filter->transaction_type, t))
 		{
 			inc_index_list_push(&st->earning, txn);
 			st->last_earning = txn;
@@ -107,7 +107,7 @@ SteppedObserve(IncCalc *c, const IncOffer *offer, void *state,
 
 	filter = &offer->stepped.threshold_filters[hook->a];
 	if (st->last_threshold != txn &&
-		inc_txn_matches(offer, filter->period, filter->transaction_type, t))
+		inc_txn_matches(c, offer, filter->period, filter->transaction_type, t))
 	{
 		IncRat		value;
 		IncQ		q;
@@ -122,6 +122,8 @@ SteppedObserve(IncCalc *c, const IncOffer *offer, void *state,
 				inc_sum_add_rat(&st->threshold_sum, &value);
 			}
 		}
+		else if (!inc_calc_has(c, t, INC_TXN_NULL_AMOUNT))
+			;					/* deferred: nothing is added */
 		else if (inc_fast() && inc_q_from_dec(&q, &t->amount))
 			inc_sum_add_q(&st->threshold_sum, &q);
 		else

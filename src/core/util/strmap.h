@@ -7,7 +7,7 @@
 #ifndef INC_STRMAP_H
 #define INC_STRMAP_H
 
-#include "core.h"
+#include "../numbers/core.h"
 
 typedef struct IncStrMapEntry
 {

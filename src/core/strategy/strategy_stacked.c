@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "jsonbuf.h"
+#include "../util/jsonbuf.h"
 #include "strategy.h"
 
 typedef struct SetMember
@@ -104,7 +104,7 @@ StackedObserve(IncCalc *c, const IncOffer *offer, void *state,
 	IncRat		coverage;
 	IncQ		q;
 
-	if (!inc_txn_matches(offer, set->period, set->transaction_type, t))
+	if (!inc_txn_matches(c, offer, set->period, set->transaction_type, t))
 		return;
 
 	if (CoverageQ(c, t, &set->conversions[hook->b], &q))

@@ -12,8 +12,8 @@
 #ifndef INC_CALC_IO_H
 #define INC_CALC_IO_H
 
-#include "core.h"
-#include "offer.h"
+#include "../numbers/core.h"
+#include "../offer/offer.h"
 
 /*
  * One transaction (docs/reference.md, Transactions).  sku_id and uom_id
@@ -22,12 +22,27 @@
  * (inc_engine_sku_id, inc_engine_uom_id), so the calculation looks nothing
  * up by name.  The strings must then be the engine's own
  * (inc_engine_sku_key, inc_engine_uom_key) or equal to them.
+ *
+ * nulls: the columns the host read as NULL (INC_TXN_NULL_*); such a
+ * field holds "" or 0 and is never used for a figure.  A NULL is a data
+ * error only where a figure that reaches a result needs the column
+ * (docs/reference.md, Program rules, and Errors): the engine raises it
+ * then (INC_ERR_NULL), naming the column, the transaction and the
+ * participant.  transaction_id, participant_key and sku_key are never
+ * NULL (the host refuses those rows itself).
  */
+#define INC_TXN_NULL_TYPE		0x01	/* transaction_type */
+#define INC_TXN_NULL_DATE		0x02	/* transaction_date */
+#define INC_TXN_NULL_QUANTITY	0x04	/* quantity */
+#define INC_TXN_NULL_UOM		0x08	/* uom_key */
+#define INC_TXN_NULL_AMOUNT		0x10	/* amount */
+
 typedef struct IncTxn
 {
 	const char *transaction_id;
 	const char *transaction_type;
 	int32_t		transaction_date;	/* days since 2000-01-01 */
+	uint8_t		nulls;			/* INC_TXN_NULL_*, 0 when none */
 	const char *sku_key;
 	IncDec		quantity;
 	const char *uom_key;

@@ -12,7 +12,8 @@
  *      const IncStrategyOps inc_NAME_ops (index, begin, observe, finish,
  *      diagnose, rates) with INC_STRATEGY_OPS, declared in strategy.h;
  *   4. one entry in the table below.
- * The engine (engine.c) and the PostgreSQL glue need no change.
+ * The engine (engine.c), the program rules (rules.c) and the PostgreSQL
+ * glue need no change.
  */
 #include "strategy.h"
 

@@ -33,7 +33,7 @@
 #include <json-c/json.h>
 
 #include "offer_internal.h"
-#include "strmap.h"
+#include "../util/strmap.h"
 
 /* a, sep and b concatenated into inc_alloc memory. */
 static char *

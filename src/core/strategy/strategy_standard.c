@@ -12,8 +12,8 @@
  */
 #include <stdio.h>
 
-#include "jsonbuf.h"
-#include "pool.h"
+#include "../util/jsonbuf.h"
+#include "../calc/pool.h"
 #include "strategy.h"
 
 typedef struct StandardState
@@ -68,7 +68,7 @@ StandardObserve(IncCalc *c, const IncOffer *offer, void *state,
 	IncDec		pay_rate,
 				amount;
 
-	if (!inc_txn_matches(offer, entry->period, entry->transaction_type, t))
+	if (!inc_txn_matches(c, offer, entry->period, entry->transaction_type, t))
 		return;
 	st->matched[hook->a]++;
 

@@ -6,8 +6,8 @@
 #ifndef INC_JSONBUF_H
 #define INC_JSONBUF_H
 
-#include "core.h"
-#include "rational.h"
+#include "../numbers/core.h"
+#include "../numbers/rational.h"
 
 typedef struct IncJsonBuf
 {

@@ -23,13 +23,17 @@
  *   rates    list the offer's rates as flat records (IncRateRow), without
  *            any calculation.
  *
+ * The program rules (rules.h) are an operations table of this shape too,
+ * whose operations call the strategy's: the engine calls it for an offer
+ * with rules, and a strategy never knows whether it is wrapped.
+ *
  * A strategy file includes this header and the layers below it (calc.h,
  * pool.h, jsonbuf.h, the offer model); it never calls the engine.
  */
 #ifndef INC_STRATEGY_H
 #define INC_STRATEGY_H
 
-#include "calc.h"
+#include "../calc/calc.h"
 
 /* One place an offer mentions a SKU; kind, a and b mean what the strategy says. */
 typedef struct IncHook

@@ -12,17 +12,18 @@
  * O(1).  The shared figures (units, base amounts, rounding) are in
  * calc.c, the unit tables in units.c.
  *
- * Program rules (rules.c) wrap the strategy of an offer that has any
- * (IncOffer.rules.any); the few places marked "program rules" are the
- * whole of it, and an offer without rules never reaches them.
+ * An offer with program rules (IncOffer.rules.any) gets the rules'
+ * operations table instead of its strategy's (rules.h): they call the
+ * strategy's around their own, so the driver never branches on rules and
+ * an offer without rules never reaches them.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine.h"
-#include "rules.h"
-#include "strategy.h"
-#include "strmap.h"
+#include "../rules/rules.h"
+#include "../strategy/strategy.h"
+#include "../util/strmap.h"
 
 typedef struct IncHookList
 {
@@ -37,7 +38,9 @@ struct IncEngine
 	int			noffers;
 	int			offers_cap;
 	const IncOffer **offers;
-	const IncStrategyOps **ops;	/* per offer, set by inc_engine_prepare */
+	const IncStrategyOps **ops;	/* per offer, set by inc_engine_prepare: the
+								 * rules' for an offer with rules, else its
+								 * strategy's */
 	IncUnits   *units;
 	IncStrMap  *index;			/* sku_key -> IncHookList * */
 	const char **sku_keys;		/* by id - 1 */
@@ -60,9 +63,6 @@ struct IncEngine
 	uint64_t	gen;
 	uint64_t   *state_gen;
 	void	  **state;
-	/* program rules: per offer, whether it has any, and their state */
-	bool	   *rules;
-	IncRulesState **rules_state;
 };
 
 /* What the index sink's callbacks need: the engine and the offer indexed. */
@@ -180,18 +180,13 @@ inc_engine_prepare(IncEngine *e)
 	int			o;
 
 	e->ops = inc_alloc(sizeof(IncStrategyOps *) * (e->noffers + 1));
-	e->rules = inc_alloc(sizeof(bool) * (e->noffers + 1));
-	e->rules_state = inc_alloc(sizeof(IncRulesState *) * (e->noffers + 1));
 	e->enrollment_offer_keys = inc_alloc(sizeof(char *) * (e->noffers + 1));
 	for (o = 0; o < e->noffers; o++)
 	{
-		e->ops[o] = inc_strategy_ops(e->offers[o]->strategy);
+		e->ops[o] = e->offers[o]->rules.any ? &inc_rules_ops :
+			inc_strategy_ops(e->offers[o]->strategy);
 		ix.offer = o;
 		e->ops[o]->index(e->offers[o], &sink);
-		/* program rules: requirement SKUs and properties, enrollment */
-		e->rules[o] = e->offers[o]->rules.any;
-		if (e->rules[o])
-			inc_rules_index(e->offers[o], &sink);
 		if (e->offers[o]->rules.enrollment == INC_ENROLLMENT_REQUIRED)
 			e->enrollment_offer_keys[e->nenrollment_offer_keys++] = e->offers[o]->offer_key;
 	}
@@ -300,8 +295,6 @@ OfferState(IncEngine *e, IncCalc *c, int *touched, int *ntouched, int idx)
 	if (e->state_gen[idx] == e->gen)
 		return e->state[idx];
 	e->state[idx] = e->ops[idx]->begin(c, e->offers[idx]);
-	if (e->rules[idx])			/* program rules */
-		e->rules_state[idx] = inc_rules_begin(c, e->offers[idx]);
 	e->state_gen[idx] = e->gen;
 	touched[(*ntouched)++] = idx;
 	return e->state[idx];
@@ -365,23 +358,6 @@ inc_engine_calculate(IncEngine *e, const char *participant_key,
 			const IncHook *hook = &hooks->hooks[h];
 			void	   *state = OfferState(e, &c, touched, &ntouched, hook->offer);
 
-			if (e->rules[hook->offer])
-			{
-				/* program rules: outside every window nothing is seen */
-				IncRulesState *rs = e->rules_state[hook->offer];
-
-				if (!inc_rules_admit(&c, e->offers[hook->offer], rs, i))
-					continue;
-				if (hook->kind == INC_RULES_HOOK)
-				{
-					inc_rules_observe(&c, e->offers[hook->offer], rs, hook, i);
-					continue;
-				}
-				inc_rules_hold(&c, rs);
-				e->ops[hook->offer]->observe(&c, e->offers[hook->offer], state, hook, i);
-				c.hold = NULL;
-				continue;
-			}
 			e->ops[hook->offer]->observe(&c, e->offers[hook->offer], state, hook, i);
 		}
 	}
@@ -398,19 +374,12 @@ inc_engine_calculate(IncEngine *e, const char *participant_key,
 	{
 		int			o = touched[i];
 
-		if (e->rules[o])		/* program rules: hold the rows */
-			inc_rules_hold(&c, e->rules_state[o]);
 		e->ops[o]->finish(&c, e->offers[o], e->state[o]);
-		c.hold = NULL;
 		inc_calc_at(&c, NULL);
-		if (e->rules[o])		/* program rules: requirements, limits */
-			inc_rules_finish(&c, e->offers[o], e->rules_state[o]);
 		if (c.diagnostics)
 		{
 			const char *json = e->ops[o]->diagnose(&c, e->offers[o], e->state[o]);
 
-			if (e->rules[o])	/* program rules: their state */
-				json = inc_rules_diagnose(&c, e->offers[o], e->rules_state[o], json);
 			inc_calc_at(&c, NULL);
 			e->diagnostics(e->diagnostics_ctx, e->offers[o], json);
 		}

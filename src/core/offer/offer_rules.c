@@ -19,7 +19,7 @@
 #include <json-c/json.h>
 
 #include "offer_internal.h"
-#include "strmap.h"
+#include "../util/strmap.h"
 
 /*
  * inc_ob_tier_mode: incentive.tier_mode, "all_volume" (the default) or

@@ -15,7 +15,7 @@
 #ifndef INC_ENGINE_H
 #define INC_ENGINE_H
 
-#include "calc_io.h"
+#include "../calc/calc_io.h"
 
 /*
  * IncDiagnosticsFn: why a participant earns what it does under one offer,
@@ -63,7 +63,7 @@ extern void inc_engine_set_enrollments(IncEngine *e, IncEnrollmentFn fn, void *c
  *     "stacks": [{"rate_key", "sku_set_keys", "overlap", "earns", "factors":
  *     {set key: f}}]}
  *   and, for an offer with program rules, "rules" (rules.c,
- *   inc_rules_diagnose): enrollment windows, requirements, limits.
+ *   RulesDiagnose): enrollment windows, requirements, limits.
  * Numbers are exact to 6 decimal places (amounts to 2), trailing zeros
  * dropped; rates, thresholds and values as written, in shortest form.
  */

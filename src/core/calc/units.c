@@ -7,7 +7,7 @@
  */
 #include <string.h>
 
-#include "strmap.h"
+#include "../util/strmap.h"
 #include "units.h"
 
 /* One ordered pair of units: how from converts to to. */

@@ -13,7 +13,7 @@
 #ifndef INC_OFFER_H
 #define INC_OFFER_H
 
-#include "core.h"
+#include "../numbers/core.h"
 
 typedef enum IncStrategy
 {

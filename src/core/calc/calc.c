@@ -13,7 +13,14 @@
  * Each figure has a fast path in 128-bit fractions (fixed.h, the *_q
  * functions) beside the big rationals: a row is computed the fast way when
  * every value fits, else the exact way; the two agree to the last digit.
+ *
+ * Data errors (a missing unit conversion, a property that is not a number,
+ * a NULL column a figure needs) go through inc_calc_data_error: they fail
+ * at once, or, while the program rules defer them (IncCalc.defer), are
+ * noted and the figure goes on with a stand-in that no result will show.
  */
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "calc.h"
@@ -25,30 +32,98 @@ inc_calc_at(IncCalc *c, const IncTxn *t)
 	c->position->txn = t;
 }
 
+/*
+ * Before: does an error about transaction a (NULL: about the participant)
+ * come before one about b?  The participant's first, then by
+ * transaction_id, so that the error noted does not depend on the order of
+ * the transactions.
+ */
+static bool
+Before(const IncTxn *a, const IncTxn *b)
+{
+	if (a == NULL || b == NULL)
+		return a == NULL && b != NULL;
+	return strcmp(a->transaction_id, b->transaction_id) < 0;
+}
+
+/* inc_calc_data_error: fail, or note the error while deferred (the earliest one). */
+void
+inc_calc_data_error(IncCalc *c, const IncTxn *t, IncErrKind kind, const char *subject,
+					const char *fmt,...)
+{
+	char		buf[2048];
+	va_list		ap;
+
+	if (c->defer && c->defer->kind != 0 && !Before(t, c->defer->txn))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (c->defer == NULL)
+		inc_fail_about(kind, subject, "%s", buf);
+	c->defer->kind = kind;
+	c->defer->subject = subject;
+	c->defer->message = inc_strdup(buf);
+	c->defer->txn = t;
+}
+
+/* The transaction columns that may be NULL, in the order they are named. */
+static const struct
+{
+	uint8_t		flag;
+	const char *name;
+}			NullColumns[] = {
+	{INC_TXN_NULL_TYPE, "transaction_type"},
+	{INC_TXN_NULL_DATE, "transaction_date"},
+	{INC_TXN_NULL_QUANTITY, "quantity"},
+	{INC_TXN_NULL_UOM, "uom_key"},
+	{INC_TXN_NULL_AMOUNT, "amount"},
+};
+
+/* inc_calc_null: the data error of t's first NULL among columns. */
+bool
+inc_calc_null(IncCalc *c, const IncTxn *t, uint8_t columns)
+{
+	size_t		i;
+
+	for (i = 0; i < sizeof(NullColumns) / sizeof(NullColumns[0]); i++)
+		if (t->nulls & columns & NullColumns[i].flag)
+		{
+			inc_calc_data_error(c, t, INC_ERR_NULL, NullColumns[i].name,
+								"column \"%s\" of transaction \"%s\" of participant \"%s\" is NULL",
+								NullColumns[i].name, t->transaction_id, c->participant_key);
+			return false;
+		}
+	return true;
+}
+
 /* inc_txn_matches: period (inclusive) and transaction type. */
 bool
-inc_txn_matches(const IncOffer *offer, int period, const char *transaction_type,
+inc_txn_matches(IncCalc *c, const IncOffer *offer, int period, const char *transaction_type,
 				const IncTxn *t)
 {
 	const IncPeriod *p = &offer->periods[period];
 
+	if (!inc_calc_has(c, t, INC_TXN_NULL_DATE | INC_TXN_NULL_TYPE))
+		return false;
 	return t->transaction_date >= p->start_date &&
 		t->transaction_date <= p->end_date &&
 		strcmp(t->transaction_type, transaction_type) == 0;
 }
 
-/* NoConversion: the failure of a transaction whose unit does not convert. */
-static void NoConversion(const IncTxn *t, const char *to_uom) INC_NORETURN;
-
+/* NoConversion: the data error of a transaction whose unit does not convert. */
 static void
-NoConversion(const IncTxn *t, const char *to_uom)
+NoConversion(IncCalc *c, const IncTxn *t, const char *to_uom)
 {
-	inc_fail(INC_ERR_NO_CONVERSION,
-			 "no unit conversion from \"%s\" to \"%s\" for transaction \"%s\" (sku \"%s\")",
-			 t->uom_key, to_uom, t->transaction_id, t->sku_key);
+	inc_calc_data_error(c, t, INC_ERR_NO_CONVERSION, NULL,
+						"no unit conversion from \"%s\" to \"%s\" for transaction \"%s\" (sku \"%s\")",
+						t->uom_key, to_uom, t->transaction_id, t->sku_key);
 }
 
-/* ConvertTo: t's quantity in unit id to (>= 1). */
+/* A quantity figure needs the quantity and its unit. */
+#define QUANTITY_COLUMNS (INC_TXN_NULL_QUANTITY | INC_TXN_NULL_UOM)
+
+/* ConvertTo: t's quantity in unit id to (>= 1); 0 when deferred. */
 static void
 ConvertTo(IncCalc *c, const IncTxn *t, int to, IncRat *out)
 {
@@ -56,7 +131,10 @@ ConvertTo(IncCalc *c, const IncTxn *t, int to, IncRat *out)
 
 	/* a unit the tables do not know is not to's name either */
 	if (from == 0 || !inc_units_convert_ids(c->units, &t->quantity, from, to, out))
-		NoConversion(t, inc_units_name(c->units, to));
+	{
+		NoConversion(c, t, inc_units_name(c->units, to));
+		inc_rat_from_int(out, 0);
+	}
 }
 
 /* ConvertToQ: ConvertTo on the fast path. */
@@ -67,12 +145,12 @@ ConvertToQ(IncCalc *c, const IncTxn *t, int to, IncQ *out)
 	const IncDec *f = NULL;
 	IncQ		factor;
 
-	if (from == 0)
-		NoConversion(t, inc_units_name(c->units, to));
-	switch (inc_units_lookup(c->units, from, to, &f))
+	switch (from ? inc_units_lookup(c->units, from, to, &f) : INC_CONVERT_NONE)
 	{
 		case INC_CONVERT_NONE:
-			NoConversion(t, inc_units_name(c->units, to));
+			NoConversion(c, t, inc_units_name(c->units, to));
+			inc_q_from_int(out, 0);
+			return true;
 		case INC_CONVERT_SAME:
 			return inc_q_from_dec(out, &t->quantity);
 		case INC_CONVERT_MUL:
@@ -93,11 +171,20 @@ inc_calc_convert_q(IncCalc *c, const IncTxn *t, const char *to_uom, IncQ *out)
 
 	if (!inc_fast())
 		return false;
+	if (!inc_calc_has(c, t, QUANTITY_COLUMNS))
+	{
+		inc_q_from_int(out, 0);
+		return true;
+	}
 	to = inc_units_find(c->units, to_uom);
 	if (to != 0)
 		return ConvertToQ(c, t, to, out);
 	if (strcmp(t->uom_key, to_uom) != 0)
-		NoConversion(t, to_uom);
+	{
+		NoConversion(c, t, to_uom);
+		inc_q_from_int(out, 0);
+		return true;
+	}
 	return inc_q_from_dec(out, &t->quantity);
 }
 
@@ -109,6 +196,11 @@ inc_calc_sku_quantity_q(IncCalc *c, const IncTxn *t, IncQ *out)
 
 	if (!inc_fast())
 		return false;
+	if (!inc_calc_has(c, t, QUANTITY_COLUMNS))
+	{
+		inc_q_from_int(out, 0);
+		return true;
+	}
 	if (t->sku_id)
 	{
 		int			to = c->sku_uom_ids[t->sku_id];
@@ -129,9 +221,13 @@ inc_calc_base_amount_q(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 	const IncDec *price = inc_offer_price(offer, t->sku_key);
 	IncQ		p;
 
-	(void) c;
 	if (price)
 		return inc_q_from_dec(&p, price) && inc_q_mul(out, sku_quantity, &p);
+	if (!inc_calc_has(c, t, INC_TXN_NULL_AMOUNT))
+	{
+		inc_q_from_int(out, 0);
+		return true;
+	}
 	return inc_q_from_dec(out, &t->amount);
 }
 
@@ -159,14 +255,23 @@ inc_calc_rate_figures_q(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 void
 inc_calc_convert(IncCalc *c, const IncTxn *t, const char *to_uom, IncRat *out)
 {
-	int			to = inc_units_find(c->units, to_uom);
+	int			to;
 
+	if (!inc_calc_has(c, t, QUANTITY_COLUMNS))
+	{
+		inc_rat_from_int(out, 0);
+		return;
+	}
+	to = inc_units_find(c->units, to_uom);
 	if (to != 0)
 		ConvertTo(c, t, to, out);
 	else if (strcmp(t->uom_key, to_uom) == 0)
 		inc_rat_from_dec(out, &t->quantity);	/* a unit no table names */
 	else
-		NoConversion(t, to_uom);
+	{
+		NoConversion(c, t, to_uom);
+		inc_rat_from_int(out, 0);
+	}
 }
 
 /* inc_calc_sku_quantity: t's quantity in its SKU's unit of measure. */
@@ -175,6 +280,11 @@ inc_calc_sku_quantity(IncCalc *c, const IncTxn *t, IncRat *out)
 {
 	const char *uom;
 
+	if (!inc_calc_has(c, t, QUANTITY_COLUMNS))
+	{
+		inc_rat_from_int(out, 0);
+		return;
+	}
 	if (t->sku_id)
 	{
 		int			to = c->sku_uom_ids[t->sku_id];
@@ -199,7 +309,6 @@ inc_calc_base_amount(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 {
 	const IncDec *price = inc_offer_price(offer, t->sku_key);
 
-	(void) c;
 	if (price)
 	{
 		IncRat		p;
@@ -207,8 +316,10 @@ inc_calc_base_amount(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 		inc_rat_from_dec(&p, price);
 		inc_rat_mul(out, sku_quantity, &p);
 	}
-	else
+	else if (inc_calc_has(c, t, INC_TXN_NULL_AMOUNT))
 		inc_rat_from_dec(out, &t->amount);
+	else
+		inc_rat_from_int(out, 0);
 }
 
 /* inc_pay_rate: rate / 100 for percent, the rate for dollars, exactly. */
@@ -271,6 +382,8 @@ Emit(IncCalc *c, const IncOffer *offer, const IncTxn *t, const IncRowValues *v,
 
 	if (c->tick)
 		c->tick();
+	/* the row shows them (deferred: the rules never let it out) */
+	(void) inc_calc_has(c, t, QUANTITY_COLUMNS | INC_TXN_NULL_AMOUNT);
 
 	row.offer = offer;
 	row.txn = t;
@@ -429,9 +542,12 @@ inc_calc_property(IncCalc *c, const char *property_key, IncRat *value)
 	status = c->props ? c->props(c->props_ctx, c->participant_key, property_key, &prop)
 		: INC_PROP_MISSING;
 	if (status == INC_PROP_NOT_NUMBER)
-		inc_fail_about(INC_ERR_PROPERTY_NOT_NUMBER, property_key,
-					   "property \"%s\" of participant \"%s\" is not a number",
-					   property_key, c->participant_key);
+	{
+		inc_calc_data_error(c, NULL, INC_ERR_PROPERTY_NOT_NUMBER, property_key,
+							"property \"%s\" of participant \"%s\" is not a number",
+							property_key, c->participant_key);
+		return false;
+	}
 	if (status == INC_PROP_MISSING)
 		return false;
 	inc_rat_from_dec(value, &prop);

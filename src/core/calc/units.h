@@ -20,7 +20,7 @@
 #ifndef INC_UNITS_H
 #define INC_UNITS_H
 
-#include "rational.h"
+#include "../numbers/rational.h"
 
 typedef struct IncUnits IncUnits;
 

@@ -17,8 +17,8 @@
 #define INC_CALC_H
 
 #include "calc_io.h"
-#include "fixed.h"
-#include "rational.h"
+#include "../numbers/fixed.h"
+#include "../numbers/rational.h"
 #include "units.h"
 
 /*
@@ -32,6 +32,20 @@ typedef struct IncPosition
 	const char *participant_key;	/* NULL outside a calculation */
 	const IncTxn *txn;
 } IncPosition;
+
+/*
+ * IncFault: a data error noted instead of raised (IncCalc.defer): a
+ * missing unit conversion, a property that is not a number, a NULL
+ * column.  kind 0: none yet.  txn is the transaction it is about (NULL:
+ * the participant's), the position when it is raised later.
+ */
+typedef struct IncFault
+{
+	IncErrKind	kind;
+	const char *subject;
+	const char *message;
+	const IncTxn *txn;
+} IncFault;
 
 /*
  * IncHoldFn: where rows go instead of the host while an offer with
@@ -59,25 +73,63 @@ typedef struct IncCalc
 	void	   *hold_ctx;
 	IncEnrollmentFn enrollments;	/* may be NULL: nobody is enrolled */
 	void	   *enrollments_ctx;
+
+	/*
+	 * defer: NULL, and a data error fails at once (inc_fail); else the
+	 * first one is noted there and the figure goes on with a stand-in
+	 * (zero, "not matched", "missing"), for the program rules to decide
+	 * whether it reaches a result (rules.c).
+	 */
+	IncFault   *defer;
 } IncCalc;
 
 /* inc_calc_at: the calculation is now working on transaction t (NULL: none). */
 extern void inc_calc_at(IncCalc *c, const IncTxn *t);
 
-/* True when t lies in the offer's period (inclusive) and has the type. */
-extern bool inc_txn_matches(const IncOffer *offer, int period,
+/*
+ * inc_calc_data_error: a data error about transaction t (NULL: about the
+ * participant): fails (inc_fail_about) unless c->defer is set, which keeps
+ * the earliest one (the participant's, then by transaction_id: the same
+ * whatever the order of the transactions) and returns.
+ */
+extern void inc_calc_data_error(IncCalc *c, const IncTxn *t, IncErrKind kind,
+								const char *subject, const char *fmt,...) INC_PRINTF(5, 6);
+
+/* inc_calc_null: the data error of t's first NULL among columns; false. */
+extern bool inc_calc_null(IncCalc *c, const IncTxn *t, uint8_t columns);
+
+/*
+ * inc_calc_has: true when none of t's columns (INC_TXN_NULL_*) is NULL;
+ * else the data error naming the column, t and the participant (false
+ * when it is deferred).
+ */
+static inline bool
+inc_calc_has(IncCalc *c, const IncTxn *t, uint8_t columns)
+{
+	return (t->nulls & columns) == 0 || inc_calc_null(c, t, columns);
+}
+
+/*
+ * True when t lies in the offer's period (inclusive) and has the type;
+ * a NULL date or type is a data error (not matched when deferred).
+ */
+extern bool inc_txn_matches(IncCalc *c, const IncOffer *offer, int period,
 							const char *transaction_type, const IncTxn *t);
 
 /*
- * t's quantity in to_uom (docs/reference.md, Unit conversions); fails with
- * INC_ERR_NO_CONVERSION naming t, its SKU and both units.
+ * t's quantity in to_uom (docs/reference.md, Unit conversions); a data
+ * error INC_ERR_NO_CONVERSION naming t, its SKU and both units, or a NULL
+ * quantity or uom_key (0 when deferred).
  */
 extern void inc_calc_convert(IncCalc *c, const IncTxn *t, const char *to_uom, IncRat *out);
 
 /* Incentivized quantity: t's quantity in its SKU's unit. */
 extern void inc_calc_sku_quantity(IncCalc *c, const IncTxn *t, IncRat *out);
 
-/* Base amount: quantity x the offer's price of the SKU, else the amount. */
+/*
+ * Base amount: quantity x the offer's price of the SKU, else the amount (a
+ * NULL amount: a data error, 0 when deferred).
+ */
 extern void inc_calc_base_amount(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 								 const IncRat *sku_quantity, IncRat *out);
 
@@ -100,7 +152,8 @@ typedef struct IncRowFigures
 /*
  * inc_calc_emit: round a row's figures (docs/reference.md, Rounding) and
  * pass it to the host (to c->hold when set); returns the incentive_amount
- * as reported.
+ * as reported.  A row shows its transaction's quantity, uom_key and
+ * amount: a NULL among them is a data error.
  */
 extern IncDec inc_calc_emit(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 							const IncRowFigures *f);
@@ -173,8 +226,9 @@ extern IncDec inc_calc_emit_rate_row(IncCalc *c, const IncOffer *offer, const In
 
 /*
  * inc_calc_property: the participant's value of property_key into *value;
- * false when it has none.  A value that is not a number fails with
- * INC_ERR_PROPERTY_NOT_NUMBER naming the property and the participant.
+ * false when it has none.  A value that is not a number is a data error
+ * INC_ERR_PROPERTY_NOT_NUMBER naming the property and the participant
+ * (false when deferred).
  */
 extern bool inc_calc_property(IncCalc *c, const char *property_key, IncRat *value);
 
