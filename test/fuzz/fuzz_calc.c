@@ -431,10 +431,13 @@ CheckRun(Run *r)
 /* ---- diagnostics --------------------------------------------------------- */
 
 static void
-Diagnose(void *ctx, const IncOffer *offer, const char *json)
+Diagnose(void *ctx, const IncOffer *offer, const char *participant_key,
+		 const char *group_key, const char *json)
 {
 	Run		   *r = ctx;
 
+	(void) participant_key;
+	(void) group_key;
 	/* every offer once, in offer order */
 	EXPECT(r->out.ndiagnosed < r->out.noffers && offer == r->out.offers[r->out.ndiagnosed]);
 	EXPECT(json != NULL);

@@ -369,11 +369,14 @@ NoRow(void *ctx, const IncRow *row)
 
 /* CheckDiagnostics: an untouched offer's diagnostics are a JSON object. */
 static void
-CheckDiagnostics(void *ctx, const IncOffer *offer, const char *json)
+CheckDiagnostics(void *ctx, const IncOffer *offer, const char *participant_key,
+		 const char *group_key, const char *json)
 {
 	int		   *count = ctx;
 	struct json_object *obj = fuzz_json_object(json);
 
+	(void) participant_key;
+	(void) group_key;
 	(void) offer;
 	if (obj == NULL)
 		fuzz_bug("diagnostics are not a JSON object", json);

@@ -53,8 +53,11 @@ Count(void *ctx, const IncRow *row)
 }
 
 static void
-Diagnose(void *ctx, const IncOffer *offer, const char *json)
+Diagnose(void *ctx, const IncOffer *offer, const char *participant_key,
+		 const char *group_key, const char *json)
 {
+	(void) participant_key;
+	(void) group_key;
 	(void) offer;
 	snprintf(((Outcome *) ctx)->diagnostics, sizeof(((Outcome *) ctx)->diagnostics), "%s", json);
 }

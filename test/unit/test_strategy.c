@@ -96,10 +96,13 @@ CountRow(void *ctx, const IncRow *row)
 }
 
 static void
-Report(void *ctx, const IncOffer *offer, const char *json)
+Report(void *ctx, const IncOffer *offer, const char *participant_key,
+		 const char *group_key, const char *json)
 {
 	Reported   *r = ctx;
 
+	(void) participant_key;
+	(void) group_key;
 	if (r->n < 8)
 	{
 		r->offer[r->n] = offer->offer_key;

@@ -387,6 +387,8 @@ Emit(IncCalc *c, const IncOffer *offer, const IncTxn *t, const IncRowValues *v,
 
 	row.offer = offer;
 	row.txn = t;
+	row.participant_key = inc_calc_member(c, t);
+	row.group_key = offer->aggregation == INC_AGGREGATE_GROUP ? c->group_key : NULL;
 	row.rate_key = v->rate_key;
 	row.rate_measure = v->rate_measure;
 	row.rate_value = inc_dec_trim(v->rate_value);
@@ -532,20 +534,27 @@ inc_calc_emit_rate_row(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 	return inc_calc_emit(c, offer, t, &f);
 }
 
-/* inc_calc_property: the participant's property value; false when missing. */
+/* inc_calc_property: the key's property value; false when missing. */
 bool
 inc_calc_property(IncCalc *c, const char *property_key, IncRat *value)
+{
+	return inc_calc_property_of(c, c->participant_key, property_key, value);
+}
+
+/* inc_calc_property_of: key's property value; false when missing. */
+bool
+inc_calc_property_of(IncCalc *c, const char *key, const char *property_key, IncRat *value)
 {
 	IncDec		prop;
 	IncPropStatus status;
 
-	status = c->props ? c->props(c->props_ctx, c->participant_key, property_key, &prop)
+	status = c->props ? c->props(c->props_ctx, key, property_key, &prop)
 		: INC_PROP_MISSING;
 	if (status == INC_PROP_NOT_NUMBER)
 	{
 		inc_calc_data_error(c, NULL, INC_ERR_PROPERTY_NOT_NUMBER, property_key,
 							"property \"%s\" of participant \"%s\" is not a number",
-							property_key, c->participant_key);
+							property_key, key);
 		return false;
 	}
 	if (status == INC_PROP_MISSING)

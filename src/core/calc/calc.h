@@ -31,6 +31,7 @@ typedef struct IncPosition
 {
 	const char *participant_key;	/* NULL outside a calculation */
 	const IncTxn *txn;
+	const IncUnit *unit;		/* whose keys the transactions name */
 } IncPosition;
 
 /*
@@ -55,12 +56,21 @@ typedef struct IncFault
  */
 typedef void (*IncHoldFn) (void *ctx, const IncRow *row, const IncRat *exact_amount);
 
-/* One participant's calculation in progress. */
+/*
+ * One key's calculation in progress: a participant's (its own offers), or
+ * an aggregation key's (the offers aggregated by group: a group's, or a
+ * participant's outside every group window).  participant_key is the key
+ * (the one properties are read under); the transactions name their own
+ * participants (IncTxn.participant, in unit).
+ */
 typedef struct IncCalc
 {
 	const IncUnits *units;
 	const int32_t *sku_uom_ids; /* by IncTxn.sku_id: the SKU's unit id, or 0 */
 	const char *participant_key;
+	const IncUnit *unit;		/* the unit's keys and their flags */
+	int			key;			/* participant_key's index in unit */
+	const char *group_key;		/* participant_key when it is a group, else NULL */
 	const IncTxn *txns;			/* in any order */
 	IncPropertyFn props;		/* may be NULL: every property is missing */
 	void	   *props_ctx;
@@ -82,6 +92,13 @@ typedef struct IncCalc
 	 */
 	IncFault   *defer;
 } IncCalc;
+
+/* inc_calc_member: the key of t's own participant. */
+static inline const char *
+inc_calc_member(const IncCalc *c, const IncTxn *t)
+{
+	return c->unit->keys[t->participant];
+}
 
 /* inc_calc_at: the calculation is now working on transaction t (NULL: none). */
 extern void inc_calc_at(IncCalc *c, const IncTxn *t);
@@ -225,12 +242,21 @@ extern IncDec inc_calc_emit_rate_row(IncCalc *c, const IncOffer *offer, const In
 									 const IncDec *rate, const IncDec *pay_rate);
 
 /*
- * inc_calc_property: the participant's value of property_key into *value;
+ * inc_calc_property: the value of property_key into *value, of the key
+ * being calculated (the participant, or in a group offer the aggregation
+ * key);
  * false when it has none.  A value that is not a number is a data error
  * INC_ERR_PROPERTY_NOT_NUMBER naming the property and the participant
  * (false when deferred).
  */
 extern bool inc_calc_property(IncCalc *c, const char *property_key, IncRat *value);
+
+/*
+ * inc_calc_property_of: the same for another key of the unit (a member's
+ * own property in a group offer).
+ */
+extern bool inc_calc_property_of(IncCalc *c, const char *key, const char *property_key,
+								 IncRat *value);
 
 /* A growable array of transaction indexes. */
 typedef struct IncIndexList

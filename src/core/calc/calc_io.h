@@ -30,6 +30,13 @@
  * then (INC_ERR_NULL), naming the column, the transaction and the
  * participant.  transaction_id, participant_key and sku_key are never
  * NULL (the host refuses those rows itself).
+ *
+ * participant and aggregation are keys of the calculation unit (IncUnit,
+ * by index): the transaction's participant, and its aggregation key in an
+ * offer aggregated by group (docs/reference.md, Participant groups: the
+ * group of the participant's window containing the transaction's date,
+ * else the participant itself, i.e. aggregation == participant).  A
+ * calculation of one participant (inc_engine_calculate) has both 0.
  */
 #define INC_TXN_NULL_TYPE		0x01	/* transaction_type */
 #define INC_TXN_NULL_DATE		0x02	/* transaction_date */
@@ -49,7 +56,36 @@ typedef struct IncTxn
 	IncDec		amount;
 	int32_t		sku_id;			/* 0: by name */
 	int32_t		uom_id;			/* 0: by name */
+	int32_t		participant;	/* IncUnit.keys index of its participant */
+	int32_t		aggregation;	/* IncUnit.keys index of its aggregation key */
 } IncTxn;
+
+/*
+ * A calculation unit (inc_engine_calculate_unit): every transaction that
+ * may share an aggregation key -- the members of a group, with all their
+ * transactions, and the groups connected through a member that moves
+ * between them -- and the keys they name (participants and groups), by
+ * index.  flags per key:
+ *   INC_KEY_GROUP    a group_key of the participant groups (a row under it
+ *                    carries it as its group_key);
+ *   INC_KEY_REPORT   the host wants this participant's rows and
+ *                    diagnostics (others' transactions only count in their
+ *                    groups' figures; their own offers are not calculated);
+ *   INC_KEY_VISIBLE  its contribution may be shown in the diagnostics of
+ *                    a group it belongs to (a participant the caller may
+ *                    see).
+ * The strings stay put for the whole calculation.
+ */
+#define INC_KEY_GROUP	0x01
+#define INC_KEY_REPORT	0x02
+#define INC_KEY_VISIBLE	0x04
+
+typedef struct IncUnit
+{
+	int			nkeys;
+	const char *const *keys;
+	const uint8_t *flags;
+} IncUnit;
 
 /*
  * One earning row (docs/reference.md, Earning rows).  The numbers are
@@ -65,6 +101,8 @@ typedef struct IncRow
 {
 	const IncOffer *offer;
 	const IncTxn *txn;
+	const char *participant_key;	/* the transaction's participant */
+	const char *group_key;		/* a group offer's row under a group, else NULL */
 	const char *rate_key;		/* incentive_rate_key */
 	const char *rate_measure;	/* incentive_rate_measure */
 	IncDec		rate_value;		/* incentive_rate_value */
@@ -90,7 +128,9 @@ typedef enum IncPropStatus
 /*
  * IncPropertyFn: look up property key for participant; on INC_PROP_FOUND
  * fill *value.  The host checks the call's properties first, then stored
- * ones (docs/reference.md, Stepped).
+ * ones (docs/reference.md, Stepped).  In an offer aggregated by group,
+ * participant is the aggregation key (a group's properties are stored
+ * under its group_key).
  */
 typedef IncPropStatus (*IncPropertyFn) (void *ctx, const char *participant_key,
 										const char *property_key, IncDec *value);

@@ -17,12 +17,15 @@
  * strategy's around their own, so the driver never branches on rules and
  * an offer without rules never reaches them.
  */
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine.h"
 #include "../rules/rules.h"
 #include "../strategy/strategy.h"
+#include "../util/jsonbuf.h"
 #include "../util/strmap.h"
 
 typedef struct IncHookList
@@ -286,18 +289,72 @@ inc_engine_property_keys(const IncEngine *e, int *n)
 }
 
 /*
- * OfferState: offer idx's state for the participant of c, begun (and
+ * A member's part of a group offer's aggregate, for the diagnostics: its
+ * transactions the offer saw under the key and what its rows pay.
+ */
+typedef struct Member
+{
+	int			participant;	/* IncUnit.keys index */
+	int			transactions;
+	int			last_txn;
+	IncRat		amount;
+} Member;
+
+typedef struct MemberList
+{
+	int			n;
+	int			cap;
+	Member	   *items;
+} MemberList;
+
+typedef struct Unit Unit;
+
+/* The emit context of one key's calculation. */
+typedef struct KeyEmit
+{
+	Unit	   *u;
+	int			key;
+} KeyEmit;
+
+/* What one unit's calculation keeps (inc_engine_calculate_unit). */
+struct Unit
+{
+	IncEngine  *e;
+	const IncUnit *unit;
+	int			nkeys;
+	IncCalc    *calcs;			/* per key */
+	KeyEmit    *emits;			/* per key: its calculation's emit_ctx */
+	/* offer states, by slot offer * nkeys + key, valid while gens[slot] == gen */
+	uint64_t   *gens;
+	void	  **states;
+	uint64_t	gen;
+	int		   *touched;		/* slots begun */
+	int			ntouched;
+	/* rows to the host */
+	IncEmitFn	emit;
+	void	   *emit_ctx;
+	int			offer;			/* the offer whose hook or finish runs */
+	/* diagnostics only */
+	MemberList *members;		/* by slot (group offers) */
+	const char **jsons;			/* by slot, once diagnosed */
+};
+
+/*
+ * OfferState: the state of offer o for key k of the unit, begun (and
  * recorded as touched) on first use.
  */
 static void *
-OfferState(IncEngine *e, IncCalc *c, int *touched, int *ntouched, int idx)
+OfferState(Unit *u, int o, int k)
 {
-	if (e->state_gen[idx] == e->gen)
-		return e->state[idx];
-	e->state[idx] = e->ops[idx]->begin(c, e->offers[idx]);
-	e->state_gen[idx] = e->gen;
-	touched[(*ntouched)++] = idx;
-	return e->state[idx];
+	IncEngine  *e = u->e;
+	int			slot = o * u->nkeys + k;
+
+	if (u->gens[slot] == u->gen)
+		return u->states[slot];
+	u->states[slot] = e->ops[o]->begin(&u->calcs[k], e->offers[o]);
+	u->gens[slot] = u->gen;
+	u->touched[u->ntouched++] = slot;
+	return u->states[slot];
 }
 
 static int
@@ -309,38 +366,267 @@ CompareInts(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* inc_engine_calculate: every earning row of one participant. */
+/* MemberOf: member p's entry in a group offer state's list (made on first use). */
+static Member *
+MemberOf(MemberList *l, int p)
+{
+	int			i;
+
+	for (i = l->n - 1; i >= 0; i--)
+		if (l->items[i].participant == p)
+			return &l->items[i];
+	if (l->n == l->cap)
+		l->items = inc_grow(l->items, l->n, &l->cap, sizeof(Member), 4);
+	memset(&l->items[l->n], 0, sizeof(Member));
+	l->items[l->n].participant = p;
+	l->items[l->n].last_txn = -1;
+	inc_rat_from_int(&l->items[l->n].amount, 0);
+	return &l->items[l->n++];
+}
+
+/*
+ * UnitEmit: a row of one key's calculation: counted for the diagnostics
+ * of a group offer, then to the host when it wants the row's participant
+ * (INC_KEY_REPORT: a group's other members' rows are made for the group's
+ * figures, pools and limits, and dropped here).
+ */
+static void
+UnitEmit(void *ctx, const IncRow *row)
+{
+	const KeyEmit *ke = ctx;
+	Unit	   *u = ke->u;
+
+	if (u->members && row->offer->aggregation == INC_AGGREGATE_GROUP)
+	{
+		Member	   *m = MemberOf(&u->members[u->offer * u->nkeys + ke->key],
+								 row->txn->participant);
+		IncRat		a;
+
+		inc_rat_from_dec(&a, &row->incentive_amount);
+		inc_rat_add(&m->amount, &m->amount, &a);
+	}
+	if (u->unit->flags[row->txn->participant] & INC_KEY_REPORT)
+		u->emit(u->emit_ctx, row);
+}
+
+/* KeyOf: the key of offer o's state for transaction t. */
+static inline int
+KeyOf(const IncEngine *e, int o, const IncTxn *t)
+{
+	return e->offers[o]->aggregation == INC_AGGREGATE_GROUP ? t->aggregation : t->participant;
+}
+
+/*
+ * GroupPart: the "aggregation" member a group offer's diagnostics get:
+ * {"key", "group_key" (null outside a group), "members": [{"participant_key",
+ * "transactions", "incentive_amount"}]} of the members with transactions
+ * under the key that the host lets show (INC_KEY_VISIBLE), in key order.
+ */
+static void
+GroupPart(Unit *u, int slot, int k, IncJsonBuf *b)
+{
+	const IncUnit *unit = u->unit;
+	MemberList *l = &u->members[slot];
+	int			p,
+				i;
+	bool		first = true;
+
+	inc_json_raw(b, "\"aggregation\":{");
+	inc_json_key_string(b, "key", unit->keys[k]);
+	inc_json_raw(b, ",");
+	inc_json_key_string(b, "group_key", (unit->flags[k] & INC_KEY_GROUP) ? unit->keys[k] : NULL);
+	inc_json_raw(b, ",\"members\":[");
+	for (p = 0; p < unit->nkeys; p++)
+		for (i = 0; i < l->n; i++)
+		{
+			const Member *m = &l->items[i];
+			char		count[64];
+
+			if (m->participant != p || !(unit->flags[p] & (INC_KEY_VISIBLE | INC_KEY_REPORT)))
+				continue;
+			inc_json_raw(b, first ? "{" : ",{");
+			first = false;
+			inc_json_key_string(b, "participant_key", unit->keys[p]);
+			snprintf(count, sizeof(count), ",\"transactions\":%d,\"incentive_amount\":",
+					 m->transactions);
+			inc_json_raw(b, count);
+			inc_json_rat(b, &m->amount, 2);
+			inc_json_raw(b, "}");
+		}
+	inc_json_raw(b, "]}");
+}
+
+/*
+ * Diagnose: every offer's diagnostics for every participant p the host
+ * wants (INC_KEY_REPORT), in offer order: an offer aggregated by
+ * participant from p's own state, one aggregated by group from the state
+ * of each aggregation key p's transactions carry (carries[p * nkeys + k];
+ * p's own key when it has none), with GroupPart's "aggregation" added.
+ */
+static void
+Diagnose(Unit *u, const bool *carries)
+{
+	IncEngine  *e = u->e;
+	const IncUnit *unit = u->unit;
+	int			o,
+				p,
+				k;
+
+	for (p = 0; p < u->nkeys; p++)
+	{
+		if (!(unit->flags[p] & INC_KEY_REPORT))
+			continue;
+		for (o = 0; o < e->noffers; o++)
+		{
+			const IncOffer *offer = e->offers[o];
+
+			if (offer->aggregation != INC_AGGREGATE_GROUP)
+			{
+				e->diagnostics(e->diagnostics_ctx, offer, unit->keys[p], NULL,
+							   u->jsons[o * u->nkeys + p]);
+				continue;
+			}
+			for (k = 0; k < u->nkeys; k++)
+			{
+				int			slot = o * u->nkeys + k;
+				const char *json = u->jsons[slot];
+				size_t		len = strlen(json);
+				char	   *head;
+				IncJsonBuf	b;
+
+				if (!carries[p * u->nkeys + k])
+					continue;
+				/* the state's object without its closing brace */
+				head = inc_alloc(len + 1);
+				memcpy(head, json, len);
+				while (len > 0 && head[len - 1] != '}')
+					len--;
+				head[len > 0 ? len - 1 : 0] = '\0';
+				inc_json_init(&b);
+				inc_json_raw(&b, head);
+				inc_json_raw(&b, strcmp(head, "{") == 0 ? "" : ",");
+				GroupPart(u, slot, k, &b);
+				inc_json_raw(&b, "}");
+				e->diagnostics(e->diagnostics_ctx, offer, unit->keys[p],
+							   (unit->flags[k] & INC_KEY_GROUP) ? unit->keys[k] : NULL, b.data);
+			}
+		}
+	}
+}
+
+/* inc_engine_calculate: every earning row of one participant (a unit of one key). */
 void
 inc_engine_calculate(IncEngine *e, const char *participant_key,
 					 const IncTxn *txns, int ntxns,
 					 IncPropertyFn props, void *props_ctx,
 					 IncEmitFn emit, void *emit_ctx)
 {
-	IncCalc		c;
-	int		   *touched = inc_alloc(sizeof(int) * (e->noffers + 1));
-	int			ntouched = 0;
+	static const uint8_t flags = INC_KEY_REPORT | INC_KEY_VISIBLE;
+	IncUnit		unit;
+
+	unit.nkeys = 1;
+	unit.keys = &participant_key;
+	unit.flags = &flags;
+	inc_engine_calculate_unit(e, &unit, txns, ntxns, props, props_ctx, emit, emit_ctx);
+}
+
+/*
+ * inc_engine_calculate_unit: every earning row of a unit.  One pass over
+ * the transactions: each goes past the offers of its SKU, into the state
+ * of the offer for its participant (an offer aggregated by participant)
+ * or its aggregation key (by group); then every state begun finishes, in
+ * offer order, then key order.
+ */
+void
+inc_engine_calculate_unit(IncEngine *e, const IncUnit *unit,
+						  const IncTxn *txns, int ntxns,
+						  IncPropertyFn props, void *props_ctx,
+						  IncEmitFn emit, void *emit_ctx)
+{
+	Unit		u;
+	int			nkeys = unit->nkeys;
+	int			nslots = e->noffers * nkeys;
+	bool		filtered = false;
+	bool	   *relevant = NULL;	/* filtered: keys with a wanted transaction */
+	bool	   *carries = NULL; /* diagnostics: [p * nkeys + k] */
+	bool		diagnostics = e->diagnostics != NULL;
 	int			i,
-				h;
+				h,
+				k;
 
 	if (e->sku_uoms_stale)
 		RefreshSkuUoms(e);
-	memset(&c, 0, sizeof(c));
-	c.units = e->units;
-	c.sku_uom_ids = e->sku_uom_ids;
-	c.participant_key = participant_key;
-	c.txns = txns;
-	c.props = props;
-	c.props_ctx = props_ctx;
-	c.emit = emit;
-	c.emit_ctx = emit_ctx;
-	c.tick = e->tick;
-	c.diagnostics = e->diagnostics != NULL;
-	c.position = &e->position;
-	c.enrollments = e->enrollments;
-	c.enrollments_ctx = e->enrollments_ctx;
-	e->position.participant_key = participant_key;
+	memset(&u, 0, sizeof(u));
+	u.e = e;
+	u.unit = unit;
+	u.nkeys = nkeys;
+	u.emit = emit;
+	u.emit_ctx = emit_ctx;
+	u.touched = inc_alloc(sizeof(int) * (nslots + 1));
+	if (nkeys == 1)
+	{
+		/* one participant: the engine's own arrays, forgotten by generation */
+		u.gens = e->state_gen;
+		u.states = e->state;
+		u.gen = ++e->gen;
+	}
+	else
+	{
+		u.gens = inc_alloc(sizeof(uint64_t) * (nslots + 1));
+		u.states = inc_alloc(sizeof(void *) * (nslots + 1));
+		u.gen = 1;
+	}
+	u.calcs = inc_alloc(sizeof(IncCalc) * nkeys);
+	u.emits = inc_alloc(sizeof(KeyEmit) * nkeys);
+	for (k = 0; k < nkeys; k++)
+	{
+		IncCalc    *c = &u.calcs[k];
+
+		c->units = e->units;
+		c->sku_uom_ids = e->sku_uom_ids;
+		c->participant_key = unit->keys[k];
+		c->unit = unit;
+		c->key = k;
+		c->group_key = (unit->flags[k] & INC_KEY_GROUP) ? unit->keys[k] : NULL;
+		c->txns = txns;
+		c->props = props;
+		c->props_ctx = props_ctx;
+		u.emits[k].u = &u;
+		u.emits[k].key = k;
+		c->emit = UnitEmit;
+		c->emit_ctx = &u.emits[k];
+		c->tick = e->tick;
+		c->diagnostics = diagnostics;
+		c->position = &e->position;
+		c->enrollments = e->enrollments;
+		c->enrollments_ctx = e->enrollments_ctx;
+		if (!(unit->flags[k] & INC_KEY_REPORT))
+			filtered = true;
+	}
+	e->position.unit = unit;
+	e->position.participant_key = unit->keys[0];
 	e->position.txn = NULL;
-	e->gen++;
+
+	/*
+	 * A host that wants some participants only: an offer aggregated by
+	 * participant is calculated for those, one aggregated by group for the
+	 * keys their transactions carry.
+	 */
+	if (filtered)
+	{
+		relevant = inc_alloc(sizeof(bool) * nkeys);
+		for (i = 0; i < ntxns; i++)
+			if (unit->flags[txns[i].participant] & INC_KEY_REPORT)
+				relevant[txns[i].aggregation] = true;
+	}
+	if (diagnostics)
+	{
+		u.members = inc_alloc(sizeof(MemberList) * (nslots + 1));
+		u.jsons = inc_alloc(sizeof(char *) * (nslots + 1));
+		carries = inc_alloc(sizeof(bool) * nkeys * nkeys);
+		for (i = 0; i < ntxns; i++)
+			carries[txns[i].participant * nkeys + txns[i].aggregation] = true;
+	}
 
 	for (i = 0; i < ntxns; i++)
 	{
@@ -352,39 +638,90 @@ inc_engine_calculate(IncEngine *e, const char *participant_key,
 			e->tick();
 		if (hooks == NULL)
 			continue;
-		inc_calc_at(&c, t);
+		e->position.txn = t;
 		for (h = 0; h < hooks->n; h++)
 		{
 			const IncHook *hook = &hooks->hooks[h];
-			void	   *state = OfferState(e, &c, touched, &ntouched, hook->offer);
+			int			o = hook->offer;
+			void	   *state;
 
-			e->ops[hook->offer]->observe(&c, e->offers[hook->offer], state, hook, i);
+			k = KeyOf(e, o, t);
+			if (filtered && !(e->offers[o]->aggregation == INC_AGGREGATE_GROUP ? relevant[k] :
+							  (unit->flags[k] & INC_KEY_REPORT) != 0))
+				continue;
+			state = OfferState(&u, o, k);
+			u.offer = o;
+			if (u.members && e->offers[o]->aggregation == INC_AGGREGATE_GROUP)
+			{
+				Member	   *m = MemberOf(&u.members[o * nkeys + k], t->participant);
+
+				if (m->last_txn != i)
+				{
+					m->last_txn = i;
+					m->transactions++;
+				}
+			}
+			e->ops[o]->observe(&u.calcs[k], e->offers[o], state, hook, i);
 		}
 	}
-	inc_calc_at(&c, NULL);
+	e->position.txn = NULL;
 
-	/* with diagnostics, every offer is reported, touched or not */
-	if (c.diagnostics)
-		for (i = 0; i < e->noffers; i++)
-			(void) OfferState(e, &c, touched, &ntouched, i);
-
-	/* finish offers in offer order, so output order is stable */
-	qsort(touched, ntouched, sizeof(int), CompareInts);
-	for (i = 0; i < ntouched; i++)
-	{
-		int			o = touched[i];
-
-		e->ops[o]->finish(&c, e->offers[o], e->state[o]);
-		inc_calc_at(&c, NULL);
-		if (c.diagnostics)
+	/*
+	 * with diagnostics, every offer is reported for every wanted
+	 * participant, touched or not
+	 */
+	if (diagnostics)
+		for (k = 0; k < nkeys; k++)
 		{
-			const char *json = e->ops[o]->diagnose(&c, e->offers[o], e->state[o]);
+			int			o,
+						g;
 
-			inc_calc_at(&c, NULL);
-			e->diagnostics(e->diagnostics_ctx, e->offers[o], json);
+			if (!(unit->flags[k] & INC_KEY_REPORT))
+				continue;
+			if (!carries[k * nkeys + k])
+			{
+				bool		any = false;
+
+				for (g = 0; g < nkeys; g++)
+					any = any || carries[k * nkeys + g];
+				if (!any)
+					carries[k * nkeys + k] = true;	/* no transactions: its own key */
+			}
+			for (o = 0; o < e->noffers; o++)
+			{
+				if (e->offers[o]->aggregation != INC_AGGREGATE_GROUP)
+					(void) OfferState(&u, o, k);
+				else
+					for (g = 0; g < nkeys; g++)
+						if (carries[k * nkeys + g])
+							(void) OfferState(&u, o, g);
+			}
+		}
+
+	/* finish in offer order, then key order, so output order is stable */
+	qsort(u.touched, u.ntouched, sizeof(int), CompareInts);
+	for (i = 0; i < u.ntouched; i++)
+	{
+		int			slot = u.touched[i];
+		int			o = slot / nkeys;
+		IncCalc    *c;
+
+		k = slot % nkeys;
+		c = &u.calcs[k];
+		e->position.participant_key = unit->keys[k];
+		u.offer = o;
+		e->ops[o]->finish(c, e->offers[o], u.states[slot]);
+		inc_calc_at(c, NULL);
+		if (diagnostics)
+		{
+			u.jsons[slot] = e->ops[o]->diagnose(c, e->offers[o], u.states[slot]);
+			inc_calc_at(c, NULL);
 		}
 	}
+	if (diagnostics)
+		Diagnose(&u, carries);
 	e->position.participant_key = NULL;
+	e->position.unit = NULL;
 }
 
 /*
@@ -397,6 +734,7 @@ inc_engine_clear_position(IncEngine *e)
 {
 	e->position.participant_key = NULL;
 	e->position.txn = NULL;
+	e->position.unit = NULL;
 }
 
 /* inc_engine_position: the participant and transaction being calculated. */
@@ -404,9 +742,16 @@ bool
 inc_engine_position(const IncEngine *e, const char **participant,
 					const char **transaction_id)
 {
-	*participant = e->position.participant_key;
-	*transaction_id = e->position.participant_key && e->position.txn ?
-		e->position.txn->transaction_id : NULL;
+	const IncPosition *p = &e->position;
+
+	*participant = p->participant_key;
+	*transaction_id = NULL;
+	if (p->participant_key && p->txn)
+	{
+		*transaction_id = p->txn->transaction_id;
+		if (p->unit)
+			*participant = p->unit->keys[p->txn->participant];
+	}
 	return *participant != NULL;
 }
 

@@ -1,13 +1,18 @@
 /*
  * engine.h
- *    The calculation: offers indexed by SKU, one participant at a time;
- *    the host API of the engine core.
+ *    The calculation: offers indexed by SKU, one participant (or one unit
+ *    of participants that share groups) at a time; the host API of the
+ *    engine core.
  *
  * A host builds an IncEngine once per call (offers, SKU units, unit
  * conversions), then feeds it each participant's transactions, in any
- * order, and receives earning rows through a callback (the types are in calc_io.h).  A participant's earnings depend
- * only on its own transactions and properties, so the host needs to hold
- * one participant's transactions at a time.  Everything is allocated with
+ * order, and receives earning rows through a callback (the types are in
+ * calc_io.h).  A participant's earnings depend only on its own
+ * transactions and properties, and, in offers aggregated by group, on
+ * those of the groups it belongs to: so the host holds one participant's
+ * transactions at a time, or one unit's (every participant that shares an
+ * aggregation key with another, through a group; calc_io.h, IncUnit).
+ * Everything is allocated with
  * inc_alloc: the engine in the host's long-lived context, a participant's
  * working data in whatever context is current during inc_engine_calculate
  * (the host resets it after each participant).
@@ -21,7 +26,9 @@
  * IncDiagnosticsFn: why a participant earns what it does under one offer,
  * as a JSON object (see inc_engine_set_diagnostics).
  */
-typedef void (*IncDiagnosticsFn) (void *ctx, const IncOffer *offer, const char *json);
+typedef void (*IncDiagnosticsFn) (void *ctx, const IncOffer *offer,
+								  const char *participant_key, const char *group_key,
+								  const char *json);
 
 typedef struct IncEngine IncEngine;
 
@@ -43,11 +50,19 @@ extern void inc_engine_set_tick(IncEngine *e, IncTickFn tick);
 extern void inc_engine_set_enrollments(IncEngine *e, IncEnrollmentFn fn, void *ctx);
 
 /*
- * inc_engine_set_diagnostics: after each participant, report every offer
- * of the engine to fn as JSON, in the order the offers were added, whether
- * the participant's transactions touched it or not (an untouched offer is
+ * inc_engine_set_diagnostics: after each unit, report every offer of the
+ * engine to fn as JSON for each participant the host wants (IncUnit,
+ * INC_KEY_REPORT), in the order the offers were added, whether the
+ * participant's transactions touched it or not (an untouched offer is
  * reported from an empty state: no coverage, a threshold value of 0 or
- * the participant's property):
+ * the participant's property).  An offer aggregated by group is reported
+ * once per aggregation key the participant's transactions carry (its own
+ * key when it has none), from that key's state, group_key set when the key
+ * is a group, with "aggregation": {"key", "group_key", "members":
+ * [{"participant_key", "transactions", "incentive_amount"}]} added (the
+ * members with transactions under the key that the host lets show,
+ * INC_KEY_VISIBLE or INC_KEY_REPORT; transactions is how many the offer
+ * saw, incentive_amount what their rows pay):
  *   standard: {"entries": [{"rate_key", "label", "period_key",
  *     "period_start_date", "period_end_date", "transaction_type", "rates":
  *     [{"sku_key", "rate", "measure"}], "transactions" (matched),
@@ -112,7 +127,28 @@ extern bool inc_engine_needs_properties(const IncEngine *e);
 extern const char *const *inc_engine_property_keys(const IncEngine *e, int *n);
 
 /*
- * inc_engine_calculate: all earning rows of one participant.  txns are its
+ * inc_engine_calculate_unit: all earning rows of a calculation unit
+ * (calc_io.h, IncUnit): txns are every transaction of its participants,
+ * in any order, each transaction_id at most once, each naming its
+ * participant and aggregation key by index into unit->keys.  An offer
+ * aggregated by participant is calculated per participant over its own
+ * transactions, one aggregated by group per aggregation key over every
+ * transaction that carries it (docs/reference.md, Participant groups);
+ * each row keeps its transaction's participant (IncRow.participant_key)
+ * and, in a group offer under a group, carries the group_key.  Only rows
+ * of participants flagged INC_KEY_REPORT reach emit, and offers by
+ * participant are calculated only for them (by group, only for the keys
+ * their transactions carry).  Errors as for inc_engine_calculate.
+ */
+extern void inc_engine_calculate_unit(IncEngine *e, const IncUnit *unit,
+									  const IncTxn *txns, int ntxns,
+									  IncPropertyFn props, void *props_ctx,
+									  IncEmitFn emit, void *emit_ctx);
+
+/*
+ * inc_engine_calculate: all earning rows of one participant (a unit of
+ * one key, reported, whose transactions have participant and aggregation
+ * 0: an offer aggregated by group is its own aggregate).  txns are its
  * transactions, in any order, each transaction_id at most once (what
  * depends on transaction_id order, a fixed pool's cents, sorts its own
  * transactions); rows are passed to emit as they are made (row and its
@@ -127,7 +163,9 @@ extern void inc_engine_calculate(IncEngine *e, const char *participant_key,
 /*
  * inc_engine_position: where the engine is, for a host's error context:
  * true during inc_engine_calculate (the fail hook included), with the
- * participant's key in *participant and the transaction being worked on
+ * participant's key in *participant (the transaction's own participant
+ * while a transaction is worked on, else the key being finished: a
+ * participant, or a group) and the transaction being worked on
  * in *transaction_id (NULL between transactions, e.g. while a participant's
  * tiers or overlaps are computed); false outside a calculation, with both
  * set to NULL.  The strings belong to the caller of inc_engine_calculate.

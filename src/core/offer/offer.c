@@ -1,7 +1,7 @@
 /*
  * offer.c
  *    Small services of the offer model: strategy, calculator, threshold
- *    type, tier mode and enrollment names, program price lookup, and ISO
+ *    type, tier mode, enrollment, aggregation and scope names, program price lookup, and ISO
  *    dates as PostgreSQL day numbers.
  *
  * Dates are days since 2000-01-01 (PostgreSQL's DateADT), computed with
@@ -42,6 +42,16 @@ const char *const inc_enrollment_names[INC_NENROLLMENTS] = {
 	[INC_ENROLLMENT_REQUIRED] = "required",
 };
 
+const char *const inc_aggregation_names[INC_NAGGREGATIONS] = {
+	[INC_AGGREGATE_PARTICIPANT] = "participant",
+	[INC_AGGREGATE_GROUP] = "group",
+};
+
+const char *const inc_scope_names[INC_NSCOPES] = {
+	[INC_SCOPE_GROUP] = "group",
+	[INC_SCOPE_MEMBER] = "member",
+};
+
 /*
  * The name of each enum value for the messages and responses: the entry of
  * its names table, or "unknown" for a value out of range.
@@ -58,6 +68,8 @@ NAME_FUNCTION(inc_calculator_name, IncCalculator, inc_calculator_names, INC_NCAL
 NAME_FUNCTION(inc_threshold_type_name, IncThresholdType, inc_threshold_type_names, INC_NTHRESHOLD_TYPES)
 NAME_FUNCTION(inc_tier_mode_name, IncTierMode, inc_tier_mode_names, INC_NTIER_MODES)
 NAME_FUNCTION(inc_enrollment_name, IncEnrollment, inc_enrollment_names, INC_NENROLLMENTS)
+NAME_FUNCTION(inc_aggregation_name, IncAggregation, inc_aggregation_names, INC_NAGGREGATIONS)
+NAME_FUNCTION(inc_scope_name, IncScope, inc_scope_names, INC_NSCOPES)
 
 /*
  * inc_offer_price: the program price of sku_key, or NULL when not priced

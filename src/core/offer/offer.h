@@ -187,6 +187,39 @@ extern const char *const inc_enrollment_names[INC_NENROLLMENTS];
 extern const char *inc_enrollment_name(IncEnrollment e);
 
 /*
+ * aggregation: whose transactions an offer's figures are computed over
+ * (docs/reference.md, Participant groups): each participant's own, or
+ * every transaction of the aggregation key (the participant's group on the
+ * transaction's date, else the participant).
+ */
+typedef enum IncAggregation
+{
+	INC_AGGREGATE_PARTICIPANT = 0,	/* the default */
+	INC_AGGREGATE_GROUP
+} IncAggregation;
+
+#define INC_NAGGREGATIONS 2
+
+extern const char *const inc_aggregation_names[INC_NAGGREGATIONS];
+extern const char *inc_aggregation_name(IncAggregation a);
+
+/*
+ * A requirement's scope in a group offer: the aggregation key's
+ * transactions (the default), or each member's own transactions of it (a
+ * member that fails loses its rows, its volume still counted).
+ */
+typedef enum IncScope
+{
+	INC_SCOPE_GROUP = 0,
+	INC_SCOPE_MEMBER
+} IncScope;
+
+#define INC_NSCOPES 2
+
+extern const char *const inc_scope_names[INC_NSCOPES];
+extern const char *inc_scope_name(IncScope s);
+
+/*
  * requirements[]: a qualification gate, met when its value >= minimum.
  * type is an IncThresholdType: aggregated_amount / aggregated_quantity sum
  * over filters exactly as a stepped threshold does; property reads
@@ -200,6 +233,7 @@ typedef struct IncRequirement
 	int			nfilters;		/* 0 for property */
 	IncFilter  *filters;
 	char	   *property_key;	/* property only */
+	IncScope	scope;			/* member: only in a group offer */
 } IncRequirement;
 
 /* limits: dollars per participant for the whole offer. */
@@ -218,6 +252,7 @@ typedef struct IncRules
 	IncEnrollment enrollment;
 	int			nrequirements;
 	IncRequirement *requirements;
+	int			nmember_requirements;	/* those of scope member */
 	IncLimits	limits;
 } IncRules;
 
@@ -237,6 +272,7 @@ typedef struct IncOffer
 	IncStepped	stepped;		/* stepped */
 	IncStacked	stacked;		/* stacked */
 	IncRules	rules;			/* program rules, every strategy */
+	IncAggregation aggregation;
 } IncOffer;
 
 /* A parse/validation failure: the complete message for the user. */

@@ -1,8 +1,9 @@
 /*
  * offer_rules.c
  *    The offer parser's walk of the program rules (docs/reference.md,
- *    Program rules): incentive.tier_mode of a stepped offer, and the
- *    enrollment, requirements and limits fields every strategy may carry.
+ *    Program rules, Participant groups): incentive.tier_mode of a stepped
+ *    offer, and the aggregation, enrollment, requirements (with their
+ *    scope) and limits fields every strategy may carry.
  *
  * Called by offer_parse.c: the tier mode's value when the incentive object
  * is entered, its compatibility with the calculator, the threshold type
@@ -101,19 +102,29 @@ ParseRequirement(IncOfferBuild *b, struct json_object *obj, void *elem, void *ke
 	}
 	else
 		inc_ob_filters(b, obj, "filters", &r->filters, &r->nfilters);
+	r->scope = (IncScope) inc_ob_choice(b, obj, "scope", inc_scope_names, INC_NSCOPES,
+										INC_SCOPE_GROUP);
+	if (r->scope == INC_SCOPE_MEMBER && b->offer->aggregation != INC_AGGREGATE_GROUP)
+		inc_oj_fail_at(p, "scope", "\"%s\" is only for an offer with \"aggregation\": \"%s\"",
+					   inc_scope_name(INC_SCOPE_MEMBER),
+					   inc_aggregation_name(INC_AGGREGATE_GROUP));
 	if (inc_ob_seen(keys, r->key))
 		inc_oj_fail_at(p, "key", "duplicates requirement key \"%s\"", r->key);
 }
 
-/* requirements: optional; distinct keys. */
+/* requirements: optional; distinct keys; those of scope member counted. */
 static void
 ParseRequirements(IncOfferBuild *b, struct json_object *root)
 {
 	IncRules   *rules = &b->offer->rules;
+	int			r;
 
 	rules->requirements = inc_ob_objects(b, root, "requirements", 0, &rules->nrequirements,
 										 sizeof(IncRequirement), ParseRequirement,
 										 inc_strmap_create());
+	for (r = 0; r < rules->nrequirements; r++)
+		if (rules->requirements[r].scope == INC_SCOPE_MEMBER)
+			rules->nmember_requirements++;
 }
 
 /*
@@ -156,12 +167,20 @@ ParseLimits(IncOfferBuild *b, struct json_object *root)
 	inc_oj_pop(p, top);
 }
 
-/* inc_ob_rules: enrollment, requirements, limits; then rules.any. */
+/*
+ * inc_ob_rules: aggregation (first: a requirement's scope depends on it),
+ * enrollment, requirements, limits; then rules.any (an offer aggregated by
+ * group needs no rules of its own: the engine calculates it per
+ * aggregation key).
+ */
 void
 inc_ob_rules(IncOfferBuild *b, struct json_object *root)
 {
 	IncRules   *rules = &b->offer->rules;
 
+	b->offer->aggregation = (IncAggregation)
+		inc_ob_choice(b, root, "aggregation", inc_aggregation_names,
+					  INC_NAGGREGATIONS, INC_AGGREGATE_PARTICIPANT);
 	rules->enrollment = (IncEnrollment)
 		inc_ob_choice(b, root, "enrollment", inc_enrollment_names,
 					  INC_NENROLLMENTS, INC_ENROLLMENT_OPEN);

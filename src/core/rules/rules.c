@@ -35,6 +35,17 @@
  * one, its figures are left out (RulesDiagnose).  An offer without
  * requirements runs its strategy as the transactions come.
  *
+ * In an offer aggregated by group (docs/reference.md, Participant groups)
+ * the state is the aggregation key's: enrollment is still each
+ * transaction's own participant's (the windows of each member, from the
+ * host on first use), a requirement of scope group is the key's, and one
+ * of scope member sums each member's own transactions of the key (a
+ * property: the member's own).  The members' gates are decided after the
+ * whole key's calculation, limits included: a member that fails loses its
+ * rows, its volume still counted and its share given to nobody; a gate
+ * that cannot be decided raises its data error when the host wants that
+ * member's rows.
+ *
  * Limits: the strategy's rows are held (c->hold) with their exact amounts.
  * U is their exact sum (a pool row counts its allocated share).  Below the
  * minimum nothing is paid; above the maximum every exact amount is scaled
@@ -60,16 +71,32 @@ typedef struct HeldRow
 	IncRat		exact;			/* incentive amount before rounding */
 } HeldRow;
 
-typedef struct RequirementState
+/* A requirement's value and whether it is met (of the key, or of a member). */
+typedef struct Judged
 {
-	int			last_txn;		/* last transaction added to sum */
 	IncRat		sum;			/* aggregated types */
 	IncFault	fault;			/* the first data error of its inputs */
 	bool		known;			/* its value could be computed (no fault) */
 	bool		has_value;		/* false: a missing property */
 	IncRat		value;
 	bool		met;
+} Judged;
+
+typedef struct RequirementState
+{
+	int			last_txn;		/* last transaction added to a sum */
+	Judged		key;			/* scope group: the key's */
+	Judged	   *members;		/* scope member: by unit key */
 } RequirementState;
+
+/* A member's gate in a group offer (its requirements of scope member). */
+typedef enum Gate
+{
+	GATE_UNDECIDED = 0,
+	GATE_PASSES,
+	GATE_FAILS,
+	GATE_UNKNOWN				/* a requirement's value could not be computed */
+} Gate;
 
 /* Does a transaction exist for the offer (enrollment)? */
 typedef enum Admission
@@ -92,9 +119,15 @@ typedef struct RulesState
 	/* the offer's strategy and its state for the participant */
 	const IncStrategyOps *strategy;
 	void	   *strategy_state;
-	/* enrollment */
+	/* enrollment: the key's windows, or in a group offer each member's */
 	const IncWindow *windows;
 	int			nwindows;
+	bool		by_member;		/* a group offer: windows and gates per member */
+	const IncWindow **member_windows;	/* by unit key, when loaded */
+	int		   *member_nwindows;	/* by unit key; -1: not loaded */
+	/* members seen (a group offer), and their gates */
+	bool	   *seen;
+	Gate	   *gates;
 	int			last_txn;		/* the transaction last asked about */
 	Admission	last_admission;
 	int			outside;		/* transactions outside every window */
@@ -153,14 +186,34 @@ RulesBegin(IncCalc *c, const IncOffer *offer)
 	rs->strategy = inc_strategy_ops(offer->strategy);
 	rs->strategy_state = rs->strategy->begin(c, offer);
 	rs->last_txn = -1;
-	if (rules->enrollment == INC_ENROLLMENT_REQUIRED && c->enrollments)
+	rs->by_member = offer->aggregation == INC_AGGREGATE_GROUP;
+	if (rs->by_member)
+	{
+		int			k;
+
+		rs->member_windows = inc_alloc(sizeof(IncWindow *) * c->unit->nkeys);
+		rs->member_nwindows = inc_alloc(sizeof(int) * c->unit->nkeys);
+		for (k = 0; k < c->unit->nkeys; k++)
+			rs->member_nwindows[k] = -1;
+		rs->seen = inc_alloc(sizeof(bool) * c->unit->nkeys);
+		rs->gates = inc_alloc(sizeof(Gate) * c->unit->nkeys);
+	}
+	else if (rules->enrollment == INC_ENROLLMENT_REQUIRED && c->enrollments)
 		rs->nwindows = c->enrollments(c->enrollments_ctx, c->participant_key,
 									  offer->offer_key, &rs->windows);
 	rs->reqs = inc_alloc(sizeof(RequirementState) * (rules->nrequirements + 1));
 	for (r = 0; r < rules->nrequirements; r++)
 	{
 		rs->reqs[r].last_txn = -1;
-		inc_rat_from_int(&rs->reqs[r].sum, 0);
+		inc_rat_from_int(&rs->reqs[r].key.sum, 0);
+		if (rules->requirements[r].scope == INC_SCOPE_MEMBER)
+		{
+			int			k;
+
+			rs->reqs[r].members = inc_alloc(sizeof(Judged) * c->unit->nkeys);
+			for (k = 0; k < c->unit->nkeys; k++)
+				inc_rat_from_int(&rs->reqs[r].members[k].sum, 0);
+		}
 	}
 	rs->holding = rules->nrequirements > 0 || rules->limits.has_minimum ||
 		rules->limits.has_maximum;
@@ -169,20 +222,39 @@ RulesBegin(IncCalc *c, const IncOffer *offer)
 	return rs;
 }
 
-/* InWindow: is date inside one of the windows? */
+/* InWindow: is date inside one of the n windows? */
 static bool
-InWindow(const RulesState *rs, int32_t date)
+InWindow(const IncWindow *windows, int n, int32_t date)
 {
 	int			i;
 
-	for (i = 0; i < rs->nwindows; i++)
+	for (i = 0; i < n; i++)
 	{
-		const IncWindow *w = &rs->windows[i];
+		const IncWindow *w = &windows[i];
 
 		if (date >= w->start_date && (w->open_ended || date <= w->end_date))
 			return true;
 	}
 	return false;
+}
+
+/*
+ * MemberWindows: a group offer's windows of member m (unit key), from the
+ * host on first use; returns how many.
+ */
+static int
+MemberWindows(IncCalc *c, const IncOffer *offer, RulesState *rs, int m,
+			  const IncWindow **windows)
+{
+	if (rs->member_nwindows[m] < 0)
+	{
+		rs->member_windows[m] = NULL;
+		rs->member_nwindows[m] = c->enrollments ?
+			c->enrollments(c->enrollments_ctx, c->unit->keys[m], offer->offer_key,
+						   &rs->member_windows[m]) : 0;
+	}
+	*windows = rs->member_windows[m];
+	return rs->member_nwindows[m];
 }
 
 /*
@@ -199,13 +271,20 @@ Admit(IncCalc *c, const IncOffer *offer, RulesState *rs, int txn)
 		return INSIDE;
 	if (rs->last_txn != txn)
 	{
+		const IncWindow *windows = rs->windows;
+		int			nwindows = rs->nwindows;
+
+		/* a group offer: the windows of the transaction's own participant */
+		if (rs->by_member)
+			nwindows = MemberWindows(c, offer, rs, t->participant, &windows);
 		rs->last_txn = txn;
-		if (rs->nwindows == 0)
+		if (nwindows == 0)
 			rs->last_admission = OUTSIDE;
 		else if (!inc_calc_has(c, t, INC_TXN_NULL_DATE))
 			rs->last_admission = UNKNOWN;
 		else
-			rs->last_admission = InWindow(rs, t->transaction_date) ? INSIDE : OUTSIDE;
+			rs->last_admission = InWindow(windows, nwindows, t->transaction_date) ?
+				INSIDE : OUTSIDE;
 		if (rs->last_admission == OUTSIDE)
 			rs->outside++;
 	}
@@ -221,6 +300,7 @@ ObserveRequirement(IncCalc *c, const IncOffer *offer, RulesState *rs,
 	const IncFilter *filter = &req->filters[hook->b];
 	RequirementState *s = &rs->reqs[hook->a];
 	const IncTxn *t = &c->txns[txn];
+	Judged	   *j = req->scope == INC_SCOPE_MEMBER ? &s->members[t->participant] : &s->key;
 	IncRat		value;
 
 	if (s->last_txn == txn ||
@@ -232,7 +312,7 @@ ObserveRequirement(IncCalc *c, const IncOffer *offer, RulesState *rs,
 		inc_rat_from_dec(&value, &t->amount);
 	else
 		inc_rat_from_int(&value, 0);
-	inc_rat_add(&s->sum, &s->sum, &value);
+	inc_rat_add(&j->sum, &j->sum, &value);
 	s->last_txn = txn;
 }
 
@@ -276,10 +356,42 @@ Raise(IncCalc *c, const IncFault *f)
  * decides alone; else the first whose value could not be computed raises
  * its data error.
  */
+/*
+ * Judge: a requirement's value (its sum, or the property of key) against
+ * its minimum, into j; a data error of the property is noted in j.
+ */
+static void
+Judge(IncCalc *c, const IncRequirement *req, const char *key, Judged *j)
+{
+	IncRat		minimum;
+
+	if (req->type == INC_THRESHOLD_PROPERTY)
+	{
+		c->defer = &j->fault;
+		j->has_value = inc_calc_property_of(c, key, req->property_key, &j->value);
+		c->defer = NULL;
+	}
+	else
+	{
+		j->value = j->sum;
+		j->has_value = true;
+	}
+	j->known = j->fault.kind == 0;
+	inc_rat_from_dec(&minimum, &req->minimum);
+	j->met = j->known && j->has_value && inc_rat_cmp(&j->value, &minimum) >= 0;
+}
+
+/*
+ * Evaluate: every requirement's value of the key and whether it is met,
+ * once (those of scope member gate members instead: MemberGate).  A
+ * requirement whose value could be computed and is below its minimum
+ * decides alone; else the first whose value could not be computed raises
+ * its data error.
+ */
 static void
 Evaluate(IncCalc *c, const IncOffer *offer, RulesState *rs)
 {
-	const RequirementState *first_unknown = NULL;
+	const Judged *first_unknown = NULL;
 	bool		decided = false;
 	int			r;
 
@@ -289,33 +401,64 @@ Evaluate(IncCalc *c, const IncOffer *offer, RulesState *rs)
 	for (r = 0; r < offer->rules.nrequirements; r++)
 	{
 		const IncRequirement *req = &offer->rules.requirements[r];
-		RequirementState *s = &rs->reqs[r];
-		IncRat		minimum;
+		Judged	   *j = &rs->reqs[r].key;
 
-		if (req->type == INC_THRESHOLD_PROPERTY)
-		{
-			c->defer = &s->fault;
-			s->has_value = inc_calc_property(c, req->property_key, &s->value);
-			c->defer = NULL;
-		}
-		else
-		{
-			s->value = s->sum;
-			s->has_value = true;
-		}
-		s->known = s->fault.kind == 0;
-		inc_rat_from_dec(&minimum, &req->minimum);
-		s->met = s->known && s->has_value && inc_rat_cmp(&s->value, &minimum) >= 0;
-		if (!s->met)
+		if (req->scope == INC_SCOPE_MEMBER)
+			continue;
+		Judge(c, req, c->participant_key, j);
+		if (!j->met)
 			rs->qualified = false;
-		if (s->known && !s->met)
+		if (j->known && !j->met)
 			decided = true;
-		if (!s->known && first_unknown == NULL)
-			first_unknown = s;
+		if (!j->known && first_unknown == NULL)
+			first_unknown = j;
 	}
 	rs->evaluated = true;
 	if (first_unknown && !decided)
 		Raise(c, &first_unknown->fault);
+}
+
+/*
+ * MemberGate: whether member m of a group offer keeps its rows: every
+ * requirement of scope member judged on m's own transactions of the key
+ * (a property: m's own), once.  One that could be computed and is not met
+ * fails the member; else one that could not be computed leaves the gate
+ * unknown, and raise raises its data error.
+ */
+static Gate
+MemberGate(IncCalc *c, const IncOffer *offer, RulesState *rs, int m, bool raise)
+{
+	const Judged *first_unknown = NULL;
+	int			r;
+
+	if (rs->gates[m] == GATE_UNDECIDED)
+	{
+		rs->gates[m] = GATE_PASSES;
+		for (r = 0; r < offer->rules.nrequirements; r++)
+		{
+			const IncRequirement *req = &offer->rules.requirements[r];
+			Judged	   *j;
+
+			if (req->scope != INC_SCOPE_MEMBER)
+				continue;
+			j = &rs->reqs[r].members[m];
+			Judge(c, req, c->unit->keys[m], j);
+			if (j->known && !j->met)
+				rs->gates[m] = GATE_FAILS;
+			if (!j->known && first_unknown == NULL)
+				first_unknown = j;
+		}
+		if (rs->gates[m] == GATE_PASSES && first_unknown)
+			rs->gates[m] = GATE_UNKNOWN;
+	}
+	if (rs->gates[m] == GATE_UNKNOWN && raise)
+	{
+		for (r = 0; r < offer->rules.nrequirements; r++)
+			if (offer->rules.requirements[r].scope == INC_SCOPE_MEMBER &&
+				!rs->reqs[r].members[m].known)
+				Raise(c, &rs->reqs[r].members[m].fault);
+	}
+	return rs->gates[m];
 }
 
 /*
@@ -353,12 +496,27 @@ CompareHeld(const void *a, const void *b)
 	return cmp ? cmp : strcmp(x->rate_key, y->rate_key);
 }
 
-/* Release: one held row to the host with its final amount, counted as paid. */
+/*
+ * Release: one held row to the host with its final amount, counted as
+ * paid -- unless, in a group offer with requirements of scope member, its
+ * participant fails them (after the group's calculation: its share is
+ * not given to others).  An undecidable gate raises its data error when
+ * the host wants the member's rows; else they are dropped anyway.
+ */
 static void
-Release(IncCalc *c, RulesState *rs, HeldRow *h, const IncDec *amount)
+Release(IncCalc *c, const IncOffer *offer, RulesState *rs, HeldRow *h, const IncDec *amount)
 {
 	IncRat		a;
 
+	if (offer->rules.nmember_requirements > 0)
+	{
+		int			m = h->row.txn->participant;
+		bool		wanted = (c->unit->flags[m] & INC_KEY_REPORT) != 0;
+
+		inc_calc_at(c, h->row.txn);
+		if (MemberGate(c, offer, rs, m, wanted) != GATE_PASSES)
+			return;
+	}
 	inc_calc_at(c, h->row.txn);
 	inc_calc_emit_held(c, &h->row, amount);
 	inc_rat_from_dec(&a, amount);
@@ -398,7 +556,7 @@ Cap(IncCalc *c, const IncOffer *offer, RulesState *rs)
 		inc_rat_sub(&share, &rounded, &previous);
 		previous = rounded;
 		amount = inc_rat_to_dec(&share, 2);
-		Release(c, rs, order[i], &amount);
+		Release(c, offer, rs, order[i], &amount);
 	}
 }
 
@@ -414,9 +572,13 @@ RulesObserve(IncCalc *c, const IncOffer *offer, void *state, const IncHook *hook
 	IncFault	ignored = {0};
 	Admission	admission;
 
+	if (rs->by_member)
+		rs->seen[c->txns[txn].participant] = true;
 	if (hook->kind == RULES_HOOK)
 	{
-		c->defer = &rs->reqs[hook->a].fault;
+		c->defer = offer->rules.requirements[hook->a].scope == INC_SCOPE_MEMBER ?
+			&rs->reqs[hook->a].members[c->txns[txn].participant].fault :
+			&rs->reqs[hook->a].key.fault;
 		admission = Admit(c, offer, rs, txn);
 		if (admission == INSIDE)
 			ObserveRequirement(c, offer, rs, hook, txn);
@@ -483,7 +645,7 @@ ApplyLimits(IncCalc *c, const IncOffer *offer, RulesState *rs)
 		}
 	}
 	for (i = 0; i < rs->nheld; i++)
-		Release(c, rs, &rs->held[i], &rs->held[i].row.incentive_amount);
+		Release(c, offer, rs, &rs->held[i], &rs->held[i].row.incentive_amount);
 	inc_calc_at(c, NULL);
 }
 
@@ -538,12 +700,52 @@ Date(IncJsonBuf *b, int32_t days)
 	inc_json_string(b, text);
 }
 
-/* Windows: "windows" and "transactions_outside_windows" (null when open). */
+/* WindowList: windows as JSON objects, each led by participant when not NULL. */
 static void
-Windows(IncJsonBuf *b, const IncOffer *offer, const RulesState *rs)
+WindowList(IncJsonBuf *b, const char *participant, const IncWindow *windows, int n,
+		   bool *first)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		inc_json_raw(b, *first ? "{" : ",{");
+		*first = false;
+		if (participant)
+		{
+			inc_json_key_string(b, "participant_key", participant);
+			inc_json_raw(b, ",");
+		}
+		inc_json_key(b, "start_date");
+		Date(b, windows[i].start_date);
+		inc_json_raw(b, ",");
+		inc_json_key(b, "end_date");
+		if (windows[i].open_ended)
+			inc_json_raw(b, "null");
+		else
+			Date(b, windows[i].end_date);
+		inc_json_raw(b, "}");
+	}
+}
+
+/* Shown: may member m's figures show in the key's diagnostics? */
+static bool
+Shown(const IncCalc *c, int m)
+{
+	return (c->unit->flags[m] & (INC_KEY_VISIBLE | INC_KEY_REPORT)) != 0;
+}
+
+/*
+ * Windows: "windows" and "transactions_outside_windows" (null when open);
+ * in a group offer the windows of each member seen that may be shown,
+ * each with its "participant_key".
+ */
+static void
+Windows(IncJsonBuf *b, const IncCalc *c, const IncOffer *offer, const RulesState *rs)
 {
 	char		count[64];
-	int			i;
+	bool		first = true;
+	int			m;
 
 	if (offer->rules.enrollment != INC_ENROLLMENT_REQUIRED)
 	{
@@ -551,26 +753,57 @@ Windows(IncJsonBuf *b, const IncOffer *offer, const RulesState *rs)
 		return;
 	}
 	inc_json_raw(b, "\"windows\":[");
-	for (i = 0; i < rs->nwindows; i++)
+	if (rs->by_member)
 	{
-		inc_json_raw(b, i ? ",{" : "{");
-		inc_json_key(b, "start_date");
-		Date(b, rs->windows[i].start_date);
-		inc_json_raw(b, ",");
-		inc_json_key(b, "end_date");
-		if (rs->windows[i].open_ended)
-			inc_json_raw(b, "null");
-		else
-			Date(b, rs->windows[i].end_date);
-		inc_json_raw(b, "}");
+		for (m = 0; m < c->unit->nkeys; m++)
+			if (rs->member_nwindows[m] > 0 && Shown(c, m))
+				WindowList(b, c->unit->keys[m], rs->member_windows[m],
+						   rs->member_nwindows[m], &first);
 	}
+	else
+		WindowList(b, NULL, rs->windows, rs->nwindows, &first);
 	snprintf(count, sizeof(count), "],\"transactions_outside_windows\":%d", rs->outside);
 	inc_json_raw(b, count);
 }
 
-/* Requirements: "requirements" with each value against its minimum. */
+/*
+ * JudgedJson: "value", "met" and "gap" of a judged requirement, or nulls
+ * and its "error" when its value could not be computed.
+ */
 static void
-Requirements(IncJsonBuf *b, const IncOffer *offer, const RulesState *rs)
+JudgedJson(IncJsonBuf *b, const IncRequirement *req, const Judged *j)
+{
+	IncRat		gap;
+
+	if (!j->known)
+	{
+		/* another requirement decided, so its error was not raised */
+		inc_json_raw(b, "\"value\":null,\"met\":null,\"gap\":null,");
+		inc_json_key_string(b, "error", j->fault.message);
+		return;
+	}
+	inc_json_raw(b, "\"value\":");
+	inc_json_rat(b, j->has_value ? &j->value : NULL, 6);
+	inc_json_raw(b, j->met ? ",\"met\":true,\"gap\":" : ",\"met\":false,\"gap\":");
+	inc_rat_from_dec(&gap, &req->minimum);
+	if (j->has_value)
+	{
+		inc_rat_sub(&gap, &gap, &j->value);
+		if (inc_rat_sign(&gap) < 0)
+			inc_rat_from_int(&gap, 0);
+	}
+	inc_json_rat(b, j->has_value ? &gap : NULL, 6);
+}
+
+/*
+ * Requirements: "requirements" with each value against its minimum.  In a
+ * group offer each also has its "scope"; one of scope member has no value
+ * of its own (nulls) but "members": [{"participant_key", "value", "met",
+ * "gap"}] of the members seen that may be shown, judged on their own
+ * transactions of the key.
+ */
+static void
+Requirements(IncJsonBuf *b, IncCalc *c, const IncOffer *offer, RulesState *rs)
 {
 	int			r;
 
@@ -579,7 +812,6 @@ Requirements(IncJsonBuf *b, const IncOffer *offer, const RulesState *rs)
 	{
 		const IncRequirement *req = &offer->rules.requirements[r];
 		const RequirementState *s = &rs->reqs[r];
-		IncRat		gap;
 
 		inc_json_raw(b, r ? ",{" : "{");
 		inc_json_key_string(b, "key", req->key);
@@ -589,25 +821,34 @@ Requirements(IncJsonBuf *b, const IncOffer *offer, const RulesState *rs)
 		inc_json_key_string(b, "property_key", req->property_key);
 		inc_json_raw(b, ",\"minimum\":");
 		inc_json_dec(b, &req->minimum);
-		if (!s->known)
+		inc_json_raw(b, ",");
+		if (rs->by_member)
 		{
-			/* another requirement decided, so its error was not raised */
-			inc_json_raw(b, ",\"value\":null,\"met\":null,\"gap\":null,");
-			inc_json_key_string(b, "error", s->fault.message);
-			inc_json_raw(b, "}");
+			inc_json_key_string(b, "scope", inc_scope_name(req->scope));
+			inc_json_raw(b, ",");
+		}
+		if (req->scope == INC_SCOPE_MEMBER)
+		{
+			bool		first = true;
+			int			m;
+
+			inc_json_raw(b, "\"value\":null,\"met\":null,\"gap\":null,\"members\":[");
+			for (m = 0; m < c->unit->nkeys; m++)
+			{
+				if (!rs->seen[m] || !Shown(c, m))
+					continue;
+				(void) MemberGate(c, offer, rs, m, false);
+				inc_json_raw(b, first ? "{" : ",{");
+				first = false;
+				inc_json_key_string(b, "participant_key", c->unit->keys[m]);
+				inc_json_raw(b, ",");
+				JudgedJson(b, req, &s->members[m]);
+				inc_json_raw(b, "}");
+			}
+			inc_json_raw(b, "]}");
 			continue;
 		}
-		inc_json_raw(b, ",\"value\":");
-		inc_json_rat(b, s->has_value ? &s->value : NULL, 6);
-		inc_json_raw(b, s->met ? ",\"met\":true,\"gap\":" : ",\"met\":false,\"gap\":");
-		inc_rat_from_dec(&gap, &req->minimum);
-		if (s->has_value)
-		{
-			inc_rat_sub(&gap, &gap, &s->value);
-			if (inc_rat_sign(&gap) < 0)
-				inc_rat_from_int(&gap, 0);
-		}
-		inc_json_rat(b, s->has_value ? &gap : NULL, 6);
+		JudgedJson(b, req, &s->key);
 		inc_json_raw(b, "}");
 	}
 	inc_json_raw(b, "]");
@@ -681,9 +922,9 @@ RulesDiagnose(IncCalc *c, const IncOffer *offer, void *state)
 	inc_json_raw(&b, strcmp(head, "{") == 0 ? "\"rules\":{" : ",\"rules\":{");
 	inc_json_key_string(&b, "enrollment", inc_enrollment_name(offer->rules.enrollment));
 	inc_json_raw(&b, ",");
-	Windows(&b, offer, rs);
+	Windows(&b, c, offer, rs);
 	inc_json_raw(&b, ",");
-	Requirements(&b, offer, rs);
+	Requirements(&b, c, offer, rs);
 	inc_json_raw(&b, rs->qualified ? ",\"qualified\":true," : ",\"qualified\":false,");
 	if (rs->strategy_fault.kind != 0)
 	{
