@@ -39,11 +39,12 @@ typedef struct CalcProperties CalcProperties;
 
 /*
  * pg_calc_properties: the call's properties object and the stored values
- * (of participant_key, or of everyone when NULL) of the property keys
- * engine's offers use; in the current memory context.
+ * (of the n participants, their groups included, or of everyone when
+ * NULL) of the property keys engine's offers use; in the current memory
+ * context.
  */
 extern CalcProperties *pg_calc_properties(IncEngine *engine, Jsonb *properties,
-										  const char *participant_key);
+										  const char *const *participants, int n);
 
 /* pg_calc_property: an IncPropertyFn over CalcProperties (the call's value first). */
 extern IncPropStatus pg_calc_property(void *ctx, const char *participant_key,

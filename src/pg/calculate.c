@@ -48,6 +48,7 @@
 #include "compat.h"
 #include "core/engine/engine.h"
 #include "enrollments.h"
+#include "participant_groups.h"
 #include "pg_glue.h"
 #include "txn_source.h"
 
@@ -55,11 +56,15 @@
 #define NUM_DIAGNOSTICS_COLUMNS 4
 
 /*
- * A result type with one more column than the earning row gets the
- * transaction's date there (incentives_internal.calculate_dated, which
- * refresh_earnings materializes).
+ * The earning row of 0.3.0 has an 18th column, group_key, and the
+ * diagnostics a 5th (0.1.0's and 0.2.0's declarations stop before them:
+ * the result's tuple descriptor tells).  A result type with one more
+ * column than the earning row gets the transaction's date there
+ * (incentives_internal.calculate_dated, which refresh_earnings
+ * materializes).
  */
-#define NUM_DATED_COLUMNS (NUM_EARNING_COLUMNS + 1)
+#define GROUP_KEY_COLUMN NUM_EARNING_COLUMNS
+#define MAX_EARNING_COLUMNS (NUM_EARNING_COLUMNS + 2)
 
 /* A text datum made once per engine (CachedText). */
 typedef struct TextEntry
@@ -96,9 +101,10 @@ typedef struct Output
 	LastNumeric pay_rate;
 	LastNumeric contribution;
 	MemoryContext row_context;
-	Datum		participant_datum;	/* the participant being calculated */
+	Datum	   *key_datums;		/* the unit's keys, by index */
 	bool		diagnostics;	/* diagnostics rows instead of earnings */
-	bool		dated;			/* the transaction's date in an 18th column */
+	bool		group_key;		/* the row's group_key in an 18th column */
+	int			date_column;	/* the transaction's date there, or -1 */
 	TextCache  *texts;
 } Output;
 
@@ -214,8 +220,8 @@ static void
 EmitRow(void *ctx, const IncRow *row)
 {
 	Output	   *out = ctx;
-	Datum		values[NUM_DATED_COLUMNS];
-	bool		nulls[NUM_DATED_COLUMNS];
+	Datum		values[MAX_EARNING_COLUMNS];
+	bool		nulls[MAX_EARNING_COLUMNS];
 	union
 	{
 		char		b[PG_NUMERIC_BUF];
@@ -225,7 +231,7 @@ EmitRow(void *ctx, const IncRow *row)
 	if (out->diagnostics)
 		return;
 	memset(nulls, 0, sizeof(nulls));
-	values[0] = out->participant_datum;
+	values[0] = out->key_datums[row->txn->participant];
 	values[1] = CachedText(out, row->offer->offer_key);
 	values[2] = CachedText(out, inc_calculator_name(row->offer->calculator));
 	values[3] = CachedText(out, row->txn->sku_key);
@@ -248,25 +254,37 @@ EmitRow(void *ctx, const IncRow *row)
 	}
 	else
 		values[16] = pg_dec_to_numeric_in(&row->effective_rate, num[8].b);
-	if (out->dated)
-		values[NUM_EARNING_COLUMNS] = DateADTGetDatum(row->txn->transaction_date);
+	if (out->group_key)
+	{
+		/* a group_key is the aggregation key of the row's transaction */
+		values[GROUP_KEY_COLUMN] = row->group_key ? out->key_datums[row->txn->aggregation] : (Datum) 0;
+		nulls[GROUP_KEY_COLUMN] = row->group_key == NULL;
+	}
+	if (out->date_column >= 0)
+		values[out->date_column] = DateADTGetDatum(row->txn->transaction_date);
 
 	tuplestore_putvalues(out->rsinfo->setResult, out->rsinfo->setDesc, values, nulls);
 }
 
-/* EmitDiagnostics: one (participant, offer, strategy, diagnostics) row. */
+/*
+ * EmitDiagnostics: one (participant, offer, strategy, diagnostics) row,
+ * and the group_key it is under when the result has a 5th column.
+ */
 static void
-EmitDiagnostics(void *ctx, const IncOffer *offer, const char *json)
+EmitDiagnostics(void *ctx, const IncOffer *offer, const char *participant_key,
+				const char *group_key, const char *json)
 {
 	Output	   *out = ctx;
-	Datum		values[4];
-	bool		nulls[4] = {false, false, false, false};
+	Datum		values[NUM_DIAGNOSTICS_COLUMNS + 1];
+	bool		nulls[NUM_DIAGNOSTICS_COLUMNS + 1] = {false, false, false, false, false};
 	MemoryContext old = MemoryContextSwitchTo(out->row_context);
 
-	values[0] = out->participant_datum;
+	values[0] = CStringGetTextDatum(participant_key);
 	values[1] = CachedText(out, offer->offer_key);
 	values[2] = CachedText(out, inc_strategy_name(offer->strategy));
 	values[3] = DirectFunctionCall1(jsonb_in, CStringGetDatum(json));
+	values[4] = group_key ? CStringGetTextDatum(group_key) : (Datum) 0;
+	nulls[4] = group_key == NULL;
 	tuplestore_putvalues(out->rsinfo->setResult, out->rsinfo->setDesc, values, nulls);
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(out->row_context);
@@ -362,9 +380,12 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics, bool request)
 	bool		calculated_any = false;
 	MemoryContext participant_context,
 				call_context;
-	const char *key;
-	IncTxn	   *txns;
-	int			ntxns;
+	IncGroups  *groups;
+	const char *const *members = NULL;
+	int			nmembers = 0;
+	TxnUnit		unit;
+	int			natts,
+				expected;
 
 	if (OptionalArg(fcinfo, as_of_arg))
 	{
@@ -381,14 +402,23 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics, bool request)
 	memset(&out, 0, sizeof(out));
 	out.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	out.diagnostics = diagnostics;
-	out.dated = !diagnostics && out.rsinfo->setDesc->natts == NUM_DATED_COLUMNS;
-	/* the rows built below fill exactly this many columns (or one more: the date) */
-	if (out.rsinfo->setDesc->natts !=
-		(diagnostics ? NUM_DIAGNOSTICS_COLUMNS : NUM_EARNING_COLUMNS) && !out.dated)
+	out.date_column = -1;
+	natts = out.rsinfo->setDesc->natts;
+	/* the rows built below fill exactly these columns */
+	if (diagnostics)
+		expected = natts == NUM_DIAGNOSTICS_COLUMNS + 1 ? natts : NUM_DIAGNOSTICS_COLUMNS;
+	else
+	{
+		out.group_key = natts > GROUP_KEY_COLUMN &&
+			strcmp(NameStr(TupleDescAttr(out.rsinfo->setDesc, GROUP_KEY_COLUMN)->attname),
+				   "group_key") == 0;
+		expected = NUM_EARNING_COLUMNS + (out.group_key ? 1 : 0);
+		if (natts == expected + 1)
+			out.date_column = expected++;
+	}
+	if (natts != expected)
 		elog(ERROR, "%s returns %d columns, expected %d",
-			 diagnostics ? "incentive_diagnostics" : "incentive_calculate",
-			 out.rsinfo->setDesc->natts,
-			 diagnostics ? NUM_DIAGNOSTICS_COLUMNS : NUM_EARNING_COLUMNS);
+			 diagnostics ? "incentive_diagnostics" : "incentive_calculate", natts, expected);
 
 	if (PG_ARGISNULL(3))
 		relid = DatumGetObjectId(DirectFunctionCall1(to_regclass,
@@ -414,8 +444,13 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics, bool request)
 	out.texts = TextsOf(&ce);
 	inc_engine_set_tick(engine, Tick);
 	inc_engine_set_diagnostics(engine, diagnostics ? EmitDiagnostics : NULL, &out);
-	props = pg_calc_properties(engine, properties, participant_filter);
-	pg_enrollments_load(&enrollments, engine, participant_filter, request_enrollments);
+	/* the participant groups, and who a one-participant call reads */
+	groups = pg_groups_load(engine);
+	if (participant_filter)
+		members = pg_groups_members(groups, participant_filter, &nmembers);
+	props = pg_calc_properties(engine, properties, members, nmembers);
+	pg_enrollments_load(&enrollments, engine, participant_filter, members, nmembers,
+						request_enrollments);
 	inc_engine_set_enrollments(engine, pg_enrollments_lookup, &enrollments);
 
 	participant_context = AllocSetContextCreate(call_context, "incentives participant",
@@ -423,8 +458,8 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics, bool request)
 	out.row_context = AllocSetContextCreate(call_context, "incentives row",
 											ALLOCSET_SMALL_SIZES);
 
-	/* every transaction read, grouped by participant (txn_source.h) */
-	src = txn_source_open(relid, participant_filter, through_date, engine, ce.context,
+	/* every transaction read, grouped by unit (txn_source.h) */
+	src = txn_source_open(relid, participant_filter, through_date, engine, ce.context, groups,
 						  &read_position);
 
 	/* the engine's position names what failed, while it calculates */
@@ -433,11 +468,12 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics, bool request)
 	context.previous = error_context_stack;
 	error_context_stack = &context;
 
-	while (txn_source_next(src, participant_context, &key, &out.participant_datum,
-						   &txns, &ntxns))
+	while (txn_source_next(src, participant_context, &unit))
 	{
 		MemoryContextSwitchTo(participant_context);
-		inc_engine_calculate(engine, key, txns, ntxns, pg_calc_property, props, EmitRow, &out);
+		out.key_datums = unit.key_datums;
+		inc_engine_calculate_unit(engine, &unit.unit, unit.txns, unit.ntxns, pg_calc_property,
+								  props, EmitRow, &out);
 		MemoryContextSwitchTo(call_context);
 		MemoryContextReset(participant_context);
 		calculated_any = true;
@@ -446,8 +482,10 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics, bool request)
 	/* a participant named but without transactions: from an empty state */
 	if (participant_filter && !calculated_any)
 	{
+		Datum		key = CStringGetTextDatum(participant_filter);
+
 		MemoryContextSwitchTo(participant_context);
-		out.participant_datum = CStringGetTextDatum(participant_filter);
+		out.key_datums = &key;
 		inc_engine_calculate(engine, participant_filter, NULL, 0, pg_calc_property, props,
 							 EmitRow, &out);
 		MemoryContextSwitchTo(call_context);

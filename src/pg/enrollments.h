@@ -20,7 +20,8 @@ typedef struct PgEnrollments
 } PgEnrollments;
 
 extern void pg_enrollments_load(PgEnrollments *en, const IncEngine *e,
-								const char *participant_key, Jsonb *request);
+								const char *participant_key, const char *const *participants,
+								int n, Jsonb *request);
 extern int	pg_enrollments_lookup(void *ctx, const char *participant_key,
 								  const char *offer_key, const IncWindow **windows);
 

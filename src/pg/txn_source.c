@@ -43,6 +43,7 @@
 #include "utils/memutils.h"
 
 #include "core/util/strmap.h"
+#include "participant_groups.h"
 #include "pg_glue.h"
 #include "txn_relation.h"
 #include "txn_source.h"
@@ -53,9 +54,10 @@
 
 /*
  * One transaction as stored.  After the fixed part: the wide
- * coefficients (when flagged), the participant key and a NUL, then at the
- * next 4-byte boundary the transaction_id as a text datum (4-byte header)
- * followed by a NUL.
+ * coefficients (when flagged), the unit and the key index of a member of
+ * the participant groups (when flagged), the participant key and a NUL,
+ * then at the next 4-byte boundary the transaction_id as a text datum
+ * (4-byte header) followed by a NUL.
  */
 typedef struct TxnRec
 {
@@ -75,6 +77,14 @@ typedef struct TxnRec
 #define REC_WIDE_QUANTITY	0x01
 #define REC_WIDE_AMOUNT		0x02
 #define REC_NULLS_SHIFT		2	/* the IncTxn.nulls flags, shifted */
+#define REC_MEMBER			0x80	/* a key of the participant groups */
+
+/* A member's place, after the wide coefficients (REC_MEMBER). */
+typedef struct RecMember
+{
+	int32		unit;			/* groups.h */
+	int32		index;			/* among the unit's keys */
+} RecMember;
 
 /* An (id, participant) pair of the identity check: lengths, then both. */
 typedef struct IdRec
@@ -84,12 +94,16 @@ typedef struct IdRec
 	/* id, NUL, participant, NUL */
 } IdRec;
 
-/* One participant of the batch in memory. */
+/*
+ * One participant of the batch in memory, or one unit of the participant
+ * groups (its first key stands for it).
+ */
 typedef struct Participant
 {
 	uint32		hash;
 	uint32		plen;
 	const char *key;			/* NULL: empty slot */
+	int32		unit;			/* -1: a participant in no group */
 	uint32		first;			/* its records: order[first .. first + n) */
 	uint32		n;
 	uint32		placed;
@@ -110,6 +124,11 @@ struct TxnSource
 	MemoryContext engine_context;	/* where the engine interns units */
 	const char *participant;	/* the one participant read, or NULL */
 	size_t		participant_len;
+	const IncGroups *membership;	/* the participant groups, or NULL */
+	int			participant_unit;	/* the one participant's unit, or -1 */
+	const char **unit_keys;		/* by unit: its first key (stands for it) */
+	uint32	   *unit_key_lens;
+	uint32	   *unit_hashes;	/* by unit: the hash of that key */
 	MemoryContext context;		/* where the source lives */
 	MemoryContext row_context;	/* reset after every row */
 	ErrorContextCallback *outer_context;	/* the error context around the read */
@@ -272,6 +291,8 @@ ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
 	MemoryContext old;
 	TxnRec	   *rec;
 	char	   *p;
+	int			unit;
+	RecMember	member;
 
 	CHECK_FOR_INTERRUPTS();
 	slot_getallattrs(slot);
@@ -307,8 +328,10 @@ ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
 	participant = DatumGetTextPP(values[C_PARTICIPANT]);
 	pp = VARDATA_ANY(participant);
 	plen = VARSIZE_ANY_EXHDR(participant);
+	unit = src->membership ? inc_groups_find(src->membership, pp, plen, &member.index) : -1;
 	if (src->participant &&
-		(plen != src->participant_len || memcmp(pp, src->participant, plen) != 0))
+		(src->participant_unit >= 0 ? unit != src->participant_unit :
+		 plen != src->participant_len || memcmp(pp, src->participant, plen) != 0))
 	{
 		/* the index's equality may be looser than bytes (a collation) */
 		MemoryContextSwitchTo(old);
@@ -334,8 +357,8 @@ ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
 		error_context_stack = spi_context;
 	}
 
-	/* the record: fixed part, wide numbers, participant, id datum */
-	Room(src, sizeof(TxnRec) + 2 * sizeof(inc_int128) + plen + idlen + 16);
+	/* the record: fixed part, wide numbers, member place, participant, id datum */
+	Room(src, sizeof(TxnRec) + 2 * sizeof(inc_int128) + sizeof(RecMember) + plen + idlen + 16);
 	rec = (TxnRec *) src->buf;
 	rec->date = nulls[C_DATE] ? 0 : DatumGetDateADT(values[C_DATE]);
 	rec->sku_id = sku_id;
@@ -357,6 +380,13 @@ ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
 	p = src->buf + sizeof(TxnRec);
 	p = PutNumber(&quantity, &rec->quantity, &rec->qscale, &rec->flags, REC_WIDE_QUANTITY, p);
 	p = PutNumber(&amount, &rec->amount, &rec->ascale, &rec->flags, REC_WIDE_AMOUNT, p);
+	if (unit >= 0)
+	{
+		rec->flags |= REC_MEMBER;
+		member.unit = unit;
+		memcpy(p, &member, sizeof(RecMember));
+		p += sizeof(RecMember);
+	}
 	memcpy(p, pp, plen);
 	p[plen] = '\0';
 	p = (char *) TYPEALIGN(4, p + plen + 1);
@@ -364,7 +394,10 @@ ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
 	memcpy(p + VARHDRSZ, idp, idlen);
 	p[VARHDRSZ + idlen] = '\0';
 	p += VARHDRSZ + idlen + 1;
-	txn_store_put(src->store, hash_bytes((const unsigned char *) pp, (int) plen),
+	/* partitioned by the unit: a member's by its unit's first key */
+	txn_store_put(src->store,
+				  unit >= 0 ? src->unit_hashes[unit] :
+				  hash_bytes((const unsigned char *) pp, (int) plen),
 				  src->buf, p - src->buf);
 
 	if (src->ids)
@@ -490,7 +523,8 @@ CheckIdentity(TxnSource *src)
 /* txn_source_open: check the relation, read it into the store. */
 TxnSource *
 txn_source_open(Oid relid, const char *participant_key, const DateADT *through_date,
-				IncEngine *engine, MemoryContext engine_context, TxnPosition *position)
+				IncEngine *engine, MemoryContext engine_context, const IncGroups *groups,
+				TxnPosition *position)
 {
 	TxnSource  *src;
 	TxnRelation rel;
@@ -501,6 +535,8 @@ txn_source_open(Oid relid, const char *participant_key, const DateADT *through_d
 	uint64		rows;
 	Size		limit = (Size) work_mem * 1024;
 	int			rc;
+	const char *const *members;
+	int			nmembers = 0;
 
 	txn_relation_check(relid, &rel);
 	src = palloc0(sizeof(TxnSource));
@@ -510,6 +546,29 @@ txn_source_open(Oid relid, const char *participant_key, const DateADT *through_d
 	src->engine_context = engine_context;
 	src->participant = participant_key;
 	src->participant_len = participant_key ? strlen(participant_key) : 0;
+	src->membership = groups;
+	src->participant_unit = -1;
+	if (groups)
+	{
+		int			u,
+					index;
+
+		src->unit_keys = palloc(sizeof(char *) * (inc_groups_count(groups) + 1));
+		src->unit_key_lens = palloc(sizeof(uint32) * (inc_groups_count(groups) + 1));
+		src->unit_hashes = palloc(sizeof(uint32) * (inc_groups_count(groups) + 1));
+		for (u = 0; u < inc_groups_count(groups); u++)
+		{
+			IncUnit		unit = inc_groups_unit(groups, u);
+
+			src->unit_keys[u] = unit.keys[0];
+			src->unit_key_lens[u] = (uint32) strlen(unit.keys[0]);
+			src->unit_hashes[u] = hash_bytes((const unsigned char *) unit.keys[0],
+											 (int) src->unit_key_lens[u]);
+		}
+		if (participant_key)
+			src->participant_unit = inc_groups_find(groups, participant_key,
+													src->participant_len, &index);
+	}
 	src->position = position;
 	src->types = inc_strmap_create();
 	src->types_cap = 8;
@@ -534,7 +593,8 @@ txn_source_open(Oid relid, const char *participant_key, const DateADT *through_d
 	}
 
 	plan = txn_relation_read(relid, src->relname, participant_key != NULL, through_date != NULL);
-	params = txn_relation_params(participant_key, through_date);
+	members = participant_key ? pg_groups_members(groups, participant_key, &nmembers) : NULL;
+	params = txn_relation_params(members, nmembers, through_date);
 	if (participant_key)
 		rows = 0;				/* a participant's share: unknown, small */
 	src->store = txn_store_create(limit, rows * RECORD_ESTIMATE);
@@ -594,13 +654,48 @@ GrowGroups(TxnSource *src)
 	pfree(old);
 }
 
-/* KeyOf: the participant key of a record. */
+/* MemberOf: where a record's member place is (REC_MEMBER). */
 static inline const char *
-KeyOf(const TxnRec *r)
+MemberOf(const TxnRec *r)
 {
 	return (const char *) r + sizeof(TxnRec) +
 		((r->flags & REC_WIDE_QUANTITY) ? sizeof(inc_int128) : 0) +
 		((r->flags & REC_WIDE_AMOUNT) ? sizeof(inc_int128) : 0);
+}
+
+/* KeyOf: the participant key of a record. */
+static inline const char *
+KeyOf(const TxnRec *r)
+{
+	return MemberOf(r) + ((r->flags & REC_MEMBER) ? sizeof(RecMember) : 0);
+}
+
+/* RecordMember: a member record's unit and key index. */
+static inline RecMember
+RecordMember(const TxnRec *r)
+{
+	RecMember	m;
+
+	memcpy(&m, MemberOf(r), sizeof(RecMember));
+	return m;
+}
+
+/*
+ * UnitKeyOf: the key a record is grouped under, *len its length: its
+ * unit's first key for a member, else its participant's.
+ */
+static inline const char *
+UnitKeyOf(const TxnSource *src, const TxnRec *r, uint32 *len, int32 *unit)
+{
+	if (r->flags & REC_MEMBER)
+	{
+		*unit = RecordMember(r).unit;
+		*len = src->unit_key_lens[*unit];
+		return src->unit_keys[*unit];
+	}
+	*unit = -1;
+	*len = r->plen;
+	return KeyOf(r);
 }
 
 /*
@@ -652,21 +747,24 @@ GroupsFor(TxnSource *src)
 	txn_store_iter_init(src->store, &it);
 	while ((r = txn_store_iter_next(&it, &hash)) != NULL)
 	{
-		const char *key = KeyOf(r);
-		Participant *g = FindGroup(src->groups, src->groups_mask, hash, key, r->plen);
+		uint32		len;
+		int32		unit;
+		const char *key = UnitKeyOf(src, r, &len, &unit);
+		Participant *g = FindGroup(src->groups, src->groups_mask, hash, key, len);
 
 		if (g->key == NULL)
 		{
 			if ((ngroups + 1) * 2 > src->groups_mask + 1)
 			{
 				GrowGroups(src);
-				g = FindGroup(src->groups, src->groups_mask, hash, key, r->plen);
+				g = FindGroup(src->groups, src->groups_mask, hash, key, len);
 				grew = true;
 			}
 			ngroups++;
 			g->key = key;
 			g->hash = hash;
-			g->plen = r->plen;
+			g->plen = len;
+			g->unit = unit;
 		}
 		g->n++;
 		src->slot_of[k] = grew ? hash : (uint32) (g - src->groups);
@@ -688,13 +786,17 @@ GroupsFor(TxnSource *src)
 		}
 	for (i = 0; rehash && i < k; i++)
 	{
-		uint32		h;
+		uint32		h,
+					len;
+		int32		unit;
+		const char *key;
 
 		r = src->order[i];
-		h = i < rehash_from ? hash_bytes((const unsigned char *) KeyOf(r), (int) r->plen)
+		key = UnitKeyOf(src, r, &len, &unit);
+		h = i < rehash_from ? hash_bytes((const unsigned char *) key, (int) len)
 			: src->slot_of[i];
 		src->slot_of[i] = (uint32) (FindGroup(src->groups, src->groups_mask, h,
-											  KeyOf(r), r->plen) - src->groups);
+											  key, len) - src->groups);
 	}
 	src->last_ngroups = ngroups;
 	/* place: the records of slot g at order[first ..] (order is read first) */
@@ -746,14 +848,76 @@ ExpandRecord(const TxnSource *src, const TxnRec *r, IncTxn *t)
 	t->quantity.coef = RecordCoef(&p, r->flags & REC_WIDE_QUANTITY, r->quantity);
 	t->amount.scale = r->ascale;
 	t->amount.coef = RecordCoef(&p, r->flags & REC_WIDE_AMOUNT, r->amount);
+	t->participant = 0;
+	t->aggregation = 0;
+	if (r->flags & REC_MEMBER)
+	{
+		RecMember	m;
+
+		memcpy(&m, p, sizeof(RecMember));
+		p += sizeof(RecMember);
+		t->participant = m.index;
+		t->aggregation = inc_groups_aggregation(src->membership, m.unit, m.index, r->date,
+												!(t->nulls & INC_TXN_NULL_DATE));
+	}
 	p = (const char *) TYPEALIGN(4, p + r->plen + 1);
 	t->transaction_id = p + VARHDRSZ;
 }
 
-/* txn_source_next: the next participant and its transactions. */
+/* TextDatum: a text datum of len bytes at s, in context. */
+static Datum
+TextDatum(MemoryContext context, const char *s, size_t len)
+{
+	Datum		d = PointerGetDatum(MemoryContextAlloc(context, VARHDRSZ + len));
+
+	SET_VARSIZE(DatumGetPointer(d), VARHDRSZ + len);
+	memcpy(VARDATA(DatumGetPointer(d)), s, len);
+	return d;
+}
+
+/*
+ * UnitOf: the unit of a group of the batch, in context: a participant in
+ * no group alone, else the keys of its participant groups' unit, each
+ * flagged INC_KEY_VISIBLE, and INC_KEY_REPORT for the participant read
+ * alone (a one-participant call) or else for every participant with
+ * transactions.
+ */
+static void
+UnitOf(const TxnSource *src, const Participant *g, MemoryContext context, TxnUnit *out)
+{
+	uint8	   *flags;
+	int			k;
+
+	if (g->unit < 0)
+	{
+		const char **keys = MemoryContextAlloc(context, sizeof(char *));
+
+		flags = MemoryContextAlloc(context, 1);
+		keys[0] = g->key;
+		flags[0] = INC_KEY_REPORT | INC_KEY_VISIBLE;
+		out->unit.nkeys = 1;
+		out->unit.keys = keys;
+		out->unit.flags = flags;
+		out->key_datums = MemoryContextAlloc(context, sizeof(Datum));
+		out->key_datums[0] = TextDatum(context, g->key, g->plen);
+		return;
+	}
+	out->unit = inc_groups_unit(src->membership, g->unit);
+	flags = MemoryContextAlloc(context, out->unit.nkeys);
+	out->key_datums = MemoryContextAlloc(context, sizeof(Datum) * out->unit.nkeys);
+	for (k = 0; k < out->unit.nkeys; k++)
+	{
+		flags[k] = out->unit.flags[k] | INC_KEY_VISIBLE;
+		if (src->participant && strcmp(out->unit.keys[k], src->participant) == 0)
+			flags[k] |= INC_KEY_REPORT;
+		out->key_datums[k] = TextDatum(context, out->unit.keys[k], strlen(out->unit.keys[k]));
+	}
+	out->unit.flags = flags;
+}
+
+/* txn_source_next: the next unit and its transactions. */
 bool
-txn_source_next(TxnSource *src, MemoryContext context, const char **participant_key,
-				Datum *key_datum, IncTxn **txns, int *ntxns)
+txn_source_next(TxnSource *src, MemoryContext context, TxnUnit *unit)
 {
 	for (;;)
 	{
@@ -768,19 +932,19 @@ txn_source_next(TxnSource *src, MemoryContext context, const char **participant_
 
 				if (g->key == NULL)
 					continue;
+				UnitOf(src, g, context, unit);
 				out = MemoryContextAllocHuge(context, sizeof(IncTxn) * g->n);
 				for (i = 0; i < g->n; i++)
 				{
 					if (i + 4 < g->n)
 						__builtin_prefetch(recs[i + 4]);
 					ExpandRecord(src, recs[i], &out[i]);
+					/* everyone's call: each participant with transactions */
+					if (g->unit >= 0 && src->participant == NULL)
+						((uint8 *) unit->unit.flags)[out[i].participant] |= INC_KEY_REPORT;
 				}
-				*participant_key = g->key;
-				*key_datum = PointerGetDatum(MemoryContextAlloc(context, VARHDRSZ + g->plen));
-				SET_VARSIZE(DatumGetPointer(*key_datum), VARHDRSZ + g->plen);
-				memcpy(VARDATA(DatumGetPointer(*key_datum)), g->key, g->plen);
-				*txns = out;
-				*ntxns = g->n;
+				unit->txns = out;
+				unit->ntxns = (int) g->n;
 				return true;
 			}
 		}

@@ -22,6 +22,7 @@
 #include "utils/date.h"
 
 #include "core/engine/engine.h"
+#include "core/engine/groups.h"
 
 typedef struct TxnSource TxnSource;
 
@@ -42,7 +43,8 @@ typedef struct TxnPosition
 /*
  * txn_source_open: check relid's columns (an error names a missing or
  * mistyped one), then read it -- only participant_key's transactions when
- * that is not NULL, only those dated on or before *through_date when that
+ * that is not NULL (and those of every other key of its unit when groups,
+ * the participant groups, has it), only those dated on or before *through_date when that
  * is not NULL (docs/lifecycle.md, Through-date) -- into the store.  Rows
  * whose SKU no offer of engine mentions are skipped; the rest are checked
  * (no NULL transaction_id, participant_key or sku_key; NULLs elsewhere are
@@ -52,16 +54,30 @@ typedef struct TxnPosition
  */
 extern TxnSource *txn_source_open(Oid relid, const char *participant_key,
 								  const DateADT *through_date, IncEngine *engine,
-								  MemoryContext engine_context, TxnPosition *position);
+								  MemoryContext engine_context, const IncGroups *groups,
+								  TxnPosition *position);
 
 /*
- * txn_source_next: the next participant's key and transactions (in no
- * particular order), in memory of context, which the caller resets
- * between participants; false after the last.  The key's text datum is
- * set too (for the rows' participant_key column).
+ * A calculation unit as the source hands it out (calc_io.h, IncUnit): a
+ * participant in no group alone, or every key of a unit of the
+ * participant groups with all its transactions.
  */
-extern bool txn_source_next(TxnSource *src, MemoryContext context, const char **participant_key,
-							Datum *key_datum, IncTxn **txns, int *ntxns);
+typedef struct TxnUnit
+{
+	IncUnit		unit;			/* keys and flags (INC_KEY_REPORT: the
+								 * participant read alone, or every
+								 * participant with transactions) */
+	Datum	   *key_datums;		/* per key, its text datum */
+	IncTxn	   *txns;			/* naming their participant and aggregation key */
+	int			ntxns;
+} TxnUnit;
+
+/*
+ * txn_source_next: the next unit and its transactions (in no particular
+ * order), in memory of context, which the caller resets between units;
+ * false after the last.
+ */
+extern bool txn_source_next(TxnSource *src, MemoryContext context, TxnUnit *unit);
 
 /*
  * txn_source_id_datum: the transaction_id text datum of a transaction

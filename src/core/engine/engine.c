@@ -273,6 +273,18 @@ inc_engine_enrollment_offer_keys(const IncEngine *e, int *n)
 	return e->enrollment_offer_keys;
 }
 
+/* inc_engine_aggregates_groups: is an offer aggregated by group? */
+bool
+inc_engine_aggregates_groups(const IncEngine *e)
+{
+	int			o;
+
+	for (o = 0; o < e->noffers; o++)
+		if (e->offers[o]->aggregation == INC_AGGREGATE_GROUP)
+			return true;
+	return false;
+}
+
 /* inc_engine_needs_properties: does an offer read a property? */
 bool
 inc_engine_needs_properties(const IncEngine *e)

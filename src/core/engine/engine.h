@@ -121,6 +121,12 @@ extern const char *inc_engine_uom_key(const IncEngine *e, int id);
  */
 extern const char *const *inc_engine_enrollment_offer_keys(const IncEngine *e, int *n);
 
+/*
+ * inc_engine_aggregates_groups: true when some offer is aggregated by
+ * group (the host then needs the participant groups' units).
+ */
+extern bool inc_engine_aggregates_groups(const IncEngine *e);
+
 /* inc_engine_needs_properties: true when some offer reads a property. */
 extern bool inc_engine_needs_properties(const IncEngine *e);
 /* The property keys the offers use; sets *n. */
