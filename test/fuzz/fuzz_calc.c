@@ -67,6 +67,14 @@
  *     or -- capped -- its maximum exactly, over the twin's rows with the
  *     same nominal pay rates; with diagnostics, "rules" agrees with the
  *     rows (qualified, the limit applied, the amount paid);
+ *   - participant groups (docs/reference.md, Participant groups): A and
+ *     B members of one group, B joining it mid-season, with every offer
+ *     aggregated by group (but those requiring enrollment or with
+ *     requirements of scope member): the unit's rows equal a reference
+ *     that calculates the same offers by participant for one participant
+ *     per aggregation key owning all the transactions that carry it (or
+ *     both fail), rows keeping their own participant and the group's
+ *     group_key; and a call that wants A only gives A's rows of the unit;
  *   - no data error from an offer that pays nothing because of a
  *     requirement: participant A calculated again without the offers
  *     whose requirement is certainly unmet for it (fuzz_certainly_unmet)
@@ -115,6 +123,7 @@ static struct
 	unsigned long compared;		/* fast and exact paths compared */
 	unsigned long gated;		/* runs without the offers that pay nothing */
 	unsigned long gated_failed; /* ... of a participant that failed with them */
+	unsigned long grouped;		/* units compared with their reference */
 }			stats;
 
 static void
@@ -124,10 +133,11 @@ PrintStats(void)
 			"%lu participants calculated, %lu rows, %lu offers diagnosed, "
 			"%lu invalid-input errors, %lu range errors, %lu inputs with small "
 			"numbers only, %lu fast/exact comparisons, %lu runs without the offers "
-			"certainly failing a requirement (%lu of a failed participant)\n",
+			"certainly failing a requirement (%lu of a failed participant), %lu group "
+			"units compared with their reference\n",
 			stats.inputs, stats.no_offer, stats.completed, stats.rows, stats.diagnosed,
 			stats.invalid, stats.range, stats.small, stats.compared, stats.gated,
-			stats.gated_failed);
+			stats.gated_failed, stats.grouped);
 	fuzz_rules_stats(stderr);
 }
 
@@ -639,6 +649,257 @@ CheckGated(const World *w, bool diagnostics, const IncTxn *txns, int ntxns, Prop
 		fuzz_bug("another data error without the offers that pay nothing", a_message);
 }
 
+/* ---- participant groups -------------------------------------------------- */
+
+/* The unit of CheckGroups: the group, then A and B (byte order). */
+static const char *const GroupKeys[3] = {"coop", "retailer_a", "retailer_b"};
+
+/*
+ * The rows of a group run as text, each led by its participant and
+ * group_key.  A reference run's rows come from copies of the unit's
+ * transactions (own): who names each copy's participant, and group its
+ * group_key (or NULL).
+ */
+typedef struct GroupRows
+{
+	int			n;
+	int			cap;
+	char	  **rows;
+	const IncTxn *own;
+	const int  *who;
+	const char *group;
+} GroupRows;
+
+static void
+GroupEmit(void *ctx, const IncRow *row)
+{
+	GroupRows  *g = ctx;
+	char		b[8][INC_NUM_BUF];
+	char		text[1024];
+	const char *participant = row->participant_key;
+	const char *group = row->group_key;
+
+	if (g->own)
+	{
+		participant = GroupKeys[g->who[row->txn - g->own]];
+		group = g->group;
+	}
+	snprintf(text, sizeof(text), "%s %s %s %s %s %s %s %s %s %s %s",
+			 participant, group ? group : "-",
+			 row->offer->offer_key, row->txn->transaction_id, row->rate_key,
+			 fuzz_dec_text(&row->rate_value, b[0]), fuzz_dec_text(&row->pay_rate, b[1]),
+			 fuzz_dec_text(&row->incentivized_quantity, b[2]),
+			 fuzz_dec_text(&row->incentivized_amount, b[3]),
+			 fuzz_dec_text(&row->incentive_amount, b[4]),
+			 fuzz_dec_text(&row->contribution, b[5]));
+	if (g->n == g->cap)
+	{
+		int			cap = g->cap ? g->cap * 2 : 64;
+		char	  **rows = inc_alloc(sizeof(char *) * (size_t) cap);
+
+		if (g->n)
+			memcpy(rows, g->rows, sizeof(char *) * (size_t) g->n);
+		g->rows = rows;
+		g->cap = cap;
+	}
+	g->rows[g->n++] = inc_strdup(text);
+}
+
+/* GroupText: the rows of participant (NULL: all) of g, sorted, joined. */
+static char *
+GroupText(const GroupRows *g, const char *participant)
+{
+	char	  **sorted = inc_alloc(sizeof(char *) * (size_t) (g->n + 1));
+	size_t		len = 1;
+	int			n = 0,
+				i;
+	char	   *out,
+			   *p;
+
+	for (i = 0; i < g->n; i++)
+		if (participant == NULL ||
+			(strncmp(g->rows[i], participant, strlen(participant)) == 0 &&
+			 g->rows[i][strlen(participant)] == ' '))
+		{
+			sorted[n++] = g->rows[i];
+			len += strlen(g->rows[i]) + 1;
+		}
+	if (n > 1)
+		qsort(sorted, (size_t) n, sizeof(char *), CompareStrings);
+	out = p = inc_alloc(len);
+	for (i = 0; i < n; i++)
+	{
+		size_t		l = strlen(sorted[i]);
+
+		memcpy(p, sorted[i], l);
+		p[l] = '\n';
+		p += l + 1;
+	}
+	*p = '\0';
+	return out;
+}
+
+/*
+ * GroupRun: the unit of txns (flags per key) through engine e, or with
+ * reference, each aggregation key as a participant of its own that owns
+ * every transaction carrying it (e's offers then aggregate by
+ * participant); false on an expected error.  The text of the rows goes to
+ * *text, that of A's rows to *text_a, in the engine arena.
+ */
+static bool
+GroupRun(IncEngine *e, bool reference, const IncTxn *txns, int ntxns, const uint8_t *flags,
+		 PropTable *props, char **text, char **text_a)
+{
+	jmp_buf		jb;
+	GroupRows  *g;
+	int			k,
+				i;
+
+	fuzz_arena = &participant_arena;
+	if (setjmp(jb) != 0)
+	{
+		fail_jump = NULL;
+		fuzz_arena_reset(&participant_arena);
+		fuzz_arena = &engine_arena;
+		return false;
+	}
+	fail_jump = &jb;
+	g = inc_alloc(sizeof(GroupRows));
+	if (!reference)
+	{
+		IncUnit		unit;
+
+		unit.nkeys = 3;
+		unit.keys = GroupKeys;
+		unit.flags = flags;
+		inc_engine_calculate_unit(e, &unit, txns, ntxns, Property, props, GroupEmit, g);
+	}
+	else
+		for (k = 0; k < 3; k++)
+		{
+			IncTxn	   *own = inc_alloc(sizeof(IncTxn) * (size_t) (ntxns + 1));
+			int		   *who = inc_alloc(sizeof(int) * (size_t) (ntxns + 1));
+			int			n = 0;
+
+			for (i = 0; i < ntxns; i++)
+				if (txns[i].aggregation == k)
+				{
+					own[n] = txns[i];
+					own[n].participant = own[n].aggregation = 0;
+					who[n++] = txns[i].participant;
+				}
+			if (n == 0)
+				continue;
+			g->own = own;
+			g->who = who;
+			g->group = k == 0 ? GroupKeys[0] : NULL;
+			inc_engine_calculate(e, GroupKeys[k], own, n, Property, props, GroupEmit, g);
+		}
+	fail_jump = NULL;
+	fuzz_arena = &engine_arena;
+	*text = GroupText(g, NULL);
+	*text_a = GroupText(g, GroupKeys[1]);
+	fuzz_arena_reset(&participant_arena);
+	return true;
+}
+
+/*
+ * CheckGroups (docs/reference.md, Participant groups): A and B members of
+ * the group "coop" -- A throughout, B from a date drawn from the input
+ * (before it B is its own aggregation key; so is a transaction without a
+ * date) -- with every offer of w aggregated by group (those whose
+ * enrollment is open and that have no requirement of scope member; B's
+ * transaction ids renamed, ids being unique in a unit).  The unit's rows
+ * equal the reference's (GroupRun), or both fail; and A's rows of a call
+ * that wants A only are A's rows of the whole unit.
+ */
+static void
+CheckGroups(const World *w, FuzzDriver *d, IncTxn *const *txns, const int *ntxns,
+			PropTable *props)
+{
+	World	   *grouped = inc_alloc(sizeof(World));
+	World	   *alone = inc_alloc(sizeof(World));
+	static const uint8_t everyone[3] = {INC_KEY_GROUP | INC_KEY_VISIBLE,
+	INC_KEY_REPORT | INC_KEY_VISIBLE, INC_KEY_REPORT | INC_KEY_VISIBLE};
+	static const uint8_t only_a[3] = {INC_KEY_GROUP | INC_KEY_VISIBLE,
+	INC_KEY_REPORT | INC_KEY_VISIBLE, INC_KEY_VISIBLE};
+	IncTxn	   *unit = inc_alloc(sizeof(IncTxn) * (size_t) (ntxns[0] + ntxns[1] + 1));
+	int32_t		joins = txns[1] && ntxns[1] > 0 ?
+		txns[1][fuzz_take(d, (uint32_t) ntxns[1])].transaction_date : 0;
+	char	   *got,
+			   *got_a,
+			   *want,
+			   *mine,
+			   *a;
+	bool		got_ok,
+				want_ok;
+	int			n = 0,
+				k,
+				p,
+				i;
+
+	*grouped = *w;
+	*alone = *w;
+	grouped->noffers = alone->noffers = 0;
+	for (k = 0; k < w->noffers; k++)
+	{
+		IncOffer   *by_group,
+				   *by_participant;
+
+		if (w->offers[k]->rules.enrollment == INC_ENROLLMENT_REQUIRED ||
+			w->offers[k]->rules.nmember_requirements > 0)
+			continue;
+		by_group = inc_alloc(sizeof(IncOffer));
+		by_participant = inc_alloc(sizeof(IncOffer));
+		*by_group = *w->offers[k];
+		*by_participant = *w->offers[k];
+		by_group->aggregation = INC_AGGREGATE_GROUP;
+		by_participant->aggregation = INC_AGGREGATE_PARTICIPANT;
+		grouped->offers[grouped->noffers++] = by_group;
+		alone->offers[alone->noffers++] = by_participant;
+	}
+	if (grouped->noffers == 0)
+		return;
+	for (p = 0; p < 2; p++)
+		for (i = 0; i < ntxns[p]; i++)
+		{
+			IncTxn	   *t = &unit[n++];
+
+			*t = txns[p][i];
+			if (p == 1)
+			{
+				char	   *id = inc_strdup(t->transaction_id);
+
+				id[0] = 'U';
+				t->transaction_id = id;
+			}
+			t->participant = p + 1;
+			t->aggregation = p == 0 ||
+				(!(t->nulls & INC_TXN_NULL_DATE) && t->transaction_date >= joins) ? 0 : p + 1;
+		}
+
+	got_ok = GroupRun(NewEngine(grouped, false), false, unit, n, everyone, props, &got, &got_a);
+	want_ok = GroupRun(NewEngine(alone, false), true, unit, n, everyone, props, &want, &a);
+	stats.grouped++;
+	if (got_ok != want_ok)
+		fuzz_bug(got_ok ? "a group's reference failed, its unit did not" :
+				 "a group's unit failed, its reference did not", last_fail_message);
+	if (!got_ok)
+		return;
+	if (strcmp(got, want) != 0)
+	{
+		fprintf(stderr, "unit:\n%s\nreference:\n%s\n", got, want);
+		fuzz_bug("a group's rows differ from its reference's", NULL);
+	}
+	if (!GroupRun(NewEngine(grouped, false), false, unit, n, only_a, props, &mine, &a))
+		fuzz_bug("a member's own call failed, the whole unit's did not", last_fail_message);
+	if (strcmp(mine, got_a) != 0)
+	{
+		fprintf(stderr, "A alone:\n%s\nA of the unit:\n%s\n", mine, got_a);
+		fuzz_bug("a member's rows differ when it is calculated alone", NULL);
+	}
+}
+
 /* ---- entry point --------------------------------------------------------- */
 
 /* AcceptOffers: the offers of the input's parts, else built-in ones. */
@@ -869,6 +1130,7 @@ RunInput(const uint8_t *data, size_t size)
 	if (hash_shuffled != hash_a || last_diag_hash != diag_a)
 		fuzz_bug("participant A's rows or diagnostics differ shuffled, with resolved ids", NULL);
 
+	CheckGroups(&w, &d, txns, ntxns, props);
 	if (!RunParticipant(e, diagnostics, &w, 1, txns[1], ntxns[1], props, &hash_b))
 		return;
 	if (!RunParticipant(e, diagnostics, &w, 0, txns[0], ntxns[0], props, &hash_a2))

@@ -466,6 +466,8 @@ fuzz_check_rules_diagnostics(const FuzzRows *r)
 		const char *applied = json_object_get_string(Member(Member(rules, "limits"), "applied"));
 		const char *paid;
 		bool		all_met = true;
+		bool		member_ok = true;	/* every member gate passes */
+		bool		member_fails = false;	/* ... one certainly fails */
 		OfferRows	rows;
 
 		EXPECT_ROW(d != NULL && (rules != NULL) == o->rules.any, r->diagnostics[k]);
@@ -480,17 +482,35 @@ fuzz_check_rules_diagnostics(const FuzzRows *r)
 		for (i = 0; i < json_object_array_length(reqs); i++)
 		{
 			struct json_object *q = json_object_array_get_idx(reqs, i);
+			struct json_object *members = Member(q, "members");
 			bool		met = json_object_get_boolean(Member(q, "met"));
+			size_t		m;
 
+			if (o->rules.requirements[i].scope == INC_SCOPE_MEMBER)
+			{
+				/* a member gate: the participant is its unit's only member */
+				EXPECT_ROW(json_object_is_type(members, json_type_array) &&
+						   json_object_array_length(members) <= 1, r->diagnostics[k]);
+				for (m = 0; m < json_object_array_length(members); m++)
+				{
+					struct json_object *e = json_object_array_get_idx(members, m);
+					bool		known = Member(e, "error") == NULL;
+
+					member_ok &= known && json_object_get_boolean(Member(e, "met"));
+					member_fails |= known && !json_object_get_boolean(Member(e, "met"));
+				}
+				continue;
+			}
 			EXPECT_ROW(!met || Member(q, "value") != NULL, r->diagnostics[k]);
 			all_met &= met;
 		}
-		EXPECT_ROW(json_object_get_boolean(Member(rules, "qualified")) == all_met,
+		/* a unit of one participant: its own gate failing, nobody is paid */
+		EXPECT_ROW(json_object_get_boolean(Member(rules, "qualified")) == (all_met && !member_fails),
 				   r->diagnostics[k]);
 
 		/* what the rules say was paid, against the rows (read as text) */
 		RowsOf(r, o, &rows);
-		EXPECT_ROW(all_met || rows.n == 0, r->diagnostics[k]);
+		EXPECT_ROW((all_met && member_ok) || rows.n == 0, r->diagnostics[k]);
 		paid = strstr(r->diagnostics[k], "\"rules\":{");
 		paid = paid ? strstr(paid, "\"incentive_amount\":") : NULL;
 		EXPECT_ROW(paid != NULL, r->diagnostics[k]);
@@ -510,7 +530,7 @@ fuzz_check_rules_diagnostics(const FuzzRows *r)
 		}
 		if (applied && strcmp(applied, "minimum") == 0)
 			EXPECT_ROW(rows.n == 0, r->diagnostics[k]);
-		if (applied && strcmp(applied, "maximum") == 0)
+		if (applied && strcmp(applied, "maximum") == 0 && member_ok)
 		{
 			IncRat		maximum;
 

@@ -650,6 +650,29 @@ ApplyLimits(IncCalc *c, const IncOffer *offer, RulesState *rs)
 }
 
 /*
+ * AllMembersFail: has the key members, and does every one certainly fail
+ * its requirements of scope member?  Then no row of the offer reaches
+ * anyone: it pays nothing because of a requirement, like an unmet
+ * requirement of the key (not qualified: its strategy's data errors are
+ * not raised).
+ */
+static bool
+AllMembersFail(IncCalc *c, const IncOffer *offer, RulesState *rs)
+{
+	bool		any = false;
+	int			m;
+
+	for (m = 0; m < c->unit->nkeys; m++)
+		if (rs->seen[m])
+		{
+			if (MemberGate(c, offer, rs, m, false) != GATE_FAILS)
+				return false;
+			any = true;
+		}
+	return any;
+}
+
+/*
  * RulesFinish: the requirements; when they are met (or there are none),
  * the strategy's kept hooks and its finish (its rows held), then the
  * limits, then the held rows.  An offer that is not qualified runs its
@@ -663,6 +686,8 @@ RulesFinish(IncCalc *c, const IncOffer *offer, void *state)
 	if (offer->rules.nrequirements > 0)
 	{
 		Evaluate(c, offer, rs);
+		if (rs->qualified && offer->rules.nmember_requirements > 0 && AllMembersFail(c, offer, rs))
+			rs->qualified = false;
 		if (!rs->qualified && !c->diagnostics)
 			return;
 		if (!rs->qualified)
