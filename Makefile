@@ -24,8 +24,8 @@ PG_CPPFLAGS += -I$(srcdir)/src
 # ---- install scripts --------------------------------------------------------
 # As PostgreSQL's contrib modules do, a version has no install script of its
 # own once a released base exists: CREATE EXTENSION runs the released base
-# script (src/sql/released, shipped exactly as released, compressed; its
-# README lists the checksums), then the upgrade scripts up to
+# script (src/sql/released, text, byte for byte as released; its README
+# lists the checksums), then the upgrade scripts up to
 # default_version.  So a fresh install and an update are the same path, and
 # every table is defined once.  Each upgrade script to the current version
 # is built from src/sql/<extension>/: src/sql/drop_code.sql (the old
@@ -37,8 +37,8 @@ version     = $(shell sed -n "s/^default_version *= *'\([^']*\)'.*/\1/p" $(1).co
 code_parts  = $(sort $(wildcard src/sql/$(1)/code/*.sql))
 upgrades    = $(patsubst src/sql/$(1)/upgrade/%.sql,build/$(1)--%.sql,$(sort $(wildcard src/sql/$(1)/upgrade/*--*.sql)))
 
-RELEASED    = $(patsubst src/sql/released/%.sql.gz,build/%.sql,$(sort $(wildcard src/sql/released/*.sql.gz)))
-DATA_built  = $(RELEASED) $(foreach e,$(EXTENSION),$(call upgrades,$(e)))
+DATA        = $(sort $(wildcard src/sql/released/*.sql))
+DATA_built  = $(foreach e,$(EXTENSION),$(call upgrades,$(e)))
 EXTRA_CLEAN = build test/unit/run_unit
 
 # pg_regress: sql/NAME.sql against expected/NAME.out, contrib style; setup
@@ -59,10 +59,6 @@ endif
 
 # objects depend on every header (PGXS tracks none)
 $(OBJS): $(wildcard src/core/*.h src/pg/*.h)
-
-$(RELEASED): build/%.sql: src/sql/released/%.sql.gz
-	@mkdir -p build
-	gzip -dc $< > $@
 
 define script_rules
 build/$(1)--%--$(call version,$(1)).sql: src/sql/$(1)/upgrade/%--$(call version,$(1)).sql src/sql/drop_code.sql $(call code_parts,$(1)) $(1).control mk/sql_script.sh

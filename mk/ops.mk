@@ -29,6 +29,9 @@
 #                     `make test`); prints tps and p50/p99 per script
 #   make check-security-doc  docs/security.md states the model the pgTAP
 #                     tests apply (no cluster)
+#   make check-released  the released scripts (src/sql/released) are byte
+#                     for byte those that shipped: md5 of each against its
+#                     README (test/upgrade/released.sh; no cluster)
 
 DUMP_ENV    ?=
 UPGRADE_ENV ?=
@@ -77,3 +80,11 @@ check-security-doc:
 	@echo "check-security-doc: docs/security.md states the model the tests apply ($$(grep -c ';$$' test/ops/security_model.sql) statements)"
 
 EXTRA_CHECKS += check-security-doc
+
+# check-released: the released scripts never change (their md5s are in
+# src/sql/released/README.md).
+.PHONY: check-released
+check-released:
+	@sh test/upgrade/released.sh
+
+EXTRA_CHECKS += check-released

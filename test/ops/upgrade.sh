@@ -5,7 +5,7 @@
 # cluster (PGHOST etc. set by pg_virtualenv), from the repository root.
 #
 # For each extension (incentives, incentives_cluster) and each version V
-# with a released install script src/sql/released/EXT--V.sql[.gz] (found
+# with a released install script src/sql/released/EXT--V.sql (found
 # there, so a new release only adds its script):
 #   1. a database with EXT at version V; for incentives with data
 #      (test/ops/dataset*.psql: generated data, every fixture, refreshed
@@ -39,7 +39,7 @@ prerequisites() { [ "$1" = incentives_cluster ] && run "$2" -c 'CREATE EXTENSION
 walks=0
 for ext in incentives incentives_cluster; do
 	current=$(sed -n "s/^default_version *= *'\([^']*\)'.*/\1/p" "$ext.control")
-	released=$(ls src/sql/released/ | sed -n "s/^$ext--\([^-]*\)\.sql\(\.gz\)\{0,1\}$/\1/p" | sort -V)
+	released=$(ls src/sql/released/ | sed -n "s/^$ext--\([^-]*\)\.sql$/\1/p" | sort -V)
 	[ -n "$released" ] || fail "no released install script of $ext in src/sql/released"
 
 	fresh=upg_fresh
