@@ -28,6 +28,7 @@ CREATE FUNCTION incentives_internal.uom_conversion_sync(from_uom_key text, to_uo
 RETURNS void
 LANGUAGE sql
 VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
     -- a shipped pair as shipped: nothing to remember
     DELETE FROM incentives.uom_conversion_changes AS x
@@ -55,6 +56,7 @@ COMMENT ON FUNCTION incentives_internal.uom_conversion_sync(text, text) IS
 CREATE FUNCTION incentives_internal.uom_conversions_track()
 RETURNS trigger
 LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
 AS $function$
 BEGIN
     IF TG_LEVEL = 'STATEMENT' THEN   -- TRUNCATE: every shipped pair is gone
@@ -89,6 +91,7 @@ COMMENT ON TRIGGER uom_conversions_track_truncate ON incentives.uom_conversions 
 CREATE FUNCTION incentives_internal.uom_conversion_changes_apply()
 RETURNS trigger
 LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
 AS $function$
 BEGIN
     -- A restore loads this row after CREATE EXTENSION shipped the pair

@@ -28,6 +28,7 @@ CREATE FUNCTION incentives_internal.offer_change_time(offer_key text)
 RETURNS timestamptz
 LANGUAGE sql
 STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
     -- the transaction's start, moved up past every time the offer's
     -- versions already have (a transaction that started earlier but
@@ -42,6 +43,7 @@ COMMENT ON FUNCTION incentives_internal.offer_change_time(text) IS
 CREATE FUNCTION incentives_internal.offers_version()
 RETURNS trigger
 LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
     v_open incentives.offer_versions;
@@ -113,6 +115,7 @@ CREATE FUNCTION incentives_internal.offer_version_closes(old_row incentives.offe
 RETURNS boolean
 LANGUAGE sql
 STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
     -- The versioning trigger closing the current version of an offer that
     -- has really changed: the only UPDATE there is.

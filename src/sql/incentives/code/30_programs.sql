@@ -6,7 +6,8 @@
 -- explain and tier/stack progress.
 --
 -- Conventions: every object is schema-qualified; every function runs with
--- search_path = pg_catalog, pg_temp (set by 95_search_path.sql).  The one
+-- search_path = pg_catalog, pg_temp (its SET clause says so; a C function
+-- has one when it reads tables).  The one
 -- exception is the procedure incentives.refresh_earnings: PostgreSQL refuses
 -- COMMIT in a procedure that has a SET clause, and it needs COMMIT to keep a
 -- failed run's log row, so its body qualifies every name and operator
@@ -144,6 +145,7 @@ RETURNS TABLE (
 LANGUAGE sql
 STABLE PARALLEL SAFE
 ROWS 100
+SET search_path = pg_catalog, pg_temp
 AS $function$
     SELECT v.offer_key, s.label, s.strategy_key, s.calculator_key, s.tier_mode, s.enrollment,
            s.requirements, s.limit_minimum, s.limit_maximum, v.document,
@@ -162,6 +164,7 @@ RETURNS SETOF incentives.program_rates
 LANGUAGE sql
 STABLE PARALLEL SAFE
 ROWS 1000
+SET search_path = pg_catalog, pg_temp
 AS $function$
     SELECT r.*
       FROM incentives.offer_versions AS v

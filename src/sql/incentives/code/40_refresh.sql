@@ -37,6 +37,7 @@ CREATE FUNCTION incentives_internal.refresh_run_locked(run_id bigint)
 RETURNS boolean
 LANGUAGE sql
 VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
     -- true when some session holds the run's lock (it is still running);
     -- our own try-lock is released at once
@@ -55,6 +56,7 @@ CREATE FUNCTION incentives_internal.refresh_earnings_begin(
 RETURNS bigint
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
     v_run bigint;
@@ -83,6 +85,7 @@ CREATE FUNCTION incentives_internal.refresh_earnings_end(run_id bigint)
 RETURNS void
 LANGUAGE sql
 VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
     SELECT pg_advisory_unlock(hashtext('incentives.calculation_runs'), ($1 % 2147483647)::integer);
 $function$;
@@ -97,6 +100,7 @@ CREATE FUNCTION incentives_internal.refresh_earnings_check(
 RETURNS void
 LANGUAGE plpgsql
 STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
 BEGIN
     IF on_error IS NULL OR on_error NOT IN ('raise', 'skip') THEN
@@ -141,6 +145,7 @@ CREATE FUNCTION incentives_internal.refresh_earnings_batch(
     OUT total   numeric)
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
     v_insert text := format($sql$
@@ -187,6 +192,7 @@ CREATE FUNCTION incentives_internal.refresh_earnings_one(
     OUT failed  boolean)
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
 #variable_conflict use_column
 DECLARE
@@ -234,6 +240,7 @@ CREATE FUNCTION incentives_internal.refresh_earnings_work(
 RETURNS void
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
 #variable_conflict use_column
 DECLARE
@@ -325,6 +332,8 @@ BEGIN
     v_swap := v_everyone AND pg_has_role(v_owner, 'USAGE');
     IF v_swap THEN
         v_new := format('earnings_run_%s', v_run);
+        -- Runtime DDL, not a declaration: the run's new partition of
+        -- incentives.earnings (incentives_internal.earnings_run_<run_id>).
         EXECUTE format('CREATE TABLE incentives_internal.%I (LIKE incentives.earnings)', v_new);
         v_target := format('incentives_internal.%I', v_new)::regclass;
     ELSE
@@ -397,6 +406,8 @@ BEGIN
             v_filter := format('t.participant_key::text COLLATE "C" = ANY (%L::text[])', v_members);
             v_delete_filter := format('t.participant_key = ANY (%L::text[])', v_members);
         END IF;
+        -- Runtime DDL, not a declaration: a temporary view of the batch's
+        -- transactions, dropped below.
         EXECUTE format($sql$
             CREATE TEMPORARY VIEW incentives_refresh_batch AS
             SELECT t.transaction_id, t.participant_key, t.transaction_type,
@@ -520,6 +531,7 @@ CREATE FUNCTION incentives_internal.raise_error(state text, message text, detail
 RETURNS void
 LANGUAGE plpgsql
 VOLATILE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
 BEGIN
     IF detail <> '' AND hint <> '' THEN

@@ -29,6 +29,7 @@ CREATE FUNCTION incentives_internal.settle_work(statement_date date, participant
 RETURNS bigint
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
 #variable_conflict use_column
 DECLARE

@@ -6,6 +6,7 @@ CREATE FUNCTION incentives.calculate(request jsonb)
 RETURNS jsonb
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
     v_participant text;
@@ -142,7 +143,17 @@ BEGIN
 
     -- The what-if transactions live in a temporary table for this call only
     -- (dropped below, or with the transaction on error).
-    v_relation := incentives_internal.request_table('incentives_request_transactions');
+    CREATE TEMPORARY TABLE incentives_request_transactions (
+        transaction_id   text NOT NULL,
+        participant_key  text NOT NULL,
+        transaction_type text NOT NULL,
+        transaction_date date NOT NULL,
+        sku_key          text NOT NULL,
+        quantity         numeric NOT NULL,
+        uom_key          text NOT NULL,
+        amount           numeric NOT NULL
+    ) ON COMMIT DROP;
+    v_relation := to_regclass('pg_temp.incentives_request_transactions');
     PERFORM incentives_internal.request_load(v_relation, v_lines, v_participant);
 
     IF v_stored THEN
@@ -223,6 +234,7 @@ CREATE FUNCTION incentives_internal.request_refuse(problem text)
 RETURNS void
 LANGUAGE plpgsql
 VOLATILE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
 BEGIN
     IF problem IS NOT NULL THEN
@@ -241,6 +253,7 @@ CREATE FUNCTION incentives_internal.request_field_problem(
 RETURNS text
 LANGUAGE plpgsql
 STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
     v_value jsonb := NULLIF(object -> field, 'null');
@@ -298,6 +311,7 @@ CREATE FUNCTION incentives_internal.request_field(request jsonb, field text, kin
 RETURNS jsonb
 LANGUAGE plpgsql
 STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
 BEGIN
     PERFORM incentives_internal.request_refuse(incentives_internal.request_field_problem(request, field, kind));
@@ -311,6 +325,7 @@ CREATE FUNCTION incentives_internal.request_participant_problem(item jsonb, part
 RETURNS text
 LANGUAGE sql
 IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
     SELECT CASE COALESCE(jsonb_typeof($1 -> 'participant_key'), 'null')
            WHEN 'null' THEN CASE WHEN $2 IS NULL
@@ -322,29 +337,6 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.request_participant_problem(jsonb, text) IS
   'calculate() helper: what is wrong with the participant_key of an inline transaction or enrollment window (required when the request has none, else equal to the request''s), NULL when nothing is';
 
-CREATE FUNCTION incentives_internal.request_table(name text)
-RETURNS regclass
-LANGUAGE plpgsql
-VOLATILE PARALLEL UNSAFE
-AS $function$
-BEGIN
-    EXECUTE format($sql$
-        CREATE TEMPORARY TABLE %I (
-            transaction_id   text NOT NULL,
-            participant_key  text NOT NULL,
-            transaction_type text NOT NULL,
-            transaction_date date NOT NULL,
-            sku_key          text NOT NULL,
-            quantity         numeric NOT NULL,
-            uom_key          text NOT NULL,
-            amount           numeric NOT NULL
-        ) ON COMMIT DROP$sql$, name);
-    RETURN to_regclass(format('pg_temp.%I', name));
-END
-$function$;
-COMMENT ON FUNCTION incentives_internal.request_table(text) IS
-  'calculate() helper: creates a temporary table with the transaction columns (dropped at commit) for a request''s transactions';
-
 CREATE FUNCTION incentives_internal.request_load(
     relation        regclass,
     transactions    jsonb,
@@ -353,6 +345,7 @@ CREATE FUNCTION incentives_internal.request_load(
 RETURNS void
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
 BEGIN
     EXECUTE format($sql$
@@ -371,7 +364,7 @@ BEGIN
 END
 $function$;
 COMMENT ON FUNCTION incentives_internal.request_load(regclass, jsonb, text, integer) IS
-  'calculate() helper: inserts a request''s inline transactions (the first first_n, or all when NULL; participant_key when one has none) into a table made by request_table';
+  'calculate() helper: inserts a request''s inline transactions (the first first_n, or all when NULL; participant_key when one has none) into a table with the transaction columns';
 
 CREATE FUNCTION incentives_internal.calculate_fault(
     participant_key text,
@@ -384,6 +377,7 @@ CREATE FUNCTION incentives_internal.calculate_fault(
 RETURNS text
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
     v_key      text;
@@ -394,7 +388,17 @@ DECLARE
 BEGIN
     -- Called by incentives.calculate after its calculation failed on the
     -- data; each probe below is that calculation on part of the request.
-    v_relation := incentives_internal.request_table('incentives_request_probe');
+    CREATE TEMPORARY TABLE incentives_request_probe (
+        transaction_id   text NOT NULL,
+        participant_key  text NOT NULL,
+        transaction_type text NOT NULL,
+        transaction_date date NOT NULL,
+        sku_key          text NOT NULL,
+        quantity         numeric NOT NULL,
+        uom_key          text NOT NULL,
+        amount           numeric NOT NULL
+    ) ON COMMIT DROP;
+    v_relation := to_regclass('pg_temp.incentives_request_probe');
 
     -- the properties alone (no transaction), then each property alone
     BEGIN
@@ -446,6 +450,7 @@ CREATE FUNCTION incentives_internal.calculate_fails(
 RETURNS boolean
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
 BEGIN
     -- Part of incentives_internal.calculate_fault: does the calculation of
@@ -465,6 +470,7 @@ CREATE FUNCTION incentives_internal.calculate_is_date(value text)
 RETURNS boolean
 LANGUAGE sql
 IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
     -- YYYY-MM-DD naming a real day (year 1 to 9999), without raising
     SELECT CASE

@@ -13,6 +13,7 @@ CREATE FUNCTION incentives.incentive_explain(
 RETURNS jsonb
 LANGUAGE plpgsql
 STABLE PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
 AS $function$
 -- Everything explained comes from the engine: incentive_diagnostics (the
 -- entries, thresholds, tiers, coverage and overlaps, for an offer the
@@ -125,6 +126,7 @@ CREATE FUNCTION incentives_internal.explain_totals(earnings incentives.earning[]
 RETURNS jsonb
 LANGUAGE sql
 IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
     SELECT jsonb_build_object(
              'rows', count(*),
@@ -141,6 +143,7 @@ CREATE FUNCTION incentives_internal.explain_rows(earnings incentives.earning[], 
 RETURNS jsonb
 LANGUAGE sql
 IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
     SELECT COALESCE(jsonb_agg(to_jsonb(e) - 'participant_key' - 'offer_key' - 'offer_calculator'
                               ORDER BY e.incentive_rate_key COLLATE "C", e.transaction_id COLLATE "C"),
@@ -162,6 +165,7 @@ CREATE FUNCTION incentives_internal.progress_figure(threshold_type text, value n
 RETURNS numeric
 LANGUAGE sql
 IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
     -- dollars (aggregated_amount) show at least cents: 850 -> 850.00, while
     -- 0.001 stays 0.001 (padding only, never rounding a gap away)
@@ -199,6 +203,7 @@ RETURNS TABLE (
 LANGUAGE sql
 STABLE PARALLEL RESTRICTED
 ROWS 100
+SET search_path = pg_catalog, pg_temp
 AS $function$
 SELECT d.participant_key,
        d.offer_key,
@@ -268,6 +273,7 @@ RETURNS TABLE (
 LANGUAGE sql
 STABLE PARALLEL RESTRICTED
 ROWS 100
+SET search_path = pg_catalog, pg_temp
 AS $function$
 SELECT d.participant_key,
        d.offer_key,
@@ -312,6 +318,7 @@ RETURNS TABLE (
 LANGUAGE sql
 STABLE PARALLEL RESTRICTED
 ROWS 100
+SET search_path = pg_catalog, pg_temp
 AS $function$
 SELECT d.participant_key,
        d.offer_key,

@@ -33,6 +33,7 @@ RETURNS SETOF text
 LANGUAGE sql
 STABLE PARALLEL SAFE
 ROWS 1000
+SET search_path = pg_catalog, pg_temp
 AS $function$
     -- The distinct participant keys of the transactions the caller can
     -- see (its row-level security applies), walked through the index on
@@ -57,6 +58,12 @@ $function$;
 COMMENT ON FUNCTION incentives.visible_participants() IS
   'The participants of which the caller can see at least one row of incentives.transactions (through its row-level security); the row-level security policy participant_visible of every participant table uses it (docs/security.md)';
 
+-- Catalog-driven (the one loop that creates objects in these parts): for
+-- every table of the extension in schema incentives with a participant_key
+-- column but incentives.transactions, it runs ALTER TABLE ... ENABLE ROW
+-- LEVEL SECURITY, CREATE POLICY participant_visible and its COMMENT ON
+-- POLICY (written out in docs/security.md, "The convention for a new
+-- table").
 DO $row_security$
 DECLARE
     t record;
