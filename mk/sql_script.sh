@@ -2,8 +2,9 @@
 # mk/sql_script.sh KIND EXTENSION VERSION OUTPUT PART...: write an
 # extension script: the psql guard line, a note that it is generated, then
 # the parts in the order given.  KIND is upgrade (ALTER EXTENSION ...
-# UPDATE, and CREATE EXTENSION after the released base script) or install.  @extension@ in a part stands for
-# EXTENSION.  See the Makefile.
+# UPDATE, and CREATE EXTENSION after the released base script) or
+# install.  @extension@ in a part stands for EXTENSION.  See the Makefile
+# (which parts, in which order) and docs/architecture.md.
 set -eu
 kind=$1 extension=$2 version=$3 output=$4
 shift 4

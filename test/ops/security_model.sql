@@ -7,8 +7,8 @@ CREATE ROLE incentives_reader NOLOGIN;
 CREATE ROLE incentives_admin NOLOGIN;
 GRANT incentives_reader TO incentives_admin;
 
--- Step 2: their privileges (after CREATE EXTENSION and after every
--- ALTER EXTENSION incentives UPDATE)
+-- Step 2: their privileges (after CREATE EXTENSION; an update keeps them
+-- and gives what a version adds those of what it extends)
 GRANT USAGE ON SCHEMA incentives, incentives_internal TO incentives_reader;
 GRANT SELECT ON ALL TABLES IN SCHEMA incentives TO incentives_reader;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA incentives TO incentives_reader;

@@ -7,7 +7,7 @@
 -- UPDATE there is (the versioning trigger closing a version).
 ------------------------------------------------------------------------
 
-CREATE FUNCTION incentives_internal.append_only()
+CREATE OR REPLACE FUNCTION incentives_internal.append_only()
 RETURNS trigger
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -30,6 +30,7 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.append_only() IS
   'Trigger: refuses UPDATE, DELETE and TRUNCATE of an append-only table (SQLSTATE 42501; arguments: the DETAIL, the HINT, and optionally a function of the old and new row allowing an UPDATE)';
 
+DROP TRIGGER IF EXISTS offer_versions_append_only ON incentives.offer_versions;
 CREATE TRIGGER offer_versions_append_only
     BEFORE UPDATE OR DELETE ON incentives.offer_versions
     FOR EACH ROW EXECUTE FUNCTION incentives_internal.append_only(
@@ -39,6 +40,7 @@ CREATE TRIGGER offer_versions_append_only
 COMMENT ON TRIGGER offer_versions_append_only ON incentives.offer_versions IS
   'Offer versions are append-only: UPDATE and DELETE are refused for every role';
 
+DROP TRIGGER IF EXISTS offer_versions_no_truncate ON incentives.offer_versions;
 CREATE TRIGGER offer_versions_no_truncate
     BEFORE TRUNCATE ON incentives.offer_versions
     FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.append_only(
@@ -47,6 +49,7 @@ CREATE TRIGGER offer_versions_no_truncate
 COMMENT ON TRIGGER offer_versions_no_truncate ON incentives.offer_versions IS
   'Offer versions are append-only: TRUNCATE is refused for every role';
 
+DROP TRIGGER IF EXISTS statements_append_only ON incentives.statements;
 CREATE TRIGGER statements_append_only
     BEFORE UPDATE OR DELETE ON incentives.statements
     FOR EACH ROW EXECUTE FUNCTION incentives_internal.append_only(
@@ -55,6 +58,7 @@ CREATE TRIGGER statements_append_only
 COMMENT ON TRIGGER statements_append_only ON incentives.statements IS
   'Statements are append-only: UPDATE and DELETE are refused for every role';
 
+DROP TRIGGER IF EXISTS statements_no_truncate ON incentives.statements;
 CREATE TRIGGER statements_no_truncate
     BEFORE TRUNCATE ON incentives.statements
     FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.append_only(
@@ -63,6 +67,7 @@ CREATE TRIGGER statements_no_truncate
 COMMENT ON TRIGGER statements_no_truncate ON incentives.statements IS
   'Statements are append-only: TRUNCATE is refused for every role';
 
+DROP TRIGGER IF EXISTS statement_lines_append_only ON incentives.statement_lines;
 CREATE TRIGGER statement_lines_append_only
     BEFORE UPDATE OR DELETE ON incentives.statement_lines
     FOR EACH ROW EXECUTE FUNCTION incentives_internal.append_only(
@@ -71,6 +76,7 @@ CREATE TRIGGER statement_lines_append_only
 COMMENT ON TRIGGER statement_lines_append_only ON incentives.statement_lines IS
   'Statement lines are append-only: UPDATE and DELETE are refused for every role';
 
+DROP TRIGGER IF EXISTS statement_lines_no_truncate ON incentives.statement_lines;
 CREATE TRIGGER statement_lines_no_truncate
     BEFORE TRUNCATE ON incentives.statement_lines
     FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.append_only(

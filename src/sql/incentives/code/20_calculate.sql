@@ -3,7 +3,7 @@
 -- request's own enrollment windows added, a jsonb array of
 -- {participant_key, offer_key, start_date, end_date}).
 
-CREATE FUNCTION incentives.incentive_calculate(
+CREATE OR REPLACE FUNCTION incentives.incentive_calculate(
     participant_key text        DEFAULT NULL,
     properties      jsonb       DEFAULT '{}',
     offer_keys      text[]      DEFAULT NULL,
@@ -18,14 +18,14 @@ SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives.incentive_calculate(text, jsonb, text[], regclass, timestamptz, date) IS
   'Earnings of one participant (or all when NULL) under the given offers (or all), reading transactions from any relation with the transaction columns; as_of: with the offers as they were then (incentives.offer_versions); through_date: only transactions dated on or before it; runs with the caller''s rights';
 
-CREATE FUNCTION incentives.incentive_diagnostics(
+CREATE OR REPLACE FUNCTION incentives.incentive_diagnostics(
     participant_key text        DEFAULT NULL,
     properties      jsonb       DEFAULT '{}',
     offer_keys      text[]      DEFAULT NULL,
     transactions    regclass    DEFAULT 'incentives.transactions',
     as_of           timestamptz DEFAULT NULL,
     through_date    date        DEFAULT NULL)
-RETURNS TABLE (participant_key text, offer_key text, strategy_key text, diagnostics jsonb)
+RETURNS SETOF incentives.diagnostics_row
 AS 'MODULE_PATHNAME', 'incentives_incentive_diagnostics'
 LANGUAGE C STABLE PARALLEL RESTRICTED
 ROWS 100
@@ -33,7 +33,7 @@ SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives.incentive_diagnostics(text, jsonb, text[], regclass, timestamptz, date) IS
   'Why participants earn what they do, per participant and requested offer (touched by its transactions or not), as JSON: standard, each entry with its rates, matched transactions and what it paid; stepped, threshold value, every tier (met, what it would pay), next tier and gap, and for incremental tiers the bands and the blended rate; stacked, coverage per SKU set, overlap and factors per stack; and for an offer with program rules, "rules": the enrollment windows used, each requirement against its minimum, the amount before the limits and which applied; as_of and through_date as for incentive_calculate';
 
-CREATE FUNCTION incentives_internal.calculate_request(
+CREATE OR REPLACE FUNCTION incentives_internal.calculate_request(
     participant_key text,
     properties      jsonb,
     offer_keys      text[],
@@ -49,7 +49,7 @@ SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives_internal.calculate_request(text, jsonb, text[], regclass, jsonb, timestamptz, date) IS
   'calculate() helper: incentive_calculate with the request''s enrollment windows (a JSON array of {participant_key, offer_key, start_date, end_date}) added to the stored ones, and the request''s as_of and through_date';
 
-CREATE FUNCTION incentives_internal.diagnostics_request(
+CREATE OR REPLACE FUNCTION incentives_internal.diagnostics_request(
     participant_key text,
     properties      jsonb,
     offer_keys      text[],
@@ -57,7 +57,7 @@ CREATE FUNCTION incentives_internal.diagnostics_request(
     enrollments     jsonb,
     as_of           timestamptz DEFAULT NULL,
     through_date    date        DEFAULT NULL)
-RETURNS TABLE (participant_key text, offer_key text, strategy_key text, diagnostics jsonb)
+RETURNS SETOF incentives.diagnostics_row
 AS 'MODULE_PATHNAME', 'incentives_diagnostics_request'
 LANGUAGE C STABLE PARALLEL RESTRICTED
 ROWS 100
@@ -68,7 +68,7 @@ COMMENT ON FUNCTION incentives_internal.diagnostics_request(text, jsonb, text[],
 -- The calculation with the transaction's date as an 18th column: what
 -- refresh_earnings materializes (the same C function: it fills the date
 -- when the result has the column).
-CREATE FUNCTION incentives_internal.calculate_dated(
+CREATE OR REPLACE FUNCTION incentives_internal.calculate_dated(
     participant_key text,
     properties      jsonb,
     offer_keys      text[],
@@ -89,14 +89,14 @@ SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives_internal.calculate_dated(text, jsonb, text[], regclass, timestamptz, date) IS
   'incentive_calculate''s rows plus each transaction''s date (what refresh_earnings writes into incentives.earnings)';
 
-CREATE FUNCTION incentives_internal.calculation_failure(OUT participant_key text, OUT transaction_id text)
+CREATE OR REPLACE FUNCTION incentives_internal.calculation_failure(OUT participant_key text, OUT transaction_id text)
 AS 'MODULE_PATHNAME', 'incentives_calculation_failure'
 LANGUAGE C VOLATILE PARALLEL RESTRICTED
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives_internal.calculation_failure() IS
   'The participant and transaction the last failed calculation of this session was at (NULLs when it was at neither); read by refresh_earnings(on_error => ''skip'') after catching the error';
 
-CREATE FUNCTION incentives_internal.transaction_control_allowed()
+CREATE OR REPLACE FUNCTION incentives_internal.transaction_control_allowed()
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'incentives_transaction_control_allowed'
 LANGUAGE C VOLATILE PARALLEL RESTRICTED

@@ -33,7 +33,7 @@
 -- when the run's transaction commits.
 ------------------------------------------------------------------------
 
-CREATE FUNCTION incentives_internal.refresh_run_locked(run_id bigint)
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_run_locked(run_id bigint)
 RETURNS boolean
 LANGUAGE sql
 VOLATILE PARALLEL UNSAFE
@@ -48,7 +48,7 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.refresh_run_locked(bigint) IS
   'Part of incentives.refresh_earnings: true while the session running the given run holds its advisory lock';
 
-CREATE FUNCTION incentives_internal.refresh_earnings_begin(
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_begin(
     participant_key text,
     transactions    regclass,
     on_error        text,
@@ -81,7 +81,7 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.refresh_earnings_begin(text, regclass, text, boolean) IS
   'Part of incentives.refresh_earnings (call the procedure, not this): marks dead runs interrupted, logs a new run as running, takes its lock and returns its run_id';
 
-CREATE FUNCTION incentives_internal.refresh_earnings_end(run_id bigint)
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_end(run_id bigint)
 RETURNS void
 LANGUAGE sql
 VOLATILE PARALLEL UNSAFE
@@ -92,7 +92,7 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.refresh_earnings_end(bigint) IS
   'Part of incentives.refresh_earnings: releases the run''s lock';
 
-CREATE FUNCTION incentives_internal.refresh_earnings_check(
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_check(
     participant_key text,
     transactions    regclass,
     on_error        text,
@@ -135,7 +135,7 @@ COMMENT ON FUNCTION incentives_internal.refresh_earnings_check(text, regclass, t
 -- batch.  Returns the rows written and, unless only_count, their incentive
 -- total (a new partition's total is summed once at the end instead: a
 -- RETURNING clause costs more than that scan).
-CREATE FUNCTION incentives_internal.refresh_earnings_batch(
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_batch(
     target      regclass,
     run_id      bigint,
     participant text,
@@ -181,7 +181,7 @@ COMMENT ON FUNCTION incentives_internal.refresh_earnings_batch(regclass, bigint,
 -- reason keeps its previous rows (copied into the new partition when not
 -- replace), logs the exception and logs the participant as changed, so
 -- that the next changed_only refresh tries it again.
-CREATE FUNCTION incentives_internal.refresh_earnings_one(
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_one(
     target      regclass,
     replace     boolean,
     run_id      bigint,
@@ -230,7 +230,7 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.refresh_earnings_one(regclass, boolean, bigint, text, regclass) IS
   'Part of incentives.refresh_earnings(on_error => ''skip''): one participant in a subtransaction; on a data error (class 22 or 23) it keeps its previous earnings and the exception is logged';
 
-CREATE FUNCTION incentives_internal.refresh_earnings_work(
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_work(
     run_id          bigint,
     participant_key text,
     transactions    regclass,
@@ -527,7 +527,7 @@ COMMENT ON FUNCTION incentives_internal.refresh_earnings_work(bigint, text, regc
 -- An error raised again from what GET STACKED DIAGNOSTICS read of it (a
 -- DETAIL or HINT only when it had one: RAISE cannot leave an option out
 -- by its value).  incentives.calculate uses it too.
-CREATE FUNCTION incentives_internal.raise_error(state text, message text, detail text, hint text)
+CREATE OR REPLACE FUNCTION incentives_internal.raise_error(state text, message text, detail text, hint text)
 RETURNS void
 LANGUAGE plpgsql
 VOLATILE PARALLEL SAFE
@@ -548,7 +548,7 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.raise_error(text, text, text, text) IS
   'Raises an error with the given SQLSTATE (or condition name), message, and the detail and hint when they are not empty';
 
-CREATE PROCEDURE incentives.refresh_earnings(
+CREATE OR REPLACE PROCEDURE incentives.refresh_earnings(
     participant_key text     DEFAULT NULL,
     transactions    regclass DEFAULT 'incentives.transactions',
     progress_every  integer  DEFAULT 1000,

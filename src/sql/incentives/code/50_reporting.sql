@@ -4,7 +4,7 @@
 -- group.
 ------------------------------------------------------------------------
 
-CREATE VIEW incentives.earnings_by_participant WITH (security_invoker = true) AS
+CREATE OR REPLACE VIEW incentives.earnings_by_participant WITH (security_invoker = true) AS
 SELECT e.participant_key,
        count(DISTINCT e.offer_key)      AS offers,
        count(DISTINCT e.transaction_id) AS transactions,
@@ -23,7 +23,7 @@ COMMENT ON COLUMN incentives.earnings_by_participant.incentivized_amount IS 'Sum
 COMMENT ON COLUMN incentives.earnings_by_participant.incentive_amount IS 'Total incentive earned';
 COMMENT ON COLUMN incentives.earnings_by_participant.calculated_at IS 'When the newest of its rows was calculated';
 
-CREATE VIEW incentives.earnings_by_offer WITH (security_invoker = true) AS
+CREATE OR REPLACE VIEW incentives.earnings_by_offer WITH (security_invoker = true) AS
 SELECT e.offer_key,
        min(e.offer_calculator)           AS offer_calculator,
        count(DISTINCT e.participant_key) AS participants,
@@ -44,7 +44,7 @@ COMMENT ON COLUMN incentives.earnings_by_offer.incentivized_amount IS 'Sum of in
 COMMENT ON COLUMN incentives.earnings_by_offer.incentive_amount IS 'Total incentive paid by the offer';
 COMMENT ON COLUMN incentives.earnings_by_offer.calculated_at IS 'When the newest of its rows was calculated';
 
-CREATE VIEW incentives.earnings_by_sku WITH (security_invoker = true) AS
+CREATE OR REPLACE VIEW incentives.earnings_by_sku WITH (security_invoker = true) AS
 SELECT e.sku_key,
        count(DISTINCT e.offer_key)       AS offers,
        count(DISTINCT e.participant_key) AS participants,
@@ -67,7 +67,7 @@ COMMENT ON COLUMN incentives.earnings_by_sku.incentivized_amount IS 'Sum of ince
 COMMENT ON COLUMN incentives.earnings_by_sku.incentive_amount IS 'Total incentive earned on the SKU';
 COMMENT ON COLUMN incentives.earnings_by_sku.calculated_at IS 'When the newest of its rows was calculated';
 
-CREATE VIEW incentives.earnings_by_month WITH (security_invoker = true) AS
+CREATE OR REPLACE VIEW incentives.earnings_by_month WITH (security_invoker = true) AS
 SELECT CAST(date_trunc('month', e.transaction_date) AS date) AS month,
        count(DISTINCT e.participant_key)                     AS participants,
        count(DISTINCT e.offer_key)                           AS offers,

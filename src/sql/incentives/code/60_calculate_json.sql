@@ -2,7 +2,7 @@
 -- The JSON entry point: a calculation request with inline transactions
 ------------------------------------------------------------------------
 
-CREATE FUNCTION incentives.calculate(request jsonb)
+CREATE OR REPLACE FUNCTION incentives.calculate(request jsonb)
 RETURNS jsonb
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
@@ -230,7 +230,7 @@ COMMENT ON FUNCTION incentives.calculate(jsonb) IS
 -- The request's parts (helpers of incentives.calculate)
 ------------------------------------------------------------------------
 
-CREATE FUNCTION incentives_internal.request_refuse(problem text)
+CREATE OR REPLACE FUNCTION incentives_internal.request_refuse(problem text)
 RETURNS void
 LANGUAGE plpgsql
 VOLATILE PARALLEL SAFE
@@ -245,7 +245,7 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.request_refuse(text) IS
   'calculate() helper: raises 22023 "invalid request: <problem>" unless problem is NULL';
 
-CREATE FUNCTION incentives_internal.request_field_problem(
+CREATE OR REPLACE FUNCTION incentives_internal.request_field_problem(
     object   jsonb,
     field    text,
     kind     text,
@@ -307,7 +307,7 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.request_field_problem(jsonb, text, text, boolean) IS
   'calculate() helper: what is wrong with a field of a JSON object ("<field> is required", "<field> must be ..."), NULL when nothing is; absent and JSON null are the same; kind: a JSON type, date (YYYY-MM-DD), timestamp, array of strings or object of numbers';
 
-CREATE FUNCTION incentives_internal.request_field(request jsonb, field text, kind text)
+CREATE OR REPLACE FUNCTION incentives_internal.request_field(request jsonb, field text, kind text)
 RETURNS jsonb
 LANGUAGE plpgsql
 STABLE PARALLEL SAFE
@@ -321,7 +321,7 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.request_field(jsonb, text, text) IS
   'calculate() helper: an optional field of the request, NULL when absent or JSON null; raises 22023 "invalid request: <field> must be ..." when it is not of the kind (as incentives_internal.request_field_problem)';
 
-CREATE FUNCTION incentives_internal.request_participant_problem(item jsonb, participant_key text)
+CREATE OR REPLACE FUNCTION incentives_internal.request_participant_problem(item jsonb, participant_key text)
 RETURNS text
 LANGUAGE sql
 IMMUTABLE PARALLEL SAFE
@@ -337,7 +337,7 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.request_participant_problem(jsonb, text) IS
   'calculate() helper: what is wrong with the participant_key of an inline transaction or enrollment window (required when the request has none, else equal to the request''s), NULL when nothing is';
 
-CREATE FUNCTION incentives_internal.request_load(
+CREATE OR REPLACE FUNCTION incentives_internal.request_load(
     relation        regclass,
     transactions    jsonb,
     participant_key text,
@@ -366,7 +366,7 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.request_load(regclass, jsonb, text, integer) IS
   'calculate() helper: inserts a request''s inline transactions (the first first_n, or all when NULL; participant_key when one has none) into a table with the transaction columns';
 
-CREATE FUNCTION incentives_internal.calculate_fault(
+CREATE OR REPLACE FUNCTION incentives_internal.calculate_fault(
     participant_key text,
     properties      jsonb,
     offer_keys      text[],
@@ -437,7 +437,7 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.calculate_fault(text, jsonb, text[], jsonb, jsonb, timestamptz, date) IS
   'Part of incentives.calculate (call that, not this): after its calculation failed on the data, the path of the request''s part at fault: properties.KEY, transactions[i] (the last of the shortest failing run from the first), or "the transactions" when they fail only with the stored ones';
 
-CREATE FUNCTION incentives_internal.calculate_fails(
+CREATE OR REPLACE FUNCTION incentives_internal.calculate_fails(
     participant_key text,
     properties      jsonb,
     offer_keys      text[],
@@ -466,7 +466,7 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.calculate_fails(text, jsonb, text[], jsonb, integer, regclass, jsonb, timestamptz, date) IS
   'Part of incentives_internal.calculate_fault: whether the calculation of the first first_n inline transactions of a request fails on the data (probe: the temporary table to fill)';
 
-CREATE FUNCTION incentives_internal.calculate_is_date(value text)
+CREATE OR REPLACE FUNCTION incentives_internal.calculate_is_date(value text)
 RETURNS boolean
 LANGUAGE sql
 IMMUTABLE STRICT PARALLEL SAFE

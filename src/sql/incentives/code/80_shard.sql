@@ -19,7 +19,7 @@
 -- the caller needs INSERT/UPDATE/DELETE on the tables concerned.
 ------------------------------------------------------------------------
 
-CREATE FUNCTION incentives_internal.put_offer(document jsonb)
+CREATE OR REPLACE FUNCTION incentives_internal.put_offer(document jsonb)
 RETURNS boolean
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -46,7 +46,7 @@ COMMENT ON FUNCTION incentives_internal.put_offer(jsonb) IS
 -- (23P01).  put_offer (above) takes the document alone: the key is
 -- generated from it.
 
-CREATE FUNCTION incentives_internal.delete_offer(offer_key text)
+CREATE OR REPLACE FUNCTION incentives_internal.delete_offer(offer_key text)
 RETURNS boolean
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -57,7 +57,7 @@ $$;
 COMMENT ON FUNCTION incentives_internal.delete_offer(text) IS
   'Deletes an offer; true when it existed. Through a coordinator: on every shard';
 
-CREATE FUNCTION incentives_internal.put_sku(sku_key text, uom_key text, label text DEFAULT NULL)
+CREATE OR REPLACE FUNCTION incentives_internal.put_sku(sku_key text, uom_key text, label text DEFAULT NULL)
 RETURNS boolean
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -69,7 +69,7 @@ $$;
 COMMENT ON FUNCTION incentives_internal.put_sku(text, text, text) IS
   'Inserts or replaces a SKU and its unit of measure; true when the SKU is new. Through a coordinator: on every shard';
 
-CREATE FUNCTION incentives_internal.delete_sku(sku_key text)
+CREATE OR REPLACE FUNCTION incentives_internal.delete_sku(sku_key text)
 RETURNS boolean
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -80,7 +80,7 @@ $$;
 COMMENT ON FUNCTION incentives_internal.delete_sku(text) IS
   'Deletes a SKU; true when it existed. Through a coordinator: on every shard';
 
-CREATE FUNCTION incentives_internal.put_uom_conversion(from_uom_key text, to_uom_key text, factor numeric)
+CREATE OR REPLACE FUNCTION incentives_internal.put_uom_conversion(from_uom_key text, to_uom_key text, factor numeric)
 RETURNS boolean
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -92,7 +92,7 @@ $$;
 COMMENT ON FUNCTION incentives_internal.put_uom_conversion(text, text, numeric) IS
   'Inserts or replaces a unit conversion (quantity_in_to = quantity_in_from * factor); true when the pair is new. Through a coordinator: on every shard';
 
-CREATE FUNCTION incentives_internal.delete_uom_conversion(from_uom_key text, to_uom_key text)
+CREATE OR REPLACE FUNCTION incentives_internal.delete_uom_conversion(from_uom_key text, to_uom_key text)
 RETURNS boolean
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -103,7 +103,7 @@ $$;
 COMMENT ON FUNCTION incentives_internal.delete_uom_conversion(text, text) IS
   'Deletes a unit conversion; true when it existed. Through a coordinator: on every shard';
 
-CREATE FUNCTION incentives_internal.put_participant_property(participant_key text, property_key text, value numeric)
+CREATE OR REPLACE FUNCTION incentives_internal.put_participant_property(participant_key text, property_key text, value numeric)
 RETURNS boolean
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -115,7 +115,7 @@ $$;
 COMMENT ON FUNCTION incentives_internal.put_participant_property(text, text, numeric) IS
   'Inserts or replaces a stored participant property; true when it is new. Through a coordinator: on every shard';
 
-CREATE FUNCTION incentives_internal.delete_participant_property(participant_key text, property_key text)
+CREATE OR REPLACE FUNCTION incentives_internal.delete_participant_property(participant_key text, property_key text)
 RETURNS boolean
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -126,7 +126,7 @@ $$;
 COMMENT ON FUNCTION incentives_internal.delete_participant_property(text, text) IS
   'Deletes a stored participant property; true when it existed. Through a coordinator: on every shard';
 
-CREATE FUNCTION incentives_internal.put_enrollment(participant_key text, offer_key text, start_date date, end_date date DEFAULT NULL)
+CREATE OR REPLACE FUNCTION incentives_internal.put_enrollment(participant_key text, offer_key text, start_date date, end_date date DEFAULT NULL)
 RETURNS boolean
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -138,7 +138,7 @@ $$;
 COMMENT ON FUNCTION incentives_internal.put_enrollment(text, text, date, date) IS
   'Inserts an enrollment window, or replaces the end_date of the one starting that day; true when it is new. Through a coordinator: on the shard of the participant';
 
-CREATE FUNCTION incentives_internal.delete_enrollment(participant_key text, offer_key text, start_date date)
+CREATE OR REPLACE FUNCTION incentives_internal.delete_enrollment(participant_key text, offer_key text, start_date date)
 RETURNS boolean
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -153,7 +153,7 @@ COMMENT ON FUNCTION incentives_internal.delete_enrollment(text, text, date) IS
 -- upsert: on a sharded deployment that would leave it on the wrong shard.
 -- store_transactions is the one upsert that says so; put_transactions and
 -- put_transaction call it.
-CREATE FUNCTION incentives_internal.store_transactions(transactions jsonb[])
+CREATE OR REPLACE FUNCTION incentives_internal.store_transactions(transactions jsonb[])
 RETURNS SETOF boolean
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -199,7 +199,7 @@ $$;
 COMMENT ON FUNCTION incentives_internal.store_transactions(jsonb[]) IS
   'Part of put_transactions and put_transaction: inserts or replaces transactions given as JSON objects with the transaction columns, refusing one that would change participant (23505); per row stored, true when it is new';
 
-CREATE FUNCTION incentives_internal.put_transactions(transactions jsonb[])
+CREATE OR REPLACE FUNCTION incentives_internal.put_transactions(transactions jsonb[])
 RETURNS bigint
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -209,7 +209,7 @@ $$;
 COMMENT ON FUNCTION incentives_internal.put_transactions(jsonb[]) IS
   'Inserts or replaces transactions given as JSON objects with the transaction columns; returns how many. Through a coordinator: each on the shard of its participant';
 
-CREATE FUNCTION incentives_internal.put_transaction(
+CREATE OR REPLACE FUNCTION incentives_internal.put_transaction(
     transaction_id   text,
     participant_key  text,
     transaction_type text,
@@ -230,7 +230,7 @@ $$;
 COMMENT ON FUNCTION incentives_internal.put_transaction(text, text, text, date, text, numeric, text, numeric) IS
   'Inserts or replaces one transaction; true when it is new. Through a coordinator: on the shard of its participant';
 
-CREATE FUNCTION incentives_internal.delete_transaction(participant_key text, transaction_id text)
+CREATE OR REPLACE FUNCTION incentives_internal.delete_transaction(participant_key text, transaction_id text)
 RETURNS boolean
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -242,7 +242,7 @@ $$;
 COMMENT ON FUNCTION incentives_internal.delete_transaction(text, text) IS
   'Deletes one transaction of a participant; true when it existed. Through a coordinator: on the shard of the participant';
 
-CREATE FUNCTION incentives_internal.load_transactions(transactions jsonb)
+CREATE OR REPLACE FUNCTION incentives_internal.load_transactions(transactions jsonb)
 RETURNS bigint
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -255,7 +255,7 @@ COMMENT ON FUNCTION incentives_internal.load_transactions(jsonb) IS
 -- What incentives.cluster_check() on a coordinator compares across shards:
 -- a digest of each reference table (they must be identical everywhere) and
 -- the transactions that do not hash to this shard's partition.
-CREATE FUNCTION incentives_internal.shard_summary(partitions integer, partition integer)
+CREATE OR REPLACE FUNCTION incentives_internal.shard_summary(partitions integer, partition integer)
 RETURNS TABLE (object text, row_count bigint, digest text)
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
@@ -307,7 +307,7 @@ COMMENT ON FUNCTION incentives_internal.shard_summary(integer, integer) IS
 -- a function, the procedure cannot COMMIT: the refresh is one transaction
 -- on each shard, and a failure leaves that shard's earnings and run log as
 -- they were.
-CREATE FUNCTION incentives_internal.refresh_earnings_run(
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_run(
     participant_key text     DEFAULT NULL,
     transactions    regclass DEFAULT 'incentives.transactions',
     progress_every  integer  DEFAULT 1000,
@@ -340,7 +340,7 @@ COMMENT ON FUNCTION incentives_internal.refresh_earnings_run(text, regclass, int
 -- its own participants: statements and their numbers are per shard).
 -- Called from a function the procedure cannot COMMIT: the statement is
 -- part of the caller's transaction on the shard.
-CREATE FUNCTION incentives_internal.settle_run(
+CREATE OR REPLACE FUNCTION incentives_internal.settle_run(
     statement_date  date,
     participant_key text DEFAULT NULL)
 RETURNS TABLE (statement_id bigint, lines bigint, amount_due numeric)

@@ -38,7 +38,7 @@
 -- does so for incentives_admin).
 ------------------------------------------------------------------------
 
-CREATE FUNCTION incentives.visible_participants()
+CREATE OR REPLACE FUNCTION incentives.visible_participants()
 RETURNS SETOF text
 LANGUAGE sql
 STABLE PARALLEL SAFE
@@ -71,10 +71,10 @@ COMMENT ON FUNCTION incentives.visible_participants() IS
 -- Catalog-driven (the one loop that creates objects in these parts): for
 -- every table of the extension in schema incentives with a participant_key
 -- column but incentives.transactions and incentives.calculation_runs
--- (below), it runs ALTER TABLE ... ENABLE ROW
--- LEVEL SECURITY, CREATE POLICY participant_visible and its COMMENT ON
--- POLICY (written out in docs/security.md, "The convention for a new
--- table").
+-- (below), it runs ALTER TABLE ... ENABLE ROW LEVEL SECURITY, and DROP
+-- POLICY IF EXISTS, CREATE POLICY and COMMENT ON POLICY of
+-- participant_visible (written out in docs/security.md, "The convention
+-- for a new table"): an update creates the policy again, as every trigger.
 DO $row_security$
 DECLARE
     t record;
@@ -97,6 +97,7 @@ BEGIN
               ORDER BY c.relname
     LOOP
         EXECUTE pg_catalog.format('ALTER TABLE %s ENABLE ROW LEVEL SECURITY', t.rel);
+        EXECUTE pg_catalog.format('DROP POLICY IF EXISTS participant_visible ON %s', t.rel);
         EXECUTE pg_catalog.format($policy$
             CREATE POLICY participant_visible ON %s
                 USING (participant_key IS NULL
@@ -112,6 +113,7 @@ $row_security$;
 
 -- The run log.
 ALTER TABLE incentives.calculation_runs ENABLE ROW LEVEL SECURITY;
+DROP POLICY IF EXISTS run_visible ON incentives.calculation_runs;
 CREATE POLICY run_visible ON incentives.calculation_runs
     USING (NOT pg_catalog.row_security_active('incentives.transactions'::pg_catalog.regclass)
            OR participant_key IN (SELECT incentives.visible_participants())

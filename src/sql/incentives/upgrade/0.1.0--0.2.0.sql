@@ -1,33 +1,262 @@
--- incentives 0.1.0 -> 0.2.0: the changes to schemas, tables and types.
--- The upgrade script is src/sql/drop_code.sql (0.1.0's functions, views
--- and triggers go), this file, then the code parts (0.2.0's come).  A
--- fresh install runs the released 0.1.0 script and then this same upgrade
--- script (the Makefile), so this file is where 0.2.0's tables are defined.
+-- incentives 0.1.0 -> 0.2.0: what changes in schemas, tables and types,
+-- and the 0.1.0 objects that cannot be changed in place.  The update
+-- script is src/sql/update_begin.sql, this file, the code parts (every
+-- function, procedure and view of 0.2.0, created or replaced in place;
+-- triggers and policies created again), 0.1.0--0.2.0.finish.sql, then
+-- src/sql/update_end.sql (the Makefile).  A fresh install runs the
+-- released 0.1.0 script and then this same update script, so this file is
+-- where 0.2.0's tables and types are defined.  What the update does to
+-- each object a user can depend on: docs/backup-and-upgrade.md, Upgrade.
 
 -- Internals have a schema of their own.
 CREATE SCHEMA incentives_internal;
 COMMENT ON SCHEMA incentives_internal IS
   'incentives internals: trigger functions, helpers of the procedures and views, and the functions a sharded coordinator calls; not for direct use';
 
+------------------------------------------------------------------------
+-- 0.1.0 routines whose signature changes (as_of and through_date, and
+-- named result types: docs/architecture.md, Install and upgrade scripts).
+-- They cannot keep their oid: the user's views over each are set aside
+-- and its privileges kept for its successor (update_begin.sql), and it is
+-- dropped; the code parts create the successor, and update_end.sql the
+-- views again over it.
+------------------------------------------------------------------------
+
+SELECT pg_temp.update_replace_function('incentives.incentive_calculate(text, jsonb, text[], regclass)');
+SELECT pg_temp.update_replace_function('incentives.incentive_diagnostics(text, jsonb, text[], regclass)');
+SELECT pg_temp.update_replace_function('incentives.incentive_explain(text, text, jsonb, regclass)');
+SELECT pg_temp.update_replace_function('incentives.tier_progress(text, jsonb, regclass)');
+SELECT pg_temp.update_replace_function('incentives.stack_progress(text, regclass)');
+SELECT pg_temp.update_replace_function('incentives.refresh_earnings(text, regclass, integer)');
+-- incentives.earnings becomes partitioned (below): the 0.1.0 table cannot
+-- stay; the new one gets its privileges, the old one keeps only its
+-- owner's (it may live on as a partition, which no reader must read past
+-- the table's policies).
+SELECT pg_temp.update_replace_relation('incentives.earnings');
+-- 0.1.0 helpers of the refresh that 0.2.0 replaces by internals of other
+-- signatures (nothing of a user's may depend on them).
+SELECT pg_temp.update_drop_function('incentives.refresh_earnings_begin(text, regclass)');
+SELECT pg_temp.update_drop_function('incentives.refresh_earnings_work(bigint, text, regclass, integer)');
+SELECT pg_temp.update_drop_function('incentives.refresh_earnings_run(text, regclass, integer)');
+-- Anything of the user's in the way stops the update here.
+SELECT pg_temp.update_check();
+
+DROP FUNCTION incentives.incentive_calculate(text, jsonb, text[], regclass);
+DROP FUNCTION incentives.incentive_diagnostics(text, jsonb, text[], regclass);
+DROP FUNCTION incentives.incentive_explain(text, text, jsonb, regclass);
+DROP FUNCTION incentives.tier_progress(text, jsonb, regclass);
+DROP FUNCTION incentives.stack_progress(text, regclass);
+DROP PROCEDURE incentives.refresh_earnings(text, regclass, integer);
+DROP FUNCTION incentives.refresh_earnings_begin(text, regclass);
+DROP FUNCTION incentives.refresh_earnings_work(bigint, text, regclass, integer);
+DROP FUNCTION incentives.refresh_earnings_run(text, regclass, integer);
+
+-- 0.1.0 functions that become internals with their signature: moved, they
+-- keep their oid (and whatever depends on it); the code parts replace
+-- their definitions.
+ALTER FUNCTION incentives.offers_validate() SET SCHEMA incentives_internal;
+ALTER FUNCTION incentives.calculate_is_date(text) SET SCHEMA incentives_internal;
+ALTER FUNCTION incentives.explain_totals(incentives.earning[], text) SET SCHEMA incentives_internal;
+ALTER FUNCTION incentives.explain_rows(incentives.earning[], text) SET SCHEMA incentives_internal;
+ALTER FUNCTION incentives.progress_figure(text, numeric) SET SCHEMA incentives_internal;
+ALTER FUNCTION incentives.put_offer(jsonb) SET SCHEMA incentives_internal;
+ALTER FUNCTION incentives.delete_offer(text) SET SCHEMA incentives_internal;
+ALTER FUNCTION incentives.put_sku(text, text, text) SET SCHEMA incentives_internal;
+ALTER FUNCTION incentives.delete_sku(text) SET SCHEMA incentives_internal;
+ALTER FUNCTION incentives.put_uom_conversion(text, text, numeric) SET SCHEMA incentives_internal;
+ALTER FUNCTION incentives.delete_uom_conversion(text, text) SET SCHEMA incentives_internal;
+ALTER FUNCTION incentives.put_participant_property(text, text, numeric) SET SCHEMA incentives_internal;
+ALTER FUNCTION incentives.delete_participant_property(text, text) SET SCHEMA incentives_internal;
+ALTER FUNCTION incentives.put_transactions(jsonb[]) SET SCHEMA incentives_internal;
+ALTER FUNCTION incentives.put_transaction(text, text, text, date, text, numeric, text, numeric) SET SCHEMA incentives_internal;
+ALTER FUNCTION incentives.delete_transaction(text, text) SET SCHEMA incentives_internal;
+ALTER FUNCTION incentives.load_transactions(jsonb) SET SCHEMA incentives_internal;
+ALTER FUNCTION incentives.shard_summary(integer, integer) SET SCHEMA incentives_internal;
+
+------------------------------------------------------------------------
+-- Named result types: the set-returning functions return a type of their
+-- own, so that a later version adds a column with ALTER TYPE ... ADD
+-- ATTRIBUTE and CREATE OR REPLACE FUNCTION, keeping the function (and the
+-- user's views over it).
+------------------------------------------------------------------------
+
+CREATE TYPE incentives.diagnostics_row AS (
+    participant_key text,
+    offer_key       text,
+    strategy_key    text,
+    diagnostics     jsonb
+);
+COMMENT ON TYPE incentives.diagnostics_row IS 'One row of incentives.incentive_diagnostics: the engine''s account of one participant and offer';
+COMMENT ON COLUMN incentives.diagnostics_row.participant_key IS 'The participant';
+COMMENT ON COLUMN incentives.diagnostics_row.offer_key IS 'The offer';
+COMMENT ON COLUMN incentives.diagnostics_row.strategy_key IS 'standard, stepped or stacked';
+COMMENT ON COLUMN incentives.diagnostics_row.diagnostics IS 'The engine''s account as JSON (docs/analyst-guide.md, incentive_diagnostics)';
+
+CREATE TYPE incentives.tier_progress_row AS (
+    participant_key      text,
+    offer_key            text,
+    threshold_type       text,
+    property_key         text,
+    threshold_value      numeric,
+    current_rate_key     text,
+    current_threshold    numeric,
+    next_rate_key        text,
+    next_threshold       numeric,
+    gap_to_next          numeric,
+    earning_transactions integer,
+    earned_now           numeric,
+    earned_at_next       numeric,
+    tier_mode            text,
+    blended_rate         numeric,
+    blended_rate_at_next numeric,
+    qualified            boolean,
+    requirement_gaps     jsonb,
+    limit_applied        text
+);
+COMMENT ON TYPE incentives.tier_progress_row IS 'One row of incentives.tier_progress: a participant''s progress through the tiers of one stepped offer';
+COMMENT ON COLUMN incentives.tier_progress_row.participant_key IS 'The participant';
+COMMENT ON COLUMN incentives.tier_progress_row.offer_key IS 'The stepped offer';
+COMMENT ON COLUMN incentives.tier_progress_row.threshold_type IS 'aggregated_amount, aggregated_quantity or property';
+COMMENT ON COLUMN incentives.tier_progress_row.property_key IS 'The property that picks the tier (threshold_type property); NULL otherwise';
+COMMENT ON COLUMN incentives.tier_progress_row.threshold_value IS 'Dollars (aggregated_amount, at least 2 decimals), quantity in the SKUs'' units (aggregated_quantity) or the property value (NULL when missing)';
+COMMENT ON COLUMN incentives.tier_progress_row.current_rate_key IS 'The tier applied (NULL: none reached)';
+COMMENT ON COLUMN incentives.tier_progress_row.current_threshold IS 'Its threshold';
+COMMENT ON COLUMN incentives.tier_progress_row.next_rate_key IS 'The lowest tier above it (NULL: at the top)';
+COMMENT ON COLUMN incentives.tier_progress_row.next_threshold IS 'Its threshold';
+COMMENT ON COLUMN incentives.tier_progress_row.gap_to_next IS 'next_threshold - threshold_value (NULL when the value is unknown)';
+COMMENT ON COLUMN incentives.tier_progress_row.earning_transactions IS 'Transactions that earn under the offer';
+COMMENT ON COLUMN incentives.tier_progress_row.earned_now IS 'What the calculation pays now, after requirements and limits (0.00 when no tier is reached)';
+COMMENT ON COLUMN incentives.tier_progress_row.earned_at_next IS 'What the earning transactions would pay at the next tier (before requirements and limits)';
+COMMENT ON COLUMN incentives.tier_progress_row.tier_mode IS 'all_volume or incremental';
+COMMENT ON COLUMN incentives.tier_progress_row.blended_rate IS 'Incremental tiers: the rate every earning transaction gets now, in the tiers'' measure';
+COMMENT ON COLUMN incentives.tier_progress_row.blended_rate_at_next IS 'Incremental tiers: the blended rate once the threshold value reaches the next tier';
+COMMENT ON COLUMN incentives.tier_progress_row.qualified IS 'False when a requirement of the offer is unmet';
+COMMENT ON COLUMN incentives.tier_progress_row.requirement_gaps IS 'Each unmet requirement''s distance to its minimum (null for a missing property); {} when qualified';
+COMMENT ON COLUMN incentives.tier_progress_row.limit_applied IS 'minimum, maximum or NULL: the payout limit that applied';
+
+CREATE TYPE incentives.requirement_progress_row AS (
+    participant_key  text,
+    offer_key        text,
+    strategy_key     text,
+    requirement_key  text,
+    requirement_type text,
+    property_key     text,
+    value            numeric,
+    minimum          numeric,
+    gap              numeric,
+    met              boolean,
+    qualified        boolean
+);
+COMMENT ON TYPE incentives.requirement_progress_row IS 'One row of incentives.requirement_progress: one requirement of one offer for one participant';
+COMMENT ON COLUMN incentives.requirement_progress_row.participant_key IS 'The participant';
+COMMENT ON COLUMN incentives.requirement_progress_row.offer_key IS 'The offer with requirements';
+COMMENT ON COLUMN incentives.requirement_progress_row.strategy_key IS 'standard, stepped or stacked';
+COMMENT ON COLUMN incentives.requirement_progress_row.requirement_key IS 'The requirement';
+COMMENT ON COLUMN incentives.requirement_progress_row.requirement_type IS 'aggregated_amount, aggregated_quantity or property';
+COMMENT ON COLUMN incentives.requirement_progress_row.property_key IS 'The property measured (requirement_type property); NULL otherwise';
+COMMENT ON COLUMN incentives.requirement_progress_row.value IS 'The participant''s value (NULL for a missing property)';
+COMMENT ON COLUMN incentives.requirement_progress_row.minimum IS 'The minimum the value must reach';
+COMMENT ON COLUMN incentives.requirement_progress_row.gap IS 'How much is still missing (0 when met; NULL for a missing property)';
+COMMENT ON COLUMN incentives.requirement_progress_row.met IS 'Whether the value reaches the minimum';
+COMMENT ON COLUMN incentives.requirement_progress_row.qualified IS 'Whether every requirement of the offer is met';
+
+CREATE TYPE incentives.stack_progress_row AS (
+    participant_key text,
+    offer_key       text,
+    stack_key       text,
+    sku_set_key     text,
+    coverage_unit   text,
+    coverage        numeric,
+    overlap         numeric,
+    factor          numeric,
+    earns           boolean,
+    uncovered       numeric,
+    shortfall       numeric
+);
+COMMENT ON TYPE incentives.stack_progress_row IS 'One row of incentives.stack_progress: one SKU set of one stack of a stacked offer for one participant';
+COMMENT ON COLUMN incentives.stack_progress_row.participant_key IS 'The participant';
+COMMENT ON COLUMN incentives.stack_progress_row.offer_key IS 'The stacked offer';
+COMMENT ON COLUMN incentives.stack_progress_row.stack_key IS 'The stack (its key, or its set keys joined with _and_)';
+COMMENT ON COLUMN incentives.stack_progress_row.sku_set_key IS 'The SKU set';
+COMMENT ON COLUMN incentives.stack_progress_row.coverage_unit IS 'The set''s coverage unit (e.g. acre)';
+COMMENT ON COLUMN incentives.stack_progress_row.coverage IS 'The set''s coverage, 6 places';
+COMMENT ON COLUMN incentives.stack_progress_row.overlap IS 'The stack''s overlap: the coverage every set of it reaches, 6 places';
+COMMENT ON COLUMN incentives.stack_progress_row.factor IS 'The set''s factor: overlap / coverage, 6 places';
+COMMENT ON COLUMN incentives.stack_progress_row.earns IS 'Whether the stack pays';
+COMMENT ON COLUMN incentives.stack_progress_row.uncovered IS 'The set''s coverage that does not pay, 6 places';
+COMMENT ON COLUMN incentives.stack_progress_row.shortfall IS 'How much more of this set would let every set of the stack pay in full, 6 places';
+
+CREATE TYPE incentives.program_version_row AS (
+    offer_key      text,
+    label          text,
+    strategy_key   text,
+    calculator_key text,
+    document       jsonb,
+    tier_mode      text,
+    enrollment     text,
+    requirements   jsonb,
+    limit_minimum  numeric,
+    limit_maximum  numeric,
+    version        integer,
+    valid_from     timestamptz,
+    valid_to       timestamptz
+);
+COMMENT ON TYPE incentives.program_version_row IS 'One row of incentives.programs(as_of): an offer as incentives.programs shows it, in the version in force then';
+COMMENT ON COLUMN incentives.program_version_row.offer_key IS 'The offer';
+COMMENT ON COLUMN incentives.program_version_row.label IS 'The offer''s optional label (NULL when absent)';
+COMMENT ON COLUMN incentives.program_version_row.strategy_key IS 'standard, stepped or stacked';
+COMMENT ON COLUMN incentives.program_version_row.calculator_key IS 'percent_of_amount, dollars_per_unit, fixed_amount or dollars_per_coverage_unit';
+COMMENT ON COLUMN incentives.program_version_row.document IS 'The offer document of the version';
+COMMENT ON COLUMN incentives.program_version_row.tier_mode IS 'Stepped: all_volume or incremental; NULL for the other strategies';
+COMMENT ON COLUMN incentives.program_version_row.enrollment IS 'open or required';
+COMMENT ON COLUMN incentives.program_version_row.requirements IS 'The qualification gates as compiled ([] when none)';
+COMMENT ON COLUMN incentives.program_version_row.limit_minimum IS 'Minimum payout per participant (NULL: none)';
+COMMENT ON COLUMN incentives.program_version_row.limit_maximum IS 'Maximum payout per participant (NULL: none)';
+COMMENT ON COLUMN incentives.program_version_row.version IS 'The version in force at as_of (incentives.offer_versions)';
+COMMENT ON COLUMN incentives.program_version_row.valid_from IS 'When that version came into force';
+COMMENT ON COLUMN incentives.program_version_row.valid_to IS 'When the next change or the delete ended it (NULL: current)';
+
+-- The internal results the programs views read (the C functions fill them
+-- by position).
+CREATE TYPE incentives_internal.offer_summary_row AS (
+    label          text,
+    strategy_key   text,
+    calculator_key text,
+    tier_mode      text,
+    enrollment     text,
+    requirements   jsonb,
+    limit_minimum  numeric,
+    limit_maximum  numeric
+);
+COMMENT ON TYPE incentives_internal.offer_summary_row IS 'incentives_internal.offer_summary: an offer''s key fields and program rules as compiled (the columns of incentives.programs beside offer_key and document)';
+CREATE TYPE incentives_internal.offer_rate_row AS (
+    offer_key              text,
+    strategy_key           text,
+    calculator_key         text,
+    rate_key               text,
+    sku_key                text,
+    rate_value             numeric,
+    measure                text,
+    threshold              numeric,
+    threshold_type         text,
+    period_key             text,
+    period_start_date      date,
+    period_end_date        date,
+    transaction_type       text,
+    sku_set_key            text,
+    stack_key              text,
+    threshold_property_key text,
+    price                  numeric,
+    coverage_unit          text,
+    coverage_rate          numeric,
+    coverage_uom_key       text,
+    tier_mode              text
+);
+COMMENT ON TYPE incentives_internal.offer_rate_row IS 'incentives_internal.offer_rates: one rate of an offer as a flat row (the columns of incentives.program_rates)';
+
 -- Comments that cite docs/reference.md instead of documents users never see.
 COMMENT ON COLUMN incentives.offers.document IS 'The offer document, in the shape of the programs response (docs/reference.md, Offer documents)';
 COMMENT ON TYPE incentives.earning IS 'One earning row: what one transaction earns under one offer and rate (docs/reference.md, Earning rows)';
-
--- incentives.earnings takes its 17 earning columns' comments from the
--- type incentives.earning, as a fresh install's LIKE ... INCLUDING COMMENTS.
-DO $upgrade$
-DECLARE
-    c record;
-BEGIN
-    FOR c IN SELECT a.attname, pg_catalog.col_description(a.attrelid, a.attnum) AS comment
-               FROM pg_catalog.pg_attribute AS a
-              WHERE a.attrelid OPERATOR(pg_catalog.=) 'incentives.earning'::pg_catalog.regclass
-                AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped
-    LOOP
-        EXECUTE pg_catalog.format('COMMENT ON COLUMN incentives.earnings.%I IS %L', c.attname, c.comment);
-    END LOOP;
-END
-$upgrade$;
 
 -- The shipped unit conversions survive pg_dump/pg_restore as they are
 -- (code/12_uom_conversions.sql): the shipped pairs
@@ -137,6 +366,9 @@ COMMENT ON COLUMN incentives.calculation_runs.exceptions IS 'How many participan
 -- incentives.earnings becomes partitioned.  The 0.1.0 table, rows and
 -- indexes as they are, leaves the extension and becomes its first
 -- partition (the next full refresh by the owner replaces it, like any).
+-- The user's views over it were set aside above (update_end.sql creates
+-- them again over the new table); the reporting views of the extension
+-- read it until the code parts replace them.
 ALTER TABLE incentives.earnings RENAME TO earnings_run_0;
 ALTER TABLE incentives.earnings_run_0 SET SCHEMA incentives_internal;
 ALTER EXTENSION @extension@ DROP TABLE incentives_internal.earnings_run_0;
@@ -172,15 +404,14 @@ COMMENT ON INDEX incentives_internal.earnings_default_offer_idx IS 'Earnings by 
 -- and dumped as such.)
 SELECT pg_catalog.pg_extension_config_dump('incentives.earnings', '');
 SELECT pg_catalog.pg_extension_config_dump('incentives_internal.earnings_default', '');
--- The 0.1.0 table becomes the first partition when it holds earnings; empty
--- (always so in a fresh install) it goes.
+-- The 0.1.0 table becomes the first partition when it holds earnings;
+-- empty (always so in a fresh install) it goes once the reporting views
+-- read the new table (0.1.0--0.2.0.finish.sql).
 DO $upgrade$
 BEGIN
     IF EXISTS (SELECT FROM incentives_internal.earnings_run_0) THEN
         ALTER TABLE incentives.earnings
             ATTACH PARTITION incentives_internal.earnings_run_0 FOR VALUES FROM (MINVALUE) TO (MAXVALUE);
-    ELSE
-        DROP TABLE incentives_internal.earnings_run_0;
     END IF;
 END
 $upgrade$;
@@ -280,3 +511,23 @@ SELECT pg_catalog.pg_extension_config_dump(
          pg_catalog.pg_get_serial_sequence('incentives.statements', 'statement_id'), '');
 SELECT pg_catalog.pg_extension_config_dump('incentives.statement_lines', '');
 SELECT pg_catalog.pg_extension_config_dump('incentives.calculation_exceptions', '');
+
+------------------------------------------------------------------------
+-- What 0.2.0 adds gets the privileges of what it extends (at the end of
+-- the update; update_begin.sql): a role that could read, calculate,
+-- write or refresh under 0.1.0 still can, without a GRANT of the DBA's --
+-- the calculation now reads the enrollment windows and the offer versions,
+-- triggers now write the offer versions, the change log and the shipped
+-- conversions' changes with the caller's rights.  (In a fresh install
+-- there is nothing to copy: the DBA's step 2 grants them, docs/security.md.)
+------------------------------------------------------------------------
+SELECT pg_temp.update_grant_like('SCHEMA', 'incentives_internal', 'SCHEMA', 'incentives');
+SELECT pg_temp.update_grant_like('TABLE', 'incentives.enrollments', 'TABLE', 'incentives.transactions');
+SELECT pg_temp.update_grant_like('TABLE', 'incentives.earnings_changes', 'TABLE', 'incentives.transactions');
+SELECT pg_temp.update_grant_like('TABLE', 'incentives.offer_versions', 'TABLE', 'incentives.offers');
+SELECT pg_temp.update_grant_like('TABLE', 'incentives.uom_conversion_changes', 'TABLE', 'incentives.uom_conversions');
+SELECT pg_temp.update_grant_like('TABLE', 'incentives.calculation_exceptions', 'TABLE', 'incentives.calculation_runs');
+SELECT pg_temp.update_grant_like('TABLE', 'incentives.statements', 'TABLE', 'incentives.earnings');
+SELECT pg_temp.update_grant_like('TABLE', 'incentives.statement_lines', 'TABLE', 'incentives.earnings');
+SELECT pg_temp.update_grant_like('SEQUENCE', 'incentives.statements_statement_id_seq',
+                                 'SEQUENCE', 'incentives.calculation_runs_run_id_seq');

@@ -2,7 +2,7 @@
 -- Placement: which partition holds a participant
 ------------------------------------------------------------------------
 
-CREATE FUNCTION incentives.cluster_partitions()
+CREATE OR REPLACE FUNCTION incentives.cluster_partitions()
 RETURNS integer
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
@@ -26,7 +26,7 @@ $$;
 COMMENT ON FUNCTION incentives.cluster_partitions() IS
   'Number of partitions of the PL/Proxy cluster incentives_cluster (its p0, p1, ... server options; a power of 2)';
 
-CREATE FUNCTION incentives.partition_of(participant_key text)
+CREATE OR REPLACE FUNCTION incentives.partition_of(participant_key text)
 RETURNS integer
 LANGUAGE sql STABLE STRICT
 SET search_path = pg_catalog, pg_temp
@@ -36,7 +36,7 @@ $$;
 COMMENT ON FUNCTION incentives.partition_of(text) IS
   'The partition that holds a participant''s transactions: hashtext(participant_key) & (partitions - 1), PL/Proxy''s mapping of RUN ON hashtext(participant_key); for bulk loaders';
 
-CREATE FUNCTION incentives.partitions_for(participant_key text)
+CREATE OR REPLACE FUNCTION incentives.partitions_for(participant_key text)
 RETURNS SETOF integer
 LANGUAGE sql STABLE
 ROWS 1

@@ -8,7 +8,7 @@
 -- name and arguments on the shard.
 ------------------------------------------------------------------------
 
-CREATE FUNCTION incentives.incentive_calculate(
+CREATE OR REPLACE FUNCTION incentives.incentive_calculate(
     participant_key text        DEFAULT NULL,
     properties      jsonb       DEFAULT '{}',
     offer_keys      text[]      DEFAULT NULL,
@@ -25,14 +25,14 @@ $$;
 COMMENT ON FUNCTION incentives.incentive_calculate(text, jsonb, text[], text, timestamptz, date) IS
   'Earnings computed on the shards: one participant on its partition, all participants (NULL) on every partition; transactions names a relation on the shards; as_of reads each shard''s offer history, through_date limits the transactions';
 
-CREATE FUNCTION incentives.incentive_diagnostics(
+CREATE OR REPLACE FUNCTION incentives.incentive_diagnostics(
     participant_key text        DEFAULT NULL,
     properties      jsonb       DEFAULT '{}',
     offer_keys      text[]      DEFAULT NULL,
     transactions    text        DEFAULT 'incentives.transactions',
     as_of           timestamptz DEFAULT NULL,
     through_date    date        DEFAULT NULL)
-RETURNS TABLE (participant_key text, offer_key text, strategy_key text, diagnostics jsonb)
+RETURNS SETOF incentives.diagnostics_row
 LANGUAGE plproxy
 ROWS 100
 AS $$
@@ -42,32 +42,13 @@ $$;
 COMMENT ON FUNCTION incentives.incentive_diagnostics(text, jsonb, text[], text, timestamptz, date) IS
   'Diagnostics computed on the shards: one participant on its partition, all participants (NULL) on every partition';
 
-CREATE FUNCTION incentives.tier_progress(
+CREATE OR REPLACE FUNCTION incentives.tier_progress(
     participant_key text        DEFAULT NULL,
     properties      jsonb       DEFAULT '{}',
     transactions    text        DEFAULT 'incentives.transactions',
     as_of           timestamptz DEFAULT NULL,
     through_date    date        DEFAULT NULL)
-RETURNS TABLE (
-    participant_key      text,
-    offer_key            text,
-    threshold_type       text,
-    property_key         text,
-    threshold_value      numeric,
-    current_rate_key     text,
-    current_threshold    numeric,
-    next_rate_key        text,
-    next_threshold       numeric,
-    gap_to_next          numeric,
-    earning_transactions integer,
-    earned_now           numeric,
-    earned_at_next       numeric,
-    tier_mode            text,
-    blended_rate         numeric,
-    blended_rate_at_next numeric,
-    qualified            boolean,
-    requirement_gaps     jsonb,
-    limit_applied        text)
+RETURNS SETOF incentives.tier_progress_row
 LANGUAGE plproxy
 ROWS 100
 AS $$
@@ -77,24 +58,13 @@ $$;
 COMMENT ON FUNCTION incentives.tier_progress(text, jsonb, text, timestamptz, date) IS
   'Tier progress computed on the shards: one participant on its partition, all participants (NULL) on every partition (rows merged, not ordered)';
 
-CREATE FUNCTION incentives.requirement_progress(
+CREATE OR REPLACE FUNCTION incentives.requirement_progress(
     participant_key text        DEFAULT NULL,
     properties      jsonb       DEFAULT '{}',
     transactions    text        DEFAULT 'incentives.transactions',
     as_of           timestamptz DEFAULT NULL,
     through_date    date        DEFAULT NULL)
-RETURNS TABLE (
-    participant_key  text,
-    offer_key        text,
-    strategy_key     text,
-    requirement_key  text,
-    requirement_type text,
-    property_key     text,
-    value            numeric,
-    minimum          numeric,
-    gap              numeric,
-    met              boolean,
-    qualified        boolean)
+RETURNS SETOF incentives.requirement_progress_row
 LANGUAGE plproxy
 ROWS 100
 AS $$
@@ -104,23 +74,12 @@ $$;
 COMMENT ON FUNCTION incentives.requirement_progress(text, jsonb, text, timestamptz, date) IS
   'Requirement progress computed on the shards: one participant on its partition, all participants (NULL) on every partition (rows merged, not ordered)';
 
-CREATE FUNCTION incentives.stack_progress(
+CREATE OR REPLACE FUNCTION incentives.stack_progress(
     participant_key text        DEFAULT NULL,
     transactions    text        DEFAULT 'incentives.transactions',
     as_of           timestamptz DEFAULT NULL,
     through_date    date        DEFAULT NULL)
-RETURNS TABLE (
-    participant_key text,
-    offer_key       text,
-    stack_key       text,
-    sku_set_key     text,
-    coverage_unit   text,
-    coverage        numeric,
-    overlap         numeric,
-    factor          numeric,
-    earns           boolean,
-    uncovered       numeric,
-    shortfall       numeric)
+RETURNS SETOF incentives.stack_progress_row
 LANGUAGE plproxy
 ROWS 100
 AS $$
@@ -132,7 +91,7 @@ COMMENT ON FUNCTION incentives.stack_progress(text, text, timestamptz, date) IS
 
 -- One participant, always: a NULL participant_key goes to one partition,
 -- which raises the function's own error.
-CREATE FUNCTION incentives.incentive_explain(
+CREATE OR REPLACE FUNCTION incentives.incentive_explain(
     participant_key text,
     offer_key       text,
     properties      jsonb       DEFAULT '{}',
@@ -148,7 +107,7 @@ $$;
 COMMENT ON FUNCTION incentives.incentive_explain(text, text, jsonb, text, timestamptz, date) IS
   'incentive_explain on the participant''s partition';
 
-CREATE FUNCTION incentives.request_hash(request jsonb)
+CREATE OR REPLACE FUNCTION incentives.request_hash(request jsonb)
 RETURNS integer
 LANGUAGE sql VOLATILE
 AS $$
@@ -158,7 +117,7 @@ $$;
 COMMENT ON FUNCTION incentives.request_hash(jsonb) IS
   'RUN ON target of calculate(): the request''s participant''s partition (its stored transactions and properties), any partition when it names none';
 
-CREATE FUNCTION incentives.calculate(request jsonb)
+CREATE OR REPLACE FUNCTION incentives.calculate(request jsonb)
 RETURNS jsonb
 LANGUAGE plproxy
 AS $$
@@ -186,7 +145,7 @@ COMMENT ON FUNCTION incentives.calculate(jsonb) IS
 --     the others keep theirs: call it again with the same date (a shard
 --     that has one settles nothing new on the same date).
 
-CREATE FUNCTION incentives_cluster.refresh_earnings(
+CREATE OR REPLACE FUNCTION incentives_cluster.refresh_earnings(
     participant_key text,
     transactions    text,
     progress_every  integer,
@@ -202,7 +161,7 @@ $$;
 COMMENT ON FUNCTION incentives_cluster.refresh_earnings(text, text, integer, text, boolean) IS
   'incentives.refresh_earnings_run on the participant''s partition, or on every partition (NULL)';
 
-CREATE PROCEDURE incentives.refresh_earnings(
+CREATE OR REPLACE PROCEDURE incentives.refresh_earnings(
     participant_key text    DEFAULT NULL,
     transactions    text    DEFAULT 'incentives.transactions',
     progress_every  integer DEFAULT 1000,
@@ -223,7 +182,7 @@ $$;
 COMMENT ON PROCEDURE incentives.refresh_earnings(text, text, integer, text, boolean) IS
   'Refreshes incentives.earnings on the shards: the participant''s partition, or every partition in parallel (NULL); each shard atomically; on_error and changed_only as on a single node';
 
-CREATE FUNCTION incentives_cluster.settle(
+CREATE OR REPLACE FUNCTION incentives_cluster.settle(
     statement_date  date,
     participant_key text)
 RETURNS TABLE (statement_id bigint, lines bigint, amount_due numeric)
@@ -236,7 +195,7 @@ $$;
 COMMENT ON FUNCTION incentives_cluster.settle(date, text) IS
   'incentives.settle_run on the participant''s partition, or on every partition (NULL)';
 
-CREATE PROCEDURE incentives.settle(
+CREATE OR REPLACE PROCEDURE incentives.settle(
     statement_date  date,
     participant_key text DEFAULT NULL)
 LANGUAGE plpgsql

@@ -6,7 +6,7 @@
 -- row was new; delete: it existed); a warning when they disagreed, which
 -- means the shards had diverged before this change (the change itself has
 -- now been applied everywhere).
-CREATE FUNCTION incentives_cluster.agreed(answers boolean[], change text)
+CREATE OR REPLACE FUNCTION incentives_cluster.agreed(answers boolean[], change text)
 RETURNS boolean
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -26,7 +26,7 @@ $$;
 COMMENT ON FUNCTION incentives_cluster.agreed(boolean[], text) IS
   'Combines the partitions'' answers to a reference-data change; warns when they disagreed';
 
-CREATE FUNCTION incentives_cluster.offer_error(document jsonb)
+CREATE OR REPLACE FUNCTION incentives_cluster.offer_error(document jsonb)
 RETURNS text
 LANGUAGE plproxy
 AS $$
@@ -44,7 +44,7 @@ COMMENT ON FUNCTION incentives_cluster.offer_error(jsonb) IS
 -- naming the row by its key in a warning when they disagreed.
 -- (incentives.put_offer, below, validates the offer first.)
 
-CREATE FUNCTION incentives_cluster.put_offer(document jsonb)
+CREATE OR REPLACE FUNCTION incentives_cluster.put_offer(document jsonb)
 RETURNS SETOF boolean
 LANGUAGE plproxy
 AS $$
@@ -55,7 +55,7 @@ $$;
 COMMENT ON FUNCTION incentives_cluster.put_offer(jsonb) IS
   'incentives.put_offer on every partition';
 
-CREATE FUNCTION incentives_cluster.delete_offer(offer_key text)
+CREATE OR REPLACE FUNCTION incentives_cluster.delete_offer(offer_key text)
 RETURNS SETOF boolean
 LANGUAGE plproxy
 AS $$
@@ -66,7 +66,7 @@ $$;
 COMMENT ON FUNCTION incentives_cluster.delete_offer(text) IS
   'incentives.delete_offer on every partition';
 
-CREATE FUNCTION incentives.delete_offer(offer_key text)
+CREATE OR REPLACE FUNCTION incentives.delete_offer(offer_key text)
 RETURNS boolean
 LANGUAGE sql
 SET search_path = pg_catalog, pg_temp
@@ -77,7 +77,7 @@ $$;
 COMMENT ON FUNCTION incentives.delete_offer(text) IS
   'Deletes an offer on every partition; true when it existed; fails if any partition fails';
 
-CREATE FUNCTION incentives_cluster.put_sku(sku_key text, uom_key text, label text)
+CREATE OR REPLACE FUNCTION incentives_cluster.put_sku(sku_key text, uom_key text, label text)
 RETURNS SETOF boolean
 LANGUAGE plproxy
 AS $$
@@ -88,7 +88,7 @@ $$;
 COMMENT ON FUNCTION incentives_cluster.put_sku(text, text, text) IS
   'incentives.put_sku on every partition';
 
-CREATE FUNCTION incentives.put_sku(sku_key text, uom_key text, label text DEFAULT NULL)
+CREATE OR REPLACE FUNCTION incentives.put_sku(sku_key text, uom_key text, label text DEFAULT NULL)
 RETURNS boolean
 LANGUAGE sql
 SET search_path = pg_catalog, pg_temp
@@ -99,7 +99,7 @@ $$;
 COMMENT ON FUNCTION incentives.put_sku(text, text, text) IS
   'Inserts or replaces a SKU on every partition; true when it is new; fails if any partition fails';
 
-CREATE FUNCTION incentives_cluster.delete_sku(sku_key text)
+CREATE OR REPLACE FUNCTION incentives_cluster.delete_sku(sku_key text)
 RETURNS SETOF boolean
 LANGUAGE plproxy
 AS $$
@@ -110,7 +110,7 @@ $$;
 COMMENT ON FUNCTION incentives_cluster.delete_sku(text) IS
   'incentives.delete_sku on every partition';
 
-CREATE FUNCTION incentives.delete_sku(sku_key text)
+CREATE OR REPLACE FUNCTION incentives.delete_sku(sku_key text)
 RETURNS boolean
 LANGUAGE sql
 SET search_path = pg_catalog, pg_temp
@@ -121,7 +121,7 @@ $$;
 COMMENT ON FUNCTION incentives.delete_sku(text) IS
   'Deletes a SKU on every partition; true when it existed; fails if any partition fails';
 
-CREATE FUNCTION incentives_cluster.put_uom_conversion(from_uom_key text, to_uom_key text, factor numeric)
+CREATE OR REPLACE FUNCTION incentives_cluster.put_uom_conversion(from_uom_key text, to_uom_key text, factor numeric)
 RETURNS SETOF boolean
 LANGUAGE plproxy
 AS $$
@@ -132,7 +132,7 @@ $$;
 COMMENT ON FUNCTION incentives_cluster.put_uom_conversion(text, text, numeric) IS
   'incentives.put_uom_conversion on every partition';
 
-CREATE FUNCTION incentives.put_uom_conversion(from_uom_key text, to_uom_key text, factor numeric)
+CREATE OR REPLACE FUNCTION incentives.put_uom_conversion(from_uom_key text, to_uom_key text, factor numeric)
 RETURNS boolean
 LANGUAGE sql
 SET search_path = pg_catalog, pg_temp
@@ -143,7 +143,7 @@ $$;
 COMMENT ON FUNCTION incentives.put_uom_conversion(text, text, numeric) IS
   'Inserts or replaces a unit conversion on every partition; true when it is new; fails if any partition fails';
 
-CREATE FUNCTION incentives_cluster.delete_uom_conversion(from_uom_key text, to_uom_key text)
+CREATE OR REPLACE FUNCTION incentives_cluster.delete_uom_conversion(from_uom_key text, to_uom_key text)
 RETURNS SETOF boolean
 LANGUAGE plproxy
 AS $$
@@ -154,7 +154,7 @@ $$;
 COMMENT ON FUNCTION incentives_cluster.delete_uom_conversion(text, text) IS
   'incentives.delete_uom_conversion on every partition';
 
-CREATE FUNCTION incentives.delete_uom_conversion(from_uom_key text, to_uom_key text)
+CREATE OR REPLACE FUNCTION incentives.delete_uom_conversion(from_uom_key text, to_uom_key text)
 RETURNS boolean
 LANGUAGE sql
 SET search_path = pg_catalog, pg_temp
@@ -165,7 +165,7 @@ $$;
 COMMENT ON FUNCTION incentives.delete_uom_conversion(text, text) IS
   'Deletes a unit conversion on every partition; true when it existed; fails if any partition fails';
 
-CREATE FUNCTION incentives_cluster.put_participant_property(participant_key text, property_key text, value numeric)
+CREATE OR REPLACE FUNCTION incentives_cluster.put_participant_property(participant_key text, property_key text, value numeric)
 RETURNS SETOF boolean
 LANGUAGE plproxy
 AS $$
@@ -176,7 +176,7 @@ $$;
 COMMENT ON FUNCTION incentives_cluster.put_participant_property(text, text, numeric) IS
   'incentives.put_participant_property on every partition';
 
-CREATE FUNCTION incentives.put_participant_property(participant_key text, property_key text, value numeric)
+CREATE OR REPLACE FUNCTION incentives.put_participant_property(participant_key text, property_key text, value numeric)
 RETURNS boolean
 LANGUAGE sql
 SET search_path = pg_catalog, pg_temp
@@ -187,7 +187,7 @@ $$;
 COMMENT ON FUNCTION incentives.put_participant_property(text, text, numeric) IS
   'Inserts or replaces a stored participant property on every partition; true when it is new; fails if any partition fails';
 
-CREATE FUNCTION incentives_cluster.delete_participant_property(participant_key text, property_key text)
+CREATE OR REPLACE FUNCTION incentives_cluster.delete_participant_property(participant_key text, property_key text)
 RETURNS SETOF boolean
 LANGUAGE plproxy
 AS $$
@@ -198,7 +198,7 @@ $$;
 COMMENT ON FUNCTION incentives_cluster.delete_participant_property(text, text) IS
   'incentives.delete_participant_property on every partition';
 
-CREATE FUNCTION incentives.delete_participant_property(participant_key text, property_key text)
+CREATE OR REPLACE FUNCTION incentives.delete_participant_property(participant_key text, property_key text)
 RETURNS boolean
 LANGUAGE sql
 SET search_path = pg_catalog, pg_temp
@@ -210,7 +210,7 @@ COMMENT ON FUNCTION incentives.delete_participant_property(text, text) IS
   'Deletes a stored participant property on every partition; true when it existed; fails if any partition fails';
 
 
-CREATE FUNCTION incentives.put_offer(document jsonb)
+CREATE OR REPLACE FUNCTION incentives.put_offer(document jsonb)
 RETURNS boolean
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp

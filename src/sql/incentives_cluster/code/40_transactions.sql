@@ -2,7 +2,7 @@
 -- Transactions and enrollments: each on the partition of its participant
 ------------------------------------------------------------------------
 
-CREATE FUNCTION incentives.put_transaction(
+CREATE OR REPLACE FUNCTION incentives.put_transaction(
     transaction_id   text,
     participant_key  text,
     transaction_type text,
@@ -21,7 +21,7 @@ $$;
 COMMENT ON FUNCTION incentives.put_transaction(text, text, text, date, text, numeric, text, numeric) IS
   'Inserts or replaces one transaction on the partition of its participant; true when it is new';
 
-CREATE FUNCTION incentives.delete_transaction(participant_key text, transaction_id text)
+CREATE OR REPLACE FUNCTION incentives.delete_transaction(participant_key text, transaction_id text)
 RETURNS boolean
 LANGUAGE plproxy
 AS $$
@@ -34,7 +34,7 @@ COMMENT ON FUNCTION incentives.delete_transaction(text, text) IS
 
 -- Enrollment windows (docs/reference.md, Enrollment) are participant data:
 -- on the partition of the participant, next to its transactions.
-CREATE FUNCTION incentives.put_enrollment(participant_key text, offer_key text, start_date date, end_date date DEFAULT NULL)
+CREATE OR REPLACE FUNCTION incentives.put_enrollment(participant_key text, offer_key text, start_date date, end_date date DEFAULT NULL)
 RETURNS boolean
 LANGUAGE plproxy
 AS $$
@@ -45,7 +45,7 @@ $$;
 COMMENT ON FUNCTION incentives.put_enrollment(text, text, date, date) IS
   'Inserts an enrollment window on the partition of its participant, or replaces the end_date of the one starting that day; true when it is new; an overlapping window is refused (23P01)';
 
-CREATE FUNCTION incentives.delete_enrollment(participant_key text, offer_key text, start_date date)
+CREATE OR REPLACE FUNCTION incentives.delete_enrollment(participant_key text, offer_key text, start_date date)
 RETURNS boolean
 LANGUAGE plproxy
 AS $$
@@ -56,7 +56,7 @@ $$;
 COMMENT ON FUNCTION incentives.delete_enrollment(text, text, date) IS
   'Deletes the enrollment window of a participant in an offer starting that day, on the participant''s partition; true when it existed';
 
-CREATE FUNCTION incentives_cluster.put_transactions(transactions jsonb[])
+CREATE OR REPLACE FUNCTION incentives_cluster.put_transactions(transactions jsonb[])
 RETURNS SETOF bigint
 LANGUAGE plproxy
 AS $$
@@ -68,7 +68,7 @@ $$;
 COMMENT ON FUNCTION incentives_cluster.put_transactions(jsonb[]) IS
   'incentives.put_transactions with the array split by partition (each element to the partition of its participant_key)';
 
-CREATE FUNCTION incentives.put_transactions(transactions jsonb[])
+CREATE OR REPLACE FUNCTION incentives.put_transactions(transactions jsonb[])
 RETURNS bigint
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -92,7 +92,7 @@ $$;
 COMMENT ON FUNCTION incentives.put_transactions(jsonb[]) IS
   'Inserts or replaces transactions (JSON objects with the transaction columns), each on the partition of its participant; returns how many; fails if any partition fails';
 
-CREATE FUNCTION incentives.load_transactions(transactions jsonb)
+CREATE OR REPLACE FUNCTION incentives.load_transactions(transactions jsonb)
 RETURNS bigint
 LANGUAGE sql
 SET search_path = pg_catalog, pg_temp

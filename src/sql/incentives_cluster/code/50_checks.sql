@@ -2,7 +2,7 @@
 -- Checks
 ------------------------------------------------------------------------
 
-CREATE FUNCTION incentives_cluster.shard_summary(partitions integer, partition integer)
+CREATE OR REPLACE FUNCTION incentives_cluster.shard_summary(partitions integer, partition integer)
 RETURNS TABLE (object text, row_count bigint, digest text)
 LANGUAGE plproxy
 AS $$
@@ -13,7 +13,7 @@ $$;
 COMMENT ON FUNCTION incentives_cluster.shard_summary(integer, integer) IS
   'incentives.shard_summary on one partition';
 
-CREATE FUNCTION incentives.cluster_check()
+CREATE OR REPLACE FUNCTION incentives.cluster_check()
 RETURNS SETOF incentives_cluster.shard_row
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
