@@ -19,7 +19,9 @@
 #   2. ALTER EXTENSION incentives UPDATE through every later released
 #      version to the current one;
 #   3. every object answers as before (test/upgrade/users_answers.sql, as
-#      bi_reader and bi_limited), the audit trigger still fires, every
+#      bi_reader and bi_limited), every routine, relation and type of the
+#      extension the update kept by name kept its oid (but what its
+#      scripts say they replace), the audit trigger still fires, every
 #      routine, relation and schema keeps its privileges (by name:
 #      test/upgrade/users_privileges.sql), no object of the user's became
 #      the extension's or has initial privileges (pg_dump dumps them all,
@@ -47,15 +49,43 @@ released() {
 	ls src/sql/released/ | sed -n "s/^$1--\([^-]*\)\.sql$/\1/p; s/^$1--[^-]*--\([^-]*\)\.sql$/\1/p" | sort -uV
 }
 update_all() {   # update_all DB EXT FROM: through every later released version to the current one
-	local db=$1 ext=$2 from=$3 current to path=$3
+	local db=$1 ext=$2 from=$3 current to path=$3 step=$3
 	current=$(sed -n "s/^default_version *= *'\([^']*\)'.*/\1/p" "$ext.control")
+	: > "$work/scripts"
 	for to in $(printf '%s\n' $(released "$ext") "$current" | sort -uV); do
 		[ "$(printf '%s\n%s\n' "$to" "$from" | sort -V | tail -n 1)" = "$from" ] && continue
 		run "$db" -c "ALTER EXTENSION $ext UPDATE TO '$to'" ||
 			fail "$ext $path -> $to: ALTER EXTENSION UPDATE failed with the users' objects in place"
+		ls "src/sql/released/$ext--$step--$to.sql" "build/$ext--$step--$to.sql" 2>/dev/null >> "$work/scripts"
 		path="$path -> $to"
+		step=$to
 	done
 	echo "$path"
+}
+# identities DB EXT: every routine, relation and type of EXT, with its oid
+identities() {
+	psql -X -A -t -q -v ON_ERROR_STOP=1 -d "$1" -c "
+	    SELECT CASE d.classid WHEN 'pg_proc'::regclass THEN 'routine' || chr(9) || d.objid::regprocedure
+	                          WHEN 'pg_class'::regclass THEN 'relation' || chr(9) || d.objid::regclass
+	                          ELSE 'type' || chr(9) || d.objid::regtype END || chr(9) || d.objid
+	      FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid
+	     WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e' AND e.extname = '$2'
+	       AND d.classid IN ('pg_proc'::regclass, 'pg_class'::regclass, 'pg_type'::regclass)
+	     ORDER BY 1"
+}
+# same_oids DB EXT WHAT: what the update kept by name kept its oid, but for
+# what its scripts say they replace (update_replace_function/_relation)
+same_oids() {
+	local db=$1 ext=$2 what=$3 kind name oid after replaced
+	replaced=$({ grep -ho "update_replace_[a-z]*('[^']*')" $(cat "$work/scripts") || true; } |
+	           sed "s/.*('\(.*\)')/\1/" | sort -u)
+	while IFS=$'\t' read -r kind name oid; do
+		after=$(awk -F '\t' -v k="$kind" -v n="$name" '$1 == k && $2 == n { print $3 }' "$work/after.identities")
+		[ -z "$after" ] || [ "$after" = "$oid" ] && continue
+		# (a routine replaced has a new signature: another name)
+		grep -qxF "$name" <<< "$replaced" && continue
+		fail "$what: $kind $name has another oid after the update ($oid -> $after) without being one of the objects the update replaces"
+	done < "$work/before.identities"
 }
 # not_theirs DB: no object of schema bi is a member of an extension or has
 # initial privileges (either would keep pg_dump from dumping it as it is)
@@ -91,8 +121,12 @@ for from in $(released incentives); do
 	run $db -f test/upgrade/users_answers.sql -A -t > "$work/before.answers"
 	psql -X -A -t -q -v ON_ERROR_STOP=1 -d $db -f test/upgrade/users_privileges.sql > "$work/before.privileges"
 	audit_before=$(val $db "SELECT count(*) FROM bi.audit")
+	identities $db incentives > "$work/before.identities"
 
 	path=$(update_all $db incentives "$from")
+	identities $db incentives > "$work/after.identities"
+	same_oids $db incentives "incentives $path"
+	kept=$(sort "$work/before.identities" "$work/after.identities" | uniq -d | wc -l)
 
 	run $db -f test/upgrade/users_answers.sql -A -t > "$work/after.answers" ||
 		fail "incentives $path: the users' objects no longer answer"
@@ -122,7 +156,7 @@ for from in $(released incentives); do
 		fail "incentives $path: with the users' objects, the catalog differs from a fresh install of $current (- fresh, + upgraded)"
 	fi
 	walks=$((walks + 1))
-	echo "check-upgrade-users: incentives $path: $(grep -c '' "$work/after.answers") users' objects answer as before, privileges kept, catalog identical to a fresh install ($(wc -l < "$work/fresh.catalog") lines)"
+	echo "check-upgrade-users: incentives $path: $(grep -c '' "$work/after.answers") users' objects answer as before, privileges kept, $kept routines, relations and types kept their oid, catalog identical to a fresh install ($(wc -l < "$work/fresh.catalog") lines)"
 done
 
 # What the update cannot keep stops it, naming each object: from 0.1.0
