@@ -56,14 +56,12 @@
 #define NUM_DIAGNOSTICS_COLUMNS 4
 
 /*
- * The earning row of 0.3.0 has an 18th column, group_key, and the
- * diagnostics a 5th (0.1.0's and 0.2.0's declarations stop before them:
- * the result's tuple descriptor tells).  A result type with one more
- * column than the earning row gets the transaction's date there
- * (incentives_internal.calculate_dated, which refresh_earnings
- * materializes).
+ * After the 17 columns of the earning row, a result may have group_key
+ * (the earning row of 0.3.0, whose diagnostics have it 5th; 0.1.0's and
+ * 0.2.0's declarations stop before it) and transaction_date (what
+ * refresh_earnings materializes, incentives_internal.calculate_dated):
+ * the result's tuple descriptor tells, by name.
  */
-#define GROUP_KEY_COLUMN NUM_EARNING_COLUMNS
 #define MAX_EARNING_COLUMNS (NUM_EARNING_COLUMNS + 2)
 
 /* A text datum made once per engine (CachedText). */
@@ -103,7 +101,7 @@ typedef struct Output
 	MemoryContext row_context;
 	Datum	   *key_datums;		/* the unit's keys, by index */
 	bool		diagnostics;	/* diagnostics rows instead of earnings */
-	bool		group_key;		/* the row's group_key in an 18th column */
+	int			group_key_column;	/* the row's group_key there, or -1 */
 	int			date_column;	/* the transaction's date there, or -1 */
 	TextCache  *texts;
 } Output;
@@ -254,11 +252,12 @@ EmitRow(void *ctx, const IncRow *row)
 	}
 	else
 		values[16] = pg_dec_to_numeric_in(&row->effective_rate, num[8].b);
-	if (out->group_key)
+	if (out->group_key_column >= 0)
 	{
 		/* a group_key is the aggregation key of the row's transaction */
-		values[GROUP_KEY_COLUMN] = row->group_key ? out->key_datums[row->txn->aggregation] : (Datum) 0;
-		nulls[GROUP_KEY_COLUMN] = row->group_key == NULL;
+		values[out->group_key_column] = row->group_key ?
+			out->key_datums[row->txn->aggregation] : (Datum) 0;
+		nulls[out->group_key_column] = row->group_key == NULL;
 	}
 	if (out->date_column >= 0)
 		values[out->date_column] = DateADTGetDatum(row->txn->transaction_date);
@@ -402,6 +401,7 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics, bool request)
 	memset(&out, 0, sizeof(out));
 	out.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	out.diagnostics = diagnostics;
+	out.group_key_column = -1;
 	out.date_column = -1;
 	natts = out.rsinfo->setDesc->natts;
 	/* the rows built below fill exactly these columns */
@@ -409,12 +409,18 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics, bool request)
 		expected = natts == NUM_DIAGNOSTICS_COLUMNS + 1 ? natts : NUM_DIAGNOSTICS_COLUMNS;
 	else
 	{
-		out.group_key = natts > GROUP_KEY_COLUMN &&
-			strcmp(NameStr(TupleDescAttr(out.rsinfo->setDesc, GROUP_KEY_COLUMN)->attname),
-				   "group_key") == 0;
-		expected = NUM_EARNING_COLUMNS + (out.group_key ? 1 : 0);
-		if (natts == expected + 1)
-			out.date_column = expected++;
+		int			c;
+
+		expected = NUM_EARNING_COLUMNS;
+		for (c = NUM_EARNING_COLUMNS; c < natts && c < MAX_EARNING_COLUMNS; c++)
+		{
+			const char *name = NameStr(TupleDescAttr(out.rsinfo->setDesc, c)->attname);
+
+			if (strcmp(name, "group_key") == 0 && out.group_key_column < 0)
+				out.group_key_column = expected++;
+			else if (strcmp(name, "transaction_date") == 0 && out.date_column < 0)
+				out.date_column = expected++;
+		}
 	}
 	if (natts != expected)
 		elog(ERROR, "%s returns %d columns, expected %d",

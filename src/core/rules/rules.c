@@ -1018,6 +1018,11 @@ inc_rules_requirements_json(const IncOffer *offer)
 		inc_json_dec(&b, &req->minimum);
 		inc_json_raw(&b, ",");
 		inc_json_key_string(&b, "property_key", req->property_key);
+		if (offer->aggregation == INC_AGGREGATE_GROUP)
+		{
+			inc_json_raw(&b, ",");
+			inc_json_key_string(&b, "scope", inc_scope_name(req->scope));
+		}
 		inc_json_raw(&b, ",\"filters\":");
 		if (req->nfilters)
 			Filters(&b, offer, req->filters, req->nfilters);

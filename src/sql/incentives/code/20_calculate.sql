@@ -16,7 +16,7 @@ LANGUAGE C STABLE PARALLEL RESTRICTED
 ROWS 1000
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives.incentive_calculate(text, jsonb, text[], regclass, timestamptz, date) IS
-  'Earnings of one participant (or all when NULL) under the given offers (or all), reading transactions from any relation with the transaction columns; as_of: with the offers as they were then (incentives.offer_versions); through_date: only transactions dated on or before it; runs with the caller''s rights';
+  'Earnings of one participant (or all when NULL) under the given offers (or all), reading transactions from any relation with the transaction columns; an offer aggregated by group computes a member''s rows over its group''s transactions (group_key names the group); as_of: with the offers as they were then (incentives.offer_versions); through_date: only transactions dated on or before it; runs with the caller''s rights';
 
 CREATE OR REPLACE FUNCTION incentives.incentive_diagnostics(
     participant_key text        DEFAULT NULL,
@@ -65,9 +65,10 @@ SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives_internal.diagnostics_request(text, jsonb, text[], regclass, jsonb, timestamptz, date) IS
   'calculate() helper: incentive_diagnostics with the request''s enrollment windows added to the stored ones, and the request''s as_of and through_date';
 
--- The calculation with the transaction's date as an 18th column: what
--- refresh_earnings materializes (the same C function: it fills the date
--- when the result has the column).
+-- The calculation with the transaction's date after the earning row's
+-- columns, then its group_key: what refresh_earnings materializes, in the
+-- order of incentives.earnings (the same C function: it fills the columns
+-- the result has, by name).
 CREATE OR REPLACE FUNCTION incentives_internal.calculate_dated(
     participant_key text,
     properties      jsonb,
@@ -81,13 +82,13 @@ RETURNS TABLE (participant_key text, offer_key text, offer_calculator text, sku_
                provided_uom_key text, provided_amount numeric, incentivized_quantity numeric,
                incentivized_amount numeric, incentive_amount numeric,
                incentive_contribution_percent numeric, incentive_effective_rate numeric,
-               transaction_date date)
+               transaction_date date, group_key text)
 AS 'MODULE_PATHNAME', 'incentives_incentive_calculate'
 LANGUAGE C STABLE PARALLEL RESTRICTED
 ROWS 1000
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives_internal.calculate_dated(text, jsonb, text[], regclass, timestamptz, date) IS
-  'incentive_calculate''s rows plus each transaction''s date (what refresh_earnings writes into incentives.earnings)';
+  'incentive_calculate''s rows with each transaction''s date before the group_key (what refresh_earnings writes into incentives.earnings)';
 
 CREATE OR REPLACE FUNCTION incentives_internal.calculation_failure(OUT participant_key text, OUT transaction_id text)
 AS 'MODULE_PATHNAME', 'incentives_calculation_failure'

@@ -31,7 +31,7 @@ RETURNS incentives_internal.offer_summary_row
 AS 'MODULE_PATHNAME', 'incentives_offer_summary'
 LANGUAGE C STABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION incentives_internal.offer_summary(jsonb) IS
-  'programs helper: an offer document''s label (NULL when absent), strategy_key, calculator_key and program rules (tier_mode of a stepped offer, enrollment, requirements, limits), read from the compiled offer; an invalid document is an error (22023)';
+  'programs helper: an offer document''s label (NULL when absent), strategy_key, calculator_key, program rules (tier_mode of a stepped offer, enrollment, requirements, limits) and aggregation, read from the compiled offer; an invalid document is an error (22023)';
 
 CREATE OR REPLACE FUNCTION incentives_internal.offer_rates(document jsonb)
 RETURNS SETOF incentives_internal.offer_rate_row
@@ -51,7 +51,8 @@ SELECT o.offer_key,
        s.enrollment,
        s.requirements,
        s.limit_minimum,
-       s.limit_maximum
+       s.limit_maximum,
+       s.aggregation
   FROM incentives.offers AS o
  CROSS JOIN LATERAL incentives_internal.offer_summary(o.document) AS s;
 COMMENT ON VIEW incentives.programs IS
@@ -65,7 +66,8 @@ COMMENT ON COLUMN incentives.programs.tier_mode IS 'Stepped: all_volume (the tie
 COMMENT ON COLUMN incentives.programs.enrollment IS 'open (everyone may earn) or required (only transactions inside an incentives.enrollments window of the participant count)';
 COMMENT ON COLUMN incentives.programs.requirements IS 'The qualification gates as compiled: [{key, type, minimum, property_key, filters}]; every one must reach its minimum or the offer pays nothing ([] when none)';
 COMMENT ON COLUMN incentives.programs.limit_minimum IS 'Minimum payout per participant: below it the offer pays nothing (NULL: none)';
-COMMENT ON COLUMN incentives.programs.limit_maximum IS 'Maximum payout per participant: above it the rows are scaled down to add up to it exactly (NULL: none)';
+COMMENT ON COLUMN incentives.programs.limit_maximum IS 'Maximum payout per participant (per group when aggregated by group): above it the rows are scaled down to add up to it exactly (NULL: none)';
+COMMENT ON COLUMN incentives.programs.aggregation IS 'participant (each participant''s own transactions) or group (all the transactions of a participant''s group, incentives.participant_groups: tiers, pools, requirements and limits are the group''s)';
 
 CREATE OR REPLACE VIEW incentives.program_rates WITH (security_invoker = true) AS
 SELECT r.*
@@ -107,7 +109,7 @@ SET search_path = pg_catalog, pg_temp
 AS $function$
     SELECT v.offer_key, s.label, s.strategy_key, s.calculator_key, v.document,
            s.tier_mode, s.enrollment, s.requirements, s.limit_minimum, s.limit_maximum,
-           v.version, v.valid_from, v.valid_to
+           v.version, v.valid_from, v.valid_to, s.aggregation
       FROM incentives.offer_versions AS v
      CROSS JOIN LATERAL incentives_internal.offer_summary(v.document) AS s
      WHERE v.valid_from <= COALESCE($1, now())

@@ -156,7 +156,7 @@ DECLARE
                e.provided_uom_key, e.provided_amount, e.incentivized_quantity,
                e.incentivized_amount, e.incentive_amount,
                e.incentive_contribution_percent, e.incentive_effective_rate,
-               e.transaction_date, now(), $1
+               e.transaction_date, now(), $1, e.group_key
           FROM incentives_internal.calculate_dated($2, '{}', NULL, $3, NULL, NULL) AS e$sql$, target);
 BEGIN
     IF only_count THEN

@@ -11,5 +11,53 @@
 -- change: docs/architecture.md, Install and upgrade scripts.  What the
 -- update does to each object a user can depend on:
 -- docs/backup-and-upgrade.md, Upgrade (keep it listed there).
---
--- Nothing yet: the 0.3.0 code parts replace 0.2.0's in place.
+
+------------------------------------------------------------------------
+-- Participant groups (docs/reference.md, Participant groups): who belongs
+-- to which group when, and the group_key every result row carries.
+------------------------------------------------------------------------
+
+CREATE TABLE incentives.participant_groups (
+    participant_key text NOT NULL,
+    group_key       text NOT NULL,
+    start_date      date NOT NULL,
+    end_date        date,
+    PRIMARY KEY (participant_key, start_date),
+    CONSTRAINT participant_groups_end_date_check CHECK (end_date >= start_date)
+);
+CREATE INDEX participant_groups_group_idx ON incentives.participant_groups (group_key);
+COMMENT ON TABLE incentives.participant_groups IS
+  'Members of groups (retail chains, buying groups) by dated window: an offer with "aggregation": "group" computes its figures over all the transactions of a group (docs/reference.md, Participant groups); overlapping windows of one participant and groups of groups are refused';
+COMMENT ON COLUMN incentives.participant_groups.participant_key IS 'The member (a participant: a retail location)';
+COMMENT ON COLUMN incentives.participant_groups.group_key IS 'The group it belongs to in the window (its parent account or buying group); never itself a member';
+COMMENT ON COLUMN incentives.participant_groups.start_date IS 'First day of the membership (inclusive)';
+COMMENT ON COLUMN incentives.participant_groups.end_date IS 'Last day of the membership (inclusive); NULL: open ended';
+COMMENT ON CONSTRAINT participant_groups_end_date_check ON incentives.participant_groups IS 'A membership ends on or after the day it starts';
+COMMENT ON INDEX incentives.participant_groups_group_idx IS 'Memberships by group (the one-level check, the members of a group)';
+SELECT pg_catalog.pg_extension_config_dump('incentives.participant_groups', '');
+-- read by every calculation, written by those who write enrollments
+SELECT pg_temp.update_grant_like('TABLE', 'incentives.participant_groups', 'TABLE', 'incentives.enrollments');
+
+-- The row's group_key: the last column of the earning row, of the
+-- materialized earnings, and of the results that show a group's figures.
+ALTER TYPE incentives.earning ADD ATTRIBUTE group_key text;
+COMMENT ON COLUMN incentives.earning.group_key IS 'In an offer aggregated by group, the group whose figures the row was computed over (NULL outside a group and in offers aggregated by participant)';
+ALTER TABLE incentives.earnings ADD COLUMN group_key text;
+COMMENT ON COLUMN incentives.earnings.group_key IS 'In an offer aggregated by group, the group whose figures the row was computed over (NULL otherwise)';
+ALTER TYPE incentives.diagnostics_row ADD ATTRIBUTE group_key text;
+COMMENT ON COLUMN incentives.diagnostics_row.group_key IS 'An offer aggregated by group: the group whose figures are diagnosed (NULL: the participant''s own)';
+ALTER TYPE incentives.tier_progress_row ADD ATTRIBUTE group_key text;
+COMMENT ON COLUMN incentives.tier_progress_row.group_key IS 'An offer aggregated by group: the group whose value, tier and gap these are (NULL: the participant''s own)';
+ALTER TYPE incentives.requirement_progress_row ADD ATTRIBUTE group_key text;
+COMMENT ON COLUMN incentives.requirement_progress_row.group_key IS 'An offer aggregated by group: the group the requirement is judged in (NULL: the participant''s own)';
+ALTER TYPE incentives.stack_progress_row ADD ATTRIBUTE group_key text;
+COMMENT ON COLUMN incentives.stack_progress_row.group_key IS 'An offer aggregated by group: the group whose coverage these are (NULL: the participant''s own)';
+ALTER TYPE incentives.program_version_row ADD ATTRIBUTE aggregation text;
+COMMENT ON COLUMN incentives.program_version_row.aggregation IS 'participant or group: whose transactions the figures are computed over';
+ALTER TYPE incentives_internal.offer_summary_row ADD ATTRIBUTE aggregation text;
+
+-- What refresh_earnings materializes gains the column too; its result is
+-- a table of its own, which cannot change in place.
+SELECT pg_temp.update_replace_function('incentives_internal.calculate_dated(text, jsonb, text[], regclass, timestamptz, date)');
+SELECT pg_temp.update_check();
+DROP FUNCTION incentives_internal.calculate_dated(text, jsonb, text[], regclass, timestamptz, date);
