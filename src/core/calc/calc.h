@@ -71,6 +71,9 @@ typedef struct IncCalc
 	const IncUnit *unit;		/* the unit's keys and their flags */
 	int			key;			/* participant_key's index in unit */
 	const char *group_key;		/* participant_key when it is a group, else NULL */
+	const bool *carriers;		/* diagnostics: by unit key, whether that
+								 * participant's diagnostics are reported
+								 * under this key (NULL otherwise) */
 	const IncTxn *txns;			/* in any order */
 	IncPropertyFn props;		/* may be NULL: every property is missing */
 	void	   *props_ctx;

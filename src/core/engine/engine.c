@@ -432,7 +432,8 @@ KeyOf(const IncEngine *e, int o, const IncTxn *t)
  * GroupPart: the "aggregation" member a group offer's diagnostics get:
  * {"key", "group_key" (null outside a group), "members": [{"participant_key",
  * "transactions", "incentive_amount"}]} of the members with transactions
- * under the key that the host lets show (INC_KEY_VISIBLE), in key order.
+ * under the key, or whose diagnostics are the key's, that the host lets
+ * show (INC_KEY_VISIBLE), in key order.
  */
 static void
 GroupPart(Unit *u, int slot, int k, IncJsonBuf *b)
@@ -449,22 +450,29 @@ GroupPart(Unit *u, int slot, int k, IncJsonBuf *b)
 	inc_json_key_string(b, "group_key", (unit->flags[k] & INC_KEY_GROUP) ? unit->keys[k] : NULL);
 	inc_json_raw(b, ",\"members\":[");
 	for (p = 0; p < unit->nkeys; p++)
-		for (i = 0; i < l->n; i++)
-		{
-			const Member *m = &l->items[i];
-			char		count[64];
+	{
+		const Member *m = NULL;
+		IncRat		zero;
+		char		count[64];
 
-			if (m->participant != p || !(unit->flags[p] & (INC_KEY_VISIBLE | INC_KEY_REPORT)))
-				continue;
-			inc_json_raw(b, first ? "{" : ",{");
-			first = false;
-			inc_json_key_string(b, "participant_key", unit->keys[p]);
-			snprintf(count, sizeof(count), ",\"transactions\":%d,\"incentive_amount\":",
-					 m->transactions);
-			inc_json_raw(b, count);
-			inc_json_rat(b, &m->amount, 2);
-			inc_json_raw(b, "}");
-		}
+		for (i = 0; i < l->n && m == NULL; i++)
+			if (l->items[i].participant == p)
+				m = &l->items[i];
+		/* a member reported under the key with no transaction of the offer */
+		if (m == NULL && !u->calcs[k].carriers[p])
+			continue;
+		if (!(unit->flags[p] & (INC_KEY_VISIBLE | INC_KEY_REPORT)))
+			continue;
+		inc_rat_from_int(&zero, 0);
+		inc_json_raw(b, first ? "{" : ",{");
+		first = false;
+		inc_json_key_string(b, "participant_key", unit->keys[p]);
+		snprintf(count, sizeof(count), ",\"transactions\":%d,\"incentive_amount\":",
+				 m ? m->transactions : 0);
+		inc_json_raw(b, count);
+		inc_json_rat(b, m ? &m->amount : &zero, 2);
+		inc_json_raw(b, "}");
+	}
 	inc_json_raw(b, "]}");
 }
 
@@ -708,6 +716,18 @@ inc_engine_calculate_unit(IncEngine *e, const IncUnit *unit,
 						if (carries[k * nkeys + g])
 							(void) OfferState(&u, o, g);
 			}
+		}
+
+	/* the participants each key's diagnostics are reported for */
+	if (diagnostics)
+		for (k = 0; k < nkeys; k++)
+		{
+			bool	   *carriers = inc_alloc(sizeof(bool) * nkeys);
+			int			p;
+
+			for (p = 0; p < nkeys; p++)
+				carriers[p] = (unit->flags[p] & INC_KEY_REPORT) && carries[p * nkeys + k];
+			u.calcs[k].carriers = carriers;
 		}
 
 	/* finish in offer order, then key order, so output order is stable */

@@ -824,8 +824,8 @@ JudgedJson(IncJsonBuf *b, const IncRequirement *req, const Judged *j)
  * Requirements: "requirements" with each value against its minimum.  In a
  * group offer each also has its "scope"; one of scope member has no value
  * of its own (nulls) but "members": [{"participant_key", "value", "met",
- * "gap"}] of the members seen that may be shown, judged on their own
- * transactions of the key.
+ * "gap"}] of the members seen (or whose diagnostics are the key's) that
+ * may be shown, judged on their own transactions of the key.
  */
 static void
 Requirements(IncJsonBuf *b, IncCalc *c, const IncOffer *offer, RulesState *rs)
@@ -860,7 +860,8 @@ Requirements(IncJsonBuf *b, IncCalc *c, const IncOffer *offer, RulesState *rs)
 			inc_json_raw(b, "\"value\":null,\"met\":null,\"gap\":null,\"members\":[");
 			for (m = 0; m < c->unit->nkeys; m++)
 			{
-				if (!rs->seen[m] || !Shown(c, m))
+				/* its transactions count here, or its diagnostics are the key's */
+				if (!(rs->seen[m] || (c->carriers && c->carriers[m])) || !Shown(c, m))
 					continue;
 				(void) MemberGate(c, offer, rs, m, false);
 				inc_json_raw(b, first ? "{" : ",{");

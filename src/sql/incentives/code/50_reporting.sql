@@ -1,6 +1,6 @@
 ------------------------------------------------------------------------
 -- Reporting views over incentives.earnings: each groups the materialized
--- earnings by a key (participant, offer, SKU, month) and measures the
+-- earnings by a key (participant, offer, SKU, month, group) and measures the
 -- group.
 ------------------------------------------------------------------------
 
@@ -87,3 +87,25 @@ COMMENT ON COLUMN incentives.earnings_by_month.rows IS 'Earning rows';
 COMMENT ON COLUMN incentives.earnings_by_month.incentivized_amount IS 'Sum of incentivized_amount over the rows';
 COMMENT ON COLUMN incentives.earnings_by_month.incentive_amount IS 'Total incentive earned by the month''s transactions';
 COMMENT ON COLUMN incentives.earnings_by_month.calculated_at IS 'When the newest of its rows was calculated';
+
+CREATE OR REPLACE VIEW incentives.earnings_by_group WITH (security_invoker = true) AS
+SELECT e.group_key,
+       count(DISTINCT e.participant_key) AS members,
+       count(DISTINCT e.offer_key)       AS offers,
+       count(DISTINCT e.transaction_id)  AS transactions,
+       count(*)                          AS rows,
+       sum(e.incentivized_amount)        AS incentivized_amount,
+       sum(e.incentive_amount)           AS incentive_amount,
+       max(e.calculated_at)              AS calculated_at
+  FROM incentives.earnings AS e
+ WHERE e.group_key IS NOT NULL
+ GROUP BY e.group_key;
+COMMENT ON VIEW incentives.earnings_by_group IS 'Materialized earnings per group: the rows of offers aggregated by group computed over a group''s figures (docs/reference.md, Participant groups); a reader sees the rows of the members it may see';
+COMMENT ON COLUMN incentives.earnings_by_group.group_key IS 'The group';
+COMMENT ON COLUMN incentives.earnings_by_group.members IS 'Members with earning rows under it';
+COMMENT ON COLUMN incentives.earnings_by_group.offers IS 'Offers aggregated by group its members earn under';
+COMMENT ON COLUMN incentives.earnings_by_group.transactions IS 'Distinct transactions that earn';
+COMMENT ON COLUMN incentives.earnings_by_group.rows IS 'Earning rows';
+COMMENT ON COLUMN incentives.earnings_by_group.incentivized_amount IS 'Sum of incentivized_amount over the rows';
+COMMENT ON COLUMN incentives.earnings_by_group.incentive_amount IS 'Total incentive earned by its members under it';
+COMMENT ON COLUMN incentives.earnings_by_group.calculated_at IS 'When the newest of its rows was calculated';

@@ -56,6 +56,10 @@ ALTER TYPE incentives.program_version_row ADD ATTRIBUTE aggregation text;
 COMMENT ON COLUMN incentives.program_version_row.aggregation IS 'participant or group: whose transactions the figures are computed over';
 ALTER TYPE incentives_internal.offer_summary_row ADD ATTRIBUTE aggregation text;
 
+-- The reporting view per group (code/50_reporting.sql) is read by whoever
+-- reads the one per participant.
+SELECT pg_temp.update_grant_like('TABLE', 'incentives.earnings_by_group', 'TABLE', 'incentives.earnings_by_participant');
+
 -- What refresh_earnings materializes gains the column too; its result is
 -- a table of its own, which cannot change in place.
 SELECT pg_temp.update_replace_function('incentives_internal.calculate_dated(text, jsonb, text[], regclass, timestamptz, date)');
