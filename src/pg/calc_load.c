@@ -14,17 +14,20 @@
  */
 #include "postgres.h"
 
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
 #include "calc_load.h"
 #include "core/util/strmap.h"
 #include "engine_cache.h"
+#include "participant_groups.h"
 #include "pg_glue.h"
 
 /* The reads, prepared once per backend. */
@@ -342,7 +345,6 @@ LoadStoredProperties(CalcProperties *props, IncEngine *e, const char *const *par
 	int			nkeys;
 	uint64		i;
 
-	props->stored = inc_strmap_create();
 	keys = inc_engine_property_keys(e, &nkeys);
 	if (nkeys == 0)
 		return;
@@ -379,8 +381,24 @@ pg_calc_properties(IncEngine *engine, Jsonb *properties, const char *const *part
 	CalcProperties *props = palloc0(sizeof(CalcProperties));
 
 	LoadCallProperties(props, properties);
+	props->stored = inc_strmap_create();
 	LoadStoredProperties(props, engine, participants, n);
 	return props;
+}
+
+/* pg_calc_properties_hidden: the stored values of keys the caller cannot see. */
+void
+pg_calc_properties_hidden(CalcProperties *props, IncEngine *engine,
+						  const char *const *keys, int n)
+{
+	PgOwnerRead owner;
+
+	if (n == 0 || !inc_engine_needs_properties(engine))
+		return;
+	pg_owner_read_begin(get_relname_relid("participant_properties",
+										  get_namespace_oid("incentives", false)), &owner);
+	LoadStoredProperties(props, engine, keys, n);
+	pg_owner_read_end(&owner);
 }
 
 /* pg_calc_property: the call's value first, then the stored one. */

@@ -46,6 +46,14 @@ typedef struct CalcProperties CalcProperties;
 extern CalcProperties *pg_calc_properties(IncEngine *engine, Jsonb *properties,
 										  const char *const *participants, int n);
 
+/*
+ * pg_calc_properties_hidden: add the stored values of n keys the caller
+ * cannot see, read as the table's owner (the members and groups of a
+ * group it sees part of: txn_source_hidden_keys).
+ */
+extern void pg_calc_properties_hidden(CalcProperties *props, IncEngine *engine,
+									  const char *const *keys, int n);
+
 /* pg_calc_property: an IncPropertyFn over CalcProperties (the call's value first). */
 extern IncPropStatus pg_calc_property(void *ctx, const char *participant_key,
 									  const char *property_key, IncDec *value);

@@ -383,6 +383,8 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics, bool request)
 	const char *const *members = NULL;
 	int			nmembers = 0;
 	TxnUnit		unit;
+	const char *const *hidden;
+	int			nhidden;
 	int			natts,
 				expected;
 
@@ -467,6 +469,10 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics, bool request)
 	/* every transaction read, grouped by unit (txn_source.h) */
 	src = txn_source_open(relid, participant_filter, through_date, engine, ce.context, groups,
 						  &read_position);
+	/* what a group's figures need of members the caller cannot see */
+	hidden = txn_source_hidden_keys(src, &nhidden);
+	pg_calc_properties_hidden(props, engine, hidden, nhidden);
+	pg_enrollments_hidden(&enrollments, engine, hidden, nhidden);
 
 	/* the engine's position names what failed, while it calculates */
 	context.callback = CalculationContext;

@@ -40,6 +40,7 @@
 
 #include "core/util/strmap.h"
 #include "enrollments.h"
+#include "participant_groups.h"
 
 /* The windows of one (participant, offer), growing as rows are read. */
 typedef struct WindowList
@@ -64,6 +65,9 @@ StoredTable(void)
 	return OidIsValid(nsp) && OidIsValid(get_relname_relid("enrollments", nsp));
 }
 
+static void LoadWindows(PgEnrollments *en, const IncEngine *e, const char *participant_key,
+						const char *const *participants, int n, Jsonb *request);
+
 /*
  * pg_enrollments_load: the windows of e's "required" offers, for the n
  * participants given (participant_key's own unit: itself, or the members
@@ -75,6 +79,31 @@ void
 pg_enrollments_load(PgEnrollments *en, const IncEngine *e, const char *participant_key,
 					const char *const *participants, int n, Jsonb *request)
 {
+	en->pairs = inc_strmap_create();
+	LoadWindows(en, e, participant_key, participants, n, request);
+}
+
+/* pg_enrollments_hidden: add the windows of keys the caller cannot see. */
+void
+pg_enrollments_hidden(PgEnrollments *en, const IncEngine *e, const char *const *keys, int n)
+{
+	PgOwnerRead owner;
+	int			noffers;
+
+	(void) inc_engine_enrollment_offer_keys(e, &noffers);
+	if (n == 0 || noffers == 0 || !StoredTable())
+		return;
+	pg_owner_read_begin(get_relname_relid("enrollments", get_namespace_oid("incentives", false)),
+						&owner);
+	LoadWindows(en, e, NULL, keys, n, NULL);
+	pg_owner_read_end(&owner);
+}
+
+/* LoadWindows: pg_enrollments_load's read, into en->pairs. */
+static void
+LoadWindows(PgEnrollments *en, const IncEngine *e, const char *participant_key,
+			const char *const *participants, int n, Jsonb *request)
+{
 	Oid			argtypes[4] = {TEXTARRAYOID, TEXTOID, JSONBOID, TEXTARRAYOID};
 	Datum		args[4];
 	char		nulls[4] = {' ', 'n', 'n', 'n'};
@@ -82,7 +111,6 @@ pg_enrollments_load(PgEnrollments *en, const IncEngine *e, const char *participa
 	int			noffers;
 	uint64		i;
 
-	en->pairs = inc_strmap_create();
 	offers = inc_engine_enrollment_offer_keys(e, &noffers);
 	if (noffers == 0)
 		return;

@@ -7,9 +7,10 @@
  *
  * Loading: only when some offer of the engine is aggregated by group (else
  * nothing is read and the data path is the one without groups), one kept
- * plan reading the whole table -- a small one: a row per membership --
- * with the caller's rights and snapshot like every other read of a
- * calculation.  A database whose extension is still at a version without
+ * plan reading the whole table -- a small one: a row per membership -- in
+ * the caller's snapshot, as the table's owner once the caller's SELECT
+ * privilege is checked (docs/security.md, Participant groups: a group is
+ * whole to a reader that sees some of its members only).  A database whose extension is still at a version without
  * the table (this library loaded before ALTER EXTENSION ... UPDATE) has no
  * groups.
  */
@@ -17,20 +18,28 @@
 
 #include "access/htup_details.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "common/hashfn.h"
 #include "executor/spi.h"
+#include "funcapi.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/rls.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 
 #include "participant_groups.h"
 #include "pg_glue.h"
 
 static SPIPlanPtr read_plan;
+
+static IncGroups *LoadGroups(void);
 
 /* StoredTable: does incentives.participant_groups exist (see the file header)? */
 static bool
@@ -41,14 +50,67 @@ StoredTable(void)
 	return OidIsValid(nsp) && OidIsValid(get_relname_relid("participant_groups", nsp));
 }
 
+/* RelationOwner: the owner of relid. */
+static Oid
+RelationOwner(Oid relid)
+{
+	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Oid			owner;
+
+	if (!HeapTupleIsValid(tuple))
+		elog(ERROR, "cache lookup failed for relation %u", relid);
+	owner = ((Form_pg_class) GETSTRUCT(tuple))->relowner;
+	ReleaseSysCache(tuple);
+	return owner;
+}
+
+/* pg_owner_read_begin: the caller may read relid; its owner reads it. */
+void
+pg_owner_read_begin(Oid relid, PgOwnerRead *r)
+{
+	AclResult	acl = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT);
+
+	if (acl != ACLCHECK_OK)
+		aclcheck_error(acl, get_relkind_objtype(get_rel_relkind(relid)), get_rel_name(relid));
+	GetUserIdAndSecContext(&r->saved_user, &r->saved_context);
+	SetUserIdAndSecContext(RelationOwner(relid),
+						   r->saved_context | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+}
+
+/* pg_owner_read_end: the caller again. */
+void
+pg_owner_read_end(const PgOwnerRead *r)
+{
+	SetUserIdAndSecContext(r->saved_user, r->saved_context);
+}
+
+/* pg_rls_hides: row-level security active on relid for the caller? */
+bool
+pg_rls_hides(Oid relid)
+{
+	return check_enable_rls(relid, InvalidOid, true) == RLS_ENABLED;
+}
+
 /* pg_groups_load: the table's windows as units, or NULL (see the header). */
 IncGroups *
 pg_groups_load(const IncEngine *e)
 {
-	IncGroups  *groups;
-	uint64		i;
+	if (!inc_engine_aggregates_groups(e))
+		return NULL;
+	return LoadGroups();
+}
 
-	if (!inc_engine_aggregates_groups(e) || !StoredTable())
+/* LoadGroups: the table's windows as units, or NULL (none, or no table). */
+static IncGroups *
+LoadGroups(void)
+{
+	IncGroups  *groups;
+	PgOwnerRead owner;
+	uint64		i;
+	int			rc;
+
+	if (!StoredTable())
 		return NULL;
 	if (read_plan == NULL)
 	{
@@ -60,7 +122,11 @@ pg_groups_load(const IncEngine *e)
 				 SPI_result_code_string(SPI_result));
 		read_plan = plan;
 	}
-	if (SPI_execute_plan(read_plan, NULL, NULL, true, 0) != SPI_OK_SELECT)
+	pg_owner_read_begin(get_relname_relid("participant_groups", get_namespace_oid("incentives", false)),
+						&owner);
+	rc = SPI_execute_plan(read_plan, NULL, NULL, true, 0);
+	pg_owner_read_end(&owner);
+	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "could not read incentives.participant_groups");
 	if (SPI_processed == 0)
 	{
@@ -291,4 +357,49 @@ incentives_participant_groups_check(PG_FUNCTION_ARGS)
 				 errhint("Groups have one level: a participant_key must not be a group_key of incentives.participant_groups.")));
 	SPI_finish();
 	return PointerGetDatum(NULL);
+}
+
+/* ---- the units, for the refresh ------------------------------------------ */
+
+PG_FUNCTION_INFO_V1(incentives_participant_units);
+
+/*
+ * incentives_participant_units: participant_units() RETURNS TABLE
+ * (participant_key text, unit_key text): every key of
+ * incentives.participant_groups (members and groups) with the first key of
+ * its unit in byte order, the one that stands for the unit (groups.h): the
+ * keys whose earnings a refresh must calculate together.  Read as
+ * pg_groups_load reads the table.
+ */
+Datum
+incentives_participant_units(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemoryContext caller = CurrentMemoryContext;
+	IncGroups  *groups;
+	int			u,
+				k;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	groups = LoadGroups();
+	for (u = 0; groups && u < inc_groups_count(groups); u++)
+	{
+		IncUnit		unit = inc_groups_unit(groups, u);
+
+		for (k = 0; k < unit.nkeys; k++)
+		{
+			Datum		values[2];
+			bool		nulls[2] = {false, false};
+			MemoryContext old = MemoryContextSwitchTo(caller);
+
+			values[0] = CStringGetTextDatum(unit.keys[k]);
+			values[1] = CStringGetTextDatum(unit.keys[0]);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+			MemoryContextSwitchTo(old);
+		}
+	}
+	SPI_finish();
+	return (Datum) 0;
 }

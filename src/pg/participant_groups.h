@@ -14,12 +14,37 @@
 
 /*
  * pg_groups_load: the windows of incentives.participant_groups as units
- * (groups.h), read once with the caller's rights and snapshot, in the
- * current memory context; NULL when no offer of e is aggregated by group,
- * or the table is empty or missing (a database still at a version without
- * it).  Must run inside SPI.
+ * (groups.h), read once in the caller's snapshot -- as the table's owner,
+ * once the caller's SELECT privilege is checked: a group is whole even to
+ * a reader that sees some of its members only -- in the current memory
+ * context; NULL when no offer of e is aggregated by group, or the table is
+ * empty or missing (a database still at a version without it).  Must run
+ * inside SPI.
  */
 extern IncGroups *pg_groups_load(const IncEngine *e);
+
+/*
+ * Reading as a relation's owner (docs/security.md, Participant groups): a
+ * group's figures need every member's data, also of members the caller may
+ * not see.  pg_owner_read_begin checks that the caller may SELECT from
+ * relid (an error as the read itself would raise) and makes its owner the
+ * current user, until pg_owner_read_end; an error in between unwinds it
+ * with the (sub)transaction.
+ */
+typedef struct PgOwnerRead
+{
+	Oid			saved_user;
+	int			saved_context;
+} PgOwnerRead;
+
+extern void pg_owner_read_begin(Oid relid, PgOwnerRead *r);
+extern void pg_owner_read_end(const PgOwnerRead *r);
+
+/*
+ * pg_rls_hides: is row-level security active on relid for the caller (so
+ * that the members of a group it sees may have rows it does not)?
+ */
+extern bool pg_rls_hides(Oid relid);
 
 /*
  * pg_groups_members: the participants a calculation of participant_key

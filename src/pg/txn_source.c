@@ -129,6 +129,12 @@ struct TxnSource
 	const char **unit_keys;		/* by unit: its first key (stands for it) */
 	uint32	   *unit_key_lens;
 	uint32	   *unit_hashes;	/* by unit: the hash of that key */
+	int		   *unit_offsets;	/* by unit: its first key's place in seen */
+	bool	   *seen;			/* per key of the groups: the caller read a row of it */
+	bool		hiding;			/* row-level security hides rows from the caller */
+	bool		reading_hidden; /* the read of the members the caller cannot see */
+	const char **hidden;		/* their keys (and the groups'), read as the owner */
+	int			nhidden;
 	MemoryContext context;		/* where the source lives */
 	MemoryContext row_context;	/* reset after every row */
 	ErrorContextCallback *outer_context;	/* the error context around the read */
@@ -338,6 +344,8 @@ ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
 		MemoryContextReset(src->row_context);
 		return true;
 	}
+	if (unit >= 0 && !src->reading_hidden)
+		src->seen[src->unit_offsets[unit] + member.index] = true;
 	if (!(nulls[C_QUANTITY] || pg_numeric_to_dec_fast(values[C_QUANTITY], &quantity)) ||
 		!(nulls[C_AMOUNT] || pg_numeric_to_dec_fast(values[C_AMOUNT], &amount)))
 	{
@@ -520,6 +528,39 @@ CheckIdentity(TxnSource *src)
 
 /* ---- the source ---------------------------------------------------------- */
 
+/*
+ * HiddenMembers: the keys of every unit of which the caller read a row
+ * that it read none of (members it cannot see, and the groups), into
+ * src->hidden: what a group's figures need beyond the caller's rows.
+ */
+static void
+HiddenMembers(TxnSource *src)
+{
+	int			u,
+				k,
+				cap = 16;
+
+	src->hidden = palloc(sizeof(char *) * cap);
+	for (u = 0; u < inc_groups_count(src->membership); u++)
+	{
+		IncUnit		unit = inc_groups_unit(src->membership, u);
+		bool		any = false;
+
+		for (k = 0; k < unit.nkeys; k++)
+			any |= src->seen[src->unit_offsets[u] + k];
+		for (k = 0; any && k < unit.nkeys; k++)
+			if (!src->seen[src->unit_offsets[u] + k])
+			{
+				if (src->nhidden == cap)
+				{
+					cap *= 2;
+					src->hidden = repalloc(src->hidden, sizeof(char *) * cap);
+				}
+				src->hidden[src->nhidden++] = unit.keys[k];
+			}
+	}
+}
+
 /* txn_source_open: check the relation, read it into the store. */
 TxnSource *
 txn_source_open(Oid relid, const char *participant_key, const DateADT *through_date,
@@ -553,18 +594,24 @@ txn_source_open(Oid relid, const char *participant_key, const DateADT *through_d
 		int			u,
 					index;
 
+		int			nkeys = 0;
+
 		src->unit_keys = palloc(sizeof(char *) * (inc_groups_count(groups) + 1));
 		src->unit_key_lens = palloc(sizeof(uint32) * (inc_groups_count(groups) + 1));
 		src->unit_hashes = palloc(sizeof(uint32) * (inc_groups_count(groups) + 1));
+		src->unit_offsets = palloc(sizeof(int) * (inc_groups_count(groups) + 1));
 		for (u = 0; u < inc_groups_count(groups); u++)
 		{
 			IncUnit		unit = inc_groups_unit(groups, u);
 
+			src->unit_offsets[u] = nkeys;
+			nkeys += unit.nkeys;
 			src->unit_keys[u] = unit.keys[0];
 			src->unit_key_lens[u] = (uint32) strlen(unit.keys[0]);
 			src->unit_hashes[u] = hash_bytes((const unsigned char *) unit.keys[0],
 											 (int) src->unit_key_lens[u]);
 		}
+		src->seen = palloc0(sizeof(bool) * (nkeys + 1));
 		if (participant_key)
 			src->participant_unit = inc_groups_find(groups, participant_key,
 													src->participant_len, &index);
@@ -617,9 +664,39 @@ txn_source_open(Oid relid, const char *participant_key, const DateADT *through_d
 	if (rc < 0)
 		elog(ERROR, "could not read %s: %s", src->relname, SPI_result_code_string(rc));
 
+	/* the members of a group the caller sees part of, that it cannot see */
+	if (groups && pg_rls_hides(relid))
+	{
+		src->hiding = true;
+		HiddenMembers(src);
+		if (src->nhidden > 0)
+		{
+			PgOwnerRead owner;
+
+			options.params = txn_relation_params(src->hidden, src->nhidden, through_date);
+			src->reading_hidden = true;
+			pg_owner_read_begin(relid, &owner);
+			rc = SPI_execute_plan_extended(txn_relation_read(relid, src->relname, true,
+															 through_date != NULL),
+										   &options);
+			pg_owner_read_end(&owner);
+			src->reading_hidden = false;
+			if (rc < 0)
+				elog(ERROR, "could not read %s: %s", src->relname, SPI_result_code_string(rc));
+		}
+	}
+
 	if (src->ids)
 		CheckIdentity(src);
 	return src;
+}
+
+/* txn_source_hidden_keys: the keys read as the owner (see txn_source.h). */
+const char *const *
+txn_source_hidden_keys(const TxnSource *src, int *n)
+{
+	*n = src->nhidden;
+	return src->hidden;
 }
 
 /* FindGroup: the slot of a participant: its group, or the empty slot for it. */
@@ -907,8 +984,12 @@ UnitOf(const TxnSource *src, const Participant *g, MemoryContext context, TxnUni
 	out->key_datums = MemoryContextAlloc(context, sizeof(Datum) * out->unit.nkeys);
 	for (k = 0; k < out->unit.nkeys; k++)
 	{
-		flags[k] = out->unit.flags[k] | INC_KEY_VISIBLE;
-		if (src->participant && strcmp(out->unit.keys[k], src->participant) == 0)
+		/* under row-level security, only what the caller read a row of */
+		bool		seen = !src->hiding || src->seen[src->unit_offsets[g->unit] + k];
+
+		flags[k] = out->unit.flags[k] | (seen ? INC_KEY_VISIBLE : 0);
+		if (src->participant ? strcmp(out->unit.keys[k], src->participant) == 0 && seen :
+			src->hiding && seen)
 			flags[k] |= INC_KEY_REPORT;
 		out->key_datums[k] = TextDatum(context, out->unit.keys[k], strlen(out->unit.keys[k]));
 	}
@@ -940,7 +1021,7 @@ txn_source_next(TxnSource *src, MemoryContext context, TxnUnit *unit)
 						__builtin_prefetch(recs[i + 4]);
 					ExpandRecord(src, recs[i], &out[i]);
 					/* everyone's call: each participant with transactions */
-					if (g->unit >= 0 && src->participant == NULL)
+					if (g->unit >= 0 && src->participant == NULL && !src->hiding)
 						((uint8 *) unit->unit.flags)[out[i].participant] |= INC_KEY_REPORT;
 				}
 				unit->txns = out;

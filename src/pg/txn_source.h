@@ -58,6 +58,15 @@ extern TxnSource *txn_source_open(Oid relid, const char *participant_key,
 								  TxnPosition *position);
 
 /*
+ * txn_source_hidden_keys: under row-level security, the keys of the units
+ * the caller read rows of that it read none of (members it may not see,
+ * and the groups); their transactions were read as the relation's owner
+ * (docs/security.md, Participant groups), for their groups' figures only.
+ * Sets *n (0: none).
+ */
+extern const char *const *txn_source_hidden_keys(const TxnSource *src, int *n);
+
+/*
  * A calculation unit as the source hands it out (calc_io.h, IncUnit): a
  * participant in no group alone, or every key of a unit of the
  * participant groups with all its transactions.
@@ -66,7 +75,10 @@ typedef struct TxnUnit
 {
 	IncUnit		unit;			/* keys and flags (INC_KEY_REPORT: the
 								 * participant read alone, or every
-								 * participant with transactions) */
+								 * participant with transactions; under
+								 * row-level security only those the caller
+								 * read rows of, which alone are
+								 * INC_KEY_VISIBLE) */
 	Datum	   *key_datums;		/* per key, its text datum */
 	IncTxn	   *txns;			/* naming their participant and aggregation key */
 	int			ntxns;

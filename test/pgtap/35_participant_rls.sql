@@ -19,14 +19,15 @@
 --   * every set-returning function of schema incentives callable without
 --     arguments whose rows have a participant_key shows each role exactly
 --     the participants it may see;
--- and the refresh: an admin replaces every row, a restricted role only
--- its own participants' and cannot refresh another's, a reader cannot
--- refresh at all.  Run by pg_prove as a superuser; everything is rolled
+-- participant groups: each reader gets its members' rows computed over
+-- the whole group, and sees no other member; and the refresh: an admin
+-- replaces every row, a restricted role only its own participants' and
+-- cannot refresh another's, a reader cannot refresh at all.  Run by pg_prove as a superuser; everything is rolled
 -- back.
 \ir ../sql/pgtap_begin.psql
 TRUNCATE incentives.offers, incentives.transactions, incentives.skus,
          incentives.participant_properties, incentives.earnings, incentives.calculation_runs,
-         incentives.enrollments;
+         incentives.enrollments, incentives.participant_groups;
 
 SELECT * FROM no_plan();
 
@@ -55,6 +56,27 @@ INSERT INTO incentives.offers (document) VALUES
 (pg_temp.standard_offer('rls.rules', 'dollars_per_unit', '[{"sku_key": "s1", "rate": 1, "measure": "dollars"}]')
  || '{"enrollment": "required",
       "requirements": [{"key": "plan", "type": "property", "property": {"key": "plan"}, "minimum": 70}]}');
+-- Participant groups (docs/security.md, Participant groups):
+-- retailer_001, _002 and _003 are the group coop_rls.  rls.group pays 2% on
+-- the group's $5,233.33 of purchases (alice's two members alone buy
+-- $2,833.33, bob's one $2,400.00: neither reaches the tier);
+-- rls.group_plan picks its tier on coop_rls's own stored plan (150).
+INSERT INTO incentives.offers (document) VALUES
+(pg_temp.offer('rls.group', 'stepped', 'percent_of_amount', '{
+   "aggregation": "group",
+   "incentive": {"filters": [{"period_key": "p", "sku_keys": ["s1", "s2"], "transaction_type": "buy"}],
+                 "threshold_definition": {"type": "aggregated_amount",
+                                          "filters": [{"period_key": "p", "sku_keys": ["s1", "s2"], "transaction_type": "buy"}]},
+                 "rates": [{"threshold": 5000, "value": 2, "measure": "percent"}]}}')),
+(pg_temp.offer('rls.group_plan', 'stepped', 'dollars_per_unit', '{
+   "aggregation": "group",
+   "incentive": {"filters": [{"period_key": "p", "sku_keys": ["s1"], "transaction_type": "buy"}],
+                 "threshold_definition": {"type": "property", "property": {"key": "plan"}},
+                 "rates": [{"threshold": 140, "value": 3, "measure": "dollars"}]}}'));
+INSERT INTO incentives.participant_groups VALUES
+  ('retailer_001', 'coop_rls', '2026-01-01', NULL), ('retailer_002', 'coop_rls', '2026-01-01', NULL),
+  ('retailer_003', 'coop_rls', '2026-01-01', NULL);
+INSERT INTO incentives.participant_properties VALUES ('coop_rls', 'plan', 150);
 INSERT INTO incentives.skus (sku_key, uom_key) VALUES ('s1', 'gal'), ('s2', 'gal');
 INSERT INTO incentives.transactions VALUES
   ('A-1', 'retailer_001', 'buy', '2026-02-01', 's1', 10, 'gal', 1000.00),
@@ -308,6 +330,68 @@ SELECT is_empty(
            FROM jsonb_array_elements(incentives.calculate('{"participant_key": "retailer_003", "include_stored": true}')
                 -> 'potential_earnings') AS e$q$)$$,
   'calculate(jsonb) with include_stored: alice gets nothing of bob''s participant');
+
+-- ===================================================================
+-- Participant groups under row-level security (docs/security.md,
+-- Participant groups): a reader who sees a member gets that member's rows
+-- computed over the whole group, and the group's figures, never another
+-- member's rows or contribution unless it sees that member too.
+-- ===================================================================
+-- rows_as(role, query): the query's rows as text, run as that role.
+CREATE FUNCTION pg_temp.rows_as(r text, query text)
+RETURNS SETOF text LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM set_config('role', r, true);
+  RETURN QUERY EXECUTE format('SELECT q::text FROM (%s) AS q', query);
+  PERFORM set_config('role', 'none', true);
+END
+$$;
+SELECT is((SELECT sum(incentive_amount) FROM incentives.incentive_calculate(offer_keys => ARRAY['rls.group'])
+            WHERE group_key = 'coop_rls'),
+          104.67, '(the owner: the group''s $5,233.33 earn 2%, $104.67 in all)');
+SELECT bag_eq(
+  $$SELECT * FROM pg_temp.rows_as('analyst_alice', $q$SELECT * FROM incentives.incentive_calculate(offer_keys => ARRAY['rls.group', 'rls.group_plan'])$q$)$$,
+  $$SELECT e::text FROM incentives.incentive_calculate(offer_keys => ARRAY['rls.group', 'rls.group_plan']) AS e
+     WHERE e.participant_key IN ('retailer_001', 'retailer_002')$$,
+  'alice gets her members'' rows of the group offers, computed over the whole group');
+SELECT bag_eq(
+  $$SELECT * FROM pg_temp.rows_as('analyst_bob', $q$SELECT * FROM incentives.incentive_calculate(offer_keys => ARRAY['rls.group', 'rls.group_plan'])$q$)$$,
+  $$SELECT e::text FROM incentives.incentive_calculate(offer_keys => ARRAY['rls.group', 'rls.group_plan']) AS e
+     WHERE e.participant_key = 'retailer_003'$$,
+  'bob gets his member''s rows, computed over the whole group');
+SELECT bag_eq(
+  $$SELECT * FROM pg_temp.rows_as('analyst_bob', $q$SELECT * FROM incentives.incentive_calculate('retailer_003', offer_keys => ARRAY['rls.group'])$q$)$$,
+  $$SELECT e::text FROM incentives.incentive_calculate('retailer_003', offer_keys => ARRAY['rls.group']) AS e$$,
+  '... and the same calling for it alone');
+SELECT is_empty(
+  $$SELECT * FROM pg_temp.rows_as('analyst_alice', $q$SELECT * FROM incentives.incentive_calculate('retailer_003', offer_keys => ARRAY['rls.group'])$q$)$$,
+  'alice gets nothing of bob''s member, calling for it by name');
+SELECT is_empty(
+  $$SELECT * FROM pg_temp.rows_as('analyst_alice', $q$SELECT * FROM incentives.incentive_diagnostics('retailer_003', offer_keys => ARRAY['rls.group'])$q$)$$,
+  '... nor of its diagnostics');
+SELECT results_eq(
+  $$SELECT * FROM pg_temp.rows_as('analyst_alice', $q$SELECT participant_key, threshold_value, current_rate_key, group_key
+                                                      FROM incentives.tier_progress() WHERE offer_key = 'rls.group' ORDER BY 1$q$)$$,
+  $$VALUES ('(retailer_001,5233.33,2_percent_greater_than_or_equal_to_5000,coop_rls)'),
+           ('(retailer_002,5233.33,2_percent_greater_than_or_equal_to_5000,coop_rls)')$$,
+  'alice''s tier progress shows the group''s value and tier');
+SELECT results_eq(
+  $$SELECT * FROM pg_temp.rows_as('analyst_alice', $q$SELECT m ->> 'participant_key'
+                                                      FROM incentives.incentive_diagnostics('retailer_001', offer_keys => ARRAY['rls.group']) AS d,
+                                                           jsonb_array_elements(d.diagnostics -> 'aggregation' -> 'members') AS m
+                                                     ORDER BY 1$q$)$$,
+  $$VALUES ('(retailer_001)'), ('(retailer_002)')$$,
+  'the members'' contributions alice sees are her members'' only');
+SELECT results_eq(
+  $$SELECT m ->> 'participant_key'
+      FROM incentives.incentive_diagnostics('retailer_001', offer_keys => ARRAY['rls.group']) AS d,
+           jsonb_array_elements(d.diagnostics -> 'aggregation' -> 'members') AS m
+     ORDER BY 1$$,
+  $$VALUES ('retailer_001'), ('retailer_002'), ('retailer_003')$$,
+  '(the owner sees every member''s)');
+SELECT is(
+  (SELECT count(*) FROM pg_temp.rows_as('analyst_alice', $q$SELECT * FROM incentives.incentive_calculate(offer_keys => ARRAY['rls.group_plan'])$q$)),
+  2::bigint, 'the group''s stored property picks alice''s tier, though no reader sees the group''s row');
 
 -- ===================================================================
 -- Refreshing under row-level security.

@@ -16,3 +16,12 @@ CREATE TRIGGER participant_groups_check
     FOR EACH ROW EXECUTE FUNCTION incentives_internal.participant_groups_check();
 COMMENT ON TRIGGER participant_groups_check ON incentives.participant_groups IS
   'Refuses overlapping membership windows of one participant and groups of groups';
+
+CREATE OR REPLACE FUNCTION incentives_internal.participant_units()
+RETURNS TABLE (participant_key text, unit_key text)
+AS 'MODULE_PATHNAME', 'incentives_participant_units'
+LANGUAGE C STABLE PARALLEL RESTRICTED
+ROWS 100
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION incentives_internal.participant_units() IS
+  'Every key of incentives.participant_groups (members and groups) with the first key of its calculation unit (a group with its members, and the groups a member that moves joins): the keys a refresh calculates together';

@@ -280,6 +280,11 @@ DECLARE
     v_one_sum     numeric;
     v_batch_ok    boolean;
     v_exceptions  integer := 0;
+    -- participant groups (docs/lifecycle.md, Participant groups): an offer
+    -- aggregated by group and memberships, so a group's members are
+    -- calculated together, never split between batches
+    v_grouped     boolean := EXISTS (SELECT FROM incentives.programs AS p WHERE p.aggregation = 'group')
+                             AND EXISTS (SELECT FROM incentives_internal.participant_units());
 BEGIN
     ---------------------------------------------------------------- what
     IF v_participant IS NOT NULL THEN
@@ -289,7 +294,13 @@ BEGIN
         PERFORM pg_advisory_xact_lock(hashtext('incentives.earnings'), hashtext(v_participant));
         v_everyone := false;
         v_keys := ARRAY[v_participant];
-        IF v_tracked THEN
+        IF v_tracked AND v_grouped
+           AND EXISTS (SELECT FROM incentives_internal.participant_units() AS u
+                        WHERE u.participant_key = v_participant) THEN
+            -- its group's other members' rows depend on its transactions:
+            -- the next changed_only refresh recalculates the whole group
+            NULL;
+        ELSIF v_tracked THEN
             DELETE FROM incentives.earnings_changes AS c WHERE c.participant_key = v_participant;
         ELSE
             INSERT INTO incentives.earnings_changes (participant_key) VALUES (v_participant);
@@ -314,6 +325,20 @@ BEGIN
         END IF;
         IF NOT v_everyone THEN
             v_keys := COALESCE(v_changed, '{}');
+            IF v_grouped THEN
+                -- whole groups: every key of the units of the changed ones
+                -- (a group key logged by a change of memberships brings its
+                -- members)
+                SELECT array_agg(DISTINCT k.k ORDER BY k.k)
+                  INTO v_keys
+                  FROM (SELECT unnest(v_keys) COLLATE "C" AS k
+                        UNION
+                        SELECT b.participant_key COLLATE "C"
+                          FROM incentives_internal.participant_units() AS a
+                          JOIN incentives_internal.participant_units() AS b USING (unit_key)
+                         WHERE a.participant_key = ANY (v_keys)) AS k;
+                v_keys := COALESCE(v_keys, '{}');
+            END IF;
             -- half of the participants or more changed (a reload): a
             -- refresh of everyone is cheaper than replacing them one batch
             -- at a time
@@ -366,8 +391,15 @@ BEGIN
         IF v_nbatches = 0 AND NOT v_swap THEN
             DELETE FROM incentives.earnings;
         END IF;
+        IF v_grouped THEN
+            -- one batch: key ranges would split groups
+            v_nbatches := LEAST(v_nbatches, 1);
+        END IF;
     ELSE
         v_total := COALESCE(array_length(v_keys, 1), 0);
+        IF v_grouped THEN
+            v_every := GREATEST(v_every, v_total);
+        END IF;
         v_nbatches := (v_total + v_every - 1) / v_every;
     END IF;
 
@@ -408,13 +440,21 @@ BEGIN
         END IF;
         -- Runtime DDL, not a declaration: a temporary view of the batch's
         -- transactions, dropped below.
-        EXECUTE format($sql$
-            CREATE TEMPORARY VIEW incentives_refresh_batch AS
-            SELECT t.transaction_id, t.participant_key, t.transaction_type,
-                   t.transaction_date, t.sku_key, t.quantity, t.uom_key, t.amount
-              FROM %s AS t
-             WHERE %s$sql$, v_relation, v_filter);
-        v_batch_rel := to_regclass('pg_temp.incentives_refresh_batch');
+        IF v_filter = 'true' THEN
+            -- everything at once: the relation itself (under row-level
+            -- security a group's figures then need the rows the caller
+            -- cannot see, which the calculation reads as the relation's
+            -- owner: docs/security.md, Participant groups)
+            v_batch_rel := v_relation;
+        ELSE
+            EXECUTE format($sql$
+                CREATE TEMPORARY VIEW incentives_refresh_batch AS
+                SELECT t.transaction_id, t.participant_key, t.transaction_type,
+                       t.transaction_date, t.sku_key, t.quantity, t.uom_key, t.amount
+                  FROM %s AS t
+                 WHERE %s$sql$, v_relation, v_filter);
+            v_batch_rel := to_regclass('pg_temp.incentives_refresh_batch');
+        END IF;
 
         -- the batch in one statement (in a subtransaction with skip)
         v_batch_ok := true;
@@ -457,7 +497,9 @@ BEGIN
                 END IF;
             END LOOP;
         END IF;
-        EXECUTE format('DROP VIEW %s', v_batch_rel);
+        IF v_batch_rel <> v_relation THEN
+            EXECUTE format('DROP VIEW %s', v_batch_rel);
+        END IF;
 
         IF v_everyone THEN
             v_done := CASE WHEN v_batch < v_nbatches THEN v_start_rn[v_batch + 1] - 1 ELSE v_total END;

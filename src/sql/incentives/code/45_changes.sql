@@ -10,6 +10,9 @@
 --   incentives.transactions, incentives.participant_properties,
 --     incentives.enrollments: the participants of the inserted, deleted and
 --     (old and new) updated rows; TRUNCATE: everyone.
+--   incentives.participant_groups: the members and the groups of those
+--     rows (the refresh recalculates each one's whole group); TRUNCATE:
+--     everyone.
 --   incentives.offers, incentives.skus, incentives.uom_conversions: any
 --     row changed means everyone (NULL).
 --
@@ -140,6 +143,70 @@ CREATE TRIGGER enrollments_changes_truncate
     AFTER TRUNCATE ON incentives.enrollments
     FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes('participants');
 COMMENT ON TRIGGER enrollments_changes_truncate ON incentives.enrollments IS
+  'Change tracking for refresh_earnings(changed_only => true): everyone (TRUNCATE)';
+
+-- incentives.participant_groups: the members and the groups of the
+-- changed memberships (a group brings all its members at the refresh)
+CREATE OR REPLACE FUNCTION incentives_internal.track_group_changes()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $function$
+BEGIN
+    IF TG_OP = 'TRUNCATE' THEN
+        INSERT INTO incentives.earnings_changes (participant_key) VALUES (NULL);
+    ELSIF TG_OP = 'INSERT' THEN
+        INSERT INTO incentives.earnings_changes (participant_key)
+        SELECT n.participant_key FROM incentives_new_rows AS n
+        UNION
+        SELECT n.group_key FROM incentives_new_rows AS n;
+    ELSIF TG_OP = 'UPDATE' THEN
+        INSERT INTO incentives.earnings_changes (participant_key)
+        SELECT n.participant_key FROM incentives_new_rows AS n
+        UNION
+        SELECT n.group_key FROM incentives_new_rows AS n
+        UNION
+        SELECT o.participant_key FROM incentives_old_rows AS o
+        UNION
+        SELECT o.group_key FROM incentives_old_rows AS o;
+    ELSE
+        INSERT INTO incentives.earnings_changes (participant_key)
+        SELECT o.participant_key FROM incentives_old_rows AS o
+        UNION
+        SELECT o.group_key FROM incentives_old_rows AS o;
+    END IF;
+    RETURN NULL;
+END
+$function$;
+COMMENT ON FUNCTION incentives_internal.track_group_changes() IS
+  'Trigger: logs in incentives.earnings_changes the members and the groups of the memberships a statement changed (a refresh of changed participants recalculates each one''s whole group); everyone on TRUNCATE';
+
+DROP TRIGGER IF EXISTS participant_groups_changes_insert ON incentives.participant_groups;
+CREATE TRIGGER participant_groups_changes_insert
+    AFTER INSERT ON incentives.participant_groups
+    REFERENCING NEW TABLE AS incentives_new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_group_changes();
+COMMENT ON TRIGGER participant_groups_changes_insert ON incentives.participant_groups IS
+  'Change tracking for refresh_earnings(changed_only => true): the members and groups of the changed memberships (inserts)';
+DROP TRIGGER IF EXISTS participant_groups_changes_update ON incentives.participant_groups;
+CREATE TRIGGER participant_groups_changes_update
+    AFTER UPDATE ON incentives.participant_groups
+    REFERENCING OLD TABLE AS incentives_old_rows NEW TABLE AS incentives_new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_group_changes();
+COMMENT ON TRIGGER participant_groups_changes_update ON incentives.participant_groups IS
+  'Change tracking for refresh_earnings(changed_only => true): the members and groups of the changed memberships (updates)';
+DROP TRIGGER IF EXISTS participant_groups_changes_delete ON incentives.participant_groups;
+CREATE TRIGGER participant_groups_changes_delete
+    AFTER DELETE ON incentives.participant_groups
+    REFERENCING OLD TABLE AS incentives_old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_group_changes();
+COMMENT ON TRIGGER participant_groups_changes_delete ON incentives.participant_groups IS
+  'Change tracking for refresh_earnings(changed_only => true): the members and groups of the changed memberships (deletes)';
+DROP TRIGGER IF EXISTS participant_groups_changes_truncate ON incentives.participant_groups;
+CREATE TRIGGER participant_groups_changes_truncate
+    AFTER TRUNCATE ON incentives.participant_groups
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_group_changes();
+COMMENT ON TRIGGER participant_groups_changes_truncate ON incentives.participant_groups IS
   'Change tracking for refresh_earnings(changed_only => true): everyone (TRUNCATE)';
 
 -- incentives.offers: everyone (an offer changed)
