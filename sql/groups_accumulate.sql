@@ -52,3 +52,35 @@ UPDATE incentives.participant_groups SET start_date = '2026-01-01' WHERE partici
 SELECT participant_key, transaction_id, incentive_rate_key, incentive_amount
   FROM incentives.incentive_calculate(offer_keys => ARRAY['mfr.2026.group_volume'])
  ORDER BY participant_key, transaction_id;
+
+-- The materialized earnings (docs/lifecycle.md, Participant groups): a
+-- full refresh, then one member's purchase changes.  Refreshing another
+-- member alone gives it its rows over the whole group; a changed_only
+-- refresh recalculates the whole group, and the earnings equal a full
+-- calculation again.  (In a transaction rolled back at the end: the
+-- tests after this one expect no refresh.)
+BEGIN;
+UPDATE incentives.participant_groups SET start_date = '2026-04-01' WHERE participant_key = 'retailer_004';
+SET LOCAL client_min_messages = warning;
+CALL incentives.refresh_earnings();
+UPDATE incentives.transactions SET amount = 190000.00, quantity = 380 WHERE transaction_id = 'GA-0201';
+CALL incentives.refresh_earnings(participant_key => 'retailer_001');
+SELECT e.transaction_id, e.incentive_rate_key, e.incentive_amount, e.group_key
+  FROM incentives.earnings e WHERE e.participant_key = 'retailer_001' AND e.offer_key = 'mfr.2026.group_volume'
+ ORDER BY 1;
+SELECT participant_key, count(*) FROM incentives.earnings_changes GROUP BY 1 ORDER BY 1;
+CALL incentives.refresh_earnings(changed_only => true);
+SELECT participants FROM incentives.calculation_runs ORDER BY run_id DESC LIMIT 1;
+(SELECT 'only materialized' AS problem, participant_key, offer_key, transaction_id, incentive_rate_key, incentive_amount, group_key
+   FROM incentives.earnings
+ EXCEPT ALL
+ SELECT 'only materialized', participant_key, offer_key, transaction_id, incentive_rate_key, incentive_amount, group_key
+   FROM incentives.incentive_calculate())
+UNION ALL
+(SELECT 'not materialized', participant_key, offer_key, transaction_id, incentive_rate_key, incentive_amount, group_key
+   FROM incentives.incentive_calculate()
+ EXCEPT ALL
+ SELECT 'not materialized', participant_key, offer_key, transaction_id, incentive_rate_key, incentive_amount, group_key
+   FROM incentives.earnings);
+SELECT group_key, members, offers, rows, incentive_amount FROM incentives.earnings_by_group ORDER BY 1;
+ROLLBACK;

@@ -440,11 +440,13 @@ BEGIN
         END IF;
         -- Runtime DDL, not a declaration: a temporary view of the batch's
         -- transactions, dropped below.
-        IF v_filter = 'true' THEN
-            -- everything at once: the relation itself (under row-level
-            -- security a group's figures then need the rows the caller
-            -- cannot see, which the calculation reads as the relation's
-            -- owner: docs/security.md, Participant groups)
+        IF v_filter = 'true' OR (v_participant IS NOT NULL AND v_grouped) THEN
+            -- everything at once, or one member of a group (whose group
+            -- the calculation reads through the participant index): the
+            -- relation itself (under row-level security a group's figures
+            -- then need the rows the caller cannot see, which the
+            -- calculation reads as the relation's owner: docs/security.md,
+            -- Participant groups)
             v_batch_rel := v_relation;
         ELSE
             EXECUTE format($sql$
@@ -463,7 +465,9 @@ BEGIN
                 EXECUTE format('DELETE FROM incentives.earnings AS t WHERE %s', v_delete_filter);
             END IF;
             SELECT b.rows, b.total INTO v_step_rows, v_step_sum
-              FROM incentives_internal.refresh_earnings_batch(v_target, v_run, NULL, v_batch_rel, v_swap) AS b;
+              FROM incentives_internal.refresh_earnings_batch(v_target, v_run,
+                                                               CASE WHEN v_grouped THEN v_participant END,
+                                                               v_batch_rel, v_swap) AS b;
         EXCEPTION WHEN data_exception OR integrity_constraint_violation THEN
             IF NOT v_skip THEN
                 RAISE;

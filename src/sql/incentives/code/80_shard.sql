@@ -6,10 +6,13 @@
 --   reference data, identical on every shard (the coordinator runs them
 --   RUN ON ALL):   put_offer, delete_offer, put_sku, delete_sku,
 --                  put_uom_conversion, delete_uom_conversion,
---                  put_participant_property, delete_participant_property
---   transactions and enrollments, on the shard of hashtext(participant_key):
+--                  put_participant_property, delete_participant_property,
+--                  put_participant_group, delete_participant_group
+--   transactions and enrollments, on the shard of hashtext(participant_key)
+--   (of its group's calculation unit's first key for a member of a group):
 --                  put_transaction, delete_transaction, put_transactions,
 --                  load_transactions, put_enrollment, delete_enrollment
+--   moves:         participant_data, store_participant_data, drop_participant_data
 --   checks:        shard_summary (what incentives.cluster_check() compares)
 --
 -- Each put_* is an idempotent upsert that returns true when it inserted a
@@ -149,6 +152,87 @@ $$;
 COMMENT ON FUNCTION incentives_internal.delete_enrollment(text, text, date) IS
   'Deletes the enrollment window of a participant in an offer starting that day; true when it existed. Through a coordinator: on the shard of the participant';
 
+-- Participant groups (docs/scaling.md, Participant groups): memberships
+-- are reference data (every shard); a group and its members live on the
+-- shard of their calculation unit's first key, and a coordinator moves a
+-- participant's transactions and windows there when its memberships
+-- change (participant_data, store_participant_data, drop_participant_data,
+-- whose first argument is the partition hash PL/Proxy routes by).
+CREATE OR REPLACE FUNCTION incentives_internal.put_participant_group(participant_key text, group_key text,
+                                                                     start_date date, end_date date DEFAULT NULL)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    INSERT INTO incentives.participant_groups AS t (participant_key, group_key, start_date, end_date)
+    VALUES ($1, $2, $3, $4)
+    ON CONFLICT (participant_key, start_date) DO UPDATE SET group_key = EXCLUDED.group_key, end_date = EXCLUDED.end_date
+    RETURNING t.xmax = 0
+$$;
+COMMENT ON FUNCTION incentives_internal.put_participant_group(text, text, date, date) IS
+  'Inserts a membership window, or replaces the group and end_date of the one starting that day; true when it is new. Through a coordinator: on every shard';
+
+CREATE OR REPLACE FUNCTION incentives_internal.delete_participant_group(participant_key text, start_date date)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH d AS (DELETE FROM incentives.participant_groups AS t WHERE t.participant_key = $1 AND t.start_date = $2 RETURNING 1)
+    SELECT count(*) > 0 FROM d
+$$;
+COMMENT ON FUNCTION incentives_internal.delete_participant_group(text, date) IS
+  'Deletes the membership window of a participant starting that day; true when it existed. Through a coordinator: on every shard';
+
+CREATE OR REPLACE FUNCTION incentives_internal.participant_data(partition_hash integer, participant_key text)
+RETURNS jsonb
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT jsonb_build_object(
+        'transactions', (SELECT COALESCE(jsonb_agg(to_jsonb(t) ORDER BY t.transaction_id), '[]')
+                           FROM incentives.transactions AS t WHERE t.participant_key = $2),
+        'enrollments', (SELECT COALESCE(jsonb_agg(to_jsonb(n) ORDER BY n.offer_key, n.start_date), '[]')
+                          FROM incentives.enrollments AS n WHERE n.participant_key = $2))
+$$;
+COMMENT ON FUNCTION incentives_internal.participant_data(integer, text) IS
+  'A participant''s transactions and enrollment windows as JSON ({"transactions": [...], "enrollments": [...]}), for a coordinator that moves them to another shard';
+
+CREATE OR REPLACE FUNCTION incentives_internal.store_participant_data(partition_hash integer, data jsonb)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n bigint;
+BEGIN
+    n := incentives_internal.put_transactions(ARRAY(SELECT jsonb_array_elements(data -> 'transactions')));
+    INSERT INTO incentives.enrollments AS t (participant_key, offer_key, start_date, end_date)
+    SELECT r.participant_key, r.offer_key, r.start_date, r.end_date
+      FROM jsonb_populate_recordset(NULL::incentives.enrollments, data -> 'enrollments') AS r
+    ON CONFLICT (participant_key, offer_key, start_date) DO UPDATE SET end_date = EXCLUDED.end_date;
+    RETURN COALESCE(n, 0);
+END
+$$;
+COMMENT ON FUNCTION incentives_internal.store_participant_data(integer, jsonb) IS
+  'Stores what participant_data returned on another shard (transactions upserted, windows inserted or replaced); returns how many transactions';
+
+CREATE OR REPLACE FUNCTION incentives_internal.drop_participant_data(partition_hash integer, participant_key text)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n bigint;
+BEGIN
+    DELETE FROM incentives.enrollments AS e WHERE e.participant_key = $2;
+    DELETE FROM incentives.transactions AS t WHERE t.participant_key = $2;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;
+END
+$$;
+COMMENT ON FUNCTION incentives_internal.drop_participant_data(integer, text) IS
+  'Deletes a participant''s transactions and enrollment windows (moved to another shard by a coordinator); returns how many transactions';
+
 -- Transactions.  A transaction never changes participant through an
 -- upsert: on a sharded deployment that would leave it on the wrong shard.
 -- store_transactions is the one upsert that says so; put_transactions and
@@ -266,7 +350,7 @@ AS $$
         SELECT t.object, count(l.object),
                md5(coalesce(string_agg(l.line, E'\n' ORDER BY l.key1 COLLATE "C", l.key2 COLLATE "C", l.version), ''))
           FROM (VALUES (1, 'offers'), (2, 'offer_versions'), (3, 'skus'), (4, 'uom_conversions'),
-                       (5, 'participant_properties')) AS t(n, object)
+                       (5, 'participant_properties'), (6, 'participant_groups')) AS t(n, object)
           LEFT JOIN (
             SELECT 'offers' AS object, o.offer_key || ' ' || o.document::text AS line,
                    o.offer_key AS key1, NULL::text AS key2, NULL::integer AS version
@@ -285,22 +369,30 @@ AS $$
             UNION ALL
             SELECT 'participant_properties', format('%s %s %s', p.participant_key, p.property_key, p.value),
                    p.participant_key, p.property_key, NULL
-              FROM incentives.participant_properties p) AS l ON l.object = t.object
+              FROM incentives.participant_properties p
+            UNION ALL
+            SELECT 'participant_groups', format('%s %s %s %s', g.participant_key, g.group_key, g.start_date, g.end_date),
+                   g.participant_key, g.start_date::text, NULL
+              FROM incentives.participant_groups g) AS l ON l.object = t.object
          GROUP BY t.n, t.object
          ORDER BY t.n) AS reference_tables
     UNION ALL
     -- each participant table: its rows, and those not on this partition
+    -- (a member of a group: the partition of its unit's first key)
     SELECT x.object, x.row_count, NULL
       FROM (SELECT 'transactions' AS tab, count(*) AS total,
-                   count(*) FILTER (WHERE (hashtext(t.participant_key) & ($1 - 1)) <> $2) AS misplaced
+                   count(*) FILTER (WHERE (hashtext(COALESCE(u.unit_key, t.participant_key)) & ($1 - 1)) <> $2) AS misplaced
               FROM incentives.transactions t
+              LEFT JOIN incentives_internal.participant_units() AS u ON u.participant_key = t.participant_key
             UNION ALL
-            SELECT 'enrollments', count(*), count(*) FILTER (WHERE (hashtext(n.participant_key) & ($1 - 1)) <> $2)
-              FROM incentives.enrollments n) AS c
+            SELECT 'enrollments', count(*),
+                   count(*) FILTER (WHERE (hashtext(COALESCE(u.unit_key, n.participant_key)) & ($1 - 1)) <> $2)
+              FROM incentives.enrollments n
+              LEFT JOIN incentives_internal.participant_units() AS u ON u.participant_key = n.participant_key) AS c
      CROSS JOIN LATERAL (VALUES (c.tab, c.total), ('misplaced_' || c.tab, c.misplaced)) AS x(object, row_count)
 $$;
 COMMENT ON FUNCTION incentives_internal.shard_summary(integer, integer) IS
-  'Row counts and digests of the reference tables and the offer history (without its times), the transaction and enrollment counts, and how many transactions and enrollments do not belong to this partition (hashtext(participant_key) & (partitions - 1) <> partition)';
+  'Row counts and digests of the reference tables (the memberships included) and the offer history (without its times), the transaction and enrollment counts, and how many transactions and enrollments do not belong to this partition (hashtext(placement key) & (partitions - 1) <> partition; the placement key is the participant''s own, or its group''s calculation unit''s first key)';
 
 -- incentives.refresh_earnings as a function, so that a coordinator can run
 -- it on the shards (PL/Proxy calls functions, not procedures).  Called from

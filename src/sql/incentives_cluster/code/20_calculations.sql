@@ -102,7 +102,7 @@ RETURNS jsonb
 LANGUAGE plproxy
 AS $$
     CLUSTER 'incentives_cluster';
-    RUN ON pg_catalog.hashtext(coalesce(participant_key, ''));
+    RUN ON incentives.placement_hash(coalesce(participant_key, ''));
 $$;
 COMMENT ON FUNCTION incentives.incentive_explain(text, text, jsonb, text, timestamptz, date) IS
   'incentive_explain on the participant''s partition';
@@ -111,7 +111,7 @@ CREATE OR REPLACE FUNCTION incentives.request_hash(request jsonb)
 RETURNS integer
 LANGUAGE sql VOLATILE
 AS $$
-    SELECT coalesce(pg_catalog.hashtext($1 OPERATOR(pg_catalog.->>) 'participant_key'),
+    SELECT coalesce(incentives.placement_hash($1 OPERATOR(pg_catalog.->>) 'participant_key'),
                     (pg_catalog.random() OPERATOR(pg_catalog.*) 2147483647)::integer)
 $$;
 COMMENT ON FUNCTION incentives.request_hash(jsonb) IS

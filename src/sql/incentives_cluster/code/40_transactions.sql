@@ -15,7 +15,7 @@ RETURNS boolean
 LANGUAGE plproxy
 AS $$
     CLUSTER 'incentives_cluster';
-    RUN ON pg_catalog.hashtext(participant_key);
+    RUN ON incentives.placement_hash(participant_key);
     TARGET incentives_internal.put_transaction;
 $$;
 COMMENT ON FUNCTION incentives.put_transaction(text, text, text, date, text, numeric, text, numeric) IS
@@ -26,7 +26,7 @@ RETURNS boolean
 LANGUAGE plproxy
 AS $$
     CLUSTER 'incentives_cluster';
-    RUN ON pg_catalog.hashtext(participant_key);
+    RUN ON incentives.placement_hash(participant_key);
     TARGET incentives_internal.delete_transaction;
 $$;
 COMMENT ON FUNCTION incentives.delete_transaction(text, text) IS
@@ -39,7 +39,7 @@ RETURNS boolean
 LANGUAGE plproxy
 AS $$
     CLUSTER 'incentives_cluster';
-    RUN ON pg_catalog.hashtext(participant_key);
+    RUN ON incentives.placement_hash(participant_key);
     TARGET incentives_internal.put_enrollment;
 $$;
 COMMENT ON FUNCTION incentives.put_enrollment(text, text, date, date) IS
@@ -50,7 +50,7 @@ RETURNS boolean
 LANGUAGE plproxy
 AS $$
     CLUSTER 'incentives_cluster';
-    RUN ON pg_catalog.hashtext(participant_key);
+    RUN ON incentives.placement_hash(participant_key);
     TARGET incentives_internal.delete_enrollment;
 $$;
 COMMENT ON FUNCTION incentives.delete_enrollment(text, text, date) IS
@@ -62,7 +62,7 @@ LANGUAGE plproxy
 AS $$
     CLUSTER 'incentives_cluster';
     SPLIT transactions;
-    RUN ON pg_catalog.hashtext(transactions ->> 'participant_key');
+    RUN ON incentives.placement_hash(transactions ->> 'participant_key');
     TARGET incentives_internal.put_transactions;
 $$;
 COMMENT ON FUNCTION incentives_cluster.put_transactions(jsonb[]) IS
