@@ -510,12 +510,13 @@ Diagnose(Unit *u, const bool *carries)
 			{
 				int			slot = o * u->nkeys + k;
 				const char *json = u->jsons[slot];
-				size_t		len = strlen(json);
+				size_t		len;
 				char	   *head;
 				IncJsonBuf	b;
 
 				if (!carries[p * u->nkeys + k])
 					continue;
+				len = strlen(json);
 				/* the state's object without its closing brace */
 				head = inc_alloc(len + 1);
 				memcpy(head, json, len);
