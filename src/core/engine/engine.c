@@ -543,12 +543,15 @@ inc_engine_calculate(IncEngine *e, const char *participant_key,
 					 IncEmitFn emit, void *emit_ctx)
 {
 	static const uint8_t flags = INC_KEY_REPORT | INC_KEY_VISIBLE;
-	IncUnit		unit;
+	/* in the calculation's memory: the position points at it after a failure */
+	IncUnit    *unit = inc_alloc(sizeof(IncUnit));
+	const char **keys = inc_alloc(sizeof(char *));
 
-	unit.nkeys = 1;
-	unit.keys = &participant_key;
-	unit.flags = &flags;
-	inc_engine_calculate_unit(e, &unit, txns, ntxns, props, props_ctx, emit, emit_ctx);
+	keys[0] = participant_key;
+	unit->nkeys = 1;
+	unit->keys = keys;
+	unit->flags = &flags;
+	inc_engine_calculate_unit(e, unit, txns, ntxns, props, props_ctx, emit, emit_ctx);
 }
 
 /*

@@ -174,7 +174,9 @@ extern void inc_engine_calculate(IncEngine *e, const char *participant_key,
  * participant, or a group) and the transaction being worked on
  * in *transaction_id (NULL between transactions, e.g. while a participant's
  * tiers or overlaps are computed); false outside a calculation, with both
- * set to NULL.  The strings belong to the caller of inc_engine_calculate.
+ * set to NULL.  The strings belong to the caller of inc_engine_calculate
+ * (and, for inc_engine_calculate_unit, so does the unit, which must stay
+ * valid while the position is read).
  */
 extern bool inc_engine_position(const IncEngine *e, const char **participant,
 								const char **transaction_id);
