@@ -11,7 +11,10 @@
  * transactions in transaction_id byte order, and the enrollment windows
  * of (participant, offer) in start_date order (IncEnrollmentFn).  Rows
  * are printed as the 17 earning columns in expected.csv's order, an empty
- * field for a NULL; the two row lists must be equal as multisets.
+ * field for a NULL; the two row lists must be equal as multisets.  An
+ * expected_forecast_<as_of_date>.csv is the forecast as of that date
+ * (inc_engine_forecast over the transactions dated on or before it, as
+ * the host reads them), printed as its 14 columns.
  */
 #include <stdlib.h>
 
@@ -19,6 +22,7 @@
 
 #include "unit.h"
 #include "../../src/core/engine/engine.h"
+#include "../../src/core/engine/forecast.h"
 
 #define MAX_ROWS 512
 #define MAX_FIELDS 17
@@ -198,6 +202,39 @@ Print(void *ctx, const IncRow *row)
 	p->n++;
 }
 
+/* DateText: a day number as YYYY-MM-DD in one of 8 rotating buffers. */
+static const char *
+DateText(int32_t days)
+{
+	static char buf[8][16];
+	static int	next;
+	char	   *b = buf[next++ % 8];
+
+	inc_date_format(days, b, 16);
+	return b;
+}
+
+/* PrintForecast: one forecast row as expected_forecast_*.csv's line (no group). */
+static void
+PrintForecast(void *ctx, const IncForecastRow *row)
+{
+	Printed    *p = ctx;
+
+	if (p->n < MAX_ROWS)
+		snprintf(p->rows[p->n], sizeof(p->rows[0]),
+				 "%s,%s,,%s,%s,%d,%d,%s,%s,%s,%s,%s,%s,%s",
+				 p->participant, row->offer->offer_key,
+				 DateText(row->span_start), DateText(row->span_end),
+				 row->elapsed_days, row->span_days,
+				 row->has_basis_to_date ? unit_dec_text(&row->basis_to_date) : "",
+				 row->has_projected_basis ? unit_dec_text(&row->projected_basis) : "",
+				 row->rate_key_to_date ? row->rate_key_to_date : "",
+				 row->projected_rate_key ? row->projected_rate_key : "",
+				 unit_dec_text(&row->earned_to_date), unit_dec_text(&row->projected_earnings),
+				 unit_dec_text(&row->accrual_to_date));
+	p->n++;
+}
+
 /* The transactions.csv rows in (participant_key, transaction_id) byte order. */
 static const Csv *sorting;
 
@@ -243,7 +280,16 @@ RunFixture(const char *name, const char *expected_file)
 	int			i,
 				start;
 	char	   *props;
+	const char *forecast = strncmp(expected_file, "expected_forecast_", 18) == 0 ?
+		expected_file + 18 : NULL;
+	char		as_of_text[11] = "";
+	int32_t		as_of = 0;
 
+	if (forecast)
+	{
+		memcpy(as_of_text, forecast, 10);
+		as_of = Date(as_of_text);
+	}
 	snprintf(path, sizeof(path), "test/fixtures/%s/offers.json", name);
 	noffers = unit_load_offers(path, offers, 16);
 	for (i = 0; i < noffers; i++)
@@ -299,6 +345,9 @@ RunFixture(const char *name, const char *expected_file)
 		{
 			char	  **f = txns.fields[order[start++]];
 
+			/* a forecast reads what a calculation through its date reads */
+			if (forecast && Date(f[3]) > as_of)
+				continue;
 			t[n].transaction_id = f[0];
 			t[n].transaction_type = f[2];
 			t[n].transaction_date = Date(f[3]);
@@ -309,7 +358,11 @@ RunFixture(const char *name, const char *expected_file)
 			n++;
 		}
 		printed.participant = participant;
-		inc_engine_calculate(e, participant, t, n, Property, &host, Print, &printed);
+		if (forecast && n > 0)
+			inc_engine_forecast(e, as_of, participant, t, n, Property, &host,
+								PrintForecast, &printed);
+		else if (!forecast)
+			inc_engine_calculate(e, participant, t, n, Property, &host, Print, &printed);
 	}
 
 	snprintf(path, sizeof(path), "test/fixtures/%s/%s", name, expected_file);
@@ -356,11 +409,12 @@ test_fixtures(void)
 		"standard_percent", "standard_multi_entry", "standard_dollars_per_unit_uom",
 		"stepped_amount", "stepped_property", "stacked_pair_up", "stacked_multi_stack",
 		"fixed_amount_pools", "rules_enrollment", "rules_requirements",
-		"rules_incremental_tiers", "rules_limits",
+		"rules_incremental_tiers", "rules_limits", "growth_baseline", "forecast_run_rate",
 	};
 	int			i;
 
 	for (i = 0; i < (int) (sizeof(cases) / sizeof(cases[0])); i++)
 		RunFixture(cases[i], "expected.csv");
 	RunFixture("stepped_property", "expected_stored.csv");
+	RunFixture("forecast_run_rate", "expected_forecast_2026-05-31.csv");
 }

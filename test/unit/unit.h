@@ -77,5 +77,6 @@ extern void test_rates(void);
 extern void test_fixtures(void);
 extern void test_rules(void);
 extern void test_rules_errors(void);
+extern void test_growth(void);
 
 #endif

@@ -203,6 +203,7 @@ main(void)
 	test_rules();
 	unit_arena_reset();
 	test_rules_errors();
+	test_growth();
 	unit_arena_reset();
 	printf("unit: %d passed, %d failed\n", unit_passed, unit_failed);
 	return unit_failed == 0 ? 0 : 1;

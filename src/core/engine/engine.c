@@ -12,6 +12,10 @@
  * O(1).  The shared figures (units, base amounts, rounding) are in
  * calc.c, the unit tables in units.c.
  *
+ * A forecast's projection (inc_engine_set_projection) is one pointer per
+ * offer, handed to the calculation helpers (IncCalc.projection) before
+ * each operation of that offer; without one nothing changes.
+ *
  * An offer with program rules (IncOffer.rules.any) gets the rules'
  * operations table instead of its strategy's (rules.h): they call the
  * strategy's around their own, so the driver never branches on rules and
@@ -56,6 +60,11 @@ struct IncEngine
 	void	   *diagnostics_ctx;
 	IncEnrollmentFn enrollments;
 	void	   *enrollments_ctx;
+	IncBasisFn	basis;
+	void	   *basis_ctx;
+	IncProjection *projections; /* per offer, made by inc_engine_prepare */
+	const IncProjection **projected;	/* per offer: its projection, or NULL */
+	bool		projecting;		/* inc_engine_set_projection is on */
 	const char **enrollment_offer_keys;	/* offers with enrollment "required" */
 	int			nenrollment_offer_keys;
 	IncPosition position;		/* see inc_engine_position */
@@ -123,6 +132,38 @@ inc_engine_set_enrollments(IncEngine *e, IncEnrollmentFn fn, void *ctx)
 {
 	e->enrollments = fn;
 	e->enrollments_ctx = ctx;
+}
+
+/* inc_engine_set_basis: report every touched offer's basis to fn. */
+void
+inc_engine_set_basis(IncEngine *e, IncBasisFn fn, void *ctx)
+{
+	e->basis = fn;
+	e->basis_ctx = ctx;
+}
+
+/*
+ * inc_engine_set_projection: each offer's projection as of *as_of_date
+ * (none for an offer whose span starts after it), or none at all.
+ */
+void
+inc_engine_set_projection(IncEngine *e, const int32_t *as_of_date)
+{
+	int			o;
+
+	e->projecting = as_of_date != NULL;
+	if (as_of_date == NULL)
+		return;
+	for (o = 0; o < e->noffers; o++)
+	{
+		IncProjection *p = &e->projections[o];
+		int32_t		end;
+
+		inc_offer_span(e->offers[o], &p->from, &end);
+		p->to = *as_of_date;
+		inc_offer_span_days(e->offers[o], *as_of_date, &p->span_days, &p->elapsed_days);
+		e->projected[o] = p->elapsed_days > 0 ? p : NULL;
+	}
 }
 
 /* inc_engine_set_tick: fn is called between transactions and rows. */
@@ -207,6 +248,22 @@ inc_engine_prepare(IncEngine *e)
 
 	e->state_gen = inc_alloc(sizeof(uint64_t) * (e->noffers + 1));
 	e->state = inc_alloc(sizeof(void *) * (e->noffers + 1));
+	e->projections = inc_alloc(sizeof(IncProjection) * (e->noffers + 1));
+	e->projected = inc_alloc(sizeof(IncProjection *) * (e->noffers + 1));
+}
+
+/* inc_engine_noffers: how many offers the engine has. */
+int
+inc_engine_noffers(const IncEngine *e)
+{
+	return e->noffers;
+}
+
+/* inc_engine_offer: offer i, in the order they were added. */
+const IncOffer *
+inc_engine_offer(const IncEngine *e, int i)
+{
+	return e->offers[i];
 }
 
 /* inc_engine_sku_id: the id of the SKU named by len bytes at sku, or 0. */
@@ -334,7 +391,8 @@ inc_engine_calculate(IncEngine *e, const char *participant_key,
 	c.emit = emit;
 	c.emit_ctx = emit_ctx;
 	c.tick = e->tick;
-	c.diagnostics = e->diagnostics != NULL;
+	/* a basis is reported whether or not the rules let rows out */
+	c.diagnostics = e->diagnostics != NULL || e->basis != NULL;
 	c.position = &e->position;
 	c.enrollments = e->enrollments;
 	c.enrollments_ctx = e->enrollments_ctx;
@@ -356,17 +414,24 @@ inc_engine_calculate(IncEngine *e, const char *participant_key,
 		for (h = 0; h < hooks->n; h++)
 		{
 			const IncHook *hook = &hooks->hooks[h];
-			void	   *state = OfferState(e, &c, touched, &ntouched, hook->offer);
+			void	   *state;
 
+			if (e->projecting)
+				c.projection = e->projected[hook->offer];
+			state = OfferState(e, &c, touched, &ntouched, hook->offer);
 			e->ops[hook->offer]->observe(&c, e->offers[hook->offer], state, hook, i);
 		}
 	}
 	inc_calc_at(&c, NULL);
 
 	/* with diagnostics, every offer is reported, touched or not */
-	if (c.diagnostics)
+	if (e->diagnostics)
 		for (i = 0; i < e->noffers; i++)
+		{
+			if (e->projecting)
+				c.projection = e->projected[i];
 			(void) OfferState(e, &c, touched, &ntouched, i);
+		}
 
 	/* finish offers in offer order, so output order is stable */
 	qsort(touched, ntouched, sizeof(int), CompareInts);
@@ -374,14 +439,24 @@ inc_engine_calculate(IncEngine *e, const char *participant_key,
 	{
 		int			o = touched[i];
 
+		if (e->projecting)
+			c.projection = e->projected[o];
 		e->ops[o]->finish(&c, e->offers[o], e->state[o]);
 		inc_calc_at(&c, NULL);
-		if (c.diagnostics)
+		if (e->diagnostics)
 		{
 			const char *json = e->ops[o]->diagnose(&c, e->offers[o], e->state[o]);
 
 			inc_calc_at(&c, NULL);
 			e->diagnostics(e->diagnostics_ctx, e->offers[o], json);
+		}
+		if (e->basis)
+		{
+			IncBasis	basis;
+			bool		known = e->ops[o]->basis(&c, e->offers[o], e->state[o], &basis);
+
+			inc_calc_at(&c, NULL);
+			e->basis(e->basis_ctx, e->offers[o], known ? &basis : NULL);
 		}
 	}
 	e->position.participant_key = NULL;

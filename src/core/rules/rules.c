@@ -48,10 +48,16 @@
 #include <string.h>
 
 #include "../util/jsonbuf.h"
+#include "../calc/growth.h"
 #include "rules.h"
 
-/* The kind of a requirement filter's hook (a: requirement, b: filter). */
+/*
+ * The kinds of a requirement filter's hooks (a: requirement, b: filter):
+ * its sum, and a growth requirement's baseline by dates (which sees every
+ * transaction, whatever the enrollment).
+ */
 #define RULES_HOOK (-1)
+#define RULES_BASELINE_HOOK (-2)
 
 /* One row the strategy made, held until the participant's total is known. */
 typedef struct HeldRow
@@ -63,11 +69,14 @@ typedef struct HeldRow
 typedef struct RequirementState
 {
 	int			last_txn;		/* last transaction added to sum */
-	IncRat		sum;			/* aggregated types */
+	int			last_baseline;	/* last transaction added to baseline_sum */
+	IncSum		sum;			/* aggregated and growth types */
+	IncSum		baseline_sum;	/* growth types, a baseline by dates */
 	IncFault	fault;			/* the first data error of its inputs */
 	bool		known;			/* its value could be computed (no fault) */
-	bool		has_value;		/* false: a missing property */
-	IncRat		value;
+	bool		has_value;		/* false: a missing property, no growth value */
+	IncRat		value;			/* growth types: the growth percentage */
+	IncGrowth  *growth;			/* growth types: B, C and G; else NULL */
 	bool		met;
 } RequirementState;
 
@@ -136,9 +145,15 @@ RulesIndex(const IncOffer *offer, const IncIndexSink *sink)
 
 		if (req->type == INC_THRESHOLD_PROPERTY)
 			sink->property(sink->ctx, req->property_key);
+		if (req->baseline.kind == INC_BASELINE_PROPERTY)
+			sink->property(sink->ctx, req->baseline.property_key);
 		for (f = 0; f < req->nfilters; f++)
 			for (k = 0; k < req->filters[f].nskus; k++)
+			{
 				sink->hook(sink->ctx, req->filters[f].sku_keys[k], RULES_HOOK, r, f);
+				if (req->baseline.kind == INC_BASELINE_DATES)
+					sink->hook(sink->ctx, req->filters[f].sku_keys[k], RULES_BASELINE_HOOK, r, f);
+			}
 	}
 }
 
@@ -160,7 +175,11 @@ RulesBegin(IncCalc *c, const IncOffer *offer)
 	for (r = 0; r < rules->nrequirements; r++)
 	{
 		rs->reqs[r].last_txn = -1;
-		inc_rat_from_int(&rs->reqs[r].sum, 0);
+		rs->reqs[r].last_baseline = -1;
+		inc_sum_init(&rs->reqs[r].sum);
+		inc_sum_init(&rs->reqs[r].baseline_sum);
+		if (inc_threshold_growth(rules->requirements[r].type))
+			rs->reqs[r].growth = inc_alloc(sizeof(IncGrowth));
 	}
 	rs->holding = rules->nrequirements > 0 || rules->limits.has_minimum ||
 		rules->limits.has_maximum;
@@ -212,7 +231,10 @@ Admit(IncCalc *c, const IncOffer *offer, RulesState *rs, int txn)
 	return rs->last_admission;
 }
 
-/* ObserveRequirement: txn's SKU is in filter hook->b of requirement hook->a. */
+/*
+ * ObserveRequirement: txn's SKU is in filter hook->b of requirement
+ * hook->a: its sum, or a growth requirement's baseline (by dates).
+ */
 static void
 ObserveRequirement(IncCalc *c, const IncOffer *offer, RulesState *rs,
 				  const IncHook *hook, int txn)
@@ -221,18 +243,21 @@ ObserveRequirement(IncCalc *c, const IncOffer *offer, RulesState *rs,
 	const IncFilter *filter = &req->filters[hook->b];
 	RequirementState *s = &rs->reqs[hook->a];
 	const IncTxn *t = &c->txns[txn];
-	IncRat		value;
 
+	if (hook->kind == RULES_BASELINE_HOOK)
+	{
+		if (s->last_baseline != txn &&
+			inc_txn_in_baseline(c, &req->baseline, filter->transaction_type, t))
+		{
+			inc_calc_add_volume(c, t, inc_threshold_quantity(req->type), &s->baseline_sum);
+			s->last_baseline = txn;
+		}
+		return;
+	}
 	if (s->last_txn == txn ||
 		!inc_txn_matches(c, offer, filter->period, filter->transaction_type, t))
 		return;
-	if (req->type == INC_THRESHOLD_QUANTITY)
-		inc_calc_sku_quantity(c, t, &value);
-	else if (inc_calc_has(c, t, INC_TXN_NULL_AMOUNT))
-		inc_rat_from_dec(&value, &t->amount);
-	else
-		inc_rat_from_int(&value, 0);
-	inc_rat_add(&s->sum, &s->sum, &value);
+	inc_calc_add_volume(c, t, inc_threshold_quantity(req->type), &s->sum);
 	s->last_txn = txn;
 }
 
@@ -300,8 +325,20 @@ Evaluate(IncCalc *c, const IncOffer *offer, RulesState *rs)
 		}
 		else
 		{
-			s->value = s->sum;
+			inc_sum_get(&s->sum, &s->value);
 			s->has_value = true;
+		}
+		if (s->growth)
+		{
+			IncRat		dates_sum;
+
+			inc_sum_get(&s->baseline_sum, &dates_sum);
+			c->defer = &s->fault;
+			inc_growth_evaluate(c, &req->baseline, &s->value, &dates_sum, s->growth);
+			c->defer = NULL;
+			s->has_value = s->growth->status == INC_GROWTH_VALUE;
+			if (s->has_value)
+				s->value = s->growth->growth;
 		}
 		s->known = s->fault.kind == 0;
 		inc_rat_from_dec(&minimum, &req->minimum);
@@ -346,11 +383,8 @@ Replay(IncCalc *c, const IncOffer *offer, RulesState *rs)
 static int
 CompareHeld(const void *a, const void *b)
 {
-	const IncRow *x = &(*(const HeldRow *const *) a)->row;
-	const IncRow *y = &(*(const HeldRow *const *) b)->row;
-	int			cmp = strcmp(x->txn->transaction_id, y->txn->transaction_id);
-
-	return cmp ? cmp : strcmp(x->rate_key, y->rate_key);
+	return inc_row_order(&(*(const HeldRow *const *) a)->row,
+						 &(*(const HeldRow *const *) b)->row);
 }
 
 /* Release: one held row to the host with its final amount, counted as paid. */
@@ -374,36 +408,26 @@ static void
 Cap(IncCalc *c, const IncOffer *offer, RulesState *rs)
 {
 	HeldRow   **order = inc_alloc(sizeof(HeldRow *) * (rs->nheld + 1));
-	IncRat		maximum,
-				running,
-				share,
-				rounded,
-				previous;
+	IncRat		maximum;
+	IncRunning	running;
 	int			i;
 
 	for (i = 0; i < rs->nheld; i++)
 		order[i] = &rs->held[i];
 	qsort(order, (size_t) rs->nheld, sizeof(HeldRow *), CompareHeld);
 	inc_rat_from_dec(&maximum, &offer->rules.limits.maximum);
-	inc_rat_from_int(&running, 0);
-	inc_rat_from_int(&previous, 0);
+	inc_running_init(&running, &maximum, &rs->before);
 	for (i = 0; i < rs->nheld; i++)
 	{
-		IncDec		amount;
+		IncDec		amount = inc_running_next(&running, &order[i]->exact, NULL);
 
-		inc_rat_add(&running, &running, &order[i]->exact);
-		inc_rat_mul(&share, &running, &maximum);
-		inc_rat_div(&share, &share, &rs->before);
-		inc_rat_round(&rounded, &share, 2);
-		inc_rat_sub(&share, &rounded, &previous);
-		previous = rounded;
-		amount = inc_rat_to_dec(&share, 2);
 		Release(c, rs, order[i], &amount);
 	}
 }
 
 /*
- * RulesObserve: nothing outside every window; a requirement hook to its
+ * RulesObserve: nothing outside every window (but for a baseline's hooks,
+ * INC_HOOK_UNENROLLED and RULES_BASELINE_HOOK); a requirement hook to its
  * requirement (its data errors noted in it); a strategy hook kept while
  * the offer has requirements, else to the strategy, its rows held.
  */
@@ -414,6 +438,13 @@ RulesObserve(IncCalc *c, const IncOffer *offer, void *state, const IncHook *hook
 	IncFault	ignored = {0};
 	Admission	admission;
 
+	if (hook->kind == RULES_BASELINE_HOOK)
+	{
+		c->defer = &rs->reqs[hook->a].fault;
+		ObserveRequirement(c, offer, rs, hook, txn);
+		c->defer = NULL;
+		return;
+	}
 	if (hook->kind == RULES_HOOK)
 	{
 		c->defer = &rs->reqs[hook->a].fault;
@@ -429,7 +460,7 @@ RulesObserve(IncCalc *c, const IncOffer *offer, void *state, const IncHook *hook
 	{
 		/* an unknown admission is raised if the strategy runs (Replay) */
 		c->defer = &ignored;
-		admission = Admit(c, offer, rs, txn);
+		admission = hook->kind & INC_HOOK_UNENROLLED ? INSIDE : Admit(c, offer, rs, txn);
 		c->defer = NULL;
 		if (admission == OUTSIDE)
 			return;
@@ -441,7 +472,7 @@ RulesObserve(IncCalc *c, const IncOffer *offer, void *state, const IncHook *hook
 		};
 		return;
 	}
-	if (Admit(c, offer, rs, txn) == OUTSIDE)
+	if (!(hook->kind & INC_HOOK_UNENROLLED) && Admit(c, offer, rs, txn) == OUTSIDE)
 		return;
 	HoldRows(c, rs);
 	rs->strategy->observe(c, offer, rs->strategy_state, hook, txn);
@@ -589,6 +620,8 @@ Requirements(IncJsonBuf *b, const IncOffer *offer, const RulesState *rs)
 		inc_json_key_string(b, "property_key", req->property_key);
 		inc_json_raw(b, ",\"minimum\":");
 		inc_json_dec(b, &req->minimum);
+		if (s->growth && s->known)
+			inc_growth_json(b, &req->baseline, s->growth);
 		if (!s->known)
 		{
 			/* another requirement decided, so its error was not raised */
@@ -704,6 +737,29 @@ RulesRates(const IncOffer *offer, IncRateFn fn, void *ctx)
 	inc_strategy_ops(offer->strategy)->rates(offer, fn, ctx);
 }
 
+/*
+ * RulesBasis: the strategy's basis (the rules change none), unless a data
+ * error of the strategy's figures was noted (an offer that is not
+ * qualified: its figures are left out, as in RulesDiagnose).
+ */
+static bool
+RulesBasis(IncCalc *c, const IncOffer *offer, void *state, IncBasis *out)
+{
+	RulesState *rs = state;
+	bool		known;
+
+	if (!rs->qualified && offer->rules.nrequirements > 0)
+		c->defer = &rs->strategy_fault;
+	known = rs->strategy->basis(c, offer, rs->strategy_state, out);
+	c->defer = NULL;
+	if (rs->strategy_fault.kind != 0)
+	{
+		out->has_value = false;
+		out->rate_key = NULL;
+	}
+	return known;
+}
+
 /* Filters: a JSON array of filters. */
 static void
 Filters(IncJsonBuf *b, const IncOffer *offer, const IncFilter *filters, int n)
@@ -776,4 +832,5 @@ const IncStrategyOps inc_rules_ops = {
 	.finish = RulesFinish,
 	.diagnose = RulesDiagnose,
 	.rates = RulesRates,
+	.basis = RulesBasis,
 };
