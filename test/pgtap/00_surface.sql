@@ -153,9 +153,9 @@ SELECT results_eq(
      ORDER BY a.attnum$$,
   'incentives.earnings begins with the columns of incentives.earning, comments included');
 
--- search_path, set once for every SQL and PL/pgSQL function by
--- src/sql/incentives/code/95_search_path.sql; a procedure has no SET
--- clause (it would forbid COMMIT).
+-- search_path: every SQL and PL/pgSQL function declares
+-- SET search_path = pg_catalog, pg_temp; a procedure has no SET clause (it
+-- would forbid COMMIT).
 SELECT is_empty(
   $$SELECT p.oid::regprocedure::text
       FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang

@@ -33,10 +33,11 @@
 -- when the run's transaction commits.
 ------------------------------------------------------------------------
 
-CREATE FUNCTION incentives_internal.refresh_run_locked(run_id bigint)
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_run_locked(run_id bigint)
 RETURNS boolean
 LANGUAGE sql
 VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
     -- true when some session holds the run's lock (it is still running);
     -- our own try-lock is released at once
@@ -47,7 +48,7 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.refresh_run_locked(bigint) IS
   'Part of incentives.refresh_earnings: true while the session running the given run holds its advisory lock';
 
-CREATE FUNCTION incentives_internal.refresh_earnings_begin(
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_begin(
     participant_key text,
     transactions    regclass,
     on_error        text,
@@ -55,6 +56,7 @@ CREATE FUNCTION incentives_internal.refresh_earnings_begin(
 RETURNS bigint
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
     v_run bigint;
@@ -79,17 +81,18 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.refresh_earnings_begin(text, regclass, text, boolean) IS
   'Part of incentives.refresh_earnings (call the procedure, not this): marks dead runs interrupted, logs a new run as running, takes its lock and returns its run_id';
 
-CREATE FUNCTION incentives_internal.refresh_earnings_end(run_id bigint)
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_end(run_id bigint)
 RETURNS void
 LANGUAGE sql
 VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
     SELECT pg_advisory_unlock(hashtext('incentives.calculation_runs'), ($1 % 2147483647)::integer);
 $function$;
 COMMENT ON FUNCTION incentives_internal.refresh_earnings_end(bigint) IS
   'Part of incentives.refresh_earnings: releases the run''s lock';
 
-CREATE FUNCTION incentives_internal.refresh_earnings_check(
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_check(
     participant_key text,
     transactions    regclass,
     on_error        text,
@@ -97,6 +100,7 @@ CREATE FUNCTION incentives_internal.refresh_earnings_check(
 RETURNS void
 LANGUAGE plpgsql
 STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
 BEGIN
     IF on_error IS NULL OR on_error NOT IN ('raise', 'skip') THEN
@@ -131,7 +135,7 @@ COMMENT ON FUNCTION incentives_internal.refresh_earnings_check(text, regclass, t
 -- batch.  Returns the rows written and, unless only_count, their incentive
 -- total (a new partition's total is summed once at the end instead: a
 -- RETURNING clause costs more than that scan).
-CREATE FUNCTION incentives_internal.refresh_earnings_batch(
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_batch(
     target      regclass,
     run_id      bigint,
     participant text,
@@ -141,6 +145,7 @@ CREATE FUNCTION incentives_internal.refresh_earnings_batch(
     OUT total   numeric)
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
     v_insert text := format($sql$
@@ -176,7 +181,7 @@ COMMENT ON FUNCTION incentives_internal.refresh_earnings_batch(regclass, bigint,
 -- reason keeps its previous rows (copied into the new partition when not
 -- replace), logs the exception and logs the participant as changed, so
 -- that the next changed_only refresh tries it again.
-CREATE FUNCTION incentives_internal.refresh_earnings_one(
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_one(
     target      regclass,
     replace     boolean,
     run_id      bigint,
@@ -187,6 +192,7 @@ CREATE FUNCTION incentives_internal.refresh_earnings_one(
     OUT failed  boolean)
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
 #variable_conflict use_column
 DECLARE
@@ -224,7 +230,7 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.refresh_earnings_one(regclass, boolean, bigint, text, regclass) IS
   'Part of incentives.refresh_earnings(on_error => ''skip''): one participant in a subtransaction; on a data error (class 22 or 23) it keeps its previous earnings and the exception is logged';
 
-CREATE FUNCTION incentives_internal.refresh_earnings_work(
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_work(
     run_id          bigint,
     participant_key text,
     transactions    regclass,
@@ -234,6 +240,7 @@ CREATE FUNCTION incentives_internal.refresh_earnings_work(
 RETURNS void
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
 #variable_conflict use_column
 DECLARE
@@ -325,6 +332,8 @@ BEGIN
     v_swap := v_everyone AND pg_has_role(v_owner, 'USAGE');
     IF v_swap THEN
         v_new := format('earnings_run_%s', v_run);
+        -- Runtime DDL, not a declaration: the run's new partition of
+        -- incentives.earnings (incentives_internal.earnings_run_<run_id>).
         EXECUTE format('CREATE TABLE incentives_internal.%I (LIKE incentives.earnings)', v_new);
         v_target := format('incentives_internal.%I', v_new)::regclass;
     ELSE
@@ -397,6 +406,8 @@ BEGIN
             v_filter := format('t.participant_key::text COLLATE "C" = ANY (%L::text[])', v_members);
             v_delete_filter := format('t.participant_key = ANY (%L::text[])', v_members);
         END IF;
+        -- Runtime DDL, not a declaration: a temporary view of the batch's
+        -- transactions, dropped below.
         EXECUTE format($sql$
             CREATE TEMPORARY VIEW incentives_refresh_batch AS
             SELECT t.transaction_id, t.participant_key, t.transaction_type,
@@ -516,10 +527,11 @@ COMMENT ON FUNCTION incentives_internal.refresh_earnings_work(bigint, text, regc
 -- An error raised again from what GET STACKED DIAGNOSTICS read of it (a
 -- DETAIL or HINT only when it had one: RAISE cannot leave an option out
 -- by its value).  incentives.calculate uses it too.
-CREATE FUNCTION incentives_internal.raise_error(state text, message text, detail text, hint text)
+CREATE OR REPLACE FUNCTION incentives_internal.raise_error(state text, message text, detail text, hint text)
 RETURNS void
 LANGUAGE plpgsql
 VOLATILE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
 BEGIN
     IF detail <> '' AND hint <> '' THEN
@@ -536,7 +548,7 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.raise_error(text, text, text, text) IS
   'Raises an error with the given SQLSTATE (or condition name), message, and the detail and hint when they are not empty';
 
-CREATE PROCEDURE incentives.refresh_earnings(
+CREATE OR REPLACE PROCEDURE incentives.refresh_earnings(
     participant_key text     DEFAULT NULL,
     transactions    regclass DEFAULT 'incentives.transactions',
     progress_every  integer  DEFAULT 1000,

@@ -3,7 +3,7 @@
 -- incentives.incentive_diagnostics)
 ------------------------------------------------------------------------
 
-CREATE FUNCTION incentives.incentive_explain(
+CREATE OR REPLACE FUNCTION incentives.incentive_explain(
     participant_key text,
     offer_key       text,
     properties      jsonb       DEFAULT '{}',
@@ -13,6 +13,7 @@ CREATE FUNCTION incentives.incentive_explain(
 RETURNS jsonb
 LANGUAGE plpgsql
 STABLE PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
 AS $function$
 -- Everything explained comes from the engine: incentive_diagnostics (the
 -- entries, thresholds, tiers, coverage and overlaps, for an offer the
@@ -121,10 +122,11 @@ $function$;
 COMMENT ON FUNCTION incentives.incentive_explain(text, text, jsonb, regclass, timestamptz, date) IS
   'Why a participant earns what it does under one offer, as JSON: standard, each entry with its matched rows and totals; stepped, the threshold value, every tier (met or not, what it would pay), the selected and next tier and the gap, and for incremental tiers the bands and the blended rate; stacked, coverage per SKU set, overlap and factors per stack; with program rules, the enrollment windows used, each requirement against its minimum and the limits applied; totals are incentive_calculate''s; as_of and through_date as for incentive_calculate';
 
-CREATE FUNCTION incentives_internal.explain_totals(earnings incentives.earning[], rate_key text)
+CREATE OR REPLACE FUNCTION incentives_internal.explain_totals(earnings incentives.earning[], rate_key text)
 RETURNS jsonb
 LANGUAGE sql
 IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
     SELECT jsonb_build_object(
              'rows', count(*),
@@ -137,10 +139,11 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.explain_totals(incentives.earning[], text) IS
   'incentive_explain helper: rows, distinct transactions and the sums of incentivized_amount and incentive_amount of the earning rows with the given rate key (all rows when NULL)';
 
-CREATE FUNCTION incentives_internal.explain_rows(earnings incentives.earning[], rate_key text)
+CREATE OR REPLACE FUNCTION incentives_internal.explain_rows(earnings incentives.earning[], rate_key text)
 RETURNS jsonb
 LANGUAGE sql
 IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
     SELECT COALESCE(jsonb_agg(to_jsonb(e) - 'participant_key' - 'offer_key' - 'offer_calculator'
                               ORDER BY e.incentive_rate_key COLLATE "C", e.transaction_id COLLATE "C"),
@@ -158,10 +161,11 @@ COMMENT ON FUNCTION incentives_internal.explain_rows(incentives.earning[], text)
 -- restores the setting when the script ends).
 SET check_function_bodies = false;
 
-CREATE FUNCTION incentives_internal.progress_figure(threshold_type text, value numeric)
+CREATE OR REPLACE FUNCTION incentives_internal.progress_figure(threshold_type text, value numeric)
 RETURNS numeric
 LANGUAGE sql
 IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
     -- dollars (aggregated_amount) show at least cents: 850 -> 850.00, while
     -- 0.001 stays 0.001 (padding only, never rounding a gap away)
@@ -170,35 +174,17 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.progress_figure(text, numeric) IS
   'tier_progress helper: a threshold value or gap as shown, at least two decimal places for dollar thresholds (aggregated_amount), never rounded';
 
-CREATE FUNCTION incentives.tier_progress(
+CREATE OR REPLACE FUNCTION incentives.tier_progress(
     participant_key text        DEFAULT NULL,
     properties      jsonb       DEFAULT '{}',
     transactions    regclass    DEFAULT 'incentives.transactions',
     as_of           timestamptz DEFAULT NULL,
     through_date    date        DEFAULT NULL)
-RETURNS TABLE (
-    participant_key      text,
-    offer_key            text,
-    threshold_type       text,
-    property_key         text,
-    threshold_value      numeric,
-    current_rate_key     text,
-    current_threshold    numeric,
-    next_rate_key        text,
-    next_threshold       numeric,
-    gap_to_next          numeric,
-    earning_transactions integer,
-    earned_now           numeric,
-    earned_at_next       numeric,
-    tier_mode            text,
-    blended_rate         numeric,
-    blended_rate_at_next numeric,
-    qualified            boolean,
-    requirement_gaps     jsonb,
-    limit_applied        text)
+RETURNS SETOF incentives.tier_progress_row
 LANGUAGE sql
 STABLE PARALLEL RESTRICTED
 ROWS 100
+SET search_path = pg_catalog, pg_temp
 AS $function$
 SELECT d.participant_key,
        d.offer_key,
@@ -247,27 +233,17 @@ $function$;
 COMMENT ON FUNCTION incentives.tier_progress(text, jsonb, regclass, timestamptz, date) IS
   'Per participant (every one with transactions of the offers'' SKUs, or the one named) and stepped offer, touched or not: the threshold value, the current tier, the next tier and the gap to it, what the calculation pays now (after requirements and limits) and what the earning transactions would pay at the next tier (before them); the tier mode and, for incremental tiers, the blended rate now and at the next threshold; whether the participant qualifies, how far each unmet requirement is from its minimum, and which limit applied; as_of and through_date as for incentive_calculate';
 
-CREATE FUNCTION incentives.requirement_progress(
+CREATE OR REPLACE FUNCTION incentives.requirement_progress(
     participant_key text        DEFAULT NULL,
     properties      jsonb       DEFAULT '{}',
     transactions    regclass    DEFAULT 'incentives.transactions',
     as_of           timestamptz DEFAULT NULL,
     through_date    date        DEFAULT NULL)
-RETURNS TABLE (
-    participant_key  text,
-    offer_key        text,
-    strategy_key     text,
-    requirement_key  text,
-    requirement_type text,
-    property_key     text,
-    value            numeric,
-    minimum          numeric,
-    gap              numeric,
-    met              boolean,
-    qualified        boolean)
+RETURNS SETOF incentives.requirement_progress_row
 LANGUAGE sql
 STABLE PARALLEL RESTRICTED
 ROWS 100
+SET search_path = pg_catalog, pg_temp
 AS $function$
 SELECT d.participant_key,
        d.offer_key,
@@ -292,26 +268,16 @@ $function$;
 COMMENT ON FUNCTION incentives.requirement_progress(text, jsonb, regclass, timestamptz, date) IS
   'Per participant (every one with transactions of the offers'' SKUs, or the one named), offer with requirements and requirement: its value against its minimum (NULL for a missing property), the gap still to close, whether it is met, and whether the participant qualifies for the offer (every requirement met); as_of and through_date as for incentive_calculate';
 
-CREATE FUNCTION incentives.stack_progress(
+CREATE OR REPLACE FUNCTION incentives.stack_progress(
     participant_key text        DEFAULT NULL,
     transactions    regclass    DEFAULT 'incentives.transactions',
     as_of           timestamptz DEFAULT NULL,
     through_date    date        DEFAULT NULL)
-RETURNS TABLE (
-    participant_key text,
-    offer_key       text,
-    stack_key       text,
-    sku_set_key     text,
-    coverage_unit   text,
-    coverage        numeric,
-    overlap         numeric,
-    factor          numeric,
-    earns           boolean,
-    uncovered       numeric,
-    shortfall       numeric)
+RETURNS SETOF incentives.stack_progress_row
 LANGUAGE sql
 STABLE PARALLEL RESTRICTED
 ROWS 100
+SET search_path = pg_catalog, pg_temp
 AS $function$
 SELECT d.participant_key,
        d.offer_key,

@@ -19,9 +19,10 @@
 -- the caller needs INSERT/UPDATE/DELETE on the tables concerned.
 ------------------------------------------------------------------------
 
-CREATE FUNCTION incentives_internal.put_offer(document jsonb)
+CREATE OR REPLACE FUNCTION incentives_internal.put_offer(document jsonb)
 RETURNS boolean
 LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
 AS $$
     INSERT INTO incentives.offers AS o (document) VALUES (document)
     ON CONFLICT (offer_key) DO UPDATE SET document = EXCLUDED.document
@@ -32,8 +33,7 @@ COMMENT ON FUNCTION incentives_internal.put_offer(jsonb) IS
 
 -- The other reference tables, and the enrollment windows (docs/reference.md,
 -- Enrollment: participant data, on the shard of the participant), have a
--- put_<row> and a delete_<row> of one shape each, made here from the
--- table's own columns and primary key:
+-- put_<row> and a delete_<row> of one shape each:
 --
 --   put_<row>(every column in order, a nullable one DEFAULT NULL): inserts
 --     the row, or on a conflict of the primary key replaces its other
@@ -43,83 +43,120 @@ COMMENT ON FUNCTION incentives_internal.put_offer(jsonb) IS
 --     existed.
 --
 -- Overlapping enrollment windows are refused by the table's trigger
--- (23P01).  put_offer (above: the key is generated from the document) and
--- the transactions' functions (below) are written out.
-DO $put_delete$
-DECLARE
-    t       record;
-    f       record;
-    columns text;     -- the table's columns: c1, c2, ...
-    params  text;     -- put_'s parameters: c1 type1, c2 type2 DEFAULT NULL, ...
-    args    text;     -- $1, $2, ...
-    keys    text;     -- the primary key's columns
-    others  text;     -- c = EXCLUDED.c for the columns not in the key
-    key_params text;  -- delete_'s parameters
-    key_match  text;  -- t.k1 = $1 AND t.k2 = $2 ...
-BEGIN
-    FOR t IN SELECT * FROM (VALUES
-               ('offer', 'incentives.offers', 'every shard', NULL,
-                'Deletes an offer; true when it existed'),
-               ('sku', 'incentives.skus', 'every shard',
-                'Inserts or replaces a SKU and its unit of measure; true when the SKU is new',
-                'Deletes a SKU; true when it existed'),
-               ('uom_conversion', 'incentives.uom_conversions', 'every shard',
-                'Inserts or replaces a unit conversion (quantity_in_to = quantity_in_from * factor); true when the pair is new',
-                'Deletes a unit conversion; true when it existed'),
-               ('participant_property', 'incentives.participant_properties', 'every shard',
-                'Inserts or replaces a stored participant property; true when it is new',
-                'Deletes a stored participant property; true when it existed'),
-               ('enrollment', 'incentives.enrollments', 'the shard of the participant',
-                'Inserts an enrollment window, or replaces the end_date of the one starting that day; true when it is new',
-                'Deletes the enrollment window of a participant in an offer starting that day; true when it existed'))
-             AS x(row_name, tab, shard, put_comment, delete_comment)
-    LOOP
-        SELECT string_agg(quote_ident(c.name), ', ' ORDER BY c.n),
-               string_agg(format('%I %s', c.name, c.type) || CASE WHEN c.nullable THEN ' DEFAULT NULL' ELSE '' END,
-                          ', ' ORDER BY c.n),
-               string_agg('$' || c.n, ', ' ORDER BY c.n),
-               string_agg(format('%I = EXCLUDED.%I', c.name, c.name), ', ' ORDER BY c.n)
-                 FILTER (WHERE c.key_position IS NULL),
-               string_agg(quote_ident(c.name), ', ' ORDER BY c.key_position) FILTER (WHERE c.key_position IS NOT NULL),
-               string_agg(format('%I %s', c.name, c.type), ', ' ORDER BY c.key_position)
-                 FILTER (WHERE c.key_position IS NOT NULL),
-               string_agg(format('t.%I = $%s', c.name, c.key_position), ' AND ' ORDER BY c.key_position)
-                 FILTER (WHERE c.key_position IS NOT NULL)
-          INTO columns, params, args, others, keys, key_params, key_match
-          FROM (SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type,
-                       NOT a.attnotnull AS nullable, row_number() OVER (ORDER BY a.attnum) AS n,
-                       k.position AS key_position
-                  FROM pg_attribute AS a
-                  JOIN pg_index AS i ON i.indrelid = a.attrelid AND i.indisprimary
-                  LEFT JOIN unnest(i.indkey) WITH ORDINALITY AS k(attnum, position) ON k.attnum = a.attnum
-                 WHERE a.attrelid = t.tab::regclass AND a.attnum > 0 AND NOT a.attisdropped) AS c;
+-- (23P01).  put_offer (above) takes the document alone: the key is
+-- generated from it.
 
-        FOR f IN SELECT * FROM (VALUES
-                   ('put_', params, t.put_comment,
-                    format(E'INSERT INTO %s AS t (%s) VALUES (%s)\nON CONFLICT (%s) DO UPDATE SET %s\nRETURNING t.xmax = 0',
-                           t.tab, columns, args, keys, others)),
-                   ('delete_', key_params, t.delete_comment,
-                    format(E'WITH d AS (DELETE FROM %s AS t WHERE %s RETURNING 1)\nSELECT count(*) > 0 FROM d',
-                           t.tab, key_match)))
-                 AS x(prefix, params, comment, body)
-                 WHERE x.comment IS NOT NULL
-        LOOP
-            EXECUTE format(E'CREATE FUNCTION incentives_internal.%I(%s)\nRETURNS boolean\nLANGUAGE sql VOLATILE\nAS %L',
-                           f.prefix || t.row_name, f.params, f.body);
-            EXECUTE format('COMMENT ON FUNCTION incentives_internal.%I IS %L', f.prefix || t.row_name,
-                           format('%s. Through a coordinator: on %s', f.comment, t.shard));
-        END LOOP;
-    END LOOP;
-END
-$put_delete$;
+CREATE OR REPLACE FUNCTION incentives_internal.delete_offer(offer_key text)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH d AS (DELETE FROM incentives.offers AS t WHERE t.offer_key = $1 RETURNING 1)
+    SELECT count(*) > 0 FROM d
+$$;
+COMMENT ON FUNCTION incentives_internal.delete_offer(text) IS
+  'Deletes an offer; true when it existed. Through a coordinator: on every shard';
+
+CREATE OR REPLACE FUNCTION incentives_internal.put_sku(sku_key text, uom_key text, label text DEFAULT NULL)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    INSERT INTO incentives.skus AS t (sku_key, uom_key, label) VALUES ($1, $2, $3)
+    ON CONFLICT (sku_key) DO UPDATE SET uom_key = EXCLUDED.uom_key, label = EXCLUDED.label
+    RETURNING t.xmax = 0
+$$;
+COMMENT ON FUNCTION incentives_internal.put_sku(text, text, text) IS
+  'Inserts or replaces a SKU and its unit of measure; true when the SKU is new. Through a coordinator: on every shard';
+
+CREATE OR REPLACE FUNCTION incentives_internal.delete_sku(sku_key text)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH d AS (DELETE FROM incentives.skus AS t WHERE t.sku_key = $1 RETURNING 1)
+    SELECT count(*) > 0 FROM d
+$$;
+COMMENT ON FUNCTION incentives_internal.delete_sku(text) IS
+  'Deletes a SKU; true when it existed. Through a coordinator: on every shard';
+
+CREATE OR REPLACE FUNCTION incentives_internal.put_uom_conversion(from_uom_key text, to_uom_key text, factor numeric)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    INSERT INTO incentives.uom_conversions AS t (from_uom_key, to_uom_key, factor) VALUES ($1, $2, $3)
+    ON CONFLICT (from_uom_key, to_uom_key) DO UPDATE SET factor = EXCLUDED.factor
+    RETURNING t.xmax = 0
+$$;
+COMMENT ON FUNCTION incentives_internal.put_uom_conversion(text, text, numeric) IS
+  'Inserts or replaces a unit conversion (quantity_in_to = quantity_in_from * factor); true when the pair is new. Through a coordinator: on every shard';
+
+CREATE OR REPLACE FUNCTION incentives_internal.delete_uom_conversion(from_uom_key text, to_uom_key text)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH d AS (DELETE FROM incentives.uom_conversions AS t WHERE t.from_uom_key = $1 AND t.to_uom_key = $2 RETURNING 1)
+    SELECT count(*) > 0 FROM d
+$$;
+COMMENT ON FUNCTION incentives_internal.delete_uom_conversion(text, text) IS
+  'Deletes a unit conversion; true when it existed. Through a coordinator: on every shard';
+
+CREATE OR REPLACE FUNCTION incentives_internal.put_participant_property(participant_key text, property_key text, value numeric)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    INSERT INTO incentives.participant_properties AS t (participant_key, property_key, value) VALUES ($1, $2, $3)
+    ON CONFLICT (participant_key, property_key) DO UPDATE SET value = EXCLUDED.value
+    RETURNING t.xmax = 0
+$$;
+COMMENT ON FUNCTION incentives_internal.put_participant_property(text, text, numeric) IS
+  'Inserts or replaces a stored participant property; true when it is new. Through a coordinator: on every shard';
+
+CREATE OR REPLACE FUNCTION incentives_internal.delete_participant_property(participant_key text, property_key text)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH d AS (DELETE FROM incentives.participant_properties AS t WHERE t.participant_key = $1 AND t.property_key = $2 RETURNING 1)
+    SELECT count(*) > 0 FROM d
+$$;
+COMMENT ON FUNCTION incentives_internal.delete_participant_property(text, text) IS
+  'Deletes a stored participant property; true when it existed. Through a coordinator: on every shard';
+
+CREATE OR REPLACE FUNCTION incentives_internal.put_enrollment(participant_key text, offer_key text, start_date date, end_date date DEFAULT NULL)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    INSERT INTO incentives.enrollments AS t (participant_key, offer_key, start_date, end_date) VALUES ($1, $2, $3, $4)
+    ON CONFLICT (participant_key, offer_key, start_date) DO UPDATE SET end_date = EXCLUDED.end_date
+    RETURNING t.xmax = 0
+$$;
+COMMENT ON FUNCTION incentives_internal.put_enrollment(text, text, date, date) IS
+  'Inserts an enrollment window, or replaces the end_date of the one starting that day; true when it is new. Through a coordinator: on the shard of the participant';
+
+CREATE OR REPLACE FUNCTION incentives_internal.delete_enrollment(participant_key text, offer_key text, start_date date)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH d AS (DELETE FROM incentives.enrollments AS t WHERE t.participant_key = $1 AND t.offer_key = $2 AND t.start_date = $3 RETURNING 1)
+    SELECT count(*) > 0 FROM d
+$$;
+COMMENT ON FUNCTION incentives_internal.delete_enrollment(text, text, date) IS
+  'Deletes the enrollment window of a participant in an offer starting that day; true when it existed. Through a coordinator: on the shard of the participant';
 
 -- Transactions.  A transaction never changes participant through an
 -- upsert: on a sharded deployment that would leave it on the wrong shard.
 -- store_transactions is the one upsert that says so; put_transactions and
 -- put_transaction call it.
-CREATE FUNCTION incentives_internal.store_transactions(transactions jsonb[])
+CREATE OR REPLACE FUNCTION incentives_internal.store_transactions(transactions jsonb[])
 RETURNS SETOF boolean
 LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     n      bigint;
@@ -162,16 +199,17 @@ $$;
 COMMENT ON FUNCTION incentives_internal.store_transactions(jsonb[]) IS
   'Part of put_transactions and put_transaction: inserts or replaces transactions given as JSON objects with the transaction columns, refusing one that would change participant (23505); per row stored, true when it is new';
 
-CREATE FUNCTION incentives_internal.put_transactions(transactions jsonb[])
+CREATE OR REPLACE FUNCTION incentives_internal.put_transactions(transactions jsonb[])
 RETURNS bigint
 LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT count(*) FROM incentives_internal.store_transactions($1)
 $$;
 COMMENT ON FUNCTION incentives_internal.put_transactions(jsonb[]) IS
   'Inserts or replaces transactions given as JSON objects with the transaction columns; returns how many. Through a coordinator: each on the shard of its participant';
 
-CREATE FUNCTION incentives_internal.put_transaction(
+CREATE OR REPLACE FUNCTION incentives_internal.put_transaction(
     transaction_id   text,
     participant_key  text,
     transaction_type text,
@@ -182,6 +220,7 @@ CREATE FUNCTION incentives_internal.put_transaction(
     amount           numeric)
 RETURNS boolean
 LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT s.is_new
       FROM incentives_internal.store_transactions(ARRAY[jsonb_build_object(
@@ -191,9 +230,10 @@ $$;
 COMMENT ON FUNCTION incentives_internal.put_transaction(text, text, text, date, text, numeric, text, numeric) IS
   'Inserts or replaces one transaction; true when it is new. Through a coordinator: on the shard of its participant';
 
-CREATE FUNCTION incentives_internal.delete_transaction(participant_key text, transaction_id text)
+CREATE OR REPLACE FUNCTION incentives_internal.delete_transaction(participant_key text, transaction_id text)
 RETURNS boolean
 LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
 AS $$
     WITH d AS (DELETE FROM incentives.transactions x
                 WHERE x.participant_key = $1 AND x.transaction_id = $2 RETURNING 1)
@@ -202,9 +242,10 @@ $$;
 COMMENT ON FUNCTION incentives_internal.delete_transaction(text, text) IS
   'Deletes one transaction of a participant; true when it existed. Through a coordinator: on the shard of the participant';
 
-CREATE FUNCTION incentives_internal.load_transactions(transactions jsonb)
+CREATE OR REPLACE FUNCTION incentives_internal.load_transactions(transactions jsonb)
 RETURNS bigint
 LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT incentives_internal.put_transactions(ARRAY(SELECT jsonb_array_elements($1)))
 $$;
@@ -214,9 +255,10 @@ COMMENT ON FUNCTION incentives_internal.load_transactions(jsonb) IS
 -- What incentives.cluster_check() on a coordinator compares across shards:
 -- a digest of each reference table (they must be identical everywhere) and
 -- the transactions that do not hash to this shard's partition.
-CREATE FUNCTION incentives_internal.shard_summary(partitions integer, partition integer)
+CREATE OR REPLACE FUNCTION incentives_internal.shard_summary(partitions integer, partition integer)
 RETURNS TABLE (object text, row_count bigint, digest text)
 LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
 AS $$
     -- each reference table: its rows as lines in key order, and their md5;
     -- the offer history without its times (each shard writes its own)
@@ -265,7 +307,7 @@ COMMENT ON FUNCTION incentives_internal.shard_summary(integer, integer) IS
 -- a function, the procedure cannot COMMIT: the refresh is one transaction
 -- on each shard, and a failure leaves that shard's earnings and run log as
 -- they were.
-CREATE FUNCTION incentives_internal.refresh_earnings_run(
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_run(
     participant_key text     DEFAULT NULL,
     transactions    regclass DEFAULT 'incentives.transactions',
     progress_every  integer  DEFAULT 1000,
@@ -274,6 +316,7 @@ CREATE FUNCTION incentives_internal.refresh_earnings_run(
 RETURNS TABLE (run_id bigint, participants integer, rows bigint, total_incentive numeric, status text,
                exceptions integer)
 LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
 AS $$
 #variable_conflict use_column
 BEGIN
@@ -297,11 +340,12 @@ COMMENT ON FUNCTION incentives_internal.refresh_earnings_run(text, regclass, int
 -- its own participants: statements and their numbers are per shard).
 -- Called from a function the procedure cannot COMMIT: the statement is
 -- part of the caller's transaction on the shard.
-CREATE FUNCTION incentives_internal.settle_run(
+CREATE OR REPLACE FUNCTION incentives_internal.settle_run(
     statement_date  date,
     participant_key text DEFAULT NULL)
 RETURNS TABLE (statement_id bigint, lines bigint, amount_due numeric)
 LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE

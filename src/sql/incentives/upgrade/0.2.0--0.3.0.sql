@@ -1,0 +1,15 @@
+-- incentives 0.2.0 -> 0.3.0: what changes in schemas, tables and types,
+-- and the 0.2.0 objects that cannot be changed in place.  The update
+-- script is src/sql/update_begin.sql, this file, the code parts (every
+-- function, procedure and view of 0.3.0, created or replaced in place;
+-- triggers and policies created again), 0.2.0--0.3.0.finish.sql if there
+-- is one, then src/sql/update_end.sql (the Makefile).  A fresh install
+-- runs the released 0.1.0 and 0.1.0 -> 0.2.0 scripts and then this same
+-- update script, so this file is where 0.3.0's tables and types are
+-- defined.  How a feature adds a table, a column of incentives.earning or
+-- a column of a function's result, and what to do when a signature must
+-- change: docs/architecture.md, Install and upgrade scripts.  What the
+-- update does to each object a user can depend on:
+-- docs/backup-and-upgrade.md, Upgrade (keep it listed there).
+--
+-- Nothing yet: the 0.3.0 code parts replace 0.2.0's in place.
