@@ -82,17 +82,11 @@ Date(IncJsonBuf *b, int32_t days)
 	inc_json_string(b, text);
 }
 
-/* inc_growth_json: the baseline, B, C and why there is no growth value. */
+/* inc_growth_baseline_json: {"start_date", "end_date"} or {"property_key"}. */
 void
-inc_growth_json(IncJsonBuf *b, const IncBaseline *baseline, const IncGrowth *g)
+inc_growth_baseline_json(IncJsonBuf *b, const IncBaseline *baseline)
 {
-	static const char *const reasons[] = {
-		[INC_GROWTH_VALUE] = NULL,
-		[INC_GROWTH_NO_BASELINE] = "baseline is missing",
-		[INC_GROWTH_NOT_POSITIVE] = "baseline is not positive",
-	};
-
-	inc_json_raw(b, ",\"baseline\":{");
+	inc_json_raw(b, "{");
 	if (baseline->kind == INC_BASELINE_PROPERTY)
 		inc_json_key_string(b, "property_key", baseline->property_key);
 	else
@@ -103,7 +97,22 @@ inc_growth_json(IncJsonBuf *b, const IncBaseline *baseline, const IncGrowth *g)
 		inc_json_key(b, "end_date");
 		Date(b, baseline->end_date);
 	}
-	inc_json_raw(b, "},\"baseline_value\":");
+	inc_json_raw(b, "}");
+}
+
+/* inc_growth_json: the baseline, B, C and why there is no growth value. */
+void
+inc_growth_json(IncJsonBuf *b, const IncBaseline *baseline, const IncGrowth *g)
+{
+	static const char *const reasons[] = {
+		[INC_GROWTH_VALUE] = NULL,
+		[INC_GROWTH_NO_BASELINE] = "baseline is missing",
+		[INC_GROWTH_NOT_POSITIVE] = "baseline is not positive",
+	};
+
+	inc_json_raw(b, ",\"baseline\":");
+	inc_growth_baseline_json(b, baseline);
+	inc_json_raw(b, ",\"baseline_value\":");
 	inc_json_rat(b, g->has_baseline ? &g->baseline : NULL, 6);
 	inc_json_raw(b, ",\"current_value\":");
 	inc_json_rat(b, &g->current, 6);

@@ -54,6 +54,12 @@ extern void inc_growth_evaluate(IncCalc *c, const IncBaseline *baseline,
 extern void inc_growth_edge(const IncRat *b, const IncDec *threshold, IncRat *edge);
 
 /*
+ * inc_growth_baseline_json: a baseline as a JSON object,
+ * {"start_date", "end_date"} or {"property_key"}.
+ */
+extern void inc_growth_baseline_json(IncJsonBuf *b, const IncBaseline *baseline);
+
+/*
  * inc_growth_json: the members a diagnostics object gets for a growth
  * type, each after a comma: "baseline" ({"start_date", "end_date"} or
  * {"property_key"}), "baseline_value" (null when missing),

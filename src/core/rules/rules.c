@@ -813,6 +813,11 @@ inc_rules_requirements_json(const IncOffer *offer)
 			Filters(&b, offer, req->filters, req->nfilters);
 		else
 			inc_json_raw(&b, "null");
+		if (req->baseline.kind != INC_BASELINE_NONE)
+		{
+			inc_json_raw(&b, ",\"baseline\":");
+			inc_growth_baseline_json(&b, &req->baseline);
+		}
 		inc_json_raw(&b, "}");
 	}
 	inc_json_raw(&b, "]");

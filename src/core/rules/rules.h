@@ -43,7 +43,8 @@ extern const IncStrategyOps inc_rules_ops;
  * inc_rules_requirements_json: the offer's requirements as the programs
  * view shows them, a JSON array [{"key", "type", "minimum",
  * "property_key", "filters": [{"period_key", "sku_keys",
- * "transaction_type"}] or null}] (inc_alloc memory).
+ * "transaction_type"}] or null, and for a growth type "baseline":
+ * {"start_date", "end_date"} or {"property_key"}}] (inc_alloc memory).
  */
 extern const char *inc_rules_requirements_json(const IncOffer *offer);
 

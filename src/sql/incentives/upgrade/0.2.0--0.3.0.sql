@@ -97,3 +97,60 @@ SELECT pg_temp.update_grant_like('TABLE', 'incentives.accruals', 'TABLE', 'incen
 SELECT pg_temp.update_grant_like('TABLE', 'incentives.accrual_lines', 'TABLE', 'incentives.statement_lines');
 SELECT pg_temp.update_grant_like('SEQUENCE', 'incentives.accruals_accrual_id_seq',
                                  'SEQUENCE', 'incentives.statements_statement_id_seq');
+
+------------------------------------------------------------------------
+-- Growth over a baseline on every surface (docs/reference.md, Growth over
+-- a baseline): new result columns, at the end of each row type.
+------------------------------------------------------------------------
+
+ALTER TYPE incentives_internal.offer_summary_row
+    ADD ATTRIBUTE threshold_type text,
+    ADD ATTRIBUTE pays_on text,
+    ADD ATTRIBUTE baseline jsonb;
+COMMENT ON COLUMN incentives_internal.offer_summary_row.threshold_type IS 'Stepped: aggregated_amount, aggregated_quantity, property, growth_amount or growth_quantity; NULL otherwise';
+COMMENT ON COLUMN incentives_internal.offer_summary_row.pays_on IS 'Stepped: all_volume or growth; NULL otherwise';
+COMMENT ON COLUMN incentives_internal.offer_summary_row.baseline IS 'Stepped growth types: the baseline, {start_date, end_date} or {property_key}; NULL otherwise';
+
+ALTER TYPE incentives.program_version_row
+    ADD ATTRIBUTE threshold_type text,
+    ADD ATTRIBUTE pays_on text,
+    ADD ATTRIBUTE baseline jsonb;
+COMMENT ON COLUMN incentives.program_version_row.threshold_type IS 'Stepped: the threshold type (growth_amount and growth_quantity compare with a baseline); NULL otherwise';
+COMMENT ON COLUMN incentives.program_version_row.pays_on IS 'Stepped: all_volume or growth (only the growth over the baseline pays); NULL otherwise';
+COMMENT ON COLUMN incentives.program_version_row.baseline IS 'Stepped growth types: the baseline, {start_date, end_date} or {property_key}; NULL otherwise';
+
+ALTER TYPE incentives_internal.offer_rate_row
+    ADD ATTRIBUTE pays_on text,
+    ADD ATTRIBUTE baseline_start_date date,
+    ADD ATTRIBUTE baseline_end_date date,
+    ADD ATTRIBUTE baseline_property_key text;
+COMMENT ON COLUMN incentives_internal.offer_rate_row.pays_on IS 'Stepped: all_volume or growth; NULL otherwise';
+COMMENT ON COLUMN incentives_internal.offer_rate_row.baseline_start_date IS 'Stepped growth types with a baseline by dates: its first day';
+COMMENT ON COLUMN incentives_internal.offer_rate_row.baseline_end_date IS 'Stepped growth types with a baseline by dates: its last day';
+COMMENT ON COLUMN incentives_internal.offer_rate_row.baseline_property_key IS 'Stepped growth types with a baseline by property: the property';
+
+ALTER TYPE incentives.tier_progress_row
+    ADD ATTRIBUTE current_value numeric,
+    ADD ATTRIBUTE baseline_value numeric,
+    ADD ATTRIBUTE baseline jsonb,
+    ADD ATTRIBUTE growth_percent numeric,
+    ADD ATTRIBUTE no_growth_value text,
+    ADD ATTRIBUTE pays_on text,
+    ADD ATTRIBUTE next_volume numeric,
+    ADD ATTRIBUTE volume_to_next numeric;
+COMMENT ON COLUMN incentives.tier_progress_row.current_value IS 'The aggregated sum the tiers are measured by, in dollars (amount types) or the SKUs'' units (quantity types); NULL for a property threshold';
+COMMENT ON COLUMN incentives.tier_progress_row.baseline_value IS 'Growth types: the baseline B (the same sum over the baseline''s dates, or its property; NULL when missing)';
+COMMENT ON COLUMN incentives.tier_progress_row.baseline IS 'Growth types: the baseline, {start_date, end_date} or {property_key}';
+COMMENT ON COLUMN incentives.tier_progress_row.growth_percent IS 'Growth types: (current_value - baseline_value) / baseline_value x 100 (NULL: no growth value), the threshold value the tiers compare';
+COMMENT ON COLUMN incentives.tier_progress_row.no_growth_value IS 'Growth types: why there is no growth value (baseline is missing, baseline is not positive); NULL when there is one';
+COMMENT ON COLUMN incentives.tier_progress_row.pays_on IS 'all_volume or growth (only the growth over the baseline pays)';
+COMMENT ON COLUMN incentives.tier_progress_row.next_volume IS 'The current value at which the next tier is met (growth types: baseline_value x (1 + next_threshold / 100)); NULL for a property threshold or without a growth value';
+COMMENT ON COLUMN incentives.tier_progress_row.volume_to_next IS 'next_volume - current_value: the dollars or units still needed to reach the next tier';
+
+ALTER TYPE incentives.requirement_progress_row
+    ADD ATTRIBUTE current_value numeric,
+    ADD ATTRIBUTE baseline_value numeric,
+    ADD ATTRIBUTE no_growth_value text;
+COMMENT ON COLUMN incentives.requirement_progress_row.current_value IS 'Growth types: the aggregated sum now (value is its growth percentage over baseline_value); NULL otherwise';
+COMMENT ON COLUMN incentives.requirement_progress_row.baseline_value IS 'Growth types: the baseline (NULL when missing)';
+COMMENT ON COLUMN incentives.requirement_progress_row.no_growth_value IS 'Growth types: why there is no growth value (baseline is missing, baseline is not positive), which leaves the requirement unmet; NULL otherwise';
