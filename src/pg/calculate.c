@@ -501,9 +501,6 @@ Calculate(FunctionCallInfo fcinfo, CalcMode mode, bool request)
 	out.texts = TextsOf(&ce);
 	inc_engine_set_tick(engine, Tick);
 	inc_engine_set_diagnostics(engine, diagnostics ? EmitDiagnostics : NULL, &out);
-	/* a forecast sets them while it runs; a failed one may have left them */
-	inc_engine_set_basis(engine, NULL, NULL);
-	inc_engine_set_projection(engine, NULL);
 	props = pg_calc_properties(engine, properties, participant_filter);
 	pg_enrollments_load(&enrollments, engine, participant_filter, request_enrollments);
 	inc_engine_set_enrollments(engine, pg_enrollments_lookup, &enrollments);

@@ -465,13 +465,18 @@ inc_engine_calculate(IncEngine *e, const char *participant_key,
 /*
  * inc_engine_clear_position: outside a calculation again (a calculation
  * that failed left its position behind; a host reusing the engine clears
- * it, since the strings it points at are gone).
+ * it, since the strings it points at are gone), and without what a failed
+ * forecast left on: its basis report and its projection.
  */
 void
 inc_engine_clear_position(IncEngine *e)
 {
 	e->position.participant_key = NULL;
 	e->position.txn = NULL;
+	/* a failed forecast's (forecast.c): its report went with it */
+	e->basis = NULL;
+	e->basis_ctx = NULL;
+	e->projecting = false;
 }
 
 /* inc_engine_position: the participant and transaction being calculated. */

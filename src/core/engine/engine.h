@@ -167,7 +167,11 @@ extern void inc_engine_calculate(IncEngine *e, const char *participant_key,
 extern bool inc_engine_position(const IncEngine *e, const char **participant,
 								const char **transaction_id);
 
-/* inc_engine_clear_position: forget where a failed calculation was. */
+/*
+ * inc_engine_clear_position: forget where a failed calculation was, and a
+ * failed forecast's basis report and projection (inc_engine_forecast sets
+ * them while it runs): a host reusing an engine after a failure calls it.
+ */
 extern void inc_engine_clear_position(IncEngine *e);
 
 /*

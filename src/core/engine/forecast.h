@@ -43,7 +43,8 @@ typedef void (*IncForecastFn) (void *ctx, const IncForecastRow *row);
  * calculation with that through_date does); the actual calculation is
  * the engine's over them, the projected one the same with
  * inc_engine_set_projection.  The engine's diagnostics must be off; its
- * basis and projection are set here and off again on return.
+ * basis and projection are set here and off again on return (after a
+ * failure, inc_engine_clear_position turns them off).
  */
 extern void inc_engine_forecast(IncEngine *e, int32_t as_of_date, const char *participant_key,
 								const IncTxn *txns, int ntxns,
