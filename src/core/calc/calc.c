@@ -237,7 +237,7 @@ inc_calc_convert_q(IncCalc *c, const IncTxn *t, const char *to_uom, IncQ *out)
 }
 
 /* SkuQuantityQ: t's quantity in its SKU's unit on the fast path, not projected. */
-static bool
+static inline bool
 SkuQuantityQ(IncCalc *c, const IncTxn *t, IncQ *out)
 {
 	const char *uom;
@@ -259,25 +259,40 @@ SkuQuantityQ(IncCalc *c, const IncTxn *t, IncQ *out)
 	return ConvertQ(c, t, uom, out);
 }
 
-/* inc_calc_sku_quantity_q: inc_calc_sku_quantity on the fast path. */
+/*
+ * inc_calc_sku_quantity_q: inc_calc_sku_quantity on the fast path (a
+ * calculation without projection takes the first return, as before there
+ * was one).
+ */
 bool
 inc_calc_sku_quantity_q(IncCalc *c, const IncTxn *t, IncQ *out)
 {
-	return inc_fast() && SkuQuantityQ(c, t, out) && ProjectQ(c, t, out);
+	if (!inc_fast())
+		return false;
+	if (c->projection == NULL)
+		return SkuQuantityQ(c, t, out);
+	return SkuQuantityQ(c, t, out) && ProjectQ(c, t, out);
+}
+
+/* AmountQ: t's provided amount on the fast path (projected), once inc_fast() holds. */
+static inline bool
+AmountQ(IncCalc *c, const IncTxn *t, IncQ *out)
+{
+	if (!inc_calc_has(c, t, INC_TXN_NULL_AMOUNT))
+	{
+		inc_q_from_int(out, 0);
+		return true;
+	}
+	if (c->projection == NULL)
+		return inc_q_from_dec(out, &t->amount);
+	return inc_q_from_dec(out, &t->amount) && ProjectQ(c, t, out);
 }
 
 /* inc_calc_amount_q: inc_calc_amount on the fast path. */
 bool
 inc_calc_amount_q(IncCalc *c, const IncTxn *t, IncQ *out)
 {
-	if (!inc_fast())
-		return false;
-	if (!inc_calc_has(c, t, INC_TXN_NULL_AMOUNT))
-	{
-		inc_q_from_int(out, 0);
-		return true;
-	}
-	return inc_q_from_dec(out, &t->amount) && ProjectQ(c, t, out);
+	return inc_fast() && AmountQ(c, t, out);
 }
 
 /* inc_calc_base_amount_q: inc_calc_base_amount on the fast path. */
@@ -290,7 +305,7 @@ inc_calc_base_amount_q(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 
 	if (price)
 		return inc_q_from_dec(&p, price) && inc_q_mul(out, sku_quantity, &p);
-	return inc_calc_amount_q(c, t, out);
+	return AmountQ(c, t, out);
 }
 
 /* inc_calc_rate_figures_q: inc_calc_rate_figures on the fast path. */
@@ -400,7 +415,7 @@ inc_calc_add_volume(IncCalc *c, const IncTxn *t, bool quantity, IncSum *sum)
 	IncRat		value;
 	IncQ		q;
 
-	if (quantity ? inc_calc_sku_quantity_q(c, t, &q) : inc_calc_amount_q(c, t, &q))
+	if (quantity ? inc_calc_sku_quantity_q(c, t, &q) : inc_fast() && AmountQ(c, t, &q))
 		inc_sum_add_q(sum, &q);
 	else
 	{

@@ -438,17 +438,10 @@ RulesObserve(IncCalc *c, const IncOffer *offer, void *state, const IncHook *hook
 	IncFault	ignored = {0};
 	Admission	admission;
 
-	if (hook->kind == RULES_BASELINE_HOOK)
+	if (hook->kind == RULES_HOOK || hook->kind == RULES_BASELINE_HOOK)
 	{
 		c->defer = &rs->reqs[hook->a].fault;
-		ObserveRequirement(c, offer, rs, hook, txn);
-		c->defer = NULL;
-		return;
-	}
-	if (hook->kind == RULES_HOOK)
-	{
-		c->defer = &rs->reqs[hook->a].fault;
-		admission = Admit(c, offer, rs, txn);
+		admission = hook->kind == RULES_HOOK ? Admit(c, offer, rs, txn) : INSIDE;
 		if (admission == INSIDE)
 			ObserveRequirement(c, offer, rs, hook, txn);
 		else if (admission == UNKNOWN)	/* noted in this requirement too */
