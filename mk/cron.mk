@@ -11,8 +11,9 @@
 #                     incentives.calculation_runs; a second round checks
 #                     that a failing scheduled refresh keeps the earnings and
 #                     logs the failure, a third runs the monthly settle of
-#                     docs/lifecycle.md (test/scripts/cron_test.sh; about
-#                     15 s; needs Debian's postgresql-15-cron)
+#                     docs/lifecycle.md and a fourth its monthly accrual
+#                     (test/scripts/cron_test.sh; about 20 s; needs
+#                     Debian's postgresql-15-cron)
 
 .PHONY: check-cron
 check-cron: install-test

@@ -2,14 +2,16 @@
 # random changes (docs/lifecycle.md).  Included by the main Makefile (after
 # PGXS); `make test` runs all three through EXTRA_CHECKS.  (The rules
 # themselves are sql/lifecycle.sql and test/pgtap/40_lifecycle.sql, run by
-# `make regress`; the monthly settle under pg_cron is in check-cron.)
+# `make regress`; the monthly settle and accrual under pg_cron are in
+# check-cron.)
 #
 #   make check-lifecycle-concurrency
 #                 readers during full and changed-only refreshes see the
 #                 old earnings or the new ones, never a mix; two settles at
 #                 once never count the same earnings twice (a deterministic
-#                 wait, then racing rounds)
-#                 (test/scripts/lifecycle_concurrency.sh; about 40 s)
+#                 wait, then racing rounds), nor two accrues the same
+#                 accrual (test/scripts/lifecycle_concurrency.sh; about
+#                 60 s)
 #   make check-crash
 #                 a refresh held half-way is killed with kill -9, then cut
 #                 off by an immediate shutdown: the earnings stay those of

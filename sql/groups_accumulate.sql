@@ -84,3 +84,17 @@ UNION ALL
    FROM incentives.earnings);
 SELECT group_key, members, offers, rows, incentive_amount FROM incentives.earnings_by_group ORDER BY 1;
 ROLLBACK;
+
+-- The forecast of an offer aggregated by group: the basis and the tiers
+-- are the group's (to date 200,000.00 of coop_north, 4 %; projected at
+-- the same pace 200,000 x 365 / 182 = 401,098.90, 5 %), the earnings
+-- each member's own rows; retailer_004's purchases before it joined
+-- count for itself alone (its row without a group).  A member's own call
+-- gives its rows of the same forecast.
+SELECT participant_key, group_key, elapsed_days, span_days, basis_to_date, projected_basis,
+       rate_key_to_date, projected_rate_key, earned_to_date, projected_earnings, accrual_to_date
+  FROM incentives.forecast('2026-03-31', offer_keys => ARRAY['mfr.2026.group_volume'])
+ ORDER BY participant_key, group_key;
+SELECT (SELECT array_agg(f ORDER BY f::text) FROM incentives.forecast('2026-03-31', 'retailer_002') f)
+     = (SELECT array_agg(f ORDER BY f::text) FROM incentives.forecast('2026-03-31') f WHERE f.participant_key = 'retailer_002')
+       AS member_call_equals_whole;

@@ -114,6 +114,21 @@ SELECT participant_key, offer_key, requirement_key, value, minimum, gap, met, qu
   FROM incentives.requirement_progress('p_unmet')
  ORDER BY offer_key;
 SELECT count(*) FROM incentives.tier_progress('p_met');
+-- The offer's threshold type and tier mode are the offer's own, shown even
+-- where its strategy's figures are left out; a requirement whose value
+-- could not be computed (a property that is not a number, kept back by
+-- the unmet plan) is among the gaps, with a null gap.
+SELECT participant_key, offer_key, threshold_type, tier_mode, requirement_gaps
+  FROM incentives.tier_progress('p_unmet');
+UPDATE incentives.offers
+   SET document = jsonb_set(document, '{requirements}', document -> 'requirements'
+                            || '[{"key": "rating", "type": "property", "property": {"key": "rating"}, "minimum": 1}]')
+ WHERE offer_key = 'e.stepped';
+SELECT participant_key, offer_key, qualified, requirement_gaps
+  FROM incentives.tier_progress('p_unmet', properties => '{"rating": "high"}');
+UPDATE incentives.offers
+   SET document = jsonb_set(document, '{requirements}', (document -> 'requirements') - 1)
+ WHERE offer_key = 'e.stepped';
 
 ------------------------------------------------------------------------
 -- refresh_earnings(on_error => 'skip')

@@ -29,6 +29,13 @@
  * (refresh_earnings).  A second error context callback notes where a
  * failed calculation was (lifecycle.c), for refreshes that skip failing
  * participants (docs/lifecycle.md, on_error => 'skip').
+ *
+ * incentives.forecast(as_of_date, participant_key, offer_keys,
+ * transactions) shares it too: the transactions dated on or before
+ * as_of_date, the stored properties, and per calculation unit the
+ * engine's forecast (core/engine/forecast.h: the actual and the projected
+ * calculation) instead of the rows, one row per participant and offer
+ * (and group, in an offer aggregated by group).
  */
 #include "postgres.h"
 
@@ -47,6 +54,7 @@
 #include "calc_load.h"
 #include "compat.h"
 #include "core/engine/engine.h"
+#include "core/engine/forecast.h"
 #include "enrollments.h"
 #include "participant_groups.h"
 #include "pg_glue.h"
@@ -54,6 +62,15 @@
 
 #define NUM_EARNING_COLUMNS 17
 #define NUM_DIAGNOSTICS_COLUMNS 4
+#define NUM_FORECAST_COLUMNS 14
+
+/* What a call returns. */
+typedef enum CalcMode
+{
+	CALC_EARNINGS,				/* the earning rows */
+	CALC_DIAGNOSTICS,			/* the engine's diagnostics per offer */
+	CALC_FORECAST				/* the forecast per offer (incentives.forecast) */
+} CalcMode;
 
 /*
  * After the 17 columns of the earning row, a result may have group_key
@@ -100,7 +117,7 @@ typedef struct Output
 	LastNumeric contribution;
 	MemoryContext row_context;
 	Datum	   *key_datums;		/* the unit's keys, by index */
-	bool		diagnostics;	/* diagnostics rows instead of earnings */
+	bool		diagnostics;	/* no earning rows: diagnostics or a forecast */
 	int			group_key_column;	/* the row's group_key there, or -1 */
 	int			date_column;	/* the transaction's date there, or -1 */
 	TextCache  *texts;
@@ -289,6 +306,57 @@ EmitDiagnostics(void *ctx, const IncOffer *offer, const char *participant_key,
 	MemoryContextReset(out->row_context);
 }
 
+/* DecOrNull: a numeric datum of d, or NULL when absent. */
+static Datum
+DecOrNull(bool present, const IncDec *d, bool *isnull)
+{
+	*isnull = !present;
+	return present ? pg_dec_to_numeric(d) : (Datum) 0;
+}
+
+/* TextOrNull: a text datum of s (one of the engine's strings), or NULL. */
+static Datum
+TextOrNull(Output *out, const char *s, bool *isnull)
+{
+	*isnull = s == NULL;
+	return s ? CachedText(out, s) : (Datum) 0;
+}
+
+/*
+ * EmitForecast: one incentives.forecast row (participant_key, offer_key,
+ * group_key, span_start, span_end, elapsed_days, span_days,
+ * basis_to_date, projected_basis, rate_key_to_date, projected_rate_key,
+ * earned_to_date, projected_earnings, accrual_to_date).
+ */
+static void
+EmitForecast(void *ctx, const IncForecastRow *row)
+{
+	Output	   *out = ctx;
+	Datum		values[NUM_FORECAST_COLUMNS];
+	bool		nulls[NUM_FORECAST_COLUMNS];
+	MemoryContext old = MemoryContextSwitchTo(out->row_context);
+
+	memset(nulls, 0, sizeof(nulls));
+	values[0] = out->key_datums[row->participant];
+	values[1] = CachedText(out, row->offer->offer_key);
+	values[2] = row->group_key ? out->key_datums[row->group] : (Datum) 0;
+	nulls[2] = row->group_key == NULL;
+	values[3] = DateADTGetDatum(row->span_start);
+	values[4] = DateADTGetDatum(row->span_end);
+	values[5] = Int32GetDatum(row->elapsed_days);
+	values[6] = Int32GetDatum(row->span_days);
+	values[7] = DecOrNull(row->has_basis_to_date, &row->basis_to_date, &nulls[7]);
+	values[8] = DecOrNull(row->has_projected_basis, &row->projected_basis, &nulls[8]);
+	values[9] = TextOrNull(out, row->rate_key_to_date, &nulls[9]);
+	values[10] = TextOrNull(out, row->projected_rate_key, &nulls[10]);
+	values[11] = pg_dec_to_numeric(&row->earned_to_date);
+	values[12] = pg_dec_to_numeric(&row->projected_earnings);
+	values[13] = pg_dec_to_numeric(&row->accrual_to_date);
+	tuplestore_putvalues(out->rsinfo->setResult, out->rsinfo->setDesc, values, nulls);
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(out->row_context);
+}
+
 /*
  * CalculationContext: error context callback while the engine runs: which
  * transaction of which participant (nothing outside a calculation).
@@ -344,19 +412,26 @@ OptionalArg(FunctionCallInfo fcinfo, int n)
 }
 
 /*
- * Calculate: the body of incentive_calculate and incentive_diagnostics,
- * which share their arguments; diagnostics selects what is returned.
- * Their arguments (participant_key, properties, offer_keys, transactions)
- * go on with as_of and through_date (0.1.0's declarations stop before
- * them: PG_NARGS tells).  The request variants (calculate_request,
- * diagnostics_request; request) have the request's enrollment windows
- * (jsonb) fifth, then as_of and through_date.
+ * Calculate: the body of incentive_calculate, incentive_diagnostics and
+ * forecast; mode selects what is returned.  The first two share their
+ * arguments (participant_key, properties, offer_keys, transactions),
+ * which go on with as_of and through_date (0.1.0's declarations stop
+ * before them: PG_NARGS tells).  The request variants
+ * (calculate_request, diagnostics_request; request) have the request's
+ * enrollment windows (jsonb) fifth, then as_of and through_date.  forecast
+ * has (as_of_date, participant_key, offer_keys, transactions): the
+ * stored properties, the offers as they are now, as_of_date its
+ * through_date.
  */
 static Datum
-Calculate(FunctionCallInfo fcinfo, bool diagnostics, bool request)
+Calculate(FunctionCallInfo fcinfo, CalcMode mode, bool request)
 {
-	char	   *participant_filter = PG_ARGISNULL(0) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(0));
-	Jsonb	   *properties = PG_ARGISNULL(1) ? NULL : PG_GETARG_JSONB_P(1);
+	bool		forecast = mode == CALC_FORECAST;
+	bool		diagnostics = mode == CALC_DIAGNOSTICS;
+	int			participant_arg = forecast ? 1 : 0;
+	char	   *participant_filter = PG_ARGISNULL(participant_arg) ? NULL :
+		text_to_cstring(PG_GETARG_TEXT_PP(participant_arg));
+	Jsonb	   *properties = forecast || PG_ARGISNULL(1) ? NULL : PG_GETARG_JSONB_P(1);
 	ArrayType  *offer_keys = PG_ARGISNULL(2) ? NULL : PG_GETARG_ARRAYTYPE_P(2);
 	Jsonb	   *request_enrollments = request && OptionalArg(fcinfo, 4) ?
 		PG_GETARG_JSONB_P(4) : NULL;
@@ -388,12 +463,25 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics, bool request)
 	int			natts,
 				expected;
 
-	if (OptionalArg(fcinfo, as_of_arg))
+	if (forecast)
+	{
+		if (PG_ARGISNULL(0))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("as_of_date of a forecast must not be NULL")));
+		through_value = PG_GETARG_DATEADT(0);
+		if (DATE_NOT_FINITE(through_value))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("as_of_date of a forecast must be a finite date")));
+		through_date = &through_value;
+	}
+	else if (OptionalArg(fcinfo, as_of_arg))
 	{
 		as_of_value = PG_GETARG_TIMESTAMPTZ(as_of_arg);
 		as_of = &as_of_value;
 	}
-	if (OptionalArg(fcinfo, as_of_arg + 1))
+	if (!forecast && OptionalArg(fcinfo, as_of_arg + 1))
 	{
 		through_value = PG_GETARG_DATEADT(as_of_arg + 1);
 		through_date = &through_value;
@@ -402,12 +490,14 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics, bool request)
 	InitMaterializedSRF(fcinfo, 0);
 	memset(&out, 0, sizeof(out));
 	out.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	out.diagnostics = diagnostics;
+	out.diagnostics = mode != CALC_EARNINGS;
 	out.group_key_column = -1;
 	out.date_column = -1;
 	natts = out.rsinfo->setDesc->natts;
 	/* the rows built below fill exactly these columns */
-	if (diagnostics)
+	if (forecast)
+		expected = NUM_FORECAST_COLUMNS;
+	else if (diagnostics)
 		expected = natts == NUM_DIAGNOSTICS_COLUMNS + 1 ? natts : NUM_DIAGNOSTICS_COLUMNS;
 	else
 	{
@@ -426,7 +516,8 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics, bool request)
 	}
 	if (natts != expected)
 		elog(ERROR, "%s returns %d columns, expected %d",
-			 diagnostics ? "incentive_diagnostics" : "incentive_calculate", natts, expected);
+			 forecast ? "forecast" : diagnostics ? "incentive_diagnostics" : "incentive_calculate",
+			 natts, expected);
 
 	if (PG_ARGISNULL(3))
 		relid = DatumGetObjectId(DirectFunctionCall1(to_regclass,
@@ -484,15 +575,19 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics, bool request)
 	{
 		MemoryContextSwitchTo(participant_context);
 		out.key_datums = unit.key_datums;
-		inc_engine_calculate_unit(engine, &unit.unit, unit.txns, unit.ntxns, pg_calc_property,
-								  props, EmitRow, &out);
+		if (forecast)
+			inc_engine_forecast_unit(engine, through_value, &unit.unit, unit.txns, unit.ntxns,
+									 pg_calc_property, props, EmitForecast, &out);
+		else
+			inc_engine_calculate_unit(engine, &unit.unit, unit.txns, unit.ntxns, pg_calc_property,
+									  props, EmitRow, &out);
 		MemoryContextSwitchTo(call_context);
 		MemoryContextReset(participant_context);
 		calculated_any = true;
 	}
 
 	/* a participant named but without transactions: from an empty state */
-	if (participant_filter && !calculated_any)
+	if (participant_filter && !calculated_any && !forecast)
 	{
 		Datum		key = CStringGetTextDatum(participant_filter);
 
@@ -512,37 +607,44 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics, bool request)
 }
 
 /*
- * The SQL-callable entry points: each is Calculate with its diagnostics
- * and request flags.
+ * The SQL-callable entry points: each is Calculate with its mode and
+ * request flag.
  */
-#define CALCULATE_ENTRY(name, diagnostics, request) \
+#define CALCULATE_ENTRY(name, mode, request) \
 	PG_FUNCTION_INFO_V1(name); \
 	Datum \
 	name(PG_FUNCTION_ARGS) \
 	{ \
-		return Calculate(fcinfo, diagnostics, request); \
+		return Calculate(fcinfo, mode, request); \
 	} \
 	extern int	no_such_variable
 
 /* incentives_incentive_calculate: the earning rows (docs/reference.md, Earning rows). */
-CALCULATE_ENTRY(incentives_incentive_calculate, false, false);
+CALCULATE_ENTRY(incentives_incentive_calculate, CALC_EARNINGS, false);
 
 /*
  * incentives_incentive_diagnostics: per participant and requested offer
- * (all offers by default), the entries, thresholds, tiers, coverage and
+ * the engine's diagnostics (JSON): the thresholds, tiers, pools and
  * overlaps behind the earnings, touched or not (engine.h,
  * inc_engine_set_diagnostics).
  */
-CALCULATE_ENTRY(incentives_incentive_diagnostics, true, false);
+CALCULATE_ENTRY(incentives_incentive_diagnostics, CALC_DIAGNOSTICS, false);
 
 /*
  * incentives_calculate_request: incentive_calculate with the request's
  * enrollment windows added (incentives.calculate's what-if).
  */
-CALCULATE_ENTRY(incentives_calculate_request, false, true);
+CALCULATE_ENTRY(incentives_calculate_request, CALC_EARNINGS, true);
 
 /*
  * incentives_diagnostics_request: incentive_diagnostics with the request's
  * enrollment windows added.
  */
-CALCULATE_ENTRY(incentives_diagnostics_request, true, true);
+CALCULATE_ENTRY(incentives_diagnostics_request, CALC_DIAGNOSTICS, true);
+
+/*
+ * incentives_forecast: per participant and offer, earned to date,
+ * projected to the end of the span and accrued (docs/reference.md,
+ * Forecast).
+ */
+CALCULATE_ENTRY(incentives_forecast, CALC_FORECAST, false);

@@ -23,12 +23,16 @@
 #include "utils/memutils.h"
 
 #include "compat.h"
+#include "core/calc/growth.h"
 #include "core/engine/engine.h"
 #include "core/rules/rules.h"
 #include "pg_glue.h"
 
-#define NUM_RATE_COLUMNS 21
-#define NUM_SUMMARY_COLUMNS 9
+/* 0.3.0's rows; 0.2.0's declarations (before the update) stop earlier */
+#define NUM_RATE_COLUMNS 25
+#define NUM_RATE_COLUMNS_0_2 21
+#define NUM_SUMMARY_COLUMNS 12
+#define NUM_SUMMARY_COLUMNS_0_2 8
 
 /* CompiledOffer: document as an offer, or the validation error. */
 static const IncOffer *
@@ -99,6 +103,11 @@ EmitRate(void *ctx, const IncRateRow *row)
 	values[18] = NumericOrNull(row->coverage_rate, &nulls[18]);
 	values[19] = TextOrNull(row->coverage_uom_key, &nulls[19]);
 	values[20] = TextOrNull(row->tier_mode, &nulls[20]);
+	values[21] = TextOrNull(row->pays_on, &nulls[21]);
+	nulls[22] = nulls[23] = row->baseline == NULL || row->baseline->kind != INC_BASELINE_DATES;
+	values[22] = nulls[22] ? (Datum) 0 : DateADTGetDatum(row->baseline->start_date);
+	values[23] = nulls[23] ? (Datum) 0 : DateADTGetDatum(row->baseline->end_date);
+	values[24] = TextOrNull(row->baseline ? row->baseline->property_key : NULL, &nulls[24]);
 
 	tuplestore_putvalues(out->rsinfo->setResult, out->rsinfo->setDesc, values, nulls);
 	MemoryContextSwitchTo(old);
@@ -113,7 +122,8 @@ PG_FUNCTION_INFO_V1(incentives_offer_rates);
  * measure, threshold, threshold_type, period_key, period_start_date,
  * period_end_date, transaction_type, sku_set_key, stack_key,
  * threshold_property_key, price, coverage_unit, coverage_rate,
- * coverage_uom_key, tier_mode): the offer's rates as flat rows (engine.h,
+ * coverage_uom_key, tier_mode, pays_on, baseline_start_date,
+ * baseline_end_date, baseline_property_key): the offer's rates as flat rows (engine.h,
  * inc_offer_rates), in the tuplestore of the per-query context.
  */
 Datum
@@ -124,7 +134,8 @@ incentives_offer_rates(PG_FUNCTION_ARGS)
 
 	InitMaterializedSRF(fcinfo, 0);
 	out.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	if (out.rsinfo->setDesc->natts != NUM_RATE_COLUMNS)
+	if (out.rsinfo->setDesc->natts != NUM_RATE_COLUMNS &&
+		out.rsinfo->setDesc->natts != NUM_RATE_COLUMNS_0_2)
 		elog(ERROR, "offer_rates returns %d columns, expected %d",
 			 out.rsinfo->setDesc->natts, NUM_RATE_COLUMNS);
 	offer = CompiledOffer(PG_GETARG_JSONB_P(0));
@@ -141,16 +152,19 @@ PG_FUNCTION_INFO_V1(incentives_offer_summary);
  * incentives_offer_summary: offer_summary(document jsonb, OUT label text,
  * OUT strategy_key text, OUT calculator_key text, OUT tier_mode text, OUT
  * enrollment text, OUT requirements jsonb, OUT limit_minimum numeric, OUT
- * limit_maximum numeric, OUT aggregation text): what the programs view
- * shows beside the document (label NULL when absent; tier_mode NULL but
- * for stepped offers; the limits NULL when not set), the program rules as
- * compiled (docs/reference.md, Program rules) and the aggregation
- * (Participant groups).
+ * limit_maximum numeric, OUT aggregation text, OUT threshold_type text,
+ * OUT pays_on text, OUT baseline jsonb): what the programs view shows
+ * beside the document (label NULL when absent; tier_mode, threshold_type
+ * and pays_on NULL but for stepped offers, baseline but for their growth
+ * types; the limits NULL when not set), the program rules as compiled
+ * (docs/reference.md, Program rules; Growth over a baseline) and the
+ * aggregation (Participant groups).
  */
 Datum
 incentives_offer_summary(PG_FUNCTION_ARGS)
 {
 	const IncOffer *offer = CompiledOffer(PG_GETARG_JSONB_P(0));
+	bool		stepped = offer->strategy == INC_STEPPED;
 	TupleDesc	desc;
 	Datum		values[NUM_SUMMARY_COLUMNS];
 	bool		nulls[NUM_SUMMARY_COLUMNS];
@@ -158,8 +172,7 @@ incentives_offer_summary(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "offer_summary must return a row type");
 	desc = BlessTupleDesc(desc);
-	/* 0.3.0 adds the aggregation (0.2.0's row stops before it) */
-	if (desc->natts != NUM_SUMMARY_COLUMNS && desc->natts != NUM_SUMMARY_COLUMNS - 1)
+	if (desc->natts != NUM_SUMMARY_COLUMNS && desc->natts != NUM_SUMMARY_COLUMNS_0_2)
 		elog(ERROR, "offer_summary returns %d columns, expected %d",
 			 desc->natts, NUM_SUMMARY_COLUMNS);
 	values[0] = TextOrNull(offer->label, &nulls[0]);
@@ -176,5 +189,18 @@ incentives_offer_summary(PG_FUNCTION_ARGS)
 	values[7] = NumericOrNull(offer->rules.limits.has_maximum ?
 							  &offer->rules.limits.maximum : NULL, &nulls[7]);
 	values[8] = TextOrNull(inc_aggregation_name(offer->aggregation), &nulls[8]);
+	values[9] = TextOrNull(stepped ? inc_threshold_type_name(offer->stepped.threshold_type) : NULL,
+						   &nulls[9]);
+	values[10] = TextOrNull(stepped ? inc_pays_on_name(offer->stepped.pays_on) : NULL, &nulls[10]);
+	nulls[11] = !stepped || offer->stepped.baseline.kind == INC_BASELINE_NONE;
+	values[11] = (Datum) 0;
+	if (!nulls[11])
+	{
+		IncJsonBuf	b;
+
+		inc_json_init(&b);
+		inc_growth_baseline_json(&b, &offer->stepped.baseline);
+		values[11] = DirectFunctionCall1(jsonb_in, CStringGetDatum(b.data));
+	}
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
 }

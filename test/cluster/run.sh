@@ -415,6 +415,7 @@ main() {
     SURFACE=$(val single single -c "SELECT (to_regproc('incentives.tier_progress') IS NOT NULL
                                            AND to_regproc('incentives.refresh_earnings') IS NOT NULL)::int")
     LIFECYCLE=$(val single single -c "SELECT (to_regproc('incentives.settle') IS NOT NULL)::int")
+    FORECAST=$(val single single -c "SELECT (to_regproc('incentives.forecast') IS NOT NULL)::int")
 
     log "staging the fixtures and $gen generated transactions"
     t=$(now)
@@ -727,6 +728,55 @@ EOF
         done
         [ "$a" = "$lines $due" ] || { echo "settle: single node '$a', shards together '$lines $due'" >&2; exit 1; }
         echo "   settle('2026-03-31'): $lines lines, $due due on the single node and across the shards"
+    fi
+
+    if [ "$FORECAST" = 1 ]; then
+        log "forecast and accrual through the coordinator (docs/lifecycle.md, Accruals)"
+        # the forecast: the coordinator's rows equal the single node's, row for row
+        local as_of fsql
+        for as_of in 2026-02-15 2026-05-31; do
+            fsql="SELECT participant_key, offer_key, span_start, span_end, elapsed_days, span_days,
+                         basis_to_date, projected_basis, rate_key_to_date, projected_rate_key,
+                         earned_to_date, projected_earnings, accrual_to_date
+                    FROM incentives.forecast('$as_of') ORDER BY 1, 2"
+            val single single -c "$fsql" > "$WORK/forecast_single.txt"
+            sql_as incentives_app coord coordinator -A -t -c "$fsql" > "$WORK/forecast_coord.txt"
+            if ! cmp -s "$WORK/forecast_single.txt" "$WORK/forecast_coord.txt"; then
+                echo "forecast('$as_of'): the coordinator differs from the single node:" >&2
+                diff "$WORK/forecast_single.txt" "$WORK/forecast_coord.txt" | head -20 >&2
+                exit 1
+            fi
+            [ -s "$WORK/forecast_single.txt" ] || { echo "forecast('$as_of'): no rows: the test proves nothing" >&2; exit 1; }
+            echo "   forecast('$as_of'): $(wc -l < "$WORK/forecast_single.txt") rows, identical on the single node and through the coordinator"
+        done
+        # one participant, on its partition
+        local one
+        one=$(val single single -c "SELECT min(participant_key) FROM incentives.forecast('2026-05-31')")
+        fsql="SELECT count(*) || ' ' || sum(accrual_to_date) FROM incentives.forecast('2026-05-31', '$one')"
+        a=$(val single single -c "$fsql")
+        b=$(sql_as incentives_app coord coordinator -A -t -c "$fsql")
+        [ "$a" = "$b" ] || { echo "forecast('2026-05-31', '$one'): single node '$a', coordinator '$b'" >&2; exit 1; }
+        # accrue twice: every shard books its own participants; the lines
+        # of each accrual add up to the single node's
+        local d
+        for d in 2026-04-30 2026-05-31; do
+            sql single single -c "SET client_min_messages = warning" -c "CALL incentives.accrue('$d')"
+            sql_as incentives_app coord coordinator -c "SET client_min_messages = warning" -c "CALL incentives.accrue('$d')"
+            a=$(val single single -c "SELECT count(*) || ' ' || sum(l.accrued_to_date) || ' ' || sum(l.delta)
+                                        FROM incentives.accrual_lines l JOIN incentives.accruals x USING (accrual_id)
+                                       WHERE x.as_of_date = '$d'")
+            local n=0 acc=0 delta=0 c e f
+            for name in "${names[@]}"; do
+                read -r c e f <<<"$(val "$name" "$name" -c "SELECT count(*) || ' ' || COALESCE(sum(l.accrued_to_date), 0) || ' ' || COALESCE(sum(l.delta), 0)
+                                                              FROM incentives.accrual_lines l JOIN incentives.accruals x USING (accrual_id)
+                                                             WHERE x.as_of_date = '$d'")"
+                n=$((n + c))
+                acc=$(awk -v a="$acc" -v b="$e" 'BEGIN {printf "%.2f", a + b}')
+                delta=$(awk -v a="$delta" -v b="$f" 'BEGIN {printf "%.2f", a + b}')
+            done
+            [ "$a" = "$n $acc $delta" ] || { echo "accrue('$d'): single node '$a', shards together '$n $acc $delta'" >&2; exit 1; }
+            echo "   accrue('$d'): $n lines, $acc accrued, $delta booked on the single node and across the shards"
+        done
     fi
 
     local victim="shard$((shards - 1))"

@@ -79,7 +79,14 @@
  *     requirement: participant A calculated again without the offers
  *     whose requirement is certainly unmet for it (fuzz_certainly_unmet)
  *     gives the same rows, or fails with the very same data error (only a
- *     range error, outside the small world, may be the removed offers').
+ *     range error, outside the small world, may be the removed offers');
+ *   - participant A's forecast (docs/reference.md, Forecast) as of a date
+ *     around a period's bounds, over its transactions dated on or before
+ *     it: the same rows on the fast path and with the big rationals (or
+ *     the same failure); in every row 1 <= elapsed_days <= span_days,
+ *     accrual_to_date = round(projected_earnings x elapsed_days /
+ *     span_days, 2), no basis but for stepped offers, and once the span
+ *     is over (k = 1) the projection equals the actual calculation.
  *
  * With FUZZ_CALC_STATS set in the environment the harness prints, at exit,
  * how the inputs ended.  Build and run: `make fuzz` (mk/checks.mk);
@@ -92,6 +99,7 @@
 
 #include <json-c/json.h>
 
+#include "core/engine/forecast.h"
 #include "core/numbers/rational.h"
 #include "fuzz_checks.h"
 #include "fuzz_common.h"
@@ -124,6 +132,7 @@ static struct
 	unsigned long gated;		/* runs without the offers that pay nothing */
 	unsigned long gated_failed; /* ... of a participant that failed with them */
 	unsigned long grouped;		/* units compared with their reference */
+	unsigned long forecasts;	/* forecasts completed */
 }			stats;
 
 static void
@@ -134,10 +143,10 @@ PrintStats(void)
 			"%lu invalid-input errors, %lu range errors, %lu inputs with small "
 			"numbers only, %lu fast/exact comparisons, %lu runs without the offers "
 			"certainly failing a requirement (%lu of a failed participant), %lu group "
-			"units compared with their reference\n",
+			"units compared with their reference, %lu forecasts\n",
 			stats.inputs, stats.no_offer, stats.completed, stats.rows, stats.diagnosed,
 			stats.invalid, stats.range, stats.small, stats.compared, stats.gated,
-			stats.gated_failed, stats.grouped);
+			stats.gated_failed, stats.grouped, stats.forecasts);
 	fuzz_rules_stats(stderr);
 }
 
@@ -564,6 +573,136 @@ RunParticipant(IncEngine *e, bool diagnostics, const World *w, int participant,
 	fuzz_arena_reset(&participant_arena);
 	fuzz_arena = &engine_arena;
 	return true;
+}
+
+/* SameDec: a and b are the same decimal, scale and all. */
+static bool
+SameDec(const IncDec *a, const IncDec *b)
+{
+	return a->coef == b->coef && a->scale == b->scale;
+}
+
+/* CollectForecast: one forecast row checked and hashed (in order). */
+static void
+CollectForecast(void *ctx, const IncForecastRow *row)
+{
+	uint64_t   *hash = ctx;
+	const char *key = row->offer->offer_key;
+	IncRat		a,
+				days;
+	IncDec		accrual;
+	char		desc[1024];
+	char		b[6][INC_NUM_BUF];
+
+	if (row->elapsed_days < 1 || row->elapsed_days > row->span_days)
+		fuzz_bug("forecast days out of range", key);
+	inc_rat_from_dec(&a, &row->projected_earnings);
+	inc_rat_from_int(&days, row->elapsed_days);
+	inc_rat_mul(&a, &a, &days);
+	inc_rat_from_int(&days, row->span_days);
+	inc_rat_div(&a, &a, &days);
+	accrual = inc_rat_to_dec(&a, 2);
+	if (!SameDec(&accrual, &row->accrual_to_date))
+		fuzz_bug("accrual_to_date is not round(projected x elapsed / span, 2)", key);
+	if (row->offer->strategy != INC_STEPPED &&
+		(row->has_basis_to_date || row->has_projected_basis || row->rate_key_to_date ||
+		 row->projected_rate_key))
+		fuzz_bug("a forecast basis of an offer without tiers", key);
+	if (row->elapsed_days == row->span_days &&
+		(!SameDec(&row->earned_to_date, &row->projected_earnings) ||
+		 row->has_basis_to_date != row->has_projected_basis ||
+		 (row->has_basis_to_date && !SameDec(&row->basis_to_date, &row->projected_basis)) ||
+		 row->rate_key_to_date != row->projected_rate_key))
+		fuzz_bug("the span is over, but the projection differs from the actual calculation", key);
+	snprintf(desc, sizeof(desc), "%s %d/%d %s %s %s %s %s %s %s %s", key, row->elapsed_days,
+			 row->span_days,
+			 row->has_basis_to_date ? fuzz_dec_text(&row->basis_to_date, b[0]) : "-",
+			 row->has_projected_basis ? fuzz_dec_text(&row->projected_basis, b[1]) : "-",
+			 row->rate_key_to_date ? row->rate_key_to_date : "-",
+			 row->projected_rate_key ? row->projected_rate_key : "-",
+			 fuzz_dec_text(&row->earned_to_date, b[2]),
+			 fuzz_dec_text(&row->projected_earnings, b[3]),
+			 fuzz_dec_text(&row->accrual_to_date, b[4]), "");
+	*hash = *hash * 1099511628211ULL ^ fuzz_hash((const uint8_t *) desc, strlen(desc) + 1);
+}
+
+/*
+ * RunForecast: participant A's forecast as of as_of on engine e (without
+ * diagnostics), over its transactions dated on or before it, in its own
+ * arena; false on an expected error.  The rows' hash goes to *hash.
+ */
+static bool
+RunForecast(IncEngine *e, const IncTxn *txns, int ntxns, PropTable *props, int32_t as_of,
+			uint64_t *hash)
+{
+	jmp_buf		jb;
+	IncTxn	   *upto;
+	int			n = 0;
+	int			i;
+
+	fuzz_arena = &participant_arena;
+	if (setjmp(jb) != 0)
+	{
+		/* as a host reusing the engine after a failure does */
+		inc_engine_clear_position(e);
+		fail_jump = NULL;
+		calculating = NULL;
+		fuzz_arena_reset(&participant_arena);
+		fuzz_arena = &engine_arena;
+		return false;
+	}
+	fail_jump = &jb;
+	upto = inc_alloc(sizeof(IncTxn) * (size_t) (ntxns + 1));
+	for (i = 0; i < ntxns; i++)
+		if (!(txns[i].nulls & INC_TXN_NULL_DATE) && txns[i].transaction_date <= as_of)
+			upto[n++] = txns[i];
+	*hash = 1;
+	calculating = e;
+	calculating_participant = Participants[0];
+	inc_engine_forecast(e, as_of, Participants[0], upto, n, Property, props, CollectForecast, hash);
+	calculating = NULL;
+	stats.forecasts++;
+	fail_jump = NULL;
+	fuzz_arena_reset(&participant_arena);
+	fuzz_arena = &engine_arena;
+	return true;
+}
+
+/*
+ * CheckForecast: participant A's forecast as of a date around one of the
+ * periods' bounds, and after every period: the same on the fast path and
+ * with the big rationals (CollectForecast checks each row).
+ */
+static void
+CheckForecast(IncEngine *e, FuzzDriver *d, const FuzzVocab *v, const IncTxn *txns, int ntxns,
+			  PropTable *props)
+{
+	int32_t		dates[2];
+	int32_t		last = v->ends[0];
+	int			k;
+
+	for (k = 1; k < v->nperiods; k++)
+		if (v->ends[k] > last)
+			last = v->ends[k];
+	k = (int) fuzz_take(d, (uint32_t) v->nperiods);
+	dates[0] = (fuzz_take(d, 2) ? v->starts[k] : v->ends[k]) + (int32_t) fuzz_take(d, 61) - 30;
+	dates[1] = last + 1;
+	for (k = 0; k < 2; k++)
+	{
+		uint64_t	fast,
+					exact;
+		bool		fast_ok = RunForecast(e, txns, ntxns, props, dates[k], &fast);
+		bool		exact_ok;
+
+		inc_set_exact_only(true);
+		exact_ok = RunForecast(e, txns, ntxns, props, dates[k], &exact);
+		inc_set_exact_only(false);
+		if (fast_ok != exact_ok)
+			fuzz_bug(fast_ok ? "a forecast failed with the exact arithmetic only"
+					 : "a forecast failed on the fast path only", NULL);
+		if (fast_ok && fast != exact)
+			fuzz_bug("the fast path and the exact arithmetic give different forecasts", NULL);
+	}
 }
 
 /*
@@ -1131,6 +1270,10 @@ RunInput(const uint8_t *data, size_t size)
 		fuzz_bug("participant A's rows or diagnostics differ shuffled, with resolved ids", NULL);
 
 	CheckGroups(&w, &d, txns, ntxns, props);
+
+	/* the forecast's engine has no diagnostics */
+	CheckForecast(plain ? plain : e, &d, v, txns[0], ntxns[0], props);
+
 	if (!RunParticipant(e, diagnostics, &w, 1, txns[1], ntxns[1], props, &hash_b))
 		return;
 	if (!RunParticipant(e, diagnostics, &w, 0, txns[0], ntxns[0], props, &hash_a2))

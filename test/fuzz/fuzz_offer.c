@@ -111,6 +111,27 @@ CheckFilters(const IncOffer *o, const IncFilter *f, int n)
 	}
 }
 
+/*
+ * CheckBaseline: a growth type has a baseline, by valid ordered dates or
+ * by a property; any other type has none.
+ */
+static void
+CheckBaseline(IncThresholdType type, const IncBaseline *b)
+{
+	if (!inc_threshold_growth(type))
+	{
+		EXPECT(b->kind == INC_BASELINE_NONE && b->property_key == NULL);
+		return;
+	}
+	if (b->kind == INC_BASELINE_PROPERTY)
+		CheckString(b->property_key, true);
+	else
+	{
+		EXPECT(b->kind == INC_BASELINE_DATES && b->property_key == NULL);
+		EXPECT(b->start_date <= b->end_date);
+	}
+}
+
 static void
 CheckSkuRates(const IncOffer *o, const IncSkuRate *r, int n)
 {
@@ -185,14 +206,28 @@ CheckOffer(const IncOffer *o)
 				else
 				{
 					EXPECT(st->threshold_type == INC_THRESHOLD_AMOUNT ||
-						   st->threshold_type == INC_THRESHOLD_QUANTITY);
+						   st->threshold_type == INC_THRESHOLD_QUANTITY ||
+						   inc_threshold_growth(st->threshold_type));
 					CheckFilters(o, st->threshold_filters, st->nthreshold_filters);
 				}
+				CheckBaseline(st->threshold_type, &st->baseline);
+				if (st->pays_on == INC_PAYS_ON_GROWTH)
+					EXPECT(inc_threshold_growth(st->threshold_type) &&
+						   o->calculator != INC_FIXED_AMOUNT &&
+						   st->tier_mode != INC_TIERS_INCREMENTAL);
+				else
+					EXPECT(st->pays_on == INC_PAYS_ON_ALL_VOLUME);
 				EXPECT(st->ntiers > 0);
 				for (i = 0; i < st->ntiers; i++)
 				{
 					CheckString(st->tiers[i].key, true);
 					CheckDec(&st->tiers[i].threshold, -1);
+					if (inc_threshold_growth(st->threshold_type))
+					{
+						static const IncDec minus_hundred = {-100, 0};
+
+						EXPECT(inc_dec_cmp(&st->tiers[i].threshold, &minus_hundred) >= 0);
+					}
 					CheckDec(&st->tiers[i].value, 0);
 					CheckMeasure(o, st->tiers[i].measure);
 					/* sorted, thresholds distinct */
@@ -271,12 +306,14 @@ CheckRules(const IncOffer *o)
 
 	EXPECT(r->enrollment == INC_ENROLLMENT_OPEN || r->enrollment == INC_ENROLLMENT_REQUIRED);
 	if (o->strategy != INC_STEPPED)
-		EXPECT(o->stepped.tier_mode == INC_TIERS_ALL_VOLUME);
+		EXPECT(o->stepped.tier_mode == INC_TIERS_ALL_VOLUME &&
+			   o->stepped.pays_on == INC_PAYS_ON_ALL_VOLUME);
 	else if (o->stepped.tier_mode == INC_TIERS_INCREMENTAL)
 	{
 		EXPECT(o->calculator == INC_PERCENT_OF_AMOUNT || o->calculator == INC_DOLLARS_PER_UNIT);
 		EXPECT(o->stepped.threshold_type != INC_THRESHOLD_PROPERTY);
-		EXPECT(inc_dec_sign(&o->stepped.tiers[0].threshold) >= 0);
+		EXPECT(inc_dec_sign(&o->stepped.tiers[0].threshold) >= 0 ||
+			   inc_threshold_growth(o->stepped.threshold_type));
 	}
 	else
 		EXPECT(o->stepped.tier_mode == INC_TIERS_ALL_VOLUME);
@@ -293,10 +330,12 @@ CheckRules(const IncOffer *o)
 		}
 		else
 		{
-			EXPECT(q->type == INC_THRESHOLD_AMOUNT || q->type == INC_THRESHOLD_QUANTITY);
+			EXPECT(q->type == INC_THRESHOLD_AMOUNT || q->type == INC_THRESHOLD_QUANTITY ||
+				   inc_threshold_growth(q->type));
 			EXPECT(q->property_key == NULL);
 			CheckFilters(o, q->filters, q->nfilters);
 		}
+		CheckBaseline(q->type, &q->baseline);
 		for (j = 0; j < i; j++)
 			EXPECT(strcmp(q->key, r->requirements[j].key) != 0);
 	}

@@ -226,6 +226,8 @@ fuzz_certainly_unmet(const IncOffer *o, const IncTxn *txns, int ntxns, const cha
 		bool		known = true;
 
 		inc_rat_from_dec(&minimum, &req->minimum);
+		if (inc_threshold_growth(req->type))
+			continue;			/* a growth over a baseline: not summed here */
 		if (req->type == INC_THRESHOLD_PROPERTY)
 		{
 			IncDec		d;

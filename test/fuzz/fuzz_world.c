@@ -358,7 +358,24 @@ const char *const fuzz_builtin_offers[] = {
 	"{\"key\":\"t\",\"period_key\":\"p\",\"transaction_type\":\"sell\",\"conversion\":"
 	"{\"coverage_unit\":\"acre\",\"rates\":[{\"sku_key\":\"b\",\"rate\":0.5,\"from\":\"gal\"}]},"
 	"\"rates\":[" B_RATE("b", "0.75", "dollars") "]}],"
-	"\"stacks\":[{\"sku_set_keys\":[\"s\",\"t\"]}]}}"
+	"\"stacks\":[{\"sku_set_keys\":[\"s\",\"t\"]}]}}",
+
+	B_HEAD("b.growth.only_growth", "stepped", "percent_of_amount")
+	"\"incentive\":{\"pays_on\":\"growth\",\"filters\":[" B_FILTER("q", "\"a\",\"b\"", "buy") "],"
+	"\"threshold_definition\":{\"type\":\"growth_amount\",\"filters\":["
+	B_FILTER("q", "\"a\",\"b\"", "buy") "],"
+	"\"baseline\":{\"start_date\":\"2026-01-01\",\"end_date\":\"2026-06-30\"}},"
+	"\"rates\":[" B_TIER("-20", "1", "percent") "," B_TIER("10", "2.5", "percent") "]}}",
+
+	B_HEAD("b.growth.banded", "stepped", "dollars_per_unit")
+	"\"limits\":{\"maximum\":75},"
+	"\"requirements\":[{\"key\":\"grow\",\"type\":\"growth_quantity\",\"minimum\":-40,"
+	"\"filters\":[" B_FILTER("p", "\"c\"", "buy") "],\"baseline\":{\"property\":{\"key\":\"bp\"}}}],"
+	"\"incentive\":{\"tier_mode\":\"incremental\",\"filters\":[" B_FILTER("p", "\"a\",\"c\"", "buy") "],"
+	"\"threshold_definition\":{\"type\":\"growth_quantity\",\"filters\":["
+	B_FILTER("p", "\"a\",\"c\"", "buy") "],\"baseline\":{\"property\":{\"key\":\"base\"}}},"
+	"\"rates\":[" B_TIER("-100", "0.25", "dollars") "," B_TIER("0", "1", "dollars") ","
+	B_TIER("25", "1.5", "dollars") "]}}"
 };
 
 const int	fuzz_nbuiltin = (int) (sizeof(fuzz_builtin_offers) / sizeof(fuzz_builtin_offers[0]));

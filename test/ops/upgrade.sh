@@ -94,7 +94,7 @@ for ext in incentives incentives_cluster; do
 			# The earnings lifecycle's history (docs/lifecycle.md) starts at
 			# the update, so it cannot equal a fresh install's: the offer
 			# versions are one open version 1 per offer, its document;
-			# statements and exceptions none yet; the earnings partition
+			# statements, exceptions and accruals none yet; the earnings partition
 			# named after a run holds the rows incentives.earnings shows
 			# (compared above).
 			case $name in
@@ -105,7 +105,8 @@ for ext in incentives incentives_cluster; do
 				          OR v.document IS DISTINCT FROM o.document")
 				[ "$bad" = 0 ] || fail "$ext $path: $bad offers without their open version 1 after the update"
 				continue ;;
-			incentives.statements | incentives.statement_lines | incentives.calculation_exceptions)
+			incentives.statements | incentives.statement_lines | incentives.calculation_exceptions | \
+			incentives.accruals | incentives.accrual_lines)
 				grep -q "^$kind $name rows 0 " "$work/after.digest" ||
 					fail "$ext $path: $name is not empty after the update"
 				continue ;;

@@ -61,8 +61,9 @@ SELECT is_empty(
   'no routine of the extension is SECURITY DEFINER');
 -- SQL and PL/pgSQL routines resolve names at run time: each must pin
 -- search_path.  The documented exceptions, the procedures that COMMIT
--- (incentives.refresh_earnings and incentives.settle), cannot (COMMIT is
--- refused in a procedure with a SET clause) and qualify every name instead.
+-- (incentives.refresh_earnings, incentives.settle and incentives.accrue),
+-- cannot (COMMIT is refused in a procedure with a SET clause) and qualify
+-- every name instead.
 SELECT is_empty(
   $$SELECT p.oid::regprocedure::text
       FROM pg_proc p
@@ -72,6 +73,7 @@ SELECT is_empty(
      WHERE l.lanname IN ('sql', 'plpgsql')
        AND p.oid::regprocedure::text NOT LIKE 'incentives.refresh_earnings(%'
        AND p.oid::regprocedure::text NOT LIKE 'incentives.settle(%'
+       AND p.oid::regprocedure::text NOT LIKE 'incentives.accrue(%'
        AND NOT coalesce(p.proconfig @> ARRAY['search_path=pg_catalog, pg_temp'], false)$$,
   'every SQL and PL/pgSQL routine of the extension pins search_path = pg_catalog, pg_temp');
 SELECT is_empty(
@@ -113,6 +115,7 @@ GRANT INSERT, UPDATE, DELETE
    TO incentives_test_admin;
 GRANT INSERT, UPDATE ON incentives.offer_versions TO incentives_test_admin;
 GRANT INSERT ON incentives.statements, incentives.statement_lines,
+                incentives.accruals, incentives.accrual_lines,
                 incentives.calculation_exceptions TO incentives_test_admin;
 GRANT SELECT, INSERT, DELETE ON incentives.earnings_changes TO incentives_test_admin;
 GRANT USAGE ON ALL SEQUENCES IN SCHEMA incentives TO incentives_test_admin;

@@ -17,7 +17,8 @@
 --     all-participant total and no error of a run over everyone; and no
 --     value of any row a reader sees names a participant it may not see;
 --   * every set-returning function of schema incentives callable without
---     arguments whose rows have a participant_key shows each role exactly
+--     arguments (and incentives.forecast with its date) whose rows have a
+--     participant_key shows each role exactly
 --     the participants it may see;
 -- participant groups: each reader gets its members' rows computed over
 -- the whole group, and sees no other member; and the refresh: an admin
@@ -103,6 +104,9 @@ CALL incentives.refresh_earnings(participant_key => 'retailer_001');
 CALL incentives.settle('2026-12-31');
 CALL incentives.settle('2026-12-31', 'retailer_002');
 CALL incentives.settle('2026-12-31', 'retailer_003');
+-- Accruals of every participant, twice (docs/lifecycle.md, Accruals).
+CALL incentives.accrue('2026-03-31');
+CALL incentives.accrue('2026-06-30');
 INSERT INTO incentives.transactions VALUES
   ('A-9', 'retailer_001', 'buy', '2026-06-01', 's1', 1, 'drum', 10.00),
   ('B-9', 'retailer_002', 'buy', '2026-06-01', 's1', 1, 'drum', 10.00);
@@ -307,6 +311,21 @@ SELECT set_eq(
   FROM participant_sources s,
        (VALUES ('analyst_alice'), ('analyst_bob'), ('manager_carol')) AS r(role_name)
  ORDER BY s.what, r.role_name;
+
+-- incentives.forecast needs its as_of_date: as each role, exactly its
+-- participants too.
+SELECT set_eq(
+         format('SELECT * FROM pg_temp.participants_as(%L, %L)', r.role_name,
+                $q$SELECT participant_key FROM incentives.forecast('2026-06-30')$q$),
+         format('SELECT p FROM pg_temp.participants_as(NULL, %L) AS p
+                  WHERE p IN (SELECT a.participant_key FROM allowed AS a WHERE a.role_name = %L)',
+                $q$SELECT participant_key FROM incentives.forecast('2026-06-30')$q$, r.role_name),
+         format('function incentives.forecast(''2026-06-30'') shows %s exactly the participants it may see', r.role_name))
+  FROM (VALUES ('analyst_alice'), ('analyst_bob'), ('manager_carol')) AS r(role_name)
+ ORDER BY r.role_name;
+SELECT cmp_ok((SELECT count(DISTINCT p) FROM pg_temp.participants_as(NULL,
+                 $q$SELECT participant_key FROM incentives.forecast('2026-06-30')$q$) AS p), '>=', 3::bigint,
+  '(the forecast has rows of three participants or more)');
 
 SELECT set_eq(
   $$SELECT * FROM pg_temp.participants_as('analyst_alice', 'SELECT incentives.visible_participants() AS participant_key')$$,

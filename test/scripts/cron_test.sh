@@ -29,6 +29,9 @@
 #    (CALL incentives.settle(<last day of the previous month>)) runs as an
 #    @reboot job; one statement of that date, its lines adding up to the
 #    earnings through it.
+# 4. The monthly accrual (CALL incentives.accrue(<the same date>)) as an
+#    @reboot job; one accrual of that date, its lines equal to the forecast
+#    of that date (docs/lifecycle.md, Accruals).
 #
 # Prints one PASS or FAIL line at the end; exits non-zero on failure.
 set -euo pipefail
@@ -147,4 +150,20 @@ earned=$(val "SELECT count(*) || ' ' || sum(s) FROM (SELECT participant_key, off
 q -c "SELECT cron.unschedule($job)" >/dev/null
 echo "check-cron: round 3: the settle job succeeded; statement of $month_end with $lines (lines, due) = the earnings through it"
 
-echo "check-cron: PASS (pg_cron ran CALL incentives.refresh_earnings(): a success, then a logged failure that kept the earnings; and the monthly CALL incentives.settle)"
+# ---- round 4: the monthly accrual of docs/lifecycle.md -----------------------
+# Scheduled for real as '0 3 1 * *' (03:00 on the first of the month, after
+# the settle); here the same command as an @reboot job.
+ACCRUE_CMD="CALL incentives.accrue((date_trunc('month', current_date) - interval '1 day')::date)"
+reboot_job 4 incentives-accrue-test "$ACCRUE_CMD" succeeded
+accrual=$(val "SELECT count(*) || ' ' || min(as_of_date) FROM incentives.accruals")
+[ "$accrual" = "1 $month_end" ] || fail "round 4: accruals are '$accrual', expected one of $month_end"
+lines=$(val "SELECT count(*) || ' ' || COALESCE(sum(accrued_to_date), 0) || ' ' || COALESCE(sum(delta), 0)
+               FROM incentives.accrual_lines")
+forecast=$(val "SELECT count(*) || ' ' || COALESCE(sum(accrual_to_date), 0) || ' ' || COALESCE(sum(accrual_to_date), 0)
+                  FROM incentives.forecast('$month_end') WHERE accrual_to_date <> 0")
+[ "$lines" = "$forecast" ] || fail "round 4: the accrual's lines are '$lines', the forecast of $month_end '$forecast'"
+case "$lines" in 0\ *) fail "round 4: the accrual has no lines: the fixture proves nothing" ;; esac
+q -c "SELECT cron.unschedule($job)" >/dev/null
+echo "check-cron: round 4: the accrue job succeeded; accrual of $month_end with $lines (lines, accrued, booked) = the forecast of that date"
+
+echo "check-cron: PASS (pg_cron ran CALL incentives.refresh_earnings(): a success, then a logged failure that kept the earnings; the monthly CALL incentives.settle and CALL incentives.accrue)"

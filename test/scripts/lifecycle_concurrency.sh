@@ -23,12 +23,18 @@
 #        sessions settle the same new date at the same moment.  After every
 #        round, for every participant and offer the amounts due of all
 #        lines add up to exactly what was earned through that date.
+# 3. Two accrues never book the same accrual twice: ACCRUE_ROUNDS rounds of
+#    two sessions accruing the same new month end at the same moment; after
+#    every round, for every participant and offer the deltas of all its
+#    lines add up to its latest accrual, which is the forecast's
+#    accrual_to_date of that date, and only one line of the date books it.
 # Prints ok/FAIL lines; exits non-zero on any failure.
-# Environment: N_TXNS (200000), SETTLE_ROUNDS (6), TEST_DB.
+# Environment: N_TXNS (200000), SETTLE_ROUNDS (6), ACCRUE_ROUNDS (3), TEST_DB.
 set -euo pipefail
 
 N_TXNS=${N_TXNS:-200000}
 SETTLE_ROUNDS=${SETTLE_ROUNDS:-6}
+ACCRUE_ROUNDS=${ACCRUE_ROUNDS:-3}
 DB=${TEST_DB:-incentives_lifecycle_concurrency}
 WORK=$(mktemp -d)
 cd "$(dirname "$0")/../.."
@@ -187,6 +193,36 @@ for r in $(seq 1 "$SETTLE_ROUNDS"); do
     ok "2b round $r ($d): two settles at once; every pair's amounts due add up to its earnings through $d"
   else
     fail "2b round $r ($d): $wrong pairs whose settled total differs from the earnings, $twice paid twice"
+  fi
+done
+
+# ---- 3: two accrues racing, round after round ---------------------------------
+for r in $(seq 1 "$ACCRUE_ROUNDS"); do
+  d=$(val "SELECT (date_trunc('month', date '2026-01-01' + interval '1 month' * ($r + 1)) - interval '1 day')::date")
+  psql_db -c "SET client_min_messages = warning" -c "CALL incentives.accrue('$d')" >"$WORK/r1.out" 2>&1 &
+  p1=$!
+  psql_db -c "SET client_min_messages = warning" -c "CALL incentives.accrue('$d')" >"$WORK/r2.out" 2>&1 &
+  p2=$!
+  wait "$p1" || fail "3 round $r: an accrue failed: $(cat "$WORK/r1.out")"
+  wait "$p2" || fail "3 round $r: an accrue failed: $(cat "$WORK/r2.out")"
+  # every pair's deltas add up to its latest accrual, which is the forecast's
+  wrong=$(val "WITH booked AS (SELECT participant_key, offer_key, sum(delta) AS booked,
+                                      (array_agg(accrued_to_date ORDER BY accrual_id DESC))[1] AS latest
+                                 FROM incentives.accrual_lines GROUP BY 1, 2),
+                    forecast AS (SELECT participant_key, offer_key, accrual_to_date
+                                   FROM incentives.forecast('$d'))
+               SELECT count(*) FROM booked FULL JOIN forecast USING (participant_key, offer_key)
+                WHERE booked IS DISTINCT FROM latest
+                   OR COALESCE(latest, 0) <> COALESCE(accrual_to_date, 0)")
+  twice=$(val "SELECT count(*) FROM (SELECT l.participant_key, l.offer_key
+                                      FROM incentives.accrual_lines l JOIN incentives.accruals a USING (accrual_id)
+                                     WHERE a.as_of_date = '$d' AND l.delta <> 0
+                                     GROUP BY 1, 2 HAVING count(*) > 1) x")
+  accruals=$(val "SELECT count(*) FROM incentives.accruals WHERE as_of_date = '$d'")
+  if [ "$wrong" = 0 ] && [ "$twice" = 0 ] && [ "$accruals" = 2 ]; then
+    ok "3 round $r ($d): two accrues at once; every pair's deltas add up to its forecast accrual of $d, booked once"
+  else
+    fail "3 round $r ($d): $wrong pairs whose booked total differs from the forecast, $twice booked twice, $accruals accruals"
   fi
 done
 

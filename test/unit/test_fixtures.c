@@ -15,7 +15,11 @@
  * engine together, each with its participant's and aggregation key's
  * index.  Rows are printed as the earning columns in expected.csv's order
  * (17, or 18 with group_key when expected.csv has it), an empty field for
- * a NULL; the two row lists must be equal as multisets.
+ * a NULL; the two row lists must be equal as multisets.  An
+ * expected_forecast_<as_of_date>.csv is the forecast as of that date
+ * (inc_engine_forecast and inc_engine_forecast_unit over the transactions
+ * dated on or before it, as the host reads them), printed as its 14
+ * columns.
  */
 #include <stdlib.h>
 
@@ -23,6 +27,7 @@
 
 #include "unit.h"
 #include "../../src/core/engine/engine.h"
+#include "../../src/core/engine/forecast.h"
 #include "../../src/core/engine/groups.h"
 
 #define MAX_ROWS 512
@@ -204,6 +209,40 @@ Print(void *ctx, const IncRow *row)
 	p->n++;
 }
 
+/* DateText: a day number as YYYY-MM-DD in one of 8 rotating buffers. */
+static const char *
+DateText(int32_t days)
+{
+	static char buf[8][16];
+	static int	next;
+	char	   *b = buf[next++ % 8];
+
+	inc_date_format(days, b, 16);
+	return b;
+}
+
+/* PrintForecast: one forecast row as expected_forecast_*.csv's line. */
+static void
+PrintForecast(void *ctx, const IncForecastRow *row)
+{
+	Printed    *p = ctx;
+
+	if (p->n < MAX_ROWS)
+		snprintf(p->rows[p->n], sizeof(p->rows[0]),
+				 "%s,%s,%s,%s,%s,%d,%d,%s,%s,%s,%s,%s,%s,%s",
+				 row->participant_key, row->offer->offer_key,
+				 row->group_key ? row->group_key : "",
+				 DateText(row->span_start), DateText(row->span_end),
+				 row->elapsed_days, row->span_days,
+				 row->has_basis_to_date ? unit_dec_text(&row->basis_to_date) : "",
+				 row->has_projected_basis ? unit_dec_text(&row->projected_basis) : "",
+				 row->rate_key_to_date ? row->rate_key_to_date : "",
+				 row->projected_rate_key ? row->projected_rate_key : "",
+				 unit_dec_text(&row->earned_to_date), unit_dec_text(&row->projected_earnings),
+				 unit_dec_text(&row->accrual_to_date));
+	p->n++;
+}
+
 /* The transactions.csv rows in (participant_key, transaction_id) byte order. */
 static const Csv *sorting;
 
@@ -265,6 +304,16 @@ RunFixture(const char *name, const char *expected_file)
 				start;
 	char	   *props;
 	IncGroups  *groups;
+	const char *forecast = strncmp(expected_file, "expected_forecast_", 18) == 0 ?
+		expected_file + 18 : NULL;
+	char		as_of_text[11] = "";
+	int32_t		as_of = 0;
+
+	if (forecast)
+	{
+		memcpy(as_of_text, forecast, 10);
+		as_of = Date(as_of_text);
+	}
 
 	snprintf(path, sizeof(path), "test/fixtures/%s/offers.json", name);
 	noffers = unit_load_offers(path, offers, 16);
@@ -342,9 +391,15 @@ RunFixture(const char *name, const char *expected_file)
 
 			if (inc_groups_find(groups, f[1], strlen(f[1]), &index) >= 0)
 				continue;
+			/* a forecast reads what a calculation through its date reads */
+			if (forecast && Date(f[3]) > as_of)
+				continue;
 			FixtureTxn(f, &t[n++]);
 		}
-		if (n > 0)
+		if (n > 0 && forecast)
+			inc_engine_forecast(e, as_of, participant, t, n, Property, &host,
+								PrintForecast, &printed);
+		else if (n > 0)
 			inc_engine_calculate(e, participant, t, n, Property, &host, Print, &printed);
 	}
 	/* then each unit of the groups, its transactions together */
@@ -364,13 +419,19 @@ RunFixture(const char *name, const char *expected_file)
 
 			if (inc_groups_find(groups, f[1], strlen(f[1]), &index) != u)
 				continue;
+			if (forecast && Date(f[3]) > as_of)
+				continue;
 			FixtureTxn(f, &t[n]);
 			t[n].participant = index;
 			t[n].aggregation = inc_groups_aggregation(groups, u, index, t[n].transaction_date, true);
 			n++;
 		}
 		unit.flags = flags;
-		inc_engine_calculate_unit(e, &unit, t, n, Property, &host, Print, &printed);
+		if (forecast)
+			inc_engine_forecast_unit(e, as_of, &unit, t, n, Property, &host,
+									 PrintForecast, &printed);
+		else
+			inc_engine_calculate_unit(e, &unit, t, n, Property, &host, Print, &printed);
 	}
 
 	CHECK(printed.n == expected.nrows);
@@ -416,10 +477,12 @@ test_fixtures(void)
 		"stepped_amount", "stepped_property", "stacked_pair_up", "stacked_multi_stack",
 		"fixed_amount_pools", "rules_enrollment", "rules_requirements",
 		"rules_incremental_tiers", "rules_limits", "groups_accumulate", "groups_pool_limits",
+		"growth_baseline", "forecast_run_rate",
 	};
 	int			i;
 
 	for (i = 0; i < (int) (sizeof(cases) / sizeof(cases[0])); i++)
 		RunFixture(cases[i], "expected.csv");
 	RunFixture("stepped_property", "expected_stored.csv");
+	RunFixture("forecast_run_rate", "expected_forecast_2026-05-31.csv");
 }

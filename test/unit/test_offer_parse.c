@@ -183,7 +183,7 @@ static const InvalidCase InvalidCases[] = {
 	{true, HEAD("stepped", "percent_of_amount") PERIODS ",'incentive':{'filters':[" FILTER "],'rates':[]}}",
 	E("incentive.threshold_definition is required")},
 	{true, STEP(FILTER, "'threshold_definition':{'type':'sum'}", TIER("1", "1")),
-	E("incentive.threshold_definition.type must be one of aggregated_amount, aggregated_quantity, property")},
+	E("incentive.threshold_definition.type must be one of aggregated_amount, aggregated_quantity, property, growth_amount, growth_quantity")},
 	{true, STEP(FILTER, "'threshold_definition':{'type':'aggregated_quantity'}", TIER("1", "1")),
 	E("incentive.threshold_definition.filters is required")},
 	{true, STEP(FILTER, "'threshold_definition':{'type':'aggregated_amount','filters':[{'period_key':'q','sku_keys':['a'],'transaction_type':'t'}]}", TIER("1", "1")),

@@ -69,7 +69,7 @@ static const RuleCase InvalidRules[] = {
 	{STD(",'requirements':[{'key':'q','property':{'key':'bp'},'minimum':1}]"),
 	E("requirements[0].type is required")},
 	{STD(",'requirements':[{'key':'q','type':'count','minimum':1}]"),
-	E("requirements[0].type must be one of aggregated_amount, aggregated_quantity, property")},
+	E("requirements[0].type must be one of aggregated_amount, aggregated_quantity, property, growth_amount, growth_quantity")},
 	{STD(",'requirements':[{'key':'q','type':'property','property':{'key':'bp'}}]"),
 	E("requirements[0].minimum is required")},
 	{STD(",'requirements':[{'key':'q','type':'property','property':{'key':'bp'},'minimum':'90'}]"),

@@ -203,6 +203,7 @@ main(void)
 	test_rules();
 	unit_arena_reset();
 	test_rules_errors();
+	test_growth();
 	unit_arena_reset();
 	test_groups();
 	unit_arena_reset();

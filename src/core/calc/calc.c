@@ -14,6 +14,10 @@
  * functions) beside the big rationals: a row is computed the fast way when
  * every value fits, else the exact way; the two agree to the last digit.
  *
+ * In a forecast's projection (IncCalc.projection) every quantity and
+ * amount read here is multiplied by the offer's k on the way out, exactly
+ * (on the fast path too): the strategies and rules never see the factor.
+ *
  * Data errors (a missing unit conversion, a property that is not a number,
  * a NULL column a figure needs) go through inc_calc_data_error: they fail
  * at once, or, while the program rules defer them (IncCalc.defer), are
@@ -163,14 +167,51 @@ ConvertToQ(IncCalc *c, const IncTxn *t, int to, IncQ *out)
 	return false;
 }
 
-/* inc_calc_convert_q: inc_calc_convert on the fast path. */
-bool
-inc_calc_convert_q(IncCalc *c, const IncTxn *t, const char *to_uom, IncQ *out)
+/*
+ * Projected: is t's volume projected (c->projection: a forecast's offer,
+ * t dated inside its projected days)?
+ */
+static inline bool
+Projected(const IncCalc *c, const IncTxn *t)
+{
+	return c->projection != NULL && (t->nulls & INC_TXN_NULL_DATE) == 0 &&
+		t->transaction_date >= c->projection->from &&
+		t->transaction_date <= c->projection->to;
+}
+
+/* ProjectQ: v x k when t is projected; false when that does not fit. */
+static inline bool
+ProjectQ(const IncCalc *c, const IncTxn *t, IncQ *v)
+{
+	IncQ		k;
+
+	if (!Projected(c, t))
+		return true;
+	k.num = c->projection->span_days;
+	k.den = c->projection->elapsed_days;
+	return inc_q_mul(v, v, &k);
+}
+
+/* ProjectRat: v x k when t is projected. */
+static void
+ProjectRat(const IncCalc *c, const IncTxn *t, IncRat *v)
+{
+	IncRat		k;
+
+	if (!Projected(c, t))
+		return;
+	inc_rat_from_int(&k, c->projection->span_days);
+	inc_rat_mul(v, v, &k);
+	inc_rat_from_int(&k, c->projection->elapsed_days);
+	inc_rat_div(v, v, &k);
+}
+
+/* ConvertQ: t's quantity in to_uom on the fast path, not projected. */
+static bool
+ConvertQ(IncCalc *c, const IncTxn *t, const char *to_uom, IncQ *out)
 {
 	int			to;
 
-	if (!inc_fast())
-		return false;
 	if (!inc_calc_has(c, t, QUANTITY_COLUMNS))
 	{
 		inc_q_from_int(out, 0);
@@ -188,14 +229,19 @@ inc_calc_convert_q(IncCalc *c, const IncTxn *t, const char *to_uom, IncQ *out)
 	return inc_q_from_dec(out, &t->quantity);
 }
 
-/* inc_calc_sku_quantity_q: inc_calc_sku_quantity on the fast path. */
+/* inc_calc_convert_q: inc_calc_convert on the fast path. */
 bool
-inc_calc_sku_quantity_q(IncCalc *c, const IncTxn *t, IncQ *out)
+inc_calc_convert_q(IncCalc *c, const IncTxn *t, const char *to_uom, IncQ *out)
+{
+	return inc_fast() && ConvertQ(c, t, to_uom, out) && ProjectQ(c, t, out);
+}
+
+/* SkuQuantityQ: t's quantity in its SKU's unit on the fast path, not projected. */
+static inline bool
+SkuQuantityQ(IncCalc *c, const IncTxn *t, IncQ *out)
 {
 	const char *uom;
 
-	if (!inc_fast())
-		return false;
 	if (!inc_calc_has(c, t, QUANTITY_COLUMNS))
 	{
 		inc_q_from_int(out, 0);
@@ -210,7 +256,43 @@ inc_calc_sku_quantity_q(IncCalc *c, const IncTxn *t, IncQ *out)
 	uom = inc_units_sku_uom(c->units, t->sku_key);
 	if (uom == NULL)
 		return inc_q_from_dec(out, &t->quantity);
-	return inc_calc_convert_q(c, t, uom, out);
+	return ConvertQ(c, t, uom, out);
+}
+
+/*
+ * inc_calc_sku_quantity_q: inc_calc_sku_quantity on the fast path (a
+ * calculation without projection takes the first return, as before there
+ * was one).
+ */
+bool
+inc_calc_sku_quantity_q(IncCalc *c, const IncTxn *t, IncQ *out)
+{
+	if (!inc_fast())
+		return false;
+	if (c->projection == NULL)
+		return SkuQuantityQ(c, t, out);
+	return SkuQuantityQ(c, t, out) && ProjectQ(c, t, out);
+}
+
+/* AmountQ: t's provided amount on the fast path (projected), once inc_fast() holds. */
+static inline bool
+AmountQ(IncCalc *c, const IncTxn *t, IncQ *out)
+{
+	if (!inc_calc_has(c, t, INC_TXN_NULL_AMOUNT))
+	{
+		inc_q_from_int(out, 0);
+		return true;
+	}
+	if (c->projection == NULL)
+		return inc_q_from_dec(out, &t->amount);
+	return inc_q_from_dec(out, &t->amount) && ProjectQ(c, t, out);
+}
+
+/* inc_calc_amount_q: inc_calc_amount on the fast path. */
+bool
+inc_calc_amount_q(IncCalc *c, const IncTxn *t, IncQ *out)
+{
+	return inc_fast() && AmountQ(c, t, out);
 }
 
 /* inc_calc_base_amount_q: inc_calc_base_amount on the fast path. */
@@ -223,12 +305,7 @@ inc_calc_base_amount_q(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 
 	if (price)
 		return inc_q_from_dec(&p, price) && inc_q_mul(out, sku_quantity, &p);
-	if (!inc_calc_has(c, t, INC_TXN_NULL_AMOUNT))
-	{
-		inc_q_from_int(out, 0);
-		return true;
-	}
-	return inc_q_from_dec(out, &t->amount);
+	return AmountQ(c, t, out);
 }
 
 /* inc_calc_rate_figures_q: inc_calc_rate_figures on the fast path. */
@@ -251,9 +328,9 @@ inc_calc_rate_figures_q(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 	return inc_q_mul(incentive, quantity, &r);
 }
 
-/* inc_calc_convert: t's quantity expressed in to_uom. */
-void
-inc_calc_convert(IncCalc *c, const IncTxn *t, const char *to_uom, IncRat *out)
+/* Convert: t's quantity expressed in to_uom, not projected. */
+static void
+Convert(IncCalc *c, const IncTxn *t, const char *to_uom, IncRat *out)
 {
 	int			to;
 
@@ -274,9 +351,17 @@ inc_calc_convert(IncCalc *c, const IncTxn *t, const char *to_uom, IncRat *out)
 	}
 }
 
-/* inc_calc_sku_quantity: t's quantity in its SKU's unit of measure. */
+/* inc_calc_convert: t's quantity expressed in to_uom. */
 void
-inc_calc_sku_quantity(IncCalc *c, const IncTxn *t, IncRat *out)
+inc_calc_convert(IncCalc *c, const IncTxn *t, const char *to_uom, IncRat *out)
+{
+	Convert(c, t, to_uom, out);
+	ProjectRat(c, t, out);
+}
+
+/* SkuQuantity: t's quantity in its SKU's unit of measure, not projected. */
+static void
+SkuQuantity(IncCalc *c, const IncTxn *t, IncRat *out)
 {
 	const char *uom;
 
@@ -299,7 +384,47 @@ inc_calc_sku_quantity(IncCalc *c, const IncTxn *t, IncRat *out)
 	if (uom == NULL)
 		inc_rat_from_dec(out, &t->quantity);
 	else
-		inc_calc_convert(c, t, uom, out);
+		Convert(c, t, uom, out);
+}
+
+/* inc_calc_sku_quantity: t's quantity in its SKU's unit of measure. */
+void
+inc_calc_sku_quantity(IncCalc *c, const IncTxn *t, IncRat *out)
+{
+	SkuQuantity(c, t, out);
+	ProjectRat(c, t, out);
+}
+
+/* inc_calc_amount: t's provided amount (0 for a NULL one, when deferred). */
+void
+inc_calc_amount(IncCalc *c, const IncTxn *t, IncRat *out)
+{
+	if (!inc_calc_has(c, t, INC_TXN_NULL_AMOUNT))
+	{
+		inc_rat_from_int(out, 0);
+		return;
+	}
+	inc_rat_from_dec(out, &t->amount);
+	ProjectRat(c, t, out);
+}
+
+/* inc_calc_add_volume: t's quantity in its SKU's unit, or its amount, into sum. */
+void
+inc_calc_add_volume(IncCalc *c, const IncTxn *t, bool quantity, IncSum *sum)
+{
+	IncRat		value;
+	IncQ		q;
+
+	if (quantity ? inc_calc_sku_quantity_q(c, t, &q) : inc_fast() && AmountQ(c, t, &q))
+		inc_sum_add_q(sum, &q);
+	else
+	{
+		if (quantity)
+			inc_calc_sku_quantity(c, t, &value);
+		else
+			inc_calc_amount(c, t, &value);
+		inc_sum_add_rat(sum, &value);
+	}
 }
 
 /* inc_calc_base_amount: quantity x price when the offer prices the SKU, else amount. */
@@ -316,10 +441,8 @@ inc_calc_base_amount(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 		inc_rat_from_dec(&p, price);
 		inc_rat_mul(out, sku_quantity, &p);
 	}
-	else if (inc_calc_has(c, t, INC_TXN_NULL_AMOUNT))
-		inc_rat_from_dec(out, &t->amount);
 	else
-		inc_rat_from_int(out, 0);
+		inc_calc_amount(c, t, out);
 }
 
 /* inc_pay_rate: rate / 100 for percent, the rate for dollars, exactly. */
@@ -561,6 +684,46 @@ inc_calc_property_of(IncCalc *c, const char *key, const char *property_key, IncR
 		return false;
 	inc_rat_from_dec(value, &prop);
 	return true;
+}
+
+/* inc_row_order: (transaction_id, incentive_rate_key) in byte order. */
+int
+inc_row_order(const IncRow *a, const IncRow *b)
+{
+	int			cmp = strcmp(a->txn->transaction_id, b->txn->transaction_id);
+
+	return cmp ? cmp : strcmp(a->rate_key, b->rate_key);
+}
+
+/* inc_running_init: re-rounding by running sums with the factor num / den. */
+void
+inc_running_init(IncRunning *r, const IncRat *num, const IncRat *den)
+{
+	r->num = *num;
+	r->den = *den;
+	inc_rat_from_int(&r->sum, 0);
+	inc_rat_from_int(&r->previous, 0);
+}
+
+/* inc_running_next: round(S(i), 2) - round(S(i-1), 2) for the next row. */
+IncDec
+inc_running_next(IncRunning *r, const IncRat *exact, IncRat *scaled)
+{
+	IncRat		share,
+				rounded;
+
+	inc_rat_add(&r->sum, &r->sum, exact);
+	inc_rat_mul(&share, &r->sum, &r->num);
+	inc_rat_div(&share, &share, &r->den);
+	inc_rat_round(&rounded, &share, 2);
+	inc_rat_sub(&share, &rounded, &r->previous);
+	r->previous = rounded;
+	if (scaled)
+	{
+		inc_rat_mul(scaled, exact, &r->num);
+		inc_rat_div(scaled, scaled, &r->den);
+	}
+	return inc_rat_to_dec(&share, 2);
 }
 
 /* inc_index_list_push: append value, growing the list. */

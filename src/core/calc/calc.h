@@ -49,6 +49,22 @@ typedef struct IncFault
 } IncFault;
 
 /*
+ * IncProjection: the projection of one offer in a forecast
+ * (docs/reference.md, Forecast): the quantity and amount of every
+ * transaction dated from..to (both inclusive, days since 2000-01-01) are
+ * multiplied by k = span_days / elapsed_days wherever a figure uses them
+ * (the calculation helpers below apply it); other transactions, a
+ * baseline's for instance, are as they are.
+ */
+typedef struct IncProjection
+{
+	int32_t		from;
+	int32_t		to;
+	int32_t		span_days;
+	int32_t		elapsed_days;
+} IncProjection;
+
+/*
  * IncHoldFn: where rows go instead of the host while an offer with
  * requirements or limits is calculated (rules.c keeps them until the
  * participant's total is known): the row as rounded, and its exact
@@ -86,6 +102,8 @@ typedef struct IncCalc
 	void	   *hold_ctx;
 	IncEnrollmentFn enrollments;	/* may be NULL: nobody is enrolled */
 	void	   *enrollments_ctx;
+	const IncProjection *projection;	/* NULL, or the projection of the
+										 * offer being calculated */
 
 	/*
 	 * defer: NULL, and a data error fails at once (inc_fail); else the
@@ -152,6 +170,22 @@ extern void inc_calc_sku_quantity(IncCalc *c, const IncTxn *t, IncRat *out);
  */
 extern void inc_calc_base_amount(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 								 const IncRat *sku_quantity, IncRat *out);
+
+/*
+ * The provided amount of t (projected, c->projection); a NULL amount is a
+ * data error (0 when deferred).  inc_calc_amount_q: the same on the fast
+ * path (false when it does not fit, or the fast path is off).
+ */
+extern void inc_calc_amount(IncCalc *c, const IncTxn *t, IncRat *out);
+extern bool inc_calc_amount_q(IncCalc *c, const IncTxn *t, IncQ *out);
+
+/*
+ * inc_calc_add_volume: add t's volume to sum, as a stepped threshold sums
+ * it (docs/reference.md, Stepped): its quantity in its SKU's unit
+ * (quantity) or its provided amount; a data error adds nothing when
+ * deferred.
+ */
+extern void inc_calc_add_volume(IncCalc *c, const IncTxn *t, bool quantity, IncSum *sum);
 
 /* A pay rate: exact for percent (rate / 100) and dollars (rate), shortest form. */
 extern IncDec inc_pay_rate(IncCalculator calc, const IncDec *rate);
@@ -260,6 +294,36 @@ extern bool inc_calc_property(IncCalc *c, const char *property_key, IncRat *valu
  */
 extern bool inc_calc_property_of(IncCalc *c, const char *key, const char *property_key,
 								 IncRat *value);
+
+/*
+ * inc_row_order: rows in (transaction_id, incentive_rate_key) byte order,
+ * the order of re-rounding by running sums (docs/reference.md, Limits).
+ */
+extern int	inc_row_order(const IncRow *a, const IncRow *b);
+
+/*
+ * IncRunning: re-rounding scaled rows by running sums (docs/reference.md,
+ * Limits; Growth over a baseline): with the rows' exact amounts e(i) in
+ * inc_row_order and the factor f = num / den, row i gets
+ * round(S(i), 2) - round(S(i-1), 2), S(i) = f x (e(1) + ... + e(i)), so
+ * the rows add up to round(f x the exact total, 2).
+ */
+typedef struct IncRunning
+{
+	IncRat		num;
+	IncRat		den;
+	IncRat		sum;			/* e(1) + ... + e(i) */
+	IncRat		previous;		/* round(S(i), 2) */
+} IncRunning;
+
+extern void inc_running_init(IncRunning *r, const IncRat *num, const IncRat *den);
+
+/*
+ * inc_running_next: the reported amount of the next row, whose exact
+ * amount is exact; its scaled exact amount f x exact into *scaled unless
+ * NULL.
+ */
+extern IncDec inc_running_next(IncRunning *r, const IncRat *exact, IncRat *scaled);
 
 /* A growable array of transaction indexes. */
 typedef struct IncIndexList

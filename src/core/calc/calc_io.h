@@ -186,8 +186,24 @@ typedef struct IncRateRow
 	const IncDec *coverage_rate;	/* stacked: from-units per coverage unit */
 	const char *coverage_uom_key;	/* stacked: the conversion's "from" */
 	const char *tier_mode;		/* stepped: all_volume or incremental */
+	const char *pays_on;		/* stepped: all_volume or growth */
+	const IncBaseline *baseline;	/* stepped growth types: the baseline */
 } IncRateRow;
 
 typedef void (*IncRateFn) (void *ctx, const IncRateRow *row);
+
+/*
+ * IncBasis: what a stepped offer's tier was chosen by for a participant
+ * (docs/reference.md, Forecast): the threshold value (the growth
+ * percentage for growth types), rounded to 6 places, and the tier it
+ * meets (NULL: none), whether or not rows follow.  has_value is false
+ * when there is no value (a missing property, no growth value).
+ */
+typedef struct IncBasis
+{
+	bool		has_value;
+	IncDec		value;			/* scale 6 */
+	const char *rate_key;
+} IncBasis;
 
 #endif							/* INC_CALC_IO_H */

@@ -12,6 +12,10 @@
  * O(1).  The shared figures (units, base amounts, rounding) are in
  * calc.c, the unit tables in units.c.
  *
+ * A forecast's projection (inc_engine_set_projection) is one pointer per
+ * offer, handed to the calculation helpers (IncCalc.projection) before
+ * each operation of that offer; without one nothing changes.
+ *
  * An offer with program rules (IncOffer.rules.any) gets the rules'
  * operations table instead of its strategy's (rules.h): they call the
  * strategy's around their own, so the driver never branches on rules and
@@ -59,6 +63,11 @@ struct IncEngine
 	void	   *diagnostics_ctx;
 	IncEnrollmentFn enrollments;
 	void	   *enrollments_ctx;
+	IncBasisFn	basis;
+	void	   *basis_ctx;
+	IncProjection *projections; /* per offer, made by inc_engine_prepare */
+	const IncProjection **projected;	/* per offer: its projection, or NULL */
+	bool		projecting;		/* inc_engine_set_projection is on */
 	const char **enrollment_offer_keys;	/* offers with enrollment "required" */
 	int			nenrollment_offer_keys;
 	IncPosition position;		/* see inc_engine_position */
@@ -126,6 +135,38 @@ inc_engine_set_enrollments(IncEngine *e, IncEnrollmentFn fn, void *ctx)
 {
 	e->enrollments = fn;
 	e->enrollments_ctx = ctx;
+}
+
+/* inc_engine_set_basis: report every touched offer's basis to fn. */
+void
+inc_engine_set_basis(IncEngine *e, IncBasisFn fn, void *ctx)
+{
+	e->basis = fn;
+	e->basis_ctx = ctx;
+}
+
+/*
+ * inc_engine_set_projection: each offer's projection as of *as_of_date
+ * (none for an offer whose span starts after it), or none at all.
+ */
+void
+inc_engine_set_projection(IncEngine *e, const int32_t *as_of_date)
+{
+	int			o;
+
+	e->projecting = as_of_date != NULL;
+	if (as_of_date == NULL)
+		return;
+	for (o = 0; o < e->noffers; o++)
+	{
+		IncProjection *p = &e->projections[o];
+		int32_t		end;
+
+		inc_offer_span(e->offers[o], &p->from, &end);
+		p->to = *as_of_date;
+		inc_offer_span_days(e->offers[o], *as_of_date, &p->span_days, &p->elapsed_days);
+		e->projected[o] = p->elapsed_days > 0 ? p : NULL;
+	}
 }
 
 /* inc_engine_set_tick: fn is called between transactions and rows. */
@@ -210,6 +251,22 @@ inc_engine_prepare(IncEngine *e)
 
 	e->state_gen = inc_alloc(sizeof(uint64_t) * (e->noffers + 1));
 	e->state = inc_alloc(sizeof(void *) * (e->noffers + 1));
+	e->projections = inc_alloc(sizeof(IncProjection) * (e->noffers + 1));
+	e->projected = inc_alloc(sizeof(IncProjection *) * (e->noffers + 1));
+}
+
+/* inc_engine_noffers: how many offers the engine has. */
+int
+inc_engine_noffers(const IncEngine *e)
+{
+	return e->noffers;
+}
+
+/* inc_engine_offer: offer i, in the order they were added. */
+const IncOffer *
+inc_engine_offer(const IncEngine *e, int i)
+{
+	return e->offers[i];
 }
 
 /* inc_engine_sku_id: the id of the SKU named by len bytes at sku, or 0. */
@@ -352,6 +409,20 @@ struct Unit
 };
 
 /*
+ * CalcOf: key k's calculation, set up for offer o: with o's projection
+ * while a forecast projects (inc_engine_set_projection).
+ */
+static IncCalc *
+CalcOf(Unit *u, int o, int k)
+{
+	IncCalc    *c = &u->calcs[k];
+
+	if (u->e->projecting)
+		c->projection = u->e->projected[o];
+	return c;
+}
+
+/*
  * OfferState: the state of offer o for key k of the unit, begun (and
  * recorded as touched) on first use.
  */
@@ -363,7 +434,7 @@ OfferState(Unit *u, int o, int k)
 
 	if (u->gens[slot] == u->gen)
 		return u->states[slot];
-	u->states[slot] = e->ops[o]->begin(&u->calcs[k], e->offers[o]);
+	u->states[slot] = e->ops[o]->begin(CalcOf(u, o, k), e->offers[o]);
 	u->gens[slot] = u->gen;
 	u->touched[u->ntouched++] = slot;
 	return u->states[slot];
@@ -620,7 +691,8 @@ inc_engine_calculate_unit(IncEngine *e, const IncUnit *unit,
 		c->emit = UnitEmit;
 		c->emit_ctx = &u.emits[k];
 		c->tick = e->tick;
-		c->diagnostics = diagnostics;
+		/* a basis is reported whether or not the rules let rows out */
+		c->diagnostics = diagnostics || e->basis != NULL;
 		c->position = &e->position;
 		c->enrollments = e->enrollments;
 		c->enrollments_ctx = e->enrollments_ctx;
@@ -685,7 +757,7 @@ inc_engine_calculate_unit(IncEngine *e, const IncUnit *unit,
 					m->transactions++;
 				}
 			}
-			e->ops[o]->observe(&u.calcs[k], e->offers[o], state, hook, i);
+			e->ops[o]->observe(CalcOf(&u, o, k), e->offers[o], state, hook, i);
 		}
 	}
 	e->position.txn = NULL;
@@ -743,7 +815,7 @@ inc_engine_calculate_unit(IncEngine *e, const IncUnit *unit,
 		IncCalc    *c;
 
 		k = slot % nkeys;
-		c = &u.calcs[k];
+		c = CalcOf(&u, o, k);
 		e->position.participant_key = unit->keys[k];
 		u.offer = o;
 		e->ops[o]->finish(c, e->offers[o], u.states[slot]);
@@ -752,6 +824,14 @@ inc_engine_calculate_unit(IncEngine *e, const IncUnit *unit,
 		{
 			u.jsons[slot] = e->ops[o]->diagnose(c, e->offers[o], u.states[slot]);
 			inc_calc_at(c, NULL);
+		}
+		if (e->basis)
+		{
+			IncBasis	basis;
+			bool		known = e->ops[o]->basis(c, e->offers[o], u.states[slot], &basis);
+
+			inc_calc_at(c, NULL);
+			e->basis(e->basis_ctx, e->offers[o], k, known ? &basis : NULL);
 		}
 	}
 	if (diagnostics)
@@ -763,7 +843,8 @@ inc_engine_calculate_unit(IncEngine *e, const IncUnit *unit,
 /*
  * inc_engine_clear_position: outside a calculation again (a calculation
  * that failed left its position behind; a host reusing the engine clears
- * it, since the strings it points at are gone).
+ * it, since the strings it points at are gone), and without what a failed
+ * forecast left on: its basis report and its projection.
  */
 void
 inc_engine_clear_position(IncEngine *e)
@@ -771,6 +852,10 @@ inc_engine_clear_position(IncEngine *e)
 	e->position.participant_key = NULL;
 	e->position.txn = NULL;
 	e->position.unit = NULL;
+	/* a failed forecast's (forecast.c): its report went with it */
+	e->basis = NULL;
+	e->basis_ctx = NULL;
+	e->projecting = false;
 }
 
 /* inc_engine_position: the participant and transaction being calculated. */

@@ -85,10 +85,43 @@ extern void inc_engine_set_enrollments(IncEngine *e, IncEnrollmentFn fn, void *c
 extern void inc_engine_set_diagnostics(IncEngine *e, IncDiagnosticsFn fn, void *ctx);
 
 /*
+ * IncBasisFn: a forecast's basis of one offer for key (the index, among
+ * the unit's keys, of the participant or aggregation key whose state it
+ * is) just calculated (see inc_engine_set_basis); basis is NULL for an
+ * offer without tiers.
+ */
+typedef void (*IncBasisFn) (void *ctx, const IncOffer *offer, int key, const IncBasis *basis);
+
+/*
+ * inc_engine_set_basis: after each participant, report the basis of every
+ * offer its transactions touched to fn (NULL: none), after the offer's
+ * rows: the stepped threshold value and the tier it meets, whether or not
+ * rows follow (an offer whose requirements are not met is calculated as
+ * with diagnostics, its rows dropped).
+ */
+extern void inc_engine_set_basis(IncEngine *e, IncBasisFn fn, void *ctx);
+
+/*
+ * inc_engine_set_projection: project every later calculation to the end
+ * of each offer's span as of *as_of_date (days since 2000-01-01; NULL:
+ * no projection, the default) (docs/reference.md, Forecast): in an offer
+ * whose span starts on or before it, every transaction dated from the
+ * span's start to as_of_date has its quantity and amount multiplied by
+ * span_days / elapsed_days wherever a figure uses them (elapsed_days
+ * counts as_of_date and stops at span_days).  Call after
+ * inc_engine_prepare.
+ */
+extern void inc_engine_set_projection(IncEngine *e, const int32_t *as_of_date);
+
+/*
  * inc_engine_prepare: index the offers by SKU; call after the last
  * add/set and before the first calculate.
  */
 extern void inc_engine_prepare(IncEngine *e);
+
+/* The offers, in the order they were added (0 .. inc_engine_noffers - 1). */
+extern int	inc_engine_noffers(const IncEngine *e);
+extern const IncOffer *inc_engine_offer(const IncEngine *e, int i);
 
 /*
  * inc_engine_sku_keys: every SKU any offer mentions (earning, threshold,
@@ -181,7 +214,11 @@ extern void inc_engine_calculate(IncEngine *e, const char *participant_key,
 extern bool inc_engine_position(const IncEngine *e, const char **participant,
 								const char **transaction_id);
 
-/* inc_engine_clear_position: forget where a failed calculation was. */
+/*
+ * inc_engine_clear_position: forget where a failed calculation was, and a
+ * failed forecast's basis report and projection (inc_engine_forecast sets
+ * them while it runs): a host reusing an engine after a failure calls it.
+ */
 extern void inc_engine_clear_position(IncEngine *e);
 
 /*

@@ -1,8 +1,9 @@
 /*
  * offer.c
  *    Small services of the offer model: strategy, calculator, threshold
- *    type, tier mode, enrollment, aggregation and scope names, program price lookup, and ISO
- *    dates as PostgreSQL day numbers.
+ *    type, tier mode, enrollment, aggregation, scope and pays_on names, an
+ *    offer's span, program price lookup, and ISO dates as PostgreSQL day
+ *    numbers.
  *
  * Dates are days since 2000-01-01 (PostgreSQL's DateADT), computed with
  * integer arithmetic on the proleptic Gregorian calendar, so the engine
@@ -30,6 +31,13 @@ const char *const inc_threshold_type_names[INC_NTHRESHOLD_TYPES] = {
 	[INC_THRESHOLD_AMOUNT] = "aggregated_amount",
 	[INC_THRESHOLD_QUANTITY] = "aggregated_quantity",
 	[INC_THRESHOLD_PROPERTY] = "property",
+	[INC_THRESHOLD_GROWTH_AMOUNT] = "growth_amount",
+	[INC_THRESHOLD_GROWTH_QUANTITY] = "growth_quantity",
+};
+
+const char *const inc_pays_on_names[INC_NPAYS_ON] = {
+	[INC_PAYS_ON_ALL_VOLUME] = "all_volume",
+	[INC_PAYS_ON_GROWTH] = "growth",
 };
 
 const char *const inc_tier_mode_names[INC_NTIER_MODES] = {
@@ -70,6 +78,37 @@ NAME_FUNCTION(inc_tier_mode_name, IncTierMode, inc_tier_mode_names, INC_NTIER_MO
 NAME_FUNCTION(inc_enrollment_name, IncEnrollment, inc_enrollment_names, INC_NENROLLMENTS)
 NAME_FUNCTION(inc_aggregation_name, IncAggregation, inc_aggregation_names, INC_NAGGREGATIONS)
 NAME_FUNCTION(inc_scope_name, IncScope, inc_scope_names, INC_NSCOPES)
+NAME_FUNCTION(inc_pays_on_name, IncPaysOn, inc_pays_on_names, INC_NPAYS_ON)
+
+/* inc_offer_span: the earliest period start and the latest period end. */
+void
+inc_offer_span(const IncOffer *offer, int32_t *start, int32_t *end)
+{
+	int			i;
+
+	*start = offer->periods[0].start_date;
+	*end = offer->periods[0].end_date;
+	for (i = 1; i < offer->nperiods; i++)
+	{
+		if (offer->periods[i].start_date < *start)
+			*start = offer->periods[i].start_date;
+		if (offer->periods[i].end_date > *end)
+			*end = offer->periods[i].end_date;
+	}
+}
+
+/* inc_offer_span_days: end - start + 1, and min(as_of_date, end) - start + 1. */
+void
+inc_offer_span_days(const IncOffer *offer, int32_t as_of_date, int32_t *span_days,
+					int32_t *elapsed_days)
+{
+	int32_t		start,
+				end;
+
+	inc_offer_span(offer, &start, &end);
+	*span_days = end - start + 1;
+	*elapsed_days = (as_of_date < end ? as_of_date : end) - start + 1;
+}
 
 /*
  * inc_offer_price: the program price of sku_key, or NULL when not priced

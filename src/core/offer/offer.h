@@ -92,14 +92,63 @@ typedef enum IncThresholdType
 {
 	INC_THRESHOLD_AMOUNT = 0,	/* aggregated_amount */
 	INC_THRESHOLD_QUANTITY,		/* aggregated_quantity */
-	INC_THRESHOLD_PROPERTY		/* property */
+	INC_THRESHOLD_PROPERTY,		/* property */
+	INC_THRESHOLD_GROWTH_AMOUNT,	/* growth_amount: aggregated_amount over a baseline */
+	INC_THRESHOLD_GROWTH_QUANTITY	/* growth_quantity: aggregated_quantity over a baseline */
 } IncThresholdType;
 
-#define INC_NTHRESHOLD_TYPES 3
+#define INC_NTHRESHOLD_TYPES 5
 
 /* threshold_definition.type names, as the strategy names above. */
 extern const char *const inc_threshold_type_names[INC_NTHRESHOLD_TYPES];
 extern const char *inc_threshold_type_name(IncThresholdType t);
+
+/* inc_threshold_growth: a growth type (docs/reference.md, Growth over a baseline)? */
+static inline bool
+inc_threshold_growth(IncThresholdType t)
+{
+	return t == INC_THRESHOLD_GROWTH_AMOUNT || t == INC_THRESHOLD_GROWTH_QUANTITY;
+}
+
+/* inc_threshold_quantity: does the type sum quantities (else amounts, or a property)? */
+static inline bool
+inc_threshold_quantity(IncThresholdType t)
+{
+	return t == INC_THRESHOLD_QUANTITY || t == INC_THRESHOLD_GROWTH_QUANTITY;
+}
+
+/*
+ * The baseline of a growth type (docs/reference.md, Growth over a
+ * baseline): the same sum over the transactions dated start_date..end_date
+ * (both inclusive, days since 2000-01-01) instead of the filters' periods,
+ * or the value of a property.  INC_BASELINE_NONE for the other types.
+ */
+typedef enum IncBaselineKind
+{
+	INC_BASELINE_NONE = 0,
+	INC_BASELINE_DATES,
+	INC_BASELINE_PROPERTY
+} IncBaselineKind;
+
+typedef struct IncBaseline
+{
+	IncBaselineKind kind;
+	int32_t		start_date;		/* dates */
+	int32_t		end_date;		/* dates */
+	char	   *property_key;	/* property */
+} IncBaseline;
+
+/* incentive.pays_on: what the tier met pays on (growth types). */
+typedef enum IncPaysOn
+{
+	INC_PAYS_ON_ALL_VOLUME = 0, /* every earning transaction (the default) */
+	INC_PAYS_ON_GROWTH			/* only the growth: rows scaled by (C - B) / C */
+} IncPaysOn;
+
+#define INC_NPAYS_ON 2
+
+extern const char *const inc_pays_on_names[INC_NPAYS_ON];
+extern const char *inc_pays_on_name(IncPaysOn p);
 
 typedef struct IncTier
 {
@@ -124,12 +173,14 @@ extern const char *inc_tier_mode_name(IncTierMode m);
 typedef struct IncStepped
 {
 	IncTierMode tier_mode;
+	IncPaysOn	pays_on;
 	int			nfilters;
 	IncFilter  *filters;
 	IncThresholdType threshold_type;
 	int			nthreshold_filters;	/* 0 for property */
 	IncFilter  *threshold_filters;
 	char	   *property_key;	/* property only */
+	IncBaseline baseline;		/* growth types only */
 	int			ntiers;
 	IncTier    *tiers;			/* sorted by threshold, ascending */
 } IncStepped;
@@ -223,7 +274,8 @@ extern const char *inc_scope_name(IncScope s);
  * requirements[]: a qualification gate, met when its value >= minimum.
  * type is an IncThresholdType: aggregated_amount / aggregated_quantity sum
  * over filters exactly as a stepped threshold does; property reads
- * property_key (a missing property fails the requirement).
+ * property_key (a missing property fails the requirement); the growth
+ * types compare the growth percentage over baseline (none: not met).
  */
 typedef struct IncRequirement
 {
@@ -234,6 +286,7 @@ typedef struct IncRequirement
 	IncFilter  *filters;
 	char	   *property_key;	/* property only */
 	IncScope	scope;			/* member: only in a group offer */
+	IncBaseline baseline;		/* growth types only */
 } IncRequirement;
 
 /* limits: dollars per participant for the whole offer. */
@@ -335,6 +388,20 @@ extern void inc_offer_parser_release(IncOfferParser *parser);
  * hosts whose hooks do not unwind (tests, fuzzers).
  */
 extern IncOffer *inc_offer_parse(const char *json, size_t len, IncOfferError *err);
+
+/*
+ * inc_offer_span: the offer's span, its earliest period start to its
+ * latest period end (docs/reference.md, Forecast).
+ */
+extern void inc_offer_span(const IncOffer *offer, int32_t *start, int32_t *end);
+
+/*
+ * inc_offer_span_days: the days of the offer's span (span_days) and how
+ * many of them have gone by on as_of_date, counting it (elapsed_days: at
+ * most span_days; 0 or less before the span starts).
+ */
+extern void inc_offer_span_days(const IncOffer *offer, int32_t as_of_date,
+								int32_t *span_days, int32_t *elapsed_days);
 
 /* inc_offer_price: the program price of sku, or NULL when the offer has none. */
 extern const IncDec *inc_offer_price(const IncOffer *offer, const char *sku_key);

@@ -153,6 +153,20 @@ extern void inc_ob_check_tier_mode(IncOfferBuild *b);
 extern void inc_ob_rules(IncOfferBuild *b, struct json_object *root);
 
 /*
+ * The growth walk (offer_growth.c), called by offer_parse.c and
+ * offer_rules.c: inc_ob_baseline reads the baseline of a growth threshold
+ * or requirement (refused for the other types); inc_ob_pays_on reads
+ * incentive.pays_on of a stepped offer, with tier_mode;
+ * inc_ob_growth_threshold checks a tier's threshold under a growth type;
+ * inc_ob_check_pays_on checks pays_on once the stepped structure is read.
+ */
+extern void inc_ob_baseline(IncOfferBuild *b, struct json_object *obj, IncThresholdType type,
+							IncBaseline *out);
+extern void inc_ob_pays_on(IncOfferBuild *b, struct json_object *incentive);
+extern void inc_ob_growth_threshold(IncOfferBuild *b, const IncDec *threshold);
+extern void inc_ob_check_pays_on(IncOfferBuild *b);
+
+/*
  * inc_offer_from_json (offer_parse.c): compile a parsed offer document.
  * Returns the offer (allocated with inc_alloc), or NULL with err filled.
  * Keeps no pointer into root; the caller still owns root and releases it.

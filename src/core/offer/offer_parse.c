@@ -7,7 +7,8 @@
  * lists them (offer_key, label, strategy_key, calculator_key, periods, prices,
  * then incentives / incentive, and inside each structure the order of its
  * documented shape; then the program rules: enrollment, requirements,
- * limits, walked by offer_rules.c), whatever their order in the document.
+ * limits, walked by offer_rules.c; the growth fields are walked by
+ * offer_growth.c), whatever their order in the document.
  * Shared building blocks (filters, period references, choices) are in
  * offer_build.c.  Within an array
  * item, the item's own fields are checked first (a reference to a period
@@ -286,6 +287,7 @@ ParseThresholdDefinition(IncOfferBuild *b, struct json_object *incentive)
 	else
 		inc_ob_filters(b, td, "filters", &st->threshold_filters,
 					 &st->nthreshold_filters);
+	inc_ob_baseline(b, td, st->threshold_type, &st->baseline);
 	inc_oj_pop(p, top);
 }
 
@@ -309,6 +311,7 @@ ReadTier(IncOfferBuild *b, struct json_object *obj, void *elem, void *thresholds
 
 	t->key = inc_oj_string(p, obj, "key", INC_OJ_NONEMPTY);
 	t->threshold = inc_oj_number(p, obj, "threshold", INC_OJ_ANY);
+	inc_ob_growth_threshold(b, &t->threshold);
 	t->value = inc_oj_number(p, obj, "value", INC_OJ_NONNEG);
 	CheckPercentScale(b, &t->value, "value");
 	t->measure = ReadMeasure(b, obj);
@@ -352,6 +355,7 @@ ParseStepped(IncOfferBuild *b, struct json_object *incentive)
 	ParseThresholdDefinition(b, incentive);
 	ParseTiers(b, incentive);
 	inc_ob_check_tier_mode(b);
+	inc_ob_check_pays_on(b);
 }
 
 /* stacked: one conversion.rates[] item after its SKU: rate > 0, from. */
@@ -614,6 +618,7 @@ ParseOffer(IncOfferParse *p, struct json_object *root)
 		incentive = inc_oj_object(p, root, "incentive");
 		top = inc_oj_push_field(p, "incentive");
 		inc_ob_tier_mode(&b, incentive);
+		inc_ob_pays_on(&b, incentive);
 		if (offer->strategy == INC_STEPPED)
 			ParseStepped(&b, incentive);
 		else

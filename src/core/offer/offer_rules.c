@@ -46,8 +46,9 @@ inc_ob_tier_mode(IncOfferBuild *b, struct json_object *incentive)
 
 /*
  * inc_ob_check_tier_mode: an incremental stepped offer needs a rate
- * calculator (percent_of_amount or dollars_per_unit), an aggregated
- * threshold and thresholds >= 0; each fault is reported at
+ * calculator (percent_of_amount or dollars_per_unit), an aggregated or
+ * growth threshold and thresholds >= 0 (growth: >= -100, the band edges
+ * B x (1 + t / 100) >= 0, checked per tier); each fault is reported at
  * incentive.tier_mode.  Tiers are sorted by then, so the first is the
  * lowest.
  */
@@ -68,7 +69,9 @@ inc_ob_check_tier_mode(IncOfferBuild *b)
 	if (st->threshold_type == INC_THRESHOLD_PROPERTY)
 		inc_oj_fail_at(b->p, "tier_mode", "\"%s\" is not allowed for threshold type \"%s\"",
 					   mode, inc_threshold_type_name(st->threshold_type));
-	if (st->ntiers > 0 && inc_dec_sign(&st->tiers[0].threshold) < 0)
+	/* growth thresholds are >= -100 already: band edges >= 0 (offer_growth.c) */
+	if (st->ntiers > 0 && !inc_threshold_growth(st->threshold_type) &&
+		inc_dec_sign(&st->tiers[0].threshold) < 0)
 	{
 		inc_dec_format_short(&st->tiers[0].threshold, threshold, sizeof(threshold));
 		inc_oj_fail_at(b->p, "tier_mode",
@@ -79,7 +82,8 @@ inc_ob_check_tier_mode(IncOfferBuild *b)
 
 /*
  * One requirements[] item (path pushed): key, type, minimum, then filters
- * or property by type; then its key against the earlier ones (keys).
+ * or property by type, the baseline of a growth type; then its key
+ * against the earlier ones (keys).
  */
 static void
 ParseRequirement(IncOfferBuild *b, struct json_object *obj, void *elem, void *keys)
@@ -108,6 +112,7 @@ ParseRequirement(IncOfferBuild *b, struct json_object *obj, void *elem, void *ke
 		inc_oj_fail_at(p, "scope", "\"%s\" is only for an offer with \"aggregation\": \"%s\"",
 					   inc_scope_name(INC_SCOPE_MEMBER),
 					   inc_aggregation_name(INC_AGGREGATE_GROUP));
+	inc_ob_baseline(b, obj, r->type, &r->baseline);
 	if (inc_ob_seen(keys, r->key))
 		inc_oj_fail_at(p, "key", "duplicates requirement key \"%s\"", r->key);
 }

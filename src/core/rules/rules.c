@@ -59,10 +59,16 @@
 #include <string.h>
 
 #include "../util/jsonbuf.h"
+#include "../calc/growth.h"
 #include "rules.h"
 
-/* The kind of a requirement filter's hook (a: requirement, b: filter). */
+/*
+ * The kinds of a requirement filter's hooks (a: requirement, b: filter):
+ * its sum, and a growth requirement's baseline by dates (which sees every
+ * transaction, whatever the enrollment).
+ */
 #define RULES_HOOK (-1)
+#define RULES_BASELINE_HOOK (-2)
 
 /* One row the strategy made, held until the participant's total is known. */
 typedef struct HeldRow
@@ -74,20 +80,33 @@ typedef struct HeldRow
 /* A requirement's value and whether it is met (of the key, or of a member). */
 typedef struct Judged
 {
-	IncRat		sum;			/* aggregated types */
+	IncSum		sum;			/* aggregated and growth types */
+	IncSum		baseline_sum;	/* growth types, a baseline by dates */
 	IncFault	fault;			/* the first data error of its inputs */
 	bool		known;			/* its value could be computed (no fault) */
-	bool		has_value;		/* false: a missing property */
-	IncRat		value;
+	bool		has_value;		/* false: a missing property, no growth value */
+	IncRat		value;			/* growth types: the growth percentage */
+	IncGrowth  *growth;			/* growth types: B, C and G; else NULL */
 	bool		met;
 } Judged;
 
 typedef struct RequirementState
 {
 	int			last_txn;		/* last transaction added to a sum */
+	int			last_baseline;	/* last transaction added to a baseline sum */
 	Judged		key;			/* scope group: the key's */
 	Judged	   *members;		/* scope member: by unit key */
 } RequirementState;
+
+/* JudgedInit: empty sums, and room for a growth type's B, C and G. */
+static void
+JudgedInit(Judged *j, const IncRequirement *req)
+{
+	inc_sum_init(&j->sum);
+	inc_sum_init(&j->baseline_sum);
+	if (inc_threshold_growth(req->type))
+		j->growth = inc_alloc(sizeof(IncGrowth));
+}
 
 /* A member's gate in a group offer (its requirements of scope member). */
 typedef enum Gate
@@ -169,9 +188,15 @@ RulesIndex(const IncOffer *offer, const IncIndexSink *sink)
 
 		if (req->type == INC_THRESHOLD_PROPERTY)
 			sink->property(sink->ctx, req->property_key);
+		if (req->baseline.kind == INC_BASELINE_PROPERTY)
+			sink->property(sink->ctx, req->baseline.property_key);
 		for (f = 0; f < req->nfilters; f++)
 			for (k = 0; k < req->filters[f].nskus; k++)
+			{
 				sink->hook(sink->ctx, req->filters[f].sku_keys[k], RULES_HOOK, r, f);
+				if (req->baseline.kind == INC_BASELINE_DATES)
+					sink->hook(sink->ctx, req->filters[f].sku_keys[k], RULES_BASELINE_HOOK, r, f);
+			}
 	}
 }
 
@@ -205,14 +230,15 @@ RulesBegin(IncCalc *c, const IncOffer *offer)
 	for (r = 0; r < rules->nrequirements; r++)
 	{
 		rs->reqs[r].last_txn = -1;
-		inc_rat_from_int(&rs->reqs[r].key.sum, 0);
+		rs->reqs[r].last_baseline = -1;
+		JudgedInit(&rs->reqs[r].key, &rules->requirements[r]);
 		if (rules->requirements[r].scope == INC_SCOPE_MEMBER)
 		{
 			int			k;
 
 			rs->reqs[r].members = inc_alloc(sizeof(Judged) * c->unit->nkeys);
 			for (k = 0; k < c->unit->nkeys; k++)
-				inc_rat_from_int(&rs->reqs[r].members[k].sum, 0);
+				JudgedInit(&rs->reqs[r].members[k], &rules->requirements[r]);
 		}
 	}
 	rs->holding = rules->nrequirements > 0 || rules->limits.has_minimum ||
@@ -291,7 +317,10 @@ Admit(IncCalc *c, const IncOffer *offer, RulesState *rs, int txn)
 	return rs->last_admission;
 }
 
-/* ObserveRequirement: txn's SKU is in filter hook->b of requirement hook->a. */
+/*
+ * ObserveRequirement: txn's SKU is in filter hook->b of requirement
+ * hook->a: its sum, or a growth requirement's baseline (by dates).
+ */
 static void
 ObserveRequirement(IncCalc *c, const IncOffer *offer, RulesState *rs,
 				  const IncHook *hook, int txn)
@@ -301,18 +330,21 @@ ObserveRequirement(IncCalc *c, const IncOffer *offer, RulesState *rs,
 	RequirementState *s = &rs->reqs[hook->a];
 	const IncTxn *t = &c->txns[txn];
 	Judged	   *j = req->scope == INC_SCOPE_MEMBER ? &s->members[t->participant] : &s->key;
-	IncRat		value;
 
+	if (hook->kind == RULES_BASELINE_HOOK)
+	{
+		if (s->last_baseline != txn &&
+			inc_txn_in_baseline(c, &req->baseline, filter->transaction_type, t))
+		{
+			inc_calc_add_volume(c, t, inc_threshold_quantity(req->type), &j->baseline_sum);
+			s->last_baseline = txn;
+		}
+		return;
+	}
 	if (s->last_txn == txn ||
 		!inc_txn_matches(c, offer, filter->period, filter->transaction_type, t))
 		return;
-	if (req->type == INC_THRESHOLD_QUANTITY)
-		inc_calc_sku_quantity(c, t, &value);
-	else if (inc_calc_has(c, t, INC_TXN_NULL_AMOUNT))
-		inc_rat_from_dec(&value, &t->amount);
-	else
-		inc_rat_from_int(&value, 0);
-	inc_rat_add(&j->sum, &j->sum, &value);
+	inc_calc_add_volume(c, t, inc_threshold_quantity(req->type), &j->sum);
 	s->last_txn = txn;
 }
 
@@ -351,14 +383,9 @@ Raise(IncCalc *c, const IncFault *f)
 }
 
 /*
- * Evaluate: every requirement's value and whether it is met, once.  A
- * requirement whose value could be computed and is below its minimum
- * decides alone; else the first whose value could not be computed raises
- * its data error.
- */
-/*
- * Judge: a requirement's value (its sum, or the property of key) against
- * its minimum, into j; a data error of the property is noted in j.
+ * Judge: a requirement's value (its sum, the property of key, or a growth
+ * type's growth percentage over key's baseline) against its minimum, into
+ * j; a data error of the property is noted in j.
  */
 static void
 Judge(IncCalc *c, const IncRequirement *req, const char *key, Judged *j)
@@ -373,8 +400,20 @@ Judge(IncCalc *c, const IncRequirement *req, const char *key, Judged *j)
 	}
 	else
 	{
-		j->value = j->sum;
+		inc_sum_get(&j->sum, &j->value);
 		j->has_value = true;
+	}
+	if (j->growth)
+	{
+		IncRat		dates_sum;
+
+		inc_sum_get(&j->baseline_sum, &dates_sum);
+		c->defer = &j->fault;
+		inc_growth_evaluate(c, key, &req->baseline, &j->value, &dates_sum, j->growth);
+		c->defer = NULL;
+		j->has_value = j->growth->status == INC_GROWTH_VALUE;
+		if (j->has_value)
+			j->value = j->growth->growth;
 	}
 	j->known = j->fault.kind == 0;
 	inc_rat_from_dec(&minimum, &req->minimum);
@@ -489,11 +528,8 @@ Replay(IncCalc *c, const IncOffer *offer, RulesState *rs)
 static int
 CompareHeld(const void *a, const void *b)
 {
-	const IncRow *x = &(*(const HeldRow *const *) a)->row;
-	const IncRow *y = &(*(const HeldRow *const *) b)->row;
-	int			cmp = strcmp(x->txn->transaction_id, y->txn->transaction_id);
-
-	return cmp ? cmp : strcmp(x->rate_key, y->rate_key);
+	return inc_row_order(&(*(const HeldRow *const *) a)->row,
+						 &(*(const HeldRow *const *) b)->row);
 }
 
 /*
@@ -532,36 +568,26 @@ static void
 Cap(IncCalc *c, const IncOffer *offer, RulesState *rs)
 {
 	HeldRow   **order = inc_alloc(sizeof(HeldRow *) * (rs->nheld + 1));
-	IncRat		maximum,
-				running,
-				share,
-				rounded,
-				previous;
+	IncRat		maximum;
+	IncRunning	running;
 	int			i;
 
 	for (i = 0; i < rs->nheld; i++)
 		order[i] = &rs->held[i];
 	qsort(order, (size_t) rs->nheld, sizeof(HeldRow *), CompareHeld);
 	inc_rat_from_dec(&maximum, &offer->rules.limits.maximum);
-	inc_rat_from_int(&running, 0);
-	inc_rat_from_int(&previous, 0);
+	inc_running_init(&running, &maximum, &rs->before);
 	for (i = 0; i < rs->nheld; i++)
 	{
-		IncDec		amount;
+		IncDec		amount = inc_running_next(&running, &order[i]->exact, NULL);
 
-		inc_rat_add(&running, &running, &order[i]->exact);
-		inc_rat_mul(&share, &running, &maximum);
-		inc_rat_div(&share, &share, &rs->before);
-		inc_rat_round(&rounded, &share, 2);
-		inc_rat_sub(&share, &rounded, &previous);
-		previous = rounded;
-		amount = inc_rat_to_dec(&share, 2);
 		Release(c, offer, rs, order[i], &amount);
 	}
 }
 
 /*
- * RulesObserve: nothing outside every window; a requirement hook to its
+ * RulesObserve: nothing outside every window (but for a baseline's hooks,
+ * INC_HOOK_UNENROLLED and RULES_BASELINE_HOOK); a requirement hook to its
  * requirement (its data errors noted in it); a strategy hook kept while
  * the offer has requirements, else to the strategy, its rows held.
  */
@@ -572,14 +598,14 @@ RulesObserve(IncCalc *c, const IncOffer *offer, void *state, const IncHook *hook
 	IncFault	ignored = {0};
 	Admission	admission;
 
-	if (rs->by_member)
+	if (rs->by_member && hook->kind != RULES_BASELINE_HOOK)
 		rs->seen[c->txns[txn].participant] = true;
-	if (hook->kind == RULES_HOOK)
+	if (hook->kind == RULES_HOOK || hook->kind == RULES_BASELINE_HOOK)
 	{
 		c->defer = offer->rules.requirements[hook->a].scope == INC_SCOPE_MEMBER ?
 			&rs->reqs[hook->a].members[c->txns[txn].participant].fault :
 			&rs->reqs[hook->a].key.fault;
-		admission = Admit(c, offer, rs, txn);
+		admission = hook->kind == RULES_HOOK ? Admit(c, offer, rs, txn) : INSIDE;
 		if (admission == INSIDE)
 			ObserveRequirement(c, offer, rs, hook, txn);
 		else if (admission == UNKNOWN)	/* noted in this requirement too */
@@ -591,7 +617,7 @@ RulesObserve(IncCalc *c, const IncOffer *offer, void *state, const IncHook *hook
 	{
 		/* an unknown admission is raised if the strategy runs (Replay) */
 		c->defer = &ignored;
-		admission = Admit(c, offer, rs, txn);
+		admission = hook->kind & INC_HOOK_UNENROLLED ? INSIDE : Admit(c, offer, rs, txn);
 		c->defer = NULL;
 		if (admission == OUTSIDE)
 			return;
@@ -603,7 +629,7 @@ RulesObserve(IncCalc *c, const IncOffer *offer, void *state, const IncHook *hook
 		};
 		return;
 	}
-	if (Admit(c, offer, rs, txn) == OUTSIDE)
+	if (!(hook->kind & INC_HOOK_UNENROLLED) && Admit(c, offer, rs, txn) == OUTSIDE)
 		return;
 	HoldRows(c, rs);
 	rs->strategy->observe(c, offer, rs->strategy_state, hook, txn);
@@ -846,6 +872,8 @@ Requirements(IncJsonBuf *b, IncCalc *c, const IncOffer *offer, RulesState *rs)
 		inc_json_key_string(b, "property_key", req->property_key);
 		inc_json_raw(b, ",\"minimum\":");
 		inc_json_dec(b, &req->minimum);
+		if (req->scope != INC_SCOPE_MEMBER && s->key.growth && s->key.known)
+			inc_growth_json(b, &req->baseline, s->key.growth);
 		inc_json_raw(b, ",");
 		if (rs->by_member)
 		{
@@ -867,6 +895,8 @@ Requirements(IncJsonBuf *b, IncCalc *c, const IncOffer *offer, RulesState *rs)
 				inc_json_raw(b, first ? "{" : ",{");
 				first = false;
 				inc_json_key_string(b, "participant_key", c->unit->keys[m]);
+				if (s->members[m].growth && s->members[m].known)
+					inc_growth_json(b, &req->baseline, s->members[m].growth);
 				inc_json_raw(b, ",");
 				JudgedJson(b, req, &s->members[m]);
 				inc_json_raw(b, "}");
@@ -971,6 +1001,29 @@ RulesRates(const IncOffer *offer, IncRateFn fn, void *ctx)
 	inc_strategy_ops(offer->strategy)->rates(offer, fn, ctx);
 }
 
+/*
+ * RulesBasis: the strategy's basis (the rules change none), unless a data
+ * error of the strategy's figures was noted (an offer that is not
+ * qualified: its figures are left out, as in RulesDiagnose).
+ */
+static bool
+RulesBasis(IncCalc *c, const IncOffer *offer, void *state, IncBasis *out)
+{
+	RulesState *rs = state;
+	bool		known;
+
+	if (!rs->qualified && offer->rules.nrequirements > 0)
+		c->defer = &rs->strategy_fault;
+	known = rs->strategy->basis(c, offer, rs->strategy_state, out);
+	c->defer = NULL;
+	if (rs->strategy_fault.kind != 0)
+	{
+		out->has_value = false;
+		out->rate_key = NULL;
+	}
+	return known;
+}
+
 /* Filters: a JSON array of filters. */
 static void
 Filters(IncJsonBuf *b, const IncOffer *offer, const IncFilter *filters, int n)
@@ -1029,6 +1082,11 @@ inc_rules_requirements_json(const IncOffer *offer)
 			Filters(&b, offer, req->filters, req->nfilters);
 		else
 			inc_json_raw(&b, "null");
+		if (req->baseline.kind != INC_BASELINE_NONE)
+		{
+			inc_json_raw(&b, ",\"baseline\":");
+			inc_growth_baseline_json(&b, &req->baseline);
+		}
 		inc_json_raw(&b, "}");
 	}
 	inc_json_raw(&b, "]");
@@ -1048,4 +1106,5 @@ const IncStrategyOps inc_rules_ops = {
 	.finish = RulesFinish,
 	.diagnose = RulesDiagnose,
 	.rates = RulesRates,
+	.basis = RulesBasis,
 };

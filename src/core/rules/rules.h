@@ -43,8 +43,10 @@ extern const IncStrategyOps inc_rules_ops;
  * inc_rules_requirements_json: the offer's requirements as the programs
  * view shows them, a JSON array [{"key", "type", "minimum",
  * "property_key", "filters": [{"period_key", "sku_keys",
- * "transaction_type"}] or null}], with each one's "scope" before its
- * filters in an offer aggregated by group (inc_alloc memory).
+ * "transaction_type"}] or null, and for a growth type "baseline":
+ * {"start_date", "end_date"} or {"property_key"}}], with each one's
+ * "scope" before its filters in an offer aggregated by group (inc_alloc
+ * memory).
  */
 extern const char *inc_rules_requirements_json(const IncOffer *offer);
 

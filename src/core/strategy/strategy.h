@@ -21,7 +21,11 @@
  *            what it does under the offer, as a JSON object (inc_alloc
  *            memory); an untouched offer is diagnosed from a fresh state;
  *   rates    list the offer's rates as flat records (IncRateRow), without
- *            any calculation.
+ *            any calculation;
+ *   basis    after finish: the threshold value the tiers are chosen by and
+ *            the tier it meets (a forecast's basis, docs/reference.md,
+ *            Forecast), whether or not rows follow; false for a strategy
+ *            without tiers.
  *
  * The program rules (rules.h) are an operations table of this shape too,
  * whose operations call the strategy's: the engine calls it for an offer
@@ -34,6 +38,14 @@
 #define INC_STRATEGY_H
 
 #include "../calc/calc.h"
+
+/*
+ * A hook kind with this bit set sees its transactions whatever the
+ * offer's enrollment (docs/reference.md, Growth over a baseline: a
+ * baseline is not filtered by enrollment); the program rules let them
+ * through.
+ */
+#define INC_HOOK_UNENROLLED 0x100
 
 /* One place an offer mentions a SKU; kind, a and b mean what the strategy says. */
 typedef struct IncHook
@@ -62,12 +74,13 @@ typedef struct IncStrategyOps
 	void		(*finish) (IncCalc *c, const IncOffer *offer, void *state);
 	const char *(*diagnose) (IncCalc *c, const IncOffer *offer, void *state);
 	void		(*rates) (const IncOffer *offer, IncRateFn fn, void *ctx);
+	bool		(*basis) (IncCalc *c, const IncOffer *offer, void *state, IncBasis *out);
 } IncStrategyOps;
 
 /*
  * INC_STRATEGY_OPS: define the table name of strategy value whose
  * operations are named Prefix + the operation (PrefixIndex, PrefixBegin,
- * PrefixObserve, PrefixFinish, PrefixDiagnose, PrefixRates).
+ * PrefixObserve, PrefixFinish, PrefixDiagnose, PrefixRates, PrefixBasis).
  */
 #define INC_STRATEGY_OPS(name, value, Prefix) \
 	const IncStrategyOps name = { \
@@ -78,6 +91,7 @@ typedef struct IncStrategyOps
 		.finish = Prefix##Finish, \
 		.diagnose = Prefix##Diagnose, \
 		.rates = Prefix##Rates, \
+		.basis = Prefix##Basis, \
 	}
 
 /* The strategies (strategy_standard.c, strategy_stepped.c, strategy_stacked.c). */

@@ -370,4 +370,15 @@ StackedRates(const IncOffer *offer, IncRateFn fn, void *ctx)
 	}
 }
 
+/* StackedBasis: no tiers, so no basis (its stacks pay fixed rates on their overlap). */
+static bool
+StackedBasis(IncCalc *c, const IncOffer *offer, void *state, IncBasis *out)
+{
+	(void) c;
+	(void) offer;
+	(void) state;
+	(void) out;
+	return false;
+}
+
 INC_STRATEGY_OPS(inc_stacked_ops, INC_STACKED, Stacked);

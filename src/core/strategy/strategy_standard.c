@@ -202,4 +202,15 @@ StandardRates(const IncOffer *offer, IncRateFn fn, void *ctx)
 	}
 }
 
+/* StandardBasis: no tiers, so no basis (its entries pay fixed rates). */
+static bool
+StandardBasis(IncCalc *c, const IncOffer *offer, void *state, IncBasis *out)
+{
+	(void) c;
+	(void) offer;
+	(void) state;
+	(void) out;
+	return false;
+}
+
 INC_STRATEGY_OPS(inc_standard_ops, INC_STANDARD, Standard);

@@ -21,31 +21,64 @@
  * every earning transaction gets one row at R, rounded once, under the
  * highest tier met.  Nothing is paid when V <= 0 or below the lowest
  * threshold.
+ *
+ * Growth types (docs/reference.md, Growth over a baseline) choose the
+ * tier by the growth percentage G = (C - B) / B x 100 of the current
+ * value C (the aggregated sum) over the baseline B: the same sum over the
+ * baseline's window (baseline hooks, which see every transaction whatever
+ * the enrollment) or a property (growth.c).  Without a growth value
+ * (B <= 0 or missing) no tier is met.  pays_on "growth" pays only the
+ * growth: the rows at the tier are held, their exact amounts scaled by
+ * (C - B) / C and re-rounded by running sums (calc.h, IncRunning), and
+ * passed on with the scaled exact amounts (to the rules' limits, when
+ * they hold rows).  Incremental tiers over a baseline have their band
+ * edges at B x (1 + t / 100) on the value C.
  */
 #include <stdio.h>
 #include <string.h>
 
+#include <stdlib.h>
+
 #include "../util/jsonbuf.h"
+#include "../calc/growth.h"
 #include "../calc/pool.h"
 #include "strategy.h"
 
-/* Hook kinds (a: the filter's index). */
+/* Hook kinds (a: the filter's index); a baseline sees every transaction. */
 #define HOOK_EARN		0
 #define HOOK_THRESHOLD	1
+#define HOOK_BASELINE	(2 | INC_HOOK_UNENROLLED)
 
 typedef struct SteppedState
 {
 	IncIndexList earning;		/* transactions that earn, in id order */
 	int			last_earning;	/* last transaction added to earning */
 	int			last_threshold; /* last transaction added to the sum */
-	IncSum		threshold_sum;	/* aggregated_amount / aggregated_quantity */
+	int			last_baseline;	/* last transaction added to the baseline */
+	IncSum		threshold_sum;	/* aggregated and growth types: C */
+	IncSum		baseline_sum;	/* growth types, a baseline by dates */
 	/* the threshold value and tier, once Evaluate has run */
 	bool		evaluated;
-	bool		has_value;		/* false: a missing property */
-	IncRat		value;
+	bool		has_value;		/* false: a missing property, no growth value */
+	IncRat		value;			/* growth types: the growth percentage G */
+	IncGrowth  *growth;			/* growth types: B, C and G; else NULL */
 	const IncTier *tier;		/* NULL: no tier met */
 	IncRat		blended;		/* incremental, when tier: the blended rate R */
 } SteppedState;
+
+/* One row at the tier, held while pays_on "growth" scales the rows. */
+typedef struct GrowthRow
+{
+	IncRow		row;
+	IncRat		exact;
+} GrowthRow;
+
+typedef struct GrowthRows
+{
+	int			n;
+	int			cap;
+	GrowthRow  *rows;
+} GrowthRows;
 
 /* IndexFilters: every SKU of filters[0..n) as hooks of the given kind. */
 static void
@@ -59,15 +92,25 @@ IndexFilters(const IncIndexSink *sink, int kind, const IncFilter *filters, int n
 			sink->hook(sink->ctx, filters[i].sku_keys[j], kind, i, 0);
 }
 
-/* SteppedIndex: earning and threshold filters' SKUs, and the property. */
+/*
+ * SteppedIndex: earning and threshold filters' SKUs, the property; a
+ * baseline's hooks (the threshold filters' SKUs again) or property.
+ */
 static void
 SteppedIndex(const IncOffer *offer, const IncIndexSink *sink)
 {
-	IndexFilters(sink, HOOK_EARN, offer->stepped.filters, offer->stepped.nfilters);
-	IndexFilters(sink, HOOK_THRESHOLD, offer->stepped.threshold_filters,
-				 offer->stepped.nthreshold_filters);
-	if (offer->stepped.threshold_type == INC_THRESHOLD_PROPERTY)
-		sink->property(sink->ctx, offer->stepped.property_key);
+	const IncStepped *stepped = &offer->stepped;
+
+	IndexFilters(sink, HOOK_EARN, stepped->filters, stepped->nfilters);
+	IndexFilters(sink, HOOK_THRESHOLD, stepped->threshold_filters,
+				 stepped->nthreshold_filters);
+	if (stepped->threshold_type == INC_THRESHOLD_PROPERTY)
+		sink->property(sink->ctx, stepped->property_key);
+	if (stepped->baseline.kind == INC_BASELINE_DATES)
+		IndexFilters(sink, HOOK_BASELINE, stepped->threshold_filters,
+					 stepped->nthreshold_filters);
+	else if (stepped->baseline.kind == INC_BASELINE_PROPERTY)
+		sink->property(sink->ctx, stepped->baseline.property_key);
 }
 
 /* SteppedBegin: the state of one offer for one participant. */
@@ -77,25 +120,32 @@ SteppedBegin(IncCalc *c, const IncOffer *offer)
 	SteppedState *st = inc_alloc(sizeof(SteppedState));
 
 	(void) c;
-	(void) offer;
 	st->last_earning = -1;
 	st->last_threshold = -1;
+	st->last_baseline = -1;
 	inc_sum_init(&st->threshold_sum);
+	inc_sum_init(&st->baseline_sum);
+	if (inc_threshold_growth(offer->stepped.threshold_type))
+		st->growth = inc_alloc(sizeof(IncGrowth));
 	return st;
 }
 
-/* SteppedObserve: txn's SKU is in earning or threshold filter hook->a. */
+/*
+ * SteppedObserve: txn's SKU is in earning, threshold or (for a baseline)
+ * threshold filter hook->a.
+ */
 static void
 SteppedObserve(IncCalc *c, const IncOffer *offer, void *state,
 			   const IncHook *hook, int txn)
 {
 	SteppedState *st = state;
+	const IncStepped *stepped = &offer->stepped;
 	const IncTxn *t = &c->txns[txn];
 	const IncFilter *filter;
 
 	if (hook->kind == HOOK_EARN)
 	{
-		filter = &offer->stepped.filters[hook->a];
+		filter = &stepped->filters[hook->a];
 		if (st->last_earning != txn &&
 			inc_txn_matches(c, offer, filter->period, filter->transaction_type, t))
 		{
@@ -105,32 +155,23 @@ SteppedObserve(IncCalc *c, const IncOffer *offer, void *state,
 		return;
 	}
 
-	filter = &offer->stepped.threshold_filters[hook->a];
+	filter = &stepped->threshold_filters[hook->a];
+	if (hook->kind == HOOK_BASELINE)
+	{
+		if (st->last_baseline != txn &&
+			inc_txn_in_baseline(c, &stepped->baseline, filter->transaction_type, t))
+		{
+			inc_calc_add_volume(c, t, inc_threshold_quantity(stepped->threshold_type),
+								&st->baseline_sum);
+			st->last_baseline = txn;
+		}
+		return;
+	}
 	if (st->last_threshold != txn &&
 		inc_txn_matches(c, offer, filter->period, filter->transaction_type, t))
 	{
-		IncRat		value;
-		IncQ		q;
-
-		if (offer->stepped.threshold_type == INC_THRESHOLD_QUANTITY)
-		{
-			if (inc_calc_sku_quantity_q(c, t, &q))
-				inc_sum_add_q(&st->threshold_sum, &q);
-			else
-			{
-				inc_calc_sku_quantity(c, t, &value);
-				inc_sum_add_rat(&st->threshold_sum, &value);
-			}
-		}
-		else if (!inc_calc_has(c, t, INC_TXN_NULL_AMOUNT))
-			;					/* deferred: nothing is added */
-		else if (inc_fast() && inc_q_from_dec(&q, &t->amount))
-			inc_sum_add_q(&st->threshold_sum, &q);
-		else
-		{
-			inc_rat_from_dec(&value, &t->amount);
-			inc_sum_add_rat(&st->threshold_sum, &value);
-		}
+		inc_calc_add_volume(c, t, inc_threshold_quantity(stepped->threshold_type),
+							&st->threshold_sum);
 		st->last_threshold = txn;
 	}
 }
@@ -153,12 +194,42 @@ SelectTier(const IncStepped *stepped, const IncRat *value)
 }
 
 /*
- * BlendedRate: the blended rate of incremental tiers at threshold value
- * v > 0: sum over the tiers with t(i) <= v of r(i) x (min(v, t(i+1)) -
- * t(i)), divided by v.
+ * Volume: the value incremental bands are measured on: C for growth
+ * types, else the threshold value.
+ */
+static const IncRat *
+Volume(const SteppedState *st)
+{
+	return st->growth ? &st->growth->current : &st->value;
+}
+
+/* HasEdges: are the band edges known (growth types: only with a growth value)? */
+static bool
+HasEdges(const SteppedState *st)
+{
+	return st->growth == NULL || st->growth->status == INC_GROWTH_VALUE;
+}
+
+/*
+ * Edge: where tier i's band starts on Volume: its threshold, or for
+ * growth types B x (1 + threshold / 100) (when HasEdges).
  */
 static void
-BlendedRate(const IncStepped *stepped, const IncRat *v, IncRat *rate)
+Edge(const IncStepped *stepped, const SteppedState *st, int i, IncRat *edge)
+{
+	if (st->growth)
+		inc_growth_edge(&st->growth->baseline, &stepped->tiers[i].threshold, edge);
+	else
+		inc_rat_from_dec(edge, &stepped->tiers[i].threshold);
+}
+
+/*
+ * BlendedRate: the blended rate of incremental tiers at volume v > 0:
+ * sum over the tiers with e(i) <= v of r(i) x (min(v, e(i+1)) - e(i)),
+ * divided by v, e(i) the band edges (Edge).
+ */
+static void
+BlendedRate(const IncStepped *stepped, const SteppedState *st, const IncRat *v, IncRat *rate)
 {
 	int			i;
 
@@ -169,13 +240,13 @@ BlendedRate(const IncStepped *stepped, const IncRat *v, IncRat *rate)
 					to,
 					r;
 
-		inc_rat_from_dec(&from, &stepped->tiers[i].threshold);
+		Edge(stepped, st, i, &from);
 		if (inc_rat_cmp(&from, v) > 0)
 			break;
 		to = *v;
 		if (i + 1 < stepped->ntiers)
 		{
-			inc_rat_from_dec(&r, &stepped->tiers[i + 1].threshold);
+			Edge(stepped, st, i + 1, &r);
 			if (inc_rat_cmp(&r, v) < 0)
 				to = r;
 		}
@@ -189,30 +260,58 @@ BlendedRate(const IncStepped *stepped, const IncRat *v, IncRat *rate)
 
 /*
  * Evaluate: the participant's threshold value and tier into the state,
- * once (a missing property: no value, no tier; incremental: no tier at a
- * value <= 0, else the blended rate too).
+ * once (a missing property or no growth value: no value, no tier;
+ * incremental: no tier at a volume <= 0, else the blended rate too).
  */
 static void
 Evaluate(IncCalc *c, const IncOffer *offer, SteppedState *st)
 {
+	const IncStepped *stepped = &offer->stepped;
+
 	if (st->evaluated)
 		return;
-	if (offer->stepped.threshold_type == INC_THRESHOLD_PROPERTY)
-		st->has_value = inc_calc_property(c, offer->stepped.property_key, &st->value);
+	if (stepped->threshold_type == INC_THRESHOLD_PROPERTY)
+		st->has_value = inc_calc_property(c, stepped->property_key, &st->value);
 	else
 	{
 		inc_sum_get(&st->threshold_sum, &st->value);
 		st->has_value = true;
 	}
-	st->tier = st->has_value ? SelectTier(&offer->stepped, &st->value) : NULL;
-	if (offer->stepped.tier_mode == INC_TIERS_INCREMENTAL && st->tier)
+	if (st->growth)
 	{
-		if (inc_rat_sign(&st->value) <= 0)
+		IncRat		dates_sum;
+
+		inc_sum_get(&st->baseline_sum, &dates_sum);
+		inc_growth_evaluate(c, c->participant_key, &stepped->baseline, &st->value, &dates_sum,
+							st->growth);
+		st->has_value = st->growth->status == INC_GROWTH_VALUE;
+		if (st->has_value)
+			st->value = st->growth->growth;
+	}
+	st->tier = st->has_value ? SelectTier(stepped, &st->value) : NULL;
+	if (stepped->tier_mode == INC_TIERS_INCREMENTAL && st->tier)
+	{
+		if (inc_rat_sign(Volume(st)) <= 0)
 			st->tier = NULL;
 		else
-			BlendedRate(&offer->stepped, &st->value, &st->blended);
+			BlendedRate(stepped, st, Volume(st), &st->blended);
 	}
 	st->evaluated = true;
+}
+
+/*
+ * GrowthShare: the share of the volume that is growth, (C - B) / C, into
+ * num and den; false when C <= B (no growth to pay) or there is no
+ * growth value.
+ */
+static bool
+GrowthShare(const SteppedState *st, IncRat *num, IncRat *den)
+{
+	if (st->growth == NULL || st->growth->status != INC_GROWTH_VALUE)
+		return false;
+	inc_rat_sub(num, &st->growth->current, &st->growth->baseline);
+	*den = st->growth->current;
+	return inc_rat_sign(num) > 0;
 }
 
 /*
@@ -263,13 +362,90 @@ IncrementalFinish(IncCalc *c, const IncOffer *offer, SteppedState *st)
 	}
 }
 
+/* TierRows: every earning transaction's row at the tier's rate. */
+static void
+TierRows(IncCalc *c, const IncOffer *offer, const SteppedState *st)
+{
+	IncDec		pay_rate = inc_pay_rate(offer->calculator, &st->tier->value);
+	int			i;
+
+	for (i = 0; i < st->earning.n; i++)
+	{
+		const IncTxn *t = &c->txns[st->earning.items[i]];
+
+		inc_calc_at(c, t);
+		inc_calc_emit_rate_row(c, offer, t, st->tier->key, st->tier->measure,
+							   &st->tier->value, &pay_rate);
+	}
+}
+
+/* HoldGrowthRow: the hold hook of GrowthFinish: keep the row and its exact amount. */
+static void
+HoldGrowthRow(void *ctx, const IncRow *row, const IncRat *exact)
+{
+	GrowthRows *rows = ctx;
+
+	if (rows->n == rows->cap)
+		rows->rows = inc_grow(rows->rows, rows->n, &rows->cap, sizeof(GrowthRow), 16);
+	rows->rows[rows->n].row = *row;
+	rows->rows[rows->n].exact = *exact;
+	rows->n++;
+}
+
+static int
+CompareGrowthRows(const void *a, const void *b)
+{
+	return inc_row_order(&((const GrowthRow *) a)->row, &((const GrowthRow *) b)->row);
+}
+
+/*
+ * GrowthFinish: pays_on "growth": the tier's rows, held, scaled by
+ * (C - B) / C and re-rounded by running sums, then passed on (to the
+ * rules' hold with the scaled exact amounts, or to the host); no rows
+ * when C <= B.
+ */
+static void
+GrowthFinish(IncCalc *c, const IncOffer *offer, const SteppedState *st)
+{
+	IncHoldFn	hold = c->hold;
+	void	   *hold_ctx = c->hold_ctx;
+	GrowthRows	rows = {0};
+	IncRat		num,
+				den,
+				scaled;
+	IncRunning	running;
+	int			i;
+
+	if (!GrowthShare(st, &num, &den))
+		return;
+	c->hold = HoldGrowthRow;
+	c->hold_ctx = &rows;
+	TierRows(c, offer, st);
+	c->hold = hold;
+	c->hold_ctx = hold_ctx;
+
+	qsort(rows.rows, (size_t) rows.n, sizeof(GrowthRow), CompareGrowthRows);
+	inc_running_init(&running, &num, &den);
+	for (i = 0; i < rows.n; i++)
+	{
+		GrowthRow  *r = &rows.rows[i];
+		IncDec		amount = inc_running_next(&running, &r->exact, &scaled);
+
+		inc_calc_at(c, r->row.txn);
+		r->row.incentive_amount = amount;
+		if (hold)
+			hold(hold_ctx, &r->row, &scaled);
+		else
+			inc_calc_emit_held(c, &r->row, &amount);
+	}
+	inc_calc_at(c, NULL);
+}
+
 /* SteppedFinish: pick the tier and emit the earning rows. */
 static void
 SteppedFinish(IncCalc *c, const IncOffer *offer, void *state)
 {
 	SteppedState *st = state;
-	IncDec		pay_rate;
-	int			i;
 
 	if (st->earning.n == 0)
 		return;
@@ -281,6 +457,11 @@ SteppedFinish(IncCalc *c, const IncOffer *offer, void *state)
 		IncrementalFinish(c, offer, st);
 		return;
 	}
+	if (offer->stepped.pays_on == INC_PAYS_ON_GROWTH)
+	{
+		GrowthFinish(c, offer, st);
+		return;
+	}
 
 	if (offer->calculator == INC_FIXED_AMOUNT)
 	{
@@ -288,22 +469,13 @@ SteppedFinish(IncCalc *c, const IncOffer *offer, void *state)
 						  st->tier->measure, NULL);
 		return;
 	}
-
-	pay_rate = inc_pay_rate(offer->calculator, &st->tier->value);
-	for (i = 0; i < st->earning.n; i++)
-	{
-		const IncTxn *t = &c->txns[st->earning.items[i]];
-
-		inc_calc_at(c, t);
-		inc_calc_emit_rate_row(c, offer, t, st->tier->key, st->tier->measure,
-							   &st->tier->value, &pay_rate);
-	}
+	TierRows(c, offer, st);
 }
 
 /*
  * TierRate: the rate the earning transactions get at tier: its value, or
- * for incremental tiers the blended rate at max(V, the tier's threshold);
- * false when that is <= 0 (nothing earned).
+ * for incremental tiers the blended rate at max(V, the tier's band edge);
+ * false when that is <= 0 (nothing earned) or the edges are not known.
  */
 static bool
 TierRate(const IncOffer *offer, const SteppedState *st, const IncTier *tier, IncRat *rate)
@@ -315,19 +487,22 @@ TierRate(const IncOffer *offer, const SteppedState *st, const IncTier *tier, Inc
 		inc_rat_from_dec(rate, &tier->value);
 		return true;
 	}
-	inc_rat_from_dec(&v, &tier->threshold);
-	if (st->has_value && inc_rat_cmp(&st->value, &v) > 0)
-		v = st->value;
+	if (!HasEdges(st))
+		return false;
+	Edge(&offer->stepped, st, (int) (tier - offer->stepped.tiers), &v);
+	if (st->has_value && inc_rat_cmp(Volume(st), &v) > 0)
+		v = *Volume(st);
 	if (inc_rat_sign(&v) <= 0)
 		return false;
-	BlendedRate(&offer->stepped, &v, rate);
+	BlendedRate(&offer->stepped, st, &v, rate);
 	return true;
 }
 
 /*
  * TierTotal: what the earning transactions would earn in all at tier (the
  * sum of the rounded rows; a fixed pool pays its value when the bases sum
- * to more than 0; incremental tiers at TierRate).
+ * to more than 0; incremental tiers at TierRate; pays_on "growth" the
+ * exact total x (C - B) / C rounded, as its re-rounded rows add up).
  */
 static void
 TierTotal(IncCalc *c, const IncOffer *offer, const SteppedState *st,
@@ -337,12 +512,17 @@ TierTotal(IncCalc *c, const IncOffer *offer, const SteppedState *st,
 				base,
 				incentive,
 				sum,
-				rate;
+				rate,
+				num,
+				den;
+	bool		growth = offer->stepped.pays_on == INC_PAYS_ON_GROWTH;
 	int			i;
 
 	inc_rat_from_int(total, 0);
 	inc_rat_from_int(&sum, 0);
 	if (!TierRate(offer, st, tier, &rate))
+		return;
+	if (growth && !GrowthShare(st, &num, &den))
 		return;
 	for (i = 0; i < st->earning.n; i++)
 	{
@@ -352,6 +532,8 @@ TierTotal(IncCalc *c, const IncOffer *offer, const SteppedState *st,
 		inc_calc_rate_figures_rat(c, offer, t, &rate, &quantity, &base, &incentive);
 		if (offer->calculator == INC_FIXED_AMOUNT)
 			inc_rat_add(&sum, &sum, &base);
+		else if (growth)
+			inc_rat_add(&sum, &sum, &incentive);
 		else
 		{
 			inc_rat_round(&incentive, &incentive, 2);
@@ -360,18 +542,28 @@ TierTotal(IncCalc *c, const IncOffer *offer, const SteppedState *st,
 	}
 	if (offer->calculator == INC_FIXED_AMOUNT && st->earning.n > 0 && inc_rat_sign(&sum) > 0)
 		inc_rat_from_dec(total, &tier->value);
+	if (growth)
+	{
+		inc_rat_mul(&sum, &sum, &num);
+		inc_rat_div(&sum, &sum, &den);
+		inc_rat_round(total, &sum, 2);
+	}
 }
 
 /*
  * Bands: incremental tiers' "blended_rate" (null when no tier is met),
  * "next_blended_rate" (at the next threshold; null when there is none)
  * and "bands": [{"rate_key", "from", "to" (null: no end), "value",
- * "volume" (the part of the threshold value inside the band)}].
+ * "volume" (the part of the threshold value inside the band)}]; over a
+ * baseline from and to are growth percentages, each band adds
+ * "start_volume" and "end_volume" (its edges on C, null when unknown or
+ * without end) and volume is the part of C inside it.
  */
 static void
 Bands(IncJsonBuf *b, const IncOffer *offer, const SteppedState *st, const IncTier *next)
 {
 	const IncStepped *stepped = &offer->stepped;
+	const IncRat *v = Volume(st);
 	IncRat		rate;
 	int			i;
 
@@ -387,15 +579,19 @@ Bands(IncJsonBuf *b, const IncOffer *offer, const SteppedState *st, const IncTie
 					to,
 					volume;
 		bool		bounded = i + 1 < stepped->ntiers;
+		bool		edges = HasEdges(st);
 
-		inc_rat_from_dec(&from, &tier->threshold);
-		if (bounded)
-			inc_rat_from_dec(&to, &stepped->tiers[i + 1].threshold);
 		inc_rat_from_int(&volume, 0);
-		if (st->has_value && inc_rat_cmp(&st->value, &from) > 0)
+		if (edges)
 		{
-			volume = bounded && inc_rat_cmp(&to, &st->value) < 0 ? to : st->value;
-			inc_rat_sub(&volume, &volume, &from);
+			Edge(stepped, st, i, &from);
+			if (bounded)
+				Edge(stepped, st, i + 1, &to);
+			if (st->has_value && inc_rat_cmp(v, &from) > 0)
+			{
+				volume = bounded && inc_rat_cmp(&to, v) < 0 ? to : *v;
+				inc_rat_sub(&volume, &volume, &from);
+			}
 		}
 		inc_json_raw(b, i ? ",{" : "{");
 		inc_json_key_string(b, "rate_key", tier->key);
@@ -410,9 +606,40 @@ Bands(IncJsonBuf *b, const IncOffer *offer, const SteppedState *st, const IncTie
 		inc_json_dec(b, &tier->value);
 		inc_json_raw(b, ",\"volume\":");
 		inc_json_rat(b, &volume, 6);
+		if (st->growth)
+		{
+			inc_json_raw(b, ",\"start_volume\":");
+			inc_json_rat(b, edges ? &from : NULL, 6);
+			inc_json_raw(b, ",\"end_volume\":");
+			inc_json_rat(b, edges && bounded ? &to : NULL, 6);
+		}
 		inc_json_raw(b, "}");
 	}
 	inc_json_raw(b, "]");
+}
+
+/*
+ * GrowthNext: growth types' "next_volume" (the current value C at which
+ * the next tier is met, B x (1 + its threshold / 100)) and
+ * "volume_to_next" (what C still needs to reach it, in dollars or units),
+ * null when there is no next tier or no growth value.
+ */
+static void
+GrowthNext(IncJsonBuf *b, const IncOffer *offer, const SteppedState *st, const IncTier *next)
+{
+	IncRat		edge,
+				gap;
+	bool		known = next != NULL && st->growth->status == INC_GROWTH_VALUE;
+
+	if (known)
+	{
+		Edge(&offer->stepped, st, (int) (next - offer->stepped.tiers), &edge);
+		inc_rat_sub(&gap, &edge, &st->growth->current);
+	}
+	inc_json_raw(b, ",\"next_volume\":");
+	inc_json_rat(b, known ? &edge : NULL, 6);
+	inc_json_raw(b, ",\"volume_to_next\":");
+	inc_json_rat(b, known ? &gap : NULL, 6);
 }
 
 /*
@@ -421,7 +648,11 @@ Bands(IncJsonBuf *b, const IncOffer *offer, const SteppedState *st, const IncTie
  * "earning_transactions", "tiers": [{"rate_key", "threshold", "value",
  * "measure", "met", "incentive_amount"}] ascending, "selected_rate_key",
  * "next_rate_key", "next_threshold", "gap_to_next"}, and for incremental
- * tiers what Bands adds.
+ * tiers what Bands adds.  Growth types: threshold_value is the growth
+ * percentage (null without a growth value), followed by "pays_on" and
+ * what inc_growth_json writes (the baseline, its value, the current value
+ * and why there is no growth value); gap_to_next is in percentage points,
+ * followed by what GrowthNext adds.
  */
 static const char *
 SteppedDiagnose(IncCalc *c, const IncOffer *offer, void *state)
@@ -446,6 +677,12 @@ SteppedDiagnose(IncCalc *c, const IncOffer *offer, void *state)
 	inc_json_raw(&b, ",");
 	inc_json_key(&b, "threshold_value");
 	inc_json_rat(&b, value, 6);
+	if (st->growth)
+	{
+		inc_json_raw(&b, ",");
+		inc_json_key_string(&b, "pays_on", inc_pays_on_name(stepped->pays_on));
+		inc_growth_json(&b, &stepped->baseline, st->growth);
+	}
 	snprintf(count, sizeof(count), ",\"earning_transactions\":%d,\"tiers\":[", st->earning.n);
 	inc_json_raw(&b, count);
 	for (i = 0; i < stepped->ntiers; i++)
@@ -458,7 +695,7 @@ SteppedDiagnose(IncCalc *c, const IncOffer *offer, void *state)
 		inc_rat_from_dec(&threshold, &tier->threshold);
 		if (value)
 			met = inc_rat_cmp(&threshold, value) <= 0 &&
-				(stepped->tier_mode != INC_TIERS_INCREMENTAL || inc_rat_sign(value) > 0);
+				(stepped->tier_mode != INC_TIERS_INCREMENTAL || inc_rat_sign(Volume(st)) > 0);
 		if (!met && next == NULL)
 			next = tier;
 		TierTotal(c, offer, st, tier, &total);
@@ -497,6 +734,8 @@ SteppedDiagnose(IncCalc *c, const IncOffer *offer, void *state)
 	}
 	else
 		inc_json_raw(&b, "\"next_threshold\":null,\"gap_to_next\":null");
+	if (st->growth)
+		GrowthNext(&b, offer, st, next);
 	if (stepped->tier_mode == INC_TIERS_INCREMENTAL)
 		Bands(&b, offer, st, next);
 	inc_json_raw(&b, "}");
@@ -533,8 +772,27 @@ SteppedRates(const IncOffer *offer, IncRateFn fn, void *ctx)
 		row.threshold_type = inc_threshold_type_name(stepped->threshold_type);
 		row.threshold_property_key = stepped->property_key;
 		row.tier_mode = inc_tier_mode_name(stepped->tier_mode);
+		row.pays_on = inc_pays_on_name(stepped->pays_on);
+		row.baseline = stepped->baseline.kind != INC_BASELINE_NONE ? &stepped->baseline : NULL;
 		inc_rate_row_emit(&row, fn, ctx);
 	}
+}
+
+/*
+ * SteppedBasis: the threshold value (the growth percentage for growth
+ * types) and the tier it meets.
+ */
+static bool
+SteppedBasis(IncCalc *c, const IncOffer *offer, void *state, IncBasis *out)
+{
+	SteppedState *st = state;
+
+	Evaluate(c, offer, st);
+	out->has_value = st->has_value;
+	if (st->has_value)
+		out->value = inc_rat_to_dec(&st->value, 6);
+	out->rate_key = st->tier ? st->tier->key : NULL;
+	return true;
 }
 
 INC_STRATEGY_OPS(inc_stepped_ops, INC_STEPPED, Stepped);

@@ -1,6 +1,7 @@
 ------------------------------------------------------------------------
--- Append-only tables: the offer versions (15_offer_versions.sql) and the
--- settlement statements and their lines (55_settle.sql).  UPDATE, DELETE
+-- Append-only tables: the offer versions (15_offer_versions.sql), the
+-- settlement statements and their lines (55_settle.sql) and the accruals
+-- and their lines (57_forecast.sql).  UPDATE, DELETE
 -- and TRUNCATE are refused for every role, the owner included, by one
 -- trigger function; each table gives it the DETAIL and HINT of its error
 -- and, for incentives.offer_versions, the function that recognizes the one
@@ -84,3 +85,39 @@ CREATE TRIGGER statement_lines_no_truncate
         'Corrections are the next statement''s business: CALL incentives.settle again.');
 COMMENT ON TRIGGER statement_lines_no_truncate ON incentives.statement_lines IS
   'Statement lines are append-only: TRUNCATE is refused for every role';
+
+DROP TRIGGER IF EXISTS accruals_append_only ON incentives.accruals;
+CREATE TRIGGER accruals_append_only
+    BEFORE UPDATE OR DELETE ON incentives.accruals
+    FOR EACH ROW EXECUTE FUNCTION incentives_internal.append_only(
+        'Accruals are a ledger: no role may change or remove them.',
+        'Corrections are the next accrual''s business: CALL incentives.accrue again.');
+COMMENT ON TRIGGER accruals_append_only ON incentives.accruals IS
+  'Accruals are append-only: UPDATE and DELETE are refused for every role';
+
+DROP TRIGGER IF EXISTS accruals_no_truncate ON incentives.accruals;
+CREATE TRIGGER accruals_no_truncate
+    BEFORE TRUNCATE ON incentives.accruals
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.append_only(
+        'Accruals are a ledger: no role may change or remove them.',
+        'Corrections are the next accrual''s business: CALL incentives.accrue again.');
+COMMENT ON TRIGGER accruals_no_truncate ON incentives.accruals IS
+  'Accruals are append-only: TRUNCATE is refused for every role';
+
+DROP TRIGGER IF EXISTS accrual_lines_append_only ON incentives.accrual_lines;
+CREATE TRIGGER accrual_lines_append_only
+    BEFORE UPDATE OR DELETE ON incentives.accrual_lines
+    FOR EACH ROW EXECUTE FUNCTION incentives_internal.append_only(
+        'Accruals are a ledger: no role may change or remove them.',
+        'Corrections are the next accrual''s business: CALL incentives.accrue again.');
+COMMENT ON TRIGGER accrual_lines_append_only ON incentives.accrual_lines IS
+  'Accrual lines are append-only: UPDATE and DELETE are refused for every role';
+
+DROP TRIGGER IF EXISTS accrual_lines_no_truncate ON incentives.accrual_lines;
+CREATE TRIGGER accrual_lines_no_truncate
+    BEFORE TRUNCATE ON incentives.accrual_lines
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.append_only(
+        'Accruals are a ledger: no role may change or remove them.',
+        'Corrections are the next accrual''s business: CALL incentives.accrue again.');
+COMMENT ON TRIGGER accrual_lines_no_truncate ON incentives.accrual_lines IS
+  'Accrual lines are append-only: TRUNCATE is refused for every role';

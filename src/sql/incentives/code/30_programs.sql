@@ -31,7 +31,7 @@ RETURNS incentives_internal.offer_summary_row
 AS 'MODULE_PATHNAME', 'incentives_offer_summary'
 LANGUAGE C STABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION incentives_internal.offer_summary(jsonb) IS
-  'programs helper: an offer document''s label (NULL when absent), strategy_key, calculator_key, program rules (tier_mode of a stepped offer, enrollment, requirements, limits) and aggregation, read from the compiled offer; an invalid document is an error (22023)';
+  'programs helper: an offer document''s label (NULL when absent), strategy_key, calculator_key, program rules (tier_mode of a stepped offer, enrollment, requirements, limits), aggregation and a stepped offer''s threshold type, pays_on and baseline, read from the compiled offer; an invalid document is an error (22023)';
 
 CREATE OR REPLACE FUNCTION incentives_internal.offer_rates(document jsonb)
 RETURNS SETOF incentives_internal.offer_rate_row
@@ -52,7 +52,10 @@ SELECT o.offer_key,
        s.requirements,
        s.limit_minimum,
        s.limit_maximum,
-       s.aggregation
+       s.aggregation,
+       s.threshold_type,
+       s.pays_on,
+       s.baseline
   FROM incentives.offers AS o
  CROSS JOIN LATERAL incentives_internal.offer_summary(o.document) AS s;
 COMMENT ON VIEW incentives.programs IS
@@ -68,6 +71,9 @@ COMMENT ON COLUMN incentives.programs.requirements IS 'The qualification gates a
 COMMENT ON COLUMN incentives.programs.limit_minimum IS 'Minimum payout per participant: below it the offer pays nothing (NULL: none)';
 COMMENT ON COLUMN incentives.programs.limit_maximum IS 'Maximum payout per participant (per group when aggregated by group): above it the rows are scaled down to add up to it exactly (NULL: none)';
 COMMENT ON COLUMN incentives.programs.aggregation IS 'participant (each participant''s own transactions) or group (all the transactions of a participant''s group, incentives.participant_groups: tiers, pools, requirements and limits are the group''s)';
+COMMENT ON COLUMN incentives.programs.threshold_type IS 'Stepped: aggregated_amount, aggregated_quantity, property, growth_amount or growth_quantity (the tiers are growth percentages over the baseline); NULL for the other strategies';
+COMMENT ON COLUMN incentives.programs.pays_on IS 'Stepped: all_volume (the tier met pays every earning transaction) or growth (only the growth over the baseline pays); NULL for the other strategies';
+COMMENT ON COLUMN incentives.programs.baseline IS 'Stepped growth types: what the current value is compared with, {start_date, end_date} (the same sum over those dates) or {property_key}; NULL otherwise';
 
 CREATE OR REPLACE VIEW incentives.program_rates WITH (security_invoker = true) AS
 SELECT r.*
@@ -97,6 +103,10 @@ COMMENT ON COLUMN incentives.program_rates.coverage_unit IS 'Stacked: the set''s
 COMMENT ON COLUMN incentives.program_rates.coverage_rate IS 'Stacked: the SKU''s conversion rate, in coverage_uom_key per coverage unit';
 COMMENT ON COLUMN incentives.program_rates.coverage_uom_key IS 'Stacked: the unit the conversion rate is in (the conversion''s "from")';
 COMMENT ON COLUMN incentives.program_rates.tier_mode IS 'Stepped: all_volume or incremental (the tier''s value then pays only on its band of the threshold value); NULL otherwise';
+COMMENT ON COLUMN incentives.program_rates.pays_on IS 'Stepped: all_volume or growth (only the growth over the baseline pays); NULL otherwise';
+COMMENT ON COLUMN incentives.program_rates.baseline_start_date IS 'Stepped growth types with a baseline by dates: its first day (inclusive); the tier''s threshold is a growth percentage over the same sum dated baseline_start_date..baseline_end_date';
+COMMENT ON COLUMN incentives.program_rates.baseline_end_date IS 'Stepped growth types with a baseline by dates: its last day (inclusive)';
+COMMENT ON COLUMN incentives.program_rates.baseline_property_key IS 'Stepped growth types with a baseline by property: the property holding the baseline';
 
 -- Programs as of a time (docs/lifecycle.md, Offer versions and as_of): the
 -- same rows from the versions valid then (NULL: now), with the version.
@@ -109,7 +119,7 @@ SET search_path = pg_catalog, pg_temp
 AS $function$
     SELECT v.offer_key, s.label, s.strategy_key, s.calculator_key, v.document,
            s.tier_mode, s.enrollment, s.requirements, s.limit_minimum, s.limit_maximum,
-           v.version, v.valid_from, v.valid_to, s.aggregation
+           v.version, v.valid_from, v.valid_to, s.aggregation, s.threshold_type, s.pays_on, s.baseline
       FROM incentives.offer_versions AS v
      CROSS JOIN LATERAL incentives_internal.offer_summary(v.document) AS s
      WHERE v.valid_from <= COALESCE($1, now())

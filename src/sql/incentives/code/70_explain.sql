@@ -206,6 +206,22 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.own_requirements(jsonb, text) IS
   'tier_progress and requirement_progress helper: the diagnostics'' requirements with each one of scope member showing the given participant''s own value, met and gap (docs/reference.md, Participant groups)';
 
+CREATE OR REPLACE FUNCTION incentives_internal.progress_volume(threshold_type text, value text)
+RETURNS numeric
+LANGUAGE sql
+IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+    -- a volume of the offer's threshold, as shown: dollars (the amount
+    -- types) with at least cents, units as they are; none for a property
+    SELECT CASE WHEN $1 IN ('aggregated_amount', 'growth_amount') AND scale($2::numeric) < 2
+                THEN round($2::numeric, 2)
+                WHEN $1 IN ('aggregated_amount', 'growth_amount', 'aggregated_quantity', 'growth_quantity')
+                THEN $2::numeric END
+$function$;
+COMMENT ON FUNCTION incentives_internal.progress_volume(text, text) IS
+  'tier_progress helper: a volume of a stepped offer''s threshold (a current value, a baseline, the volume of the next tier or still needed) as shown: at least two decimal places for dollars (the amount types), quantities as they are, NULL for a property threshold';
+
 CREATE OR REPLACE FUNCTION incentives.tier_progress(
     participant_key text        DEFAULT NULL,
     properties      jsonb       DEFAULT '{}',
@@ -220,14 +236,16 @@ SET search_path = pg_catalog, pg_temp
 AS $function$
 SELECT d.participant_key,
        d.offer_key,
-       d.diagnostics ->> 'threshold_type',
+       -- the offer's own (the diagnostics leave the strategy's figures out
+       -- of an offer whose data errors a failed requirement kept back)
+       p.threshold_type,
        d.diagnostics ->> 'property_key',
-       incentives_internal.progress_figure(d.diagnostics ->> 'threshold_type', (d.diagnostics ->> 'threshold_value')::numeric),
+       incentives_internal.progress_figure(p.threshold_type, (d.diagnostics ->> 'threshold_value')::numeric),
        d.diagnostics ->> 'selected_rate_key',
        cur.threshold,
        d.diagnostics ->> 'next_rate_key',
        (d.diagnostics ->> 'next_threshold')::numeric,
-       incentives_internal.progress_figure(d.diagnostics ->> 'threshold_type', (d.diagnostics ->> 'gap_to_next')::numeric),
+       incentives_internal.progress_figure(p.threshold_type, (d.diagnostics ->> 'gap_to_next')::numeric),
        (d.diagnostics ->> 'earning_transactions')::integer,
        -- what the calculation pays: in an offer aggregated by group what
        -- the participant's own rows pay; else after requirements and limits
@@ -237,22 +255,41 @@ SELECT d.participant_key,
                       (d.diagnostics -> 'rules' ->> 'incentive_amount')::numeric,
                       cur.incentive_amount, 0), 2),
        round(nxt.incentive_amount, 2),
-       d.diagnostics ->> 'tier_mode',
+       p.tier_mode,
        (d.diagnostics ->> 'blended_rate')::numeric,
        (d.diagnostics ->> 'next_blended_rate')::numeric,
        COALESCE((d.diagnostics -> 'rules' ->> 'qualified')::boolean, true)
          AND NOT EXISTS (SELECT FROM jsonb_array_elements(req.reqs) AS r WHERE NOT (r ->> 'met')::boolean),
+       -- every requirement not met, one whose value could not be computed
+       -- (met null) with a null gap
        COALESCE((SELECT jsonb_object_agg(r ->> 'key', r -> 'gap')
                    FROM jsonb_array_elements(req.reqs) AS r
-                  WHERE NOT (r ->> 'met')::boolean), '{}'::jsonb),
+                  WHERE (r ->> 'met')::boolean IS NOT TRUE), '{}'::jsonb),
        d.diagnostics -> 'rules' -> 'limits' ->> 'applied',
-       d.group_key
+       d.group_key,
+       -- the volumes: growth types' current value, next tier's volume and
+       -- what is still needed (the engine's); an aggregated threshold is a
+       -- volume itself; a property is none
+       incentives_internal.progress_volume(p.threshold_type,
+         CASE WHEN g.growth THEN d.diagnostics ->> 'current_value' ELSE d.diagnostics ->> 'threshold_value' END),
+       incentives_internal.progress_volume(p.threshold_type, d.diagnostics ->> 'baseline_value'),
+       d.diagnostics -> 'baseline',
+       CASE WHEN g.growth THEN (d.diagnostics ->> 'threshold_value')::numeric END,
+       d.diagnostics ->> 'no_growth_value',
+       p.pays_on,
+       incentives_internal.progress_volume(p.threshold_type,
+         CASE WHEN g.growth THEN d.diagnostics ->> 'next_volume' ELSE d.diagnostics ->> 'next_threshold' END),
+       incentives_internal.progress_volume(p.threshold_type,
+         CASE WHEN g.growth THEN d.diagnostics ->> 'volume_to_next' ELSE d.diagnostics ->> 'gap_to_next' END)
   FROM incentives.incentive_diagnostics(tier_progress.participant_key,
                                         COALESCE(tier_progress.properties, '{}'),
                                         NULL,
                                         COALESCE(tier_progress.transactions, 'incentives.transactions'),
                                         tier_progress.as_of,
                                         tier_progress.through_date) AS d
+  -- the offers as the calculation had them (now, or as of as_of)
+  LEFT JOIN incentives.programs(tier_progress.as_of) AS p ON p.offer_key = d.offer_key
+ CROSS JOIN LATERAL (SELECT p.threshold_type IN ('growth_amount', 'growth_quantity') AS growth) AS g
   LEFT JOIN LATERAL (
         SELECT (t ->> 'threshold')::numeric AS threshold,
                (t ->> 'incentive_amount')::numeric AS incentive_amount
@@ -276,7 +313,7 @@ SELECT d.participant_key,
  ORDER BY d.participant_key COLLATE "C", d.offer_key COLLATE "C", d.group_key COLLATE "C"
 $function$;
 COMMENT ON FUNCTION incentives.tier_progress(text, jsonb, regclass, timestamptz, date) IS
-  'Per participant (every one with transactions of the offers'' SKUs, or the one named) and stepped offer, touched or not: the threshold value, the current tier, the next tier and the gap to it, what the calculation pays now (after requirements and limits) and what the earning transactions would pay at the next tier (before them); the tier mode and, for incremental tiers, the blended rate now and at the next threshold; whether the participant qualifies, how far each unmet requirement is from its minimum, and which limit applied; in an offer aggregated by group, a row per group the participant''s transactions count in, with the group''s figures (earned_now: the participant''s own rows) and its group_key; as_of and through_date as for incentive_calculate';
+  'Per participant (every one with transactions of the offers'' SKUs, or the one named) and stepped offer, touched or not: the threshold value, the current tier, the next tier and the gap to it, what the calculation pays now (after requirements and limits) and what the earning transactions would pay at the next tier (before them); the tier mode and, for incremental tiers, the blended rate now and at the next threshold; whether the participant qualifies, how far each unmet requirement is from its minimum (null: its value could not be computed), and which limit applied; in an offer aggregated by group, a row per group the participant''s transactions count in, with the group''s figures (earned_now: the participant''s own rows) and its group_key; the current value, and for growth types the baseline, the growth percentage or why there is none, and what it pays on; the volume at which the next tier is met and the dollars or units still needed; as_of and through_date as for incentive_calculate';
 
 CREATE OR REPLACE FUNCTION incentives.requirement_progress(
     participant_key text        DEFAULT NULL,
@@ -302,7 +339,10 @@ SELECT d.participant_key,
        (r.r ->> 'met')::boolean,
        (d.diagnostics -> 'rules' ->> 'qualified')::boolean
          AND NOT EXISTS (SELECT FROM jsonb_array_elements(req.reqs) AS q WHERE NOT (q ->> 'met')::boolean),
-       d.group_key
+       d.group_key,
+       (r.r ->> 'current_value')::numeric,
+       (r.r ->> 'baseline_value')::numeric,
+       r.r ->> 'no_growth_value'
   FROM incentives.incentive_diagnostics(requirement_progress.participant_key,
                                         COALESCE(requirement_progress.properties, '{}'),
                                         NULL,
@@ -316,7 +356,7 @@ SELECT d.participant_key,
  ORDER BY d.participant_key COLLATE "C", d.offer_key COLLATE "C", d.group_key COLLATE "C", r.n
 $function$;
 COMMENT ON FUNCTION incentives.requirement_progress(text, jsonb, regclass, timestamptz, date) IS
-  'Per participant (every one with transactions of the offers'' SKUs, or the one named), offer with requirements and requirement: its value against its minimum (NULL for a missing property), the gap still to close, whether it is met, and whether the participant qualifies for the offer (every requirement met); in an offer aggregated by group, a row per group the participant''s transactions count in: the group''s values (a requirement of scope member: the participant''s own) and its group_key; as_of and through_date as for incentive_calculate';
+  'Per participant (every one with transactions of the offers'' SKUs, or the one named), offer with requirements and requirement: its value against its minimum (NULL for a missing property or no growth value), the gap still to close, whether it is met, and whether the participant qualifies for the offer (every requirement met); in an offer aggregated by group, a row per group the participant''s transactions count in: the group''s values (a requirement of scope member: the participant''s own) and its group_key; for growth types the current value, the baseline and why there is no growth value; as_of and through_date as for incentive_calculate';
 
 CREATE OR REPLACE FUNCTION incentives.stack_progress(
     participant_key text        DEFAULT NULL,

@@ -452,3 +452,25 @@ END
 $$;
 COMMENT ON FUNCTION incentives_internal.settle_run(date, text) IS
   'Settles in the caller''s transaction (incentives.settle''s work) and returns the statement: what a coordinator''s settle runs on each shard';
+
+-- The accrual of a shard's own participants (docs/lifecycle.md, Accruals;
+-- accruals and their numbers are per shard), in the caller's transaction
+-- on the shard: what a coordinator's accrue runs on each shard.
+CREATE OR REPLACE FUNCTION incentives_internal.accrue_run(as_of_date date)
+RETURNS TABLE (accrual_id bigint, lines bigint, delta numeric)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_id bigint;
+BEGIN
+    v_id := incentives_internal.accrue_work(accrue_run.as_of_date);
+    RETURN QUERY
+        SELECT v_id, count(*), COALESCE(sum(l.delta), 0.00)
+          FROM incentives.accrual_lines AS l
+         WHERE l.accrual_id = v_id;
+END
+$$;
+COMMENT ON FUNCTION incentives_internal.accrue_run(date) IS
+  'Accrues in the caller''s transaction (incentives.accrue''s work) and returns the accrual: what a coordinator''s accrue runs on each shard';

@@ -89,6 +89,21 @@ $$;
 COMMENT ON FUNCTION incentives.stack_progress(text, text, timestamptz, date) IS
   'Stack progress computed on the shards: one participant on its partition, all participants (NULL) on every partition (rows merged, not ordered)';
 
+CREATE OR REPLACE FUNCTION incentives.forecast(
+    as_of_date      date,
+    participant_key text   DEFAULT NULL,
+    offer_keys      text[] DEFAULT NULL,
+    transactions    text   DEFAULT 'incentives.transactions')
+RETURNS SETOF incentives.forecast_row
+LANGUAGE plproxy
+ROWS 100
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON incentives.partitions_for(participant_key);
+$$;
+COMMENT ON FUNCTION incentives.forecast(date, text, text[], text) IS
+  'The forecast computed on the shards: one participant on its partition, all participants (NULL) on every partition (rows merged, not ordered)';
+
 -- One participant, always: a NULL participant_key goes to one partition,
 -- which raises the function's own error.
 CREATE OR REPLACE FUNCTION incentives.incentive_explain(
@@ -144,6 +159,9 @@ COMMENT ON FUNCTION incentives.calculate(jsonb) IS
 --     When one shard fails the call fails and that shard has no statement;
 --     the others keep theirs: call it again with the same date (a shard
 --     that has one settles nothing new on the same date).
+--   accrue: each shard books the accrual of its own participants, as
+--     settle writes statements (an accrual on the same date again books
+--     nothing new).
 
 CREATE OR REPLACE FUNCTION incentives_cluster.refresh_earnings(
     participant_key text,
@@ -211,3 +229,29 @@ END
 $$;
 COMMENT ON PROCEDURE incentives.settle(date, text) IS
   'Settles on the shards: the participant''s partition, or every partition (NULL); each shard writes its own statement atomically';
+
+CREATE OR REPLACE FUNCTION incentives_cluster.accrue(as_of_date date)
+RETURNS TABLE (accrual_id bigint, lines bigint, delta numeric)
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON ALL;
+    TARGET incentives_internal.accrue_run;
+$$;
+COMMENT ON FUNCTION incentives_cluster.accrue(date) IS
+  'incentives.accrue_run on every partition';
+
+CREATE OR REPLACE PROCEDURE incentives.accrue(as_of_date date)
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN SELECT * FROM incentives_cluster.accrue(as_of_date) LOOP
+        RAISE NOTICE 'accrue: shard accrual %: % lines, % booked', r.accrual_id, r.lines, r.delta;
+    END LOOP;
+END
+$$;
+COMMENT ON PROCEDURE incentives.accrue(date) IS
+  'Books the accrual on the shards: every partition, each shard its own participants'' accrual atomically';

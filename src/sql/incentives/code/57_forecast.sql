@@ -1,0 +1,166 @@
+------------------------------------------------------------------------
+-- Forecast and accrual (docs/reference.md, Forecast; docs/lifecycle.md,
+-- Accruals)
+--
+-- incentives.forecast(as_of_date, ...) asks the engine: per participant
+-- and offer, the calculation through as_of_date and the same calculation
+-- with every transaction of the offer's span to date projected to the
+-- span's end at the same pace (core/engine/forecast.c), and the
+-- straight-line share of the projected payout accrued by as_of_date.
+-- Nothing here re-derives a figure.
+--
+-- CALL incentives.accrue(as_of_date) books that share: one accrual and its
+-- lines, per participant and offer accrued to date, accrued before (the
+-- previous line's) and the difference, the journal entry.  As settle does
+-- (55_settle.sql): one transaction, serialized by a transaction-level
+-- advisory lock and a READ COMMITTED snapshot taken after it, and refused
+-- for an as_of_date before the latest accrual; append-only tables
+-- (16_append_only.sql).
+------------------------------------------------------------------------
+
+CREATE OR REPLACE FUNCTION incentives.forecast(
+    as_of_date      date,
+    participant_key text     DEFAULT NULL,
+    offer_keys      text[]   DEFAULT NULL,
+    transactions    regclass DEFAULT 'incentives.transactions')
+RETURNS SETOF incentives.forecast_row
+AS 'MODULE_PATHNAME', 'incentives_forecast'
+LANGUAGE C STABLE PARALLEL RESTRICTED
+ROWS 100
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION incentives.forecast(date, text, text[], regclass) IS
+  'Per participant and offer with a row in either calculation: earned through as_of_date, projected to the end of the offer''s span at the same pace (transactions dated span_start..as_of_date x span_days / elapsed_days; tiers, pools, requirements and limits on the projected volume), the stepped basis and tier of each, and accrual_to_date = round(projected x elapsed / span, 2); stored properties; runs with the caller''s rights';
+
+CREATE OR REPLACE FUNCTION incentives_internal.accrue_work(as_of_date date)
+RETURNS bigint
+LANGUAGE plpgsql
+VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+#variable_conflict use_column
+DECLARE
+    v_date   date := accrue_work.as_of_date;
+    v_latest date;
+    v_id     bigint;
+    v_lines  integer;
+    v_delta  numeric;
+BEGIN
+    IF v_date IS NULL THEN
+        RAISE EXCEPTION 'as_of_date must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'incentives.accrue needs isolation level READ COMMITTED, not %',
+                        upper(current_setting('transaction_isolation'))
+              USING ERRCODE = 'invalid_transaction_state',
+                    DETAIL = 'It reads the earlier accruals after it has waited for any other accrue to commit; a snapshot taken before that could book the same accrual twice.',
+                    HINT = 'CALL it outside a transaction block, or in a READ COMMITTED one.';
+    END IF;
+
+    -- One accrue at a time; everything below reads after the wait.
+    PERFORM pg_advisory_xact_lock(hashtext('incentives.accruals'), 0);
+
+    SELECT max(a.as_of_date) INTO v_latest FROM incentives.accruals AS a;
+    IF v_latest > v_date THEN
+        RAISE EXCEPTION 'as_of_date % is earlier than the latest accrual (%)', v_date, v_latest
+              USING ERRCODE = 'invalid_parameter_value',
+                    HINT = 'Accruals go forward in time: accrue on or after the latest as_of_date.';
+    END IF;
+
+    INSERT INTO incentives.accruals (as_of_date) VALUES (v_date) RETURNING accrual_id INTO v_id;
+    INSERT INTO incentives.accrual_lines (accrual_id, participant_key, offer_key,
+                                          accrued_to_date, accrued_before, delta)
+    WITH accrued AS (
+        SELECT f.participant_key, f.offer_key, f.accrual_to_date AS amount
+          FROM incentives.forecast(v_date) AS f),
+    before AS (
+        SELECT DISTINCT ON (l.participant_key, l.offer_key)
+               l.participant_key, l.offer_key, l.accrued_to_date AS amount
+          FROM incentives.accrual_lines AS l
+         WHERE l.accrual_id < v_id
+         ORDER BY l.participant_key, l.offer_key, l.accrual_id DESC),
+    lines AS (
+        SELECT COALESCE(a.participant_key, b.participant_key) AS participant_key,
+               COALESCE(a.offer_key, b.offer_key)             AS offer_key,
+               COALESCE(a.amount, 0.00)                       AS accrued_to_date,
+               COALESCE(b.amount, 0.00)                       AS accrued_before
+          FROM accrued AS a
+          FULL JOIN before AS b
+            ON b.participant_key = a.participant_key AND b.offer_key = a.offer_key)
+    SELECT v_id, n.participant_key, n.offer_key, n.accrued_to_date, n.accrued_before,
+           n.accrued_to_date - n.accrued_before
+      FROM lines AS n
+     WHERE n.accrued_to_date <> 0 OR n.accrued_before <> 0
+     ORDER BY n.participant_key COLLATE "C", n.offer_key COLLATE "C";
+    GET DIAGNOSTICS v_lines = ROW_COUNT;
+    SELECT COALESCE(sum(l.delta), 0.00) INTO v_delta
+      FROM incentives.accrual_lines AS l
+     WHERE l.accrual_id = v_id;
+
+    RAISE NOTICE 'accrue: accrual % as of %: % lines, % booked', v_id, v_date, v_lines, v_delta;
+    RETURN v_id;
+END
+$function$;
+COMMENT ON FUNCTION incentives_internal.accrue_work(date) IS
+  'Part of incentives.accrue (call the procedure, not this): waits for any other accrue, writes the accrual and its lines, returns the accrual_id';
+
+CREATE OR REPLACE PROCEDURE incentives.accrue(as_of_date date)
+LANGUAGE plpgsql
+AS $procedure$
+-- No SET clause: a procedure with one cannot COMMIT.  Every name is
+-- schema-qualified; the SQL work is in incentives_internal.accrue_work.
+DECLARE
+    v_can_commit boolean := incentives_internal.transaction_control_allowed();
+BEGIN
+    IF v_can_commit THEN
+        -- a fresh READ COMMITTED transaction of its own, whatever the
+        -- session's default isolation
+        COMMIT;
+        SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
+    END IF;
+    PERFORM incentives_internal.accrue_work(accrue.as_of_date);
+    IF v_can_commit THEN
+        COMMIT;   -- the accrual is durable when CALL returns
+    END IF;
+END
+$procedure$;
+COMMENT ON PROCEDURE incentives.accrue(date) IS
+  'Books the accrual as of as_of_date: per participant and offer the forecast''s accrual_to_date, the previous accrual of the pair and the difference (the journal entry), in one transaction; serialized against other accrues; refuses a date before the latest accrual (22023)';
+
+CREATE OR REPLACE VIEW incentives.accrual_balances WITH (security_invoker = true) AS
+WITH latest AS (
+    SELECT DISTINCT ON (l.participant_key, l.offer_key)
+           l.participant_key, l.offer_key, l.accrual_id, a.as_of_date,
+           l.accrued_to_date, l.delta
+      FROM incentives.accrual_lines AS l
+      JOIN incentives.accruals AS a ON a.accrual_id = l.accrual_id
+     ORDER BY l.participant_key, l.offer_key, l.accrual_id DESC),
+settled AS (
+    SELECT l.participant_key, l.offer_key,
+           sum(l.amount_due)     AS amount,
+           max(s.statement_date) AS last_statement_date
+      FROM incentives.statement_lines AS l
+      JOIN incentives.statements AS s ON s.statement_id = l.statement_id
+     GROUP BY l.participant_key, l.offer_key)
+SELECT COALESCE(a.participant_key, s.participant_key)         AS participant_key,
+       COALESCE(a.offer_key, s.offer_key)                     AS offer_key,
+       a.accrual_id                                           AS last_accrual_id,
+       a.as_of_date                                           AS last_as_of_date,
+       COALESCE(a.accrued_to_date, 0.00)                      AS accrued,
+       a.delta                                                AS last_delta,
+       COALESCE(s.amount, 0.00)                               AS settled,
+       COALESCE(a.accrued_to_date, 0.00) - COALESCE(s.amount, 0.00) AS accrued_unsettled,
+       s.last_statement_date
+  FROM latest AS a
+  FULL JOIN settled AS s
+    ON s.participant_key = a.participant_key AND s.offer_key = a.offer_key;
+COMMENT ON VIEW incentives.accrual_balances IS
+  'Per participant and offer: its latest accrual beside what settlement statements have paid; accrued_unsettled is the liability still on the books';
+COMMENT ON COLUMN incentives.accrual_balances.participant_key IS 'The participant';
+COMMENT ON COLUMN incentives.accrual_balances.offer_key IS 'The offer';
+COMMENT ON COLUMN incentives.accrual_balances.last_accrual_id IS 'The latest accrual with a line for it (NULL: never accrued)';
+COMMENT ON COLUMN incentives.accrual_balances.last_as_of_date IS 'Its as_of_date';
+COMMENT ON COLUMN incentives.accrual_balances.accrued IS 'accrued_to_date of that line (0.00: never accrued)';
+COMMENT ON COLUMN incentives.accrual_balances.last_delta IS 'What that accrual booked (negative: a reversal)';
+COMMENT ON COLUMN incentives.accrual_balances.settled IS 'Sum of amount_due of its statement lines';
+COMMENT ON COLUMN incentives.accrual_balances.accrued_unsettled IS 'accrued - settled';
+COMMENT ON COLUMN incentives.accrual_balances.last_statement_date IS 'Its latest statement''s date (NULL: never settled)';
