@@ -86,11 +86,12 @@ SELECT group_key, members, offers, rows, incentive_amount FROM incentives.earnin
 ROLLBACK;
 
 -- The forecast of an offer aggregated by group: the basis and the tiers
--- are the group's (to date 200,000.00 of coop_north, 4 %; projected at
--- the same pace 200,000 x 365 / 182 = 401,098.90, 5 %), the earnings
--- each member's own rows; retailer_004's purchases before it joined
--- count for itself alone (its row without a group).  A member's own call
--- gives its rows of the same forecast.
+-- are the group's (to date 280,000.00 of coop_north, with retailer_004 a
+-- member all season here: 4 %; projected at the same pace 280,000 x 365
+-- / 182 = 561,538.46: 5 %), the earnings each member's own rows
+-- (retailer_001: 35,000 and 25,000 x 365 / 182 x 5 %, each row rounded,
+-- 3,509.62 + 2,506.87 = 6,016.49).  A member's own call gives its rows of
+-- the same forecast.
 SELECT participant_key, group_key, elapsed_days, span_days, basis_to_date, projected_basis,
        rate_key_to_date, projected_rate_key, earned_to_date, projected_earnings, accrual_to_date
   FROM incentives.forecast('2026-03-31', offer_keys => ARRAY['mfr.2026.group_volume'])
