@@ -70,8 +70,10 @@ BEGIN
     INSERT INTO incentives.accrual_lines (accrual_id, participant_key, offer_key,
                                           accrued_to_date, accrued_before, delta)
     WITH accrued AS (
-        SELECT f.participant_key, f.offer_key, f.accrual_to_date AS amount
-          FROM incentives.forecast(v_date) AS f),
+        -- a member that moved between groups has a forecast row per group
+        SELECT f.participant_key, f.offer_key, sum(f.accrual_to_date) AS amount
+          FROM incentives.forecast(v_date) AS f
+         GROUP BY f.participant_key, f.offer_key),
     before AS (
         SELECT DISTINCT ON (l.participant_key, l.offer_key)
                l.participant_key, l.offer_key, l.accrued_to_date AS amount
