@@ -582,6 +582,10 @@ SameDec(const IncDec *a, const IncDec *b)
 	return a->coef == b->coef && a->scale == b->scale;
 }
 
+/* The offers a forecast of one participant outside groups has had a row of. */
+static const IncOffer *forecast_seen[64];
+static int	forecast_nseen;
+
 /* CollectForecast: one forecast row checked and hashed (in order). */
 static void
 CollectForecast(void *ctx, const IncForecastRow *row)
@@ -593,9 +597,17 @@ CollectForecast(void *ctx, const IncForecastRow *row)
 	IncDec		accrual;
 	char		desc[1024];
 	char		b[6][INC_NUM_BUF];
+	int			i;
 
 	if (row->elapsed_days < 1 || row->elapsed_days > row->span_days)
 		fuzz_bug("forecast days out of range", key);
+	if (row->group_key != NULL || strcmp(row->participant_key, Participants[0]) != 0)
+		fuzz_bug("a forecast row of another participant, or of a group", key);
+	for (i = 0; i < forecast_nseen; i++)
+		if (forecast_seen[i] == row->offer)
+			fuzz_bug("two forecast rows of one participant and offer", key);
+	if (forecast_nseen < (int) (sizeof(forecast_seen) / sizeof(forecast_seen[0])))
+		forecast_seen[forecast_nseen++] = row->offer;
 	inc_rat_from_dec(&a, &row->projected_earnings);
 	inc_rat_from_int(&days, row->elapsed_days);
 	inc_rat_mul(&a, &a, &days);
@@ -657,6 +669,7 @@ RunForecast(IncEngine *e, const IncTxn *txns, int ntxns, PropTable *props, int32
 		if (!(txns[i].nulls & INC_TXN_NULL_DATE) && txns[i].transaction_date <= as_of)
 			upto[n++] = txns[i];
 	*hash = 1;
+	forecast_nseen = 0;
 	calculating = e;
 	calculating_participant = Participants[0];
 	inc_engine_forecast(e, as_of, Participants[0], upto, n, Property, props, CollectForecast, hash);

@@ -30,6 +30,7 @@ typedef struct Outcome
 	int			participant;	/* the unit's index */
 	int			key;			/* the state's: the aggregation key or the participant */
 	const char *group_key;		/* the rows' (NULL outside a group) */
+	int			next;			/* the next outcome of the offer and key, or -1 */
 	int			rows;
 	IncSum		earned;			/* reported incentive amounts, added up */
 } Outcome;
@@ -50,6 +51,7 @@ typedef struct Run
 	int			noutcomes;
 	int			cap;
 	KeyBasis   *bases;			/* [offer * nkeys + key] */
+	int		   *first;			/* [offer * nkeys + key]: its first outcome, or -1 */
 	const IncOffer *last_offer;
 	int			last_index;
 } Run;
@@ -75,27 +77,31 @@ OfferIndex(Run *run, const IncOffer *offer)
 
 /*
  * OutcomeOf: the outcome of (offer, participant, key), made on first use.
- * An offer's rows come together (the engine finishes offer by offer), so
- * the search goes back over that offer's outcomes only.
+ * The outcomes of one offer and key are chained (by participant: one for
+ * an offer aggregated by participant, a group's members for one by
+ * group).
  */
 static Outcome *
 OutcomeOf(Run *run, int offer, int participant, int key, const char *group_key)
 {
+	int		   *head = &run->first[offer * run->nkeys + key];
 	int			i;
 	Outcome    *o;
 
-	for (i = run->noutcomes - 1; i >= 0 && run->outcomes[i].offer == offer; i--)
-		if (run->outcomes[i].participant == participant && run->outcomes[i].key == key)
+	for (i = *head; i >= 0; i = run->outcomes[i].next)
+		if (run->outcomes[i].participant == participant)
 			return &run->outcomes[i];
 	if (run->noutcomes == run->cap)
 		run->outcomes = inc_grow(run->outcomes, run->noutcomes, &run->cap, sizeof(Outcome), 16);
-	o = &run->outcomes[run->noutcomes++];
+	o = &run->outcomes[run->noutcomes];
 	memset(o, 0, sizeof(*o));
 	o->offer = offer;
 	o->participant = participant;
 	o->key = key;
 	o->group_key = group_key;
+	o->next = *head;
 	inc_sum_init(&o->earned);
+	*head = run->noutcomes++;
 	return o;
 }
 
@@ -139,10 +145,14 @@ Calculate(IncEngine *e, Run *run, const int32_t *as_of, const IncUnit *unit,
 		  const IncTxn *txns, int ntxns, IncPropertyFn props, void *props_ctx)
 {
 	int			n = inc_engine_noffers(e);
+	int			i;
 
 	run->engine = e;
 	run->nkeys = unit->nkeys;
 	run->bases = inc_alloc(sizeof(KeyBasis) * ((size_t) n * unit->nkeys + 1));
+	run->first = inc_alloc(sizeof(int) * ((size_t) n * unit->nkeys + 1));
+	for (i = 0; i < n * unit->nkeys; i++)
+		run->first[i] = -1;
 	inc_engine_set_projection(e, as_of);
 	inc_engine_set_basis(e, KeepBasis, run);
 	inc_engine_calculate_unit(e, unit, txns, ntxns, props, props_ctx, CountRow, run);
@@ -215,18 +225,14 @@ Pairs(const Run *actual, const Run *projected, const IncUnit *unit, int *npairs)
 		pairs[n].actual = a;
 		pairs[n].projected = NULL;
 		pairs[n].unit = unit;
-		for (j = 0; j < projected->noutcomes; j++)
-		{
-			const Outcome *p = &projected->outcomes[j];
-
-			if (!matched[j] && p->offer == a->offer && p->participant == a->participant &&
-				p->key == a->key)
+		for (j = projected->first[a->offer * unit->nkeys + a->key]; j >= 0;
+			 j = projected->outcomes[j].next)
+			if (projected->outcomes[j].participant == a->participant)
 			{
 				matched[j] = true;
-				pairs[n].projected = p;
+				pairs[n].projected = &projected->outcomes[j];
 				break;
 			}
-		}
 		n++;
 	}
 	for (j = 0; j < projected->noutcomes; j++)
