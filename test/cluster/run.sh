@@ -735,10 +735,11 @@ EOF
         # the forecast: the coordinator's rows equal the single node's, row for row
         local as_of fsql
         for as_of in 2026-02-15 2026-05-31; do
-            fsql="SELECT participant_key, offer_key, span_start, span_end, elapsed_days, span_days,
+            # a member that moved between groups has a row per group
+            fsql="SELECT participant_key, offer_key, group_key, span_start, span_end, elapsed_days, span_days,
                          basis_to_date, projected_basis, rate_key_to_date, projected_rate_key,
                          earned_to_date, projected_earnings, accrual_to_date
-                    FROM incentives.forecast('$as_of') ORDER BY 1, 2"
+                    FROM incentives.forecast('$as_of') ORDER BY 1, 2, 3 NULLS FIRST"
             val single single -c "$fsql" > "$WORK/forecast_single.txt"
             sql_as incentives_app coord coordinator -A -t -c "$fsql" > "$WORK/forecast_coord.txt"
             if ! cmp -s "$WORK/forecast_single.txt" "$WORK/forecast_coord.txt"; then
