@@ -9,7 +9,11 @@
 # BENCH_USE_CURRENT=1 uses the cluster the PG* variables name), for each N:
 # bench/generate.sql's data set, then BENCH_RUNS interleaved rounds of
 #
+#   scan           SELECT count(*), sum(amount) + sum(quantity) FROM incentives.transactions
+#                  (the floor, as in bench/run.sh)
 #   calculate      SELECT count(*), sum(incentive_amount) FROM incentive_calculate()
+#   ctas           CREATE TABLE ... AS SELECT * FROM incentive_calculate() (what
+#                  writing the rows through SQL costs; the table is dropped)
 #   refresh        CALL refresh_earnings() replacing the previous earnings
 #                  (the first refresh, into an empty table, is reported apart)
 #   load           INSERT INTO incentives.transactions SELECT * FROM a copy
@@ -34,8 +38,10 @@ set -euo pipefail
 : "${BENCH_WORK_MEM:=64MB}"
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
+BENCH_CLUSTER_OPTS=(-c "-p $("$root/mk/free_port.sh")")
 bench_cluster "$here/lifecycle.sh" "$@"
 bench_database incentives_lifecycle_bench
+echo "settings: $(bench_settings)" | tee "$BENCH_OUT/lifecycle-settings.txt"
 
 # ms SQL...: the wall time of the statements, in a fresh session, in ms
 ms() {
@@ -85,7 +91,10 @@ for n in $BENCH_N; do
 
     for run in $(seq "$BENCH_RUNS"); do
         log "N=$n: round $run"
+        record "$n" scan "$run" "$(ms -c 'SELECT count(*), sum(amount) + sum(quantity) FROM incentives.transactions')"
         record "$n" calculate "$run" "$(ms -c 'SELECT count(*), sum(incentive_amount) FROM incentives.incentive_calculate()')"
+        record "$n" ctas "$run" "$(ms -c 'CREATE TABLE lifecycle_bench.ctas AS SELECT * FROM incentives.incentive_calculate()')"
+        "${PSQL[@]}" -c "DROP TABLE lifecycle_bench.ctas"
         record "$n" refresh "$run" "$(ms -c 'CALL incentives.refresh_earnings()')"
 
         # bulk load, tracked and untracked (the table emptied first each time)
@@ -128,6 +137,8 @@ for n in $BENCH_N; do
     calc_min=$(q "SELECT min(ms) FROM lifecycle_bench.timings WHERE n = $n AND measure = 'calculate'")
     refresh_min=$(q "SELECT min(ms) FROM lifecycle_bench.timings WHERE n = $n AND measure = 'refresh'")
     calc=$(median "$n" calculate)
+    scan=$(median "$n" scan)
+    ctas=$(median "$n" ctas)
     refresh=$(median "$n" refresh)
     load=$(median "$n" load)
     untracked=$(median "$n" load_untracked)
@@ -141,7 +152,8 @@ for n in $BENCH_N; do
                                 min(ms) AS min_ms, max(ms) AS max_ms
                            FROM lifecycle_bench.timings WHERE n = $n
                           GROUP BY measure ORDER BY min(run), measure"
-        awk -v c="$calc" -v r="$refresh" -v cm="$calc_min" -v rm="$refresh_min" -v l="$load" -v u="$untracked" -v ch="$changed" -v f="$full" -v p="$BENCH_CHANGED_PCT" 'BEGIN {
+        awk -v c="$calc" -v s="$scan" -v ct="$ctas" -v r="$refresh" -v cm="$calc_min" -v rm="$refresh_min" -v l="$load" -v u="$untracked" -v ch="$changed" -v f="$full" -v p="$BENCH_CHANGED_PCT" 'BEGIN {
+            printf "calculate / scan: %.2f; CREATE TABLE AS / calculate: %.2f (medians)\n", c / s, ct / c
             printf "refresh / calculate: %.2f by medians, %.2f by minimums (target <= 2)\n", r / c, rm / cm
             printf "change tracking: bulk load %.1f s tracked, %.1f s untracked: %+.1f%% (target <= 30%%)\n", l / 1000, u / 1000, (l - u) * 100 / u
             printf "changed_only after %s%% of the participants changed: %.2f s vs full refresh %.2f s: %.1fx faster\n", p, ch / 1000, f / 1000, f / ch
