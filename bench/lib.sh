@@ -19,9 +19,10 @@ cd "$root"
 # settings for every measure: no JIT (its compile time is noise at these
 # sizes), no parallel query (the engine is one backend), the data in shared
 # buffers (BENCH_SHARED_BUFFERS), work_mem BENCH_WORK_MEM, room for the WAL
-# between checkpoints.  Durability stays as the server ships it (fsync,
-# synchronous_commit, full_page_writes on; wal_level replica): the figures
-# are what a user's server does.  bench_settings prints what was used.
+# between checkpoints.  Durability as the server ships it (fsync,
+# synchronous_commit, full_page_writes on; wal_level replica), set here
+# because pg_virtualenv turns fsync off: the figures are what a user's
+# server does.  bench_settings prints what was used.
 # Does not return then.
 bench_cluster() {
     if [ -z "${BENCH_INSIDE:-}" ] && [ -z "${BENCH_USE_CURRENT:-}" ]; then
@@ -34,6 +35,7 @@ bench_cluster() {
             -o "max_parallel_workers_per_gather=0" \
             -o "jit=off" \
             -o "max_wal_size=16GB" \
+            -o "fsync=on" -o "synchronous_commit=on" -o "full_page_writes=on" \
             "$@"
     fi
 }

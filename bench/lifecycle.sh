@@ -29,12 +29,14 @@
 # row for row (exit status 1 otherwise).
 #
 # Settings (environment): BENCH_N (1000000), BENCH_RUNS (3), BENCH_SEED (42),
-# BENCH_CHANGED_PCT (1), BENCH_SHARED_BUFFERS (4GB), BENCH_WORK_MEM (64MB),
+# BENCH_CHANGED_PCT (1), BENCH_LOADS (1; 0 leaves the bulk loads out),
+# BENCH_SHARED_BUFFERS (4GB), BENCH_WORK_MEM (64MB),
 # BENCH_OUT (bench/out).  Output: the table on stdout and in
 # bench/out/lifecycle-N.txt.
 set -euo pipefail
 
 : "${BENCH_CHANGED_PCT:=1}"
+: "${BENCH_LOADS:=1}"
 : "${BENCH_WORK_MEM:=64MB}"
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -97,17 +99,19 @@ for n in $BENCH_N; do
         "${PSQL[@]}" -c "DROP TABLE lifecycle_bench.ctas"
         record "$n" refresh "$run" "$(ms -c 'CALL incentives.refresh_earnings()')"
 
-        # bulk load, tracked and untracked (the table emptied first each time)
-        "${PSQL[@]}" -c "TRUNCATE incentives.transactions" -c "VACUUM incentives.transactions" -c "CHECKPOINT"
-        record "$n" load "$run" "$(ms -c 'INSERT INTO incentives.transactions SELECT * FROM lifecycle_bench.staged')"
-        "${PSQL[@]}" -c "TRUNCATE incentives.transactions" -c "VACUUM incentives.transactions" -c "CHECKPOINT"
-        record "$n" load_untracked "$run" "$(ms \
-            -c 'ALTER TABLE incentives.transactions DISABLE TRIGGER transactions_changes_insert' \
-            -c 'INSERT INTO incentives.transactions SELECT * FROM lifecycle_bench.staged' \
-            -c 'ALTER TABLE incentives.transactions ENABLE TRIGGER transactions_changes_insert')"
-        "${PSQL[@]}" -c "VACUUM ANALYZE incentives.transactions"
-        # the reloads logged everyone: a full refresh consumes that
-        "${PSQL[@]}" -c "CALL incentives.refresh_earnings()"
+        if [ "$BENCH_LOADS" != 0 ]; then
+            # bulk load, tracked and untracked (the table emptied first each time)
+            "${PSQL[@]}" -c "TRUNCATE incentives.transactions" -c "VACUUM incentives.transactions" -c "CHECKPOINT"
+            record "$n" load "$run" "$(ms -c 'INSERT INTO incentives.transactions SELECT * FROM lifecycle_bench.staged')"
+            "${PSQL[@]}" -c "TRUNCATE incentives.transactions" -c "VACUUM incentives.transactions" -c "CHECKPOINT"
+            record "$n" load_untracked "$run" "$(ms \
+                -c 'ALTER TABLE incentives.transactions DISABLE TRIGGER transactions_changes_insert' \
+                -c 'INSERT INTO incentives.transactions SELECT * FROM lifecycle_bench.staged' \
+                -c 'ALTER TABLE incentives.transactions ENABLE TRIGGER transactions_changes_insert')"
+            "${PSQL[@]}" -c "VACUUM ANALYZE incentives.transactions"
+            # the reloads logged everyone: a full refresh consumes that
+            "${PSQL[@]}" -c "CALL incentives.refresh_earnings()"
+        fi
 
         changed=$(q "SELECT lifecycle_bench.change($BENCH_CHANGED_PCT, $run * 2 - 1)")
         record "$n" changed_only "$run" "$(ms -c 'CALL incentives.refresh_earnings(changed_only => true)')"
@@ -155,7 +159,8 @@ for n in $BENCH_N; do
         awk -v c="$calc" -v s="$scan" -v ct="$ctas" -v r="$refresh" -v cm="$calc_min" -v rm="$refresh_min" -v l="$load" -v u="$untracked" -v ch="$changed" -v f="$full" -v p="$BENCH_CHANGED_PCT" 'BEGIN {
             printf "calculate / scan: %.2f; CREATE TABLE AS / calculate: %.2f (medians)\n", c / s, ct / c
             printf "refresh / calculate: %.2f by medians, %.2f by minimums (target <= 2)\n", r / c, rm / cm
-            printf "change tracking: bulk load %.1f s tracked, %.1f s untracked: %+.1f%% (target <= 30%%)\n", l / 1000, u / 1000, (l - u) * 100 / u
+            if (u > 0)
+                printf "change tracking: bulk load %.1f s tracked, %.1f s untracked: %+.1f%% (target <= 30%%)\n", l / 1000, u / 1000, (l - u) * 100 / u
             printf "changed_only after %s%% of the participants changed: %.2f s vs full refresh %.2f s: %.1fx faster\n", p, ch / 1000, f / 1000, f / ch
         }'
         echo "earnings equal a fresh calculation after changed_only: $([ "$diff" = 0 ] && echo yes || echo "NO ($diff rows differ)")"
