@@ -16,9 +16,7 @@
  * the caller's rights and snapshot (STABLE, read-only SPI), so row-level
  * security applies.  While the engine runs, an error context callback
  * names the transaction and the participant being calculated (from
- * inc_engine_position).  Rows are built without allocating: text datums
- * of the engine's strings are made once per engine, the transaction_id
- * datum is the record's, numerics are written into local buffers.
+ * inc_engine_position).  Rows are built without allocating (calc_row.h).
  * incentive_diagnostics shares all of this and returns the engine's
  * diagnostics of every requested offer instead of the rows; a participant
  * named by participant_key is reported even when it has no transactions.
@@ -45,13 +43,14 @@
 #include "utils/timestamp.h"
 
 #include "calc_load.h"
+#include "calc_row.h"
 #include "compat.h"
 #include "core/engine.h"
 #include "enrollments.h"
 #include "pg_glue.h"
 #include "txn_source.h"
 
-#define NUM_EARNING_COLUMNS 17
+#define NUM_EARNING_COLUMNS CALC_ROW_COLUMNS
 #define NUM_DIAGNOSTICS_COLUMNS 4
 
 /*
@@ -61,154 +60,19 @@
  */
 #define NUM_DATED_COLUMNS (NUM_EARNING_COLUMNS + 1)
 
-/* A text datum made once per engine (CachedText). */
-typedef struct TextEntry
-{
-	const char *ptr;			/* the string's address; NULL: empty slot */
-	Datum		datum;			/* its text datum */
-} TextEntry;
-
-/* The text datums of an engine's strings, kept beside it (CalcEngine.host). */
-typedef struct TextCache
-{
-	MemoryContext context;		/* the engine's */
-	TextEntry  *texts;
-	uint32		mask;
-	uint32		n;
-} TextCache;
-
-/* A numeric made once for a run of rows with the same value (SameNumeric). */
-typedef struct LastNumeric
-{
-	bool		valid;
-	IncDec		value;
-	union
-	{
-		char		b[PG_NUMERIC_BUF];
-		int32		align;
-	}			datum;
-} LastNumeric;
-
 typedef struct Output
 {
 	ReturnSetInfo *rsinfo;
-	LastNumeric rate_value;		/* columns whose value repeats row after row */
-	LastNumeric pay_rate;
-	LastNumeric contribution;
+	CalcRowState rows;			/* datums kept from row to row (calc_row.h) */
 	MemoryContext row_context;
 	Datum		participant_datum;	/* the participant being calculated */
 	bool		diagnostics;	/* diagnostics rows instead of earnings */
 	bool		dated;			/* the transaction's date in an 18th column */
-	TextCache  *texts;
 } Output;
 
-static void GrowTexts(TextCache *tc);
-
-static void
-Tick(void)
-{
-	CHECK_FOR_INTERRUPTS();
-}
-
 /*
- * CachedText: the text datum of s, made once per engine.  The strings of a
- * row (offer and rate keys, measures, calculator names, SKU and unit
- * names) are the engine's and stay put while it lives (calc_io.h,
- * IncRow), and they are few: they are found by address.
- */
-static Datum
-CachedText(Output *out, const char *s)
-{
-	TextCache  *tc = out->texts;
-	uint32		i = (uint32) (((uintptr_t) s >> 3) * 2654435761u) & tc->mask;
-
-	for (;; i = (i + 1) & tc->mask)
-	{
-		TextEntry  *t = &tc->texts[i];
-		size_t		len;
-
-		if (t->ptr == s)
-		{
-			Assert(strcmp(text_to_cstring(DatumGetTextPP(t->datum)), s) == 0);
-			return t->datum;
-		}
-		if (t->ptr != NULL)
-			continue;
-		if ((tc->n + 1) * 2 > tc->mask + 1)
-		{
-			GrowTexts(tc);
-			return CachedText(out, s);
-		}
-		tc->n++;
-		t->ptr = s;
-		len = strlen(s);
-		t->datum = PointerGetDatum(MemoryContextAlloc(tc->context, VARHDRSZ + len));
-		SET_VARSIZE(DatumGetPointer(t->datum), VARHDRSZ + len);
-		memcpy(VARDATA(DatumGetPointer(t->datum)), s, len);
-		return t->datum;
-	}
-}
-
-/* GrowTexts: twice the slots of the text cache. */
-static void
-GrowTexts(TextCache *tc)
-{
-	TextEntry  *old = tc->texts;
-	uint32		oldmask = tc->mask;
-	uint32		i;
-
-	tc->mask = oldmask ? oldmask * 2 + 1 : 255;
-	tc->texts = MemoryContextAllocZero(tc->context, sizeof(TextEntry) * (tc->mask + 1));
-	for (i = 0; old && i <= oldmask; i++)
-		if (old[i].ptr)
-		{
-			uint32		j = (uint32) (((uintptr_t) old[i].ptr >> 3) * 2654435761u) & tc->mask;
-
-			while (tc->texts[j].ptr)
-				j = (j + 1) & tc->mask;
-			tc->texts[j] = old[i];
-		}
-	if (old)
-		pfree(old);
-}
-
-/* TextsOf: the text cache kept beside the engine, made on first use. */
-static TextCache *
-TextsOf(CalcEngine *ce)
-{
-	TextCache  *tc = *ce->host;
-
-	if (tc == NULL)
-	{
-		tc = MemoryContextAllocZero(ce->context, sizeof(TextCache));
-		tc->context = ce->context;
-		GrowTexts(tc);
-		*ce->host = tc;
-	}
-	return tc;
-}
-
-/*
- * SameNumeric: the numeric of d, reused when the previous row had the same
- * value in this column (a tier's rate, a pool's pay rate, a contribution
- * of 1).
- */
-static inline Datum
-SameNumeric(LastNumeric *last, const IncDec *d)
-{
-	if (!last->valid || last->value.coef != d->coef || last->value.scale != d->scale)
-	{
-		last->value = *d;
-		last->valid = true;
-		pg_dec_to_numeric_in(d, last->datum.b);
-	}
-	return PointerGetDatum(last->datum.b);
-}
-
-/*
- * EmitRow: one engine row into the tuplestore.  Texts come from the cache
- * or point into the transaction's record, numerics are written into local
- * buffers: the tuplestore's copy is the only allocation.
+ * EmitRow: one engine row into the tuplestore (calc_row.h: nothing is
+ * allocated for it; the tuplestore's copy is the only allocation).
  */
 static void
 EmitRow(void *ctx, const IncRow *row)
@@ -216,41 +80,11 @@ EmitRow(void *ctx, const IncRow *row)
 	Output	   *out = ctx;
 	Datum		values[NUM_DATED_COLUMNS];
 	bool		nulls[NUM_DATED_COLUMNS];
-	union
-	{
-		char		b[PG_NUMERIC_BUF];
-		int32		align;
-	}			num[10];
+	CalcRowBuffers buf;
 
 	if (out->diagnostics)
 		return;
-	memset(nulls, 0, sizeof(nulls));
-	values[0] = out->participant_datum;
-	values[1] = CachedText(out, row->offer->offer_key);
-	values[2] = CachedText(out, inc_calculator_name(row->offer->calculator));
-	values[3] = CachedText(out, row->txn->sku_key);
-	values[4] = CachedText(out, row->rate_key);
-	values[5] = CachedText(out, row->rate_measure);
-	values[6] = SameNumeric(&out->rate_value, &row->rate_value);
-	values[7] = SameNumeric(&out->pay_rate, &row->pay_rate);
-	values[8] = txn_source_id_datum(row->txn);
-	values[9] = pg_dec_to_numeric_in(&row->txn->quantity, num[2].b);
-	values[10] = CachedText(out, row->txn->uom_key);
-	values[11] = pg_dec_to_numeric_in(&row->txn->amount, num[3].b);
-	values[12] = pg_dec_to_numeric_in(&row->incentivized_quantity, num[4].b);
-	values[13] = pg_dec_to_numeric_in(&row->incentivized_amount, num[5].b);
-	values[14] = pg_dec_to_numeric_in(&row->incentive_amount, num[6].b);
-	values[15] = SameNumeric(&out->contribution, &row->contribution);
-	if (row->effective_rate_null)
-	{
-		values[16] = (Datum) 0;
-		nulls[16] = true;
-	}
-	else
-		values[16] = pg_dec_to_numeric_in(&row->effective_rate, num[8].b);
-	if (out->dated)
-		values[NUM_EARNING_COLUMNS] = DateADTGetDatum(row->txn->transaction_date);
-
+	calc_row_datums(&out->rows, row, out->participant_datum, out->dated, values, nulls, &buf);
 	tuplestore_putvalues(out->rsinfo->setResult, out->rsinfo->setDesc, values, nulls);
 }
 
@@ -264,32 +98,12 @@ EmitDiagnostics(void *ctx, const IncOffer *offer, const char *json)
 	MemoryContext old = MemoryContextSwitchTo(out->row_context);
 
 	values[0] = out->participant_datum;
-	values[1] = CachedText(out, offer->offer_key);
-	values[2] = CachedText(out, inc_strategy_name(offer->strategy));
+	values[1] = calc_row_text(&out->rows, offer->offer_key);
+	values[2] = calc_row_text(&out->rows, inc_strategy_name(offer->strategy));
 	values[3] = DirectFunctionCall1(jsonb_in, CStringGetDatum(json));
 	tuplestore_putvalues(out->rsinfo->setResult, out->rsinfo->setDesc, values, nulls);
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(out->row_context);
-}
-
-/*
- * CalculationContext: error context callback while the engine runs: which
- * transaction of which participant (nothing outside a calculation).
- */
-static void
-CalculationContext(void *arg)
-{
-	const IncEngine *engine = arg;
-	const char *participant;
-	const char *transaction_id;
-
-	if (!inc_engine_position(engine, &participant, &transaction_id))
-		return;
-	if (transaction_id)
-		errcontext("calculating transaction \"%s\" of participant \"%s\"",
-				   transaction_id, participant);
-	else
-		errcontext("calculating participant \"%s\"", participant);
 }
 
 /* What NoteFailure looks at. */
@@ -411,8 +225,8 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics, bool request)
 	pg_calc_engine(offer_keys, as_of, &ce);
 	engine = ce.engine;
 	failure_where.engine = engine;
-	out.texts = TextsOf(&ce);
-	inc_engine_set_tick(engine, Tick);
+	calc_row_init(&out.rows, &ce);
+	inc_engine_set_tick(engine, pg_calc_tick);
 	inc_engine_set_diagnostics(engine, diagnostics ? EmitDiagnostics : NULL, &out);
 	props = pg_calc_properties(engine, properties, participant_filter);
 	pg_enrollments_load(&enrollments, engine, participant_filter, request_enrollments);
@@ -425,10 +239,10 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics, bool request)
 
 	/* every transaction read, grouped by participant (txn_source.h) */
 	src = txn_source_open(relid, participant_filter, through_date, engine, ce.context,
-						  &read_position);
+						  &read_position, NULL);
 
 	/* the engine's position names what failed, while it calculates */
-	context.callback = CalculationContext;
+	context.callback = pg_calc_error_context;
 	context.arg = engine;
 	context.previous = error_context_stack;
 	error_context_stack = &context;

@@ -92,6 +92,14 @@ typedef struct Participant
 
 #define MAX_SMALL_ID 65535		/* units and transaction types per call */
 
+/* A participant counted (count_participants). */
+typedef struct Seen
+{
+	uint32		hash;
+	uint32		len;
+	const char *key;			/* NULL: empty slot */
+} Seen;
+
 typedef struct Receiver
 {
 	DestReceiver pub;
@@ -128,6 +136,19 @@ struct TxnSource
 	uint32		last_ngroups;	/* participants in the last batch */
 	uint32	   *slot_of;		/* per record of the batch: its group's slot */
 	uint32		order_cap;
+	/* what a refresh asked for (TxnSourceOptions) */
+	int			share;
+	int			nshares;
+	bool		ordered;
+	uint32	   *sorted;			/* ordered: the batch's group slots by key */
+	uint32		nsorted;
+	uint32		sorted_cap;
+	/* count_participants: every participant read, once */
+	bool		counting;
+	Seen	   *seen;
+	uint32		seen_mask;
+	uint64		nseen;
+	MemoryContext seen_context;
 };
 
 /* ---- the receiver -------------------------------------------------------- */
@@ -243,6 +264,54 @@ PutNumber(const IncDec *d, int64 *narrow, uint8 *scale, uint8 *flags, uint8 flag
 	return wide + sizeof(d->coef);
 }
 
+/* GrowSeen: twice the slots of the participants counted (or the first 1024). */
+static void
+GrowSeen(TxnSource *src)
+{
+	Seen	   *old = src->seen;
+	uint32		oldmask = src->seen_mask;
+	uint32		i;
+
+	src->seen_mask = old ? oldmask * 2 + 1 : 1023;
+	src->seen = MemoryContextAllocZero(src->seen_context, sizeof(Seen) * (src->seen_mask + 1));
+	for (i = 0; old && i <= oldmask; i++)
+		if (old[i].key)
+		{
+			uint32		j = murmurhash32(old[i].hash) & src->seen_mask;
+
+			while (src->seen[j].key)
+				j = (j + 1) & src->seen_mask;
+			src->seen[j] = old[i];
+		}
+	if (old)
+		pfree(old);
+}
+
+/* CountParticipant: note a participant's key (len bytes, its hash) once. */
+static void
+CountParticipant(TxnSource *src, uint32 hash, const char *key, uint32 len)
+{
+	uint32		i = murmurhash32(hash) & src->seen_mask;
+	char	   *copy;
+
+	for (;; i = (i + 1) & src->seen_mask)
+	{
+		Seen	   *e = &src->seen[i];
+
+		if (e->key == NULL)
+			break;
+		if (e->hash == hash && e->len == len && memcmp(e->key, key, len) == 0)
+			return;
+	}
+	copy = MemoryContextAlloc(src->seen_context, Max(len, 1));
+	memcpy(copy, key, len);
+	src->seen[i].hash = hash;
+	src->seen[i].len = len;
+	src->seen[i].key = copy;
+	if (++src->nseen * 2 > src->seen_mask + 1)
+		GrowSeen(src);
+}
+
 /* ReceiveRow: one row of the read into the stores. */
 static bool
 ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
@@ -266,12 +335,46 @@ ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
 	TxnRec	   *rec;
 	char	   *p;
 	int			c;
+	uint32		hash = 0;
+	bool		hashed = false;
 
 	CHECK_FOR_INTERRUPTS();
-	slot_getallattrs(slot);
+	old = MemoryContextSwitchTo(src->row_context);
 	values = slot->tts_values;
 	nulls = slot->tts_isnull;
-	old = MemoryContextSwitchTo(src->row_context);
+
+	/*
+	 * A refresh's share (the key read first: another share's row costs no
+	 * more than that), and the participants it counts, whatever their SKUs.
+	 * A row without a key is the first share's (its error is raised once).
+	 */
+	if (src->nshares > 1 || src->counting)
+	{
+		slot_getsomeattrs(slot, C_PARTICIPANT + 1);
+		if (!nulls[C_PARTICIPANT])
+		{
+			participant = DatumGetTextPP(values[C_PARTICIPANT]);
+			pp = VARDATA_ANY(participant);
+			plen = VARSIZE_ANY_EXHDR(participant);
+			hash = txn_aggregation_hash(pp, plen);
+			hashed = true;
+			if (src->nshares > 1 && txn_share_of(hash, src->nshares) != src->share)
+			{
+				MemoryContextSwitchTo(old);
+				MemoryContextReset(src->row_context);
+				return true;
+			}
+			if (src->counting)
+				CountParticipant(src, hash, pp, (uint32) plen);
+		}
+		else if (src->nshares > 1 && src->share != 0)
+		{
+			MemoryContextSwitchTo(old);
+			MemoryContextReset(src->row_context);
+			return true;
+		}
+	}
+	slot_getallattrs(slot);
 
 	/* a SKU no offer mentions can never matter: skip the row */
 	if (!nulls[C_SKU])
@@ -341,8 +444,9 @@ ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
 	memcpy(p + VARHDRSZ, idp, idlen);
 	p[VARHDRSZ + idlen] = '\0';
 	p += VARHDRSZ + idlen + 1;
-	txn_store_put(src->store, hash_bytes((const unsigned char *) pp, (int) plen),
-				  src->buf, p - src->buf);
+	if (!hashed)
+		hash = txn_aggregation_hash(pp, plen);
+	txn_store_put(src->store, hash, src->buf, p - src->buf);
 
 	if (src->ids)
 	{
@@ -467,7 +571,8 @@ CheckIdentity(TxnSource *src)
 /* txn_source_open: check the relation, read it into the store. */
 TxnSource *
 txn_source_open(Oid relid, const char *participant_key, const DateADT *through_date,
-				IncEngine *engine, MemoryContext engine_context, TxnPosition *position)
+				IncEngine *engine, MemoryContext engine_context, TxnPosition *position,
+				const TxnSourceOptions *asked)
 {
 	TxnSource  *src;
 	TxnRelation rel;
@@ -491,6 +596,20 @@ txn_source_open(Oid relid, const char *participant_key, const DateADT *through_d
 	src->types = inc_strmap_create();
 	src->row_context = AllocSetContextCreate(CurrentMemoryContext, "incentives read row",
 											 ALLOCSET_SMALL_SIZES);
+	if (asked)
+	{
+		src->share = asked->share;
+		src->nshares = asked->nshares;
+		src->ordered = asked->ordered;
+		src->counting = asked->count_participants;
+	}
+	if (src->counting)
+	{
+		src->seen_context = AllocSetContextCreate(CurrentMemoryContext,
+												  "incentives participants read",
+												  ALLOCSET_DEFAULT_SIZES);
+		GrowSeen(src);
+	}
 	rows = rel.rows;
 	{
 		const char *const *skus;
@@ -572,6 +691,41 @@ KeyOf(const TxnRec *r)
 	return (const char *) r + sizeof(TxnRec) +
 		((r->flags & REC_WIDE_QUANTITY) ? sizeof(inc_int128) : 0) +
 		((r->flags & REC_WIDE_AMOUNT) ? sizeof(inc_int128) : 0);
+}
+
+/* CompareGroups: two group slots by their participants' keys, bytewise. */
+static int
+CompareGroups(const void *a, const void *b, void *arg)
+{
+	const Participant *groups = arg;
+	const Participant *x = &groups[*(const uint32 *) a];
+	const Participant *y = &groups[*(const uint32 *) b];
+	int			c = memcmp(x->key, y->key, Min(x->plen, y->plen));
+
+	if (c != 0)
+		return c;
+	return (x->plen > y->plen) - (x->plen < y->plen);
+}
+
+/* SortGroups: the batch's group slots in the byte order of their keys. */
+static void
+SortGroups(TxnSource *src, uint32 ngroups)
+{
+	uint32		i,
+				n = 0;
+
+	if (ngroups > src->sorted_cap)
+	{
+		if (src->sorted)
+			pfree(src->sorted);
+		src->sorted_cap = Max(ngroups, 64);
+		src->sorted = MemoryContextAllocHuge(src->context, sizeof(uint32) * src->sorted_cap);
+	}
+	for (i = 0; i <= src->groups_mask; i++)
+		if (src->groups[i].key)
+			src->sorted[n++] = i;
+	qsort_arg(src->sorted, n, sizeof(uint32), CompareGroups, src->groups);
+	src->nsorted = n;
 }
 
 /*
@@ -682,6 +836,8 @@ GroupsFor(TxnSource *src)
 		pfree(placed);
 	}
 	src->next_group = 0;
+	if (src->ordered)
+		SortGroups(src, ngroups);
 }
 
 /*
@@ -729,13 +885,16 @@ txn_source_next(TxnSource *src, MemoryContext context, const char **participant_
 	{
 		if (src->groups)
 		{
-			while (src->next_group <= src->groups_mask)
+			while (src->ordered ? src->next_group < src->nsorted :
+				   src->next_group <= src->groups_mask)
 			{
-				Participant *g = &src->groups[src->next_group++];
+				uint32		slot = src->ordered ? src->sorted[src->next_group] : src->next_group;
+				Participant *g = &src->groups[slot];
 				TxnRec	  **recs = src->order + g->first;
 				IncTxn	   *out;
 				uint32		i;
 
+				src->next_group++;
 				if (g->key == NULL)
 					continue;
 				out = MemoryContextAllocHuge(context, sizeof(IncTxn) * g->n);
@@ -768,10 +927,21 @@ txn_source_id_datum(const IncTxn *txn)
 	return PointerGetDatum(txn->transaction_id - VARHDRSZ);
 }
 
+/* txn_source_participants: the distinct participants read (count_participants). */
+uint64
+txn_source_participants(const TxnSource *src)
+{
+	return src->nseen;
+}
+
 /* txn_source_close: release the store and its files. */
 void
 txn_source_close(TxnSource *src)
 {
+	if (src->seen_context)
+		MemoryContextDelete(src->seen_context);
+	if (src->sorted)
+		pfree(src->sorted);
 	if (src->ids)
 		txn_store_end(src->ids);
 	txn_store_end(src->store);

@@ -19,6 +19,7 @@
 
 #include "postgres.h"
 
+#include "common/hashfn.h"
 #include "utils/date.h"
 
 #include "core/engine.h"
@@ -40,6 +41,50 @@ typedef struct TxnPosition
 } TxnPosition;
 
 /*
+ * What a refresh asks of a read beyond incentive_calculate's (NULL
+ * options: none of it).
+ *
+ * share, nshares: read only the transactions whose aggregation key falls
+ * in share (0 .. nshares - 1) of txn_share_of; nshares 0 or 1 reads all.
+ * count_participants: count the distinct participants read (of the share),
+ * those whose every transaction has a SKU no offer mentions included
+ * (txn_source_participants).  ordered: hand the participants of each
+ * batch of the store out in the byte order of their keys (with data that
+ * fits work_mem, in byte order overall).
+ */
+typedef struct TxnSourceOptions
+{
+	int			share;
+	int			nshares;
+	bool		count_participants;
+	bool		ordered;
+} TxnSourceOptions;
+
+/*
+ * txn_aggregation_hash: the hash of an aggregation key: the key whose
+ * transactions are calculated together, today the participant_key.  The
+ * store partitions by it and txn_share_of shares by it, so that a key's
+ * transactions are always read, grouped and calculated by one process.
+ */
+static inline uint32
+txn_aggregation_hash(const char *key, size_t len)
+{
+	return hash_bytes((const unsigned char *) key, (int) len);
+}
+
+/*
+ * txn_share_of: which of nshares processes calculates the aggregation key
+ * whose hash is given (0 .. nshares - 1): the one place a refresh with
+ * jobs divides the work (docs/lifecycle.md, jobs).  The hash is mixed
+ * first: the store uses its bits as they are.
+ */
+static inline int
+txn_share_of(uint32 aggregation_hash, int nshares)
+{
+	return (int) (((uint64) murmurhash32(aggregation_hash) * (uint64) nshares) >> 32);
+}
+
+/*
  * txn_source_open: check relid's columns (an error names a missing or
  * mistyped one), then read it -- only participant_key's transactions when
  * that is not NULL, only those dated on or before *through_date when that
@@ -51,7 +96,11 @@ typedef struct TxnPosition
  */
 extern TxnSource *txn_source_open(Oid relid, const char *participant_key,
 								  const DateADT *through_date, IncEngine *engine,
-								  MemoryContext engine_context, TxnPosition *position);
+								  MemoryContext engine_context, TxnPosition *position,
+								  const TxnSourceOptions *options);
+
+/* txn_source_participants: the participants counted (count_participants). */
+extern uint64 txn_source_participants(const TxnSource *src);
 
 /*
  * txn_source_next: the next participant's key and transactions (in no
