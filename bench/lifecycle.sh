@@ -16,13 +16,16 @@
 #                  writing the rows through SQL costs; the table is dropped)
 #   refresh        CALL refresh_earnings() replacing the previous earnings
 #                  (the first refresh, into an empty table, is reported apart)
+#   refresh_jobs_J CALL refresh_earnings(jobs => J) for J = 2 .. the cores of
+#                  the machine (BENCH_JOBS: the largest J)
 #   load           INSERT INTO incentives.transactions SELECT * FROM a copy
 #   load_untracked the same with the change-tracking triggers disabled
 #   changed_only   CALL refresh_earnings(changed_only => true) after one
 #                  transaction of each of 1% of the participants changed
 #   full_after     CALL refresh_earnings() after the same kind of change
 #
-# and reports medians: refresh / calculate (target <= 2), the tracking
+# and reports medians: refresh / calculate (target <= 2), jobs => J /
+# jobs => 1 (target for 2 jobs <= 0.65), the tracking
 # overhead of a bulk load ((load - load_untracked) / load_untracked,
 # target <= 30%), and the changed-only speed-up (full_after / changed_only).
 # After the rounds the materialized earnings must equal a fresh calculation
@@ -30,6 +33,7 @@
 #
 # Settings (environment): BENCH_N (1000000), BENCH_RUNS (3), BENCH_SEED (42),
 # BENCH_CHANGED_PCT (1), BENCH_LOADS (1; 0 leaves the bulk loads out),
+# BENCH_JOBS (the cores: nproc),
 # BENCH_SHARED_BUFFERS (4GB), BENCH_WORK_MEM (64MB),
 # BENCH_OUT (bench/out).  Output: the table on stdout and in
 # bench/out/lifecycle-N.txt.
@@ -37,6 +41,7 @@ set -euo pipefail
 
 : "${BENCH_CHANGED_PCT:=1}"
 : "${BENCH_LOADS:=1}"
+: "${BENCH_JOBS:=$(nproc)}"
 : "${BENCH_WORK_MEM:=64MB}"
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -98,6 +103,9 @@ for n in $BENCH_N; do
         record "$n" ctas "$run" "$(ms -c 'CREATE TABLE lifecycle_bench.ctas AS SELECT * FROM incentives.incentive_calculate()')"
         "${PSQL[@]}" -c "DROP TABLE lifecycle_bench.ctas"
         record "$n" refresh "$run" "$(ms -c 'CALL incentives.refresh_earnings()')"
+        for jobs in $(seq 2 "$BENCH_JOBS"); do
+            record "$n" "refresh_jobs_$jobs" "$run" "$(ms -c "CALL incentives.refresh_earnings(jobs => $jobs)")"
+        done
 
         if [ "$BENCH_LOADS" != 0 ]; then
             # bulk load, tracked and untracked (the table emptied first each time)
@@ -163,6 +171,11 @@ for n in $BENCH_N; do
                 printf "change tracking: bulk load %.1f s tracked, %.1f s untracked: %+.1f%% (target <= 30%%)\n", l / 1000, u / 1000, (l - u) * 100 / u
             printf "changed_only after %s%% of the participants changed: %.2f s vs full refresh %.2f s: %.1fx faster\n", p, ch / 1000, f / 1000, f / ch
         }'
+        for jobs in $(seq 2 "$BENCH_JOBS"); do
+            awk -v j="$jobs" -v r="$refresh" -v rj="$(median "$n" "refresh_jobs_$jobs")" 'BEGIN {
+                printf "refresh jobs => %d / jobs => 1: %.2f by medians (%.2f s against %.2f s; target for 2 jobs <= 0.65)\n", j, rj / r, rj / 1000, r / 1000
+            }'
+        done
         echo "earnings equal a fresh calculation after changed_only: $([ "$diff" = 0 ] && echo yes || echo "NO ($diff rows differ)")"
         echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine skews the timings)"
     } | tee "$BENCH_OUT/lifecycle-$n.txt"

@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# refresh_jobs.sh: CALL incentives.refresh_earnings(jobs => N) behaves as
+# one job does (docs/lifecycle.md, "jobs"), only with N processes.
+#
+# Runs against the server the PG* variables name, normally a throwaway
+# cluster: `pg_virtualenv -t bash test/scripts/refresh_jobs.sh` (`make
+# check-refresh-jobs` does that after installing).  Needs a superuser;
+# works in its own database, dropped at the end.  On bench/generate.sql's
+# data (N_TXNS transactions, 1,000 participants):
+#
+# 1. The same earnings: full refreshes with jobs 1, 2 and 3 write the same
+#    rows (every column but calculated_at and run_id) and log the same
+#    participants, rows and total.
+# 2. on_error => 'skip': two participants with a transaction no unit
+#    converts keep their previous earnings with jobs 2 as with jobs 1: the
+#    same exceptions, the same earnings.
+# 3. A worker's error (one of them, on_error => 'raise'): the run fails
+#    with the same SQLSTATE and error text as with one job, the earnings
+#    stay.
+# 4. A cancel: the refresh's backend, while its workers wait in their read
+#    (a "gate" view whose qual on one transaction reads a table this script
+#    holds locked), then one of the workers: the run fails with 57014, the
+#    earnings stay, no worker is left.
+# 5. A relation parallel workers cannot read (a temporary table): a NOTICE,
+#    one process, the same earnings.  Inside a transaction block jobs work
+#    as outside.
+# (A worker killed with kill -9 is check-crash's round 3.)  Prints ok/FAIL
+# lines; exits non-zero on any failure.  Environment: N_TXNS (200000),
+# TEST_DB.
+set -euo pipefail
+
+N_TXNS=${N_TXNS:-200000}
+DB=${TEST_DB:-incentives_refresh_jobs}
+WORK=$(mktemp -d)
+cd "$(dirname "$0")/../.."
+. test/scripts/lib.sh
+
+cleanup() {
+  drop_db
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# earnings: md5 of every row of incentives.earnings, every column but
+# calculated_at and run_id
+earnings() {
+  val "SELECT md5(string_agg(e::text, E'\\n' ORDER BY e::text COLLATE \"C\"))
+         FROM (SELECT participant_key, offer_key, offer_calculator, sku_key, incentive_rate_key,
+                      incentive_rate_measure, incentive_rate_value, offer_sku_pay_rate, transaction_id,
+                      provided_quantity, provided_uom_key, provided_amount, incentivized_quantity,
+                      incentivized_amount, incentive_amount, incentive_contribution_percent,
+                      incentive_effective_rate, transaction_date
+                 FROM incentives.earnings) e"
+}
+# last_run: the last run's status, counts and total (and error, with $1)
+last_run() {
+  val "SELECT concat_ws(' ', status, participants, rows, total_incentive, exceptions${1:+, sqlstate, error})
+         FROM incentives.calculation_runs ORDER BY run_id DESC LIMIT 1"
+}
+refresh() { psql_db -c "SET client_min_messages = warning" -c "CALL incentives.refresh_earnings($1)"; }
+
+echo "== refresh jobs: server $(psql_admin -At -c 'SHOW server_version'), $N_TXNS transactions, max_worker_processes $(psql_admin -At -c 'SHOW max_worker_processes')"
+create_db
+psql_db -v n_transactions="$N_TXNS" -v seed=5 -f bench/generate.sql >/dev/null
+psql_db -c "VACUUM ANALYZE" >/dev/null
+
+# ---- 1. the same earnings --------------------------------------------------
+refresh "jobs => 1"
+one=$(earnings)
+one_run=$(last_run)
+for jobs in 2 3; do
+  refresh "jobs => $jobs"
+  [ "$(earnings)" = "$one" ] && [ "$(last_run)" = "$one_run" ] \
+    && ok "jobs => $jobs writes the earnings of jobs => 1 ($one_run)" \
+    || fail "jobs => $jobs: $(last_run), earnings $(earnings); jobs => 1: $one_run, earnings $one"
+done
+
+# ---- 2. and 3. failing participants ------------------------------------------
+sku=$(val "SELECT document #>> '{incentives,0,rates,0,sku_key}' FROM incentives.offers
+            WHERE document ->> 'strategy_key' = 'standard' ORDER BY offer_key LIMIT 1")
+period=$(val "SELECT document #>> '{periods,0,start_date}' FROM incentives.offers
+               WHERE document ->> 'strategy_key' = 'standard' ORDER BY offer_key LIMIT 1")
+ttype=$(val "SELECT document #>> '{incentives,0,transaction_type}' FROM incentives.offers
+              WHERE document ->> 'strategy_key' = 'standard' ORDER BY offer_key LIMIT 1")
+val "INSERT INTO incentives.transactions
+     SELECT 'BAD-' || p, p, '$ttype', date '$period' + 1, '$sku', 1, 'drum', 10
+       FROM (SELECT DISTINCT participant_key AS p FROM incentives.transactions ORDER BY 1 LIMIT 2) s" >/dev/null
+exceptions() {
+  val "SELECT string_agg(concat_ws(':', participant_key, transaction_id, sqlstate, message), ' | '
+                         ORDER BY participant_key)
+         FROM incentives.calculation_exceptions
+        WHERE run_id = (SELECT max(run_id) FROM incentives.calculation_runs)"
+}
+refresh "on_error => 'skip', jobs => 1"
+skip_one=$(earnings)
+skip_one_run=$(last_run)
+skip_one_ex=$(exceptions)
+case $skip_one_run in
+  "completed_with_exceptions "*" 2") ;;
+  *) fail "on_error => 'skip' with one job: $skip_one_run" ;;
+esac
+refresh "on_error => 'skip', jobs => 2"
+[ "$(earnings)" = "$skip_one" ] && [ "$(last_run)" = "$skip_one_run" ] && [ "$(exceptions)" = "$skip_one_ex" ] \
+  && ok "on_error => 'skip' with jobs => 2: the exceptions and earnings of one job ($skip_one_ex)" \
+  || fail "on_error => 'skip' with jobs => 2: $(last_run): $(exceptions); one job: $skip_one_run: $skip_one_ex"
+
+# one failing participant (with two, either could be the first to fail)
+val "DELETE FROM incentives.transactions WHERE transaction_id = 'BAD-' || (SELECT min(participant_key) FROM incentives.transactions)" >/dev/null
+before=$(earnings)
+refresh "jobs => 1" 2>/dev/null && fail "a refresh over the bad transactions succeeded"
+raise_one=$(last_run error)
+refresh "jobs => 2" 2>"$WORK/raise.err" && fail "a refresh over the bad transactions succeeded with jobs => 2"
+raise_two=$(last_run error)
+[ "$raise_two" = "$raise_one" ] && [ "$(earnings)" = "$before" ] \
+  && ok "a worker's error fails the run as one job does, the earnings stay ($raise_two)" \
+  || fail "jobs => 2 failed with '$raise_two' (one job: '$raise_one'), earnings kept: $([ "$(earnings)" = "$before" ] && echo yes || echo no)"
+grep -q "no unit conversion" "$WORK/raise.err" \
+  && ok "the worker's error reaches the caller: $(grep ERROR "$WORK/raise.err" | head -1)" \
+  || fail "the caller got: $(cat "$WORK/raise.err")"
+val "DELETE FROM incentives.transactions WHERE transaction_id LIKE 'BAD-%'" >/dev/null
+refresh "jobs => 2"
+[ "$(earnings)" = "$one" ] || fail "the earnings after removing the bad transactions differ from the first refresh's"
+
+# ---- 4. cancels --------------------------------------------------------------
+gate_id=$(val "SELECT min(transaction_id) FROM incentives.transactions
+                WHERE participant_key = (SELECT DISTINCT participant_key COLLATE \"C\" FROM incentives.transactions
+                                          ORDER BY 1 OFFSET 500 LIMIT 1)")
+psql_db <<SQL
+SET client_min_messages = warning;
+CREATE SCHEMA gate;
+CREATE TABLE gate.blocker ();
+CREATE FUNCTION gate.pass(id text) RETURNS boolean LANGUAGE plpgsql VOLATILE PARALLEL SAFE AS \$\$
+BEGIN
+    IF id = '$gate_id' THEN
+        PERFORM 1 FROM gate.blocker;
+    END IF;
+    RETURN true;
+END
+\$\$;
+CREATE VIEW gate.transactions AS
+SELECT * FROM incentives.transactions t WHERE gate.pass(t.transaction_id);
+SQL
+
+# cancel_round NAME WHO: WHO is backend or worker
+cancel_round() {
+  local name=$1 who=$2 tag=$2 ctl refresh victim="" i left
+  mkfifo "$WORK/$tag.in"
+  psql -X -q -At -d "$DB" <"$WORK/$tag.in" >"$WORK/$tag.ctl" 2>&1 &
+  ctl=$!
+  exec {cfd}>"$WORK/$tag.in"
+  printf '%s\n' "BEGIN;" "LOCK TABLE gate.blocker IN ACCESS EXCLUSIVE MODE;" "\\echo HELD" >&"$cfd"
+  for i in $(seq 1 200); do grep -q HELD "$WORK/$tag.ctl" && break; sleep 0.05; done
+  psql -X -q -d "$DB" -c "SET client_min_messages = warning" \
+    -c "CALL incentives.refresh_earnings(transactions => 'gate.transactions', jobs => 2)" \
+    >"$WORK/$tag.refresh" 2>&1 &
+  refresh=$!
+  for i in $(seq 1 1200); do
+    victim=$(val "SELECT CASE '$who' WHEN 'backend' THEN min(w.leader_pid) ELSE min(w.pid) END
+                    FROM pg_stat_activity w JOIN pg_stat_activity l ON l.pid = w.leader_pid
+                   WHERE w.backend_type = 'parallel worker' AND w.wait_event_type = 'Lock'
+                     AND l.query LIKE '%refresh_earnings%'
+                  HAVING count(*) = 2" 2>/dev/null || true)
+    [ -n "$victim" ] && break
+    sleep 0.1
+  done
+  if [ -z "$victim" ]; then
+    fail "$name: the workers did not reach the gate: $(cat "$WORK/$tag.refresh")"
+  else
+    val "SELECT pg_cancel_backend($victim)" >/dev/null
+  fi
+  wait "$refresh" 2>/dev/null || true
+  printf '%s\n' "ROLLBACK;" >&"$cfd"
+  exec {cfd}>&-
+  wait "$ctl" 2>/dev/null || true
+  left=$(val "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'parallel worker'")
+  run=$(val "SELECT concat_ws(' ', status, sqlstate) FROM incentives.calculation_runs ORDER BY run_id DESC LIMIT 1")
+  [ "$run" = "failed 57014" ] && [ "$(earnings)" = "$one" ] && [ "$left" = 0 ] \
+    && ok "$name: the run failed ($run), the earnings stayed, no worker is left" \
+    || fail "$name: run '$run', earnings kept: $([ "$(earnings)" = "$one" ] && echo yes || echo no), workers left: $left; $(cat "$WORK/$tag.refresh")"
+}
+cancel_round "a cancel of the refresh's backend while its workers read" backend
+cancel_round "a cancel of one of its workers" worker
+
+# ---- 5. one process, transaction blocks --------------------------------------
+psql_db >"$WORK/temp.out" 2>&1 <<'SQL'
+SET client_min_messages = notice;
+CREATE TEMPORARY TABLE lines AS SELECT * FROM incentives.transactions;
+CALL incentives.refresh_earnings(transactions => 'pg_temp.lines', jobs => 2);
+SQL
+grep -q "one process instead of 2 jobs: it reads lines, which parallel workers cannot read" "$WORK/temp.out" \
+  && [ "$(earnings)" = "$one" ] \
+  && ok "a temporary table: one process, with a NOTICE, the same earnings" \
+  || fail "a temporary table with jobs => 2: $(cat "$WORK/temp.out")"
+psql_db -c "SET client_min_messages = warning" -c "BEGIN" -c "CALL incentives.refresh_earnings(jobs => 2)" -c "COMMIT"
+[ "$(earnings)" = "$one" ] && [ "$(last_run)" = "$one_run" ] \
+  && ok "inside a transaction block: the same earnings" \
+  || fail "inside a transaction block: $(last_run)"
+
+finish refresh-jobs
