@@ -11,8 +11,9 @@
  *                        of the partition, failing participants skipped
  *    row_writer.c        tuples into a table, a thousand at a time
  *                        (table_multi_insert with a BulkInsertState)
- *    refresh_parallel.c  jobs > 1: the parallel workers, their queues to
- *                        the leader, who writes every row
+ *    refresh_parallel.c  jobs > 1: jobs - 1 parallel workers calculate,
+ *                        their queues to the backend, which writes
+ *                        every row
  *    refresh_write.c     incentives_internal.refresh_write: the SQL entry,
  *                        progress, the result
  */
@@ -105,12 +106,12 @@ extern void refresh_add_cents(inc_int128 *cents, const IncDec *amount);
 extern bool refresh_parallel_safe(Oid relid, const char **why);
 
 /*
- * refresh_parallel: jobs > 1: the shares calculated by jobs parallel
- * workers, every row written by the backend into target through
- * leader_sink (the shares of workers that could not start are calculated
- * by the backend too); *totals of all shares.
+ * refresh_parallel: jobs > 1: the shares calculated by nworkers (jobs - 1)
+ * parallel workers, every row written by the backend into target through
+ * leader_sink meanwhile (the shares of workers that could not start are
+ * calculated by the backend too, after the others); *totals of all shares.
  */
-extern void refresh_parallel(const RefreshArgs *args, int jobs, Relation target,
+extern void refresh_parallel(const RefreshArgs *args, int nworkers, Relation target,
 							 RefreshSink *leader_sink, RefreshTotals *totals);
 
 #endif							/* INC_REFRESH_H */

@@ -4,15 +4,19 @@
  *    refresh).
  *
  * PostgreSQL's parallel infrastructure, as a parallel index build
- * (nbtsort.c) uses it: the backend enters parallel mode and launches jobs
- * parallel workers, which share its transaction and snapshot (and its
- * settings, role and security context), so every process reads the same
- * transactions, offers, properties and enrollments.  Worker i calculates
- * share i of the participants (txn_share_of: by the hash of the
- * aggregation key) exactly as one process would (refresh_calc_share),
- * forming each row as a tuple of the partition; parallel workers may not
- * insert, so the tuples go through a shared memory queue (shm_mq) to the
- * backend, which writes them all (row_writer.c).  The backend calculates
+ * (nbtsort.c) uses it: the backend enters parallel mode and launches
+ * jobs - 1 parallel workers, which share its transaction and snapshot (and
+ * its settings, role and security context), so every process reads the
+ * same transactions, offers, properties and enrollments.  Worker i of n
+ * calculates share i of n of the participants (txn_share_of: by the hash
+ * of the aggregation key; with one worker, everyone) exactly as one
+ * process would (refresh_calc_share), forming each row as a tuple of the
+ * partition; parallel workers may not insert, so the tuples go through a
+ * shared memory queue (shm_mq) to the backend, which writes them all
+ * (row_writer.c) while the workers calculate: jobs processes in all.
+ * Writing the rows costs about as much as calculating them, so with two
+ * jobs one process calculates and one writes, and with more the writer
+ * is the limit.  The backend calculates
  * the share of any worker that could not be started itself, after the
  * others.  Each queue carries messages of the kinds below; the workers'
  * errors reach the backend through the parallel infrastructure's own
@@ -469,9 +473,9 @@ GatherRows(ParallelContext *pcxt, Queue *queues, int n, RefreshSink *sink, Refre
 	}
 }
 
-/* refresh_parallel: jobs workers' shares, every row written here. */
+/* refresh_parallel: nworkers workers' shares, every row written here. */
 void
-refresh_parallel(const RefreshArgs *args, int jobs, Relation target, RefreshSink *leader_sink,
+refresh_parallel(const RefreshArgs *args, int nworkers, Relation target, RefreshSink *leader_sink,
 				 RefreshTotals *totals)
 {
 	TupleDesc	desc = RelationGetDescr(target);
@@ -484,21 +488,21 @@ refresh_parallel(const RefreshArgs *args, int jobs, Relation target, RefreshSink
 
 	(void) GetCurrentTransactionId();	/* before parallel mode */
 	EnterParallelMode();
-	pcxt = CreateParallelContext("$libdir/incentives", "incentives_refresh_worker", jobs);
+	pcxt = CreateParallelContext("$libdir/incentives", "incentives_refresh_worker", nworkers);
 	shm_toc_estimate_chunk(&pcxt->estimator, sizeof(Shared));
-	shm_toc_estimate_chunk(&pcxt->estimator, (Size) QUEUE_BYTES * jobs);
+	shm_toc_estimate_chunk(&pcxt->estimator, (Size) QUEUE_BYTES * nworkers);
 	shm_toc_estimate_keys(&pcxt->estimator, 2);
 	InitializeParallelDSM(pcxt);
 
 	shared = shm_toc_allocate(pcxt->toc, sizeof(Shared));
 	shared->args = *args;
 	shared->target = RelationGetRelid(target);
-	shared->nshares = jobs;
+	shared->nshares = nworkers;
 	shm_toc_insert(pcxt->toc, KEY_SHARED, shared);
-	queue_space = shm_toc_allocate(pcxt->toc, (Size) QUEUE_BYTES * jobs);
+	queue_space = shm_toc_allocate(pcxt->toc, (Size) QUEUE_BYTES * nworkers);
 	shm_toc_insert(pcxt->toc, KEY_QUEUES, queue_space);
-	queues = palloc0(sizeof(Queue) * jobs);
-	for (i = 0; i < jobs; i++)
+	queues = palloc0(sizeof(Queue) * nworkers);
+	for (i = 0; i < nworkers; i++)
 	{
 		shm_mq	   *mq = shm_mq_create(queue_space + (Size) i * QUEUE_BYTES, QUEUE_BYTES);
 
@@ -516,9 +520,9 @@ refresh_parallel(const RefreshArgs *args, int jobs, Relation target, RefreshSink
 	WaitForParallelWorkersToFinish(pcxt);
 
 	/* the shares of the workers that could not be started */
-	for (i = pcxt->nworkers_launched; i < jobs; i++)
+	for (i = pcxt->nworkers_launched; i < nworkers; i++)
 	{
-		refresh_calc_share(args, i, jobs, desc, leader_sink, &own);
+		refresh_calc_share(args, i, nworkers, desc, leader_sink, &own);
 		totals->participants += own.participants;
 		totals->rows += own.rows;
 		totals->cents += own.cents;

@@ -8,9 +8,10 @@
  * The caller (refresh_earnings_work, 40_refresh.sql) has created target
  * in this transaction, without indexes; it builds them after this call,
  * then swaps the partition in.  Here every participant of transactions is
- * calculated, by this backend (jobs 1) or by it and jobs - 1 parallel
- * workers, all in this statement's snapshot, and every row is written by
- * this backend through row_writer.c.  Progress, as before the rows were
+ * calculated, by this backend (jobs 1) or by jobs - 1 parallel workers
+ * while this backend writes (refresh_parallel.c), all in this statement's
+ * snapshot, and every row is written by this backend through
+ * row_writer.c.  Progress, as before the rows were
  * written from C: a NOTICE every progress_every participants and at the
  * end ("refresh_earnings: done of total participants, rows rows"), and
  * application_name "incentives refresh run N: done/total" (set for the
@@ -263,8 +264,8 @@ incentives_refresh_write(PG_FUNCTION_ARGS)
 	row_writer_begin(&l.writer, rel);
 	if (jobs > 1)
 	{
-		l.unread = jobs;
-		refresh_parallel(&args, jobs, rel, &l.pub, &totals);
+		l.unread = jobs - 1;
+		refresh_parallel(&args, jobs - 1, rel, &l.pub, &totals);
 	}
 	else
 	{
