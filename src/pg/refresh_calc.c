@@ -9,8 +9,18 @@
  * share's participants), one participant at a time through the engine.
  * A row is formed straight into a heap tuple of the partition (the 17
  * columns, the transaction's date, calculated_at, run_id): no tuplestore,
- * no executor.  The participants of a batch of the store come in the byte
- * order of their keys.
+ * no executor.
+ *
+ * One share (jobs 1 or 2: one stream of rows to the writer) writes its
+ * rows in the order of the partition's primary key (participant_key,
+ * offer_key, incentive_rate_key, transaction_id, each in its column's
+ * collation), so that the index build's sort finds them sorted (it then
+ * only checks the order: about half the build's time): the source hands
+ * the participants out in key order (txn_source.h, ordered), and each
+ * participant's rows are held until it is done and sorted by the ranks of
+ * their offer and rate keys (found once per engine string) and their
+ * transaction_id.  A participant with more than work_mem's worth of rows
+ * writes them as they come (the build then sorts them, as ever).
  *
  * on_error => 'skip': each participant's calculation runs with the fail
  * trap armed (pg_glue.h).  A data failure of the engine jumps back here:
@@ -18,10 +28,11 @@
  * participant, the transaction it was at, SQLSTATE and message) goes to
  * the sink; the calculation goes on with the next participant, without an
  * error, a subtransaction or a rollback.  A participant's rows are held
- * until it is done, up to HOLD_BYTES: a participant with more rows than
- * that has its first rows written before it is done, and is marked
- * partial if it then fails (the caller deletes them).  An error of any
- * other kind (a cancel, out of memory, a read error) is raised.
+ * until it is done, up to work_mem (at least HOLD_BYTES): a participant
+ * with more rows than that has its first rows written before it is done,
+ * and is marked partial if it then fails (the caller deletes them).  An
+ * error of any other kind (a cancel, out of memory, a read error) is
+ * raised.
  */
 #include "postgres.h"
 
@@ -32,6 +43,7 @@
 #include "utils/builtins.h"
 #include "utils/date.h"
 #include "utils/timestamp.h"
+#include "utils/varlena.h"
 #include "utils/memutils.h"
 
 #include "calc_load.h"
@@ -42,7 +54,7 @@
 #include "refresh.h"
 #include "txn_source.h"
 
-/* on_error => 'skip': a participant's rows held back until it is done. */
+/* A participant's rows held back until it is done: at least this much. */
 #define HOLD_BYTES (1024 * 1024)
 
 /* The column types of an earnings partition, in order (refresh.h). */
@@ -54,6 +66,12 @@ static const Oid partition_types[REFRESH_COLUMNS] = {
 
 /* The incentive_effective_rate column: the only one a row may leave NULL. */
 #define NULLABLE_COLUMN 16
+
+/* The columns of the partition's primary key, in its order. */
+#define PARTICIPANT_COLUMN 0
+#define OFFER_COLUMN 1
+#define RATE_COLUMN 4
+#define ID_COLUMN 8
 
 /* refresh_check_desc: the partition's columns are those rows are formed for. */
 void
@@ -90,6 +108,145 @@ refresh_add_cents(inc_int128 *cents, const IncDec *amount)
 				 errmsg("the total incentive of the refresh is out of range")));
 }
 
+/*
+ * The ranks of an engine's strings of one column (offer keys, rate keys)
+ * in the order of its collation, found by address: a row's sort key is
+ * then two integers and its transaction_id.
+ */
+typedef struct RankEntry
+{
+	const char *s;
+	int			len;
+	int			rank;
+} RankEntry;
+
+typedef struct RankSlot
+{
+	const char *ptr;			/* NULL: empty */
+	RankEntry  *entry;
+} RankSlot;
+
+typedef struct RankSet
+{
+	Oid			collation;
+	RankEntry **sorted;			/* distinct strings, in order */
+	int			n;
+	int			cap;
+	RankSlot   *slots;			/* by address */
+	uint32		mask;
+	uint32		used;
+	MemoryContext context;
+} RankSet;
+
+static void
+RankSetInit(RankSet *rs, Oid collation, MemoryContext context)
+{
+	memset(rs, 0, sizeof(*rs));
+	rs->collation = collation;
+	rs->context = context;
+	rs->mask = 255;
+	rs->slots = MemoryContextAllocZero(context, sizeof(RankSlot) * (rs->mask + 1));
+}
+
+static inline uint32
+PointerSlot(const char *p, uint32 mask)
+{
+	return (uint32) (((uintptr_t) p >> 3) * 2654435761u) & mask;
+}
+
+/* AddSlot: ptr -> entry in the table by address. */
+static void
+AddSlot(RankSet *rs, const char *ptr, RankEntry *e)
+{
+	uint32		i;
+
+	if ((rs->used + 1) * 2 > rs->mask + 1)
+	{
+		RankSlot   *old = rs->slots;
+		uint32		oldmask = rs->mask,
+					k;
+
+		rs->mask = rs->mask * 2 + 1;
+		rs->slots = MemoryContextAllocZero(rs->context, sizeof(RankSlot) * (rs->mask + 1));
+		for (k = 0; k <= oldmask; k++)
+			if (old[k].ptr)
+			{
+				for (i = PointerSlot(old[k].ptr, rs->mask); rs->slots[i].ptr; i = (i + 1) & rs->mask)
+					;
+				rs->slots[i] = old[k];
+			}
+		pfree(old);
+	}
+	for (i = PointerSlot(ptr, rs->mask); rs->slots[i].ptr; i = (i + 1) & rs->mask)
+		;
+	rs->slots[i].ptr = ptr;
+	rs->slots[i].entry = e;
+	rs->used++;
+}
+
+/*
+ * RankOf: the rank of engine string s in its column's order: found by
+ * address, or placed among the strings seen so far (the later ones move
+ * up a rank; equal strings share one).
+ */
+static int
+RankOf(RankSet *rs, const char *s)
+{
+	uint32		i;
+	int			lo = 0,
+				hi,
+				len;
+	RankEntry  *e;
+
+	for (i = PointerSlot(s, rs->mask); rs->slots[i].ptr; i = (i + 1) & rs->mask)
+		if (rs->slots[i].ptr == s)
+			return rs->slots[i].entry->rank;
+	len = (int) strlen(s);
+	hi = rs->n;
+	while (lo < hi)
+	{
+		int			mid = (lo + hi) / 2;
+		int			c = varstr_cmp(rs->sorted[mid]->s, rs->sorted[mid]->len, s, len, rs->collation);
+
+		if (c == 0)
+		{
+			AddSlot(rs, s, rs->sorted[mid]);
+			return rs->sorted[mid]->rank;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (rs->n == rs->cap)
+	{
+		rs->cap = rs->cap ? rs->cap * 2 : 64;
+		rs->sorted = rs->sorted ? repalloc(rs->sorted, sizeof(RankEntry *) * rs->cap) :
+			MemoryContextAlloc(rs->context, sizeof(RankEntry *) * rs->cap);
+	}
+	e = MemoryContextAlloc(rs->context, sizeof(RankEntry));
+	e->s = s;
+	e->len = len;
+	memmove(rs->sorted + lo + 1, rs->sorted + lo, sizeof(RankEntry *) * (rs->n - lo));
+	rs->sorted[lo] = e;
+	rs->n++;
+	for (hi = lo; hi < rs->n; hi++)
+		rs->sorted[hi]->rank = hi;
+	AddSlot(rs, s, e);
+	return e->rank;
+}
+
+/* A row held until its participant is done, with what orders it. */
+typedef struct HeldRow
+{
+	HeapTuple	tuple;
+	const char *offer_key;		/* the engine's strings */
+	const char *rate_key;
+	const char *transaction_id; /* in the transaction's record */
+	int			offer_rank;
+	int			rate_rank;
+} HeldRow;
+
 /* One share being calculated. */
 typedef struct Share
 {
@@ -99,8 +256,13 @@ typedef struct Share
 	CalcRowState rows;
 	MemoryContext tuple_context;	/* the tuples, until the sink frees them */
 	Datum		participant_datum;
+	bool		ordered;		/* rows in the order of the partition's key */
+	RankSet		offer_ranks;
+	RankSet		rate_ranks;
+	Oid			id_collation;
+	Size		hold_limit;
 	/* the participant being calculated */
-	HeapTuple  *held;			/* skip: its rows not yet put */
+	HeldRow    *held;			/* its rows not yet put */
 	int			nheld;
 	int			held_cap;
 	Size		held_bytes;
@@ -109,14 +271,45 @@ typedef struct Share
 	inc_int128	p_cents;
 } Share;
 
-/* PutHeld: the held rows to the sink. */
+/* CompareHeld: two rows of one participant in the partition key's order. */
+static int
+CompareHeld(const void *a, const void *b, void *arg)
+{
+	const HeldRow *x = a;
+	const HeldRow *y = b;
+
+	if (x->offer_rank != y->offer_rank)
+		return x->offer_rank < y->offer_rank ? -1 : 1;
+	if (x->rate_rank != y->rate_rank)
+		return x->rate_rank < y->rate_rank ? -1 : 1;
+	return varstr_cmp(x->transaction_id, (int) strlen(x->transaction_id),
+					  y->transaction_id, (int) strlen(y->transaction_id),
+					  *(const Oid *) arg);
+}
+
+/* PutHeld: the held rows to the sink (sorted first when whole and ordered). */
 static void
-PutHeld(Share *sh)
+PutHeld(Share *sh, bool whole)
 {
 	int			i;
 
+	if (whole && sh->ordered && !sh->partial && sh->nheld > 1)
+	{
+		/* every string placed first: a new one moves the later ranks up */
+		for (i = 0; i < sh->nheld; i++)
+		{
+			(void) RankOf(&sh->offer_ranks, sh->held[i].offer_key);
+			(void) RankOf(&sh->rate_ranks, sh->held[i].rate_key);
+		}
+		for (i = 0; i < sh->nheld; i++)
+		{
+			sh->held[i].offer_rank = RankOf(&sh->offer_ranks, sh->held[i].offer_key);
+			sh->held[i].rate_rank = RankOf(&sh->rate_ranks, sh->held[i].rate_key);
+		}
+		qsort_arg(sh->held, sh->nheld, sizeof(HeldRow), CompareHeld, &sh->id_collation);
+	}
 	for (i = 0; i < sh->nheld; i++)
-		sh->sink->put(sh->sink, sh->held[i]);
+		sh->sink->put(sh->sink, sh->held[i].tuple);
 	if (sh->nheld > 0)
 		sh->partial = true;
 	sh->nheld = 0;
@@ -130,12 +323,16 @@ DropHeld(Share *sh)
 	int			i;
 
 	for (i = 0; i < sh->nheld; i++)
-		heap_freetuple(sh->held[i]);
+		heap_freetuple(sh->held[i].tuple);
 	sh->nheld = 0;
 	sh->held_bytes = 0;
 }
 
-/* EmitTuple: one engine row as a tuple of the partition, to the sink or held. */
+/*
+ * EmitTuple: one engine row as a tuple of the partition: to the sink, or
+ * held until the participant is done (to order its rows, or to drop them
+ * if it fails); past hold_limit the held rows go out as they are.
+ */
 static void
 EmitTuple(void *ctx, const IncRow *row)
 {
@@ -145,6 +342,7 @@ EmitTuple(void *ctx, const IncRow *row)
 	CalcRowBuffers buf;
 	MemoryContext old;
 	HeapTuple	tuple;
+	HeldRow    *h;
 
 	calc_row_datums(&sh->rows, row, sh->participant_datum, true, values, nulls, &buf);
 	values[REFRESH_CALCULATED_AT_COLUMN] = TimestampTzGetDatum(sh->args->calculated_at);
@@ -157,7 +355,7 @@ EmitTuple(void *ctx, const IncRow *row)
 	refresh_add_cents(&sh->p_cents, &row->incentive_amount);
 	sh->p_rows++;
 
-	if (!sh->args->skip)
+	if (!sh->args->skip && !sh->ordered)
 	{
 		sh->sink->put(sh->sink, tuple);
 		return;
@@ -165,13 +363,17 @@ EmitTuple(void *ctx, const IncRow *row)
 	if (sh->nheld == sh->held_cap)
 	{
 		sh->held_cap = sh->held_cap ? sh->held_cap * 2 : 256;
-		sh->held = sh->held ? repalloc(sh->held, sizeof(HeapTuple) * sh->held_cap) :
-			MemoryContextAlloc(sh->tuple_context, sizeof(HeapTuple) * sh->held_cap);
+		sh->held = sh->held ? repalloc_huge(sh->held, sizeof(HeldRow) * sh->held_cap) :
+			MemoryContextAllocHuge(sh->tuple_context, sizeof(HeldRow) * sh->held_cap);
 	}
-	sh->held[sh->nheld++] = tuple;
-	sh->held_bytes += tuple->t_len;
-	if (sh->held_bytes > HOLD_BYTES)
-		PutHeld(sh);
+	h = &sh->held[sh->nheld++];
+	h->tuple = tuple;
+	h->offer_key = row->offer->offer_key;
+	h->rate_key = row->rate_key;
+	h->transaction_id = row->txn->transaction_id;
+	sh->held_bytes += tuple->t_len + sizeof(HeldRow);
+	if (sh->held_bytes > sh->hold_limit)
+		PutHeld(sh, false);
 }
 
 /* Failure: what the trap caught about the participant key, as a RefreshFailure. */
@@ -222,6 +424,12 @@ refresh_calc_share(const RefreshArgs *args, int share, int nshares, TupleDesc de
 	sh.sink = sink;
 	sh.tuple_context = AllocSetContextCreate(call_context, "incentives refresh rows",
 											 ALLOCSET_DEFAULT_SIZES);
+	/* one stream of rows (one share): in the order of the partition's key */
+	sh.ordered = nshares <= 1;
+	sh.hold_limit = Max((Size) work_mem * 1024, HOLD_BYTES);
+	RankSetInit(&sh.offer_ranks, TupleDescAttr(desc, OFFER_COLUMN)->attcollation, call_context);
+	RankSetInit(&sh.rate_ranks, TupleDescAttr(desc, RATE_COLUMN)->attcollation, call_context);
+	sh.id_collation = TupleDescAttr(desc, ID_COLUMN)->attcollation;
 	participant_context = AllocSetContextCreate(call_context, "incentives participant",
 												ALLOCSET_DEFAULT_SIZES);
 
@@ -240,7 +448,8 @@ refresh_calc_share(const RefreshArgs *args, int share, int nshares, TupleDesc de
 	options.share = share;
 	options.nshares = nshares;
 	options.count_participants = true;
-	options.ordered = true;
+	options.ordered = sh.ordered;
+	options.collation = TupleDescAttr(desc, PARTICIPANT_COLUMN)->attcollation;
 	src = txn_source_open(args->relid, NULL, NULL, engine, ce.context, &read_position, &options);
 	totals->participants = txn_source_participants(src);
 	sink->read(sink, totals->participants);
@@ -288,7 +497,7 @@ refresh_calc_share(const RefreshArgs *args, int share, int nshares, TupleDesc de
 			}
 			else
 			{
-				PutHeld(&sh);
+				PutHeld(&sh, true);
 				totals->rows += sh.p_rows;
 				if (__builtin_add_overflow(totals->cents, sh.p_cents, &totals->cents))
 					ereport(ERROR,

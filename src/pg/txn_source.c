@@ -37,6 +37,7 @@
 #include "utils/builtins.h"
 #include "utils/date.h"
 #include "utils/memutils.h"
+#include "utils/varlena.h"
 
 #include "core/strmap.h"
 #include "pg_glue.h"
@@ -98,6 +99,8 @@ typedef struct Seen
 	uint32		hash;
 	uint32		len;
 	const char *key;			/* NULL: empty slot */
+	uint64		records;		/* its transactions in the store */
+	int			range;			/* ordered: its range of keys (Reorder) */
 } Seen;
 
 typedef struct Receiver
@@ -140,6 +143,7 @@ struct TxnSource
 	int			share;
 	int			nshares;
 	bool		ordered;
+	Oid			collation;		/* ordered: the keys' collation (0: bytes) */
 	uint32	   *sorted;			/* ordered: the batch's group slots by key */
 	uint32		nsorted;
 	uint32		sorted_cap;
@@ -287,29 +291,42 @@ GrowSeen(TxnSource *src)
 		pfree(old);
 }
 
-/* CountParticipant: note a participant's key (len bytes, its hash) once. */
-static void
-CountParticipant(TxnSource *src, uint32 hash, const char *key, uint32 len)
+/* FindSeen: the slot of a participant counted, or the empty slot for it. */
+static inline Seen *
+FindSeen(TxnSource *src, uint32 hash, const char *key, uint32 len)
 {
 	uint32		i = murmurhash32(hash) & src->seen_mask;
-	char	   *copy;
 
 	for (;; i = (i + 1) & src->seen_mask)
 	{
 		Seen	   *e = &src->seen[i];
 
-		if (e->key == NULL)
-			break;
-		if (e->hash == hash && e->len == len && memcmp(e->key, key, len) == 0)
-			return;
+		if (e->key == NULL ||
+			(e->hash == hash && e->len == len && memcmp(e->key, key, len) == 0))
+			return e;
 	}
+}
+
+/* CountParticipant: a participant's key (len bytes, its hash), counted once. */
+static Seen *
+CountParticipant(TxnSource *src, uint32 hash, const char *key, uint32 len)
+{
+	Seen	   *e = FindSeen(src, hash, key, len);
+	char	   *copy;
+
+	if (e->key != NULL)
+		return e;
 	copy = MemoryContextAlloc(src->seen_context, Max(len, 1));
 	memcpy(copy, key, len);
-	src->seen[i].hash = hash;
-	src->seen[i].len = len;
-	src->seen[i].key = copy;
+	e->hash = hash;
+	e->len = len;
+	e->key = copy;
 	if (++src->nseen * 2 > src->seen_mask + 1)
+	{
 		GrowSeen(src);
+		e = FindSeen(src, hash, copy, len);
+	}
+	return e;
 }
 
 /* ReceiveRow: one row of the read into the stores. */
@@ -337,6 +354,7 @@ ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
 	int			c;
 	uint32		hash = 0;
 	bool		hashed = false;
+	Seen	   *seen = NULL;
 
 	CHECK_FOR_INTERRUPTS();
 	old = MemoryContextSwitchTo(src->row_context);
@@ -365,7 +383,7 @@ ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
 				return true;
 			}
 			if (src->counting)
-				CountParticipant(src, hash, pp, (uint32) plen);
+				seen = CountParticipant(src, hash, pp, (uint32) plen);
 		}
 		else if (src->nshares > 1 && src->share != 0)
 		{
@@ -447,6 +465,8 @@ ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
 	if (!hashed)
 		hash = txn_aggregation_hash(pp, plen);
 	txn_store_put(src->store, hash, src->buf, p - src->buf);
+	if (seen)
+		seen->records++;
 
 	if (src->ids)
 	{
@@ -566,6 +586,83 @@ CheckIdentity(TxnSource *src)
 	src->ids = NULL;
 }
 
+/* ---- key order across batches (ordered) ------------------------------------ */
+
+static inline const char *KeyOf(const TxnRec *r);
+static inline int CompareKeys(const char *a, uint32 alen, const char *b, uint32 blen,
+							  Oid collation);
+
+/* CompareSeen: two participants counted, by key. */
+static int
+CompareSeen(const void *a, const void *b, void *arg)
+{
+	const Seen *x = *(const Seen *const *) a;
+	const Seen *y = *(const Seen *const *) b;
+
+	return CompareKeys(x->key, x->len, y->key, y->len, *(const Oid *) arg);
+}
+
+/*
+ * Reorder: the store again, partitioned by ranges of keys instead of
+ * hashes (ordered, when the transactions did not fit one batch): the
+ * participants counted are sorted, cut into as many ranges of about
+ * work_mem's worth of records as that takes, and every record is moved
+ * to its participant's range (all ranges go to files first, so memory
+ * stays one batch's).  The batches then come out in key order, and each
+ * batch's participants are sorted (SortGroups): every participant in key
+ * order.
+ */
+static void
+Reorder(TxnSource *src)
+{
+	Size		limit = (Size) work_mem * 1024;
+	Seen	  **order = MemoryContextAllocHuge(src->context, sizeof(Seen *) * Max(src->nseen, 1));
+	uint64		n = 0,
+				records = 0,
+				done = 0,
+				per;
+	int			nranges;
+	uint32		i;
+	TxnStore   *ranged;
+	TxnStoreIter it;
+	uint32		hash;
+	Size		len;
+	char	   *r;
+
+	for (i = 0; i <= src->seen_mask; i++)
+		if (src->seen[i].key)
+		{
+			order[n++] = &src->seen[i];
+			records += src->seen[i].records;
+		}
+	qsort_arg(order, n, sizeof(Seen *), CompareSeen, &src->collation);
+	nranges = (int) Min((records * RECORD_ESTIMATE) / limit + 1, 4096);
+	per = records / nranges + 1;
+	for (i = 0; i < n; i++)
+	{
+		order[i]->range = (int) Min(done / per, (uint64) nranges - 1);
+		done += order[i]->records;
+	}
+	pfree(order);
+
+	ranged = txn_store_create_fixed(limit, nranges);
+	while (txn_store_next_batch(src->store))
+	{
+		txn_store_iter_init(src->store, &it);
+		while ((r = txn_store_iter_next_len(&it, &hash, &len)) != NULL)
+		{
+			const TxnRec *rec = (const TxnRec *) r;
+			Seen	   *e = FindSeen(src, hash, KeyOf(rec), rec->plen);
+
+			Assert(e->key != NULL);
+			txn_store_put_to(ranged, e->range, hash, r, len);
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+	txn_store_end(src->store);
+	src->store = ranged;
+}
+
 /* ---- the source ---------------------------------------------------------- */
 
 /* txn_source_open: check the relation, read it into the store. */
@@ -601,7 +698,8 @@ txn_source_open(Oid relid, const char *participant_key, const DateADT *through_d
 		src->share = asked->share;
 		src->nshares = asked->nshares;
 		src->ordered = asked->ordered;
-		src->counting = asked->count_participants;
+		src->collation = asked->collation;
+		src->counting = asked->count_participants || asked->ordered;
 	}
 	if (src->counting)
 	{
@@ -649,6 +747,8 @@ txn_source_open(Oid relid, const char *participant_key, const DateADT *through_d
 
 	if (src->ids)
 		CheckIdentity(src);
+	if (src->ordered && !txn_store_one_batch(src->store))
+		Reorder(src);
 	return src;
 }
 
@@ -693,18 +793,29 @@ KeyOf(const TxnRec *r)
 		((r->flags & REC_WIDE_AMOUNT) ? sizeof(inc_int128) : 0);
 }
 
-/* CompareGroups: two group slots by their participants' keys, bytewise. */
+/* CompareKeys: two keys in the order of collation (0: bytewise). */
+static inline int
+CompareKeys(const char *a, uint32 alen, const char *b, uint32 blen, Oid collation)
+{
+	int			c;
+
+	if (OidIsValid(collation))
+		return varstr_cmp(a, (int) alen, b, (int) blen, collation);
+	c = memcmp(a, b, Min(alen, blen));
+	if (c != 0)
+		return c;
+	return (alen > blen) - (alen < blen);
+}
+
+/* CompareGroups: two group slots by their participants' keys. */
 static int
 CompareGroups(const void *a, const void *b, void *arg)
 {
-	const Participant *groups = arg;
-	const Participant *x = &groups[*(const uint32 *) a];
-	const Participant *y = &groups[*(const uint32 *) b];
-	int			c = memcmp(x->key, y->key, Min(x->plen, y->plen));
+	const TxnSource *src = arg;
+	const Participant *x = &src->groups[*(const uint32 *) a];
+	const Participant *y = &src->groups[*(const uint32 *) b];
 
-	if (c != 0)
-		return c;
-	return (x->plen > y->plen) - (x->plen < y->plen);
+	return CompareKeys(x->key, x->plen, y->key, y->plen, src->collation);
 }
 
 /* SortGroups: the batch's group slots in the byte order of their keys. */
@@ -724,7 +835,7 @@ SortGroups(TxnSource *src, uint32 ngroups)
 	for (i = 0; i <= src->groups_mask; i++)
 		if (src->groups[i].key)
 			src->sorted[n++] = i;
-	qsort_arg(src->sorted, n, sizeof(uint32), CompareGroups, src->groups);
+	qsort_arg(src->sorted, n, sizeof(uint32), CompareGroups, src);
 	src->nsorted = n;
 }
 

@@ -48,9 +48,11 @@ typedef struct TxnPosition
  * in share (0 .. nshares - 1) of txn_share_of; nshares 0 or 1 reads all.
  * count_participants: count the distinct participants read (of the share),
  * those whose every transaction has a SKU no offer mentions included
- * (txn_source_participants).  ordered: hand the participants of each
- * batch of the store out in the byte order of their keys (with data that
- * fits work_mem, in byte order overall).
+ * (txn_source_participants).  ordered: hand every participant out in the
+ * order of its key in collation (the store partitioned by ranges of keys
+ * when it does not fit one batch; a refresh writes its rows in the order
+ * of the partition's primary key, so that the index build finds them
+ * sorted).
  */
 typedef struct TxnSourceOptions
 {
@@ -58,6 +60,7 @@ typedef struct TxnSourceOptions
 	int			nshares;
 	bool		count_participants;
 	bool		ordered;
+	Oid			collation;		/* ordered: in this collation's order (0: bytes) */
 } TxnSourceOptions;
 
 /*

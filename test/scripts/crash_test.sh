@@ -14,7 +14,7 @@
 #            (the server restarts every backend and recovers);
 #   round 2: the same with jobs => 2, cut off by an immediate shutdown
 #            (pg_ctlcluster ... stop -m immediate) and a start;
-#   round 3: jobs => 2 over a "gate" view whose qual, on one transaction,
+#   round 3: jobs => 3 over a "gate" view whose qual, on one transaction,
 #            reads a table this script holds locked, so both parallel
 #            workers wait in their read: kill -9 of one worker.
 #
@@ -192,6 +192,6 @@ crash_round() {
 
 crash_round r1 "round 1 (kill -9 of the refresh's backend)" kill swap 1
 crash_round r2 "round 2 (immediate shutdown, jobs => 2)" immediate swap 2
-crash_round r3 "round 3 (kill -9 of a parallel worker, jobs => 2)" kill-worker gate 2
+crash_round r3 "round 3 (kill -9 of one of two parallel workers, jobs => 3)" kill-worker gate 3
 
 echo "check-crash: PASS (a refresh killed, its parallel worker killed, or cut off by an immediate shutdown left the earnings of the last complete refresh; the next refresh marked it interrupted and succeeded)"

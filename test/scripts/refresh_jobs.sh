@@ -12,15 +12,16 @@
 #    rows (every column but calculated_at and run_id) and log the same
 #    participants, rows and total.
 # 2. on_error => 'skip': two participants with a transaction no unit
-#    converts keep their previous earnings with jobs 2 as with jobs 1: the
+#    converts keep their previous earnings with jobs 3 as with jobs 1: the
 #    same exceptions, the same earnings.
 # 3. A worker's error (one of them, on_error => 'raise'): the run fails
 #    with the same SQLSTATE and error text as with one job, the earnings
 #    stay.
-# 4. A cancel: the refresh's backend, while its workers wait in their read
-#    (a "gate" view whose qual on one transaction reads a table this script
-#    holds locked), then one of the workers: the run fails with 57014, the
-#    earnings stay, no worker is left.
+# 4. A cancel (jobs => 3: two workers): the refresh's backend, while its
+#    workers wait in their read (a "gate" view whose qual on one
+#    transaction reads a table this script holds locked), then one of the
+#    workers: the run fails with 57014, the earnings stay, no worker is
+#    left.
 # 5. A relation parallel workers cannot read (a temporary table): a NOTICE,
 #    one process, the same earnings.  Inside a transaction block jobs work
 #    as outside.
@@ -99,21 +100,21 @@ case $skip_one_run in
   "completed_with_exceptions "*" 2") ;;
   *) fail "on_error => 'skip' with one job: $skip_one_run" ;;
 esac
-refresh "on_error => 'skip', jobs => 2"
+refresh "on_error => 'skip', jobs => 3"
 [ "$(earnings)" = "$skip_one" ] && [ "$(last_run)" = "$skip_one_run" ] && [ "$(exceptions)" = "$skip_one_ex" ] \
-  && ok "on_error => 'skip' with jobs => 2: the exceptions and earnings of one job ($skip_one_ex)" \
-  || fail "on_error => 'skip' with jobs => 2: $(last_run): $(exceptions); one job: $skip_one_run: $skip_one_ex"
+  && ok "on_error => 'skip' with jobs => 3: the exceptions and earnings of one job ($skip_one_ex)" \
+  || fail "on_error => 'skip' with jobs => 3: $(last_run): $(exceptions); one job: $skip_one_run: $skip_one_ex"
 
 # one failing participant (with two, either could be the first to fail)
 val "DELETE FROM incentives.transactions WHERE transaction_id = 'BAD-' || (SELECT min(participant_key) FROM incentives.transactions)" >/dev/null
 before=$(earnings)
 refresh "jobs => 1" 2>/dev/null && fail "a refresh over the bad transactions succeeded"
 raise_one=$(last_run error)
-refresh "jobs => 2" 2>"$WORK/raise.err" && fail "a refresh over the bad transactions succeeded with jobs => 2"
+refresh "jobs => 3" 2>"$WORK/raise.err" && fail "a refresh over the bad transactions succeeded with jobs => 3"
 raise_two=$(last_run error)
 [ "$raise_two" = "$raise_one" ] && [ "$(earnings)" = "$before" ] \
   && ok "a worker's error fails the run as one job does, the earnings stay ($raise_two)" \
-  || fail "jobs => 2 failed with '$raise_two' (one job: '$raise_one'), earnings kept: $([ "$(earnings)" = "$before" ] && echo yes || echo no)"
+  || fail "jobs => 3 failed with '$raise_two' (one job: '$raise_one'), earnings kept: $([ "$(earnings)" = "$before" ] && echo yes || echo no)"
 grep -q "no unit conversion" "$WORK/raise.err" \
   && ok "the worker's error reaches the caller: $(grep ERROR "$WORK/raise.err" | head -1)" \
   || fail "the caller got: $(cat "$WORK/raise.err")"
@@ -151,7 +152,7 @@ cancel_round() {
   printf '%s\n' "BEGIN;" "LOCK TABLE gate.blocker IN ACCESS EXCLUSIVE MODE;" "\\echo HELD" >&"$cfd"
   for i in $(seq 1 200); do grep -q HELD "$WORK/$tag.ctl" && break; sleep 0.05; done
   psql -X -q -d "$DB" -c "SET client_min_messages = warning" \
-    -c "CALL incentives.refresh_earnings(transactions => 'gate.transactions', jobs => 2)" \
+    -c "CALL incentives.refresh_earnings(transactions => 'gate.transactions', jobs => 3)" \
     >"$WORK/$tag.refresh" 2>&1 &
   refresh=$!
   for i in $(seq 1 1200); do
@@ -191,7 +192,7 @@ grep -q "one process instead of 2 jobs: it reads lines, which parallel workers c
   && [ "$(earnings)" = "$one" ] \
   && ok "a temporary table: one process, with a NOTICE, the same earnings" \
   || fail "a temporary table with jobs => 2: $(cat "$WORK/temp.out")"
-psql_db -c "SET client_min_messages = warning" -c "BEGIN" -c "CALL incentives.refresh_earnings(jobs => 2)" -c "COMMIT"
+psql_db -c "SET client_min_messages = warning" -c "BEGIN" -c "CALL incentives.refresh_earnings(jobs => 3)" -c "COMMIT"
 [ "$(earnings)" = "$one" ] && [ "$(last_run)" = "$one_run" ] \
   && ok "inside a transaction block: the same earnings" \
   || fail "inside a transaction block: $(last_run)"
