@@ -24,7 +24,8 @@
 #                  transaction of each of 1% of the participants changed
 #   full_after     CALL refresh_earnings() after the same kind of change
 #
-# and reports medians: refresh / calculate (target <= 2), jobs => J /
+# and reports medians (wall time, and the backend's CPU time): refresh /
+# calculate (target <= 2), jobs => J /
 # jobs => 1 (target for 2 jobs <= 0.65), the tracking
 # overhead of a bulk load ((load - load_untracked) / load_untracked,
 # target <= 30%), and the changed-only speed-up (full_after / changed_only).
@@ -50,18 +51,22 @@ bench_cluster "$here/lifecycle.sh" "$@"
 bench_database incentives_lifecycle_bench
 echo "settings: $(bench_settings)" | tee "$BENCH_OUT/lifecycle-settings.txt"
 
-# ms SQL...: the wall time of the statements, in a fresh session, in ms
+# ms SQL...: the wall time of the statements, in a fresh session, and the
+# CPU time of its backend over them (Linux /proc/self/schedstat; parallel
+# workers not included), both in ms: "wall cpu".  CPU time moves less with
+# the other work on the machine than wall time.
+CPU_NS="SELECT split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)"
 ms() {
-    local t0 t1
+    local t0 t1 out
     t0=$(date +%s%N)
-    "${PSQL[@]}" "$@" >/dev/null
+    out=$("${PSQL[@]}" -At -c "$CPU_NS" "$@" -c "$CPU_NS")
     t1=$(date +%s%N)
-    echo $(((t1 - t0) / 1000000))
+    echo "$(((t1 - t0) / 1000000)) $((($(tail -n 1 <<<"$out") - $(head -n 1 <<<"$out")) / 1000000))"
 }
 
 "${PSQL[@]}" <<'SQL'
 CREATE SCHEMA IF NOT EXISTS lifecycle_bench;
-CREATE TABLE lifecycle_bench.timings (n bigint, measure text, run int, ms bigint);
+CREATE TABLE lifecycle_bench.timings (n bigint, measure text, run int, ms bigint, cpu_ms bigint);
 -- change: one transaction of each of pct% of the participants gets a new
 -- amount (round r: a different amount), so changed_only has work to do
 CREATE FUNCTION lifecycle_bench.change(pct numeric, r int) RETURNS bigint
@@ -77,9 +82,15 @@ LANGUAGE sql AS $$
 $$;
 SQL
 
-record() { q "INSERT INTO lifecycle_bench.timings VALUES ($1, '$2', $3, $4)" >/dev/null; log "  $2 run $3: $4 ms"; }
+# record N MEASURE RUN "WALL CPU"
+record() {
+    local wall=${4% *} cpu=${4#* }
+    q "INSERT INTO lifecycle_bench.timings VALUES ($1, '$2', $3, $wall, $cpu)" >/dev/null
+    log "  $2 run $3: $wall ms (backend CPU $cpu ms)"
+}
+# median N MEASURE [cpu_ms]
 median() {
-    q "SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY ms) FROM lifecycle_bench.timings WHERE n = $1 AND measure = '$2'"
+    q "SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY ${3:-ms}) FROM lifecycle_bench.timings WHERE n = $1 AND measure = '$2'"
 }
 
 status=0
@@ -161,12 +172,13 @@ for n in $BENCH_N; do
         echo "N = $n transactions, $participants participants, $rows earning rows; medians of $BENCH_RUNS rounds (ms)"
         "${PSQL[@]}" -c "SELECT measure, count(*) AS runs,
                                 percentile_disc(0.5) WITHIN GROUP (ORDER BY ms) AS median_ms,
-                                min(ms) AS min_ms, max(ms) AS max_ms
+                                min(ms) AS min_ms, max(ms) AS max_ms,
+                                percentile_disc(0.5) WITHIN GROUP (ORDER BY cpu_ms) AS \"backend cpu_ms (median)\"
                            FROM lifecycle_bench.timings WHERE n = $n
                           GROUP BY measure ORDER BY min(run), measure"
-        awk -v c="$calc" -v s="$scan" -v ct="$ctas" -v r="$refresh" -v cm="$calc_min" -v rm="$refresh_min" -v l="$load" -v u="$untracked" -v ch="$changed" -v f="$full" -v p="$BENCH_CHANGED_PCT" 'BEGIN {
+        awk -v cc="$(median "$n" calculate cpu_ms)" -v rc="$(median "$n" refresh cpu_ms)" -v c="$calc" -v s="$scan" -v ct="$ctas" -v r="$refresh" -v cm="$calc_min" -v rm="$refresh_min" -v l="$load" -v u="$untracked" -v ch="$changed" -v f="$full" -v p="$BENCH_CHANGED_PCT" 'BEGIN {
             printf "calculate / scan: %.2f; CREATE TABLE AS / calculate: %.2f (medians)\n", c / s, ct / c
-            printf "refresh / calculate: %.2f by medians, %.2f by minimums (target <= 2)\n", r / c, rm / cm
+            printf "refresh / calculate: %.2f by medians, %.2f by minimums, %.2f by the backend'"'"'s CPU time (target <= 2)\n", r / c, rm / cm, rc / cc
             if (u > 0)
                 printf "change tracking: bulk load %.1f s tracked, %.1f s untracked: %+.1f%% (target <= 30%%)\n", l / 1000, u / 1000, (l - u) * 100 / u
             printf "changed_only after %s%% of the participants changed: %.2f s vs full refresh %.2f s: %.1fx faster\n", p, ch / 1000, f / 1000, f / ch
