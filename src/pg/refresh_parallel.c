@@ -15,7 +15,8 @@
  * shared memory queue (shm_mq) to the backend, which writes them all
  * (row_writer.c) while the workers calculate: jobs processes in all.
  * Writing the rows costs about as much as calculating them, so with two
- * jobs one process calculates and one writes, and with more the writer
+ * jobs one process calculates and one writes (and the rows still come in
+ * the order of the partition's key: one share), and with more the writer
  * is the limit.  The backend calculates
  * the share of any worker that could not be started itself, after the
  * others.  Each queue carries messages of the kinds below; the workers'

@@ -538,12 +538,19 @@ BEGIN
                INTO v_sum
               USING v_run;
         END IF;
-        -- Indexes built once over all rows (by jobs processes: the server's
-        -- parallel index build with jobs - 1 workers; the setting returns
-        -- to the caller's when this function ends), then the new partition
-        -- replaces the old one(s); readers wait for the commit (the detach
-        -- locks the table) and then see only the new rows.
-        PERFORM set_config('max_parallel_maintenance_workers', (refresh_earnings_work.jobs - 1)::text, true);
+        -- Indexes built once over all rows, then the new partition replaces
+        -- the old one(s); readers wait for the commit (the detach locks the
+        -- table) and then see only the new rows.  Rows written in the
+        -- primary key's order (jobs 1 and 2: one stream of rows) build it
+        -- fastest in one process (a parallel build writes each worker's
+        -- sorted run to a temporary file, and its leader merges them); rows
+        -- from several workers come unsorted, and jobs - 1 workers share
+        -- the sort (the setting returns to the caller's when this function
+        -- ends).
+        PERFORM set_config('max_parallel_maintenance_workers',
+                           CASE WHEN refresh_earnings_work.jobs <= 2 THEN 0
+                                ELSE refresh_earnings_work.jobs - 1 END::text,
+                           true);
         EXECUTE format('ALTER TABLE %s ADD CONSTRAINT %I PRIMARY KEY '
                        '(participant_key, offer_key, incentive_rate_key, transaction_id)',
                        v_target, v_new || '_pkey');
