@@ -37,7 +37,6 @@
 #include "utils/backend_status.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
-#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -65,7 +64,7 @@ typedef struct Leader
 
 /* SetProgress: application_name for pg_stat_activity (see the top). */
 static void
-SetProgress(Leader *l, const char *text)
+SetProgress(const char *text)
 {
 	if (IsInParallelMode())
 		pgstat_report_appname(text);
@@ -93,7 +92,7 @@ Progress(Leader *l)
 	l->reported = l->done;
 	snprintf(text, sizeof(text), "incentives refresh run " INT64_FORMAT ": " UINT64_FORMAT "/"
 			 UINT64_FORMAT, l->run_id, l->done, l->total);
-	SetProgress(l, text);
+	SetProgress(text);
 }
 
 static void
@@ -252,7 +251,7 @@ incentives_refresh_write(PG_FUNCTION_ARGS)
 	l.every = Max(every, 1);
 	l.context = CurrentMemoryContext;
 	snprintf(text, sizeof(text), "incentives refresh run " INT64_FORMAT, args.run_id);
-	SetProgress(&l, text);
+	SetProgress(text);
 
 	if (jobs > 1 && !refresh_parallel_safe(args.relid, &why))
 	{
@@ -280,7 +279,7 @@ incentives_refresh_write(PG_FUNCTION_ARGS)
 	{
 		snprintf(text, sizeof(text), "incentives refresh run " INT64_FORMAT ": " UINT64_FORMAT "/"
 				 UINT64_FORMAT, args.run_id, l.done, l.total);
-		SetProgress(&l, text);
+		SetProgress(text);
 	}
 
 	if (totals.participants > PG_INT32_MAX)
