@@ -55,7 +55,7 @@
 #include "txn_source.h"
 
 /* A participant's rows held back until it is done: at least this much. */
-#define HOLD_BYTES (1024 * 1024)
+#define HOLD_BYTES (64 * 1024)
 
 /* The column types of an earnings partition, in order (refresh.h). */
 static const Oid partition_types[REFRESH_COLUMNS] = {

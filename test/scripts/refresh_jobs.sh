@@ -25,6 +25,11 @@
 # 5. A relation parallel workers cannot read (a temporary table): a NOTICE,
 #    one process, the same earnings.  Inside a transaction block jobs work
 #    as outside.
+# 6. on_error => 'skip' when a participant fails after some of its rows
+#    were written (more rows than the refresh holds back: work_mem 64kB
+#    here), and when the read itself fails (a NULL amount, from a view):
+#    the participant keeps its previous earnings, everyone else is
+#    refreshed, with one job and with three.
 # (A worker killed with kill -9 is check-crash's round 3.)  Prints ok/FAIL
 # lines; exits non-zero on any failure.  Environment: N_TXNS (200000),
 # TEST_DB.
@@ -196,5 +201,77 @@ psql_db -c "SET client_min_messages = warning" -c "BEGIN" -c "CALL incentives.re
 [ "$(earnings)" = "$one" ] && [ "$(last_run)" = "$one_run" ] \
   && ok "inside a transaction block: the same earnings" \
   || fail "inside a transaction block: $(last_run)"
+
+# ---- 6. skipped after some rows, and a failing read ---------------------------
+# participant_rows KEY: md5 of its rows in incentives.earnings (with run_id)
+participant_rows() {
+  val "SELECT md5(string_agg(e::text, E'\n' ORDER BY e::text COLLATE \"C\"))
+         FROM (SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount, run_id
+                 FROM incentives.earnings WHERE participant_key = '$1') e"
+}
+# others_equal KEY: every other participant's rows equal a calculation
+others_equal() {
+  val "SELECT count(*) FROM (
+         (SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount
+            FROM incentives.earnings WHERE participant_key <> '$1'
+          EXCEPT ALL
+          SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount
+            FROM incentives.incentive_calculate() WHERE participant_key <> '$1')
+         UNION ALL
+         (SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount
+            FROM incentives.incentive_calculate() WHERE participant_key <> '$1'
+          EXCEPT ALL
+          SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount
+            FROM incentives.earnings WHERE participant_key <> '$1')) d"
+}
+big=$(val "SELECT participant_key FROM incentives.transactions GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1")
+# five more copies of its transactions, then one whose unit does not convert
+# (a dollars_per_unit offer converts its quantities while it writes its
+# rows, after the offers before it wrote theirs)
+val "INSERT INTO incentives.transactions
+     SELECT transaction_id || '-copy' || c, participant_key, transaction_type, transaction_date, sku_key,
+            quantity, uom_key, amount
+       FROM incentives.transactions, generate_series(1, 5) c WHERE participant_key = '$big'" >/dev/null
+dpu_sku=$(val "SELECT document #>> '{incentives,0,rates,0,sku_key}' FROM incentives.offers
+                WHERE document ->> 'calculator_key' = 'dollars_per_unit' ORDER BY offer_key DESC LIMIT 1")
+dpu_period=$(val "SELECT document #>> '{periods,0,start_date}' FROM incentives.offers
+                   WHERE document ->> 'calculator_key' = 'dollars_per_unit' ORDER BY offer_key DESC LIMIT 1")
+dpu_type=$(val "SELECT document #>> '{incentives,0,transaction_type}' FROM incentives.offers
+                 WHERE document ->> 'calculator_key' = 'dollars_per_unit' ORDER BY offer_key DESC LIMIT 1")
+refresh "jobs => 1"
+kept=$(participant_rows "$big")
+val "INSERT INTO incentives.transactions VALUES
+       ('BAD-LATE', '$big', '$dpu_type', date '$dpu_period' + 1, '$dpu_sku', 1, 'drum', 10)" >/dev/null
+partial=$(psql_db -At -c "SET work_mem = '64kB'" -c "BEGIN" \
+  -c "CREATE TABLE incentives_internal.partial_probe (LIKE incentives.earnings)" \
+  -c "SELECT array_to_string(partial_participants, ',') FROM incentives_internal.refresh_write(
+        'incentives_internal.partial_probe', -1, 'incentives.transactions', 1000, true, 1)" -c "ROLLBACK" | tail -n 1)
+[ "$partial" = "$big" ] && ok "a participant with more rows than work_mem fails after some were written ($big)" \
+  || fail "the partial participants of the probe: '$partial', expected '$big'"
+for jobs in 1 3; do
+  psql_db -c "SET client_min_messages = warning" -c "SET work_mem = '64kB'" \
+    -c "CALL incentives.refresh_earnings(on_error => 'skip', jobs => $jobs)"
+  [ "$(participant_rows "$big")" = "$kept" ] && [ "$(others_equal "$big")" = 0 ] \
+    && [ "$(exceptions)" = "$big:BAD-LATE:22023:$(val "SELECT message FROM incentives.calculation_exceptions ORDER BY run_id DESC LIMIT 1")" ] \
+    && ok "skipped after some of its rows were written, jobs => $jobs: $big kept its earnings, the others were refreshed" \
+    || fail "skipped after some of its rows, jobs => $jobs: $(last_run); $(exceptions); others differ: $(others_equal "$big")"
+done
+val "DELETE FROM incentives.transactions WHERE transaction_id = 'BAD-LATE' OR transaction_id LIKE '%-copy%'" >/dev/null
+refresh "jobs => 1"
+
+null_id=$(val "SELECT min(transaction_id) FROM incentives.transactions WHERE participant_key = '$big'")
+kept=$(participant_rows "$big")
+psql_db -c "CREATE VIEW public.lines_with_a_null AS
+              SELECT transaction_id, participant_key, transaction_type, transaction_date, sku_key, quantity, uom_key,
+                     CASE WHEN transaction_id = '$null_id' THEN NULL ELSE amount END AS amount
+                FROM incentives.transactions" >/dev/null
+for jobs in 1 3; do
+  refresh "transactions => 'public.lines_with_a_null', on_error => 'skip', jobs => $jobs"
+  ex=$(exceptions)
+  [ "$(participant_rows "$big")" = "$kept" ] && [ "$(others_equal "$big")" = 0 ] \
+    && [ "$ex" = "$big:$null_id:23502:column \"amount\" of transaction \"$null_id\" in relation public.lines_with_a_null is NULL" ] \
+    && ok "a read that fails, jobs => $jobs: $big kept its earnings, the others were refreshed ($ex)" \
+    || fail "a read that fails, jobs => $jobs: $(last_run); $ex; others differ: $(others_equal "$big")"
+done
 
 finish refresh-jobs
