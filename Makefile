@@ -11,7 +11,10 @@
 
 EXTENSION   = incentives incentives_cluster
 MODULE_big  = incentives
-OBJS        = $(patsubst %.c,%.o,$(sort $(wildcard src/core/*.c src/pg/*.c)))
+# the engine core, one folder per layer (docs/architecture.md, Layers)
+CORE_SRCS   = $(sort $(wildcard src/core/*/*.c))
+CORE_HDRS   = $(sort $(wildcard src/core/*/*.h))
+OBJS        = $(patsubst %.c,%.o,$(CORE_SRCS) $(sort $(wildcard src/pg/*.c)))
 
 PG_CONFIG  ?= pg_config
 SHLIB_LINK += -ljson-c
@@ -24,21 +27,25 @@ PG_CPPFLAGS += -I$(srcdir)/src
 # ---- install scripts --------------------------------------------------------
 # As PostgreSQL's contrib modules do, a version has no install script of its
 # own once a released base exists: CREATE EXTENSION runs the released base
-# script (src/sql/released, shipped exactly as released, compressed; its
-# README lists the checksums), then the upgrade scripts up to
-# default_version.  So a fresh install and an update are the same path, and
-# every table is defined once.  Each upgrade script to the current version
-# is built from src/sql/<extension>/: src/sql/drop_code.sql (the old
-# version's functions, views, triggers and policies go), upgrade/A--B.sql
-# (the version's changes to schemas, tables and types), then code/*.sql
-# (every function, view, trigger, comment and grant of the current
-# version), joined in the sorted order their number prefixes give.
+# script (src/sql/released, text, byte for byte as released; its README
+# lists the checksums), then the update scripts up to default_version.  So
+# a fresh install and an update are the same path, and every table is
+# defined once.  The update script to the current version V from A is built
+# from src/sql/<extension>/: src/sql/update_begin.sql (helpers that set the
+# user's views aside where an object cannot be replaced in place),
+# upgrade/A--V.sql (the version's changes to schemas, tables and types),
+# code/*.sql in the sorted order of their number prefixes (every function,
+# procedure and view, CREATE OR REPLACE; triggers and policies created
+# again; comments and grants), upgrade/A--V.finish.sql if there is one
+# (what must wait for the new code), then src/sql/update_end.sql (the
+# views set aside created again).  docs/architecture.md, Install and
+# upgrade scripts.
 version     = $(shell sed -n "s/^default_version *= *'\([^']*\)'.*/\1/p" $(1).control)
 code_parts  = $(sort $(wildcard src/sql/$(1)/code/*.sql))
-upgrades    = $(patsubst src/sql/$(1)/upgrade/%.sql,build/$(1)--%.sql,$(sort $(wildcard src/sql/$(1)/upgrade/*--*.sql)))
+upgrades    = $(patsubst src/sql/$(1)/upgrade/%.sql,build/$(1)--%.sql,$(sort $(filter-out %.finish.sql,$(wildcard src/sql/$(1)/upgrade/*--*.sql))))
 
-RELEASED    = $(patsubst src/sql/released/%.sql.gz,build/%.sql,$(sort $(wildcard src/sql/released/*.sql.gz)))
-DATA_built  = $(RELEASED) $(foreach e,$(EXTENSION),$(call upgrades,$(e)))
+DATA        = $(sort $(wildcard src/sql/released/*.sql))
+DATA_built  = $(foreach e,$(EXTENSION),$(call upgrades,$(e)))
 EXTRA_CLEAN = build test/unit/run_unit
 
 # pg_regress: sql/NAME.sql against expected/NAME.out, contrib style; setup
@@ -58,24 +65,20 @@ help:
 endif
 
 # objects depend on every header (PGXS tracks none)
-$(OBJS): $(wildcard src/core/*.h src/pg/*.h)
-
-$(RELEASED): build/%.sql: src/sql/released/%.sql.gz
-	@mkdir -p build
-	gzip -dc $< > $@
+$(OBJS): $(CORE_HDRS) $(wildcard src/pg/*.h)
 
 define script_rules
-build/$(1)--%--$(call version,$(1)).sql: src/sql/$(1)/upgrade/%--$(call version,$(1)).sql src/sql/drop_code.sql $(call code_parts,$(1)) $(1).control mk/sql_script.sh
-	mk/sql_script.sh upgrade $(1) $(call version,$(1)) $$@ src/sql/drop_code.sql $$< $(call code_parts,$(1))
+build/$(1)--%--$(call version,$(1)).sql: src/sql/$(1)/upgrade/%--$(call version,$(1)).sql src/sql/update_begin.sql $(call code_parts,$(1)) $(wildcard src/sql/$(1)/upgrade/*.finish.sql) src/sql/update_end.sql $(1).control mk/sql_script.sh
+	mk/sql_script.sh upgrade $(1) $(call version,$(1)) $$@ src/sql/update_begin.sql $$< $(call code_parts,$(1)) $$(wildcard $$(<:.sql=.finish.sql)) src/sql/update_end.sql
 endef
 $(foreach e,$(EXTENSION),$(eval $(call script_rules,$(e))))
 
 # ---- engine core unit tests: a plain C binary, no PostgreSQL -------------
 UNIT_CC      ?= $(CC)
 UNIT_CFLAGS  ?= -std=gnu99 -O2 -g -Wall -Wextra $(WERROR) -Wno-format-truncation
-UNIT_SRCS     = $(sort $(wildcard test/unit/*.c src/core/*.c))
+UNIT_SRCS     = $(sort $(wildcard test/unit/*.c)) $(CORE_SRCS)
 
-test/unit/run_unit: $(UNIT_SRCS) $(wildcard src/core/*.h) test/unit/unit.h
+test/unit/run_unit: $(UNIT_SRCS) $(CORE_HDRS) test/unit/unit.h
 	$(UNIT_CC) $(UNIT_CFLAGS) -o $@ $(UNIT_SRCS) -ljson-c
 
 .PHONY: unit

@@ -4,15 +4,22 @@
 # the engine/reference cross-check.  Not part of `make test` (minutes, and
 # timing is no pass/fail check).
 #
-#   make bench                                  # 1M transactions
+#   make bench                                  # 1M transactions; then
+#                                               # bench/groups.sh (participant groups)
 #   make bench BENCH_N="1000000 10000000"       # and 10M
 #   make bench BENCH_PERF=1                     # plus a perf profile in bench/out/
 #
 # Every BENCH_* setting of bench/run.sh can be given on the command line.
 
-.PHONY: bench
+.PHONY: bench bench-groups
 bench: install-test
 	bench/run.sh
+	bench/groups.sh
+
+# make bench-groups: bench/groups.sh alone (offers aggregated by group
+# against the same by participant; a member's call against a lone one).
+bench-groups: install-test
+	bench/groups.sh
 
 # make bench-lifecycle: bench/lifecycle.sh (docs/lifecycle.md): full
 # refresh against the calculation, the change-tracking overhead of a bulk

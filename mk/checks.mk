@@ -37,8 +37,8 @@ SAN_CFLAGS   ?= -std=gnu99 -g -O1 -fno-omit-frame-pointer -Wall -Wextra -Werror 
                 $(if $(findstring clang,$(SAN_CC)),,-Wno-format-truncation) \
                 -fsanitize=address,undefined -fno-sanitize-recover=all
 
-CHECKS_CORE_SRCS = $(wildcard src/core/*.c)
-CHECKS_CORE_HDRS = $(wildcard src/core/*.h)
+CHECKS_CORE_SRCS = $(CORE_SRCS)
+CHECKS_CORE_HDRS = $(CORE_HDRS)
 
 EXTRA_CLEAN  += $(FUZZ_BINS) $(FUZZ_WORK) test/unit/run_unit_asan
 
@@ -177,7 +177,7 @@ export VALGRIND_REGRESS_SH := $(value _VALGRIND_REGRESS_SH)
 
 valgrind-regress: install-test
 	bash -c "$$VALGRIND_REGRESS_SH" valgrind-regress "$(PG_CONFIG)" \
-	  "$(notdir $(wildcard src/core/*.c src/pg/*.c))"
+	  "$(notdir $(CORE_SRCS) $(wildcard src/pg/*.c))"
 
 # Under ~2 minutes together on a 2-core machine (FUZZ_SECONDS per harness).
 EXTRA_CHECKS += fuzz sanitize valgrind-unit

@@ -12,6 +12,14 @@
 #                     and incentives_cluster gives the catalog of a fresh
 #                     install and keeps every row (test/ops/upgrade.sh;
 #                     about 15 s)
+#   make check-upgrade-users  the same from every released version with
+#                     what users build on the extension in place (views
+#                     over its views and functions, functions over its
+#                     types, a trigger and policies on its tables,
+#                     privileges): the update succeeds, every object
+#                     answers as before and keeps its privileges, and the
+#                     catalog equals a fresh install's
+#                     (test/upgrade/users.sh; about 30 s)
 #   make check-json-fuzz  incentives.calculate(jsonb) under JSON_FUZZ_REQUESTS
 #                     (3000) random and broken requests, seeded by
 #                     JSON_FUZZ_SEED (1): accepted ones equal
@@ -29,6 +37,9 @@
 #                     `make test`); prints tps and p50/p99 per script
 #   make check-security-doc  docs/security.md states the model the pgTAP
 #                     tests apply (no cluster)
+#   make check-released  the released scripts (src/sql/released) are byte
+#                     for byte those that shipped: md5 of each against its
+#                     README (test/upgrade/released.sh; no cluster)
 
 DUMP_ENV    ?=
 UPGRADE_ENV ?=
@@ -41,12 +52,15 @@ BENCH_LOAD_CLIENTS ?= 4
 JSON_FUZZ_SEED     ?= 1
 JSON_FUZZ_REQUESTS ?= 3000
 
-.PHONY: check-dump check-upgrade check-json-fuzz check-load bench-load
+.PHONY: check-dump check-upgrade check-upgrade-users check-json-fuzz check-load bench-load
 check-dump: install-test
 	$(if $(DUMP_ENV),env $(DUMP_ENV)) $(PGVENV) bash test/ops/dump_restore.sh
 
 check-upgrade: install-test
 	$(if $(UPGRADE_ENV),env $(UPGRADE_ENV)) $(PGVENV) bash test/ops/upgrade.sh
+
+check-upgrade-users: install-test
+	$(if $(UPGRADE_ENV),env $(UPGRADE_ENV)) $(PGVENV) bash test/upgrade/users.sh
 
 check-json-fuzz: install-test
 	JSON_FUZZ_SEED=$(JSON_FUZZ_SEED) JSON_FUZZ_REQUESTS=$(JSON_FUZZ_REQUESTS) \
@@ -60,7 +74,7 @@ bench-load: install-test
 	LOAD_N=$(BENCH_LOAD_N) LOAD_SECONDS=$(BENCH_LOAD_SECONDS) LOAD_CLIENTS=$(BENCH_LOAD_CLIENTS) \
 	  $(PGVENV) bash test/ops/load.sh
 
-EXTRA_CHECKS += check-dump check-upgrade check-json-fuzz check-load
+EXTRA_CHECKS += check-dump check-upgrade check-upgrade-users check-json-fuzz check-load
 
 # check-security-doc: the statements of docs/security.md's model (its
 # ```sql blocks from "## The model" up to "To check") are those of
@@ -77,3 +91,11 @@ check-security-doc:
 	@echo "check-security-doc: docs/security.md states the model the tests apply ($$(grep -c ';$$' test/ops/security_model.sql) statements)"
 
 EXTRA_CHECKS += check-security-doc
+
+# check-released: the released scripts never change (their md5s are in
+# src/sql/released/README.md).
+.PHONY: check-released
+check-released:
+	@sh test/upgrade/released.sh
+
+EXTRA_CHECKS += check-released

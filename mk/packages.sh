@@ -1,11 +1,13 @@
 #!/bin/sh
 # mk/packages.sh GOAL: make sure the Debian packages GOAL needs are
-# installed (GOAL: demo, test or bench).  Missing ones are installed with
+# installed (GOAL: demo, test, bench or deb).  Missing ones are installed with
 # apt-get, through sudo when not root; when neither is possible, one
 # message lists them and the command that installs them.  Quiet when
-# nothing is missing.
+# nothing is missing.  (test: debhelper, dpkg-dev, fakeroot and
+# postgresql-server-dev-all build the Debian package with pg_buildext, jq
+# and unzip check the PGXN distribution; mk/package.mk.)
 set -eu
-goal=${1:?usage: mk/packages.sh demo|test|bench}
+goal=${1:?usage: mk/packages.sh demo|test|bench|deb}
 pg=${PG_MAJOR:-15}
 
 demo="build-essential postgresql-$pg postgresql-server-dev-$pg libjson-c-dev"
@@ -13,8 +15,10 @@ case $goal in
 demo) wanted=$demo ;;
 test) wanted="$demo postgresql-$pg-pgtap libtap-parser-sourcehandler-pgtap-perl
         postgresql-$pg-cron postgresql-$pg-plproxy clang libclang-rt-14-dev
-        valgrind locales-all" ;;
+        valgrind locales-all
+        debhelper dpkg-dev fakeroot postgresql-server-dev-all jq unzip" ;;
 bench) wanted="$demo linux-perf" ;;
+deb) wanted="$demo debhelper dpkg-dev fakeroot postgresql-server-dev-all" ;;
 *) echo "mk/packages.sh: unknown goal $goal" >&2; exit 2 ;;
 esac
 

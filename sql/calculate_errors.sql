@@ -77,9 +77,10 @@ SELECT transaction_id, participant_key, transaction_type,
   FROM incentives.transactions;
 SELECT count(*) FROM incentives.incentive_calculate(transactions => 'myschema.text_date');
 
--- A NULL where a transaction needs a value (the table's columns are NOT
--- NULL; a view can still yield one): the calculation must not crash nor
--- drop the row silently.
+-- A NULL where a figure needs a value (the table's columns are NOT NULL;
+-- a view can still yield one): an error naming the column, the transaction
+-- and the participant when the engine computes the figure (docs/reference.md,
+-- Errors), never a crash nor a silently dropped row.
 CREATE VIEW myschema.null_amount AS
 SELECT transaction_id, participant_key, transaction_type, transaction_date,
        sku_key, quantity, uom_key,
@@ -87,8 +88,8 @@ SELECT transaction_id, participant_key, transaction_type, transaction_date,
   FROM incentives.transactions;
 SELECT count(*) FROM incentives.incentive_calculate(transactions => 'myschema.null_amount');
 -- A refresh that skips failing participants reads where the failed
--- calculation was (docs/lifecycle.md, on_error => 'skip'): a read error
--- names the row's participant and transaction.
+-- calculation was (docs/lifecycle.md, on_error => 'skip'): the row's
+-- participant and transaction.
 SELECT * FROM incentives_internal.calculation_failure();
 -- So does a number that cannot be calculated with.
 CREATE VIEW myschema.nan_quantity AS

@@ -19,7 +19,7 @@
 -- retailer_003 (70) and retailer_004 (no value) nothing.  Compared with
 -- expected_stored.csv.
 TRUNCATE expected;
-\copy expected FROM 'test/fixtures/stepped_property/expected_stored.csv' WITH (FORMAT csv, HEADER true)
+\copy expected (participant_key, offer_key, offer_calculator, sku_key, incentive_rate_key, incentive_rate_measure, incentive_rate_value, offer_sku_pay_rate, transaction_id, provided_quantity, provided_uom_key, provided_amount, incentivized_quantity, incentivized_amount, incentive_amount, incentive_contribution_percent, incentive_effective_rate) FROM 'test/fixtures/stepped_property/expected_stored.csv' WITH (FORMAT csv, HEADER true)
 
 -- The rows, the decisive check against expected_stored.csv, per-participant
 -- calls, totals and the unique row key, without call properties.

@@ -14,17 +14,20 @@
  */
 #include "postgres.h"
 
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
 #include "calc_load.h"
-#include "core/strmap.h"
+#include "core/util/strmap.h"
 #include "engine_cache.h"
+#include "participant_groups.h"
 #include "pg_glue.h"
 
 /* The reads, prepared once per backend. */
@@ -35,7 +38,7 @@ typedef enum KeptRead
 	READ_SKUS,
 	READ_CONVERSIONS,
 	READ_PROPERTIES_ALL,
-	READ_PROPERTIES_ONE,
+	READ_PROPERTIES_SOME,
 	NUM_READS
 } KeptRead;
 
@@ -65,8 +68,8 @@ static const struct
 	[READ_CONVERSIONS] = {"SELECT from_uom_key, to_uom_key, factor FROM incentives.uom_conversions",
 	0, {InvalidOid}},
 	[READ_PROPERTIES_ALL] = {PROPERTIES_SELECT PROPERTIES_IN_KEYS, 1, {TEXTARRAYOID}},
-	[READ_PROPERTIES_ONE] = {PROPERTIES_SELECT "participant_key OPERATOR(pg_catalog.=) $2 AND "
-	PROPERTIES_IN_KEYS, 2, {TEXTARRAYOID, TEXTOID}},
+	[READ_PROPERTIES_SOME] = {PROPERTIES_SELECT "participant_key OPERATOR(pg_catalog.=) ANY ($2) AND "
+	PROPERTIES_IN_KEYS, 2, {TEXTARRAYOID, TEXTARRAYOID}},
 };
 
 static SPIPlanPtr kept[NUM_READS];
@@ -328,9 +331,13 @@ StoredKey(const char *participant, const char *property, char *buf, size_t cap)
 	return key;
 }
 
-/* LoadStoredProperties: incentives.participant_properties of the used keys. */
+/*
+ * LoadStoredProperties: incentives.participant_properties of the used
+ * keys, of the n participants (and groups) given, or of everyone.
+ */
 static void
-LoadStoredProperties(CalcProperties *props, IncEngine *e, const char *participant_key)
+LoadStoredProperties(CalcProperties *props, IncEngine *e, const char *const *participants,
+					 int n)
 {
 	MemoryContext caller = CurrentMemoryContext;
 	Datum		args[2];
@@ -338,15 +345,14 @@ LoadStoredProperties(CalcProperties *props, IncEngine *e, const char *participan
 	int			nkeys;
 	uint64		i;
 
-	props->stored = inc_strmap_create();
 	keys = inc_engine_property_keys(e, &nkeys);
 	if (nkeys == 0)
 		return;
 	args[0] = pg_cstring_array(keys, nkeys);
-	if (participant_key)
+	if (participants)
 	{
-		args[1] = CStringGetTextDatum(participant_key);
-		Read(READ_PROPERTIES_ONE, args, NULL);
+		args[1] = pg_cstring_array(participants, n);
+		Read(READ_PROPERTIES_SOME, args, NULL);
 	}
 	else
 		Read(READ_PROPERTIES_ALL, args, NULL);
@@ -370,13 +376,29 @@ LoadStoredProperties(CalcProperties *props, IncEngine *e, const char *participan
 
 /* pg_calc_properties: the call's and the stored property values. */
 CalcProperties *
-pg_calc_properties(IncEngine *engine, Jsonb *properties, const char *participant_key)
+pg_calc_properties(IncEngine *engine, Jsonb *properties, const char *const *participants, int n)
 {
 	CalcProperties *props = palloc0(sizeof(CalcProperties));
 
 	LoadCallProperties(props, properties);
-	LoadStoredProperties(props, engine, participant_key);
+	props->stored = inc_strmap_create();
+	LoadStoredProperties(props, engine, participants, n);
 	return props;
+}
+
+/* pg_calc_properties_hidden: the stored values of keys the caller cannot see. */
+void
+pg_calc_properties_hidden(CalcProperties *props, IncEngine *engine,
+						  const char *const *keys, int n)
+{
+	PgOwnerRead owner;
+
+	if (n == 0 || !inc_engine_needs_properties(engine))
+		return;
+	pg_owner_read_begin(get_relname_relid("participant_properties",
+										  get_namespace_oid("incentives", false)), &owner);
+	LoadStoredProperties(props, engine, keys, n);
+	pg_owner_read_end(&owner);
 }
 
 /* pg_calc_property: the call's value first, then the stored one. */

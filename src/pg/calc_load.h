@@ -14,7 +14,7 @@
 #include "utils/array.h"
 #include "utils/jsonb.h"
 
-#include "core/engine.h"
+#include "core/engine/engine.h"
 
 /* The engine of a call and where it lives. */
 typedef struct CalcEngine
@@ -39,11 +39,20 @@ typedef struct CalcProperties CalcProperties;
 
 /*
  * pg_calc_properties: the call's properties object and the stored values
- * (of participant_key, or of everyone when NULL) of the property keys
- * engine's offers use; in the current memory context.
+ * (of the n participants, their groups included, or of everyone when
+ * NULL) of the property keys engine's offers use; in the current memory
+ * context.
  */
 extern CalcProperties *pg_calc_properties(IncEngine *engine, Jsonb *properties,
-										  const char *participant_key);
+										  const char *const *participants, int n);
+
+/*
+ * pg_calc_properties_hidden: add the stored values of n keys the caller
+ * cannot see, read as the table's owner (the members and groups of a
+ * group it sees part of: txn_source_hidden_keys).
+ */
+extern void pg_calc_properties_hidden(CalcProperties *props, IncEngine *engine,
+									  const char *const *keys, int n);
 
 /* pg_calc_property: an IncPropertyFn over CalcProperties (the call's value first). */
 extern IncPropStatus pg_calc_property(void *ctx, const char *participant_key,

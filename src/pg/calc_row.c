@@ -119,11 +119,11 @@ SameNumeric(CalcLastNumeric *last, const IncDec *d)
 
 /* calc_row_datums: one engine row as the earning row's datums. */
 void
-calc_row_datums(CalcRowState *st, const IncRow *row, Datum participant, bool with_date,
-				Datum *values, bool *nulls, CalcRowBuffers *buf)
+calc_row_datums(CalcRowState *st, const IncRow *row, const Datum *key_datums,
+				const CalcRowExtra *extra, Datum *values, bool *nulls, CalcRowBuffers *buf)
 {
-	memset(nulls, 0, sizeof(bool) * (CALC_ROW_COLUMNS + (with_date ? 1 : 0)));
-	values[0] = participant;
+	memset(nulls, 0, sizeof(bool) * CALC_ROW_COLUMNS);
+	values[0] = key_datums[row->txn->participant];
 	values[1] = calc_row_text(st, row->offer->offer_key);
 	values[2] = calc_row_text(st, inc_calculator_name(row->offer->calculator));
 	values[3] = calc_row_text(st, row->txn->sku_key);
@@ -146,6 +146,16 @@ calc_row_datums(CalcRowState *st, const IncRow *row, Datum participant, bool wit
 	}
 	else
 		values[16] = pg_dec_to_numeric_in(&row->effective_rate, buf->num[5].b);
-	if (with_date)
-		values[CALC_ROW_DATE_COLUMN] = DateADTGetDatum(row->txn->transaction_date);
+	if (extra->date_column >= 0)
+	{
+		values[extra->date_column] = DateADTGetDatum(row->txn->transaction_date);
+		nulls[extra->date_column] = false;
+	}
+	if (extra->group_key_column >= 0)
+	{
+		/* a group_key is the aggregation key of the row's transaction */
+		values[extra->group_key_column] = row->group_key ?
+			key_datums[row->txn->aggregation] : (Datum) 0;
+		nulls[extra->group_key_column] = row->group_key == NULL;
+	}
 }

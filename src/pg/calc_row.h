@@ -17,12 +17,11 @@
 #include "postgres.h"
 
 #include "calc_load.h"
-#include "core/calc_io.h"
+#include "core/calc/calc_io.h"
 #include "pg_glue.h"
 
-/* The earning row's columns (incentives.earning), then the transaction's date. */
+/* The earning row's columns before group_key (incentives.earning). */
 #define CALC_ROW_COLUMNS 17
-#define CALC_ROW_DATE_COLUMN CALC_ROW_COLUMNS
 
 typedef struct CalcTextCache CalcTextCache;
 
@@ -67,12 +66,26 @@ extern void calc_row_init(CalcRowState *st, CalcEngine *ce);
 extern Datum calc_row_text(CalcRowState *st, const char *s);
 
 /*
- * calc_row_datums: the 17 columns of row into values/nulls, and with_date
- * the transaction's date in an 18th; participant is the participant_key
- * datum.  The datums point into st, buf, the engine and the transaction's
- * record: valid until the next row.
+ * Where a row's columns after the 17 go (-1: not in this result): the
+ * transaction's date (what refresh_earnings materializes) and group_key
+ * (0.3.0's earning row and the earnings).
  */
-extern void calc_row_datums(CalcRowState *st, const IncRow *row, Datum participant, bool with_date,
-							Datum *values, bool *nulls, CalcRowBuffers *buf);
+typedef struct CalcRowExtra
+{
+	int			date_column;
+	int			group_key_column;
+} CalcRowExtra;
+
+/*
+ * calc_row_datums: the 17 columns of row into values/nulls, and those of
+ * extra; key_datums are the text datums of the unit's keys (txn_source.h,
+ * TxnUnit): the participant_key is that of the row's participant, the
+ * group_key that of its transaction's aggregation key when the row is
+ * under a group.  The datums point into st, buf, key_datums, the engine
+ * and the transaction's record: valid until the next row.
+ */
+extern void calc_row_datums(CalcRowState *st, const IncRow *row, const Datum *key_datums,
+							const CalcRowExtra *extra, Datum *values, bool *nulls,
+							CalcRowBuffers *buf);
 
 #endif							/* INC_CALC_ROW_H */

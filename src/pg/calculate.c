@@ -23,8 +23,8 @@
  * The enrollment windows of offers that require enrollment come from
  * enrollments.c; the what-if entry point (incentives.calculate) adds the
  * request's own through a fifth argument of the internal variants.  A
- * result with an 18th column gets the transaction's date there
- * (refresh_earnings).  A second error context callback notes where a
+ * result may have group_key and the transaction's date after the 17
+ * columns (below).  A second error context callback notes where a
  * failed calculation was (lifecycle.c), for refreshes that skip failing
  * participants (docs/lifecycle.md, on_error => 'skip').
  */
@@ -45,8 +45,9 @@
 #include "calc_load.h"
 #include "calc_row.h"
 #include "compat.h"
-#include "core/engine.h"
+#include "core/engine/engine.h"
 #include "enrollments.h"
+#include "participant_groups.h"
 #include "pg_glue.h"
 #include "txn_source.h"
 
@@ -54,20 +55,22 @@
 #define NUM_DIAGNOSTICS_COLUMNS 4
 
 /*
- * A result type with one more column than the earning row gets the
- * transaction's date there (incentives_internal.calculate_dated, which
- * refresh_earnings materializes).
+ * After the 17 columns of the earning row, a result may have group_key
+ * (the earning row of 0.3.0, whose diagnostics have it 5th; 0.1.0's and
+ * 0.2.0's declarations stop before it) and transaction_date (what
+ * refresh_earnings materializes, incentives_internal.calculate_dated):
+ * the result's tuple descriptor tells, by name.
  */
-#define NUM_DATED_COLUMNS (NUM_EARNING_COLUMNS + 1)
+#define MAX_EARNING_COLUMNS (NUM_EARNING_COLUMNS + 2)
 
 typedef struct Output
 {
 	ReturnSetInfo *rsinfo;
 	CalcRowState rows;			/* datums kept from row to row (calc_row.h) */
 	MemoryContext row_context;
-	Datum		participant_datum;	/* the participant being calculated */
+	Datum	   *key_datums;		/* the unit's keys, by index */
 	bool		diagnostics;	/* diagnostics rows instead of earnings */
-	bool		dated;			/* the transaction's date in an 18th column */
+	CalcRowExtra extra;			/* the columns after the 17, or -1 */
 } Output;
 
 /*
@@ -78,29 +81,35 @@ static void
 EmitRow(void *ctx, const IncRow *row)
 {
 	Output	   *out = ctx;
-	Datum		values[NUM_DATED_COLUMNS];
-	bool		nulls[NUM_DATED_COLUMNS];
+	Datum		values[MAX_EARNING_COLUMNS];
+	bool		nulls[MAX_EARNING_COLUMNS];
 	CalcRowBuffers buf;
 
 	if (out->diagnostics)
 		return;
-	calc_row_datums(&out->rows, row, out->participant_datum, out->dated, values, nulls, &buf);
+	calc_row_datums(&out->rows, row, out->key_datums, &out->extra, values, nulls, &buf);
 	tuplestore_putvalues(out->rsinfo->setResult, out->rsinfo->setDesc, values, nulls);
 }
 
-/* EmitDiagnostics: one (participant, offer, strategy, diagnostics) row. */
+/*
+ * EmitDiagnostics: one (participant, offer, strategy, diagnostics) row,
+ * and the group_key it is under when the result has a 5th column.
+ */
 static void
-EmitDiagnostics(void *ctx, const IncOffer *offer, const char *json)
+EmitDiagnostics(void *ctx, const IncOffer *offer, const char *participant_key,
+				const char *group_key, const char *json)
 {
 	Output	   *out = ctx;
-	Datum		values[4];
-	bool		nulls[4] = {false, false, false, false};
+	Datum		values[NUM_DIAGNOSTICS_COLUMNS + 1];
+	bool		nulls[NUM_DIAGNOSTICS_COLUMNS + 1] = {false, false, false, false, false};
 	MemoryContext old = MemoryContextSwitchTo(out->row_context);
 
-	values[0] = out->participant_datum;
+	values[0] = CStringGetTextDatum(participant_key);
 	values[1] = calc_row_text(&out->rows, offer->offer_key);
 	values[2] = calc_row_text(&out->rows, inc_strategy_name(offer->strategy));
 	values[3] = DirectFunctionCall1(jsonb_in, CStringGetDatum(json));
+	values[4] = group_key ? CStringGetTextDatum(group_key) : (Datum) 0;
+	nulls[4] = group_key == NULL;
 	tuplestore_putvalues(out->rsinfo->setResult, out->rsinfo->setDesc, values, nulls);
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(out->row_context);
@@ -176,9 +185,14 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics, bool request)
 	bool		calculated_any = false;
 	MemoryContext participant_context,
 				call_context;
-	const char *key;
-	IncTxn	   *txns;
-	int			ntxns;
+	IncGroups  *groups;
+	const char *const *members = NULL;
+	int			nmembers = 0;
+	TxnUnit		unit;
+	const char *const *hidden;
+	int			nhidden;
+	int			natts,
+				expected;
 
 	if (OptionalArg(fcinfo, as_of_arg))
 	{
@@ -195,14 +209,30 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics, bool request)
 	memset(&out, 0, sizeof(out));
 	out.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	out.diagnostics = diagnostics;
-	out.dated = !diagnostics && out.rsinfo->setDesc->natts == NUM_DATED_COLUMNS;
-	/* the rows built below fill exactly this many columns (or one more: the date) */
-	if (out.rsinfo->setDesc->natts !=
-		(diagnostics ? NUM_DIAGNOSTICS_COLUMNS : NUM_EARNING_COLUMNS) && !out.dated)
+	out.extra.group_key_column = -1;
+	out.extra.date_column = -1;
+	natts = out.rsinfo->setDesc->natts;
+	/* the rows built below fill exactly these columns */
+	if (diagnostics)
+		expected = natts == NUM_DIAGNOSTICS_COLUMNS + 1 ? natts : NUM_DIAGNOSTICS_COLUMNS;
+	else
+	{
+		int			c;
+
+		expected = NUM_EARNING_COLUMNS;
+		for (c = NUM_EARNING_COLUMNS; c < natts && c < MAX_EARNING_COLUMNS; c++)
+		{
+			const char *name = NameStr(TupleDescAttr(out.rsinfo->setDesc, c)->attname);
+
+			if (strcmp(name, "group_key") == 0 && out.extra.group_key_column < 0)
+				out.extra.group_key_column = expected++;
+			else if (strcmp(name, "transaction_date") == 0 && out.extra.date_column < 0)
+				out.extra.date_column = expected++;
+		}
+	}
+	if (natts != expected)
 		elog(ERROR, "%s returns %d columns, expected %d",
-			 diagnostics ? "incentive_diagnostics" : "incentive_calculate",
-			 out.rsinfo->setDesc->natts,
-			 diagnostics ? NUM_DIAGNOSTICS_COLUMNS : NUM_EARNING_COLUMNS);
+			 diagnostics ? "incentive_diagnostics" : "incentive_calculate", natts, expected);
 
 	if (PG_ARGISNULL(3))
 		relid = DatumGetObjectId(DirectFunctionCall1(to_regclass,
@@ -228,8 +258,13 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics, bool request)
 	calc_row_init(&out.rows, &ce);
 	inc_engine_set_tick(engine, pg_calc_tick);
 	inc_engine_set_diagnostics(engine, diagnostics ? EmitDiagnostics : NULL, &out);
-	props = pg_calc_properties(engine, properties, participant_filter);
-	pg_enrollments_load(&enrollments, engine, participant_filter, request_enrollments);
+	/* the participant groups, and who a one-participant call reads */
+	groups = pg_groups_load(engine);
+	if (participant_filter)
+		members = pg_groups_members(groups, participant_filter, &nmembers);
+	props = pg_calc_properties(engine, properties, members, nmembers);
+	pg_enrollments_load(&enrollments, engine, participant_filter, members, nmembers,
+						request_enrollments);
 	inc_engine_set_enrollments(engine, pg_enrollments_lookup, &enrollments);
 
 	participant_context = AllocSetContextCreate(call_context, "incentives participant",
@@ -237,9 +272,13 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics, bool request)
 	out.row_context = AllocSetContextCreate(call_context, "incentives row",
 											ALLOCSET_SMALL_SIZES);
 
-	/* every transaction read, grouped by participant (txn_source.h) */
-	src = txn_source_open(relid, participant_filter, through_date, engine, ce.context,
+	/* every transaction read, grouped by unit (txn_source.h) */
+	src = txn_source_open(relid, participant_filter, through_date, engine, ce.context, groups,
 						  &read_position, NULL);
+	/* what a group's figures need of members the caller cannot see */
+	hidden = txn_source_hidden_keys(src, &nhidden);
+	pg_calc_properties_hidden(props, engine, hidden, nhidden);
+	pg_enrollments_hidden(&enrollments, engine, hidden, nhidden);
 
 	/* the engine's position names what failed, while it calculates */
 	context.callback = pg_calc_error_context;
@@ -247,11 +286,12 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics, bool request)
 	context.previous = error_context_stack;
 	error_context_stack = &context;
 
-	while (txn_source_next(src, participant_context, &key, &out.participant_datum,
-						   &txns, &ntxns))
+	while (txn_source_next(src, participant_context, &unit))
 	{
 		MemoryContextSwitchTo(participant_context);
-		inc_engine_calculate(engine, key, txns, ntxns, pg_calc_property, props, EmitRow, &out);
+		out.key_datums = unit.key_datums;
+		inc_engine_calculate_unit(engine, &unit.unit, unit.txns, unit.ntxns, pg_calc_property,
+								  props, EmitRow, &out);
 		MemoryContextSwitchTo(call_context);
 		MemoryContextReset(participant_context);
 		calculated_any = true;
@@ -260,8 +300,10 @@ Calculate(FunctionCallInfo fcinfo, bool diagnostics, bool request)
 	/* a participant named but without transactions: from an empty state */
 	if (participant_filter && !calculated_any)
 	{
+		Datum		key = CStringGetTextDatum(participant_filter);
+
 		MemoryContextSwitchTo(participant_context);
-		out.participant_datum = CStringGetTextDatum(participant_filter);
+		out.key_datums = &key;
 		inc_engine_calculate(engine, participant_filter, NULL, 0, pg_calc_property, props,
 							 EmitRow, &out);
 		MemoryContextSwitchTo(call_context);

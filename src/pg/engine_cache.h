@@ -28,7 +28,7 @@
 
 #include "postgres.h"
 
-#include "core/engine.h"
+#include "core/engine/engine.h"
 
 /* The cached engine and what the calling code keeps beside it. */
 typedef struct EngineEntry

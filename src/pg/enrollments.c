@@ -38,8 +38,9 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
-#include "core/strmap.h"
+#include "core/util/strmap.h"
 #include "enrollments.h"
+#include "participant_groups.h"
 
 /* The windows of one (participant, offer), growing as rows are read. */
 typedef struct WindowList
@@ -64,24 +65,52 @@ StoredTable(void)
 	return OidIsValid(nsp) && OidIsValid(get_relname_relid("enrollments", nsp));
 }
 
+static void LoadWindows(PgEnrollments *en, const IncEngine *e, const char *participant_key,
+						const char *const *participants, int n, Jsonb *request);
+
 /*
- * pg_enrollments_load: the windows of e's "required" offers, for
- * participant_key (NULL: everyone), plus the request's (may be NULL: a
+ * pg_enrollments_load: the windows of e's "required" offers, for the n
+ * participants given (participant_key's own unit: itself, or the members
+ * of its groups; NULL: everyone), plus the request's (may be NULL: a
  * jsonb array of {participant_key?, offer_key, start_date, end_date?}; a
  * missing participant_key is participant_key's).  Must run inside SPI.
  */
 void
 pg_enrollments_load(PgEnrollments *en, const IncEngine *e, const char *participant_key,
-					Jsonb *request)
+					const char *const *participants, int n, Jsonb *request)
 {
-	Oid			argtypes[3] = {TEXTARRAYOID, TEXTOID, JSONBOID};
-	Datum		args[3];
-	char		nulls[3] = {' ', 'n', 'n'};
+	en->pairs = inc_strmap_create();
+	LoadWindows(en, e, participant_key, participants, n, request);
+}
+
+/* pg_enrollments_hidden: add the windows of keys the caller cannot see. */
+void
+pg_enrollments_hidden(PgEnrollments *en, const IncEngine *e, const char *const *keys, int n)
+{
+	PgOwnerRead owner;
+	int			noffers;
+
+	(void) inc_engine_enrollment_offer_keys(e, &noffers);
+	if (n == 0 || noffers == 0 || !StoredTable())
+		return;
+	pg_owner_read_begin(get_relname_relid("enrollments", get_namespace_oid("incentives", false)),
+						&owner);
+	LoadWindows(en, e, NULL, keys, n, NULL);
+	pg_owner_read_end(&owner);
+}
+
+/* LoadWindows: pg_enrollments_load's read, into en->pairs. */
+static void
+LoadWindows(PgEnrollments *en, const IncEngine *e, const char *participant_key,
+			const char *const *participants, int n, Jsonb *request)
+{
+	Oid			argtypes[4] = {TEXTARRAYOID, TEXTOID, JSONBOID, TEXTARRAYOID};
+	Datum		args[4];
+	char		nulls[4] = {' ', 'n', 'n', 'n'};
 	const char *const *offers;
 	int			noffers;
 	uint64		i;
 
-	en->pairs = inc_strmap_create();
 	offers = inc_engine_enrollment_offer_keys(e, &noffers);
 	if (noffers == 0)
 		return;
@@ -96,6 +125,11 @@ pg_enrollments_load(PgEnrollments *en, const IncEngine *e, const char *participa
 		args[2] = JsonbPGetDatum(request);
 		nulls[2] = ' ';
 	}
+	if (participants)
+	{
+		args[3] = pg_cstring_array(participants, n);
+		nulls[3] = ' ';
+	}
 	if (SPI_execute_with_args(psprintf("SELECT w.participant_key, w.offer_key, w.start_date, w.end_date"
 									   " FROM (%s"
 									   "       SELECT COALESCE(r.w OPERATOR(pg_catalog.->>) 'participant_key', $2) AS participant_key,"
@@ -104,15 +138,15 @@ pg_enrollments_load(PgEnrollments *en, const IncEngine *e, const char *participa
 									   "              (r.w OPERATOR(pg_catalog.->>) 'end_date')::pg_catalog.date AS end_date"
 									   "         FROM pg_catalog.jsonb_array_elements(COALESCE($3, '[]')) AS r(w)) AS w"
 									   " WHERE w.offer_key OPERATOR(pg_catalog.=) ANY ($1)"
-									   "   AND ($2 IS NULL OR w.participant_key OPERATOR(pg_catalog.=) $2)"
+									   "   AND ($4 IS NULL OR w.participant_key OPERATOR(pg_catalog.=) ANY ($4))"
 									   " ORDER BY w.participant_key, w.offer_key, w.start_date",
 									   StoredTable() ?
 									   "SELECT n.participant_key, n.offer_key, n.start_date, n.end_date"
 									   "  FROM incentives.enrollments AS n"
 									   " WHERE n.offer_key OPERATOR(pg_catalog.=) ANY ($1)"
-									   "   AND ($2 IS NULL OR n.participant_key OPERATOR(pg_catalog.=) $2)"
+									   "   AND ($4 IS NULL OR n.participant_key OPERATOR(pg_catalog.=) ANY ($4))"
 									   " UNION ALL" : ""),
-							  3, argtypes, args, nulls, true, 0) != SPI_OK_SELECT)
+							  4, argtypes, args, nulls, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read incentives.enrollments");
 
 	for (i = 0; i < SPI_processed; i++)

@@ -11,7 +11,7 @@
 
 #include "utils/jsonb.h"
 
-#include "core/engine.h"
+#include "core/engine/engine.h"
 #include "pg_glue.h"
 
 typedef struct PgEnrollments
@@ -20,7 +20,14 @@ typedef struct PgEnrollments
 } PgEnrollments;
 
 extern void pg_enrollments_load(PgEnrollments *en, const IncEngine *e,
-								const char *participant_key, Jsonb *request);
+								const char *participant_key, const char *const *participants,
+								int n, Jsonb *request);
+/*
+ * pg_enrollments_hidden: add the windows of n keys the caller cannot see,
+ * read as the table's owner (txn_source_hidden_keys).
+ */
+extern void pg_enrollments_hidden(PgEnrollments *en, const IncEngine *e,
+								  const char *const *keys, int n);
 extern int	pg_enrollments_lookup(void *ctx, const char *participant_key,
 								  const char *offer_key, const IncWindow **windows);
 

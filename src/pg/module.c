@@ -19,7 +19,7 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
-#include "core/core.h"
+#include "core/numbers/core.h"
 #include "engine_cache.h"
 #include "pg_glue.h"
 
@@ -43,6 +43,8 @@ ErrCode(IncErrKind kind)
 		case INC_ERR_NO_CONVERSION:
 		case INC_ERR_PROPERTY_NOT_NUMBER:
 			return ERRCODE_INVALID_PARAMETER_VALUE;
+		case INC_ERR_NULL:
+			return ERRCODE_NOT_NULL_VIOLATION;
 		case INC_ERR_RANGE:
 			return ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE;
 		case INC_ERR_INTERNAL:

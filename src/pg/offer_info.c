@@ -23,12 +23,12 @@
 #include "utils/memutils.h"
 
 #include "compat.h"
-#include "core/engine.h"
-#include "core/rules.h"
+#include "core/engine/engine.h"
+#include "core/rules/rules.h"
 #include "pg_glue.h"
 
 #define NUM_RATE_COLUMNS 21
-#define NUM_SUMMARY_COLUMNS 8
+#define NUM_SUMMARY_COLUMNS 9
 
 /* CompiledOffer: document as an offer, or the validation error. */
 static const IncOffer *
@@ -141,10 +141,11 @@ PG_FUNCTION_INFO_V1(incentives_offer_summary);
  * incentives_offer_summary: offer_summary(document jsonb, OUT label text,
  * OUT strategy_key text, OUT calculator_key text, OUT tier_mode text, OUT
  * enrollment text, OUT requirements jsonb, OUT limit_minimum numeric, OUT
- * limit_maximum numeric): what the programs view shows beside the
- * document (label NULL when absent; tier_mode NULL but for stepped
- * offers; the limits NULL when not set), the program rules as compiled
- * (docs/reference.md, Program rules).
+ * limit_maximum numeric, OUT aggregation text): what the programs view
+ * shows beside the document (label NULL when absent; tier_mode NULL but
+ * for stepped offers; the limits NULL when not set), the program rules as
+ * compiled (docs/reference.md, Program rules) and the aggregation
+ * (Participant groups).
  */
 Datum
 incentives_offer_summary(PG_FUNCTION_ARGS)
@@ -157,7 +158,8 @@ incentives_offer_summary(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "offer_summary must return a row type");
 	desc = BlessTupleDesc(desc);
-	if (desc->natts != NUM_SUMMARY_COLUMNS)
+	/* 0.3.0 adds the aggregation (0.2.0's row stops before it) */
+	if (desc->natts != NUM_SUMMARY_COLUMNS && desc->natts != NUM_SUMMARY_COLUMNS - 1)
 		elog(ERROR, "offer_summary returns %d columns, expected %d",
 			 desc->natts, NUM_SUMMARY_COLUMNS);
 	values[0] = TextOrNull(offer->label, &nulls[0]);
@@ -173,5 +175,6 @@ incentives_offer_summary(PG_FUNCTION_ARGS)
 							  &offer->rules.limits.minimum : NULL, &nulls[6]);
 	values[7] = NumericOrNull(offer->rules.limits.has_maximum ?
 							  &offer->rules.limits.maximum : NULL, &nulls[7]);
+	values[8] = TextOrNull(inc_aggregation_name(offer->aggregation), &nulls[8]);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
 }

@@ -18,8 +18,8 @@
 #include "fmgr.h"
 #include "utils/jsonb.h"
 
-#include "core/core.h"
-#include "core/offer.h"
+#include "core/numbers/core.h"
+#include "core/offer/offer.h"
 
 /* offer_load.c */
 extern IncOffer *pg_offer_from_jsonb(Jsonb *document, IncOfferError *err);

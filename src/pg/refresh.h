@@ -27,13 +27,14 @@
 #include "datatype/timestamp.h"
 #include "utils/relcache.h"
 
-#include "core/core.h"
+#include "core/numbers/core.h"
 
-/* The columns of an earnings partition: the earning row, then these. */
-#define REFRESH_COLUMNS 20
+/* The columns of an earnings partition: the earning row's 17, then these. */
+#define REFRESH_COLUMNS 21
 #define REFRESH_DATE_COLUMN 17
 #define REFRESH_CALCULATED_AT_COLUMN 18
 #define REFRESH_RUN_ID_COLUMN 19
+#define REFRESH_GROUP_KEY_COLUMN 20
 
 /* What every process of a refresh calculates with (the same in each). */
 typedef struct RefreshArgs
@@ -44,7 +45,11 @@ typedef struct RefreshArgs
 	bool		skip;			/* on_error => 'skip' */
 } RefreshArgs;
 
-/* A participant a refresh with on_error => 'skip' could not calculate. */
+/*
+ * A participant a refresh with on_error => 'skip' could not calculate
+ * (each member with transactions of a unit of the participant groups
+ * that failed).
+ */
 typedef struct RefreshFailure
 {
 	char	   *participant_key;
@@ -58,7 +63,7 @@ typedef struct RefreshFailure
 typedef struct RefreshTotals
 {
 	uint64		participants;	/* read, failed ones included */
-	uint64		rows;			/* written, of the participants that did not fail */
+	uint64		rows;			/* written, of the units that did not fail */
 	inc_int128	cents;			/* their incentive_amount, in cents */
 } RefreshTotals;
 
@@ -67,7 +72,8 @@ typedef struct RefreshTotals
  * the leader.
  *   read:        after the read, the share's participants;
  *   put:         a row of the partition, palloc'd; the sink frees it;
- *   participant: a participant done (succeeded or failed) with so many rows;
+ *   done:        a unit done (succeeded or failed): so many participants
+ *                (those with transactions) with so many rows;
  *   failed:      a participant skipped (on_error => 'skip').
  */
 typedef struct RefreshSink RefreshSink;
@@ -75,7 +81,7 @@ struct RefreshSink
 {
 	void		(*read) (RefreshSink *sink, uint64 participants);
 	void		(*put) (RefreshSink *sink, HeapTuple tuple);
-	void		(*participant) (RefreshSink *sink, uint64 rows);
+	void		(*done) (RefreshSink *sink, uint64 participants, uint64 rows);
 	void		(*failed) (RefreshSink *sink, const RefreshFailure *failure);
 };
 
@@ -87,8 +93,8 @@ extern void refresh_check_desc(TupleDesc desc, const char *relname);
 
 /*
  * refresh_calc_share: calculate every participant of args->relid whose
- * aggregation key falls in share of nshares (txn_share_of; nshares 1:
- * everyone), in the current snapshot, forming each row as a tuple of desc
+ * unit falls in share of nshares (txn_share_of: a group with all its
+ * members in one share; nshares 1: everyone), in the current snapshot, forming each row as a tuple of desc
  * for sink; *totals gets what was calculated.  Connects to SPI itself.
  */
 extern void refresh_calc_share(const RefreshArgs *args, int share, int nshares, TupleDesc desc,

@@ -4,35 +4,39 @@
  *    participants, each row formed as a tuple of the earnings partition.
  *
  * The same path as incentive_calculate (calculate.c): the engine, the
- * properties and enrollments of everyone, the transactions read once into
- * the participant-partitioned store (only the share's, and counting the
- * share's participants), one participant at a time through the engine.
- * A row is formed straight into a heap tuple of the partition (the 17
- * columns, the transaction's date, calculated_at, run_id): no tuplestore,
- * no executor.
+ * participant groups, the properties and enrollments of everyone, the
+ * transactions read once into the store partitioned by calculation unit
+ * (only the share's, and counting the share's participants), one unit --
+ * a participant in no group, or a group with all its members -- at a
+ * time through the engine.  A row is formed straight into a heap tuple of
+ * the partition (the 17 columns, the transaction's date, calculated_at,
+ * run_id, group_key): no tuplestore, no executor.
  *
  * One share (jobs 1 or 2: one stream of rows to the writer) writes its
  * rows in the order of the partition's primary key (participant_key,
  * offer_key, incentive_rate_key, transaction_id, each in its column's
  * collation), so that the index build's sort finds them sorted (it then
  * only checks the order: about half the build's time): the source hands
- * the participants out in key order (txn_source.h, ordered), and each
- * participant's rows are held until it is done and sorted by the ranks of
+ * the units out in key order (txn_source.h, ordered), and each unit's
+ * rows are held until it is done and sorted by participant, the ranks of
  * their offer and rate keys (found once per engine string) and their
- * transaction_id.  A participant with more than work_mem's worth of rows
- * writes them as they come (the build then sorts them, as ever).
+ * transaction_id (a group's members come where its first key is: the
+ * build sorts what is out of place).  A unit with more than work_mem's
+ * worth of rows writes them as they come (the build then sorts them, as
+ * ever).
  *
- * on_error => 'skip': each participant's calculation runs with the fail
- * trap armed (pg_glue.h).  A data failure of the engine jumps back here:
- * the participant's rows held so far are dropped and the failure (its
- * participant, the transaction it was at, SQLSTATE and message) goes to
- * the sink; the calculation goes on with the next participant, without an
- * error, a subtransaction or a rollback.  A participant's rows are held
- * until it is done, up to work_mem (at least HOLD_BYTES): a participant
- * with more rows than that has its first rows written before it is done,
- * and is marked partial if it then fails (the caller deletes them).  An
- * error of any other kind (a cancel, out of memory, a read error) is
- * raised.
+ * on_error => 'skip': each unit's calculation runs with the fail trap
+ * armed (pg_glue.h).  A data failure of the engine jumps back here: the
+ * unit's rows held so far are dropped and a failure for each of its
+ * participants (the participant, the transaction the calculation was at,
+ * SQLSTATE and message) goes to the sink -- a group's members fail
+ * together, as their rows are computed together -- and the calculation
+ * goes on with the next unit, without an error, a subtransaction or a
+ * rollback.  A unit's rows are held until it is done, up to work_mem (at
+ * least HOLD_BYTES): a unit with more rows than that has its first rows
+ * written before it is done, and its participants are marked partial if
+ * it then fails (the caller deletes their rows).  An error of any other
+ * kind (a cancel, out of memory, a read error) is raised.
  */
 #include "postgres.h"
 
@@ -48,24 +52,25 @@
 
 #include "calc_load.h"
 #include "calc_row.h"
-#include "core/engine.h"
+#include "core/engine/engine.h"
 #include "enrollments.h"
+#include "participant_groups.h"
 #include "pg_glue.h"
 #include "refresh.h"
 #include "txn_source.h"
 
-/* A participant's rows held back until it is done: at least this much. */
+/* A unit's rows held back until it is done: at least this much. */
 #define HOLD_BYTES (64 * 1024)
 
 /* The column types of an earnings partition, in order (refresh.h). */
 static const Oid partition_types[REFRESH_COLUMNS] = {
 	TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, NUMERICOID, NUMERICOID,
 	TEXTOID, NUMERICOID, TEXTOID, NUMERICOID, NUMERICOID, NUMERICOID, NUMERICOID,
-	NUMERICOID, NUMERICOID, DATEOID, TIMESTAMPTZOID, INT8OID
+	NUMERICOID, NUMERICOID, DATEOID, TIMESTAMPTZOID, INT8OID, TEXTOID
 };
 
-/* The incentive_effective_rate column: the only one a row may leave NULL. */
-#define NULLABLE_COLUMN 16
+/* The columns a row may leave NULL: incentive_effective_rate, group_key. */
+#define NULLABLE_COLUMN(i) ((i) == 16 || (i) == REFRESH_GROUP_KEY_COLUMN)
 
 /* The columns of the partition's primary key, in its order. */
 #define PARTICIPANT_COLUMN 0
@@ -87,7 +92,7 @@ refresh_check_desc(TupleDesc desc, const char *relname)
 		Form_pg_attribute att = TupleDescAttr(desc, i);
 
 		if (att->attisdropped || att->atttypid != partition_types[i] ||
-			(i == NULLABLE_COLUMN && att->attnotnull))
+			(NULLABLE_COLUMN(i) && att->attnotnull))
 			elog(ERROR, "column %d of %s is not that of an earnings partition", i + 1, relname);
 	}
 }
@@ -236,10 +241,11 @@ RankOf(RankSet *rs, const char *s)
 	return e->rank;
 }
 
-/* A row held until its participant is done, with what orders it. */
+/* A row held until its unit is done, with what orders it. */
 typedef struct HeldRow
 {
 	HeapTuple	tuple;
+	int			participant;	/* the unit's key index of its participant */
 	const char *offer_key;		/* the engine's strings */
 	const char *rate_key;
 	const char *transaction_id; /* in the transaction's record */
@@ -254,14 +260,16 @@ typedef struct Share
 	TupleDesc	desc;
 	RefreshSink *sink;
 	CalcRowState rows;
+	CalcRowExtra extra;			/* the partition's date and group_key columns */
 	MemoryContext tuple_context;	/* the tuples, until the sink frees them */
-	Datum		participant_datum;
 	bool		ordered;		/* rows in the order of the partition's key */
 	RankSet		offer_ranks;
 	RankSet		rate_ranks;
+	Oid			participant_collation;
 	Oid			id_collation;
 	Size		hold_limit;
-	/* the participant being calculated */
+	/* the unit being calculated (a participant, or a group's members) */
+	const TxnUnit *unit;
 	HeldRow    *held;			/* its rows not yet put */
 	int			nheld;
 	int			held_cap;
@@ -271,20 +279,29 @@ typedef struct Share
 	inc_int128	p_cents;
 } Share;
 
-/* CompareHeld: two rows of one participant in the partition key's order. */
+/* CompareHeld: two rows of one unit in the partition key's order. */
 static int
 CompareHeld(const void *a, const void *b, void *arg)
 {
+	const Share *sh = arg;
 	const HeldRow *x = a;
 	const HeldRow *y = b;
 
+	if (x->participant != y->participant)
+	{
+		const char *xk = sh->unit->unit.keys[x->participant];
+		const char *yk = sh->unit->unit.keys[y->participant];
+
+		return varstr_cmp(xk, (int) strlen(xk), yk, (int) strlen(yk),
+						  sh->participant_collation);
+	}
 	if (x->offer_rank != y->offer_rank)
 		return x->offer_rank < y->offer_rank ? -1 : 1;
 	if (x->rate_rank != y->rate_rank)
 		return x->rate_rank < y->rate_rank ? -1 : 1;
 	return varstr_cmp(x->transaction_id, (int) strlen(x->transaction_id),
 					  y->transaction_id, (int) strlen(y->transaction_id),
-					  *(const Oid *) arg);
+					  sh->id_collation);
 }
 
 /* PutHeld: the held rows to the sink (sorted first when whole and ordered). */
@@ -306,7 +323,7 @@ PutHeld(Share *sh, bool whole)
 			sh->held[i].offer_rank = RankOf(&sh->offer_ranks, sh->held[i].offer_key);
 			sh->held[i].rate_rank = RankOf(&sh->rate_ranks, sh->held[i].rate_key);
 		}
-		qsort_arg(sh->held, sh->nheld, sizeof(HeldRow), CompareHeld, &sh->id_collation);
+		qsort_arg(sh->held, sh->nheld, sizeof(HeldRow), CompareHeld, sh);
 	}
 	for (i = 0; i < sh->nheld; i++)
 		sh->sink->put(sh->sink, sh->held[i].tuple);
@@ -316,7 +333,7 @@ PutHeld(Share *sh, bool whole)
 	sh->held_bytes = 0;
 }
 
-/* DropHeld: forget the held rows (the participant failed). */
+/* DropHeld: forget the held rows (the unit failed). */
 static void
 DropHeld(Share *sh)
 {
@@ -330,7 +347,7 @@ DropHeld(Share *sh)
 
 /*
  * EmitTuple: one engine row as a tuple of the partition: to the sink, or
- * held until the participant is done (to order its rows, or to drop them
+ * held until the unit is done (to order its rows, or to drop them
  * if it fails); past hold_limit the held rows go out as they are.
  */
 static void
@@ -344,7 +361,7 @@ EmitTuple(void *ctx, const IncRow *row)
 	HeapTuple	tuple;
 	HeldRow    *h;
 
-	calc_row_datums(&sh->rows, row, sh->participant_datum, true, values, nulls, &buf);
+	calc_row_datums(&sh->rows, row, sh->unit->key_datums, &sh->extra, values, nulls, &buf);
 	values[REFRESH_CALCULATED_AT_COLUMN] = TimestampTzGetDatum(sh->args->calculated_at);
 	nulls[REFRESH_CALCULATED_AT_COLUMN] = false;
 	values[REFRESH_RUN_ID_COLUMN] = Int64GetDatum(sh->args->run_id);
@@ -368,6 +385,7 @@ EmitTuple(void *ctx, const IncRow *row)
 	}
 	h = &sh->held[sh->nheld++];
 	h->tuple = tuple;
+	h->participant = row->txn->participant;
 	h->offer_key = row->offer->offer_key;
 	h->rate_key = row->rate_key;
 	h->transaction_id = row->txn->transaction_id;
@@ -376,25 +394,53 @@ EmitTuple(void *ctx, const IncRow *row)
 		PutHeld(sh, false);
 }
 
-/* Failure: what the trap caught about the participant key, as a RefreshFailure. */
+/*
+ * Failed: the unit the trap caught failing, to the sink: a RefreshFailure
+ * for each of its participants with transactions (a group's failure is
+ * every member's: docs/lifecycle.md, on_error => 'skip'), each naming the
+ * transaction the calculation was at.
+ */
 static void
-Failure(Share *sh, IncEngine *engine, const char *key, const PgFailTrap *trap,
-		RefreshFailure *f)
+Failed(Share *sh, IncEngine *engine, const PgFailTrap *trap)
 {
+	const IncUnit *unit = &sh->unit->unit;
 	const char *participant;
 	const char *transaction_id;
+	RefreshFailure f;
+	uint64		n = 0;
+	int			k;
 
-	f->participant_key = pstrdup(key);
-	f->transaction_id = NULL;
+	f.transaction_id = NULL;
 	if (inc_engine_position(engine, &participant, &transaction_id) && transaction_id)
-		f->transaction_id = pstrdup(transaction_id);
+		f.transaction_id = pstrdup(transaction_id);
 	inc_engine_clear_position(engine);
-	strlcpy(f->sqlstate, unpack_sql_state(trap->sqlerrcode), sizeof(f->sqlstate));
-	f->message = trap->message;
-	f->partial = sh->partial;
+	strlcpy(f.sqlstate, unpack_sql_state(trap->sqlerrcode), sizeof(f.sqlstate));
+	f.message = trap->message;
+	f.partial = sh->partial;
+	for (k = 0; k < unit->nkeys; k++)
+		if (unit->flags[k] & INC_KEY_REPORT)
+		{
+			f.participant_key = (char *) unit->keys[k];
+			sh->sink->failed(sh->sink, &f);
+			n++;
+		}
+	sh->sink->done(sh->sink, n, 0);
 }
 
-/* refresh_calc_share: the share's participants, each row to the sink. */
+/* Reported: the participants of the unit whose rows are wanted. */
+static uint64
+Reported(const IncUnit *unit)
+{
+	uint64		n = 0;
+	int			k;
+
+	for (k = 0; k < unit->nkeys; k++)
+		if (unit->flags[k] & INC_KEY_REPORT)
+			n++;
+	return n;
+}
+
+/* refresh_calc_share: the share's units, each row to the sink. */
 void
 refresh_calc_share(const RefreshArgs *args, int share, int nshares, TupleDesc desc,
 				   RefreshSink *sink, RefreshTotals *totals)
@@ -405,15 +451,16 @@ refresh_calc_share(const RefreshArgs *args, int share, int nshares, TupleDesc de
 	IncEngine  *engine;
 	CalcProperties *props;
 	PgEnrollments enrollments;
+	IncGroups  *groups;
 	TxnSourceOptions options;
 	TxnPosition read_position = {NULL, NULL};
 	TxnSource  *src;
+	const char *const *hidden;
+	int			nhidden;
 	ErrorContextCallback context;
 	Share		sh;
 	PgFailTrap	trap;
-	const char *key;
-	IncTxn	   *txns;
-	int			ntxns;
+	TxnUnit		unit;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -422,6 +469,9 @@ refresh_calc_share(const RefreshArgs *args, int share, int nshares, TupleDesc de
 	sh.args = args;
 	sh.desc = desc;
 	sh.sink = sink;
+	sh.unit = &unit;
+	sh.extra.date_column = REFRESH_DATE_COLUMN;
+	sh.extra.group_key_column = REFRESH_GROUP_KEY_COLUMN;
 	sh.tuple_context = AllocSetContextCreate(call_context, "incentives refresh rows",
 											 ALLOCSET_DEFAULT_SIZES);
 	/* one stream of rows (one share): in the order of the partition's key */
@@ -429,28 +479,35 @@ refresh_calc_share(const RefreshArgs *args, int share, int nshares, TupleDesc de
 	sh.hold_limit = Max((Size) work_mem * 1024, HOLD_BYTES);
 	RankSetInit(&sh.offer_ranks, TupleDescAttr(desc, OFFER_COLUMN)->attcollation, call_context);
 	RankSetInit(&sh.rate_ranks, TupleDescAttr(desc, RATE_COLUMN)->attcollation, call_context);
+	sh.participant_collation = TupleDescAttr(desc, PARTICIPANT_COLUMN)->attcollation;
 	sh.id_collation = TupleDescAttr(desc, ID_COLUMN)->attcollation;
 	participant_context = AllocSetContextCreate(call_context, "incentives participant",
 												ALLOCSET_DEFAULT_SIZES);
 
-	/* the engine, properties and enrollments of everyone (calculate.c) */
+	/* the engine, groups, properties and enrollments of everyone (calculate.c) */
 	pg_calc_engine(NULL, NULL, &ce);
 	engine = ce.engine;
 	calc_row_init(&sh.rows, &ce);
 	inc_engine_set_tick(engine, pg_calc_tick);
 	inc_engine_set_diagnostics(engine, NULL, NULL);
-	props = pg_calc_properties(engine, NULL, NULL);
-	pg_enrollments_load(&enrollments, engine, NULL, NULL);
+	groups = pg_groups_load(engine);
+	props = pg_calc_properties(engine, NULL, NULL, 0);
+	pg_enrollments_load(&enrollments, engine, NULL, NULL, 0, NULL);
 	inc_engine_set_enrollments(engine, pg_enrollments_lookup, &enrollments);
 
-	/* the share's transactions, grouped by participant */
+	/* the share's transactions, grouped by unit */
 	memset(&options, 0, sizeof(options));
 	options.share = share;
 	options.nshares = nshares;
 	options.count_participants = true;
 	options.ordered = sh.ordered;
-	options.collation = TupleDescAttr(desc, PARTICIPANT_COLUMN)->attcollation;
-	src = txn_source_open(args->relid, NULL, NULL, engine, ce.context, &read_position, &options);
+	options.collation = sh.participant_collation;
+	src = txn_source_open(args->relid, NULL, NULL, engine, ce.context, groups, &read_position,
+						  &options);
+	/* what a group's figures need of members the caller cannot see */
+	hidden = txn_source_hidden_keys(src, &nhidden);
+	pg_calc_properties_hidden(props, engine, hidden, nhidden);
+	pg_enrollments_hidden(&enrollments, engine, hidden, nhidden);
 	totals->participants = txn_source_participants(src);
 	sink->read(sink, totals->participants);
 
@@ -462,8 +519,7 @@ refresh_calc_share(const RefreshArgs *args, int share, int nshares, TupleDesc de
 
 	PG_TRY();
 	{
-		while (txn_source_next(src, participant_context, &key, &sh.participant_datum,
-							   &txns, &ntxns))
+		while (txn_source_next(src, participant_context, &unit))
 		{
 			volatile bool failed = false;
 
@@ -475,25 +531,21 @@ refresh_calc_share(const RefreshArgs *args, int share, int nshares, TupleDesc de
 			{
 				pg_fail_trap = &trap;
 				if (sigsetjmp(trap.jump, 0) == 0)
-					inc_engine_calculate(engine, key, txns, ntxns, pg_calc_property, props,
-										 EmitTuple, &sh);
+					inc_engine_calculate_unit(engine, &unit.unit, unit.txns, unit.ntxns,
+											  pg_calc_property, props, EmitTuple, &sh);
 				else
 					failed = true;
 				pg_fail_trap = NULL;
 			}
 			else
-				inc_engine_calculate(engine, key, txns, ntxns, pg_calc_property, props,
-									 EmitTuple, &sh);
+				inc_engine_calculate_unit(engine, &unit.unit, unit.txns, unit.ntxns,
+										  pg_calc_property, props, EmitTuple, &sh);
 			MemoryContextSwitchTo(call_context);
 
 			if (failed)
 			{
-				RefreshFailure f;
-
 				DropHeld(&sh);
-				Failure(&sh, engine, key, &trap, &f);
-				sink->failed(sink, &f);
-				sink->participant(sink, 0);
+				Failed(&sh, engine, &trap);
 			}
 			else
 			{
@@ -503,7 +555,7 @@ refresh_calc_share(const RefreshArgs *args, int share, int nshares, TupleDesc de
 					ereport(ERROR,
 							(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 							 errmsg("the total incentive of the refresh is out of range")));
-				sink->participant(sink, sh.p_rows);
+				sink->done(sink, Reported(&unit.unit), sh.p_rows);
 			}
 			MemoryContextReset(participant_context);
 		}

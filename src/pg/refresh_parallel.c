@@ -9,7 +9,8 @@
  * its settings, role and security context), so every process reads the
  * same transactions, offers, properties and enrollments.  Worker i of n
  * calculates share i of n of the participants (txn_share_of: by the hash
- * of the aggregation key; with one worker, everyone) exactly as one
+ * of their unit's key, so that a group stays together; with one worker,
+ * everyone) exactly as one
  * process would (refresh_calc_share), forming each row as a tuple of the
  * partition; parallel workers may not insert, so the tuples go through a
  * shared memory queue (shm_mq) to the backend, which writes them all
@@ -174,7 +175,8 @@ refresh_parallel_safe(Oid relid, const char **why)
 {
 	static const char *const tables[] = {
 		"incentives.offers", "incentives.skus", "incentives.uom_conversions",
-		"incentives.participant_properties", "incentives.enrollments"
+		"incentives.participant_properties", "incentives.enrollments",
+		"incentives.participant_groups"
 	};
 	TxnRelation rel;
 	int			i;
@@ -268,11 +270,11 @@ QueuePut(RefreshSink *sink, HeapTuple tuple)
 }
 
 static void
-QueueParticipant(RefreshSink *sink, uint64 rows)
+QueueDone(RefreshSink *sink, uint64 participants, uint64 rows)
 {
 	QueueSink  *qs = (QueueSink *) sink;
 
-	qs->done++;
+	qs->done += participants;
 	qs->rows += rows;
 	if (qs->used >= CHUNK_BYTES / 2)
 		SendRows(qs);
@@ -323,7 +325,7 @@ incentives_refresh_worker(dsm_segment *seg, shm_toc *toc)
 	memset(&qs, 0, sizeof(qs));
 	qs.pub.read = QueueRead;
 	qs.pub.put = QueuePut;
-	qs.pub.participant = QueueParticipant;
+	qs.pub.done = QueueDone;
 	qs.pub.failed = QueueFailed;
 	qs.mqh = shm_mq_attach(mq, seg, NULL);
 	qs.buf = palloc(CHUNK_BYTES);
@@ -371,7 +373,6 @@ Receive(const char *data, Size len, RefreshSink *sink, RefreshTotals *totals, Qu
 		case MSG_ROWS:
 			{
 				Size		off = sizeof(MessageHeader);
-				uint64		i;
 
 				while (off < len)
 				{
@@ -389,9 +390,9 @@ Receive(const char *data, Size len, RefreshSink *sink, RefreshTotals *totals, Qu
 					off += tlen;
 					sink->put(sink, tuple);
 				}
-				/* the participants done, one by one, the rows with the last */
-				for (i = 0; i < h.participants; i++)
-					sink->participant(sink, i + 1 == h.participants ? h.rows : 0);
+				/* the participants done since the last message, and their rows */
+				if (h.participants > 0 || h.rows > 0)
+					sink->done(sink, h.participants, h.rows);
 				break;
 			}
 		case MSG_READ:

@@ -112,11 +112,11 @@ LeaderPut(RefreshSink *sink, HeapTuple tuple)
 }
 
 static void
-LeaderParticipant(RefreshSink *sink, uint64 rows)
+LeaderDone(RefreshSink *sink, uint64 participants, uint64 rows)
 {
 	Leader	   *l = (Leader *) sink;
 
-	l->done++;
+	l->done += participants;
 	l->rows += rows;
 	Progress(l);
 }
@@ -245,7 +245,7 @@ incentives_refresh_write(PG_FUNCTION_ARGS)
 	memset(&l, 0, sizeof(l));
 	l.pub.read = LeaderRead;
 	l.pub.put = LeaderPut;
-	l.pub.participant = LeaderParticipant;
+	l.pub.done = LeaderDone;
 	l.pub.failed = LeaderFailed;
 	l.run_id = args.run_id;
 	l.every = Max(every, 1);

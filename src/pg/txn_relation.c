@@ -21,6 +21,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
+#include "pg_glue.h"
 #include "txn_relation.h"
 
 typedef enum ColumnKind
@@ -190,7 +191,7 @@ txn_relation_query(const char *relname, bool one_participant, bool through_date)
 					relname,
 					one_participant || through_date ? " WHERE " : "",
 					one_participant ?
-					"participant_key::pg_catalog.text COLLATE \"C\" OPERATOR(pg_catalog.=) $1" : "",
+					"participant_key::pg_catalog.text COLLATE \"C\" OPERATOR(pg_catalog.=) ANY ($1)" : "",
 					!through_date ? "" : one_participant ?
 					" AND (transaction_date IS NULL OR transaction_date OPERATOR(pg_catalog.<=) $2)" :
 					"(transaction_date IS NULL OR transaction_date OPERATOR(pg_catalog.<=) $1)");
@@ -249,7 +250,7 @@ txn_relation_read(Oid relid, const char *relname, bool one_participant, bool thr
 	 * transaction_date passes the date filter, to be reported as NULL.
 	 */
 	if (one_participant)
-		argtypes[nargs++] = TEXTOID;
+		argtypes[nargs++] = TEXTARRAYOID;
 	if (through_date)
 		argtypes[nargs++] = DATEOID;
 	query = txn_relation_query(relname, one_participant, through_date);
@@ -286,11 +287,15 @@ txn_relation_read(Oid relid, const char *relname, bool one_participant, bool thr
 }
 
 
-/* txn_relation_params: $1 the participant, then the date, as read declares them. */
+/*
+ * txn_relation_params: $1 the participants (an array), then the date, as
+ * read declares them.
+ */
 ParamListInfo
-txn_relation_params(const char *participant_key, const DateADT *through_date)
+txn_relation_params(const char *const *participants, int nparticipants,
+					const DateADT *through_date)
 {
-	int			n = (participant_key != NULL) + (through_date != NULL);
+	int			n = (participants != NULL) + (through_date != NULL);
 	ParamListInfo params;
 	int			i;
 
@@ -302,8 +307,8 @@ txn_relation_params(const char *participant_key, const DateADT *through_date)
 		bool		date = through_date != NULL && i == n - 1;
 
 		params->params[i].value = date ? DateADTGetDatum(*through_date) :
-			CStringGetTextDatum(participant_key);
-		params->params[i].ptype = date ? DATEOID : TEXTOID;
+			pg_cstring_array(participants, nparticipants);
+		params->params[i].ptype = date ? DATEOID : TEXTARRAYOID;
 		params->params[i].isnull = false;
 		params->params[i].pflags = PARAM_FLAG_CONST;
 	}

@@ -42,7 +42,8 @@ extern void txn_relation_check(Oid relid, TxnRelation *out);
 /*
  * txn_relation_read: the kept plan reading relid's transaction columns
  * (cast to text, date, numeric), all of them in no order, or those of the
- * participant $1 (through the participant index when there is one); with
+ * participants $1 (a text[]: one participant, or the members of its
+ * groups; through the participant index when there is one); with
  * through_date, only the transactions dated on or before the date that
  * follows ($1, or $2 after the participant; docs/lifecycle.md,
  * Through-date).
@@ -57,10 +58,10 @@ extern SPIPlanPtr txn_relation_read(Oid relid, const char *relname, bool one_par
 extern char *txn_relation_query(const char *relname, bool one_participant, bool through_date);
 
 /*
- * txn_relation_params: the parameters of that read (the participant, then
+ * txn_relation_params: the parameters of that read (the participants, then
  * the date; NULL when it has none), in the current memory context.
  */
-extern ParamListInfo txn_relation_params(const char *participant_key,
+extern ParamListInfo txn_relation_params(const char *const *participants, int nparticipants,
 										 const DateADT *through_date);
 
 #endif							/* INC_TXN_RELATION_H */

@@ -14,7 +14,11 @@
  *
  * Records hold the participant key and the transaction_id (as a text
  * datum, so an output row points at it) after a fixed part; numbers are
- * the exact decimals, 64-bit when they fit.  A batch of the store is then
+ * the exact decimals, 64-bit when they fit.  A NULL transaction_id,
+ * participant_key or sku_key is an error at once (the row cannot be
+ * placed); a NULL in another column is a flag of the record (IncTxn.nulls),
+ * an error only when the engine computes a figure that needs the column
+ * (docs/reference.md, Errors).  A batch of the store is then
  * grouped by participant (a hash table, then a counting sort of the
  * records), and each participant's records become the IncTxns the engine
  * reads.
@@ -39,7 +43,8 @@
 #include "utils/memutils.h"
 #include "utils/varlena.h"
 
-#include "core/strmap.h"
+#include "core/util/strmap.h"
+#include "participant_groups.h"
 #include "pg_glue.h"
 #include "txn_relation.h"
 #include "txn_source.h"
@@ -50,9 +55,10 @@
 
 /*
  * One transaction as stored.  After the fixed part: the wide
- * coefficients (when flagged), the participant key and a NUL, then at the
- * next 4-byte boundary the transaction_id as a text datum (4-byte header)
- * followed by a NUL.
+ * coefficients (when flagged), the unit and the key index of a member of
+ * the participant groups (when flagged), the participant key and a NUL,
+ * then at the next 4-byte boundary the transaction_id as a text datum
+ * (4-byte header) followed by a NUL.
  */
 typedef struct TxnRec
 {
@@ -71,6 +77,15 @@ typedef struct TxnRec
 
 #define REC_WIDE_QUANTITY	0x01
 #define REC_WIDE_AMOUNT		0x02
+#define REC_NULLS_SHIFT		2	/* the IncTxn.nulls flags, shifted */
+#define REC_MEMBER			0x80	/* a key of the participant groups */
+
+/* A member's place, after the wide coefficients (REC_MEMBER). */
+typedef struct RecMember
+{
+	int32		unit;			/* groups.h */
+	int32		index;			/* among the unit's keys */
+} RecMember;
 
 /* An (id, participant) pair of the identity check: lengths, then both. */
 typedef struct IdRec
@@ -80,12 +95,16 @@ typedef struct IdRec
 	/* id, NUL, participant, NUL */
 } IdRec;
 
-/* One participant of the batch in memory. */
+/*
+ * One participant of the batch in memory, or one unit of the participant
+ * groups (its first key stands for it).
+ */
 typedef struct Participant
 {
 	uint32		hash;
 	uint32		plen;
 	const char *key;			/* NULL: empty slot */
+	int32		unit;			/* -1: a participant in no group */
 	uint32		first;			/* its records: order[first .. first + n) */
 	uint32		n;
 	uint32		placed;
@@ -94,14 +113,15 @@ typedef struct Participant
 #define MAX_SMALL_ID 65535		/* units and transaction types per call */
 
 /* A participant counted (count_participants). */
-typedef struct Seen
+typedef struct Counted
 {
 	uint32		hash;
 	uint32		len;
 	const char *key;			/* NULL: empty slot */
+	int32		unit;			/* its unit of the participant groups, or -1 */
 	uint64		records;		/* its transactions in the store */
 	int			range;			/* ordered: its range of keys (Reorder) */
-} Seen;
+} Counted;
 
 typedef struct Receiver
 {
@@ -116,6 +136,17 @@ struct TxnSource
 	MemoryContext engine_context;	/* where the engine interns units */
 	const char *participant;	/* the one participant read, or NULL */
 	size_t		participant_len;
+	const IncGroups *membership;	/* the participant groups, or NULL */
+	int			participant_unit;	/* the one participant's unit, or -1 */
+	const char **unit_keys;		/* by unit: its first key (stands for it) */
+	uint32	   *unit_key_lens;
+	uint32	   *unit_hashes;	/* by unit: the hash of that key */
+	int		   *unit_offsets;	/* by unit: its first key's place in seen */
+	bool	   *seen;			/* per key of the groups: the caller read a row of it */
+	bool		hiding;			/* row-level security hides rows from the caller */
+	bool		reading_hidden; /* the read of the members the caller cannot see */
+	const char **hidden;		/* their keys (and the groups'), read as the owner */
+	int			nhidden;
 	MemoryContext context;		/* where the source lives */
 	MemoryContext row_context;	/* reset after every row */
 	ErrorContextCallback *outer_context;	/* the error context around the read */
@@ -123,11 +154,11 @@ struct TxnSource
 	TxnStore   *store;			/* transactions by participant */
 	TxnStore   *ids;			/* (id, participant) by id, or NULL */
 	IncStrMap  *types;			/* transaction_type -> id, as a pointer-sized int */
-	const char **type_names;	/* by id - 1 */
+	const char **type_names;	/* by id; [0] is "" (a NULL type) */
 	int			ntypes;
 	int			types_cap;
 	const char **sku_names;		/* by id: the engine's names */
-	const char **uom_names;		/* by id: the engine's names */
+	const char **uom_names;		/* by id: the engine's names; [0] is "" (NULL) */
 	int			uom_names_cap;
 	char	   *buf;			/* a record being built */
 	Size		bufcap;
@@ -149,15 +180,19 @@ struct TxnSource
 	uint32		sorted_cap;
 	/* count_participants: every participant read, once */
 	bool		counting;
-	Seen	   *seen;
-	uint32		seen_mask;
-	uint64		nseen;
-	MemoryContext seen_context;
+	Counted    *counted;
+	uint32		counted_mask;
+	uint64		ncounted;		/* its entries */
+	uint64		nparticipants;	/* of them, participants of the caller's rows */
+	MemoryContext counted_context;
 };
 
 /* ---- the receiver -------------------------------------------------------- */
 
-/* NullColumn: a NULL where a value is required, named with the transaction. */
+/*
+ * NullColumn: a NULL transaction_id, participant_key or sku_key, named with
+ * the transaction.
+ */
 static void
 NullColumn(TxnSource *src, int col, Datum *values, bool *nulls) pg_attribute_noreturn();
 
@@ -197,15 +232,13 @@ TypeId(TxnSource *src, const char *s, size_t len)
 				 errmsg("relation %s has more than %d transaction types", src->relname,
 						MAX_SMALL_ID)));
 	old = MemoryContextSwitchTo(src->context);
-	if (src->ntypes == src->types_cap)
+	if (src->ntypes + 1 == src->types_cap)
 	{
-		src->types_cap = src->types_cap ? src->types_cap * 2 : 8;
-		src->type_names = src->type_names ?
-			repalloc(src->type_names, sizeof(char *) * src->types_cap) :
-			palloc(sizeof(char *) * src->types_cap);
+		src->types_cap *= 2;
+		src->type_names = repalloc(src->type_names, sizeof(char *) * src->types_cap);
 	}
 	name = pnstrdup(s, len);
-	src->type_names[src->ntypes++] = name;
+	src->type_names[++src->ntypes] = name;
 	*inc_strmap_slot(src->types, name) = (void *) (intptr_t) src->ntypes;
 	MemoryContextSwitchTo(old);
 	return src->ntypes;
@@ -268,38 +301,38 @@ PutNumber(const IncDec *d, int64 *narrow, uint8 *scale, uint8 *flags, uint8 flag
 	return wide + sizeof(d->coef);
 }
 
-/* GrowSeen: twice the slots of the participants counted (or the first 1024). */
+/* GrowCounted: twice the slots of the participants counted (or the first 1024). */
 static void
-GrowSeen(TxnSource *src)
+GrowCounted(TxnSource *src)
 {
-	Seen	   *old = src->seen;
-	uint32		oldmask = src->seen_mask;
+	Counted	   *old = src->counted;
+	uint32		oldmask = src->counted_mask;
 	uint32		i;
 
-	src->seen_mask = old ? oldmask * 2 + 1 : 1023;
-	src->seen = MemoryContextAllocZero(src->seen_context, sizeof(Seen) * (src->seen_mask + 1));
+	src->counted_mask = old ? oldmask * 2 + 1 : 1023;
+	src->counted = MemoryContextAllocZero(src->counted_context, sizeof(Counted) * (src->counted_mask + 1));
 	for (i = 0; old && i <= oldmask; i++)
 		if (old[i].key)
 		{
-			uint32		j = murmurhash32(old[i].hash) & src->seen_mask;
+			uint32		j = murmurhash32(old[i].hash) & src->counted_mask;
 
-			while (src->seen[j].key)
-				j = (j + 1) & src->seen_mask;
-			src->seen[j] = old[i];
+			while (src->counted[j].key)
+				j = (j + 1) & src->counted_mask;
+			src->counted[j] = old[i];
 		}
 	if (old)
 		pfree(old);
 }
 
-/* FindSeen: the slot of a participant counted, or the empty slot for it. */
-static inline Seen *
-FindSeen(TxnSource *src, uint32 hash, const char *key, uint32 len)
+/* FindCounted: the slot of a participant counted, or the empty slot for it. */
+static inline Counted *
+FindCounted(TxnSource *src, uint32 hash, const char *key, uint32 len)
 {
-	uint32		i = murmurhash32(hash) & src->seen_mask;
+	uint32		i = murmurhash32(hash) & src->counted_mask;
 
-	for (;; i = (i + 1) & src->seen_mask)
+	for (;; i = (i + 1) & src->counted_mask)
 	{
-		Seen	   *e = &src->seen[i];
+		Counted	   *e = &src->counted[i];
 
 		if (e->key == NULL ||
 			(e->hash == hash && e->len == len && memcmp(e->key, key, len) == 0))
@@ -307,26 +340,46 @@ FindSeen(TxnSource *src, uint32 hash, const char *key, uint32 len)
 	}
 }
 
-/* CountParticipant: a participant's key (len bytes, its hash), counted once. */
-static Seen *
-CountParticipant(TxnSource *src, uint32 hash, const char *key, uint32 len)
+/*
+ * CountParticipant: a participant's key (len bytes; hash: its record's,
+ * StoreHash) of unit, counted once; a participant read only as the owner
+ * (reading_hidden) has an entry (Reorder moves its records) but is not
+ * one of the participants read.
+ */
+static Counted *
+CountParticipant(TxnSource *src, uint32 hash, const char *key, uint32 len, int32 unit)
 {
-	Seen	   *e = FindSeen(src, hash, key, len);
+	Counted    *e = FindCounted(src, hash, key, len);
 	char	   *copy;
 
 	if (e->key != NULL)
 		return e;
-	copy = MemoryContextAlloc(src->seen_context, Max(len, 1));
+	copy = MemoryContextAlloc(src->counted_context, Max(len, 1));
 	memcpy(copy, key, len);
 	e->hash = hash;
 	e->len = len;
 	e->key = copy;
-	if (++src->nseen * 2 > src->seen_mask + 1)
+	e->unit = unit;
+	if (!src->reading_hidden)
+		src->nparticipants++;
+	if (++src->ncounted * 2 > src->counted_mask + 1)
 	{
-		GrowSeen(src);
-		e = FindSeen(src, hash, copy, len);
+		GrowCounted(src);
+		e = FindCounted(src, hash, copy, len);
 	}
 	return e;
+}
+
+/*
+ * StoreHash: the hash a participant's records are stored, grouped and
+ * shared under: that of its aggregation unit's first key for a member of
+ * the participant groups (so a group and all its members stay in one
+ * batch and one share), else of its own key (txn_aggregation_hash).
+ */
+static inline uint32
+StoreHash(const TxnSource *src, int unit, const char *key, size_t len)
+{
+	return unit >= 0 ? src->unit_hashes[unit] : txn_aggregation_hash(key, len);
 }
 
 /* ReceiveRow: one row of the read into the stores. */
@@ -346,15 +399,17 @@ ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
 	size_t		idlen,
 				plen;
 	int			sku_id = 0;
-	IncDec		quantity,
-				amount;
+	IncDec		quantity = {0, 0},
+				amount = {0, 0};
+	uint8		null_flags;
 	MemoryContext old;
 	TxnRec	   *rec;
 	char	   *p;
-	int			c;
+	int			unit = -1;
+	RecMember	member;
 	uint32		hash = 0;
-	bool		hashed = false;
-	Seen	   *seen = NULL;
+	bool		placed = false; /* participant, unit and hash known */
+	Counted    *counted = NULL;
 
 	CHECK_FOR_INTERRUPTS();
 	old = MemoryContextSwitchTo(src->row_context);
@@ -363,8 +418,10 @@ ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
 
 	/*
 	 * A refresh's share (the key read first: another share's row costs no
-	 * more than that), and the participants it counts, whatever their SKUs.
-	 * A row without a key is the first share's (its error is raised once).
+	 * more than that), by the hash of the row's unit (StoreHash: a group
+	 * stays in one share), and the participants it counts, whatever their
+	 * SKUs.  A row without a key is the first share's (its error is raised
+	 * once).
 	 */
 	if (src->nshares > 1 || src->counting)
 	{
@@ -374,8 +431,10 @@ ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
 			participant = DatumGetTextPP(values[C_PARTICIPANT]);
 			pp = VARDATA_ANY(participant);
 			plen = VARSIZE_ANY_EXHDR(participant);
-			hash = txn_aggregation_hash(pp, plen);
-			hashed = true;
+			unit = src->membership ?
+				inc_groups_find(src->membership, pp, plen, &member.index) : -1;
+			hash = StoreHash(src, unit, pp, plen);
+			placed = true;
 			if (src->nshares > 1 && txn_share_of(hash, src->nshares) != src->share)
 			{
 				MemoryContextSwitchTo(old);
@@ -383,7 +442,7 @@ ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
 				return true;
 			}
 			if (src->counting)
-				seen = CountParticipant(src, hash, pp, (uint32) plen);
+				counted = CountParticipant(src, hash, pp, (uint32) plen, unit);
 		}
 		else if (src->nshares > 1 && src->share != 0)
 		{
@@ -406,28 +465,41 @@ ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
 			return true;
 		}
 	}
-	for (c = 0; c < (int) TXN_NCOLUMNS; c++)
-		if (nulls[c])
-			NullColumn(src, c, values, nulls);
+	if (nulls[C_ID] || nulls[C_PARTICIPANT] || nulls[C_SKU])
+		NullColumn(src, nulls[C_ID] ? C_ID : nulls[C_PARTICIPANT] ? C_PARTICIPANT : C_SKU,
+				   values, nulls);
+	/* the other columns' NULLs go with the record, for the engine to judge */
+	null_flags = (nulls[C_TYPE] ? INC_TXN_NULL_TYPE : 0) |
+		(nulls[C_DATE] ? INC_TXN_NULL_DATE : 0) |
+		(nulls[C_QUANTITY] ? INC_TXN_NULL_QUANTITY : 0) |
+		(nulls[C_UOM] ? INC_TXN_NULL_UOM : 0) |
+		(nulls[C_AMOUNT] ? INC_TXN_NULL_AMOUNT : 0);
 
 	id = DatumGetTextPP(values[C_ID]);
 	idp = VARDATA_ANY(id);
 	idlen = VARSIZE_ANY_EXHDR(id);
-	participant = DatumGetTextPP(values[C_PARTICIPANT]);
-	pp = VARDATA_ANY(participant);
-	plen = VARSIZE_ANY_EXHDR(participant);
+	if (!placed)
+	{
+		participant = DatumGetTextPP(values[C_PARTICIPANT]);
+		pp = VARDATA_ANY(participant);
+		plen = VARSIZE_ANY_EXHDR(participant);
+		unit = src->membership ?
+			inc_groups_find(src->membership, pp, plen, &member.index) : -1;
+		hash = StoreHash(src, unit, pp, plen);
+	}
 	if (src->participant &&
-		(plen != src->participant_len || memcmp(pp, src->participant, plen) != 0))
+		(src->participant_unit >= 0 ? unit != src->participant_unit :
+		 plen != src->participant_len || memcmp(pp, src->participant, plen) != 0))
 	{
 		/* the index's equality may be looser than bytes (a collation) */
 		MemoryContextSwitchTo(old);
 		MemoryContextReset(src->row_context);
 		return true;
 	}
-	type = DatumGetTextPP(values[C_TYPE]);
-	uom = DatumGetTextPP(values[C_UOM]);
-	if (!pg_numeric_to_dec_fast(values[C_QUANTITY], &quantity) ||
-		!pg_numeric_to_dec_fast(values[C_AMOUNT], &amount))
+	if (unit >= 0 && !src->reading_hidden)
+		src->seen[src->unit_offsets[unit] + member.index] = true;
+	if (!(nulls[C_QUANTITY] || pg_numeric_to_dec_fast(values[C_QUANTITY], &quantity)) ||
+		!(nulls[C_AMOUNT] || pg_numeric_to_dec_fast(values[C_AMOUNT], &amount)))
 	{
 		/* the slow path, whose errors are the row's (see NullColumn) */
 		ErrorContextCallback *spi_context = error_context_stack;
@@ -435,26 +507,46 @@ ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
 		error_context_stack = src->outer_context;
 		src->position->participant_key = pnstrdup(pp, plen);
 		src->position->transaction_id = pnstrdup(idp, idlen);
-		quantity = pg_numeric_to_dec(values[C_QUANTITY], "quantity",
-									 src->position->transaction_id);
-		amount = pg_numeric_to_dec(values[C_AMOUNT], "amount", src->position->transaction_id);
+		if (!nulls[C_QUANTITY])
+			quantity = pg_numeric_to_dec(values[C_QUANTITY], "quantity",
+										 src->position->transaction_id);
+		if (!nulls[C_AMOUNT])
+			amount = pg_numeric_to_dec(values[C_AMOUNT], "amount",
+									   src->position->transaction_id);
 		src->position->participant_key = src->position->transaction_id = NULL;
 		error_context_stack = spi_context;
 	}
 
-	/* the record: fixed part, wide numbers, participant, id datum */
-	Room(src, sizeof(TxnRec) + 2 * sizeof(inc_int128) + plen + idlen + 16);
+	/* the record: fixed part, wide numbers, member place, participant, id datum */
+	Room(src, sizeof(TxnRec) + 2 * sizeof(inc_int128) + sizeof(RecMember) + plen + idlen + 16);
 	rec = (TxnRec *) src->buf;
-	rec->date = DatumGetDateADT(values[C_DATE]);
+	rec->date = nulls[C_DATE] ? 0 : DatumGetDateADT(values[C_DATE]);
 	rec->sku_id = sku_id;
-	rec->uom_id = UomId(src, VARDATA_ANY(uom), VARSIZE_ANY_EXHDR(uom));
-	rec->type_id = TypeId(src, VARDATA_ANY(type), VARSIZE_ANY_EXHDR(type));
+	rec->uom_id = 0;
+	if (!nulls[C_UOM])
+	{
+		uom = DatumGetTextPP(values[C_UOM]);
+		rec->uom_id = UomId(src, VARDATA_ANY(uom), VARSIZE_ANY_EXHDR(uom));
+	}
+	rec->type_id = 0;
+	if (!nulls[C_TYPE])
+	{
+		type = DatumGetTextPP(values[C_TYPE]);
+		rec->type_id = TypeId(src, VARDATA_ANY(type), VARSIZE_ANY_EXHDR(type));
+	}
 	rec->plen = (uint32) plen;
 	rec->idlen = (uint32) idlen;
-	rec->flags = 0;
+	rec->flags = (uint8) (null_flags << REC_NULLS_SHIFT);
 	p = src->buf + sizeof(TxnRec);
 	p = PutNumber(&quantity, &rec->quantity, &rec->qscale, &rec->flags, REC_WIDE_QUANTITY, p);
 	p = PutNumber(&amount, &rec->amount, &rec->ascale, &rec->flags, REC_WIDE_AMOUNT, p);
+	if (unit >= 0)
+	{
+		rec->flags |= REC_MEMBER;
+		member.unit = unit;
+		memcpy(p, &member, sizeof(RecMember));
+		p += sizeof(RecMember);
+	}
 	memcpy(p, pp, plen);
 	p[plen] = '\0';
 	p = (char *) TYPEALIGN(4, p + plen + 1);
@@ -462,11 +554,10 @@ ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
 	memcpy(p + VARHDRSZ, idp, idlen);
 	p[VARHDRSZ + idlen] = '\0';
 	p += VARHDRSZ + idlen + 1;
-	if (!hashed)
-		hash = txn_aggregation_hash(pp, plen);
+	/* partitioned by the unit: a member's by its unit's first key */
 	txn_store_put(src->store, hash, src->buf, p - src->buf);
-	if (seen)
-		seen->records++;
+	if (counted)
+		counted->records++;
 
 	if (src->ids)
 	{
@@ -592,31 +683,49 @@ static inline const char *KeyOf(const TxnRec *r);
 static inline int CompareKeys(const char *a, uint32 alen, const char *b, uint32 blen,
 							  Oid collation);
 
-/* CompareSeen: two participants counted, by key. */
+/*
+ * CompareCounted: two participants counted, by the key they are handed
+ * out under (their unit's first key for members of the participant
+ * groups: a unit's members are next to each other), then by their own.
+ */
 static int
-CompareSeen(const void *a, const void *b, void *arg)
+CompareCounted(const void *a, const void *b, void *arg)
 {
-	const Seen *x = *(const Seen *const *) a;
-	const Seen *y = *(const Seen *const *) b;
+	const TxnSource *src = arg;
+	const Counted *x = *(const Counted *const *) a;
+	const Counted *y = *(const Counted *const *) b;
 
-	return CompareKeys(x->key, x->len, y->key, y->len, *(const Oid *) arg);
+	if (x->unit != y->unit && (x->unit >= 0 || y->unit >= 0))
+	{
+		const char *xk = x->unit >= 0 ? src->unit_keys[x->unit] : x->key;
+		const char *yk = y->unit >= 0 ? src->unit_keys[y->unit] : y->key;
+		uint32		xl = x->unit >= 0 ? src->unit_key_lens[x->unit] : x->len;
+		uint32		yl = y->unit >= 0 ? src->unit_key_lens[y->unit] : y->len;
+		int			c = CompareKeys(xk, xl, yk, yl, src->collation);
+
+		if (c != 0)
+			return c;
+	}
+	return CompareKeys(x->key, x->len, y->key, y->len, src->collation);
 }
 
 /*
  * Reorder: the store again, partitioned by ranges of keys instead of
  * hashes (ordered, when the transactions did not fit one batch): the
  * participants counted are sorted, cut into as many ranges of about
- * work_mem's worth of records as that takes, and every record is moved
- * to its participant's range (all ranges go to files first, so memory
- * stays one batch's).  The batches then come out in key order, and each
- * batch's participants are sorted (SortGroups): every participant in key
- * order.
+ * work_mem's worth of records as that takes (never between two members
+ * of one unit of the participant groups: a unit is calculated whole), and
+ * every record is moved to its participant's range (all ranges go to
+ * files first, so memory stays one batch's).  The batches then come out
+ * in key order, and each batch's participants (and units, by their first
+ * key) are sorted (SortGroups): every participant in key order, a unit's
+ * members where its first key is.
  */
 static void
 Reorder(TxnSource *src)
 {
 	Size		limit = (Size) work_mem * 1024;
-	Seen	  **order = MemoryContextAllocHuge(src->context, sizeof(Seen *) * Max(src->nseen, 1));
+	Counted   **order = MemoryContextAllocHuge(src->context, sizeof(Counted *) * Max(src->ncounted, 1));
 	uint64		n = 0,
 				records = 0,
 				done = 0,
@@ -629,18 +738,21 @@ Reorder(TxnSource *src)
 	Size		len;
 	char	   *r;
 
-	for (i = 0; i <= src->seen_mask; i++)
-		if (src->seen[i].key)
+	for (i = 0; i <= src->counted_mask; i++)
+		if (src->counted[i].key)
 		{
-			order[n++] = &src->seen[i];
-			records += src->seen[i].records;
+			order[n++] = &src->counted[i];
+			records += src->counted[i].records;
 		}
-	qsort_arg(order, n, sizeof(Seen *), CompareSeen, &src->collation);
+	qsort_arg(order, n, sizeof(Counted *), CompareCounted, src);
 	nranges = (int) Min((records * RECORD_ESTIMATE) / limit + 1, 4096);
 	per = records / nranges + 1;
 	for (i = 0; i < n; i++)
 	{
-		order[i]->range = (int) Min(done / per, (uint64) nranges - 1);
+		if (i > 0 && order[i]->unit >= 0 && order[i]->unit == order[i - 1]->unit)
+			order[i]->range = order[i - 1]->range;
+		else
+			order[i]->range = (int) Min(done / per, (uint64) nranges - 1);
 		done += order[i]->records;
 	}
 	pfree(order);
@@ -652,7 +764,7 @@ Reorder(TxnSource *src)
 		while ((r = txn_store_iter_next_len(&it, &hash, &len)) != NULL)
 		{
 			const TxnRec *rec = (const TxnRec *) r;
-			Seen	   *e = FindSeen(src, hash, KeyOf(rec), rec->plen);
+			Counted    *e = FindCounted(src, hash, KeyOf(rec), rec->plen);
 
 			Assert(e->key != NULL);
 			txn_store_put_to(ranged, e->range, hash, r, len);
@@ -665,11 +777,44 @@ Reorder(TxnSource *src)
 
 /* ---- the source ---------------------------------------------------------- */
 
+/*
+ * HiddenMembers: the keys of every unit of which the caller read a row
+ * that it read none of (members it cannot see, and the groups), into
+ * src->hidden: what a group's figures need beyond the caller's rows.
+ */
+static void
+HiddenMembers(TxnSource *src)
+{
+	int			u,
+				k,
+				cap = 16;
+
+	src->hidden = palloc(sizeof(char *) * cap);
+	for (u = 0; u < inc_groups_count(src->membership); u++)
+	{
+		IncUnit		unit = inc_groups_unit(src->membership, u);
+		bool		any = false;
+
+		for (k = 0; k < unit.nkeys; k++)
+			any |= src->seen[src->unit_offsets[u] + k];
+		for (k = 0; any && k < unit.nkeys; k++)
+			if (!src->seen[src->unit_offsets[u] + k])
+			{
+				if (src->nhidden == cap)
+				{
+					cap *= 2;
+					src->hidden = repalloc(src->hidden, sizeof(char *) * cap);
+				}
+				src->hidden[src->nhidden++] = unit.keys[k];
+			}
+	}
+}
+
 /* txn_source_open: check the relation, read it into the store. */
 TxnSource *
 txn_source_open(Oid relid, const char *participant_key, const DateADT *through_date,
-				IncEngine *engine, MemoryContext engine_context, TxnPosition *position,
-				const TxnSourceOptions *asked)
+				IncEngine *engine, MemoryContext engine_context, const IncGroups *groups,
+				TxnPosition *position, const TxnSourceOptions *asked)
 {
 	TxnSource  *src;
 	TxnRelation rel;
@@ -680,6 +825,8 @@ txn_source_open(Oid relid, const char *participant_key, const DateADT *through_d
 	uint64		rows;
 	Size		limit = (Size) work_mem * 1024;
 	int			rc;
+	const char *const *members;
+	int			nmembers = 0;
 
 	txn_relation_check(relid, &rel);
 	src = palloc0(sizeof(TxnSource));
@@ -689,8 +836,42 @@ txn_source_open(Oid relid, const char *participant_key, const DateADT *through_d
 	src->engine_context = engine_context;
 	src->participant = participant_key;
 	src->participant_len = participant_key ? strlen(participant_key) : 0;
+	src->membership = groups;
+	src->participant_unit = -1;
+	if (groups)
+	{
+		int			u,
+					index;
+
+		int			nkeys = 0;
+
+		src->unit_keys = palloc(sizeof(char *) * (inc_groups_count(groups) + 1));
+		src->unit_key_lens = palloc(sizeof(uint32) * (inc_groups_count(groups) + 1));
+		src->unit_hashes = palloc(sizeof(uint32) * (inc_groups_count(groups) + 1));
+		src->unit_offsets = palloc(sizeof(int) * (inc_groups_count(groups) + 1));
+		for (u = 0; u < inc_groups_count(groups); u++)
+		{
+			IncUnit		unit = inc_groups_unit(groups, u);
+
+			src->unit_offsets[u] = nkeys;
+			nkeys += unit.nkeys;
+			src->unit_keys[u] = unit.keys[0];
+			src->unit_key_lens[u] = (uint32) strlen(unit.keys[0]);
+			src->unit_hashes[u] = txn_aggregation_hash(unit.keys[0], src->unit_key_lens[u]);
+		}
+		src->seen = palloc0(sizeof(bool) * (nkeys + 1));
+		if (participant_key)
+			src->participant_unit = inc_groups_find(groups, participant_key,
+													src->participant_len, &index);
+	}
 	src->position = position;
 	src->types = inc_strmap_create();
+	src->types_cap = 8;
+	src->type_names = palloc(sizeof(char *) * src->types_cap);
+	src->type_names[0] = "";
+	src->uom_names_cap = 16;
+	src->uom_names = palloc0(sizeof(char *) * src->uom_names_cap);
+	src->uom_names[0] = "";
 	src->row_context = AllocSetContextCreate(CurrentMemoryContext, "incentives read row",
 											 ALLOCSET_SMALL_SIZES);
 	if (asked)
@@ -703,10 +884,10 @@ txn_source_open(Oid relid, const char *participant_key, const DateADT *through_d
 	}
 	if (src->counting)
 	{
-		src->seen_context = AllocSetContextCreate(CurrentMemoryContext,
-												  "incentives participants read",
-												  ALLOCSET_DEFAULT_SIZES);
-		GrowSeen(src);
+		src->counted_context = AllocSetContextCreate(CurrentMemoryContext,
+													 "incentives participants read",
+													 ALLOCSET_DEFAULT_SIZES);
+		GrowCounted(src);
 	}
 	rows = rel.rows;
 	{
@@ -722,7 +903,8 @@ txn_source_open(Oid relid, const char *participant_key, const DateADT *through_d
 	}
 
 	plan = txn_relation_read(relid, src->relname, participant_key != NULL, through_date != NULL);
-	params = txn_relation_params(participant_key, through_date);
+	members = participant_key ? pg_groups_members(groups, participant_key, &nmembers) : NULL;
+	params = txn_relation_params(members, nmembers, through_date);
 	if (participant_key)
 		rows = 0;				/* a participant's share: unknown, small */
 	src->store = txn_store_create(limit, rows * RECORD_ESTIMATE);
@@ -745,11 +927,41 @@ txn_source_open(Oid relid, const char *participant_key, const DateADT *through_d
 	if (rc < 0)
 		elog(ERROR, "could not read %s: %s", src->relname, SPI_result_code_string(rc));
 
+	/* the members of a group the caller sees part of, that it cannot see */
+	if (groups && pg_rls_hides(relid))
+	{
+		src->hiding = true;
+		HiddenMembers(src);
+		if (src->nhidden > 0)
+		{
+			PgOwnerRead owner;
+
+			options.params = txn_relation_params(src->hidden, src->nhidden, through_date);
+			src->reading_hidden = true;
+			pg_owner_read_begin(relid, &owner);
+			rc = SPI_execute_plan_extended(txn_relation_read(relid, src->relname, true,
+															 through_date != NULL),
+										   &options);
+			pg_owner_read_end(&owner);
+			src->reading_hidden = false;
+			if (rc < 0)
+				elog(ERROR, "could not read %s: %s", src->relname, SPI_result_code_string(rc));
+		}
+	}
+
 	if (src->ids)
 		CheckIdentity(src);
 	if (src->ordered && !txn_store_one_batch(src->store))
 		Reorder(src);
 	return src;
+}
+
+/* txn_source_hidden_keys: the keys read as the owner (see txn_source.h). */
+const char *const *
+txn_source_hidden_keys(const TxnSource *src, int *n)
+{
+	*n = src->nhidden;
+	return src->hidden;
 }
 
 /* FindGroup: the slot of a participant: its group, or the empty slot for it. */
@@ -784,13 +996,48 @@ GrowGroups(TxnSource *src)
 	pfree(old);
 }
 
-/* KeyOf: the participant key of a record. */
+/* MemberOf: where a record's member place is (REC_MEMBER). */
 static inline const char *
-KeyOf(const TxnRec *r)
+MemberOf(const TxnRec *r)
 {
 	return (const char *) r + sizeof(TxnRec) +
 		((r->flags & REC_WIDE_QUANTITY) ? sizeof(inc_int128) : 0) +
 		((r->flags & REC_WIDE_AMOUNT) ? sizeof(inc_int128) : 0);
+}
+
+/* KeyOf: the participant key of a record. */
+static inline const char *
+KeyOf(const TxnRec *r)
+{
+	return MemberOf(r) + ((r->flags & REC_MEMBER) ? sizeof(RecMember) : 0);
+}
+
+/* RecordMember: a member record's unit and key index. */
+static inline RecMember
+RecordMember(const TxnRec *r)
+{
+	RecMember	m;
+
+	memcpy(&m, MemberOf(r), sizeof(RecMember));
+	return m;
+}
+
+/*
+ * UnitKeyOf: the key a record is grouped under, *len its length: its
+ * unit's first key for a member, else its participant's.
+ */
+static inline const char *
+UnitKeyOf(const TxnSource *src, const TxnRec *r, uint32 *len, int32 *unit)
+{
+	if (r->flags & REC_MEMBER)
+	{
+		*unit = RecordMember(r).unit;
+		*len = src->unit_key_lens[*unit];
+		return src->unit_keys[*unit];
+	}
+	*unit = -1;
+	*len = r->plen;
+	return KeyOf(r);
 }
 
 /* CompareKeys: two keys in the order of collation (0: bytewise). */
@@ -888,21 +1135,24 @@ GroupsFor(TxnSource *src)
 	txn_store_iter_init(src->store, &it);
 	while ((r = txn_store_iter_next(&it, &hash)) != NULL)
 	{
-		const char *key = KeyOf(r);
-		Participant *g = FindGroup(src->groups, src->groups_mask, hash, key, r->plen);
+		uint32		len;
+		int32		unit;
+		const char *key = UnitKeyOf(src, r, &len, &unit);
+		Participant *g = FindGroup(src->groups, src->groups_mask, hash, key, len);
 
 		if (g->key == NULL)
 		{
 			if ((ngroups + 1) * 2 > src->groups_mask + 1)
 			{
 				GrowGroups(src);
-				g = FindGroup(src->groups, src->groups_mask, hash, key, r->plen);
+				g = FindGroup(src->groups, src->groups_mask, hash, key, len);
 				grew = true;
 			}
 			ngroups++;
 			g->key = key;
 			g->hash = hash;
-			g->plen = r->plen;
+			g->plen = len;
+			g->unit = unit;
 		}
 		g->n++;
 		src->slot_of[k] = grew ? hash : (uint32) (g - src->groups);
@@ -924,13 +1174,17 @@ GroupsFor(TxnSource *src)
 		}
 	for (i = 0; rehash && i < k; i++)
 	{
-		uint32		h;
+		uint32		h,
+					len;
+		int32		unit;
+		const char *key;
 
 		r = src->order[i];
-		h = i < rehash_from ? hash_bytes((const unsigned char *) KeyOf(r), (int) r->plen)
+		key = UnitKeyOf(src, r, &len, &unit);
+		h = i < rehash_from ? txn_aggregation_hash(key, len)
 			: src->slot_of[i];
 		src->slot_of[i] = (uint32) (FindGroup(src->groups, src->groups_mask, h,
-											  KeyOf(r), r->plen) - src->groups);
+											  key, len) - src->groups);
 	}
 	src->last_ngroups = ngroups;
 	/* place: the records of slot g at order[first ..] (order is read first) */
@@ -973,8 +1227,9 @@ ExpandRecord(const TxnSource *src, const TxnRec *r, IncTxn *t)
 {
 	const char *p = (const char *) r + sizeof(TxnRec);
 
-	t->transaction_type = src->type_names[r->type_id - 1];
+	t->transaction_type = src->type_names[r->type_id];
 	t->transaction_date = r->date;
+	t->nulls = r->flags >> REC_NULLS_SHIFT;
 	t->sku_id = r->sku_id;
 	t->sku_key = src->sku_names[r->sku_id];
 	t->uom_id = r->uom_id;
@@ -983,14 +1238,80 @@ ExpandRecord(const TxnSource *src, const TxnRec *r, IncTxn *t)
 	t->quantity.coef = RecordCoef(&p, r->flags & REC_WIDE_QUANTITY, r->quantity);
 	t->amount.scale = r->ascale;
 	t->amount.coef = RecordCoef(&p, r->flags & REC_WIDE_AMOUNT, r->amount);
+	t->participant = 0;
+	t->aggregation = 0;
+	if (r->flags & REC_MEMBER)
+	{
+		RecMember	m;
+
+		memcpy(&m, p, sizeof(RecMember));
+		p += sizeof(RecMember);
+		t->participant = m.index;
+		t->aggregation = inc_groups_aggregation(src->membership, m.unit, m.index, r->date,
+												!(t->nulls & INC_TXN_NULL_DATE));
+	}
 	p = (const char *) TYPEALIGN(4, p + r->plen + 1);
 	t->transaction_id = p + VARHDRSZ;
 }
 
-/* txn_source_next: the next participant and its transactions. */
+/* TextDatum: a text datum of len bytes at s, in context. */
+static Datum
+TextDatum(MemoryContext context, const char *s, size_t len)
+{
+	Datum		d = PointerGetDatum(MemoryContextAlloc(context, VARHDRSZ + len));
+
+	SET_VARSIZE(DatumGetPointer(d), VARHDRSZ + len);
+	memcpy(VARDATA(DatumGetPointer(d)), s, len);
+	return d;
+}
+
+/*
+ * UnitOf: the unit of a group of the batch, in context: a participant in
+ * no group alone, else the keys of its participant groups' unit, each
+ * flagged INC_KEY_VISIBLE, and INC_KEY_REPORT for the participant read
+ * alone (a one-participant call) or else for every participant with
+ * transactions.
+ */
+static void
+UnitOf(const TxnSource *src, const Participant *g, MemoryContext context, TxnUnit *out)
+{
+	uint8	   *flags;
+	int			k;
+
+	if (g->unit < 0)
+	{
+		const char **keys = MemoryContextAlloc(context, sizeof(char *));
+
+		flags = MemoryContextAlloc(context, 1);
+		keys[0] = g->key;
+		flags[0] = INC_KEY_REPORT | INC_KEY_VISIBLE;
+		out->unit.nkeys = 1;
+		out->unit.keys = keys;
+		out->unit.flags = flags;
+		out->key_datums = MemoryContextAlloc(context, sizeof(Datum));
+		out->key_datums[0] = TextDatum(context, g->key, g->plen);
+		return;
+	}
+	out->unit = inc_groups_unit(src->membership, g->unit);
+	flags = MemoryContextAlloc(context, out->unit.nkeys);
+	out->key_datums = MemoryContextAlloc(context, sizeof(Datum) * out->unit.nkeys);
+	for (k = 0; k < out->unit.nkeys; k++)
+	{
+		/* under row-level security, only what the caller read a row of */
+		bool		seen = !src->hiding || src->seen[src->unit_offsets[g->unit] + k];
+
+		flags[k] = out->unit.flags[k] | (seen ? INC_KEY_VISIBLE : 0);
+		if (src->participant ? strcmp(out->unit.keys[k], src->participant) == 0 && seen :
+			src->hiding && seen)
+			flags[k] |= INC_KEY_REPORT;
+		out->key_datums[k] = TextDatum(context, out->unit.keys[k], strlen(out->unit.keys[k]));
+	}
+	out->unit.flags = flags;
+}
+
+/* txn_source_next: the next unit and its transactions. */
 bool
-txn_source_next(TxnSource *src, MemoryContext context, const char **participant_key,
-				Datum *key_datum, IncTxn **txns, int *ntxns)
+txn_source_next(TxnSource *src, MemoryContext context, TxnUnit *unit)
 {
 	for (;;)
 	{
@@ -1008,19 +1329,19 @@ txn_source_next(TxnSource *src, MemoryContext context, const char **participant_
 				src->next_group++;
 				if (g->key == NULL)
 					continue;
+				UnitOf(src, g, context, unit);
 				out = MemoryContextAllocHuge(context, sizeof(IncTxn) * g->n);
 				for (i = 0; i < g->n; i++)
 				{
 					if (i + 4 < g->n)
 						__builtin_prefetch(recs[i + 4]);
 					ExpandRecord(src, recs[i], &out[i]);
+					/* everyone's call: each participant with transactions */
+					if (g->unit >= 0 && src->participant == NULL && !src->hiding)
+						((uint8 *) unit->unit.flags)[out[i].participant] |= INC_KEY_REPORT;
 				}
-				*participant_key = g->key;
-				*key_datum = PointerGetDatum(MemoryContextAlloc(context, VARHDRSZ + g->plen));
-				SET_VARSIZE(DatumGetPointer(*key_datum), VARHDRSZ + g->plen);
-				memcpy(VARDATA(DatumGetPointer(*key_datum)), g->key, g->plen);
-				*txns = out;
-				*ntxns = g->n;
+				unit->txns = out;
+				unit->ntxns = (int) g->n;
 				return true;
 			}
 		}
@@ -1042,15 +1363,15 @@ txn_source_id_datum(const IncTxn *txn)
 uint64
 txn_source_participants(const TxnSource *src)
 {
-	return src->nseen;
+	return src->nparticipants;
 }
 
 /* txn_source_close: release the store and its files. */
 void
 txn_source_close(TxnSource *src)
 {
-	if (src->seen_context)
-		MemoryContextDelete(src->seen_context);
+	if (src->counted_context)
+		MemoryContextDelete(src->counted_context);
 	if (src->sorted)
 		pfree(src->sorted);
 	if (src->ids)

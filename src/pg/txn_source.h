@@ -22,7 +22,8 @@
 #include "common/hashfn.h"
 #include "utils/date.h"
 
-#include "core/engine.h"
+#include "core/engine/engine.h"
+#include "core/engine/groups.h"
 
 typedef struct TxnSource TxnSource;
 
@@ -44,15 +45,17 @@ typedef struct TxnPosition
  * What a refresh asks of a read beyond incentive_calculate's (NULL
  * options: none of it).
  *
- * share, nshares: read only the transactions whose aggregation key falls
- * in share (0 .. nshares - 1) of txn_share_of; nshares 0 or 1 reads all.
+ * share, nshares: read only the transactions whose unit's hash (below)
+ * falls in share (0 .. nshares - 1) of txn_share_of; nshares 0 or 1 reads
+ * all.
  * count_participants: count the distinct participants read (of the share),
  * those whose every transaction has a SKU no offer mentions included
  * (txn_source_participants).  ordered: hand every participant out in the
  * order of its key in collation (the store partitioned by ranges of keys
  * when it does not fit one batch; a refresh writes its rows in the order
  * of the partition's primary key, so that the index build finds them
- * sorted).
+ * sorted); a unit of the participant groups comes out whole where its
+ * first key is.
  */
 typedef struct TxnSourceOptions
 {
@@ -64,9 +67,11 @@ typedef struct TxnSourceOptions
 } TxnSourceOptions;
 
 /*
- * txn_aggregation_hash: the hash of an aggregation key: the key whose
- * transactions are calculated together, today the participant_key.  The
- * store partitions by it and txn_share_of shares by it, so that a key's
+ * txn_aggregation_hash: the hash of the key of a calculation unit: the
+ * participant_key of a participant in no group, the first key of its unit
+ * for a member of the participant groups (groups.h: a group, its members
+ * and the groups a mover joins are calculated together).  The store
+ * partitions by it and txn_share_of shares by it, so that a unit's
  * transactions are always read, grouped and calculated by one process.
  */
 static inline uint32
@@ -76,8 +81,8 @@ txn_aggregation_hash(const char *key, size_t len)
 }
 
 /*
- * txn_share_of: which of nshares processes calculates the aggregation key
- * whose hash is given (0 .. nshares - 1): the one place a refresh with
+ * txn_share_of: which of nshares processes calculates the unit whose hash
+ * (txn_aggregation_hash) is given (0 .. nshares - 1): the one place a refresh with
  * jobs divides the work (docs/lifecycle.md, jobs).  The hash is mixed
  * first: the store uses its bits as they are.
  */
@@ -90,29 +95,59 @@ txn_share_of(uint32 aggregation_hash, int nshares)
 /*
  * txn_source_open: check relid's columns (an error names a missing or
  * mistyped one), then read it -- only participant_key's transactions when
- * that is not NULL, only those dated on or before *through_date when that
+ * that is not NULL (and those of every other key of its unit when groups,
+ * the participant groups, has it), only those dated on or before *through_date when that
  * is not NULL (docs/lifecycle.md, Through-date) -- into the store.  Rows
  * whose SKU no offer of engine mentions are skipped; the rest are checked
- * (no NULLs) and their units interned into engine (allocated in
+ * (no NULL transaction_id, participant_key or sku_key; NULLs elsewhere are
+ * flagged in the record, IncTxn.nulls) and their units interned into engine (allocated in
  * engine_context, where the engine lives).  A read error about a row sets
  * *position first.  The source lives in the current memory context.
  */
 extern TxnSource *txn_source_open(Oid relid, const char *participant_key,
 								  const DateADT *through_date, IncEngine *engine,
-								  MemoryContext engine_context, TxnPosition *position,
-								  const TxnSourceOptions *options);
+								  MemoryContext engine_context, const IncGroups *groups,
+								  TxnPosition *position, const TxnSourceOptions *options);
 
-/* txn_source_participants: the participants counted (count_participants). */
+/*
+ * txn_source_participants: the participants counted (count_participants;
+ * not those read only as the relation's owner, txn_source_hidden_keys).
+ */
 extern uint64 txn_source_participants(const TxnSource *src);
 
 /*
- * txn_source_next: the next participant's key and transactions (in no
- * particular order), in memory of context, which the caller resets
- * between participants; false after the last.  The key's text datum is
- * set too (for the rows' participant_key column).
+ * txn_source_hidden_keys: under row-level security, the keys of the units
+ * the caller read rows of that it read none of (members it may not see,
+ * and the groups); their transactions were read as the relation's owner
+ * (docs/security.md, Participant groups), for their groups' figures only.
+ * Sets *n (0: none).
  */
-extern bool txn_source_next(TxnSource *src, MemoryContext context, const char **participant_key,
-							Datum *key_datum, IncTxn **txns, int *ntxns);
+extern const char *const *txn_source_hidden_keys(const TxnSource *src, int *n);
+
+/*
+ * A calculation unit as the source hands it out (calc_io.h, IncUnit): a
+ * participant in no group alone, or every key of a unit of the
+ * participant groups with all its transactions.
+ */
+typedef struct TxnUnit
+{
+	IncUnit		unit;			/* keys and flags (INC_KEY_REPORT: the
+								 * participant read alone, or every
+								 * participant with transactions; under
+								 * row-level security only those the caller
+								 * read rows of, which alone are
+								 * INC_KEY_VISIBLE) */
+	Datum	   *key_datums;		/* per key, its text datum */
+	IncTxn	   *txns;			/* naming their participant and aggregation key */
+	int			ntxns;
+} TxnUnit;
+
+/*
+ * txn_source_next: the next unit and its transactions (in no particular
+ * order), in memory of context, which the caller resets between units;
+ * false after the last.
+ */
+extern bool txn_source_next(TxnSource *src, MemoryContext context, TxnUnit *unit);
 
 /*
  * txn_source_id_datum: the transaction_id text datum of a transaction

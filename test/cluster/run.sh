@@ -12,17 +12,22 @@
 # then
 #   1. stages every fixture of test/fixtures (offers.json, transactions.csv,
 #      skus.csv, uom_conversions.csv, participant_properties.csv,
-#      enrollments.csv; keys prefixed with the fixture name, so the cases do
-#      not collide) and a
+#      enrollments.csv, participant_groups.csv; keys prefixed with the
+#      fixture name, so the cases do not collide) and a
 #      generated data set of GEN_TRANSACTIONS (100,000) transactions over the
 #      fixtures' offers, SKUs and units;
 #   2. loads it into `single` directly (INSERT, \copy) and into the shards
 #      THROUGH the coordinator's functions (put_offer, put_sku,
-#      put_uom_conversion, put_participant_property, put_transaction,
-#      load_transactions, put_enrollment) as the non-superuser incentives_app;
+#      put_uom_conversion, put_participant_property, put_participant_group,
+#      put_transaction, load_transactions, put_enrollment) as the
+#      non-superuser incentives_app; then generated participants join groups
+#      whose members live on other shards, and one leaves
+#      (put_participant_group, delete_participant_group: their transactions
+#      move to their group's partition);
 #   3. checks placement (incentives.cluster_check(): reference data identical
 #      everywhere, every transaction and enrollment on partition
-#      hashtext(participant_key) & (partitions - 1)) and compares the sharded results with the single
+#      hashtext(placement key) & (partitions - 1): its participant's own key,
+#      or its group's calculation unit's first key) and compares the sharded results with the single
 #      node's row for row, every column as text (count, md5 of the ordered
 #      rows, EXCEPT ALL both ways): all participants, call-level properties,
 #      one participant at a time, offer_keys, a view as `transactions`,
@@ -202,10 +207,13 @@ GRANT USAGE ON SCHEMA incentives, incentives_cluster TO incentives_app;
 GRANT USAGE ON FOREIGN SERVER incentives_cluster TO incentives_app;
 CREATE USER MAPPING FOR incentives_app SERVER incentives_cluster OPTIONS (user 'incentives_app');
 CREATE USER MAPPING FOR postgres SERVER incentives_cluster OPTIONS (user 'postgres');
+-- where the members of groups live (docs/scaling.md, Participant groups):
+-- read by every routed call, written by put_participant_group
+GRANT SELECT, INSERT, DELETE ON incentives_cluster.placements TO incentives_app;
 EOF
 }
 
-# The 17 columns of an earning row as text.
+# The 18 columns of an earning row as text.
 EARNING_TEXT="participant_key, offer_key, offer_calculator, sku_key, incentive_rate_key,
   incentive_rate_measure, incentive_rate_value::text AS incentive_rate_value,
   offer_sku_pay_rate::text AS offer_sku_pay_rate, transaction_id,
@@ -213,7 +221,7 @@ EARNING_TEXT="participant_key, offer_key, offer_calculator, sku_key, incentive_r
   provided_amount::text AS provided_amount, incentivized_quantity::text AS incentivized_quantity,
   incentivized_amount::text AS incentivized_amount, incentive_amount::text AS incentive_amount,
   incentive_contribution_percent::text AS incentive_contribution_percent,
-  incentive_effective_rate::text AS incentive_effective_rate"
+  incentive_effective_rate::text AS incentive_effective_rate, group_key"
 
 # The comparison helpers, on the coordinator.
 COMPARE_SQL=$(cat <<'EOF'
@@ -261,6 +269,7 @@ CREATE TABLE stage.skus (sku_key text, uom_key text, label text);
 CREATE TABLE stage.uom_conversions (from_uom_key text, to_uom_key text, factor numeric);
 CREATE TABLE stage.participant_properties (participant_key text, property_key text, value numeric);
 CREATE TABLE stage.enrollments (participant_key text, offer_key text, start_date date, end_date date);
+CREATE TABLE stage.participant_groups (participant_key text, group_key text, start_date date, end_date date);
 
 -- stage.rnd: a uniform float in [0, 1) from (stream, i), the same on every run.
 CREATE FUNCTION stage.rnd(stream int, i bigint) RETURNS float8
@@ -315,6 +324,7 @@ stage_fixtures() {
         echo "CREATE TEMP TABLE raw_tx (LIKE stage.transactions);"
         echo "CREATE TEMP TABLE raw_props (LIKE stage.participant_properties);"
         echo "CREATE TEMP TABLE raw_enrollments (LIKE stage.enrollments);"
+        echo "CREATE TEMP TABLE raw_groups (LIKE stage.participant_groups);"
         for dir in "$REPO"/test/fixtures/*/; do
             fx=$(basename "$dir")
             echo "\\set fx '$fx'"
@@ -340,6 +350,11 @@ stage_fixtures() {
                 echo "INSERT INTO stage.enrollments SELECT :'fx' || '/' || participant_key, offer_key, start_date, end_date FROM raw_enrollments;"
                 echo "TRUNCATE raw_enrollments;"
             fi
+            if [ -f "$dir/participant_groups.csv" ]; then
+                echo "\\copy raw_groups FROM '$dir/participant_groups.csv' WITH (FORMAT csv, HEADER true)"
+                echo "INSERT INTO stage.participant_groups SELECT :'fx' || '/' || participant_key, :'fx' || '/' || group_key, start_date, end_date FROM raw_groups;"
+                echo "TRUNCATE raw_groups;"
+            fi
         done
     } >"$script"
     sql "$name" "$db" -f "$script"
@@ -348,13 +363,13 @@ stage_fixtures() {
 # stage_export NAME DB: stage.* to CSV files in $WORK/stage_*.csv
 stage_export() {
     local name=$1 db=$2 t
-    for t in offers transactions skus uom_conversions participant_properties enrollments; do
+    for t in offers transactions skus uom_conversions participant_properties enrollments participant_groups; do
         sql "$name" "$db" -c "\\copy stage.$t TO '$WORK/stage_$t.csv' WITH (FORMAT csv)"
     done
 }
 stage_import() {
     local name=$1 db=$2 t
-    for t in offers transactions skus uom_conversions participant_properties enrollments; do
+    for t in offers transactions skus uom_conversions participant_properties enrollments participant_groups; do
         sql "$name" "$db" -c "\\copy stage.$t FROM '$WORK/stage_$t.csv' WITH (FORMAT csv)"
     done
 }
@@ -368,6 +383,7 @@ INSERT INTO incentives.uom_conversions SELECT * FROM stage.uom_conversions ON CO
 INSERT INTO incentives.participant_properties SELECT * FROM stage.participant_properties;
 INSERT INTO incentives.transactions SELECT * FROM stage.transactions;
 INSERT INTO incentives.enrollments SELECT * FROM stage.enrollments;
+INSERT INTO incentives.participant_groups SELECT * FROM stage.participant_groups;
 ANALYZE;
 EOF
 }
@@ -437,6 +453,11 @@ SELECT count(*) AS uom_conversions,
 SELECT count(*) AS participant_properties,
        count(*) FILTER (WHERE incentives.put_participant_property(participant_key, property_key, value)) AS new
   FROM stage.participant_properties;
+-- the fixtures' memberships before their transactions: placed by group
+-- from the start
+SELECT count(*) AS participant_groups,
+       count(*) FILTER (WHERE incentives.put_participant_group(participant_key, group_key, start_date, end_date)) AS new
+  FROM stage.participant_groups;
 -- fixture transactions one at a time, generated ones in batches of 5,000
 SELECT count(*) AS put_transaction,
        count(*) FILTER (WHERE incentives.put_transaction(transaction_id, participant_key, transaction_type,
@@ -452,6 +473,30 @@ SELECT count(*) AS enrollments,
   FROM stage.enrollments;
 EOF
     echo "   loaded in $(elapsed "$t")"
+
+    # Members that join groups whose other members live on other shards,
+    # after their transactions are there: gen_00001 .. _00010 form
+    # gen_chain_a; gen_00011 is in gen_chain_a until March and then in
+    # gen_chain_b with gen_00012 .. _00015 (one unit through it); then
+    # gen_00015 leaves.  Each change moves whoever's placement changed.
+    log "participant groups: members join groups on other shards (their transactions move)"
+    local joins="SELECT format('gen_%s', lpad(i::text, 5, '0')) AS participant_key, 'gen_chain_a' AS group_key,
+                        date '2025-01-01' AS start_date, NULL::date AS end_date FROM generate_series(1, 10) AS i
+                 UNION ALL SELECT 'gen_00011', 'gen_chain_a', date '2025-01-01', date '2026-03-31'
+                 UNION ALL SELECT 'gen_00011', 'gen_chain_b', date '2026-04-01', NULL
+                 UNION ALL SELECT format('gen_%s', lpad(i::text, 5, '0')), 'gen_chain_b', date '2025-06-01', NULL
+                             FROM generate_series(12, 15) AS i"
+    sql single single -c "INSERT INTO incentives.participant_groups $joins" \
+        -c "DELETE FROM incentives.participant_groups WHERE participant_key = 'gen_00015'"
+    sql_as incentives_app coord coordinator <<EOF
+\pset footer off
+SELECT count(*) AS memberships,
+       count(*) FILTER (WHERE incentives.put_participant_group(j.participant_key, j.group_key, j.start_date, j.end_date)) AS new
+  FROM ($joins) AS j;
+SELECT incentives.delete_participant_group('gen_00015', '2025-06-01') AS left_its_group;
+SELECT count(DISTINCT incentives.partition_of(p.participant_key)) AS partitions_of_gen_chain_a_and_b
+  FROM incentives_cluster.placements AS p WHERE p.participant_key LIKE 'gen\_%';
+EOF
 
     log "placement: incentives.cluster_check()"
     sql coord coordinator <<EOF
@@ -508,7 +553,7 @@ EOF
                           offer_keys => ARRAY['offer_a', 'basf.2026.retailer.triple_stack', 'bayer.2026.retailer.fixed_bonus'])"
     capture view "SELECT $EARNING_TEXT FROM incentives.incentive_calculate(transactions => 'public.purchases')"
     capture each "SELECT $EARNING_TEXT FROM ($sample) s, LATERAL incentives.incentive_calculate(participant_key => s.p)"
-    capture diagnostics "SELECT participant_key, offer_key, strategy_key, diagnostics::text FROM incentives.incentive_diagnostics()"
+    capture diagnostics "SELECT participant_key, offer_key, strategy_key, diagnostics::text, group_key FROM incentives.incentive_diagnostics()"
     if [ "$SURFACE" = 1 ]; then
         capture tier_progress "SELECT t::text FROM incentives.tier_progress() t"
         capture tier_progress_each "SELECT t::text FROM ($sample) s,
@@ -540,13 +585,15 @@ EOF
             incentive_rate_measure, incentive_rate_value::text, offer_sku_pay_rate::text, transaction_id,
             provided_quantity::text, provided_uom_key, provided_amount::text, incentivized_quantity::text,
             incentivized_amount::text, incentive_amount::text, incentive_contribution_percent::text,
-            incentive_effective_rate::text, transaction_date::text"
+            incentive_effective_rate::text, transaction_date::text, group_key"
         sql single single -c "SET client_min_messages = warning" -c "CALL incentives.refresh_earnings()"
         sql single single -c "\\copy (SELECT $earnings_cols FROM incentives.earnings) TO '$WORK/single_earnings.csv' WITH (FORMAT csv)"
         sql_as incentives_app coord coordinator -c "CALL incentives.refresh_earnings()" 2>&1 | grep -v 'of .* participants' | sed 's/^/   /'
         sql_as incentives_app coord coordinator -c "CALL incentives.refresh_earnings(participant_key => 'gen_00010')" 2>&1 | sed 's/^/   /'
         sql coord coordinator -c "CREATE TABLE cmp.sharded_earnings AS SELECT * FROM cmp.single_all LIMIT 0;
+                                  ALTER TABLE cmp.sharded_earnings DROP COLUMN group_key;
                                   ALTER TABLE cmp.sharded_earnings ADD COLUMN transaction_date text;
+                                  ALTER TABLE cmp.sharded_earnings ADD COLUMN group_key text;
                                   CREATE TABLE cmp.single_earnings (LIKE cmp.sharded_earnings);" \
             -c "\\copy cmp.single_earnings FROM '$WORK/single_earnings.csv' WITH (FORMAT csv)"
         for name in "${names[@]}"; do

@@ -24,9 +24,9 @@
  * Participants run A, B, then A again, on an engine with diagnostics on
  * for half of the inputs; A also runs on a plain engine.
  *
- * Outcomes: inc_fail with INC_ERR_NO_CONVERSION (its message names the
- * transaction, and the engine's position names the same one),
- * INC_ERR_PROPERTY_NOT_NUMBER (names the participant) or INC_ERR_RANGE
+ * Outcomes: inc_fail with INC_ERR_NO_CONVERSION or INC_ERR_NULL (its
+ * message names the transaction, and the engine's position names the same
+ * one), INC_ERR_PROPERTY_NOT_NUMBER (names the participant) or INC_ERR_RANGE
  * (overflow) is expected and ends the input, as an error ends the query;
  * INC_ERR_INTERNAL and INC_ERR_INVALID abort, and so does INC_ERR_RANGE
  * when every number involved is small (fuzz_small_dec).  Checked on every
@@ -39,7 +39,8 @@
  *   - the effective rate is NULL exactly when incentivized_amount is 0.00,
  *     else round(incentive_amount / incentivized_amount, 4);
  *   - the contribution is 1.000000 outside stacked offers, in [0, 1] in
- *     them; measures fit the calculator; row pointers are ours;
+ *     them; measures fit the calculator; row pointers are ours; no row
+ *     comes from a transaction with a NULL column;
  *   - every row's rate is one the offer's rates listing (inc_offer_rates)
  *     shows, with that SKU (but for stepped tiers) and rate value;
  *   - (transaction_id, offer_key, incentive_rate_key) is unique;
@@ -65,7 +66,20 @@
  *     limited offer pays what its twin pays, nothing (below its minimum),
  *     or -- capped -- its maximum exactly, over the twin's rows with the
  *     same nominal pay rates; with diagnostics, "rules" agrees with the
- *     rows (qualified, the limit applied, the amount paid).
+ *     rows (qualified, the limit applied, the amount paid);
+ *   - participant groups (docs/reference.md, Participant groups): A and
+ *     B members of one group, B joining it mid-season, with every offer
+ *     aggregated by group (but those requiring enrollment or with
+ *     requirements of scope member): the unit's rows equal a reference
+ *     that calculates the same offers by participant for one participant
+ *     per aggregation key owning all the transactions that carry it (or
+ *     both fail), rows keeping their own participant and the group's
+ *     group_key; and a call that wants A only gives A's rows of the unit;
+ *   - no data error from an offer that pays nothing because of a
+ *     requirement: participant A calculated again without the offers
+ *     whose requirement is certainly unmet for it (fuzz_certainly_unmet)
+ *     gives the same rows, or fails with the very same data error (only a
+ *     range error, outside the small world, may be the removed offers').
  *
  * With FUZZ_CALC_STATS set in the environment the harness prints, at exit,
  * how the inputs ended.  Build and run: `make fuzz` (mk/checks.mk);
@@ -78,7 +92,7 @@
 
 #include <json-c/json.h>
 
-#include "core/rational.h"
+#include "core/numbers/rational.h"
 #include "fuzz_checks.h"
 #include "fuzz_common.h"
 #include "fuzz_rules.h"
@@ -107,6 +121,9 @@ static struct
 	unsigned long range;		/* expected INC_ERR_RANGE */
 	unsigned long small;		/* inputs in the small world */
 	unsigned long compared;		/* fast and exact paths compared */
+	unsigned long gated;		/* runs without the offers that pay nothing */
+	unsigned long gated_failed; /* ... of a participant that failed with them */
+	unsigned long grouped;		/* units compared with their reference */
 }			stats;
 
 static void
@@ -115,9 +132,12 @@ PrintStats(void)
 	fprintf(stderr, "fuzz_calc stats: %lu inputs, %lu on built-in offers, "
 			"%lu participants calculated, %lu rows, %lu offers diagnosed, "
 			"%lu invalid-input errors, %lu range errors, %lu inputs with small "
-			"numbers only, %lu fast/exact comparisons\n", stats.inputs, stats.no_offer,
-			stats.completed, stats.rows, stats.diagnosed, stats.invalid, stats.range,
-			stats.small, stats.compared);
+			"numbers only, %lu fast/exact comparisons, %lu runs without the offers "
+			"certainly failing a requirement (%lu of a failed participant), %lu group "
+			"units compared with their reference\n",
+			stats.inputs, stats.no_offer, stats.completed, stats.rows, stats.diagnosed,
+			stats.invalid, stats.range, stats.small, stats.compared, stats.gated,
+			stats.gated_failed, stats.grouped);
 	fuzz_rules_stats(stderr);
 }
 
@@ -128,6 +148,8 @@ static bool parsing;			/* no inc_fail may happen while parsing */
 static bool small_world;		/* see fuzz_small_dec: no overflow is possible */
 static const IncEngine *calculating;	/* the engine inside inc_engine_calculate */
 static const char *calculating_participant;
+static IncErrKind last_fail_kind;	/* of the last expected failure */
+static char last_fail_message[2048];
 
 /*
  * CheckPosition: the engine's position while it fails: the participant
@@ -147,16 +169,25 @@ CheckPosition(const IncFailure *f)
 		fuzz_bug("no engine position during a calculation", f->message);
 	if (strcmp(participant, calculating_participant) != 0)
 		fuzz_bug("engine position names another participant", participant);
-	if (f->kind == INC_ERR_NO_CONVERSION)
+	if (f->kind == INC_ERR_NO_CONVERSION || f->kind == INC_ERR_NULL)
+	{
+		const char *prefix = f->kind == INC_ERR_NULL ? "of transaction \"" : "for transaction \"";
+		char		want[256];
+
+		named = strstr(f->message, prefix);
+		if (named == NULL || transaction_id == NULL)
+			fuzz_bug("data error without its transaction", f->message);
+		snprintf(want, sizeof(want), "%s%s\"", prefix, transaction_id);
+		if (strncmp(named, want, strlen(want)) != 0)
+			fuzz_bug("engine position names another transaction", f->message);
+	}
+	if (f->kind == INC_ERR_NULL)
 	{
 		char		want[256];
 
-		named = strstr(f->message, "for transaction \"");
-		if (named == NULL || transaction_id == NULL)
-			fuzz_bug("missing conversion without its transaction", f->message);
-		snprintf(want, sizeof(want), "for transaction \"%s\"", transaction_id);
-		if (strncmp(named, want, strlen(want)) != 0)
-			fuzz_bug("engine position names another transaction", f->message);
+		snprintf(want, sizeof(want), "of participant \"%s\" is NULL", calculating_participant);
+		if (strstr(f->message, want) == NULL || f->subject == NULL)
+			fuzz_bug("NULL error without its participant or column", f->message);
 	}
 }
 
@@ -172,7 +203,10 @@ FailHook(const IncFailure *f)
 		abort();
 	}
 	CheckPosition(f);
-	if (f->kind == INC_ERR_NO_CONVERSION || f->kind == INC_ERR_PROPERTY_NOT_NUMBER)
+	last_fail_kind = f->kind;
+	snprintf(last_fail_message, sizeof(last_fail_message), "%s", f->message);
+	if (f->kind == INC_ERR_NO_CONVERSION || f->kind == INC_ERR_PROPERTY_NOT_NUMBER ||
+		f->kind == INC_ERR_NULL)
 	{
 		/* the error names the transaction or the participant */
 		if (strstr(f->message, "for transaction \"") == NULL &&
@@ -304,6 +338,7 @@ Emit(void *ctx, const IncRow *row)
 		ours |= o == r->out.offers[i];
 	EXPECT(ours);
 	EXPECT(row->txn >= r->txns && row->txn < r->txns + r->ntxns);
+	EXPECT(row->txn->nulls == 0);
 	EXPECT(row->rate_key != NULL && row->rate_key[0] != '\0');
 	snprintf(desc, sizeof(desc), "offer %s txn %s rate_key %s: %s %s %s %s %s %s %s %s",
 			 o->offer_key, row->txn->transaction_id, row->rate_key,
@@ -406,10 +441,13 @@ CheckRun(Run *r)
 /* ---- diagnostics --------------------------------------------------------- */
 
 static void
-Diagnose(void *ctx, const IncOffer *offer, const char *json)
+Diagnose(void *ctx, const IncOffer *offer, const char *participant_key,
+		 const char *group_key, const char *json)
 {
 	Run		   *r = ctx;
 
+	(void) participant_key;
+	(void) group_key;
 	/* every offer once, in offer order */
 	EXPECT(r->out.ndiagnosed < r->out.noffers && offer == r->out.offers[r->out.ndiagnosed]);
 	EXPECT(json != NULL);
@@ -556,10 +594,310 @@ ShuffledResolved(IncEngine *e, FuzzDriver *d, const IncTxn *txns, int n)
 		t->sku_id = inc_engine_sku_id(e, t->sku_key, strlen(t->sku_key));
 		if (t->sku_id)
 			t->sku_key = inc_engine_sku_key(e, t->sku_id);
+		if (t->nulls & INC_TXN_NULL_UOM)
+			continue;			/* the glue leaves a NULL unit at id 0, "" */
 		t->uom_id = inc_engine_uom_id(e, t->uom_key, strlen(t->uom_key));
 		t->uom_key = inc_engine_uom_key(e, t->uom_id);
 	}
 	return copy;
+}
+
+/*
+ * CheckGated: participant A again, without the offers whose requirement is
+ * certainly unmet for it: they pay nothing, so they raise no data error
+ * either (docs/reference.md, Program rules).  A's rows are the same; a
+ * failure is the very same data error (a range error, outside the small
+ * world, may be theirs: their diagnostics still price the strategy).
+ */
+static void
+CheckGated(const World *w, bool diagnostics, const IncTxn *txns, int ntxns, PropTable *props,
+		   bool a_ok, uint64_t hash_a, IncErrKind a_kind, const char *a_message)
+{
+	World	   *rest = inc_alloc(sizeof(World));
+	uint64_t	hash = 0;
+	bool		ok;
+	int			k;
+
+	*rest = *w;
+	rest->noffers = 0;
+	for (k = 0; k < w->noffers; k++)
+		if (w->offers[k]->rules.nrequirements == 0 ||
+			!fuzz_certainly_unmet(w->offers[k], txns, ntxns, Participants[0], &w->windows,
+								  w->sku_uom, Property, props))
+			rest->offers[rest->noffers++] = w->offers[k];
+	if (rest->noffers == w->noffers)
+		return;
+	stats.gated++;
+	if (!a_ok)
+		stats.gated_failed++;
+	ok = RunParticipant(NewEngine(rest, diagnostics), diagnostics, rest, 0, txns, ntxns, props,
+						&hash);
+	if (a_ok)
+	{
+		if (!ok)
+			fuzz_bug("participant A failed without offers that pay it nothing", last_fail_message);
+		if (hash != hash_a)
+			fuzz_bug("offers that pay nothing because of a requirement changed the rows", NULL);
+		return;
+	}
+	if (a_kind == INC_ERR_RANGE)
+		return;
+	if (ok)
+		fuzz_bug("a data error from an offer that pays nothing because of a requirement",
+				 a_message);
+	if (last_fail_kind != a_kind || strcmp(last_fail_message, a_message) != 0)
+		fuzz_bug("another data error without the offers that pay nothing", a_message);
+}
+
+/* ---- participant groups -------------------------------------------------- */
+
+/* The unit of CheckGroups: the group, then A and B (byte order). */
+static const char *const GroupKeys[3] = {"coop", "retailer_a", "retailer_b"};
+
+/*
+ * The rows of a group run as text, each led by its participant and
+ * group_key.  A reference run's rows come from copies of the unit's
+ * transactions (own): who names each copy's participant, and group its
+ * group_key (or NULL).
+ */
+typedef struct GroupRows
+{
+	int			n;
+	int			cap;
+	char	  **rows;
+	const IncTxn *own;
+	const int  *who;
+	const char *group;
+} GroupRows;
+
+static void
+GroupEmit(void *ctx, const IncRow *row)
+{
+	GroupRows  *g = ctx;
+	char		b[8][INC_NUM_BUF];
+	char		text[1024];
+	const char *participant = row->participant_key;
+	const char *group = row->group_key;
+
+	if (g->own)
+	{
+		participant = GroupKeys[g->who[row->txn - g->own]];
+		group = g->group;
+	}
+	snprintf(text, sizeof(text), "%s %s %s %s %s %s %s %s %s %s %s",
+			 participant, group ? group : "-",
+			 row->offer->offer_key, row->txn->transaction_id, row->rate_key,
+			 fuzz_dec_text(&row->rate_value, b[0]), fuzz_dec_text(&row->pay_rate, b[1]),
+			 fuzz_dec_text(&row->incentivized_quantity, b[2]),
+			 fuzz_dec_text(&row->incentivized_amount, b[3]),
+			 fuzz_dec_text(&row->incentive_amount, b[4]),
+			 fuzz_dec_text(&row->contribution, b[5]));
+	if (g->n == g->cap)
+	{
+		int			cap = g->cap ? g->cap * 2 : 64;
+		char	  **rows = inc_alloc(sizeof(char *) * (size_t) cap);
+
+		if (g->n)
+			memcpy(rows, g->rows, sizeof(char *) * (size_t) g->n);
+		g->rows = rows;
+		g->cap = cap;
+	}
+	g->rows[g->n++] = inc_strdup(text);
+}
+
+/* GroupText: the rows of participant (NULL: all) of g, sorted, joined. */
+static char *
+GroupText(const GroupRows *g, const char *participant)
+{
+	char	  **sorted = inc_alloc(sizeof(char *) * (size_t) (g->n + 1));
+	size_t		len = 1;
+	int			n = 0,
+				i;
+	char	   *out,
+			   *p;
+
+	for (i = 0; i < g->n; i++)
+		if (participant == NULL ||
+			(strncmp(g->rows[i], participant, strlen(participant)) == 0 &&
+			 g->rows[i][strlen(participant)] == ' '))
+		{
+			sorted[n++] = g->rows[i];
+			len += strlen(g->rows[i]) + 1;
+		}
+	if (n > 1)
+		qsort(sorted, (size_t) n, sizeof(char *), CompareStrings);
+	out = p = inc_alloc(len);
+	for (i = 0; i < n; i++)
+	{
+		size_t		l = strlen(sorted[i]);
+
+		memcpy(p, sorted[i], l);
+		p[l] = '\n';
+		p += l + 1;
+	}
+	*p = '\0';
+	return out;
+}
+
+/*
+ * GroupRun: the unit of txns (flags per key) through engine e, or with
+ * reference, each aggregation key as a participant of its own that owns
+ * every transaction carrying it (e's offers then aggregate by
+ * participant); false on an expected error.  The text of the rows goes to
+ * *text, that of A's rows to *text_a, in the engine arena.
+ */
+static bool
+GroupRun(IncEngine *e, bool reference, const IncTxn *txns, int ntxns, const uint8_t *flags,
+		 PropTable *props, char **text, char **text_a)
+{
+	jmp_buf		jb;
+	GroupRows  *g;
+	int			k,
+				i;
+
+	fuzz_arena = &participant_arena;
+	if (setjmp(jb) != 0)
+	{
+		fail_jump = NULL;
+		fuzz_arena_reset(&participant_arena);
+		fuzz_arena = &engine_arena;
+		return false;
+	}
+	fail_jump = &jb;
+	g = inc_alloc(sizeof(GroupRows));
+	if (!reference)
+	{
+		IncUnit		unit;
+
+		unit.nkeys = 3;
+		unit.keys = GroupKeys;
+		unit.flags = flags;
+		inc_engine_calculate_unit(e, &unit, txns, ntxns, Property, props, GroupEmit, g);
+	}
+	else
+		for (k = 0; k < 3; k++)
+		{
+			IncTxn	   *own = inc_alloc(sizeof(IncTxn) * (size_t) (ntxns + 1));
+			int		   *who = inc_alloc(sizeof(int) * (size_t) (ntxns + 1));
+			int			n = 0;
+
+			for (i = 0; i < ntxns; i++)
+				if (txns[i].aggregation == k)
+				{
+					own[n] = txns[i];
+					own[n].participant = own[n].aggregation = 0;
+					who[n++] = txns[i].participant;
+				}
+			if (n == 0)
+				continue;
+			g->own = own;
+			g->who = who;
+			g->group = k == 0 ? GroupKeys[0] : NULL;
+			inc_engine_calculate(e, GroupKeys[k], own, n, Property, props, GroupEmit, g);
+		}
+	fail_jump = NULL;
+	fuzz_arena = &engine_arena;
+	*text = GroupText(g, NULL);
+	*text_a = GroupText(g, GroupKeys[1]);
+	fuzz_arena_reset(&participant_arena);
+	return true;
+}
+
+/*
+ * CheckGroups (docs/reference.md, Participant groups): A and B members of
+ * the group "coop" -- A throughout, B from a date drawn from the input
+ * (before it B is its own aggregation key; so is a transaction without a
+ * date) -- with every offer of w aggregated by group (those whose
+ * enrollment is open and that have no requirement of scope member; B's
+ * transaction ids renamed, ids being unique in a unit).  The unit's rows
+ * equal the reference's (GroupRun), or both fail; and A's rows of a call
+ * that wants A only are A's rows of the whole unit.
+ */
+static void
+CheckGroups(const World *w, FuzzDriver *d, IncTxn *const *txns, const int *ntxns,
+			PropTable *props)
+{
+	World	   *grouped = inc_alloc(sizeof(World));
+	World	   *alone = inc_alloc(sizeof(World));
+	static const uint8_t everyone[3] = {INC_KEY_GROUP | INC_KEY_VISIBLE,
+	INC_KEY_REPORT | INC_KEY_VISIBLE, INC_KEY_REPORT | INC_KEY_VISIBLE};
+	static const uint8_t only_a[3] = {INC_KEY_GROUP | INC_KEY_VISIBLE,
+	INC_KEY_REPORT | INC_KEY_VISIBLE, INC_KEY_VISIBLE};
+	IncTxn	   *unit = inc_alloc(sizeof(IncTxn) * (size_t) (ntxns[0] + ntxns[1] + 1));
+	int32_t		joins = txns[1] && ntxns[1] > 0 ?
+		txns[1][fuzz_take(d, (uint32_t) ntxns[1])].transaction_date : 0;
+	char	   *got,
+			   *got_a,
+			   *want,
+			   *mine,
+			   *a;
+	bool		got_ok,
+				want_ok;
+	int			n = 0,
+				k,
+				p,
+				i;
+
+	*grouped = *w;
+	*alone = *w;
+	grouped->noffers = alone->noffers = 0;
+	for (k = 0; k < w->noffers; k++)
+	{
+		IncOffer   *by_group,
+				   *by_participant;
+
+		if (w->offers[k]->rules.enrollment == INC_ENROLLMENT_REQUIRED ||
+			w->offers[k]->rules.nmember_requirements > 0)
+			continue;
+		by_group = inc_alloc(sizeof(IncOffer));
+		by_participant = inc_alloc(sizeof(IncOffer));
+		*by_group = *w->offers[k];
+		*by_participant = *w->offers[k];
+		by_group->aggregation = INC_AGGREGATE_GROUP;
+		by_participant->aggregation = INC_AGGREGATE_PARTICIPANT;
+		grouped->offers[grouped->noffers++] = by_group;
+		alone->offers[alone->noffers++] = by_participant;
+	}
+	if (grouped->noffers == 0)
+		return;
+	for (p = 0; p < 2; p++)
+		for (i = 0; i < ntxns[p]; i++)
+		{
+			IncTxn	   *t = &unit[n++];
+
+			*t = txns[p][i];
+			if (p == 1)
+			{
+				char	   *id = inc_strdup(t->transaction_id);
+
+				id[0] = 'U';
+				t->transaction_id = id;
+			}
+			t->participant = p + 1;
+			t->aggregation = p == 0 ||
+				(!(t->nulls & INC_TXN_NULL_DATE) && t->transaction_date >= joins) ? 0 : p + 1;
+		}
+
+	got_ok = GroupRun(NewEngine(grouped, false), false, unit, n, everyone, props, &got, &got_a);
+	want_ok = GroupRun(NewEngine(alone, false), true, unit, n, everyone, props, &want, &a);
+	stats.grouped++;
+	if (got_ok != want_ok)
+		fuzz_bug(got_ok ? "a group's reference failed, its unit did not" :
+				 "a group's unit failed, its reference did not", last_fail_message);
+	if (!got_ok)
+		return;
+	if (strcmp(got, want) != 0)
+	{
+		fprintf(stderr, "unit:\n%s\nreference:\n%s\n", got, want);
+		fuzz_bug("a group's rows differ from its reference's", NULL);
+	}
+	if (!GroupRun(NewEngine(grouped, false), false, unit, n, only_a, props, &mine, &a))
+		fuzz_bug("a member's own call failed, the whole unit's did not", last_fail_message);
+	if (strcmp(mine, got_a) != 0)
+	{
+		fprintf(stderr, "A alone:\n%s\nA of the unit:\n%s\n", mine, got_a);
+		fuzz_bug("a member's rows differ when it is calculated alone", NULL);
+	}
 }
 
 /* ---- entry point --------------------------------------------------------- */
@@ -647,6 +985,8 @@ RunInput(const uint8_t *data, size_t size)
 	uint64_t	diag_a;
 	bool		extra_small = true;
 	bool		plain_ok;
+	IncErrKind	a_kind;
+	static char a_message[2048];
 	int			k;
 	int			p;
 
@@ -761,6 +1101,9 @@ RunInput(const uint8_t *data, size_t size)
 									   &hash_plain);
 	a_ok = RunParticipant(e, diagnostics, &w, 0, txns[0], ntxns[0], props, &hash_a);
 	diag_a = last_diag_hash;
+	a_kind = last_fail_kind;
+	snprintf(a_message, sizeof(a_message), "%s", last_fail_message);
+	CheckGated(&w, diagnostics, txns[0], ntxns[0], props, a_ok, hash_a, a_kind, a_message);
 
 	/* the fast path and the big rationals give the same rows, or both fail */
 	inc_set_exact_only(true);
@@ -787,6 +1130,7 @@ RunInput(const uint8_t *data, size_t size)
 	if (hash_shuffled != hash_a || last_diag_hash != diag_a)
 		fuzz_bug("participant A's rows or diagnostics differ shuffled, with resolved ids", NULL);
 
+	CheckGroups(&w, &d, txns, ntxns, props);
 	if (!RunParticipant(e, diagnostics, &w, 1, txns[1], ntxns[1], props, &hash_b))
 		return;
 	if (!RunParticipant(e, diagnostics, &w, 0, txns[0], ntxns[0], props, &hash_a2))

@@ -7,7 +7,7 @@
 #ifndef FUZZ_CHECKS_H
 #define FUZZ_CHECKS_H
 
-#include "core/engine.h"
+#include "core/engine/engine.h"
 
 #define FUZZ_MAX_OFFERS 6	/* three documents and their limit twins */
 

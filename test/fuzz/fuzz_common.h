@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/core.h"
+#include "core/numbers/core.h"
 
 typedef struct FuzzArenaBlock FuzzArenaBlock;
 

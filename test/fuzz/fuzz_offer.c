@@ -29,8 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/engine.h"
-#include "core/rules.h"
+#include "core/engine/engine.h"
+#include "core/rules/rules.h"
 #include "fuzz_common.h"
 
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -369,11 +369,14 @@ NoRow(void *ctx, const IncRow *row)
 
 /* CheckDiagnostics: an untouched offer's diagnostics are a JSON object. */
 static void
-CheckDiagnostics(void *ctx, const IncOffer *offer, const char *json)
+CheckDiagnostics(void *ctx, const IncOffer *offer, const char *participant_key,
+		 const char *group_key, const char *json)
 {
 	int		   *count = ctx;
 	struct json_object *obj = fuzz_json_object(json);
 
+	(void) participant_key;
+	(void) group_key;
 	(void) offer;
 	if (obj == NULL)
 		fuzz_bug("diagnostics are not a JSON object", json);

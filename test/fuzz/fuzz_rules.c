@@ -18,7 +18,7 @@
 
 #include <json-c/json.h>
 
-#include "core/rational.h"
+#include "core/numbers/rational.h"
 #include "fuzz_common.h"
 #include "fuzz_rules.h"
 
@@ -97,6 +97,13 @@ fuzz_windows(void *ctx, const char *participant_key, const char *offer_key,
 	fuzz_bug("windows asked for an unknown participant", participant_key);
 }
 
+/* Windows: how many windows participant has. */
+static int
+Windows(const FuzzWindows *w, const char *participant)
+{
+	return w->n[strcmp(w->participants[1], participant) == 0 ? 1 : 0];
+}
+
 /* InWindow: is date inside a window of participant? */
 static bool
 InWindow(const FuzzWindows *w, const char *participant, int32_t date)
@@ -164,9 +171,12 @@ Twin(const FuzzRows *r, const IncOffer *o)
 
 /* ---- requirements -------------------------------------------------------- */
 
-/* Matches: does t match one of the filters (period, type, SKU)? */
+/*
+ * Matches: does t match one of the filters (period, type, SKU)?  A
+ * transaction of a filter's SKU with a NULL date or type: *known false.
+ */
 static bool
-Matches(const IncOffer *o, const IncFilter *filters, int n, const IncTxn *t)
+Matches(const IncOffer *o, const IncFilter *filters, int n, const IncTxn *t, bool *known)
 {
 	int			i,
 				k;
@@ -174,27 +184,35 @@ Matches(const IncOffer *o, const IncFilter *filters, int n, const IncTxn *t)
 	for (i = 0; i < n; i++)
 	{
 		const IncPeriod *p = &o->periods[filters[i].period];
+		bool		sku = false;
 
-		if (t->transaction_date < p->start_date || t->transaction_date > p->end_date ||
-			strcmp(t->transaction_type, filters[i].transaction_type) != 0)
-			continue;
 		for (k = 0; k < filters[i].nskus; k++)
-			if (strcmp(filters[i].sku_keys[k], t->sku_key) == 0)
-				return true;
+			sku |= strcmp(filters[i].sku_keys[k], t->sku_key) == 0;
+		if (!sku)
+			continue;
+		if (t->nulls & (INC_TXN_NULL_DATE | INC_TXN_NULL_TYPE))
+		{
+			*known = false;
+			return false;
+		}
+		if (t->transaction_date >= p->start_date && t->transaction_date <= p->end_date &&
+			strcmp(t->transaction_type, filters[i].transaction_type) == 0)
+			return true;
 	}
 	return false;
 }
 
 /*
- * CertainlyUnmet: is a requirement of o certainly unmet for the
- * participant?  Aggregated values are summed here over the transactions
- * that exist for the offer; a quantity is summed only when no transaction
- * needs a unit conversion (else nothing is certain).
+ * fuzz_certainly_unmet: see fuzz_rules.h.  Aggregated values are summed
+ * here over the transactions that exist for the offer; a quantity is
+ * summed only when no transaction needs a unit conversion, and nothing is
+ * certain about a value a NULL (or a property that is not a number) would
+ * spoil.
  */
-static bool
-CertainlyUnmet(const IncOffer *o, const IncTxn *txns, int ntxns, const char *participant,
-			   const FuzzWindows *w, const IncStrMap *sku_uom,
-			   IncPropertyFn props, void *props_ctx)
+bool
+fuzz_certainly_unmet(const IncOffer *o, const IncTxn *txns, int ntxns, const char *participant,
+					 const FuzzWindows *w, const IncStrMap *sku_uom,
+					 IncPropertyFn props, void *props_ctx)
 {
 	int			q,
 				i;
@@ -227,18 +245,32 @@ CertainlyUnmet(const IncOffer *o, const IncTxn *txns, int ntxns, const char *par
 				const IncTxn *t = &txns[i];
 				const char *uom;
 
-				if ((o->rules.enrollment == INC_ENROLLMENT_REQUIRED &&
-					 !InWindow(w, participant, t->transaction_date)) ||
-					!Matches(o, req->filters, req->nfilters, t))
+				if (o->rules.enrollment == INC_ENROLLMENT_REQUIRED &&
+					(Windows(w, participant) == 0 ||
+					 (!(t->nulls & INC_TXN_NULL_DATE) &&
+					  !InWindow(w, participant, t->transaction_date))))
+					continue;	/* no window, or outside every one */
+				if (o->rules.enrollment == INC_ENROLLMENT_REQUIRED &&
+					(t->nulls & INC_TXN_NULL_DATE))
+				{
+					/* its existence is unknown: so is the sum, if it is the filters' */
+					Matches(o, req->filters, req->nfilters, t, &known);
+					continue;
+				}
+				if (!Matches(o, req->filters, req->nfilters, t, &known))
 					continue;
 				if (req->type == INC_THRESHOLD_QUANTITY)
 				{
 					uom = inc_strmap_get(sku_uom, t->sku_key);
-					known = uom == NULL || strcmp(uom, t->uom_key) == 0;
+					known = !(t->nulls & (INC_TXN_NULL_QUANTITY | INC_TXN_NULL_UOM)) &&
+						(uom == NULL || strcmp(uom, t->uom_key) == 0);
 					inc_rat_from_dec(&x, &t->quantity);
 				}
 				else
+				{
+					known = !(t->nulls & INC_TXN_NULL_AMOUNT);
 					inc_rat_from_dec(&x, &t->amount);
+				}
 				inc_rat_add(&value, &value, &x);
 			}
 			if (!known)
@@ -396,7 +428,7 @@ fuzz_check_rules(const FuzzRows *r, const IncTxn *txns, int ntxns,
 					stats.windowed++;
 				}
 		if (o->rules.nrequirements > 0 &&
-			CertainlyUnmet(o, txns, ntxns, participant, w, sku_uom, props, props_ctx))
+			fuzz_certainly_unmet(o, txns, ntxns, participant, w, sku_uom, props, props_ctx))
 		{
 			for (i = 0; i < r->nrows; i++)
 				EXPECT_ROW(r->rows[i].offer != o, o->offer_key);
@@ -434,6 +466,9 @@ fuzz_check_rules_diagnostics(const FuzzRows *r)
 		const char *applied = json_object_get_string(Member(Member(rules, "limits"), "applied"));
 		const char *paid;
 		bool		all_met = true;
+		bool		member_ok = true;	/* every member gate passes */
+		bool		member_fails = false;	/* ... one certainly fails */
+		bool		seen = false;
 		OfferRows	rows;
 
 		EXPECT_ROW(d != NULL && (rules != NULL) == o->rules.any, r->diagnostics[k]);
@@ -445,20 +480,46 @@ fuzz_check_rules_diagnostics(const FuzzRows *r)
 		EXPECT_ROW(json_object_is_type(reqs, json_type_array) &&
 				   (int) json_object_array_length(reqs) == o->rules.nrequirements,
 				   r->diagnostics[k]);
+		/* a group offer: did its one member's transactions reach it? */
+		{
+			struct json_object *ms = Member(Member(d, "aggregation"), "members");
+
+			seen = ms && json_object_array_length(ms) > 0 &&
+				json_object_get_int(Member(json_object_array_get_idx(ms, 0), "transactions")) > 0;
+		}
 		for (i = 0; i < json_object_array_length(reqs); i++)
 		{
 			struct json_object *q = json_object_array_get_idx(reqs, i);
+			struct json_object *members = Member(q, "members");
 			bool		met = json_object_get_boolean(Member(q, "met"));
+			size_t		m;
 
+			if (o->rules.requirements[i].scope == INC_SCOPE_MEMBER)
+			{
+				/* a member gate: the participant is its unit's only member */
+				EXPECT_ROW(json_object_is_type(members, json_type_array) &&
+						   json_object_array_length(members) <= 1, r->diagnostics[k]);
+				for (m = 0; m < json_object_array_length(members); m++)
+				{
+					struct json_object *e = json_object_array_get_idx(members, m);
+					bool		known = Member(e, "error") == NULL;
+
+					member_ok &= known && json_object_get_boolean(Member(e, "met"));
+					/* only a member with transactions of the offer can fail it */
+					member_fails |= known && !json_object_get_boolean(Member(e, "met")) && seen;
+				}
+				continue;
+			}
 			EXPECT_ROW(!met || Member(q, "value") != NULL, r->diagnostics[k]);
 			all_met &= met;
 		}
-		EXPECT_ROW(json_object_get_boolean(Member(rules, "qualified")) == all_met,
+		/* a unit of one participant: its own gate failing, nobody is paid */
+		EXPECT_ROW(json_object_get_boolean(Member(rules, "qualified")) == (all_met && !member_fails),
 				   r->diagnostics[k]);
 
 		/* what the rules say was paid, against the rows (read as text) */
 		RowsOf(r, o, &rows);
-		EXPECT_ROW(all_met || rows.n == 0, r->diagnostics[k]);
+		EXPECT_ROW((all_met && member_ok) || rows.n == 0, r->diagnostics[k]);
 		paid = strstr(r->diagnostics[k], "\"rules\":{");
 		paid = paid ? strstr(paid, "\"incentive_amount\":") : NULL;
 		EXPECT_ROW(paid != NULL, r->diagnostics[k]);
@@ -478,7 +539,7 @@ fuzz_check_rules_diagnostics(const FuzzRows *r)
 		}
 		if (applied && strcmp(applied, "minimum") == 0)
 			EXPECT_ROW(rows.n == 0, r->diagnostics[k]);
-		if (applied && strcmp(applied, "maximum") == 0)
+		if (applied && strcmp(applied, "maximum") == 0 && member_ok)
 		{
 			IncRat		maximum;
 

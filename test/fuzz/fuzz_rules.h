@@ -9,7 +9,7 @@
 #ifndef FUZZ_RULES_H
 #define FUZZ_RULES_H
 
-#include "core/strmap.h"
+#include "core/util/strmap.h"
 #include "fuzz_checks.h"
 #include "fuzz_world.h"
 
@@ -37,6 +37,19 @@ extern int	fuzz_windows(void *ctx, const char *participant_key, const char *offe
  * for max; returns the new count.
  */
 extern int	fuzz_add_twins(const IncOffer **offers, int n, int max);
+
+/*
+ * fuzz_certainly_unmet: is a requirement of offer o certainly unmet for
+ * participant (a missing or lower property, an amount or a quantity in the
+ * SKU's own unit summed here, over the transactions that exist for the
+ * offer, none of them NULL where the sum needs it)?  Such an offer pays
+ * nothing and never raises a data error (docs/reference.md, Program
+ * rules).
+ */
+extern bool fuzz_certainly_unmet(const IncOffer *o, const IncTxn *txns, int ntxns,
+								 const char *participant, const FuzzWindows *w,
+								 const IncStrMap *sku_uom, IncPropertyFn props,
+								 void *props_ctx);
 
 /*
  * fuzz_check_rules: one participant's rows against the rules of its

@@ -381,7 +381,7 @@ fuzz_pick_uom(FuzzDriver *d, const FuzzVocab *v)
  * fuzz_gen_txns: one participant's transactions, sorted by transaction_id,
  * with types, dates around the period ends, SKUs (some unknown),
  * quantities and amounts as fuzzed decimals and units (mostly ones that
- * convert, sometimes any).
+ * convert, sometimes any), and one in 16 with some columns NULL.
  */
 IncTxn *
 fuzz_gen_txns(FuzzDriver *d, const FuzzVocab *v, IncStrMap *sku_uom, int *ntxns)
@@ -441,6 +441,25 @@ fuzz_gen_txns(FuzzDriver *d, const FuzzVocab *v, IncStrMap *sku_uom, int *ntxns)
 		else
 			t->uom_key = fuzz_pick_uom(d, v);
 		t->amount = fuzz_gen_dec(d, false);
+
+		/*
+		 * Sometimes NULLs, as a user's view may yield them: the host flags
+		 * them and leaves "" or 0 in the field.
+		 */
+		if (fuzz_take(d, 16) == 0)
+		{
+			t->nulls = (uint8_t) (1 + fuzz_take(d, 31));
+			if (t->nulls & INC_TXN_NULL_TYPE)
+				t->transaction_type = "";
+			if (t->nulls & INC_TXN_NULL_DATE)
+				t->transaction_date = 0;
+			if (t->nulls & INC_TXN_NULL_QUANTITY)
+				t->quantity = (IncDec) {0, 0};
+			if (t->nulls & INC_TXN_NULL_UOM)
+				t->uom_key = "";
+			if (t->nulls & INC_TXN_NULL_AMOUNT)
+				t->amount = (IncDec) {0, 0};
+		}
 	}
 	*ntxns = n;
 	return txns;

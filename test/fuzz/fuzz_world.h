@@ -10,8 +10,8 @@
 #ifndef FUZZ_WORLD_H
 #define FUZZ_WORLD_H
 
-#include "core/engine.h"
-#include "core/strmap.h"
+#include "core/engine/engine.h"
+#include "core/util/strmap.h"
 
 #define FUZZ_MAX_TXNS	24
 #define FUZZ_MAX_VOCAB	48
@@ -64,7 +64,8 @@ extern const char *fuzz_pick_uom(FuzzDriver *d, const FuzzVocab *v);
 /*
  * fuzz_gen_txns: up to FUZZ_MAX_TXNS transactions of one participant,
  * sorted by transaction_id; sku_uom is the SKU catalog handed to the
- * engine (so most transactions come in a unit that converts).
+ * engine (so most transactions come in a unit that converts); one in 16
+ * has some columns NULL (IncTxn.nulls).
  */
 extern IncTxn *fuzz_gen_txns(FuzzDriver *d, const FuzzVocab *v, IncStrMap *sku_uom,
 							 int *ntxns);

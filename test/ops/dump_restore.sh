@@ -111,10 +111,12 @@ grep -q "^calculation rows [1-9]" "$work/src.txt" || fail "the data set calculat
 
 echo "check-dump: incentives_cluster"
 psql_db ops_cl_src -c 'CREATE EXTENSION incentives_cluster CASCADE' 2>/dev/null
+# the coordinator's one table: where the members of groups live
+psql_db ops_cl_src -c "INSERT INTO incentives_cluster.placements VALUES ('store_1', 'chain_1'), ('chain_1', 'chain_1')"
 pg_dump -Fc -d ops_cl_src -f "$work/cl.dump"
 pg_restore --exit-on-error -d ops_cl_custom "$work/cl.dump"
 digest ops_cl_src > "$work/cl_src.txt"
 digest ops_cl_custom > "$work/cl_custom.txt"
 diff -u "$work/cl_src.txt" "$work/cl_custom.txt" || fail "incentives_cluster: restored database differs"
-psql -X -A -t -d ops_cl_custom -c "SELECT 'check-dump: incentives_cluster ' || extversion || ' restored, ' || (SELECT count(*) FROM pg_depend d JOIN pg_class c ON c.oid = d.objid AND c.relkind IN ('r','p','S') WHERE d.refobjid = x.oid AND d.deptype = 'e') || ' tables and sequences (none: the coordinator keeps no data)' FROM pg_extension x WHERE extname = 'incentives_cluster'"
+psql -X -A -t -d ops_cl_custom -c "SELECT 'check-dump: incentives_cluster ' || extversion || ' restored, ' || (SELECT count(*) FROM pg_depend d JOIN pg_class c ON c.oid = d.objid AND c.relkind IN ('r','p','S') WHERE d.refobjid = x.oid AND d.deptype = 'e') || ' tables and sequences (the placements of group members: ' || (SELECT count(*) FROM incentives_cluster.placements) || ' rows)' FROM pg_extension x WHERE extname = 'incentives_cluster'"
 echo "check-dump: passed"

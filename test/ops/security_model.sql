@@ -7,8 +7,8 @@ CREATE ROLE incentives_reader NOLOGIN;
 CREATE ROLE incentives_admin NOLOGIN;
 GRANT incentives_reader TO incentives_admin;
 
--- Step 2: their privileges (after CREATE EXTENSION and after every
--- ALTER EXTENSION incentives UPDATE)
+-- Step 2: their privileges (after CREATE EXTENSION; an update keeps them
+-- and gives what a version adds those of what it extends)
 GRANT USAGE ON SCHEMA incentives, incentives_internal TO incentives_reader;
 GRANT SELECT ON ALL TABLES IN SCHEMA incentives TO incentives_reader;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA incentives TO incentives_reader;
@@ -26,8 +26,9 @@ CREATE TABLE incentives_acl.participant_access (
 GRANT USAGE ON SCHEMA incentives_acl TO incentives_reader;
 GRANT SELECT ON incentives_acl.participant_access TO incentives_reader;
 
--- Step 4: which participants each role sees, set once on the transactions
--- (after CREATE EXTENSION and after every restore of a dump)
+-- Step 4: which participants each role sees, set once on the transactions,
+-- and who sees the runs of every participant (after CREATE EXTENSION and
+-- after every restore of a dump)
 ALTER TABLE incentives.transactions ENABLE ROW LEVEL SECURITY;
 CREATE POLICY reader_participants ON incentives.transactions
     FOR SELECT TO incentives_reader
@@ -35,6 +36,9 @@ CREATE POLICY reader_participants ON incentives.transactions
                                  FROM incentives_acl.participant_access AS a
                                 WHERE a.role_name = current_user));
 CREATE POLICY admin_all_participants ON incentives.transactions
+    TO incentives_admin
+    USING (true) WITH CHECK (true);
+CREATE POLICY admin_all_runs ON incentives.calculation_runs
     TO incentives_admin
     USING (true) WITH CHECK (true);
 

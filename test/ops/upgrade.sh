@@ -4,16 +4,17 @@
 # Upgrade).  Run by `make check-upgrade` on a throwaway
 # cluster (PGHOST etc. set by pg_virtualenv), from the repository root.
 #
-# For each extension (incentives, incentives_cluster) and each version V
-# with a released install script src/sql/released/EXT--V.sql[.gz] (found
-# there, so a new release only adds its script):
+# For each extension (incentives, incentives_cluster) and each released
+# version V (a script src/sql/released/EXT--V.sql or EXT--A--V.sql: found
+# there, so a new release only adds its scripts):
 #   1. a database with EXT at version V; for incentives with data
 #      (test/ops/dataset*.psql: generated data, every fixture, refreshed
 #      earnings, changed shipped unit conversions);
 #   2. ALTER EXTENSION EXT UPDATE TO each later released version in turn,
 #      then to the current version (the control file's default_version);
 #   3. its catalog (test/upgrade/catalog.sql) must equal that of a fresh
-#      install of the current version, line for line;
+#      install of the current version, line for line (and every object of
+#      a fresh install is written out in src/sql: test/upgrade/declared.sh);
 #   4. every table that existed at V keeps its rows (row count and md5 of
 #      the ordered rows, test/ops/digest.sql), incentive_calculate()
 #      returns the same rows, and the tables the update added hold what a
@@ -39,7 +40,9 @@ prerequisites() { [ "$1" = incentives_cluster ] && run "$2" -c 'CREATE EXTENSION
 walks=0
 for ext in incentives incentives_cluster; do
 	current=$(sed -n "s/^default_version *= *'\([^']*\)'.*/\1/p" "$ext.control")
-	released=$(ls src/sql/released/ | sed -n "s/^$ext--\([^-]*\)\.sql\(\.gz\)\{0,1\}$/\1/p" | sort -V)
+	# a released version has a base script EXT--V.sql or an update script
+	# EXT--A--V.sql
+	released=$(ls src/sql/released/ | sed -n "s/^$ext--\([^-]*\)\.sql$/\1/p; s/^$ext--[^-]*--\([^-]*\)\.sql$/\1/p" | sort -uV)
 	[ -n "$released" ] || fail "no released install script of $ext in src/sql/released"
 
 	fresh=upg_fresh
@@ -48,6 +51,7 @@ for ext in incentives incentives_cluster; do
 	run $fresh -c "CREATE EXTENSION $ext"
 	[ "$ext" = incentives ] && load_data $fresh
 	catalog $fresh "$ext" > "$work/fresh.catalog"
+	bash test/upgrade/declared.sh $fresh "$ext"
 	digest $fresh > "$work/fresh.digest"
 
 	for from in $released; do

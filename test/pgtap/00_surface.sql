@@ -3,7 +3,7 @@
 -- COMMENT on every object.  Run by pg_prove; everything is rolled back.
 \ir ../sql/pgtap_begin.psql
 
-SELECT plan(40);
+SELECT plan(41);
 
 SELECT has_extension('incentives');
 SELECT has_schema('incentives');
@@ -37,8 +37,8 @@ SELECT bag_eq(
            ('ton', 'lb', 2000), ('kg', 'g', 1000), ('lb', 'kg', 0.45359237)$$,
   'the shipped unit conversions are there');
 
--- The earning row type: 17 columns, named and typed exactly (docs/reference.md,
--- Earning rows).
+-- The earning row type: 17 columns, named and typed exactly, and group_key
+-- last (docs/reference.md, Earning rows).
 SELECT has_type('incentives', 'earning', 'type incentives.earning');
 SELECT results_eq(
   $$SELECT attname::text COLLATE "default", format_type(atttypid, atttypmod)
@@ -53,8 +53,8 @@ SELECT results_eq(
            ('provided_uom_key', 'text'), ('provided_amount', 'numeric'),
            ('incentivized_quantity', 'numeric'), ('incentivized_amount', 'numeric'),
            ('incentive_amount', 'numeric'), ('incentive_contribution_percent', 'numeric'),
-           ('incentive_effective_rate', 'numeric')$$,
-  'incentives.earning has the 17 columns of docs/reference.md, Earning rows, in order');
+           ('incentive_effective_rate', 'numeric'), ('group_key', 'text')$$,
+  'incentives.earning has the 17 columns of docs/reference.md, Earning rows, in order, then group_key');
 
 -- incentive_calculate(participant_key, properties, offer_keys, transactions)
 SELECT has_function('incentives', 'incentive_calculate',
@@ -140,8 +140,9 @@ SELECT is_empty(
   'every trigger in schema incentives has a COMMENT');
 
 -- The earning row is defined once, as the type incentives.earning: the
--- materialized earnings table starts with exactly its columns (names,
--- types, comments) and adds its own after them.
+-- materialized earnings table starts with exactly its 17 first columns
+-- (names, types, comments) and adds its own after them; the column 0.3.0
+-- added to both (group_key) is the same in both.
 SELECT results_eq(
   $$SELECT a.attnum, a.attname::text, format_type(a.atttypid, a.atttypmod), col_description(a.attrelid, a.attnum)
       FROM pg_attribute a
@@ -149,13 +150,19 @@ SELECT results_eq(
      ORDER BY a.attnum$$,
   $$SELECT a.attnum, a.attname::text, format_type(a.atttypid, a.atttypmod), col_description(a.attrelid, a.attnum)
       FROM pg_attribute a
-     WHERE a.attrelid = 'incentives.earning'::regclass AND a.attnum > 0 AND NOT a.attisdropped
+     WHERE a.attrelid = 'incentives.earning'::regclass AND a.attnum BETWEEN 1 AND 17 AND NOT a.attisdropped
      ORDER BY a.attnum$$,
   'incentives.earnings begins with the columns of incentives.earning, comments included');
+SELECT results_eq(
+  $$SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a
+     WHERE a.attrelid = 'incentives.earnings'::regclass AND a.attname = 'group_key'$$,
+  $$SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a
+     WHERE a.attrelid = 'incentives.earning'::regclass AND a.attname = 'group_key'$$,
+  'incentives.earnings has the group_key of incentives.earning');
 
--- search_path, set once for every SQL and PL/pgSQL function by
--- src/sql/incentives/code/95_search_path.sql; a procedure has no SET
--- clause (it would forbid COMMIT).
+-- search_path: every SQL and PL/pgSQL function declares
+-- SET search_path = pg_catalog, pg_temp; a procedure has no SET clause (it
+-- would forbid COMMIT).
 SELECT is_empty(
   $$SELECT p.oid::regprocedure::text
       FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang

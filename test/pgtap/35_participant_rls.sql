@@ -2,24 +2,32 @@
 -- derived from the transactions (docs/security.md).  The model of
 -- docs/security.md (test/ops/security_model.sql, applied as written) gives
 -- analyst_alice retailer_001 and retailer_002, analyst_bob retailer_003,
--- and manager_carol (incentives_admin) every participant, all through the
--- policies on incentives.transactions alone.  Then, found from the
--- catalog so that no table can be forgotten:
+-- and manager_carol (incentives_admin) every participant and every run,
+-- all through the policies on incentives.transactions (and, for the run
+-- log, the admins' policy of step 4).  Then, found from the catalog so
+-- that nothing can be forgotten:
 --   * every table of schema incentives with a participant_key column
 --     (but the transactions) has row-level security enabled, not forced,
---     and the policy participant_visible;
---   * every table and view of schema incentives with a participant_key
---     column, and every set-returning function of it callable without
---     arguments whose rows have one, shows each role exactly the
---     participants it may see (rows naming no participant to all);
--- and the refresh: an admin replaces every row, a restricted role only
--- its own participants' and cannot refresh another's, a reader cannot
--- refresh at all.  Run by pg_prove as a superuser; everything is rolled
+--     and its policy through incentives.visible_participants():
+--     participant_visible, or run_visible on the run log;
+--   * every table and view of schemas incentives and incentives_internal
+--     shows each role exactly the rows the owner sees once every other
+--     participant's rows are gone and, but for carol, every run of all
+--     participants by another role: no other participant's row, no
+--     all-participant total and no error of a run over everyone; and no
+--     value of any row a reader sees names a participant it may not see;
+--   * every set-returning function of schema incentives callable without
+--     arguments whose rows have a participant_key shows each role exactly
+--     the participants it may see;
+-- participant groups: each reader gets its members' rows computed over
+-- the whole group, and sees no other member; and the refresh: an admin
+-- replaces every row, a restricted role only its own participants' and
+-- cannot refresh another's, a reader cannot refresh at all.  Run by pg_prove as a superuser; everything is rolled
 -- back.
 \ir ../sql/pgtap_begin.psql
 TRUNCATE incentives.offers, incentives.transactions, incentives.skus,
          incentives.participant_properties, incentives.earnings, incentives.calculation_runs,
-         incentives.enrollments;
+         incentives.enrollments, incentives.participant_groups;
 
 SELECT * FROM no_plan();
 
@@ -48,6 +56,27 @@ INSERT INTO incentives.offers (document) VALUES
 (pg_temp.standard_offer('rls.rules', 'dollars_per_unit', '[{"sku_key": "s1", "rate": 1, "measure": "dollars"}]')
  || '{"enrollment": "required",
       "requirements": [{"key": "plan", "type": "property", "property": {"key": "plan"}, "minimum": 70}]}');
+-- Participant groups (docs/security.md, Participant groups):
+-- retailer_001, _002 and _003 are the group coop_rls.  rls.group pays 2% on
+-- the group's $5,233.33 of purchases (alice's two members alone buy
+-- $2,833.33, bob's one $2,400.00: neither reaches the tier);
+-- rls.group_plan picks its tier on coop_rls's own stored plan (150).
+INSERT INTO incentives.offers (document) VALUES
+(pg_temp.offer('rls.group', 'stepped', 'percent_of_amount', '{
+   "aggregation": "group",
+   "incentive": {"filters": [{"period_key": "p", "sku_keys": ["s1", "s2"], "transaction_type": "buy"}],
+                 "threshold_definition": {"type": "aggregated_amount",
+                                          "filters": [{"period_key": "p", "sku_keys": ["s1", "s2"], "transaction_type": "buy"}]},
+                 "rates": [{"threshold": 5000, "value": 2, "measure": "percent"}]}}')),
+(pg_temp.offer('rls.group_plan', 'stepped', 'dollars_per_unit', '{
+   "aggregation": "group",
+   "incentive": {"filters": [{"period_key": "p", "sku_keys": ["s1"], "transaction_type": "buy"}],
+                 "threshold_definition": {"type": "property", "property": {"key": "plan"}},
+                 "rates": [{"threshold": 140, "value": 3, "measure": "dollars"}]}}'));
+INSERT INTO incentives.participant_groups VALUES
+  ('retailer_001', 'coop_rls', '2026-01-01', NULL), ('retailer_002', 'coop_rls', '2026-01-01', NULL),
+  ('retailer_003', 'coop_rls', '2026-01-01', NULL);
+INSERT INTO incentives.participant_properties VALUES ('coop_rls', 'plan', 150);
 INSERT INTO incentives.skus (sku_key, uom_key) VALUES ('s1', 'gal'), ('s2', 'gal');
 INSERT INTO incentives.transactions VALUES
   ('A-1', 'retailer_001', 'buy', '2026-02-01', 's1', 10, 'gal', 1000.00),
@@ -79,6 +108,13 @@ INSERT INTO incentives.transactions VALUES
   ('B-9', 'retailer_002', 'buy', '2026-06-01', 's1', 1, 'drum', 10.00);
 CALL incentives.refresh_earnings(on_error => 'skip');
 DELETE FROM incentives.transactions WHERE transaction_id IN ('A-9', 'B-9');
+-- A failed run of every participant whose error names one of them (what a
+-- CALL outside a transaction block commits before it raises; here, inside
+-- the test's transaction, written as the procedure writes it).
+INSERT INTO incentives.calculation_runs (participant_key, transactions, status, finished_at, sqlstate, error)
+VALUES (NULL, 'incentives.transactions', 'failed', clock_timestamp(), '22023',
+        'no unit conversion from "drum" to "gal" for transaction "D-9" (sku "s1")' || chr(10)
+        || 'CONTEXT: calculating transaction "D-9" of participant "retailer_004"');
 RESET client_min_messages;
 
 -- ===================================================================
@@ -101,6 +137,10 @@ INSERT INTO allowed VALUES
   ('manager_carol', 'retailer_001'), ('manager_carol', 'retailer_002'),
   ('manager_carol', 'retailer_003'), ('manager_carol', 'retailer_004'), ('manager_carol', '(none)');
 GRANT SELECT ON allowed TO PUBLIC;
+-- Who may see the runs of every participant by other roles (their totals
+-- and errors): the admins (step 4's policy admin_all_runs).
+CREATE TEMP TABLE sees_all_runs (role_name text);
+INSERT INTO sees_all_runs VALUES ('manager_carol');
 
 -- participants_as(role, query): the distinct participant keys of a query's
 -- rows as that role (NULL: as the owner).
@@ -128,24 +168,122 @@ SELECT ok(t.relrowsecurity AND NOT t.relforcerowsecurity,
           t.rel || ': row-level security enabled, not forced')
   FROM participant_tables t ORDER BY t.rel;
 SELECT ok(EXISTS (SELECT FROM pg_policy p
-                   WHERE p.polrelid = t.rel::regclass AND p.polname = 'participant_visible'
-                     AND p.polcmd = '*' AND p.polpermissive
+                   WHERE p.polrelid = t.rel::regclass
+                     AND p.polname = CASE t.rel WHEN 'incentives.calculation_runs' THEN 'run_visible'
+                                                ELSE 'participant_visible' END
+                     AND p.polcmd = '*' AND p.polpermissive AND p.polroles = '{0}'
                      AND pg_get_expr(p.polqual, p.polrelid) LIKE '%incentives.visible_participants()%'),
-          t.rel || ': policy participant_visible (FOR ALL, through incentives.visible_participants())')
+          t.rel || ': policy ' || CASE t.rel WHEN 'incentives.calculation_runs' THEN 'run_visible'
+                                             ELSE 'participant_visible' END
+                || ' (FOR ALL, through incentives.visible_participants())')
   FROM participant_tables t ORDER BY t.rel;
 
 -- ===================================================================
--- Every table and view with a participant_key column, and every
--- set-returning function with one in its rows, as each role.
+-- Every table and view, as each role: the rows the owner sees once every
+-- other participant's rows are gone (and, but for those who may see them,
+-- the runs of every participant by other roles).
 -- ===================================================================
-CREATE TEMP TABLE participant_sources AS
-SELECT format('SELECT participant_key FROM %s', c.oid::regclass) AS query,
+-- rows_as(role, relation): the relation's rows, as text, read as the role.
+CREATE FUNCTION pg_temp.rows_as(r text, rel regclass)
+RETURNS SETOF text LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM set_config('role', r, true);
+  RETURN QUERY EXECUTE format('SELECT x::text FROM %s AS x', rel);
+  PERFORM set_config('role', 'none', true);
+END
+$$;
+-- rows_limited_to(role, relation): the relation's rows as the owner reads
+-- them after deleting (in a subtransaction, undone) every row of a
+-- participant the role may not see from every participant table, the
+-- transactions included, and the runs of every participant by other roles
+-- unless the role may see them (append-only triggers off meanwhile).
+CREATE FUNCTION pg_temp.rows_limited_to(r text, rel regclass)
+RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+  t regclass;
+  v_rows text[];
+BEGIN
+  BEGIN
+    PERFORM set_config('session_replication_role', 'replica', true);
+    FOR t IN SELECT c.oid::regclass
+               FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = 'participant_key' AND NOT a.attisdropped
+              WHERE c.relnamespace = 'incentives'::regnamespace AND c.relkind IN ('r', 'p') LOOP
+      EXECUTE format('DELETE FROM %s AS d WHERE d.participant_key IS NOT NULL
+                         AND d.participant_key NOT IN (SELECT a.participant_key FROM allowed a WHERE a.role_name = %L)', t, r);
+    END LOOP;
+    IF NOT EXISTS (SELECT FROM sees_all_runs s WHERE s.role_name = r) THEN
+      DELETE FROM incentives.calculation_runs AS d WHERE d.participant_key IS NULL AND d.run_by <> r;
+    END IF;
+    EXECUTE format('SELECT array_agg(x::text) FROM %s AS x', rel) INTO v_rows;
+    RAISE EXCEPTION 'undone';
+  EXCEPTION WHEN raise_exception THEN
+    NULL;
+  END;
+  RETURN QUERY SELECT unnest(v_rows);
+END
+$$;
+
+CREATE TEMP TABLE relations AS
+SELECT c.oid::regclass AS rel,
        CASE c.relkind WHEN 'v' THEN 'view ' WHEN 'm' THEN 'materialized view ' ELSE 'table ' END
          || c.oid::regclass::text AS what
-  FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = 'participant_key' AND NOT a.attisdropped
- WHERE c.relnamespace = 'incentives'::regnamespace AND c.relkind IN ('r', 'p', 'v', 'm')
-UNION ALL
-SELECT format('SELECT participant_key FROM %s()', p.oid::regproc), 'function ' || p.oid::regproc::text || '()'
+  FROM pg_class c
+ WHERE c.relnamespace IN ('incentives'::regnamespace, 'incentives_internal'::regnamespace)
+   AND c.relkind IN ('r', 'p', 'v', 'm');
+SELECT cmp_ok((SELECT count(*) FROM relations WHERE what LIKE 'view %'), '>=', 9::bigint,
+  'the catalog lists the views (programs, earnings_by_*, participant_statements, ...)');
+SELECT cmp_ok((SELECT count(*) FROM relations WHERE what LIKE 'table incentives.%'), '>=', 14::bigint,
+  'the catalog lists the tables of schema incentives');
+-- A relation without rows of two participants or without a run of
+-- everyone proves little: the data above has both.
+SELECT cmp_ok((SELECT count(*) FROM incentives.calculation_runs WHERE participant_key IS NULL), '>=', 3::bigint,
+  '(the run log holds runs of every participant, one of them failed)');
+
+SELECT CASE WHEN has_table_privilege(r.role_name, x.rel, 'SELECT')
+            THEN bag_eq(format('SELECT * FROM pg_temp.rows_as(%L, %L)', r.role_name, x.rel),
+                        format('SELECT * FROM pg_temp.rows_limited_to(%L, %L)', r.role_name, x.rel),
+                        format('%s shows %s exactly the rows of the participants (and runs) it may see', x.what, r.role_name))
+            ELSE pass(format('%s: %s may not read it', x.what, r.role_name)) END
+  FROM relations x,
+       (VALUES ('analyst_alice'), ('analyst_bob'), ('manager_carol')) AS r(role_name)
+ ORDER BY x.what, r.role_name;
+
+-- The partitions of incentives.earnings (schema incentives_internal) would
+-- bypass its policy: no reader may read them.
+SELECT ok(NOT has_table_privilege(r.role_name, i.inhrelid, 'SELECT'),
+          format('%s may not read the partition %s of incentives.earnings', r.role_name, i.inhrelid::regclass))
+  FROM pg_inherits i, (VALUES ('analyst_alice'), ('analyst_bob'), ('manager_carol')) AS r(role_name)
+ WHERE i.inhparent = 'incentives.earnings'::regclass
+ ORDER BY i.inhrelid, r.role_name;
+
+-- No value a reader sees anywhere names a participant it may not see (an
+-- error text of a run, an exception's message, ...).
+SELECT is_empty(
+         format($q$SELECT x.what, v.row
+                     FROM relations AS x
+                    CROSS JOIN LATERAL pg_temp.rows_as(%L, x.rel) AS v(row)
+                    WHERE has_table_privilege(%L, x.rel, 'SELECT')
+                      AND EXISTS (SELECT FROM (VALUES ('retailer_001'), ('retailer_002'), ('retailer_003'), ('retailer_004')) AS p(k)
+                                   WHERE v.row LIKE '%%' || p.k || '%%'
+                                     AND p.k NOT IN (SELECT a.participant_key FROM allowed a WHERE a.role_name = %L))$q$,
+                r.role_name, r.role_name, r.role_name),
+         format('no row %s can read names a participant it may not see', r.role_name))
+  FROM (VALUES ('analyst_alice'), ('analyst_bob')) AS r(role_name);
+SELECT isnt_empty(
+  $$SELECT * FROM pg_temp.rows_as('analyst_bob', 'incentives.calculation_runs')$$,
+  'bob, limited to one participant, sees runs: those of retailer_003');
+SELECT is_empty(
+  $$SELECT * FROM pg_temp.rows_as('analyst_bob', 'incentives.calculation_runs')
+    EXCEPT
+    SELECT c::text FROM incentives.calculation_runs AS c WHERE c.participant_key = 'retailer_003'$$,
+  '... and only those: no run of every participant, so no program total (participants, rows, total_incentive) and no error of one');
+
+-- ===================================================================
+-- Every set-returning function with a participant_key in its rows, as
+-- each role: exactly the participants it may see.
+-- ===================================================================
+CREATE TEMP TABLE participant_sources AS
+SELECT format('SELECT participant_key FROM %s()', p.oid::regproc) AS query, 'function ' || p.oid::regproc::text || '()' AS what
   FROM pg_proc p
  WHERE p.pronamespace = 'incentives'::regnamespace AND p.prokind = 'f' AND p.proretset
    AND p.pronargs = p.pronargdefaults
@@ -153,11 +291,7 @@ SELECT format('SELECT participant_key FROM %s()', p.oid::regproc), 'function ' |
                  WHERE m.name = 'participant_key' AND m.mode IN ('t', 'o'))
         OR EXISTS (SELECT FROM pg_type t JOIN pg_attribute a ON a.attrelid = t.typrelid
                     WHERE t.oid = p.prorettype AND a.attname = 'participant_key'));
-SELECT cmp_ok((SELECT count(*) FROM participant_sources WHERE what LIKE 'table %'), '>=', 4::bigint,
-  'the catalog lists the tables with a participant_key');
-SELECT cmp_ok((SELECT count(*) FROM participant_sources WHERE what LIKE 'view %'), '>=', 1::bigint,
-  'the catalog lists the views with a participant_key');
-SELECT cmp_ok((SELECT count(*) FROM participant_sources WHERE what LIKE 'function %'), '>=', 3::bigint,
+SELECT cmp_ok((SELECT count(*) FROM participant_sources), '>=', 3::bigint,
   'the catalog lists the functions with participant rows');
 -- A source without rows of two participants here proves little: say so.
 SELECT diag(s.what || ' has rows of fewer than two participants in this test''s data')
@@ -196,6 +330,68 @@ SELECT is_empty(
            FROM jsonb_array_elements(incentives.calculate('{"participant_key": "retailer_003", "include_stored": true}')
                 -> 'potential_earnings') AS e$q$)$$,
   'calculate(jsonb) with include_stored: alice gets nothing of bob''s participant');
+
+-- ===================================================================
+-- Participant groups under row-level security (docs/security.md,
+-- Participant groups): a reader who sees a member gets that member's rows
+-- computed over the whole group, and the group's figures, never another
+-- member's rows or contribution unless it sees that member too.
+-- ===================================================================
+-- rows_as(role, query): the query's rows as text, run as that role.
+CREATE FUNCTION pg_temp.rows_as(r text, query text)
+RETURNS SETOF text LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM set_config('role', r, true);
+  RETURN QUERY EXECUTE format('SELECT q::text FROM (%s) AS q', query);
+  PERFORM set_config('role', 'none', true);
+END
+$$;
+SELECT is((SELECT sum(incentive_amount) FROM incentives.incentive_calculate(offer_keys => ARRAY['rls.group'])
+            WHERE group_key = 'coop_rls'),
+          104.67, '(the owner: the group''s $5,233.33 earn 2%, $104.67 in all)');
+SELECT bag_eq(
+  $$SELECT * FROM pg_temp.rows_as('analyst_alice', $q$SELECT * FROM incentives.incentive_calculate(offer_keys => ARRAY['rls.group', 'rls.group_plan'])$q$)$$,
+  $$SELECT e::text FROM incentives.incentive_calculate(offer_keys => ARRAY['rls.group', 'rls.group_plan']) AS e
+     WHERE e.participant_key IN ('retailer_001', 'retailer_002')$$,
+  'alice gets her members'' rows of the group offers, computed over the whole group');
+SELECT bag_eq(
+  $$SELECT * FROM pg_temp.rows_as('analyst_bob', $q$SELECT * FROM incentives.incentive_calculate(offer_keys => ARRAY['rls.group', 'rls.group_plan'])$q$)$$,
+  $$SELECT e::text FROM incentives.incentive_calculate(offer_keys => ARRAY['rls.group', 'rls.group_plan']) AS e
+     WHERE e.participant_key = 'retailer_003'$$,
+  'bob gets his member''s rows, computed over the whole group');
+SELECT bag_eq(
+  $$SELECT * FROM pg_temp.rows_as('analyst_bob', $q$SELECT * FROM incentives.incentive_calculate('retailer_003', offer_keys => ARRAY['rls.group'])$q$)$$,
+  $$SELECT e::text FROM incentives.incentive_calculate('retailer_003', offer_keys => ARRAY['rls.group']) AS e$$,
+  '... and the same calling for it alone');
+SELECT is_empty(
+  $$SELECT * FROM pg_temp.rows_as('analyst_alice', $q$SELECT * FROM incentives.incentive_calculate('retailer_003', offer_keys => ARRAY['rls.group'])$q$)$$,
+  'alice gets nothing of bob''s member, calling for it by name');
+SELECT is_empty(
+  $$SELECT * FROM pg_temp.rows_as('analyst_alice', $q$SELECT * FROM incentives.incentive_diagnostics('retailer_003', offer_keys => ARRAY['rls.group'])$q$)$$,
+  '... nor of its diagnostics');
+SELECT results_eq(
+  $$SELECT * FROM pg_temp.rows_as('analyst_alice', $q$SELECT participant_key, threshold_value, current_rate_key, group_key
+                                                      FROM incentives.tier_progress() WHERE offer_key = 'rls.group' ORDER BY 1$q$)$$,
+  $$VALUES ('(retailer_001,5233.33,2_percent_greater_than_or_equal_to_5000,coop_rls)'),
+           ('(retailer_002,5233.33,2_percent_greater_than_or_equal_to_5000,coop_rls)')$$,
+  'alice''s tier progress shows the group''s value and tier');
+SELECT results_eq(
+  $$SELECT * FROM pg_temp.rows_as('analyst_alice', $q$SELECT m ->> 'participant_key'
+                                                      FROM incentives.incentive_diagnostics('retailer_001', offer_keys => ARRAY['rls.group']) AS d,
+                                                           jsonb_array_elements(d.diagnostics -> 'aggregation' -> 'members') AS m
+                                                     ORDER BY 1$q$)$$,
+  $$VALUES ('(retailer_001)'), ('(retailer_002)')$$,
+  'the members'' contributions alice sees are her members'' only');
+SELECT results_eq(
+  $$SELECT m ->> 'participant_key'
+      FROM incentives.incentive_diagnostics('retailer_001', offer_keys => ARRAY['rls.group']) AS d,
+           jsonb_array_elements(d.diagnostics -> 'aggregation' -> 'members') AS m
+     ORDER BY 1$$,
+  $$VALUES ('retailer_001'), ('retailer_002'), ('retailer_003')$$,
+  '(the owner sees every member''s)');
+SELECT is(
+  (SELECT count(*) FROM pg_temp.rows_as('analyst_alice', $q$SELECT * FROM incentives.incentive_calculate(offer_keys => ARRAY['rls.group_plan'])$q$)),
+  2::bigint, 'the group''s stored property picks alice''s tier, though no reader sees the group''s row');
 
 -- ===================================================================
 -- Refreshing under row-level security.

@@ -16,7 +16,12 @@
 # properties set, changed and removed; now and then an offer's rate, a
 # SKU's unit or a unit conversion changed, a TRUNCATE-free bulk insert, or
 # a transaction no unit converts (refreshed with on_error => 'skip', then
-# removed again).  Then CALL refresh_earnings(changed_only => true) and the
+# removed again).  Participant groups (docs/reference.md, Participant
+# groups): a third of the participants are members of 40 chains, six of
+# the offers are copies aggregated by group (one with a requirement of
+# scope member, one reading a property the chains have), and each round
+# may move members between chains mid-season, end or remove memberships,
+# add new members and change a chain's property.  Then CALL refresh_earnings(changed_only => true) and the
 # materialized earnings (every column and the transaction date) must equal
 # a full calculation row for row; then a full refresh with jobs => 2 or 3
 # (docs/lifecycle.md, jobs) must too.  The changed-only refreshes alternate
@@ -38,6 +43,36 @@ create_db
 psql_db -v n_transactions="$N_TXNS" -v seed="$SEED" -f bench/generate.sql >/dev/null
 psql_db <<'SQL'
 SET client_min_messages = warning;
+-- Participant groups: 40 chains of members, six offers aggregated by group.
+INSERT INTO incentives.participant_groups
+SELECT format('retailer_%s', lpad(i::text, 4, '0')), format('chain_%s', lpad((i % 40)::text, 2, '0')),
+       date '2025-01-01', NULL
+  FROM generate_series(1, 1000, 3) AS i;
+INSERT INTO incentives.participant_properties
+SELECT format('chain_%s', lpad(i::text, 2, '0')), 'business_plan_achieved', 60 + i
+  FROM generate_series(0, 39) AS i;
+INSERT INTO incentives.offers (document)
+SELECT o.document || jsonb_build_object('offer_key', o.offer_key || '.group', 'aggregation', 'group')
+       || CASE WHEN o.n = 1 THEN jsonb_build_object('requirements', jsonb_build_array(jsonb_build_object(
+                 'key', 'own_volume', 'type', 'aggregated_amount', 'scope', 'member', 'minimum', 2000,
+                 'filters', o.document -> 'incentive' -> 'threshold_definition' -> 'filters')))
+               ELSE '{}'::jsonb END
+  FROM (SELECT offer_key, document, row_number() OVER (ORDER BY offer_key) AS n
+          FROM incentives.offers
+         WHERE document ->> 'strategy_key' = 'stepped'
+           AND document -> 'incentive' -> 'threshold_definition' ->> 'type' = 'aggregated_amount'
+         ORDER BY offer_key LIMIT 2) AS o
+UNION ALL
+SELECT document || jsonb_build_object('offer_key', offer_key || '.group', 'aggregation', 'group')
+  FROM (SELECT offer_key, document FROM incentives.offers
+         WHERE document ->> 'strategy_key' = 'stepped'
+           AND document -> 'incentive' -> 'threshold_definition' ->> 'type' = 'property'
+         ORDER BY offer_key LIMIT 1) AS o
+UNION ALL
+SELECT document || jsonb_build_object('offer_key', offer_key || '.group', 'aggregation', 'group')
+  FROM (SELECT offer_key, document FROM incentives.offers
+         WHERE document ->> 'strategy_key' IN ('standard', 'stacked') AND document ? 'limits' IS NOT TRUE
+         ORDER BY document ->> 'strategy_key', offer_key LIMIT 3) AS o;
 CREATE SCHEMA rnd;
 -- rnd.mutate(round): the round's random changes (the caller seeds random()
 -- with setseed first); returns a summary
@@ -53,6 +88,7 @@ DECLARE
     id text;
     sku text;
     unit text;
+    next_start date;
     k int;
     o record;
 BEGIN
@@ -140,6 +176,41 @@ BEGIN
          WHERE from_uom_key = 'qt' AND to_uom_key = 'l';
         extra := extra || ' conversion';
     END IF;
+    -- memberships: a move mid-season, an end, a removal, a new member, a
+    -- chain's property
+    IF random() < 0.5 THEN
+        SELECT * INTO o FROM incentives.participant_groups WHERE end_date IS NULL
+         ORDER BY participant_key OFFSET floor(random() * 200) LIMIT 1;
+        IF FOUND THEN
+            UPDATE incentives.participant_groups SET end_date = date '2026-01-01' + floor(random() * 200)::int
+             WHERE participant_key = o.participant_key AND start_date = o.start_date
+            RETURNING end_date + 1 INTO next_start;
+            INSERT INTO incentives.participant_groups
+            VALUES (o.participant_key, format('chain_%s', lpad(floor(random() * 40)::int::text, 2, '0')),
+                    next_start, NULL);
+            extra := extra || ' move';
+        END IF;
+    END IF;
+    IF random() < 0.2 THEN
+        DELETE FROM incentives.participant_groups WHERE ctid =
+            (SELECT ctid FROM incentives.participant_groups
+              OFFSET floor(random() * (SELECT count(*) FROM incentives.participant_groups)) LIMIT 1);
+        extra := extra || ' leave';
+    END IF;
+    IF random() < 0.3 THEN
+        INSERT INTO incentives.participant_groups
+        SELECT p, format('chain_%s', lpad(floor(random() * 40)::int::text, 2, '0')),
+               date '2025-10-01' + floor(random() * 300)::int, NULL
+          FROM (SELECT format('retailer_%s', lpad((2 + 3 * floor(random() * 333))::int::text, 4, '0')) AS p) AS n
+         WHERE NOT EXISTS (SELECT FROM incentives.participant_groups g WHERE g.participant_key = n.p);
+        extra := extra || ' join';
+    END IF;
+    IF random() < 0.2 THEN
+        UPDATE incentives.participant_properties SET value = round((50 + random() * 70)::numeric, 1)
+         WHERE participant_key = format('chain_%s', lpad(floor(random() * 40)::int::text, 2, '0'))
+           AND property_key = 'business_plan_achieved';
+        extra := extra || ' chain-property';
+    END IF;
     RETURN format('+%s ~%s -%s props %s%s', n_ins, n_upd, n_del, n_prop, extra);
 END
 $$;
@@ -150,7 +221,7 @@ CREATE FUNCTION rnd.differences() RETURNS bigint LANGUAGE sql AS $$
         (SELECT participant_key, offer_key, offer_calculator, sku_key, incentive_rate_key, incentive_rate_measure,
                 incentive_rate_value, offer_sku_pay_rate, transaction_id, provided_quantity, provided_uom_key,
                 provided_amount, incentivized_quantity, incentivized_amount, incentive_amount,
-                incentive_contribution_percent, incentive_effective_rate, transaction_date
+                incentive_contribution_percent, incentive_effective_rate, transaction_date, group_key
            FROM incentives.earnings
          EXCEPT ALL
          SELECT * FROM incentives_internal.calculate_dated(NULL, '{}', NULL, 'incentives.transactions', NULL, NULL))
@@ -160,7 +231,7 @@ CREATE FUNCTION rnd.differences() RETURNS bigint LANGUAGE sql AS $$
          SELECT participant_key, offer_key, offer_calculator, sku_key, incentive_rate_key, incentive_rate_measure,
                 incentive_rate_value, offer_sku_pay_rate, transaction_id, provided_quantity, provided_uom_key,
                 provided_amount, incentivized_quantity, incentivized_amount, incentive_amount,
-                incentive_contribution_percent, incentive_effective_rate, transaction_date
+                incentive_contribution_percent, incentive_effective_rate, transaction_date, group_key
            FROM incentives.earnings)) d
 $$;
 VACUUM ANALYZE;
@@ -174,7 +245,10 @@ for r in $(seq 1 "$ROUNDS"); do
   bad=""
   if [ $((r % 7)) = 3 ]; then
     # a transaction no unit converts: the participant keeps its earnings
-    bad=$(val "SELECT participant_key FROM incentives.transactions ORDER BY transaction_id LIMIT 1 OFFSET $((r * 37))")
+    # (one in no group: a member's would fail its whole group's members)
+    bad=$(val "SELECT participant_key FROM incentives.transactions t
+                WHERE NOT EXISTS (SELECT FROM incentives.participant_groups g WHERE g.participant_key = t.participant_key)
+                ORDER BY transaction_id LIMIT 1 OFFSET $((r * 37))")
     val "INSERT INTO incentives.transactions VALUES ('BAD-$r', '$bad', 'retailer_purchases_from_distribution', '2026-03-01',
            (SELECT sku_key FROM incentives.skus WHERE sku_key LIKE 'chem%' ORDER BY sku_key LIMIT 1), 1, 'drum', 10)" >/dev/null
     psql_db -c "SET client_min_messages = warning" \

@@ -309,4 +309,52 @@ for iso in rc rr; do
 done
 echo "test 4 in $(( $(now_ms) - t0 )) ms"
 
+# ---------------------------------------------------------------------------
+# 5. Participant groups written by two sessions at the same time
+#    (docs/reference.md, Participant groups): overlapping windows of one
+#    participant (the second waits, then 23P01), and a group made a member
+#    while a member joins it (the second waits, then 22023: groups have one
+#    level), whatever the isolation level
+# ---------------------------------------------------------------------------
+t0=$(now_ms)
+for iso in rc rr; do
+  level=$([ $iso = rc ] && echo "READ COMMITTED" || echo "REPEATABLE READ")
+  for case in overlap level; do
+    psql_db -c "DELETE FROM incentives.participant_groups WHERE participant_key IN ('P_conc', 'G_conc')"
+    if [ $case = overlap ]; then
+      first="INSERT INTO incentives.participant_groups VALUES ('P_conc', 'G_conc', '2026-01-01', '2026-06-30');"
+      second="INSERT INTO incentives.participant_groups VALUES ('P_conc', 'H_conc', '2026-03-01', NULL);"
+      want_state=23P01
+      want_text="overlaps its membership in group \"G_conc\" from 2026-01-01 to 2026-06-30"
+    else
+      first="INSERT INTO incentives.participant_groups VALUES ('P_conc', 'G_conc', '2026-01-01', NULL);"
+      second="INSERT INTO incentives.participant_groups VALUES ('G_conc', 'H_conc', '2026-01-01', NULL);"
+      want_state=22023
+      want_text="participant \"G_conc\" cannot join group \"H_conc\": it is itself the group of participant \"P_conc\""
+    fi
+    session_start "g1$iso$case"
+    session_start "g2$iso$case"
+    session_send "g1$iso$case" "\\set ON_ERROR_STOP 0" "BEGIN;" "$first"
+    session_sync "g1$iso$case" "G1_INSERTED_$iso$case"
+    session_send "g2$iso$case" "\\set ON_ERROR_STOP 0" "BEGIN ISOLATION LEVEL $level;" \
+      "SELECT count(*) FROM incentives.participant_groups;" "$second"
+    wait_gate "g2$iso$case"
+    session_send "g1$iso$case" "COMMIT;"
+    session_sync "g1$iso$case" "G1_COMMITTED_$iso$case"
+    session_send "g2$iso$case" "\\echo SQLSTATE=:SQLSTATE" "ROLLBACK;"
+    session_sync "g2$iso$case" "G2_DONE_$iso$case"
+    rows=$(psql_db -At -c "SELECT count(*) FROM incentives.participant_groups WHERE participant_key IN ('P_conc', 'G_conc')")
+    if grep -qF "$want_text" "$WORK/g2$iso$case.out" &&
+       grep -qx "SQLSTATE=$want_state" "$WORK/g2$iso$case.out" && [ "$rows" = 1 ]; then
+      ok "$level: participant groups ($case) written at the same time: the second waits, then is refused ($want_state); 1 row kept"
+    else
+      fail "$level: participant groups ($case) at the same time: $rows rows kept; second session said: $(cat "$WORK/g2$iso$case.out")"
+    fi
+    session_end "g1$iso$case"
+    session_end "g2$iso$case"
+  done
+done
+psql_db -c "DELETE FROM incentives.participant_groups WHERE participant_key IN ('P_conc', 'G_conc')"
+echo "test 5 in $(( $(now_ms) - t0 )) ms"
+
 finish concurrency

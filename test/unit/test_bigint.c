@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "unit.h"
-#include "../../src/core/bigint.h"
+#include "../../src/core/numbers/bigint.h"
 #include "unit_num.h"
 
 static uint64_t lcg_state = UNIT_LCG_SEED;

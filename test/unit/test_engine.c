@@ -9,7 +9,7 @@
 #include <stdlib.h>
 
 #include "unit.h"
-#include "../../src/core/engine.h"
+#include "../../src/core/engine/engine.h"
 
 typedef struct Captured
 {

@@ -2,26 +2,31 @@
  * test_fixtures.c
  *    Every worked fixture (test/fixtures/<case>/) through the engine core
  *    alone: offers.json, transactions.csv, the optional skus.csv,
- *    uom_conversions.csv, participant_properties.csv, properties.json and
- *    enrollments.csv, compared with expected.csv column for column as text,
- *    as the regression tests compare them through the server.
+ *    uom_conversions.csv, participant_properties.csv, properties.json,
+ *    enrollments.csv and participant_groups.csv, compared with expected.csv
+ *    column for column as text, as the regression tests compare them
+ *    through the server.
  *
  * The host's part is played here in C: the shipped unit conversions, the
  * call's properties before the stored ones, each participant's
  * transactions in transaction_id byte order, and the enrollment windows
- * of (participant, offer) in start_date order (IncEnrollmentFn).  Rows
- * are printed as the 17 earning columns in expected.csv's order, an empty
- * field for a NULL; the two row lists must be equal as multisets.
+ * of (participant, offer) in start_date order (IncEnrollmentFn), and the
+ * participant groups' units (groups.h): a unit's transactions go to the
+ * engine together, each with its participant's and aggregation key's
+ * index.  Rows are printed as the earning columns in expected.csv's order
+ * (17, or 18 with group_key when expected.csv has it), an empty field for
+ * a NULL; the two row lists must be equal as multisets.
  */
 #include <stdlib.h>
 
 #include <json-c/json.h>
 
 #include "unit.h"
-#include "../../src/core/engine.h"
+#include "../../src/core/engine/engine.h"
+#include "../../src/core/engine/groups.h"
 
 #define MAX_ROWS 512
-#define MAX_FIELDS 17
+#define MAX_FIELDS 18
 
 /* A CSV file split into rows of fields (no quoting in the fixtures). */
 typedef struct Csv
@@ -174,7 +179,7 @@ Enrollments(void *ctx, const char *participant, const char *offer, const IncWind
 typedef struct Printed
 {
 	int			n;
-	const char *participant;
+	bool		group_key;		/* an 18th column */
 	char		rows[MAX_ROWS][768];
 } Printed;
 
@@ -185,8 +190,8 @@ Print(void *ctx, const IncRow *row)
 
 	if (p->n < MAX_ROWS)
 		snprintf(p->rows[p->n], sizeof(p->rows[0]),
-				 "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s",
-				 p->participant, row->offer->offer_key,
+				 "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s%s%s",
+				 row->participant_key, row->offer->offer_key,
 				 inc_calculator_name(row->offer->calculator), row->txn->sku_key,
 				 row->rate_key, row->rate_measure, unit_dec_text(&row->rate_value),
 				 unit_dec_text(&row->pay_rate), row->txn->transaction_id,
@@ -194,7 +199,8 @@ Print(void *ctx, const IncRow *row)
 				 unit_dec_text(&row->txn->amount), unit_dec_text(&row->incentivized_quantity),
 				 unit_dec_text(&row->incentivized_amount),
 				 unit_dec_text(&row->incentive_amount), unit_dec_text(&row->contribution),
-				 row->effective_rate_null ? "" : unit_dec_text(&row->effective_rate));
+				 row->effective_rate_null ? "" : unit_dec_text(&row->effective_rate),
+				 p->group_key ? "," : "", p->group_key && row->group_key ? row->group_key : "");
 	p->n++;
 }
 
@@ -224,6 +230,20 @@ static const char *const Shipped[][3] = {
 	{"ton", "lb", "2000"}, {"kg", "g", "1000"}, {"lb", "kg", "0.45359237"},
 };
 
+/* FixtureTxn: a transactions.csv row as the engine's transaction. */
+static void
+FixtureTxn(char **f, IncTxn *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->transaction_id = f[0];
+	t->transaction_type = f[2];
+	t->transaction_date = Date(f[3]);
+	t->sku_key = f[4];
+	t->quantity = Dec(f[5]);
+	t->uom_key = f[6];
+	t->amount = Dec(f[7]);
+}
+
 /* RunFixture: the case's rows against expected (a file name in the case). */
 static void
 RunFixture(const char *name, const char *expected_file)
@@ -241,8 +261,10 @@ RunFixture(const char *name, const char *expected_file)
 	char	   *want[MAX_ROWS];
 	char	   *got[MAX_ROWS];
 	int			i,
+				u,
 				start;
 	char	   *props;
+	IncGroups  *groups;
 
 	snprintf(path, sizeof(path), "test/fixtures/%s/offers.json", name);
 	noffers = unit_load_offers(path, offers, 16);
@@ -288,32 +310,69 @@ RunFixture(const char *name, const char *expected_file)
 	sorting = &txns;
 	qsort(order, (size_t) txns.nrows, sizeof(int), CompareTxnRows);
 
+	snprintf(path, sizeof(path), "test/fixtures/%s/participant_groups.csv", name);
+	groups = inc_groups_create();
+	if (ReadCsv(path, &extra))
+		for (i = 0; i < extra.nrows; i++)
+		{
+			char	  **f = extra.fields[i];
+
+			inc_groups_add(groups, f[0], strlen(f[0]), f[1], strlen(f[1]), Date(f[2]),
+						   f[3] ? Date(f[3]) : 0, f[3] == NULL);
+		}
+	free(extra.text);
+	inc_groups_prepare(groups);
+
+	snprintf(path, sizeof(path), "test/fixtures/%s/%s", name, expected_file);
+	CHECK(ReadCsv(path, &expected));
 	printed.n = 0;
+	printed.group_key = expected.nrows > 0 && expected.nfields[0] == 18;
+
+	/* each participant in no group alone, in order */
 	for (start = 0; start < txns.nrows;)
 	{
 		IncTxn	   *t = inc_alloc(sizeof(IncTxn) * txns.nrows);
 		const char *participant = txns.fields[order[start]][1];
-		int			n = 0;
+		int			n = 0,
+					index;
 
 		while (start < txns.nrows && strcmp(txns.fields[order[start]][1], participant) == 0)
 		{
 			char	  **f = txns.fields[order[start++]];
 
-			t[n].transaction_id = f[0];
-			t[n].transaction_type = f[2];
-			t[n].transaction_date = Date(f[3]);
-			t[n].sku_key = f[4];
-			t[n].quantity = Dec(f[5]);
-			t[n].uom_key = f[6];
-			t[n].amount = Dec(f[7]);
+			if (inc_groups_find(groups, f[1], strlen(f[1]), &index) >= 0)
+				continue;
+			FixtureTxn(f, &t[n++]);
+		}
+		if (n > 0)
+			inc_engine_calculate(e, participant, t, n, Property, &host, Print, &printed);
+	}
+	/* then each unit of the groups, its transactions together */
+	for (u = 0; u < inc_groups_count(groups); u++)
+	{
+		IncTxn	   *t = inc_alloc(sizeof(IncTxn) * (txns.nrows + 1));
+		IncUnit		unit = inc_groups_unit(groups, u);
+		uint8_t    *flags = inc_alloc((size_t) unit.nkeys);
+		int			n = 0,
+					index;
+
+		for (i = 0; i < unit.nkeys; i++)
+			flags[i] = unit.flags[i] | INC_KEY_REPORT | INC_KEY_VISIBLE;
+		for (i = 0; i < txns.nrows; i++)
+		{
+			char	  **f = txns.fields[order[i]];
+
+			if (inc_groups_find(groups, f[1], strlen(f[1]), &index) != u)
+				continue;
+			FixtureTxn(f, &t[n]);
+			t[n].participant = index;
+			t[n].aggregation = inc_groups_aggregation(groups, u, index, t[n].transaction_date, true);
 			n++;
 		}
-		printed.participant = participant;
-		inc_engine_calculate(e, participant, t, n, Property, &host, Print, &printed);
+		unit.flags = flags;
+		inc_engine_calculate_unit(e, &unit, t, n, Property, &host, Print, &printed);
 	}
 
-	snprintf(path, sizeof(path), "test/fixtures/%s/%s", name, expected_file);
-	CHECK(ReadCsv(path, &expected));
 	CHECK(printed.n == expected.nrows);
 	if (printed.n != expected.nrows)
 		printf("     %s/%s: %d rows, expected %d\n", name, expected_file, printed.n, expected.nrows);
@@ -356,7 +415,7 @@ test_fixtures(void)
 		"standard_percent", "standard_multi_entry", "standard_dollars_per_unit_uom",
 		"stepped_amount", "stepped_property", "stacked_pair_up", "stacked_multi_stack",
 		"fixed_amount_pools", "rules_enrollment", "rules_requirements",
-		"rules_incremental_tiers", "rules_limits",
+		"rules_incremental_tiers", "rules_limits", "groups_accumulate", "groups_pool_limits",
 	};
 	int			i;
 

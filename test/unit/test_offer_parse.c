@@ -1,6 +1,6 @@
 /*
  * test_offer_parse.c
- *    Unit tests of the offer parser (src/core/offer*.c): every fixture
+ *    Unit tests of the offer parser (src/core/offer): every fixture
  *    offer compiles to the expected model, and every rule of
  *    docs/reference.md, Invalid offers, rejects its bad document with the
  *    exact message.
@@ -17,7 +17,7 @@
 #include <json-c/json.h>
 
 #include "unit.h"
-#include "../../src/core/offer_internal.h"
+#include "../../src/core/offer/offer_internal.h"
 
 /* ---- building blocks of the test documents ---- */
 

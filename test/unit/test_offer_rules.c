@@ -1,6 +1,6 @@
 /*
  * test_offer_rules.c
- *    Unit tests of the offer parser's program rules (src/core/offer_rules.c;
+ *    Unit tests of the offer parser's program rules (src/core/offer/offer_rules.c;
  *    docs/reference.md, Program rules): the rules fixtures compile to the
  *    expected model, documents at the edges of the rules compile, and
  *    every invalid rule is rejected with its exact message.
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 
 #include "unit.h"
-#include "../../src/core/offer.h"
+#include "../../src/core/offer/offer.h"
 
 #define PERIODS "'periods':[{'key':'p','start_date':'2026-01-01','end_date':'2026-12-31'}]"
 #define HEAD(strategy, calc) \
@@ -88,6 +88,18 @@ static const RuleCase InvalidRules[] = {
 	{STD(",'requirements':[" REQ_AMOUNT("q", "1") "," REQ_PROP("q", "2") "]"),
 	E("requirements[1].key duplicates requirement key \"q\"")},
 
+	/* participant groups: aggregation, a requirement's scope */
+	{STD(",'aggregation':'chain'"), E("aggregation must be one of participant, group")},
+	{STD(",'aggregation':1"), E("aggregation must be a string")},
+	{STD(",'requirements':[{'key':'q','type':'property','property':{'key':'bp'},'minimum':1,'scope':'member'}]"),
+	E("requirements[0].scope \"member\" is only for an offer with \"aggregation\": \"group\"")},
+	{STD(",'aggregation':'participant','requirements':[" REQ_PROP("q", "1") ",{'key':'r','type':'property','property':{'key':'bp'},'minimum':1,'scope':'member'}]"),
+	E("requirements[1].scope \"member\" is only for an offer with \"aggregation\": \"group\"")},
+	{STD(",'aggregation':'group','requirements':[{'key':'q','type':'property','property':{'key':'bp'},'minimum':1,'scope':'location'}]"),
+	E("requirements[0].scope must be one of group, member")},
+	{STD(",'aggregation':'group','requirements':[{'key':'q','type':'property','property':{'key':'bp'},'minimum':1,'scope':true}]"),
+	E("requirements[0].scope must be a string")},
+
 	/* limits */
 	{STD(",'limits':[]"), E("limits must be an object")},
 	{STD(",'limits':{'minimum':-1}"), E("limits.minimum must be >= 0")},
@@ -115,6 +127,10 @@ static const ValidRules ValidDocs[] = {
 	{STEP("percent_of_amount", "null", TD_AMOUNT, TIER("-80", "1", "percent")), false},
 	{STEP("dollars_per_unit", "'incremental'", TD_AMOUNT, TIER("0", "1", "dollars")), false},
 	{STK("null"), false},
+	{STD(",'aggregation':'group'"), false},
+	{STD(",'aggregation':null"), false},
+	{STD(",'aggregation':'participant','requirements':[{'key':'q','type':'property','property':{'key':'bp'},'minimum':1,'scope':'group'}]"), true},
+	{STD(",'aggregation':'group','requirements':[{'key':'q','type':'property','property':{'key':'bp'},'minimum':1,'scope':'member'}]"), true},
 };
 
 static IncOffer *
@@ -179,6 +195,30 @@ TestFixtures(void)
 	}
 }
 
+/* The groups fixtures: aggregation and scope compile as written. */
+static void
+TestGroupFixtures(void)
+{
+	IncOffer   *o[4];
+
+	if (unit_load_offers("test/fixtures/groups_accumulate/offers.json", o, 4) == 4)
+	{
+		CHECK(o[0]->aggregation == INC_AGGREGATE_GROUP && !o[0]->rules.any);
+		CHECK(o[1]->aggregation == INC_AGGREGATE_PARTICIPANT);
+		CHECK(o[2]->aggregation == INC_AGGREGATE_GROUP);
+		CHECK_STR(inc_aggregation_name(o[3]->aggregation), "group");
+	}
+	if (unit_load_offers("test/fixtures/groups_pool_limits/offers.json", o, 3) == 3)
+	{
+		const IncRules *r = &o[2]->rules;
+
+		CHECK(o[1]->rules.any && o[1]->rules.limits.has_maximum);
+		CHECK(r->any && r->nrequirements == 1 && r->nmember_requirements == 1);
+		CHECK(r->requirements[0].scope == INC_SCOPE_MEMBER);
+		CHECK_STR(inc_scope_name(r->requirements[0].scope), "member");
+	}
+}
+
 /* test_offer_rules: the parser's program rules (see the file header). */
 void
 test_offer_rules(void)
@@ -187,6 +227,9 @@ test_offer_rules(void)
 	size_t		i;
 
 	TestFixtures();
+	TestGroupFixtures();
+	CHECK_STR(inc_aggregation_name(INC_AGGREGATE_PARTICIPANT), "participant");
+	CHECK_STR(inc_scope_name(INC_SCOPE_GROUP), "group");
 	CHECK_STR(inc_enrollment_name(INC_ENROLLMENT_OPEN), "open");
 	CHECK_STR(inc_enrollment_name(INC_ENROLLMENT_REQUIRED), "required");
 	CHECK_STR(inc_tier_mode_name(INC_TIERS_ALL_VOLUME), "all_volume");

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 
 #include "unit.h"
-#include "../../src/core/engine.h"
+#include "../../src/core/engine/engine.h"
 
 #define MAX_LINES 256
 #define LINE_LEN 1024

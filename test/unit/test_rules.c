@@ -11,8 +11,8 @@
 #include <stdlib.h>
 
 #include "unit.h"
-#include "../../src/core/engine.h"
-#include "../../src/core/rational.h"
+#include "../../src/core/engine/engine.h"
+#include "../../src/core/numbers/rational.h"
 
 #define HEAD(strategy, calc) \
 	"{'offer_key':'o','strategy_key':'" strategy "','calculator_key':'" calc "'," \
@@ -55,8 +55,11 @@ Collect(void *ctx, const IncRow *row)
 static char diagnosed[4096];
 
 static void
-Diagnose(void *ctx, const IncOffer *offer, const char *json)
+Diagnose(void *ctx, const IncOffer *offer, const char *participant_key,
+		 const char *group_key, const char *json)
 {
+	(void) participant_key;
+	(void) group_key;
 	(void) ctx;
 	(void) offer;
 	snprintf(diagnosed, sizeof(diagnosed), "%s", json);

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 
 #include "unit.h"
-#include "../../src/core/engine.h"
-#include "../../src/core/strategy.h"
+#include "../../src/core/engine/engine.h"
+#include "../../src/core/strategy/strategy.h"
 
 #define PERIOD "\"periods\":[{\"key\":\"p\",\"start_date\":\"2026-01-01\",\"end_date\":\"2026-12-31\"}],"
 #define HEAD(key, strategy, calc) \
@@ -96,10 +96,13 @@ CountRow(void *ctx, const IncRow *row)
 }
 
 static void
-Report(void *ctx, const IncOffer *offer, const char *json)
+Report(void *ctx, const IncOffer *offer, const char *participant_key,
+		 const char *group_key, const char *json)
 {
 	Reported   *r = ctx;
 
+	(void) participant_key;
+	(void) group_key;
 	if (r->n < 8)
 	{
 		r->offer[r->n] = offer->offer_key;

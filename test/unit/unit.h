@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../src/core/core.h"
+#include "../../src/core/numbers/core.h"
 
 extern int	unit_passed;
 extern int	unit_failed;
@@ -76,5 +76,7 @@ extern void test_strategy(void);
 extern void test_rates(void);
 extern void test_fixtures(void);
 extern void test_rules(void);
+extern void test_rules_errors(void);
+extern void test_groups(void);
 
 #endif

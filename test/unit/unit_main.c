@@ -9,7 +9,7 @@
 #include <json-c/json.h>
 
 #include "unit.h"
-#include "../../src/core/offer.h"
+#include "../../src/core/offer/offer.h"
 
 int			unit_passed;
 int			unit_failed;
@@ -201,6 +201,10 @@ main(void)
 	test_fixtures();
 	unit_arena_reset();
 	test_rules();
+	unit_arena_reset();
+	test_rules_errors();
+	unit_arena_reset();
+	test_groups();
 	unit_arena_reset();
 	printf("unit: %d passed, %d failed\n", unit_passed, unit_failed);
 	return unit_failed == 0 ? 0 : 1;

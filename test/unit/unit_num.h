@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "../../src/core/rational.h"
+#include "../../src/core/numbers/rational.h"
 
 #define OUT_OF_RANGE "numeric value out of range in incentive calculation"
 

@@ -4,7 +4,7 @@
 -- members, pg_dump settings, routines (definition, privileges, comment),
 -- relations (options, privileges, comment), columns (also of composite
 -- types), sequences, views, indexes, constraints, triggers, row-level
--- security policies and flags, types and schemas.  Run with
+-- security policies and flags, initial privileges, types and schemas.  Run with
 -- psql -X -A -t -v ext=NAME.  Members are found through pg_depend, so a new
 -- kind of object is listed as "member" even before it has a line of its
 -- own here.
@@ -86,6 +86,13 @@ SELECT line FROM (
     UNION ALL
     SELECT format('type %s comment %s', t.oid::regtype, obj_description(t.oid, 'pg_type'))
       FROM pg_type t JOIN members m ON m.classid = 'pg_type'::regclass AND m.objid = t.oid
+    UNION ALL
+    -- the initial privileges pg_dump compares an object's with (what the
+    -- extension's scripts granted; a user's grant must not land here, or
+    -- pg_dump would leave it out)
+    SELECT format('initprivs %s %s %s', pg_describe_object(ip.classoid, ip.objoid, ip.objsubid),
+                  ip.privtype, ip.initprivs)
+      FROM pg_init_privs ip JOIN members m ON m.classid = ip.classoid AND m.objid = ip.objoid
     UNION ALL
     SELECT format('schema %s acl %s comment %s', n.nspname, n.nspacl, obj_description(n.oid, 'pg_namespace'))
       FROM pg_namespace n

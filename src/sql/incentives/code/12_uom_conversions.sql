@@ -24,10 +24,11 @@
 -- What the extension ships is no secret; only the owner changes it.
 GRANT SELECT ON incentives_internal.shipped_uom_conversions TO PUBLIC;
 
-CREATE FUNCTION incentives_internal.uom_conversion_sync(from_uom_key text, to_uom_key text)
+CREATE OR REPLACE FUNCTION incentives_internal.uom_conversion_sync(from_uom_key text, to_uom_key text)
 RETURNS void
 LANGUAGE sql
 VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
     -- a shipped pair as shipped: nothing to remember
     DELETE FROM incentives.uom_conversion_changes AS x
@@ -52,9 +53,10 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.uom_conversion_sync(text, text) IS
   'Records in incentives.uom_conversion_changes what became of one shipped unit conversion pair (edited, deleted, or as shipped again); no-op for other pairs';
 
-CREATE FUNCTION incentives_internal.uom_conversions_track()
+CREATE OR REPLACE FUNCTION incentives_internal.uom_conversions_track()
 RETURNS trigger
 LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
 AS $function$
 BEGIN
     IF TG_LEVEL = 'STATEMENT' THEN   -- TRUNCATE: every shipped pair is gone
@@ -74,21 +76,24 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.uom_conversions_track() IS
   'Trigger on incentives.uom_conversions: keeps incentives.uom_conversion_changes in step with the shipped pairs';
 
+DROP TRIGGER IF EXISTS uom_conversions_track ON incentives.uom_conversions;
 CREATE TRIGGER uom_conversions_track
     AFTER INSERT OR UPDATE OR DELETE ON incentives.uom_conversions
     FOR EACH ROW EXECUTE FUNCTION incentives_internal.uom_conversions_track();
 COMMENT ON TRIGGER uom_conversions_track ON incentives.uom_conversions IS
   'Records edits and deletions of the shipped unit conversions, so that a dump keeps them';
 
+DROP TRIGGER IF EXISTS uom_conversions_track_truncate ON incentives.uom_conversions;
 CREATE TRIGGER uom_conversions_track_truncate
     AFTER TRUNCATE ON incentives.uom_conversions
     FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.uom_conversions_track();
 COMMENT ON TRIGGER uom_conversions_track_truncate ON incentives.uom_conversions IS
   'Records that TRUNCATE deleted the shipped unit conversions, so that a dump keeps them deleted';
 
-CREATE FUNCTION incentives_internal.uom_conversion_changes_apply()
+CREATE OR REPLACE FUNCTION incentives_internal.uom_conversion_changes_apply()
 RETURNS trigger
 LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
 AS $function$
 BEGIN
     -- A restore loads this row after CREATE EXTENSION shipped the pair
@@ -110,6 +115,7 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.uom_conversion_changes_apply() IS
   'Trigger on incentives.uom_conversion_changes: applies a restored edit or deletion of a shipped unit conversion to incentives.uom_conversions';
 
+DROP TRIGGER IF EXISTS uom_conversion_changes_apply ON incentives.uom_conversion_changes;
 CREATE TRIGGER uom_conversion_changes_apply
     AFTER INSERT ON incentives.uom_conversion_changes
     FOR EACH ROW EXECUTE FUNCTION incentives_internal.uom_conversion_changes_apply();

@@ -24,10 +24,11 @@
 -- records what really happened to the offer.
 ------------------------------------------------------------------------
 
-CREATE FUNCTION incentives_internal.offer_change_time(offer_key text)
+CREATE OR REPLACE FUNCTION incentives_internal.offer_change_time(offer_key text)
 RETURNS timestamptz
 LANGUAGE sql
 STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
     -- the transaction's start, moved up past every time the offer's
     -- versions already have (a transaction that started earlier but
@@ -39,9 +40,10 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.offer_change_time(text) IS
   'Offer versioning helper: when a change of the offer made now takes effect (the transaction''s start, or the offer''s latest version time when that is later)';
 
-CREATE FUNCTION incentives_internal.offers_version()
+CREATE OR REPLACE FUNCTION incentives_internal.offers_version()
 RETURNS trigger
 LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
     v_open incentives.offer_versions;
@@ -97,22 +99,25 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.offers_version() IS
   'Trigger: keeps incentives.offer_versions in step with incentives.offers (a new version per insert or change of the document, the current one closed by a change or the delete; TRUNCATE closes every current one)';
 
+DROP TRIGGER IF EXISTS offers_version ON incentives.offers;
 CREATE TRIGGER offers_version
     AFTER INSERT OR UPDATE OR DELETE ON incentives.offers
     FOR EACH ROW EXECUTE FUNCTION incentives_internal.offers_version();
 COMMENT ON TRIGGER offers_version ON incentives.offers IS
   'Writes incentives.offer_versions: every insert, change and delete of an offer';
 
+DROP TRIGGER IF EXISTS offers_version_truncate ON incentives.offers;
 CREATE TRIGGER offers_version_truncate
     AFTER TRUNCATE ON incentives.offers
     FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.offers_version();
 COMMENT ON TRIGGER offers_version_truncate ON incentives.offers IS
   'TRUNCATE of the offers ends every current version in incentives.offer_versions';
 
-CREATE FUNCTION incentives_internal.offer_version_closes(old_row incentives.offer_versions, new_row incentives.offer_versions)
+CREATE OR REPLACE FUNCTION incentives_internal.offer_version_closes(old_row incentives.offer_versions, new_row incentives.offer_versions)
 RETURNS boolean
 LANGUAGE sql
 STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
     -- The versioning trigger closing the current version of an offer that
     -- has really changed: the only UPDATE there is.

@@ -7,9 +7,10 @@
 -- UPDATE there is (the versioning trigger closing a version).
 ------------------------------------------------------------------------
 
-CREATE FUNCTION incentives_internal.append_only()
+CREATE OR REPLACE FUNCTION incentives_internal.append_only()
 RETURNS trigger
 LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
     v_allowed boolean := false;
@@ -29,34 +30,57 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.append_only() IS
   'Trigger: refuses UPDATE, DELETE and TRUNCATE of an append-only table (SQLSTATE 42501; arguments: the DETAIL, the HINT, and optionally a function of the old and new row allowing an UPDATE)';
 
-DO $append_only$
-DECLARE
-    t record;
-BEGIN
-    FOR t IN SELECT * FROM (VALUES
-               ('offer_versions', 'Offer versions',
-                'Offer versions record every change of incentives.offers as it happened; no role may change or remove them.',
-                'Change the offer in incentives.offers: that writes its next version.',
-                'incentives_internal.offer_version_closes'),
-               ('statements', 'Statements',
-                'Settlement statements are a ledger: no role may change or remove them.',
-                'Corrections are the next statement''s business: CALL incentives.settle again.', NULL),
-               ('statement_lines', 'Statement lines',
-                'Settlement statements are a ledger: no role may change or remove them.',
-                'Corrections are the next statement''s business: CALL incentives.settle again.', NULL))
-             AS x(tab, label, detail, hint, allow)
-    LOOP
-        EXECUTE format('CREATE TRIGGER %I BEFORE UPDATE OR DELETE ON incentives.%I '
-                       'FOR EACH ROW EXECUTE FUNCTION incentives_internal.append_only(%L, %L%s)',
-                       t.tab || '_append_only', t.tab, t.detail, t.hint,
-                       CASE WHEN t.allow IS NOT NULL THEN format(', %L', t.allow) ELSE '' END);
-        EXECUTE format('COMMENT ON TRIGGER %I ON incentives.%I IS %L', t.tab || '_append_only', t.tab,
-                       t.label || ' are append-only: UPDATE and DELETE are refused for every role');
-        EXECUTE format('CREATE TRIGGER %I BEFORE TRUNCATE ON incentives.%I '
-                       'FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.append_only(%L, %L)',
-                       t.tab || '_no_truncate', t.tab, t.detail, t.hint);
-        EXECUTE format('COMMENT ON TRIGGER %I ON incentives.%I IS %L', t.tab || '_no_truncate', t.tab,
-                       t.label || ' are append-only: TRUNCATE is refused for every role');
-    END LOOP;
-END
-$append_only$;
+DROP TRIGGER IF EXISTS offer_versions_append_only ON incentives.offer_versions;
+CREATE TRIGGER offer_versions_append_only
+    BEFORE UPDATE OR DELETE ON incentives.offer_versions
+    FOR EACH ROW EXECUTE FUNCTION incentives_internal.append_only(
+        'Offer versions record every change of incentives.offers as it happened; no role may change or remove them.',
+        'Change the offer in incentives.offers: that writes its next version.',
+        'incentives_internal.offer_version_closes');
+COMMENT ON TRIGGER offer_versions_append_only ON incentives.offer_versions IS
+  'Offer versions are append-only: UPDATE and DELETE are refused for every role';
+
+DROP TRIGGER IF EXISTS offer_versions_no_truncate ON incentives.offer_versions;
+CREATE TRIGGER offer_versions_no_truncate
+    BEFORE TRUNCATE ON incentives.offer_versions
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.append_only(
+        'Offer versions record every change of incentives.offers as it happened; no role may change or remove them.',
+        'Change the offer in incentives.offers: that writes its next version.');
+COMMENT ON TRIGGER offer_versions_no_truncate ON incentives.offer_versions IS
+  'Offer versions are append-only: TRUNCATE is refused for every role';
+
+DROP TRIGGER IF EXISTS statements_append_only ON incentives.statements;
+CREATE TRIGGER statements_append_only
+    BEFORE UPDATE OR DELETE ON incentives.statements
+    FOR EACH ROW EXECUTE FUNCTION incentives_internal.append_only(
+        'Settlement statements are a ledger: no role may change or remove them.',
+        'Corrections are the next statement''s business: CALL incentives.settle again.');
+COMMENT ON TRIGGER statements_append_only ON incentives.statements IS
+  'Statements are append-only: UPDATE and DELETE are refused for every role';
+
+DROP TRIGGER IF EXISTS statements_no_truncate ON incentives.statements;
+CREATE TRIGGER statements_no_truncate
+    BEFORE TRUNCATE ON incentives.statements
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.append_only(
+        'Settlement statements are a ledger: no role may change or remove them.',
+        'Corrections are the next statement''s business: CALL incentives.settle again.');
+COMMENT ON TRIGGER statements_no_truncate ON incentives.statements IS
+  'Statements are append-only: TRUNCATE is refused for every role';
+
+DROP TRIGGER IF EXISTS statement_lines_append_only ON incentives.statement_lines;
+CREATE TRIGGER statement_lines_append_only
+    BEFORE UPDATE OR DELETE ON incentives.statement_lines
+    FOR EACH ROW EXECUTE FUNCTION incentives_internal.append_only(
+        'Settlement statements are a ledger: no role may change or remove them.',
+        'Corrections are the next statement''s business: CALL incentives.settle again.');
+COMMENT ON TRIGGER statement_lines_append_only ON incentives.statement_lines IS
+  'Statement lines are append-only: UPDATE and DELETE are refused for every role';
+
+DROP TRIGGER IF EXISTS statement_lines_no_truncate ON incentives.statement_lines;
+CREATE TRIGGER statement_lines_no_truncate
+    BEFORE TRUNCATE ON incentives.statement_lines
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.append_only(
+        'Settlement statements are a ledger: no role may change or remove them.',
+        'Corrections are the next statement''s business: CALL incentives.settle again.');
+COMMENT ON TRIGGER statement_lines_no_truncate ON incentives.statement_lines IS
+  'Statement lines are append-only: TRUNCATE is refused for every role';

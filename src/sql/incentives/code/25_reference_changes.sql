@@ -7,7 +7,7 @@
 -- DDL would, and the backend drops its engine when it sees it.
 ------------------------------------------------------------------------
 
-CREATE FUNCTION incentives_internal.reference_changed()
+CREATE OR REPLACE FUNCTION incentives_internal.reference_changed()
 RETURNS trigger
 AS 'MODULE_PATHNAME', 'incentives_reference_changed'
 LANGUAGE C;
@@ -15,20 +15,24 @@ COMMENT ON FUNCTION incentives_internal.reference_changed() IS
   'Trigger: tells every backend that offers, SKU units or unit conversions changed, so that no calculation reuses an engine built from the old rows';
 
 -- <table>_changed on each table an engine is built from
-DO $reference_changed$
-DECLARE
-    t record;
-BEGIN
-    FOR t IN SELECT * FROM (VALUES ('offers', 'offers'),
-                                   ('skus', 'SKU units'),
-                                   ('uom_conversions', 'unit conversions')) AS x(tab, what)
-    LOOP
-        EXECUTE format('CREATE TRIGGER %I AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON incentives.%I '
-                       'FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.reference_changed()',
-                       t.tab || '_changed', t.tab);
-        EXECUTE format('COMMENT ON TRIGGER %I ON incentives.%I IS %L', t.tab || '_changed', t.tab,
-                       format('Drops the engines that backends keep for calculations in a snapshot once %s change',
-                              t.what));
-    END LOOP;
-END
-$reference_changed$;
+
+DROP TRIGGER IF EXISTS offers_changed ON incentives.offers;
+CREATE TRIGGER offers_changed
+    AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON incentives.offers
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.reference_changed();
+COMMENT ON TRIGGER offers_changed ON incentives.offers IS
+  'Drops the engines that backends keep for calculations in a snapshot once offers change';
+
+DROP TRIGGER IF EXISTS skus_changed ON incentives.skus;
+CREATE TRIGGER skus_changed
+    AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON incentives.skus
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.reference_changed();
+COMMENT ON TRIGGER skus_changed ON incentives.skus IS
+  'Drops the engines that backends keep for calculations in a snapshot once SKU units change';
+
+DROP TRIGGER IF EXISTS uom_conversions_changed ON incentives.uom_conversions;
+CREATE TRIGGER uom_conversions_changed
+    AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON incentives.uom_conversions
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.reference_changed();
+COMMENT ON TRIGGER uom_conversions_changed ON incentives.uom_conversions IS
+  'Drops the engines that backends keep for calculations in a snapshot once unit conversions change';

@@ -6,7 +6,8 @@
 -- explain and tier/stack progress.
 --
 -- Conventions: every object is schema-qualified; every function runs with
--- search_path = pg_catalog, pg_temp (set by 95_search_path.sql).  The one
+-- search_path = pg_catalog, pg_temp (its SET clause says so; a C function
+-- has one when it reads tables).  The one
 -- exception is the procedure incentives.refresh_earnings: PostgreSQL refuses
 -- COMMIT in a procedure that has a SET clause, and it needs COMMIT to keep a
 -- failed run's log row, so its body qualifies every name and operator
@@ -25,61 +26,33 @@
 -- share -- is written a second time in SQL.
 ------------------------------------------------------------------------
 
-CREATE FUNCTION incentives_internal.offer_summary(
-    document           jsonb,
-    OUT label          text,
-    OUT strategy_key   text,
-    OUT calculator_key text,
-    OUT tier_mode      text,
-    OUT enrollment     text,
-    OUT requirements   jsonb,
-    OUT limit_minimum  numeric,
-    OUT limit_maximum  numeric)
+CREATE OR REPLACE FUNCTION incentives_internal.offer_summary(document jsonb)
+RETURNS incentives_internal.offer_summary_row
 AS 'MODULE_PATHNAME', 'incentives_offer_summary'
 LANGUAGE C STABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION incentives_internal.offer_summary(jsonb) IS
-  'programs helper: an offer document''s label (NULL when absent), strategy_key, calculator_key and program rules (tier_mode of a stepped offer, enrollment, requirements, limits), read from the compiled offer; an invalid document is an error (22023)';
+  'programs helper: an offer document''s label (NULL when absent), strategy_key, calculator_key, program rules (tier_mode of a stepped offer, enrollment, requirements, limits) and aggregation, read from the compiled offer; an invalid document is an error (22023)';
 
-CREATE FUNCTION incentives_internal.offer_rates(document jsonb)
-RETURNS TABLE (
-    offer_key              text,
-    strategy_key           text,
-    calculator_key         text,
-    rate_key               text,
-    sku_key                text,
-    rate_value             numeric,
-    measure                text,
-    threshold              numeric,
-    threshold_type         text,
-    period_key             text,
-    period_start_date      date,
-    period_end_date        date,
-    transaction_type       text,
-    sku_set_key            text,
-    stack_key              text,
-    threshold_property_key text,
-    price                  numeric,
-    coverage_unit          text,
-    coverage_rate          numeric,
-    coverage_uom_key       text,
-    tier_mode              text)
+CREATE OR REPLACE FUNCTION incentives_internal.offer_rates(document jsonb)
+RETURNS SETOF incentives_internal.offer_rate_row
 AS 'MODULE_PATHNAME', 'incentives_offer_rates'
 LANGUAGE C STABLE STRICT PARALLEL SAFE
 ROWS 10;
 COMMENT ON FUNCTION incentives_internal.offer_rates(jsonb) IS
   'program_rates helper: every rate of an offer document as a flat row, listed by the engine from the compiled offer (the columns of incentives.program_rates); an invalid document is an error (22023)';
 
-CREATE VIEW incentives.programs WITH (security_invoker = true) AS
+CREATE OR REPLACE VIEW incentives.programs WITH (security_invoker = true) AS
 SELECT o.offer_key,
        s.label,
        s.strategy_key,
        s.calculator_key,
+       o.document,
        s.tier_mode,
        s.enrollment,
        s.requirements,
        s.limit_minimum,
        s.limit_maximum,
-       o.document
+       s.aggregation
   FROM incentives.offers AS o
  CROSS JOIN LATERAL incentives_internal.offer_summary(o.document) AS s;
 COMMENT ON VIEW incentives.programs IS
@@ -88,14 +61,15 @@ COMMENT ON COLUMN incentives.programs.offer_key IS 'The offer';
 COMMENT ON COLUMN incentives.programs.label IS 'The offer''s optional label (NULL when absent)';
 COMMENT ON COLUMN incentives.programs.strategy_key IS 'standard, stepped or stacked';
 COMMENT ON COLUMN incentives.programs.calculator_key IS 'percent_of_amount, dollars_per_unit, fixed_amount or dollars_per_coverage_unit';
+COMMENT ON COLUMN incentives.programs.document IS 'The offer document, as stored';
 COMMENT ON COLUMN incentives.programs.tier_mode IS 'Stepped: all_volume (the tier met pays on all volume) or incremental (each tier pays on its band: a blended rate); NULL for the other strategies';
 COMMENT ON COLUMN incentives.programs.enrollment IS 'open (everyone may earn) or required (only transactions inside an incentives.enrollments window of the participant count)';
 COMMENT ON COLUMN incentives.programs.requirements IS 'The qualification gates as compiled: [{key, type, minimum, property_key, filters}]; every one must reach its minimum or the offer pays nothing ([] when none)';
 COMMENT ON COLUMN incentives.programs.limit_minimum IS 'Minimum payout per participant: below it the offer pays nothing (NULL: none)';
-COMMENT ON COLUMN incentives.programs.limit_maximum IS 'Maximum payout per participant: above it the rows are scaled down to add up to it exactly (NULL: none)';
-COMMENT ON COLUMN incentives.programs.document IS 'The offer document, as stored';
+COMMENT ON COLUMN incentives.programs.limit_maximum IS 'Maximum payout per participant (per group when aggregated by group): above it the rows are scaled down to add up to it exactly (NULL: none)';
+COMMENT ON COLUMN incentives.programs.aggregation IS 'participant (each participant''s own transactions) or group (all the transactions of a participant''s group, incentives.participant_groups: tiers, pools, requirements and limits are the group''s)';
 
-CREATE VIEW incentives.program_rates WITH (security_invoker = true) AS
+CREATE OR REPLACE VIEW incentives.program_rates WITH (security_invoker = true) AS
 SELECT r.*
   FROM incentives.offers AS o
  CROSS JOIN LATERAL incentives_internal.offer_rates(o.document) AS r;
@@ -126,28 +100,16 @@ COMMENT ON COLUMN incentives.program_rates.tier_mode IS 'Stepped: all_volume or 
 
 -- Programs as of a time (docs/lifecycle.md, Offer versions and as_of): the
 -- same rows from the versions valid then (NULL: now), with the version.
-CREATE FUNCTION incentives.programs(as_of timestamptz)
-RETURNS TABLE (
-    offer_key      text,
-    label          text,
-    strategy_key   text,
-    calculator_key text,
-    tier_mode      text,
-    enrollment     text,
-    requirements   jsonb,
-    limit_minimum  numeric,
-    limit_maximum  numeric,
-    document       jsonb,
-    version        integer,
-    valid_from     timestamptz,
-    valid_to       timestamptz)
+CREATE OR REPLACE FUNCTION incentives.programs(as_of timestamptz)
+RETURNS SETOF incentives.program_version_row
 LANGUAGE sql
 STABLE PARALLEL SAFE
 ROWS 100
+SET search_path = pg_catalog, pg_temp
 AS $function$
-    SELECT v.offer_key, s.label, s.strategy_key, s.calculator_key, s.tier_mode, s.enrollment,
-           s.requirements, s.limit_minimum, s.limit_maximum, v.document,
-           v.version, v.valid_from, v.valid_to
+    SELECT v.offer_key, s.label, s.strategy_key, s.calculator_key, v.document,
+           s.tier_mode, s.enrollment, s.requirements, s.limit_minimum, s.limit_maximum,
+           v.version, v.valid_from, v.valid_to, s.aggregation
       FROM incentives.offer_versions AS v
      CROSS JOIN LATERAL incentives_internal.offer_summary(v.document) AS s
      WHERE v.valid_from <= COALESCE($1, now())
@@ -157,11 +119,12 @@ $function$;
 COMMENT ON FUNCTION incentives.programs(timestamptz) IS
   'incentives.programs with the offers as they were at as_of (NULL: now), one row per offer, with the version in force then (incentives.offer_versions)';
 
-CREATE FUNCTION incentives.program_rates(as_of timestamptz)
+CREATE OR REPLACE FUNCTION incentives.program_rates(as_of timestamptz)
 RETURNS SETOF incentives.program_rates
 LANGUAGE sql
 STABLE PARALLEL SAFE
 ROWS 1000
+SET search_path = pg_catalog, pg_temp
 AS $function$
     SELECT r.*
       FROM incentives.offer_versions AS v

@@ -39,10 +39,11 @@
 -- when the run's transaction commits.
 ------------------------------------------------------------------------
 
-CREATE FUNCTION incentives_internal.refresh_run_locked(run_id bigint)
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_run_locked(run_id bigint)
 RETURNS boolean
 LANGUAGE sql
 VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
     -- true when some session holds the run's lock (it is still running);
     -- our own try-lock is released at once
@@ -53,7 +54,7 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.refresh_run_locked(bigint) IS
   'Part of incentives.refresh_earnings: true while the session running the given run holds its advisory lock';
 
-CREATE FUNCTION incentives_internal.refresh_earnings_begin(
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_begin(
     participant_key text,
     transactions    regclass,
     on_error        text,
@@ -61,6 +62,7 @@ CREATE FUNCTION incentives_internal.refresh_earnings_begin(
 RETURNS bigint
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
     v_run bigint;
@@ -85,17 +87,18 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.refresh_earnings_begin(text, regclass, text, boolean) IS
   'Part of incentives.refresh_earnings (call the procedure, not this): marks dead runs interrupted, logs a new run as running, takes its lock and returns its run_id';
 
-CREATE FUNCTION incentives_internal.refresh_earnings_end(run_id bigint)
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_end(run_id bigint)
 RETURNS void
 LANGUAGE sql
 VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
     SELECT pg_advisory_unlock(hashtext('incentives.calculation_runs'), ($1 % 2147483647)::integer);
 $function$;
 COMMENT ON FUNCTION incentives_internal.refresh_earnings_end(bigint) IS
   'Part of incentives.refresh_earnings: releases the run''s lock';
 
-CREATE FUNCTION incentives_internal.refresh_earnings_check(
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_check(
     participant_key text,
     transactions    regclass,
     on_error        text,
@@ -104,6 +107,7 @@ CREATE FUNCTION incentives_internal.refresh_earnings_check(
 RETURNS void
 LANGUAGE plpgsql
 STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
 BEGIN
     IF jobs IS NULL OR jobs < 1 OR jobs > 1024 THEN
@@ -142,7 +146,7 @@ COMMENT ON FUNCTION incentives_internal.refresh_earnings_check(text, regclass, t
 -- batch.  Returns the rows written and, unless only_count, their incentive
 -- total (a new partition's total is summed once at the end instead: a
 -- RETURNING clause costs more than that scan).
-CREATE FUNCTION incentives_internal.refresh_earnings_batch(
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_batch(
     target      regclass,
     run_id      bigint,
     participant text,
@@ -152,6 +156,7 @@ CREATE FUNCTION incentives_internal.refresh_earnings_batch(
     OUT total   numeric)
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
     v_insert text := format($sql$
@@ -162,7 +167,7 @@ DECLARE
                e.provided_uom_key, e.provided_amount, e.incentivized_quantity,
                e.incentivized_amount, e.incentive_amount,
                e.incentive_contribution_percent, e.incentive_effective_rate,
-               e.transaction_date, now(), $1
+               e.transaction_date, now(), $1, e.group_key
           FROM incentives_internal.calculate_dated($2, '{}', NULL, $3, NULL, NULL) AS e$sql$, target);
 BEGIN
     IF only_count THEN
@@ -187,7 +192,7 @@ COMMENT ON FUNCTION incentives_internal.refresh_earnings_batch(regclass, bigint,
 -- reason keeps its previous rows (copied into the new partition when not
 -- replace), logs the exception and logs the participant as changed, so
 -- that the next changed_only refresh tries it again.
-CREATE FUNCTION incentives_internal.refresh_earnings_one(
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_one(
     target      regclass,
     replace     boolean,
     run_id      bigint,
@@ -198,6 +203,7 @@ CREATE FUNCTION incentives_internal.refresh_earnings_one(
     OUT failed  boolean)
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
 #variable_conflict use_column
 DECLARE
@@ -235,7 +241,7 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.refresh_earnings_one(regclass, boolean, bigint, text, regclass) IS
   'Part of incentives.refresh_earnings(on_error => ''skip''): one participant in a subtransaction; on a data error (class 22 or 23) it keeps its previous earnings and the exception is logged';
 
-CREATE FUNCTION incentives_internal.refresh_earnings_work(
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_work(
     run_id          bigint,
     participant_key text,
     transactions    regclass,
@@ -246,6 +252,7 @@ CREATE FUNCTION incentives_internal.refresh_earnings_work(
 RETURNS void
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
 #variable_conflict use_column
 DECLARE
@@ -287,6 +294,11 @@ DECLARE
     v_exceptions  integer := 0;
     v_written     boolean := false;
     v_w           record;
+    -- participant groups (docs/lifecycle.md, Participant groups): an offer
+    -- aggregated by group and memberships, so a group's members are
+    -- calculated together, never split between batches
+    v_grouped     boolean := EXISTS (SELECT FROM incentives.programs AS p WHERE p.aggregation = 'group')
+                             AND EXISTS (SELECT FROM incentives_internal.participant_units());
 BEGIN
     ---------------------------------------------------------------- what
     IF v_participant IS NOT NULL THEN
@@ -296,7 +308,13 @@ BEGIN
         PERFORM pg_advisory_xact_lock(hashtext('incentives.earnings'), hashtext(v_participant));
         v_everyone := false;
         v_keys := ARRAY[v_participant];
-        IF v_tracked THEN
+        IF v_tracked AND v_grouped
+           AND EXISTS (SELECT FROM incentives_internal.participant_units() AS u
+                        WHERE u.participant_key = v_participant) THEN
+            -- its group's other members' rows depend on its transactions:
+            -- the next changed_only refresh recalculates the whole group
+            NULL;
+        ELSIF v_tracked THEN
             DELETE FROM incentives.earnings_changes AS c WHERE c.participant_key = v_participant;
         ELSE
             INSERT INTO incentives.earnings_changes (participant_key) VALUES (v_participant);
@@ -321,6 +339,20 @@ BEGIN
         END IF;
         IF NOT v_everyone THEN
             v_keys := COALESCE(v_changed, '{}');
+            IF v_grouped THEN
+                -- whole groups: every key of the units of the changed ones
+                -- (a group key logged by a change of memberships brings its
+                -- members)
+                SELECT array_agg(DISTINCT k.k ORDER BY k.k)
+                  INTO v_keys
+                  FROM (SELECT unnest(v_keys) COLLATE "C" AS k
+                        UNION
+                        SELECT b.participant_key COLLATE "C"
+                          FROM incentives_internal.participant_units() AS a
+                          JOIN incentives_internal.participant_units() AS b USING (unit_key)
+                         WHERE a.participant_key = ANY (v_keys)) AS k;
+                v_keys := COALESCE(v_keys, '{}');
+            END IF;
             -- half of the participants or more changed (a reload): a
             -- refresh of everyone is cheaper than replacing them one batch
             -- at a time
@@ -339,6 +371,8 @@ BEGIN
     v_swap := v_everyone AND pg_has_role(v_owner, 'USAGE');
     IF v_swap THEN
         v_new := format('earnings_run_%s', v_run);
+        -- Runtime DDL, not a declaration: the run's new partition of
+        -- incentives.earnings (incentives_internal.earnings_run_<run_id>).
         EXECUTE format('CREATE TABLE incentives_internal.%I (LIKE incentives.earnings)', v_new);
         v_target := format('incentives_internal.%I', v_new)::regclass;
     ELSE
@@ -420,8 +454,15 @@ BEGIN
         IF v_nbatches = 0 AND NOT v_swap THEN
             DELETE FROM incentives.earnings;
         END IF;
+        IF v_grouped THEN
+            -- one batch: key ranges would split groups
+            v_nbatches := LEAST(v_nbatches, 1);
+        END IF;
     ELSE
         v_total := COALESCE(array_length(v_keys, 1), 0);
+        IF v_grouped THEN
+            v_every := GREATEST(v_every, v_total);
+        END IF;
         v_nbatches := (v_total + v_every - 1) / v_every;
     END IF;
 
@@ -460,13 +501,25 @@ BEGIN
             v_filter := format('t.participant_key::text COLLATE "C" = ANY (%L::text[])', v_members);
             v_delete_filter := format('t.participant_key = ANY (%L::text[])', v_members);
         END IF;
-        EXECUTE format($sql$
-            CREATE TEMPORARY VIEW incentives_refresh_batch AS
-            SELECT t.transaction_id, t.participant_key, t.transaction_type,
-                   t.transaction_date, t.sku_key, t.quantity, t.uom_key, t.amount
-              FROM %s AS t
-             WHERE %s$sql$, v_relation, v_filter);
-        v_batch_rel := to_regclass('pg_temp.incentives_refresh_batch');
+        -- Runtime DDL, not a declaration: a temporary view of the batch's
+        -- transactions, dropped below.
+        IF v_filter = 'true' OR (v_participant IS NOT NULL AND v_grouped) THEN
+            -- everything at once, or one member of a group (whose group
+            -- the calculation reads through the participant index): the
+            -- relation itself (under row-level security a group's figures
+            -- then need the rows the caller cannot see, which the
+            -- calculation reads as the relation's owner: docs/security.md,
+            -- Participant groups)
+            v_batch_rel := v_relation;
+        ELSE
+            EXECUTE format($sql$
+                CREATE TEMPORARY VIEW incentives_refresh_batch AS
+                SELECT t.transaction_id, t.participant_key, t.transaction_type,
+                       t.transaction_date, t.sku_key, t.quantity, t.uom_key, t.amount
+                  FROM %s AS t
+                 WHERE %s$sql$, v_relation, v_filter);
+            v_batch_rel := to_regclass('pg_temp.incentives_refresh_batch');
+        END IF;
 
         -- the batch in one statement (in a subtransaction with skip)
         v_batch_ok := true;
@@ -475,7 +528,9 @@ BEGIN
                 EXECUTE format('DELETE FROM incentives.earnings AS t WHERE %s', v_delete_filter);
             END IF;
             SELECT b.rows, b.total INTO v_step_rows, v_step_sum
-              FROM incentives_internal.refresh_earnings_batch(v_target, v_run, NULL, v_batch_rel, v_swap) AS b;
+              FROM incentives_internal.refresh_earnings_batch(v_target, v_run,
+                                                               CASE WHEN v_grouped THEN v_participant END,
+                                                               v_batch_rel, v_swap) AS b;
         EXCEPTION WHEN data_exception OR integrity_constraint_violation THEN
             IF NOT v_skip THEN
                 RAISE;
@@ -509,7 +564,9 @@ BEGIN
                 END IF;
             END LOOP;
         END IF;
-        EXECUTE format('DROP VIEW %s', v_batch_rel);
+        IF v_batch_rel <> v_relation THEN
+            EXECUTE format('DROP VIEW %s', v_batch_rel);
+        END IF;
 
         IF v_everyone THEN
             v_done := CASE WHEN v_batch < v_nbatches THEN v_start_rn[v_batch + 1] - 1 ELSE v_total END;
@@ -591,10 +648,11 @@ COMMENT ON FUNCTION incentives_internal.refresh_earnings_work(bigint, text, regc
 -- An error raised again from what GET STACKED DIAGNOSTICS read of it (a
 -- DETAIL or HINT only when it had one: RAISE cannot leave an option out
 -- by its value).  incentives.calculate uses it too.
-CREATE FUNCTION incentives_internal.raise_error(state text, message text, detail text, hint text)
+CREATE OR REPLACE FUNCTION incentives_internal.raise_error(state text, message text, detail text, hint text)
 RETURNS void
 LANGUAGE plpgsql
 VOLATILE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
 BEGIN
     IF detail <> '' AND hint <> '' THEN
@@ -611,7 +669,7 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.raise_error(text, text, text, text) IS
   'Raises an error with the given SQLSTATE (or condition name), message, and the detail and hint when they are not empty';
 
-CREATE PROCEDURE incentives.refresh_earnings(
+CREATE OR REPLACE PROCEDURE incentives.refresh_earnings(
     participant_key text     DEFAULT NULL,
     transactions    regclass DEFAULT 'incentives.transactions',
     progress_every  integer  DEFAULT 1000,

@@ -4,7 +4,7 @@
 -- replaces the earnings"; src/pg/refresh.h)
 ------------------------------------------------------------------------
 
-CREATE FUNCTION incentives_internal.refresh_write(
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_write(
     target                   regclass,
     run_id                   bigint,
     transactions             regclass,

@@ -10,6 +10,9 @@
 --   incentives.transactions, incentives.participant_properties,
 --     incentives.enrollments: the participants of the inserted, deleted and
 --     (old and new) updated rows; TRUNCATE: everyone.
+--   incentives.participant_groups: the members and the groups of those
+--     rows (the refresh recalculates each one's whole group); TRUNCATE:
+--     everyone.
 --   incentives.offers, incentives.skus, incentives.uom_conversions: any
 --     row changed means everyone (NULL).
 --
@@ -18,9 +21,10 @@
 -- code/90_grants.sql gives it to incentives_admin).
 ------------------------------------------------------------------------
 
-CREATE FUNCTION incentives_internal.track_changes()
+CREATE OR REPLACE FUNCTION incentives_internal.track_changes()
 RETURNS trigger
 LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
 AS $function$
 BEGIN
     -- TG_ARGV[0]: 'participants' (the participants of the rows) or
@@ -54,42 +58,240 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.track_changes() IS
   'Trigger: logs in incentives.earnings_changes the participants a statement touched (argument participants: on transactions, participant properties, enrollments) or everyone (argument everyone: on offers, SKUs, unit conversions; and any TRUNCATE)';
 
-DO $triggers$
-DECLARE
-    t record;
+-- incentives.transactions: the participants of the changed transactions
+DROP TRIGGER IF EXISTS transactions_changes_insert ON incentives.transactions;
+CREATE TRIGGER transactions_changes_insert
+    AFTER INSERT ON incentives.transactions
+    REFERENCING NEW TABLE AS incentives_new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes('participants');
+COMMENT ON TRIGGER transactions_changes_insert ON incentives.transactions IS
+  'Change tracking for refresh_earnings(changed_only => true): the participants of the changed transactions (inserts)';
+DROP TRIGGER IF EXISTS transactions_changes_update ON incentives.transactions;
+CREATE TRIGGER transactions_changes_update
+    AFTER UPDATE ON incentives.transactions
+    REFERENCING OLD TABLE AS incentives_old_rows NEW TABLE AS incentives_new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes('participants');
+COMMENT ON TRIGGER transactions_changes_update ON incentives.transactions IS
+  'Change tracking for refresh_earnings(changed_only => true): the participants of the changed transactions (updates)';
+DROP TRIGGER IF EXISTS transactions_changes_delete ON incentives.transactions;
+CREATE TRIGGER transactions_changes_delete
+    AFTER DELETE ON incentives.transactions
+    REFERENCING OLD TABLE AS incentives_old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes('participants');
+COMMENT ON TRIGGER transactions_changes_delete ON incentives.transactions IS
+  'Change tracking for refresh_earnings(changed_only => true): the participants of the changed transactions (deletes)';
+DROP TRIGGER IF EXISTS transactions_changes_truncate ON incentives.transactions;
+CREATE TRIGGER transactions_changes_truncate
+    AFTER TRUNCATE ON incentives.transactions
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes('participants');
+COMMENT ON TRIGGER transactions_changes_truncate ON incentives.transactions IS
+  'Change tracking for refresh_earnings(changed_only => true): everyone (TRUNCATE)';
+
+-- incentives.participant_properties: the participants of the changed properties
+DROP TRIGGER IF EXISTS participant_properties_changes_insert ON incentives.participant_properties;
+CREATE TRIGGER participant_properties_changes_insert
+    AFTER INSERT ON incentives.participant_properties
+    REFERENCING NEW TABLE AS incentives_new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes('participants');
+COMMENT ON TRIGGER participant_properties_changes_insert ON incentives.participant_properties IS
+  'Change tracking for refresh_earnings(changed_only => true): the participants of the changed properties (inserts)';
+DROP TRIGGER IF EXISTS participant_properties_changes_update ON incentives.participant_properties;
+CREATE TRIGGER participant_properties_changes_update
+    AFTER UPDATE ON incentives.participant_properties
+    REFERENCING OLD TABLE AS incentives_old_rows NEW TABLE AS incentives_new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes('participants');
+COMMENT ON TRIGGER participant_properties_changes_update ON incentives.participant_properties IS
+  'Change tracking for refresh_earnings(changed_only => true): the participants of the changed properties (updates)';
+DROP TRIGGER IF EXISTS participant_properties_changes_delete ON incentives.participant_properties;
+CREATE TRIGGER participant_properties_changes_delete
+    AFTER DELETE ON incentives.participant_properties
+    REFERENCING OLD TABLE AS incentives_old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes('participants');
+COMMENT ON TRIGGER participant_properties_changes_delete ON incentives.participant_properties IS
+  'Change tracking for refresh_earnings(changed_only => true): the participants of the changed properties (deletes)';
+DROP TRIGGER IF EXISTS participant_properties_changes_truncate ON incentives.participant_properties;
+CREATE TRIGGER participant_properties_changes_truncate
+    AFTER TRUNCATE ON incentives.participant_properties
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes('participants');
+COMMENT ON TRIGGER participant_properties_changes_truncate ON incentives.participant_properties IS
+  'Change tracking for refresh_earnings(changed_only => true): everyone (TRUNCATE)';
+
+-- incentives.enrollments: the participants of the changed enrollment windows
+DROP TRIGGER IF EXISTS enrollments_changes_insert ON incentives.enrollments;
+CREATE TRIGGER enrollments_changes_insert
+    AFTER INSERT ON incentives.enrollments
+    REFERENCING NEW TABLE AS incentives_new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes('participants');
+COMMENT ON TRIGGER enrollments_changes_insert ON incentives.enrollments IS
+  'Change tracking for refresh_earnings(changed_only => true): the participants of the changed enrollment windows (inserts)';
+DROP TRIGGER IF EXISTS enrollments_changes_update ON incentives.enrollments;
+CREATE TRIGGER enrollments_changes_update
+    AFTER UPDATE ON incentives.enrollments
+    REFERENCING OLD TABLE AS incentives_old_rows NEW TABLE AS incentives_new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes('participants');
+COMMENT ON TRIGGER enrollments_changes_update ON incentives.enrollments IS
+  'Change tracking for refresh_earnings(changed_only => true): the participants of the changed enrollment windows (updates)';
+DROP TRIGGER IF EXISTS enrollments_changes_delete ON incentives.enrollments;
+CREATE TRIGGER enrollments_changes_delete
+    AFTER DELETE ON incentives.enrollments
+    REFERENCING OLD TABLE AS incentives_old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes('participants');
+COMMENT ON TRIGGER enrollments_changes_delete ON incentives.enrollments IS
+  'Change tracking for refresh_earnings(changed_only => true): the participants of the changed enrollment windows (deletes)';
+DROP TRIGGER IF EXISTS enrollments_changes_truncate ON incentives.enrollments;
+CREATE TRIGGER enrollments_changes_truncate
+    AFTER TRUNCATE ON incentives.enrollments
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes('participants');
+COMMENT ON TRIGGER enrollments_changes_truncate ON incentives.enrollments IS
+  'Change tracking for refresh_earnings(changed_only => true): everyone (TRUNCATE)';
+
+-- incentives.participant_groups: the members and the groups of the
+-- changed memberships (a group brings all its members at the refresh)
+CREATE OR REPLACE FUNCTION incentives_internal.track_group_changes()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $function$
 BEGIN
-    FOR t IN SELECT * FROM (VALUES
-               ('transactions', 'participants', 'the participants of the changed transactions'),
-               ('participant_properties', 'participants', 'the participants of the changed properties'),
-               ('enrollments', 'participants', 'the participants of the changed enrollment windows'),
-               ('offers', 'everyone', 'everyone: an offer changed'),
-               ('skus', 'everyone', 'everyone: a SKU changed'),
-               ('uom_conversions', 'everyone', 'everyone: a unit conversion changed'))
-             AS x(tab, tracks, what)
-    LOOP
-        EXECUTE format('CREATE TRIGGER %I AFTER INSERT ON incentives.%I'
-                       ' REFERENCING NEW TABLE AS incentives_new_rows'
-                       ' FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes(%L)',
-                       t.tab || '_changes_insert', t.tab, t.tracks);
-        EXECUTE format('CREATE TRIGGER %I AFTER UPDATE ON incentives.%I'
-                       ' REFERENCING OLD TABLE AS incentives_old_rows NEW TABLE AS incentives_new_rows'
-                       ' FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes(%L)',
-                       t.tab || '_changes_update', t.tab, t.tracks);
-        EXECUTE format('CREATE TRIGGER %I AFTER DELETE ON incentives.%I'
-                       ' REFERENCING OLD TABLE AS incentives_old_rows'
-                       ' FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes(%L)',
-                       t.tab || '_changes_delete', t.tab, t.tracks);
-        EXECUTE format('CREATE TRIGGER %I AFTER TRUNCATE ON incentives.%I'
-                       ' FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes(%L)',
-                       t.tab || '_changes_truncate', t.tab, t.tracks);
-        EXECUTE format('COMMENT ON TRIGGER %I ON incentives.%I IS %L', t.tab || '_changes_insert', t.tab,
-                       'Change tracking for refresh_earnings(changed_only => true): ' || t.what || ' (inserts)');
-        EXECUTE format('COMMENT ON TRIGGER %I ON incentives.%I IS %L', t.tab || '_changes_update', t.tab,
-                       'Change tracking for refresh_earnings(changed_only => true): ' || t.what || ' (updates)');
-        EXECUTE format('COMMENT ON TRIGGER %I ON incentives.%I IS %L', t.tab || '_changes_delete', t.tab,
-                       'Change tracking for refresh_earnings(changed_only => true): ' || t.what || ' (deletes)');
-        EXECUTE format('COMMENT ON TRIGGER %I ON incentives.%I IS %L', t.tab || '_changes_truncate', t.tab,
-                       'Change tracking for refresh_earnings(changed_only => true): everyone (TRUNCATE)');
-    END LOOP;
+    IF TG_OP = 'TRUNCATE' THEN
+        INSERT INTO incentives.earnings_changes (participant_key) VALUES (NULL);
+    ELSIF TG_OP = 'INSERT' THEN
+        INSERT INTO incentives.earnings_changes (participant_key)
+        SELECT n.participant_key FROM incentives_new_rows AS n
+        UNION
+        SELECT n.group_key FROM incentives_new_rows AS n;
+    ELSIF TG_OP = 'UPDATE' THEN
+        INSERT INTO incentives.earnings_changes (participant_key)
+        SELECT n.participant_key FROM incentives_new_rows AS n
+        UNION
+        SELECT n.group_key FROM incentives_new_rows AS n
+        UNION
+        SELECT o.participant_key FROM incentives_old_rows AS o
+        UNION
+        SELECT o.group_key FROM incentives_old_rows AS o;
+    ELSE
+        INSERT INTO incentives.earnings_changes (participant_key)
+        SELECT o.participant_key FROM incentives_old_rows AS o
+        UNION
+        SELECT o.group_key FROM incentives_old_rows AS o;
+    END IF;
+    RETURN NULL;
 END
-$triggers$;
+$function$;
+COMMENT ON FUNCTION incentives_internal.track_group_changes() IS
+  'Trigger: logs in incentives.earnings_changes the members and the groups of the memberships a statement changed (a refresh of changed participants recalculates each one''s whole group); everyone on TRUNCATE';
+
+DROP TRIGGER IF EXISTS participant_groups_changes_insert ON incentives.participant_groups;
+CREATE TRIGGER participant_groups_changes_insert
+    AFTER INSERT ON incentives.participant_groups
+    REFERENCING NEW TABLE AS incentives_new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_group_changes();
+COMMENT ON TRIGGER participant_groups_changes_insert ON incentives.participant_groups IS
+  'Change tracking for refresh_earnings(changed_only => true): the members and groups of the changed memberships (inserts)';
+DROP TRIGGER IF EXISTS participant_groups_changes_update ON incentives.participant_groups;
+CREATE TRIGGER participant_groups_changes_update
+    AFTER UPDATE ON incentives.participant_groups
+    REFERENCING OLD TABLE AS incentives_old_rows NEW TABLE AS incentives_new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_group_changes();
+COMMENT ON TRIGGER participant_groups_changes_update ON incentives.participant_groups IS
+  'Change tracking for refresh_earnings(changed_only => true): the members and groups of the changed memberships (updates)';
+DROP TRIGGER IF EXISTS participant_groups_changes_delete ON incentives.participant_groups;
+CREATE TRIGGER participant_groups_changes_delete
+    AFTER DELETE ON incentives.participant_groups
+    REFERENCING OLD TABLE AS incentives_old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_group_changes();
+COMMENT ON TRIGGER participant_groups_changes_delete ON incentives.participant_groups IS
+  'Change tracking for refresh_earnings(changed_only => true): the members and groups of the changed memberships (deletes)';
+DROP TRIGGER IF EXISTS participant_groups_changes_truncate ON incentives.participant_groups;
+CREATE TRIGGER participant_groups_changes_truncate
+    AFTER TRUNCATE ON incentives.participant_groups
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_group_changes();
+COMMENT ON TRIGGER participant_groups_changes_truncate ON incentives.participant_groups IS
+  'Change tracking for refresh_earnings(changed_only => true): everyone (TRUNCATE)';
+
+-- incentives.offers: everyone (an offer changed)
+DROP TRIGGER IF EXISTS offers_changes_insert ON incentives.offers;
+CREATE TRIGGER offers_changes_insert
+    AFTER INSERT ON incentives.offers
+    REFERENCING NEW TABLE AS incentives_new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes('everyone');
+COMMENT ON TRIGGER offers_changes_insert ON incentives.offers IS
+  'Change tracking for refresh_earnings(changed_only => true): everyone: an offer changed (inserts)';
+DROP TRIGGER IF EXISTS offers_changes_update ON incentives.offers;
+CREATE TRIGGER offers_changes_update
+    AFTER UPDATE ON incentives.offers
+    REFERENCING OLD TABLE AS incentives_old_rows NEW TABLE AS incentives_new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes('everyone');
+COMMENT ON TRIGGER offers_changes_update ON incentives.offers IS
+  'Change tracking for refresh_earnings(changed_only => true): everyone: an offer changed (updates)';
+DROP TRIGGER IF EXISTS offers_changes_delete ON incentives.offers;
+CREATE TRIGGER offers_changes_delete
+    AFTER DELETE ON incentives.offers
+    REFERENCING OLD TABLE AS incentives_old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes('everyone');
+COMMENT ON TRIGGER offers_changes_delete ON incentives.offers IS
+  'Change tracking for refresh_earnings(changed_only => true): everyone: an offer changed (deletes)';
+DROP TRIGGER IF EXISTS offers_changes_truncate ON incentives.offers;
+CREATE TRIGGER offers_changes_truncate
+    AFTER TRUNCATE ON incentives.offers
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes('everyone');
+COMMENT ON TRIGGER offers_changes_truncate ON incentives.offers IS
+  'Change tracking for refresh_earnings(changed_only => true): everyone (TRUNCATE)';
+
+-- incentives.skus: everyone (a SKU changed)
+DROP TRIGGER IF EXISTS skus_changes_insert ON incentives.skus;
+CREATE TRIGGER skus_changes_insert
+    AFTER INSERT ON incentives.skus
+    REFERENCING NEW TABLE AS incentives_new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes('everyone');
+COMMENT ON TRIGGER skus_changes_insert ON incentives.skus IS
+  'Change tracking for refresh_earnings(changed_only => true): everyone: a SKU changed (inserts)';
+DROP TRIGGER IF EXISTS skus_changes_update ON incentives.skus;
+CREATE TRIGGER skus_changes_update
+    AFTER UPDATE ON incentives.skus
+    REFERENCING OLD TABLE AS incentives_old_rows NEW TABLE AS incentives_new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes('everyone');
+COMMENT ON TRIGGER skus_changes_update ON incentives.skus IS
+  'Change tracking for refresh_earnings(changed_only => true): everyone: a SKU changed (updates)';
+DROP TRIGGER IF EXISTS skus_changes_delete ON incentives.skus;
+CREATE TRIGGER skus_changes_delete
+    AFTER DELETE ON incentives.skus
+    REFERENCING OLD TABLE AS incentives_old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes('everyone');
+COMMENT ON TRIGGER skus_changes_delete ON incentives.skus IS
+  'Change tracking for refresh_earnings(changed_only => true): everyone: a SKU changed (deletes)';
+DROP TRIGGER IF EXISTS skus_changes_truncate ON incentives.skus;
+CREATE TRIGGER skus_changes_truncate
+    AFTER TRUNCATE ON incentives.skus
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes('everyone');
+COMMENT ON TRIGGER skus_changes_truncate ON incentives.skus IS
+  'Change tracking for refresh_earnings(changed_only => true): everyone (TRUNCATE)';
+
+-- incentives.uom_conversions: everyone (a unit conversion changed)
+DROP TRIGGER IF EXISTS uom_conversions_changes_insert ON incentives.uom_conversions;
+CREATE TRIGGER uom_conversions_changes_insert
+    AFTER INSERT ON incentives.uom_conversions
+    REFERENCING NEW TABLE AS incentives_new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes('everyone');
+COMMENT ON TRIGGER uom_conversions_changes_insert ON incentives.uom_conversions IS
+  'Change tracking for refresh_earnings(changed_only => true): everyone: a unit conversion changed (inserts)';
+DROP TRIGGER IF EXISTS uom_conversions_changes_update ON incentives.uom_conversions;
+CREATE TRIGGER uom_conversions_changes_update
+    AFTER UPDATE ON incentives.uom_conversions
+    REFERENCING OLD TABLE AS incentives_old_rows NEW TABLE AS incentives_new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes('everyone');
+COMMENT ON TRIGGER uom_conversions_changes_update ON incentives.uom_conversions IS
+  'Change tracking for refresh_earnings(changed_only => true): everyone: a unit conversion changed (updates)';
+DROP TRIGGER IF EXISTS uom_conversions_changes_delete ON incentives.uom_conversions;
+CREATE TRIGGER uom_conversions_changes_delete
+    AFTER DELETE ON incentives.uom_conversions
+    REFERENCING OLD TABLE AS incentives_old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes('everyone');
+COMMENT ON TRIGGER uom_conversions_changes_delete ON incentives.uom_conversions IS
+  'Change tracking for refresh_earnings(changed_only => true): everyone: a unit conversion changed (deletes)';
+DROP TRIGGER IF EXISTS uom_conversions_changes_truncate ON incentives.uom_conversions;
+CREATE TRIGGER uom_conversions_changes_truncate
+    AFTER TRUNCATE ON incentives.uom_conversions
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes('everyone');
+COMMENT ON TRIGGER uom_conversions_changes_truncate ON incentives.uom_conversions IS
+  'Change tracking for refresh_earnings(changed_only => true): everyone (TRUNCATE)';

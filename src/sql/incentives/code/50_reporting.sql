@@ -1,69 +1,111 @@
 ------------------------------------------------------------------------
--- Reporting views over incentives.earnings
---
--- Four views of one shape: incentives.earnings_by_<key> groups the
--- materialized earnings by a key and measures each group with columns of
--- the list below (each defined once, with its comment; a view may say of
--- a column something of its own).
+-- Reporting views over incentives.earnings: each groups the materialized
+-- earnings by a key (participant, offer, SKU, month, group) and measures the
+-- group.
 ------------------------------------------------------------------------
 
-DO $reporting$
-DECLARE
-    -- every column: its expression and its comment (NULL: each view says)
-    columns CONSTANT jsonb := '{
-        "participant_key":  ["e.participant_key", "The participant"],
-        "offer_key":        ["e.offer_key", "The offer"],
-        "sku_key":          ["e.sku_key", "The SKU"],
-        "month":            ["CAST(date_trunc(''month'', e.transaction_date) AS date)",
-                             "First day of the month of the earning transactions'' date"],
-        "offer_calculator": ["min(e.offer_calculator)", "Its calculator"],
-        "offers":           ["count(DISTINCT e.offer_key)", "Offers it earns under"],
-        "participants":     ["count(DISTINCT e.participant_key)", null],
-        "transactions":     ["count(DISTINCT e.transaction_id)", "Distinct transactions that earn"],
-        "rows":             ["count(*)", "Earning rows"],
-        "incentivized_quantity": ["sum(e.incentivized_quantity)",
-            "Sum of incentivized_quantity over the rows, in the SKU''s unit of measure (incentives.skus; each transaction''s own unit when the SKU is not there)"],
-        "incentivized_amount": ["sum(e.incentivized_amount)", "Sum of incentivized_amount over the rows"],
-        "incentive_amount": ["sum(e.incentive_amount)", null],
-        "calculated_at":    ["max(e.calculated_at)", "When the newest of its rows was calculated"]}';
-    v record;
-BEGIN
-    FOR v IN SELECT * FROM (VALUES
-        ('earnings_by_participant', 'Materialized earnings per participant', 'e.participant_key',
-         ARRAY['participant_key', 'offers', 'transactions', 'rows', 'incentivized_amount', 'incentive_amount',
-               'calculated_at'],
-         '{"rows": "Earning rows (a transaction earns once per offer and rate key)",
-           "incentivized_amount": "Sum of incentivized_amount over the rows (a transaction earning under two rates counts twice)",
-           "incentive_amount": "Total incentive earned"}'::jsonb),
-        ('earnings_by_offer', 'Materialized earnings per offer', 'e.offer_key',
-         ARRAY['offer_key', 'offer_calculator', 'participants', 'transactions', 'rows', 'incentivized_amount',
-               'incentive_amount', 'calculated_at'],
-         '{"participants": "Participants earning under it",
-           "transactions": "Distinct transactions that earn under it",
-           "incentive_amount": "Total incentive paid by the offer"}'),
-        ('earnings_by_sku', 'Materialized earnings per SKU', 'e.sku_key',
-         ARRAY['sku_key', 'offers', 'participants', 'transactions', 'rows', 'incentivized_quantity',
-               'incentivized_amount', 'incentive_amount', 'calculated_at'],
-         '{"participants": "Participants earning on it",
-           "incentive_amount": "Total incentive earned on the SKU"}'),
-        ('earnings_by_month', 'Materialized earnings per calendar month of the transaction date', '1',
-         ARRAY['month', 'participants', 'offers', 'transactions', 'rows', 'incentivized_amount',
-               'incentive_amount', 'calculated_at'],
-         '{"participants": "Participants earning in the month",
-           "offers": "Offers earned under in the month",
-           "incentive_amount": "Total incentive earned by the month''s transactions"}'))
-        AS x(view, comment, group_by, columns, comments)
-    LOOP
-        EXECUTE format(E'CREATE VIEW incentives.%I WITH (security_invoker = true) AS\nSELECT %s\n  FROM incentives.earnings AS e\n GROUP BY %s',
-                       v.view,
-                       (SELECT string_agg(format('%s AS %I', columns -> n.name ->> 0, n.name), E',\n       '
-                                          ORDER BY n.i)
-                          FROM unnest(v.columns) WITH ORDINALITY AS n(name, i)),
-                       v.group_by);
-        EXECUTE format('COMMENT ON VIEW incentives.%I IS %L', v.view, v.comment);
-        EXECUTE (SELECT string_agg(format('COMMENT ON COLUMN incentives.%I.%I IS %L', v.view, n.name,
-                                          COALESCE(v.comments ->> n.name, columns -> n.name ->> 1)), '; ')
-                   FROM unnest(v.columns) AS n(name));
-    END LOOP;
-END
-$reporting$;
+CREATE OR REPLACE VIEW incentives.earnings_by_participant WITH (security_invoker = true) AS
+SELECT e.participant_key,
+       count(DISTINCT e.offer_key)      AS offers,
+       count(DISTINCT e.transaction_id) AS transactions,
+       count(*)                         AS rows,
+       sum(e.incentivized_amount)       AS incentivized_amount,
+       sum(e.incentive_amount)          AS incentive_amount,
+       max(e.calculated_at)             AS calculated_at
+  FROM incentives.earnings AS e
+ GROUP BY e.participant_key;
+COMMENT ON VIEW incentives.earnings_by_participant IS 'Materialized earnings per participant';
+COMMENT ON COLUMN incentives.earnings_by_participant.participant_key IS 'The participant';
+COMMENT ON COLUMN incentives.earnings_by_participant.offers IS 'Offers it earns under';
+COMMENT ON COLUMN incentives.earnings_by_participant.transactions IS 'Distinct transactions that earn';
+COMMENT ON COLUMN incentives.earnings_by_participant.rows IS 'Earning rows (a transaction earns once per offer and rate key)';
+COMMENT ON COLUMN incentives.earnings_by_participant.incentivized_amount IS 'Sum of incentivized_amount over the rows (a transaction earning under two rates counts twice)';
+COMMENT ON COLUMN incentives.earnings_by_participant.incentive_amount IS 'Total incentive earned';
+COMMENT ON COLUMN incentives.earnings_by_participant.calculated_at IS 'When the newest of its rows was calculated';
+
+CREATE OR REPLACE VIEW incentives.earnings_by_offer WITH (security_invoker = true) AS
+SELECT e.offer_key,
+       min(e.offer_calculator)           AS offer_calculator,
+       count(DISTINCT e.participant_key) AS participants,
+       count(DISTINCT e.transaction_id)  AS transactions,
+       count(*)                          AS rows,
+       sum(e.incentivized_amount)        AS incentivized_amount,
+       sum(e.incentive_amount)           AS incentive_amount,
+       max(e.calculated_at)              AS calculated_at
+  FROM incentives.earnings AS e
+ GROUP BY e.offer_key;
+COMMENT ON VIEW incentives.earnings_by_offer IS 'Materialized earnings per offer';
+COMMENT ON COLUMN incentives.earnings_by_offer.offer_key IS 'The offer';
+COMMENT ON COLUMN incentives.earnings_by_offer.offer_calculator IS 'Its calculator';
+COMMENT ON COLUMN incentives.earnings_by_offer.participants IS 'Participants earning under it';
+COMMENT ON COLUMN incentives.earnings_by_offer.transactions IS 'Distinct transactions that earn under it';
+COMMENT ON COLUMN incentives.earnings_by_offer.rows IS 'Earning rows';
+COMMENT ON COLUMN incentives.earnings_by_offer.incentivized_amount IS 'Sum of incentivized_amount over the rows';
+COMMENT ON COLUMN incentives.earnings_by_offer.incentive_amount IS 'Total incentive paid by the offer';
+COMMENT ON COLUMN incentives.earnings_by_offer.calculated_at IS 'When the newest of its rows was calculated';
+
+CREATE OR REPLACE VIEW incentives.earnings_by_sku WITH (security_invoker = true) AS
+SELECT e.sku_key,
+       count(DISTINCT e.offer_key)       AS offers,
+       count(DISTINCT e.participant_key) AS participants,
+       count(DISTINCT e.transaction_id)  AS transactions,
+       count(*)                          AS rows,
+       sum(e.incentivized_quantity)      AS incentivized_quantity,
+       sum(e.incentivized_amount)        AS incentivized_amount,
+       sum(e.incentive_amount)           AS incentive_amount,
+       max(e.calculated_at)              AS calculated_at
+  FROM incentives.earnings AS e
+ GROUP BY e.sku_key;
+COMMENT ON VIEW incentives.earnings_by_sku IS 'Materialized earnings per SKU';
+COMMENT ON COLUMN incentives.earnings_by_sku.sku_key IS 'The SKU';
+COMMENT ON COLUMN incentives.earnings_by_sku.offers IS 'Offers it earns under';
+COMMENT ON COLUMN incentives.earnings_by_sku.participants IS 'Participants earning on it';
+COMMENT ON COLUMN incentives.earnings_by_sku.transactions IS 'Distinct transactions that earn';
+COMMENT ON COLUMN incentives.earnings_by_sku.rows IS 'Earning rows';
+COMMENT ON COLUMN incentives.earnings_by_sku.incentivized_quantity IS 'Sum of incentivized_quantity over the rows, in the SKU''s unit of measure (incentives.skus; each transaction''s own unit when the SKU is not there)';
+COMMENT ON COLUMN incentives.earnings_by_sku.incentivized_amount IS 'Sum of incentivized_amount over the rows';
+COMMENT ON COLUMN incentives.earnings_by_sku.incentive_amount IS 'Total incentive earned on the SKU';
+COMMENT ON COLUMN incentives.earnings_by_sku.calculated_at IS 'When the newest of its rows was calculated';
+
+CREATE OR REPLACE VIEW incentives.earnings_by_month WITH (security_invoker = true) AS
+SELECT CAST(date_trunc('month', e.transaction_date) AS date) AS month,
+       count(DISTINCT e.participant_key)                     AS participants,
+       count(DISTINCT e.offer_key)                           AS offers,
+       count(DISTINCT e.transaction_id)                      AS transactions,
+       count(*)                                              AS rows,
+       sum(e.incentivized_amount)                            AS incentivized_amount,
+       sum(e.incentive_amount)                               AS incentive_amount,
+       max(e.calculated_at)                                  AS calculated_at
+  FROM incentives.earnings AS e
+ GROUP BY 1;
+COMMENT ON VIEW incentives.earnings_by_month IS 'Materialized earnings per calendar month of the transaction date';
+COMMENT ON COLUMN incentives.earnings_by_month.month IS 'First day of the month of the earning transactions'' date';
+COMMENT ON COLUMN incentives.earnings_by_month.participants IS 'Participants earning in the month';
+COMMENT ON COLUMN incentives.earnings_by_month.offers IS 'Offers earned under in the month';
+COMMENT ON COLUMN incentives.earnings_by_month.transactions IS 'Distinct transactions that earn';
+COMMENT ON COLUMN incentives.earnings_by_month.rows IS 'Earning rows';
+COMMENT ON COLUMN incentives.earnings_by_month.incentivized_amount IS 'Sum of incentivized_amount over the rows';
+COMMENT ON COLUMN incentives.earnings_by_month.incentive_amount IS 'Total incentive earned by the month''s transactions';
+COMMENT ON COLUMN incentives.earnings_by_month.calculated_at IS 'When the newest of its rows was calculated';
+
+CREATE OR REPLACE VIEW incentives.earnings_by_group WITH (security_invoker = true) AS
+SELECT e.group_key,
+       count(DISTINCT e.participant_key) AS members,
+       count(DISTINCT e.offer_key)       AS offers,
+       count(DISTINCT e.transaction_id)  AS transactions,
+       count(*)                          AS rows,
+       sum(e.incentivized_amount)        AS incentivized_amount,
+       sum(e.incentive_amount)           AS incentive_amount,
+       max(e.calculated_at)              AS calculated_at
+  FROM incentives.earnings AS e
+ WHERE e.group_key IS NOT NULL
+ GROUP BY e.group_key;
+COMMENT ON VIEW incentives.earnings_by_group IS 'Materialized earnings per group: the rows of offers aggregated by group computed over a group''s figures (docs/reference.md, Participant groups); a reader sees the rows of the members it may see';
+COMMENT ON COLUMN incentives.earnings_by_group.group_key IS 'The group';
+COMMENT ON COLUMN incentives.earnings_by_group.members IS 'Members with earning rows under it';
+COMMENT ON COLUMN incentives.earnings_by_group.offers IS 'Offers aggregated by group its members earn under';
+COMMENT ON COLUMN incentives.earnings_by_group.transactions IS 'Distinct transactions that earn';
+COMMENT ON COLUMN incentives.earnings_by_group.rows IS 'Earning rows';
+COMMENT ON COLUMN incentives.earnings_by_group.incentivized_amount IS 'Sum of incentivized_amount over the rows';
+COMMENT ON COLUMN incentives.earnings_by_group.incentive_amount IS 'Total incentive earned by its members under it';
+COMMENT ON COLUMN incentives.earnings_by_group.calculated_at IS 'When the newest of its rows was calculated';

@@ -25,10 +25,11 @@
 -- are the next statement's business.
 ------------------------------------------------------------------------
 
-CREATE FUNCTION incentives_internal.settle_work(statement_date date, participant_key text)
+CREATE OR REPLACE FUNCTION incentives_internal.settle_work(statement_date date, participant_key text)
 RETURNS bigint
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
 #variable_conflict use_column
 DECLARE
@@ -124,7 +125,7 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.settle_work(date, text) IS
   'Part of incentives.settle (call the procedure, not this): waits for any other settle, writes the statement and its lines, returns the statement_id';
 
-CREATE PROCEDURE incentives.settle(
+CREATE OR REPLACE PROCEDURE incentives.settle(
     statement_date  date,
     participant_key text DEFAULT NULL)
 LANGUAGE plpgsql
@@ -153,7 +154,7 @@ COMMENT ON PROCEDURE incentives.settle(date, text) IS
 -- Views for finance and BI
 ------------------------------------------------------------------------
 
-CREATE VIEW incentives.participant_statements WITH (security_invoker = true) AS
+CREATE OR REPLACE VIEW incentives.participant_statements WITH (security_invoker = true) AS
 SELECT s.statement_id,
        s.statement_date,
        COALESCE(l.participant_key, s.participant_key) AS participant_key,
@@ -187,7 +188,7 @@ COMMENT ON COLUMN incentives.participant_statements.lines IS 'The lines: [{offer
 COMMENT ON COLUMN incentives.participant_statements.created_at IS 'When the statement was written';
 COMMENT ON COLUMN incentives.participant_statements.created_by IS 'Who ran incentives.settle';
 
-CREATE VIEW incentives.settlement_balances WITH (security_invoker = true) AS
+CREATE OR REPLACE VIEW incentives.settlement_balances WITH (security_invoker = true) AS
 SELECT l.participant_key,
        l.offer_key,
        sum(l.amount_due)  AS settled_total,
@@ -208,7 +209,7 @@ COMMENT ON COLUMN incentives.settlement_balances.last_statement_id IS 'The lates
 COMMENT ON COLUMN incentives.settlement_balances.last_statement_date IS 'Its statement_date';
 COMMENT ON COLUMN incentives.settlement_balances.last_amount_due IS 'What the latest statement settled (negative: a clawback)';
 
-CREATE VIEW incentives.unsettled_earnings WITH (security_invoker = true) AS
+CREATE OR REPLACE VIEW incentives.unsettled_earnings WITH (security_invoker = true) AS
 WITH accrued AS (
     SELECT e.participant_key, e.offer_key,
            sum(e.incentive_amount) AS amount,

@@ -2,10 +2,11 @@
 -- The JSON entry point: a calculation request with inline transactions
 ------------------------------------------------------------------------
 
-CREATE FUNCTION incentives.calculate(request jsonb)
+CREATE OR REPLACE FUNCTION incentives.calculate(request jsonb)
 RETURNS jsonb
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
     v_participant text;
@@ -142,7 +143,17 @@ BEGIN
 
     -- The what-if transactions live in a temporary table for this call only
     -- (dropped below, or with the transaction on error).
-    v_relation := incentives_internal.request_table('incentives_request_transactions');
+    CREATE TEMPORARY TABLE incentives_request_transactions (
+        transaction_id   text NOT NULL,
+        participant_key  text NOT NULL,
+        transaction_type text NOT NULL,
+        transaction_date date NOT NULL,
+        sku_key          text NOT NULL,
+        quantity         numeric NOT NULL,
+        uom_key          text NOT NULL,
+        amount           numeric NOT NULL
+    ) ON COMMIT DROP;
+    v_relation := to_regclass('pg_temp.incentives_request_transactions');
     PERFORM incentives_internal.request_load(v_relation, v_lines, v_participant);
 
     IF v_stored THEN
@@ -219,10 +230,11 @@ COMMENT ON FUNCTION incentives.calculate(jsonb) IS
 -- The request's parts (helpers of incentives.calculate)
 ------------------------------------------------------------------------
 
-CREATE FUNCTION incentives_internal.request_refuse(problem text)
+CREATE OR REPLACE FUNCTION incentives_internal.request_refuse(problem text)
 RETURNS void
 LANGUAGE plpgsql
 VOLATILE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
 BEGIN
     IF problem IS NOT NULL THEN
@@ -233,7 +245,7 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.request_refuse(text) IS
   'calculate() helper: raises 22023 "invalid request: <problem>" unless problem is NULL';
 
-CREATE FUNCTION incentives_internal.request_field_problem(
+CREATE OR REPLACE FUNCTION incentives_internal.request_field_problem(
     object   jsonb,
     field    text,
     kind     text,
@@ -241,6 +253,7 @@ CREATE FUNCTION incentives_internal.request_field_problem(
 RETURNS text
 LANGUAGE plpgsql
 STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
     v_value jsonb := NULLIF(object -> field, 'null');
@@ -294,10 +307,11 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.request_field_problem(jsonb, text, text, boolean) IS
   'calculate() helper: what is wrong with a field of a JSON object ("<field> is required", "<field> must be ..."), NULL when nothing is; absent and JSON null are the same; kind: a JSON type, date (YYYY-MM-DD), timestamp, array of strings or object of numbers';
 
-CREATE FUNCTION incentives_internal.request_field(request jsonb, field text, kind text)
+CREATE OR REPLACE FUNCTION incentives_internal.request_field(request jsonb, field text, kind text)
 RETURNS jsonb
 LANGUAGE plpgsql
 STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
 BEGIN
     PERFORM incentives_internal.request_refuse(incentives_internal.request_field_problem(request, field, kind));
@@ -307,10 +321,11 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.request_field(jsonb, text, text) IS
   'calculate() helper: an optional field of the request, NULL when absent or JSON null; raises 22023 "invalid request: <field> must be ..." when it is not of the kind (as incentives_internal.request_field_problem)';
 
-CREATE FUNCTION incentives_internal.request_participant_problem(item jsonb, participant_key text)
+CREATE OR REPLACE FUNCTION incentives_internal.request_participant_problem(item jsonb, participant_key text)
 RETURNS text
 LANGUAGE sql
 IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
     SELECT CASE COALESCE(jsonb_typeof($1 -> 'participant_key'), 'null')
            WHEN 'null' THEN CASE WHEN $2 IS NULL
@@ -322,30 +337,7 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.request_participant_problem(jsonb, text) IS
   'calculate() helper: what is wrong with the participant_key of an inline transaction or enrollment window (required when the request has none, else equal to the request''s), NULL when nothing is';
 
-CREATE FUNCTION incentives_internal.request_table(name text)
-RETURNS regclass
-LANGUAGE plpgsql
-VOLATILE PARALLEL UNSAFE
-AS $function$
-BEGIN
-    EXECUTE format($sql$
-        CREATE TEMPORARY TABLE %I (
-            transaction_id   text NOT NULL,
-            participant_key  text NOT NULL,
-            transaction_type text NOT NULL,
-            transaction_date date NOT NULL,
-            sku_key          text NOT NULL,
-            quantity         numeric NOT NULL,
-            uom_key          text NOT NULL,
-            amount           numeric NOT NULL
-        ) ON COMMIT DROP$sql$, name);
-    RETURN to_regclass(format('pg_temp.%I', name));
-END
-$function$;
-COMMENT ON FUNCTION incentives_internal.request_table(text) IS
-  'calculate() helper: creates a temporary table with the transaction columns (dropped at commit) for a request''s transactions';
-
-CREATE FUNCTION incentives_internal.request_load(
+CREATE OR REPLACE FUNCTION incentives_internal.request_load(
     relation        regclass,
     transactions    jsonb,
     participant_key text,
@@ -353,6 +345,7 @@ CREATE FUNCTION incentives_internal.request_load(
 RETURNS void
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
 BEGIN
     EXECUTE format($sql$
@@ -371,9 +364,9 @@ BEGIN
 END
 $function$;
 COMMENT ON FUNCTION incentives_internal.request_load(regclass, jsonb, text, integer) IS
-  'calculate() helper: inserts a request''s inline transactions (the first first_n, or all when NULL; participant_key when one has none) into a table made by request_table';
+  'calculate() helper: inserts a request''s inline transactions (the first first_n, or all when NULL; participant_key when one has none) into a table with the transaction columns';
 
-CREATE FUNCTION incentives_internal.calculate_fault(
+CREATE OR REPLACE FUNCTION incentives_internal.calculate_fault(
     participant_key text,
     properties      jsonb,
     offer_keys      text[],
@@ -384,6 +377,7 @@ CREATE FUNCTION incentives_internal.calculate_fault(
 RETURNS text
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
     v_key      text;
@@ -394,7 +388,17 @@ DECLARE
 BEGIN
     -- Called by incentives.calculate after its calculation failed on the
     -- data; each probe below is that calculation on part of the request.
-    v_relation := incentives_internal.request_table('incentives_request_probe');
+    CREATE TEMPORARY TABLE incentives_request_probe (
+        transaction_id   text NOT NULL,
+        participant_key  text NOT NULL,
+        transaction_type text NOT NULL,
+        transaction_date date NOT NULL,
+        sku_key          text NOT NULL,
+        quantity         numeric NOT NULL,
+        uom_key          text NOT NULL,
+        amount           numeric NOT NULL
+    ) ON COMMIT DROP;
+    v_relation := to_regclass('pg_temp.incentives_request_probe');
 
     -- the properties alone (no transaction), then each property alone
     BEGIN
@@ -433,7 +437,7 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.calculate_fault(text, jsonb, text[], jsonb, jsonb, timestamptz, date) IS
   'Part of incentives.calculate (call that, not this): after its calculation failed on the data, the path of the request''s part at fault: properties.KEY, transactions[i] (the last of the shortest failing run from the first), or "the transactions" when they fail only with the stored ones';
 
-CREATE FUNCTION incentives_internal.calculate_fails(
+CREATE OR REPLACE FUNCTION incentives_internal.calculate_fails(
     participant_key text,
     properties      jsonb,
     offer_keys      text[],
@@ -446,6 +450,7 @@ CREATE FUNCTION incentives_internal.calculate_fails(
 RETURNS boolean
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
 BEGIN
     -- Part of incentives_internal.calculate_fault: does the calculation of
@@ -461,10 +466,11 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.calculate_fails(text, jsonb, text[], jsonb, integer, regclass, jsonb, timestamptz, date) IS
   'Part of incentives_internal.calculate_fault: whether the calculation of the first first_n inline transactions of a request fails on the data (probe: the temporary table to fill)';
 
-CREATE FUNCTION incentives_internal.calculate_is_date(value text)
+CREATE OR REPLACE FUNCTION incentives_internal.calculate_is_date(value text)
 RETURNS boolean
 LANGUAGE sql
 IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
     -- YYYY-MM-DD naming a real day (year 1 to 9999), without raising
     SELECT CASE

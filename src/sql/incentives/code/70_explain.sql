@@ -3,7 +3,7 @@
 -- incentives.incentive_diagnostics)
 ------------------------------------------------------------------------
 
-CREATE FUNCTION incentives.incentive_explain(
+CREATE OR REPLACE FUNCTION incentives.incentive_explain(
     participant_key text,
     offer_key       text,
     properties      jsonb       DEFAULT '{}',
@@ -13,6 +13,7 @@ CREATE FUNCTION incentives.incentive_explain(
 RETURNS jsonb
 LANGUAGE plpgsql
 STABLE PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
 AS $function$
 -- Everything explained comes from the engine: incentive_diagnostics (the
 -- entries, thresholds, tiers, coverage and overlaps, for an offer the
@@ -71,11 +72,15 @@ BEGIN
       FROM incentives.incentive_calculate(v_participant, v_properties, ARRAY[v_offer], v_relation,
                                           v_as_of, v_through) AS e;
 
-    -- The engine's account: one row, the participant being named.
+    -- The engine's account: one row, the participant being named (an offer
+    -- aggregated by group: of its group, the first in key order when its
+    -- transactions count in several, a mid-season move).
     SELECT d.strategy_key, d.diagnostics INTO v_strategy, v_diag
       FROM incentives.incentive_diagnostics(v_participant, v_properties, ARRAY[v_offer], v_relation,
                                             v_as_of, v_through) AS d
-     WHERE d.offer_key = v_offer AND d.participant_key = v_participant;
+     WHERE d.offer_key = v_offer AND d.participant_key = v_participant
+     ORDER BY d.group_key IS NULL, d.group_key COLLATE "C"
+     LIMIT 1;
 
     v_result := jsonb_build_object(
         'participant_key', v_participant,
@@ -90,6 +95,12 @@ BEGIN
     -- requirements, limits), as the engine diagnosed them
     IF v_diag ? 'rules' THEN
         v_result := v_result || jsonb_build_object('rules', v_diag -> 'rules');
+    END IF;
+    -- an offer aggregated by group: the group whose figures these are, and
+    -- its members' contributions (those the caller may see)
+    IF v_diag ? 'aggregation' THEN
+        v_result := v_result || jsonb_build_object('aggregation', v_diag -> 'aggregation');
+        v_diag := v_diag - 'aggregation';
     END IF;
 
     IF v_strategy = 'standard' THEN
@@ -119,12 +130,13 @@ BEGIN
 END
 $function$;
 COMMENT ON FUNCTION incentives.incentive_explain(text, text, jsonb, regclass, timestamptz, date) IS
-  'Why a participant earns what it does under one offer, as JSON: standard, each entry with its matched rows and totals; stepped, the threshold value, every tier (met or not, what it would pay), the selected and next tier and the gap, and for incremental tiers the bands and the blended rate; stacked, coverage per SKU set, overlap and factors per stack; with program rules, the enrollment windows used, each requirement against its minimum and the limits applied; totals are incentive_calculate''s; as_of and through_date as for incentive_calculate';
+  'Why a participant earns what it does under one offer, as JSON: standard, each entry with its matched rows and totals; stepped, the threshold value, every tier (met or not, what it would pay), the selected and next tier and the gap, and for incremental tiers the bands and the blended rate; stacked, coverage per SKU set, overlap and factors per stack; with program rules, the enrollment windows used, each requirement against its minimum and the limits applied; aggregated by group, the group and its members'' contributions (the figures are the group''s); totals are incentive_calculate''s; as_of and through_date as for incentive_calculate';
 
-CREATE FUNCTION incentives_internal.explain_totals(earnings incentives.earning[], rate_key text)
+CREATE OR REPLACE FUNCTION incentives_internal.explain_totals(earnings incentives.earning[], rate_key text)
 RETURNS jsonb
 LANGUAGE sql
 IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
     SELECT jsonb_build_object(
              'rows', count(*),
@@ -137,10 +149,11 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.explain_totals(incentives.earning[], text) IS
   'incentive_explain helper: rows, distinct transactions and the sums of incentivized_amount and incentive_amount of the earning rows with the given rate key (all rows when NULL)';
 
-CREATE FUNCTION incentives_internal.explain_rows(earnings incentives.earning[], rate_key text)
+CREATE OR REPLACE FUNCTION incentives_internal.explain_rows(earnings incentives.earning[], rate_key text)
 RETURNS jsonb
 LANGUAGE sql
 IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
     SELECT COALESCE(jsonb_agg(to_jsonb(e) - 'participant_key' - 'offer_key' - 'offer_calculator'
                               ORDER BY e.incentive_rate_key COLLATE "C", e.transaction_id COLLATE "C"),
@@ -158,10 +171,11 @@ COMMENT ON FUNCTION incentives_internal.explain_rows(incentives.earning[], text)
 -- restores the setting when the script ends).
 SET check_function_bodies = false;
 
-CREATE FUNCTION incentives_internal.progress_figure(threshold_type text, value numeric)
+CREATE OR REPLACE FUNCTION incentives_internal.progress_figure(threshold_type text, value numeric)
 RETURNS numeric
 LANGUAGE sql
 IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $function$
     -- dollars (aggregated_amount) show at least cents: 850 -> 850.00, while
     -- 0.001 stays 0.001 (padding only, never rounding a gap away)
@@ -170,35 +184,39 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.progress_figure(text, numeric) IS
   'tier_progress helper: a threshold value or gap as shown, at least two decimal places for dollar thresholds (aggregated_amount), never rounded';
 
-CREATE FUNCTION incentives.tier_progress(
+CREATE OR REPLACE FUNCTION incentives_internal.own_requirements(requirements jsonb, participant_key text)
+RETURNS jsonb
+LANGUAGE sql
+IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+    -- a requirement of scope member is judged on each member's own
+    -- transactions: the participant's own value, met and gap in its place
+    SELECT COALESCE(jsonb_agg(CASE WHEN r.r ->> 'scope' = 'member'
+                                   THEN (r.r - 'members') || COALESCE(
+                                          (SELECT m - 'participant_key'
+                                             FROM jsonb_array_elements(r.r -> 'members') AS m
+                                            WHERE m ->> 'participant_key' = $2
+                                            LIMIT 1),
+                                          '{}'::jsonb)
+                                   ELSE r.r END
+                              ORDER BY r.n), '[]'::jsonb)
+      FROM jsonb_array_elements($1) WITH ORDINALITY AS r(r, n)
+$function$;
+COMMENT ON FUNCTION incentives_internal.own_requirements(jsonb, text) IS
+  'tier_progress and requirement_progress helper: the diagnostics'' requirements with each one of scope member showing the given participant''s own value, met and gap (docs/reference.md, Participant groups)';
+
+CREATE OR REPLACE FUNCTION incentives.tier_progress(
     participant_key text        DEFAULT NULL,
     properties      jsonb       DEFAULT '{}',
     transactions    regclass    DEFAULT 'incentives.transactions',
     as_of           timestamptz DEFAULT NULL,
     through_date    date        DEFAULT NULL)
-RETURNS TABLE (
-    participant_key      text,
-    offer_key            text,
-    threshold_type       text,
-    property_key         text,
-    threshold_value      numeric,
-    current_rate_key     text,
-    current_threshold    numeric,
-    next_rate_key        text,
-    next_threshold       numeric,
-    gap_to_next          numeric,
-    earning_transactions integer,
-    earned_now           numeric,
-    earned_at_next       numeric,
-    tier_mode            text,
-    blended_rate         numeric,
-    blended_rate_at_next numeric,
-    qualified            boolean,
-    requirement_gaps     jsonb,
-    limit_applied        text)
+RETURNS SETOF incentives.tier_progress_row
 LANGUAGE sql
 STABLE PARALLEL RESTRICTED
 ROWS 100
+SET search_path = pg_catalog, pg_temp
 AS $function$
 SELECT d.participant_key,
        d.offer_key,
@@ -211,19 +229,24 @@ SELECT d.participant_key,
        (d.diagnostics ->> 'next_threshold')::numeric,
        incentives_internal.progress_figure(d.diagnostics ->> 'threshold_type', (d.diagnostics ->> 'gap_to_next')::numeric),
        (d.diagnostics ->> 'earning_transactions')::integer,
-       -- what the calculation pays: after requirements and limits when the
-       -- offer has them (the rows the engine held), else the current tier's
-       round(COALESCE((d.diagnostics -> 'rules' ->> 'incentive_amount')::numeric,
+       -- what the calculation pays: in an offer aggregated by group what
+       -- the participant's own rows pay; else after requirements and limits
+       -- when the offer has them (the rows the engine held), else the
+       -- current tier's
+       round(COALESCE(own.incentive_amount,
+                      (d.diagnostics -> 'rules' ->> 'incentive_amount')::numeric,
                       cur.incentive_amount, 0), 2),
        round(nxt.incentive_amount, 2),
        d.diagnostics ->> 'tier_mode',
        (d.diagnostics ->> 'blended_rate')::numeric,
        (d.diagnostics ->> 'next_blended_rate')::numeric,
-       COALESCE((d.diagnostics -> 'rules' ->> 'qualified')::boolean, true),
+       COALESCE((d.diagnostics -> 'rules' ->> 'qualified')::boolean, true)
+         AND NOT EXISTS (SELECT FROM jsonb_array_elements(req.reqs) AS r WHERE NOT (r ->> 'met')::boolean),
        COALESCE((SELECT jsonb_object_agg(r ->> 'key', r -> 'gap')
-                   FROM jsonb_array_elements(d.diagnostics -> 'rules' -> 'requirements') AS r
+                   FROM jsonb_array_elements(req.reqs) AS r
                   WHERE NOT (r ->> 'met')::boolean), '{}'::jsonb),
-       d.diagnostics -> 'rules' -> 'limits' ->> 'applied'
+       d.diagnostics -> 'rules' -> 'limits' ->> 'applied',
+       d.group_key
   FROM incentives.incentive_diagnostics(tier_progress.participant_key,
                                         COALESCE(tier_progress.properties, '{}'),
                                         NULL,
@@ -241,33 +264,31 @@ SELECT d.participant_key,
           FROM jsonb_array_elements(d.diagnostics -> 'tiers') AS t
          WHERE t ->> 'rate_key' = d.diagnostics ->> 'next_rate_key'
          LIMIT 1) AS nxt ON true
+  LEFT JOIN LATERAL (
+        SELECT (m ->> 'incentive_amount')::numeric AS incentive_amount
+          FROM jsonb_array_elements(d.diagnostics -> 'aggregation' -> 'members') AS m
+         WHERE m ->> 'participant_key' = d.participant_key
+         LIMIT 1) AS own ON true
+ CROSS JOIN LATERAL (
+        SELECT incentives_internal.own_requirements(
+                 COALESCE(d.diagnostics -> 'rules' -> 'requirements', '[]'), d.participant_key) AS reqs) AS req
  WHERE d.strategy_key = 'stepped'
- ORDER BY d.participant_key COLLATE "C", d.offer_key COLLATE "C"
+ ORDER BY d.participant_key COLLATE "C", d.offer_key COLLATE "C", d.group_key COLLATE "C"
 $function$;
 COMMENT ON FUNCTION incentives.tier_progress(text, jsonb, regclass, timestamptz, date) IS
-  'Per participant (every one with transactions of the offers'' SKUs, or the one named) and stepped offer, touched or not: the threshold value, the current tier, the next tier and the gap to it, what the calculation pays now (after requirements and limits) and what the earning transactions would pay at the next tier (before them); the tier mode and, for incremental tiers, the blended rate now and at the next threshold; whether the participant qualifies, how far each unmet requirement is from its minimum, and which limit applied; as_of and through_date as for incentive_calculate';
+  'Per participant (every one with transactions of the offers'' SKUs, or the one named) and stepped offer, touched or not: the threshold value, the current tier, the next tier and the gap to it, what the calculation pays now (after requirements and limits) and what the earning transactions would pay at the next tier (before them); the tier mode and, for incremental tiers, the blended rate now and at the next threshold; whether the participant qualifies, how far each unmet requirement is from its minimum, and which limit applied; in an offer aggregated by group, a row per group the participant''s transactions count in, with the group''s figures (earned_now: the participant''s own rows) and its group_key; as_of and through_date as for incentive_calculate';
 
-CREATE FUNCTION incentives.requirement_progress(
+CREATE OR REPLACE FUNCTION incentives.requirement_progress(
     participant_key text        DEFAULT NULL,
     properties      jsonb       DEFAULT '{}',
     transactions    regclass    DEFAULT 'incentives.transactions',
     as_of           timestamptz DEFAULT NULL,
     through_date    date        DEFAULT NULL)
-RETURNS TABLE (
-    participant_key  text,
-    offer_key        text,
-    strategy_key     text,
-    requirement_key  text,
-    requirement_type text,
-    property_key     text,
-    value            numeric,
-    minimum          numeric,
-    gap              numeric,
-    met              boolean,
-    qualified        boolean)
+RETURNS SETOF incentives.requirement_progress_row
 LANGUAGE sql
 STABLE PARALLEL RESTRICTED
 ROWS 100
+SET search_path = pg_catalog, pg_temp
 AS $function$
 SELECT d.participant_key,
        d.offer_key,
@@ -280,38 +301,33 @@ SELECT d.participant_key,
        (r.r ->> 'gap')::numeric,
        (r.r ->> 'met')::boolean,
        (d.diagnostics -> 'rules' ->> 'qualified')::boolean
+         AND NOT EXISTS (SELECT FROM jsonb_array_elements(req.reqs) AS q WHERE NOT (q ->> 'met')::boolean),
+       d.group_key
   FROM incentives.incentive_diagnostics(requirement_progress.participant_key,
                                         COALESCE(requirement_progress.properties, '{}'),
                                         NULL,
                                         COALESCE(requirement_progress.transactions, 'incentives.transactions'),
                                         requirement_progress.as_of,
                                         requirement_progress.through_date) AS d
- CROSS JOIN LATERAL jsonb_array_elements(d.diagnostics -> 'rules' -> 'requirements') WITH ORDINALITY AS r(r, n)
- ORDER BY d.participant_key COLLATE "C", d.offer_key COLLATE "C", r.n
+ CROSS JOIN LATERAL (
+        SELECT incentives_internal.own_requirements(d.diagnostics -> 'rules' -> 'requirements',
+                                                    d.participant_key) AS reqs) AS req
+ CROSS JOIN LATERAL jsonb_array_elements(req.reqs) WITH ORDINALITY AS r(r, n)
+ ORDER BY d.participant_key COLLATE "C", d.offer_key COLLATE "C", d.group_key COLLATE "C", r.n
 $function$;
 COMMENT ON FUNCTION incentives.requirement_progress(text, jsonb, regclass, timestamptz, date) IS
-  'Per participant (every one with transactions of the offers'' SKUs, or the one named), offer with requirements and requirement: its value against its minimum (NULL for a missing property), the gap still to close, whether it is met, and whether the participant qualifies for the offer (every requirement met); as_of and through_date as for incentive_calculate';
+  'Per participant (every one with transactions of the offers'' SKUs, or the one named), offer with requirements and requirement: its value against its minimum (NULL for a missing property), the gap still to close, whether it is met, and whether the participant qualifies for the offer (every requirement met); in an offer aggregated by group, a row per group the participant''s transactions count in: the group''s values (a requirement of scope member: the participant''s own) and its group_key; as_of and through_date as for incentive_calculate';
 
-CREATE FUNCTION incentives.stack_progress(
+CREATE OR REPLACE FUNCTION incentives.stack_progress(
     participant_key text        DEFAULT NULL,
     transactions    regclass    DEFAULT 'incentives.transactions',
     as_of           timestamptz DEFAULT NULL,
     through_date    date        DEFAULT NULL)
-RETURNS TABLE (
-    participant_key text,
-    offer_key       text,
-    stack_key       text,
-    sku_set_key     text,
-    coverage_unit   text,
-    coverage        numeric,
-    overlap         numeric,
-    factor          numeric,
-    earns           boolean,
-    uncovered       numeric,
-    shortfall       numeric)
+RETURNS SETOF incentives.stack_progress_row
 LANGUAGE sql
 STABLE PARALLEL RESTRICTED
 ROWS 100
+SET search_path = pg_catalog, pg_temp
 AS $function$
 SELECT d.participant_key,
        d.offer_key,
@@ -324,7 +340,8 @@ SELECT d.participant_key,
        (st.s ->> 'earns')::boolean,
        round(se.coverage - CASE WHEN (st.s ->> 'earns')::boolean
                                 THEN (st.s ->> 'overlap')::numeric ELSE 0 END, 6),
-       round(max(se.coverage) OVER (PARTITION BY d.participant_key, d.offer_key, st.n) - se.coverage, 6)
+       round(max(se.coverage) OVER (PARTITION BY d.participant_key, d.offer_key, d.group_key, st.n) - se.coverage, 6),
+       d.group_key
   FROM incentives.incentive_diagnostics(stack_progress.participant_key, '{}', NULL,
                                         COALESCE(stack_progress.transactions, 'incentives.transactions'),
                                         stack_progress.as_of, stack_progress.through_date) AS d
@@ -337,9 +354,9 @@ SELECT d.participant_key,
          WHERE x ->> 'key' = k.set_key
          LIMIT 1) AS se ON true
  WHERE d.strategy_key = 'stacked'
- ORDER BY d.participant_key COLLATE "C", d.offer_key COLLATE "C", st.n, k.m
+ ORDER BY d.participant_key COLLATE "C", d.offer_key COLLATE "C", d.group_key COLLATE "C", st.n, k.m
 $function$;
 COMMENT ON FUNCTION incentives.stack_progress(text, regclass, timestamptz, date) IS
-  'Per participant (every one with transactions of the offers'' SKUs, or the one named), stacked offer, stack and SKU set: the set''s coverage, the stack''s overlap and the set''s factor, the coverage that does not pay (uncovered) and how much more of this set would let every set of the stack pay in full (shortfall); as_of and through_date as for incentive_calculate';
+  'Per participant (every one with transactions of the offers'' SKUs, or the one named), stacked offer, stack and SKU set: the set''s coverage, the stack''s overlap and the set''s factor, the coverage that does not pay (uncovered) and how much more of this set would let every set of the stack pay in full (shortfall); in an offer aggregated by group, the group''s coverage and its group_key; as_of and through_date as for incentive_calculate';
 
 RESET check_function_bodies;

@@ -6,10 +6,13 @@
 --   reference data, identical on every shard (the coordinator runs them
 --   RUN ON ALL):   put_offer, delete_offer, put_sku, delete_sku,
 --                  put_uom_conversion, delete_uom_conversion,
---                  put_participant_property, delete_participant_property
---   transactions and enrollments, on the shard of hashtext(participant_key):
+--                  put_participant_property, delete_participant_property,
+--                  put_participant_group, delete_participant_group
+--   transactions and enrollments, on the shard of hashtext(participant_key)
+--   (of its group's calculation unit's first key for a member of a group):
 --                  put_transaction, delete_transaction, put_transactions,
 --                  load_transactions, put_enrollment, delete_enrollment
+--   moves:         participant_data, store_participant_data, drop_participant_data
 --   checks:        shard_summary (what incentives.cluster_check() compares)
 --
 -- Each put_* is an idempotent upsert that returns true when it inserted a
@@ -19,9 +22,10 @@
 -- the caller needs INSERT/UPDATE/DELETE on the tables concerned.
 ------------------------------------------------------------------------
 
-CREATE FUNCTION incentives_internal.put_offer(document jsonb)
+CREATE OR REPLACE FUNCTION incentives_internal.put_offer(document jsonb)
 RETURNS boolean
 LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
 AS $$
     INSERT INTO incentives.offers AS o (document) VALUES (document)
     ON CONFLICT (offer_key) DO UPDATE SET document = EXCLUDED.document
@@ -32,8 +36,7 @@ COMMENT ON FUNCTION incentives_internal.put_offer(jsonb) IS
 
 -- The other reference tables, and the enrollment windows (docs/reference.md,
 -- Enrollment: participant data, on the shard of the participant), have a
--- put_<row> and a delete_<row> of one shape each, made here from the
--- table's own columns and primary key:
+-- put_<row> and a delete_<row> of one shape each:
 --
 --   put_<row>(every column in order, a nullable one DEFAULT NULL): inserts
 --     the row, or on a conflict of the primary key replaces its other
@@ -43,83 +46,201 @@ COMMENT ON FUNCTION incentives_internal.put_offer(jsonb) IS
 --     existed.
 --
 -- Overlapping enrollment windows are refused by the table's trigger
--- (23P01).  put_offer (above: the key is generated from the document) and
--- the transactions' functions (below) are written out.
-DO $put_delete$
-DECLARE
-    t       record;
-    f       record;
-    columns text;     -- the table's columns: c1, c2, ...
-    params  text;     -- put_'s parameters: c1 type1, c2 type2 DEFAULT NULL, ...
-    args    text;     -- $1, $2, ...
-    keys    text;     -- the primary key's columns
-    others  text;     -- c = EXCLUDED.c for the columns not in the key
-    key_params text;  -- delete_'s parameters
-    key_match  text;  -- t.k1 = $1 AND t.k2 = $2 ...
-BEGIN
-    FOR t IN SELECT * FROM (VALUES
-               ('offer', 'incentives.offers', 'every shard', NULL,
-                'Deletes an offer; true when it existed'),
-               ('sku', 'incentives.skus', 'every shard',
-                'Inserts or replaces a SKU and its unit of measure; true when the SKU is new',
-                'Deletes a SKU; true when it existed'),
-               ('uom_conversion', 'incentives.uom_conversions', 'every shard',
-                'Inserts or replaces a unit conversion (quantity_in_to = quantity_in_from * factor); true when the pair is new',
-                'Deletes a unit conversion; true when it existed'),
-               ('participant_property', 'incentives.participant_properties', 'every shard',
-                'Inserts or replaces a stored participant property; true when it is new',
-                'Deletes a stored participant property; true when it existed'),
-               ('enrollment', 'incentives.enrollments', 'the shard of the participant',
-                'Inserts an enrollment window, or replaces the end_date of the one starting that day; true when it is new',
-                'Deletes the enrollment window of a participant in an offer starting that day; true when it existed'))
-             AS x(row_name, tab, shard, put_comment, delete_comment)
-    LOOP
-        SELECT string_agg(quote_ident(c.name), ', ' ORDER BY c.n),
-               string_agg(format('%I %s', c.name, c.type) || CASE WHEN c.nullable THEN ' DEFAULT NULL' ELSE '' END,
-                          ', ' ORDER BY c.n),
-               string_agg('$' || c.n, ', ' ORDER BY c.n),
-               string_agg(format('%I = EXCLUDED.%I', c.name, c.name), ', ' ORDER BY c.n)
-                 FILTER (WHERE c.key_position IS NULL),
-               string_agg(quote_ident(c.name), ', ' ORDER BY c.key_position) FILTER (WHERE c.key_position IS NOT NULL),
-               string_agg(format('%I %s', c.name, c.type), ', ' ORDER BY c.key_position)
-                 FILTER (WHERE c.key_position IS NOT NULL),
-               string_agg(format('t.%I = $%s', c.name, c.key_position), ' AND ' ORDER BY c.key_position)
-                 FILTER (WHERE c.key_position IS NOT NULL)
-          INTO columns, params, args, others, keys, key_params, key_match
-          FROM (SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type,
-                       NOT a.attnotnull AS nullable, row_number() OVER (ORDER BY a.attnum) AS n,
-                       k.position AS key_position
-                  FROM pg_attribute AS a
-                  JOIN pg_index AS i ON i.indrelid = a.attrelid AND i.indisprimary
-                  LEFT JOIN unnest(i.indkey) WITH ORDINALITY AS k(attnum, position) ON k.attnum = a.attnum
-                 WHERE a.attrelid = t.tab::regclass AND a.attnum > 0 AND NOT a.attisdropped) AS c;
+-- (23P01).  put_offer (above) takes the document alone: the key is
+-- generated from it.
 
-        FOR f IN SELECT * FROM (VALUES
-                   ('put_', params, t.put_comment,
-                    format(E'INSERT INTO %s AS t (%s) VALUES (%s)\nON CONFLICT (%s) DO UPDATE SET %s\nRETURNING t.xmax = 0',
-                           t.tab, columns, args, keys, others)),
-                   ('delete_', key_params, t.delete_comment,
-                    format(E'WITH d AS (DELETE FROM %s AS t WHERE %s RETURNING 1)\nSELECT count(*) > 0 FROM d',
-                           t.tab, key_match)))
-                 AS x(prefix, params, comment, body)
-                 WHERE x.comment IS NOT NULL
-        LOOP
-            EXECUTE format(E'CREATE FUNCTION incentives_internal.%I(%s)\nRETURNS boolean\nLANGUAGE sql VOLATILE\nAS %L',
-                           f.prefix || t.row_name, f.params, f.body);
-            EXECUTE format('COMMENT ON FUNCTION incentives_internal.%I IS %L', f.prefix || t.row_name,
-                           format('%s. Through a coordinator: on %s', f.comment, t.shard));
-        END LOOP;
-    END LOOP;
+CREATE OR REPLACE FUNCTION incentives_internal.delete_offer(offer_key text)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH d AS (DELETE FROM incentives.offers AS t WHERE t.offer_key = $1 RETURNING 1)
+    SELECT count(*) > 0 FROM d
+$$;
+COMMENT ON FUNCTION incentives_internal.delete_offer(text) IS
+  'Deletes an offer; true when it existed. Through a coordinator: on every shard';
+
+CREATE OR REPLACE FUNCTION incentives_internal.put_sku(sku_key text, uom_key text, label text DEFAULT NULL)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    INSERT INTO incentives.skus AS t (sku_key, uom_key, label) VALUES ($1, $2, $3)
+    ON CONFLICT (sku_key) DO UPDATE SET uom_key = EXCLUDED.uom_key, label = EXCLUDED.label
+    RETURNING t.xmax = 0
+$$;
+COMMENT ON FUNCTION incentives_internal.put_sku(text, text, text) IS
+  'Inserts or replaces a SKU and its unit of measure; true when the SKU is new. Through a coordinator: on every shard';
+
+CREATE OR REPLACE FUNCTION incentives_internal.delete_sku(sku_key text)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH d AS (DELETE FROM incentives.skus AS t WHERE t.sku_key = $1 RETURNING 1)
+    SELECT count(*) > 0 FROM d
+$$;
+COMMENT ON FUNCTION incentives_internal.delete_sku(text) IS
+  'Deletes a SKU; true when it existed. Through a coordinator: on every shard';
+
+CREATE OR REPLACE FUNCTION incentives_internal.put_uom_conversion(from_uom_key text, to_uom_key text, factor numeric)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    INSERT INTO incentives.uom_conversions AS t (from_uom_key, to_uom_key, factor) VALUES ($1, $2, $3)
+    ON CONFLICT (from_uom_key, to_uom_key) DO UPDATE SET factor = EXCLUDED.factor
+    RETURNING t.xmax = 0
+$$;
+COMMENT ON FUNCTION incentives_internal.put_uom_conversion(text, text, numeric) IS
+  'Inserts or replaces a unit conversion (quantity_in_to = quantity_in_from * factor); true when the pair is new. Through a coordinator: on every shard';
+
+CREATE OR REPLACE FUNCTION incentives_internal.delete_uom_conversion(from_uom_key text, to_uom_key text)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH d AS (DELETE FROM incentives.uom_conversions AS t WHERE t.from_uom_key = $1 AND t.to_uom_key = $2 RETURNING 1)
+    SELECT count(*) > 0 FROM d
+$$;
+COMMENT ON FUNCTION incentives_internal.delete_uom_conversion(text, text) IS
+  'Deletes a unit conversion; true when it existed. Through a coordinator: on every shard';
+
+CREATE OR REPLACE FUNCTION incentives_internal.put_participant_property(participant_key text, property_key text, value numeric)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    INSERT INTO incentives.participant_properties AS t (participant_key, property_key, value) VALUES ($1, $2, $3)
+    ON CONFLICT (participant_key, property_key) DO UPDATE SET value = EXCLUDED.value
+    RETURNING t.xmax = 0
+$$;
+COMMENT ON FUNCTION incentives_internal.put_participant_property(text, text, numeric) IS
+  'Inserts or replaces a stored participant property; true when it is new. Through a coordinator: on every shard';
+
+CREATE OR REPLACE FUNCTION incentives_internal.delete_participant_property(participant_key text, property_key text)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH d AS (DELETE FROM incentives.participant_properties AS t WHERE t.participant_key = $1 AND t.property_key = $2 RETURNING 1)
+    SELECT count(*) > 0 FROM d
+$$;
+COMMENT ON FUNCTION incentives_internal.delete_participant_property(text, text) IS
+  'Deletes a stored participant property; true when it existed. Through a coordinator: on every shard';
+
+CREATE OR REPLACE FUNCTION incentives_internal.put_enrollment(participant_key text, offer_key text, start_date date, end_date date DEFAULT NULL)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    INSERT INTO incentives.enrollments AS t (participant_key, offer_key, start_date, end_date) VALUES ($1, $2, $3, $4)
+    ON CONFLICT (participant_key, offer_key, start_date) DO UPDATE SET end_date = EXCLUDED.end_date
+    RETURNING t.xmax = 0
+$$;
+COMMENT ON FUNCTION incentives_internal.put_enrollment(text, text, date, date) IS
+  'Inserts an enrollment window, or replaces the end_date of the one starting that day; true when it is new. Through a coordinator: on the shard of the participant';
+
+CREATE OR REPLACE FUNCTION incentives_internal.delete_enrollment(participant_key text, offer_key text, start_date date)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH d AS (DELETE FROM incentives.enrollments AS t WHERE t.participant_key = $1 AND t.offer_key = $2 AND t.start_date = $3 RETURNING 1)
+    SELECT count(*) > 0 FROM d
+$$;
+COMMENT ON FUNCTION incentives_internal.delete_enrollment(text, text, date) IS
+  'Deletes the enrollment window of a participant in an offer starting that day; true when it existed. Through a coordinator: on the shard of the participant';
+
+-- Participant groups (docs/scaling.md, Participant groups): memberships
+-- are reference data (every shard); a group and its members live on the
+-- shard of their calculation unit's first key, and a coordinator moves a
+-- participant's transactions and windows there when its memberships
+-- change (participant_data, store_participant_data, drop_participant_data,
+-- whose first argument is the partition hash PL/Proxy routes by).
+CREATE OR REPLACE FUNCTION incentives_internal.put_participant_group(participant_key text, group_key text,
+                                                                     start_date date, end_date date DEFAULT NULL)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    INSERT INTO incentives.participant_groups AS t (participant_key, group_key, start_date, end_date)
+    VALUES ($1, $2, $3, $4)
+    ON CONFLICT (participant_key, start_date) DO UPDATE SET group_key = EXCLUDED.group_key, end_date = EXCLUDED.end_date
+    RETURNING t.xmax = 0
+$$;
+COMMENT ON FUNCTION incentives_internal.put_participant_group(text, text, date, date) IS
+  'Inserts a membership window, or replaces the group and end_date of the one starting that day; true when it is new. Through a coordinator: on every shard';
+
+CREATE OR REPLACE FUNCTION incentives_internal.delete_participant_group(participant_key text, start_date date)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH d AS (DELETE FROM incentives.participant_groups AS t WHERE t.participant_key = $1 AND t.start_date = $2 RETURNING 1)
+    SELECT count(*) > 0 FROM d
+$$;
+COMMENT ON FUNCTION incentives_internal.delete_participant_group(text, date) IS
+  'Deletes the membership window of a participant starting that day; true when it existed. Through a coordinator: on every shard';
+
+CREATE OR REPLACE FUNCTION incentives_internal.participant_data(partition_hash integer, participant_key text)
+RETURNS jsonb
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT jsonb_build_object(
+        'transactions', (SELECT COALESCE(jsonb_agg(to_jsonb(t) ORDER BY t.transaction_id), '[]')
+                           FROM incentives.transactions AS t WHERE t.participant_key = $2),
+        'enrollments', (SELECT COALESCE(jsonb_agg(to_jsonb(n) ORDER BY n.offer_key, n.start_date), '[]')
+                          FROM incentives.enrollments AS n WHERE n.participant_key = $2))
+$$;
+COMMENT ON FUNCTION incentives_internal.participant_data(integer, text) IS
+  'A participant''s transactions and enrollment windows as JSON ({"transactions": [...], "enrollments": [...]}), for a coordinator that moves them to another shard';
+
+CREATE OR REPLACE FUNCTION incentives_internal.store_participant_data(partition_hash integer, data jsonb)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n bigint;
+BEGIN
+    n := incentives_internal.put_transactions(ARRAY(SELECT jsonb_array_elements(data -> 'transactions')));
+    INSERT INTO incentives.enrollments AS t (participant_key, offer_key, start_date, end_date)
+    SELECT r.participant_key, r.offer_key, r.start_date, r.end_date
+      FROM jsonb_populate_recordset(NULL::incentives.enrollments, data -> 'enrollments') AS r
+    ON CONFLICT (participant_key, offer_key, start_date) DO UPDATE SET end_date = EXCLUDED.end_date;
+    RETURN COALESCE(n, 0);
 END
-$put_delete$;
+$$;
+COMMENT ON FUNCTION incentives_internal.store_participant_data(integer, jsonb) IS
+  'Stores what participant_data returned on another shard (transactions upserted, windows inserted or replaced); returns how many transactions';
+
+CREATE OR REPLACE FUNCTION incentives_internal.drop_participant_data(partition_hash integer, participant_key text)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n bigint;
+BEGIN
+    DELETE FROM incentives.enrollments AS e WHERE e.participant_key = $2;
+    DELETE FROM incentives.transactions AS t WHERE t.participant_key = $2;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;
+END
+$$;
+COMMENT ON FUNCTION incentives_internal.drop_participant_data(integer, text) IS
+  'Deletes a participant''s transactions and enrollment windows (moved to another shard by a coordinator); returns how many transactions';
 
 -- Transactions.  A transaction never changes participant through an
 -- upsert: on a sharded deployment that would leave it on the wrong shard.
 -- store_transactions is the one upsert that says so; put_transactions and
 -- put_transaction call it.
-CREATE FUNCTION incentives_internal.store_transactions(transactions jsonb[])
+CREATE OR REPLACE FUNCTION incentives_internal.store_transactions(transactions jsonb[])
 RETURNS SETOF boolean
 LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     n      bigint;
@@ -162,16 +283,17 @@ $$;
 COMMENT ON FUNCTION incentives_internal.store_transactions(jsonb[]) IS
   'Part of put_transactions and put_transaction: inserts or replaces transactions given as JSON objects with the transaction columns, refusing one that would change participant (23505); per row stored, true when it is new';
 
-CREATE FUNCTION incentives_internal.put_transactions(transactions jsonb[])
+CREATE OR REPLACE FUNCTION incentives_internal.put_transactions(transactions jsonb[])
 RETURNS bigint
 LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT count(*) FROM incentives_internal.store_transactions($1)
 $$;
 COMMENT ON FUNCTION incentives_internal.put_transactions(jsonb[]) IS
   'Inserts or replaces transactions given as JSON objects with the transaction columns; returns how many. Through a coordinator: each on the shard of its participant';
 
-CREATE FUNCTION incentives_internal.put_transaction(
+CREATE OR REPLACE FUNCTION incentives_internal.put_transaction(
     transaction_id   text,
     participant_key  text,
     transaction_type text,
@@ -182,6 +304,7 @@ CREATE FUNCTION incentives_internal.put_transaction(
     amount           numeric)
 RETURNS boolean
 LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT s.is_new
       FROM incentives_internal.store_transactions(ARRAY[jsonb_build_object(
@@ -191,9 +314,10 @@ $$;
 COMMENT ON FUNCTION incentives_internal.put_transaction(text, text, text, date, text, numeric, text, numeric) IS
   'Inserts or replaces one transaction; true when it is new. Through a coordinator: on the shard of its participant';
 
-CREATE FUNCTION incentives_internal.delete_transaction(participant_key text, transaction_id text)
+CREATE OR REPLACE FUNCTION incentives_internal.delete_transaction(participant_key text, transaction_id text)
 RETURNS boolean
 LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
 AS $$
     WITH d AS (DELETE FROM incentives.transactions x
                 WHERE x.participant_key = $1 AND x.transaction_id = $2 RETURNING 1)
@@ -202,9 +326,10 @@ $$;
 COMMENT ON FUNCTION incentives_internal.delete_transaction(text, text) IS
   'Deletes one transaction of a participant; true when it existed. Through a coordinator: on the shard of the participant';
 
-CREATE FUNCTION incentives_internal.load_transactions(transactions jsonb)
+CREATE OR REPLACE FUNCTION incentives_internal.load_transactions(transactions jsonb)
 RETURNS bigint
 LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT incentives_internal.put_transactions(ARRAY(SELECT jsonb_array_elements($1)))
 $$;
@@ -214,9 +339,10 @@ COMMENT ON FUNCTION incentives_internal.load_transactions(jsonb) IS
 -- What incentives.cluster_check() on a coordinator compares across shards:
 -- a digest of each reference table (they must be identical everywhere) and
 -- the transactions that do not hash to this shard's partition.
-CREATE FUNCTION incentives_internal.shard_summary(partitions integer, partition integer)
+CREATE OR REPLACE FUNCTION incentives_internal.shard_summary(partitions integer, partition integer)
 RETURNS TABLE (object text, row_count bigint, digest text)
 LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
 AS $$
     -- each reference table: its rows as lines in key order, and their md5;
     -- the offer history without its times (each shard writes its own)
@@ -224,7 +350,7 @@ AS $$
         SELECT t.object, count(l.object),
                md5(coalesce(string_agg(l.line, E'\n' ORDER BY l.key1 COLLATE "C", l.key2 COLLATE "C", l.version), ''))
           FROM (VALUES (1, 'offers'), (2, 'offer_versions'), (3, 'skus'), (4, 'uom_conversions'),
-                       (5, 'participant_properties')) AS t(n, object)
+                       (5, 'participant_properties'), (6, 'participant_groups')) AS t(n, object)
           LEFT JOIN (
             SELECT 'offers' AS object, o.offer_key || ' ' || o.document::text AS line,
                    o.offer_key AS key1, NULL::text AS key2, NULL::integer AS version
@@ -243,29 +369,37 @@ AS $$
             UNION ALL
             SELECT 'participant_properties', format('%s %s %s', p.participant_key, p.property_key, p.value),
                    p.participant_key, p.property_key, NULL
-              FROM incentives.participant_properties p) AS l ON l.object = t.object
+              FROM incentives.participant_properties p
+            UNION ALL
+            SELECT 'participant_groups', format('%s %s %s %s', g.participant_key, g.group_key, g.start_date, g.end_date),
+                   g.participant_key, g.start_date::text, NULL
+              FROM incentives.participant_groups g) AS l ON l.object = t.object
          GROUP BY t.n, t.object
          ORDER BY t.n) AS reference_tables
     UNION ALL
     -- each participant table: its rows, and those not on this partition
+    -- (a member of a group: the partition of its unit's first key)
     SELECT x.object, x.row_count, NULL
       FROM (SELECT 'transactions' AS tab, count(*) AS total,
-                   count(*) FILTER (WHERE (hashtext(t.participant_key) & ($1 - 1)) <> $2) AS misplaced
+                   count(*) FILTER (WHERE (hashtext(COALESCE(u.unit_key, t.participant_key)) & ($1 - 1)) <> $2) AS misplaced
               FROM incentives.transactions t
+              LEFT JOIN incentives_internal.participant_units() AS u ON u.participant_key = t.participant_key
             UNION ALL
-            SELECT 'enrollments', count(*), count(*) FILTER (WHERE (hashtext(n.participant_key) & ($1 - 1)) <> $2)
-              FROM incentives.enrollments n) AS c
+            SELECT 'enrollments', count(*),
+                   count(*) FILTER (WHERE (hashtext(COALESCE(u.unit_key, n.participant_key)) & ($1 - 1)) <> $2)
+              FROM incentives.enrollments n
+              LEFT JOIN incentives_internal.participant_units() AS u ON u.participant_key = n.participant_key) AS c
      CROSS JOIN LATERAL (VALUES (c.tab, c.total), ('misplaced_' || c.tab, c.misplaced)) AS x(object, row_count)
 $$;
 COMMENT ON FUNCTION incentives_internal.shard_summary(integer, integer) IS
-  'Row counts and digests of the reference tables and the offer history (without its times), the transaction and enrollment counts, and how many transactions and enrollments do not belong to this partition (hashtext(participant_key) & (partitions - 1) <> partition)';
+  'Row counts and digests of the reference tables (the memberships included) and the offer history (without its times), the transaction and enrollment counts, and how many transactions and enrollments do not belong to this partition (hashtext(placement key) & (partitions - 1) <> partition; the placement key is the participant''s own, or its group''s calculation unit''s first key)';
 
 -- incentives.refresh_earnings as a function, so that a coordinator can run
 -- it on the shards (PL/Proxy calls functions, not procedures).  Called from
 -- a function, the procedure cannot COMMIT: the refresh is one transaction
 -- on each shard, and a failure leaves that shard's earnings and run log as
 -- they were.
-CREATE FUNCTION incentives_internal.refresh_earnings_run(
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_run(
     participant_key text     DEFAULT NULL,
     transactions    regclass DEFAULT 'incentives.transactions',
     progress_every  integer  DEFAULT 1000,
@@ -274,6 +408,7 @@ CREATE FUNCTION incentives_internal.refresh_earnings_run(
 RETURNS TABLE (run_id bigint, participants integer, rows bigint, total_incentive numeric, status text,
                exceptions integer)
 LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
 AS $$
 #variable_conflict use_column
 BEGIN
@@ -297,11 +432,12 @@ COMMENT ON FUNCTION incentives_internal.refresh_earnings_run(text, regclass, int
 -- its own participants: statements and their numbers are per shard).
 -- Called from a function the procedure cannot COMMIT: the statement is
 -- part of the caller's transaction on the shard.
-CREATE FUNCTION incentives_internal.settle_run(
+CREATE OR REPLACE FUNCTION incentives_internal.settle_run(
     statement_date  date,
     participant_key text DEFAULT NULL)
 RETURNS TABLE (statement_id bigint, lines bigint, amount_due numeric)
 LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE

@@ -7,14 +7,15 @@
 -- derived from or kept per participant follows from that: every table of
 -- the extension in schema incentives with a participant_key column (except
 -- incentives.transactions itself) gets row-level security enabled (not
--- forced: the owner and superusers see everything) and the one policy
--- participant_visible below, created by the loop at the end of this part
--- for whatever tables exist when the extension is installed or updated --
--- a table added by a later version needs nothing more than its
--- participant_key column.  The views are security_invoker, so they show
--- what their tables show.
+-- forced: the owner and superusers see everything) and one policy: the
+-- run log incentives.calculation_runs the policy run_visible below, every
+-- other table the policy participant_visible, created by the loop at the
+-- end of this part for whatever tables exist when the extension is
+-- installed or updated -- a table added by a later version needs nothing
+-- more than its participant_key column.  The views are security_invoker,
+-- so they show what their tables show.
 --
--- A role sees (and may change) a row when
+-- participant_visible: a role sees (and may change) a row when
 --   * the row names no participant (participant_key IS NULL: a refresh of
 --     every participant in incentives.calculation_runs), or
 --   * row-level security is not active on incentives.transactions for the
@@ -26,13 +27,23 @@
 --     incentives.visible_participants().
 -- The policy is FOR ALL: what a role may not see it may not insert,
 -- update or delete either (docs/security.md, Refreshing).
+--
+-- run_visible: a run of every participant (participant_key NULL) carries
+-- the program's totals (participants, rows, total_incentive, exceptions)
+-- and its error may name any participant's transaction.  So where
+-- row-level security on incentives.transactions applies to a role, the
+-- role sees the runs of its visible participants and its own runs
+-- (run_by), and no run of every participant by another role; a DBA lets a
+-- role see those too with a policy of its own (docs/security.md, step 4,
+-- does so for incentives_admin).
 ------------------------------------------------------------------------
 
-CREATE FUNCTION incentives.visible_participants()
+CREATE OR REPLACE FUNCTION incentives.visible_participants()
 RETURNS SETOF text
 LANGUAGE sql
 STABLE PARALLEL SAFE
 ROWS 1000
+SET search_path = pg_catalog, pg_temp
 AS $function$
     -- The distinct participant keys of the transactions the caller can
     -- see (its row-level security applies), walked through the index on
@@ -57,6 +68,13 @@ $function$;
 COMMENT ON FUNCTION incentives.visible_participants() IS
   'The participants of which the caller can see at least one row of incentives.transactions (through its row-level security); the row-level security policy participant_visible of every participant table uses it (docs/security.md)';
 
+-- Catalog-driven (the one loop that creates objects in these parts): for
+-- every table of the extension in schema incentives with a participant_key
+-- column but incentives.transactions and incentives.calculation_runs
+-- (below), it runs ALTER TABLE ... ENABLE ROW LEVEL SECURITY, and DROP
+-- POLICY IF EXISTS, CREATE POLICY and COMMENT ON POLICY of
+-- participant_visible (written out in docs/security.md, "The convention
+-- for a new table"): an update creates the policy again, as every trigger.
 DO $row_security$
 DECLARE
     t record;
@@ -73,11 +91,13 @@ BEGIN
                 AND c.relnamespace OPERATOR(pg_catalog.=) 'incentives'::pg_catalog.regnamespace
                 AND c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'p']::"char"[])
                 AND c.oid OPERATOR(pg_catalog.<>) 'incentives.transactions'::pg_catalog.regclass
+                AND c.oid OPERATOR(pg_catalog.<>) 'incentives.calculation_runs'::pg_catalog.regclass
                 AND a.attname OPERATOR(pg_catalog.=) 'participant_key'
                 AND NOT a.attisdropped
               ORDER BY c.relname
     LOOP
         EXECUTE pg_catalog.format('ALTER TABLE %s ENABLE ROW LEVEL SECURITY', t.rel);
+        EXECUTE pg_catalog.format('DROP POLICY IF EXISTS participant_visible ON %s', t.rel);
         EXECUTE pg_catalog.format($policy$
             CREATE POLICY participant_visible ON %s
                 USING (participant_key IS NULL
@@ -90,3 +110,13 @@ BEGIN
     END LOOP;
 END
 $row_security$;
+
+-- The run log.
+ALTER TABLE incentives.calculation_runs ENABLE ROW LEVEL SECURITY;
+DROP POLICY IF EXISTS run_visible ON incentives.calculation_runs;
+CREATE POLICY run_visible ON incentives.calculation_runs
+    USING (NOT pg_catalog.row_security_active('incentives.transactions'::pg_catalog.regclass)
+           OR participant_key IN (SELECT incentives.visible_participants())
+           OR (participant_key IS NULL AND run_by OPERATOR(pg_catalog.=) CURRENT_USER::text));
+COMMENT ON POLICY run_visible ON incentives.calculation_runs IS
+  'Runs of the participants the role can see in incentives.transactions, and the role''s own runs; a run of every participant by another role only where row-level security on incentives.transactions does not apply to the role (it carries the program''s totals); docs/security.md';

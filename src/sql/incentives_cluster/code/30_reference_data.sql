@@ -6,7 +6,7 @@
 -- row was new; delete: it existed); a warning when they disagreed, which
 -- means the shards had diverged before this change (the change itself has
 -- now been applied everywhere).
-CREATE FUNCTION incentives_cluster.agreed(answers boolean[], change text)
+CREATE OR REPLACE FUNCTION incentives_cluster.agreed(answers boolean[], change text)
 RETURNS boolean
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -26,65 +26,191 @@ $$;
 COMMENT ON FUNCTION incentives_cluster.agreed(boolean[], text) IS
   'Combines the partitions'' answers to a reference-data change; warns when they disagreed';
 
-SELECT incentives_cluster.create_proxy(
-    'incentives_cluster.offer_error', ARRAY['document jsonb'], 'text', 'ANY', 'incentives.offer_error',
-    'incentives.offer_error on any one partition: validates an offer before it is sent to all of them');
+CREATE OR REPLACE FUNCTION incentives_cluster.offer_error(document jsonb)
+RETURNS text
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON ANY;
+    TARGET incentives.offer_error;
+$$;
+COMMENT ON FUNCTION incentives_cluster.offer_error(jsonb) IS
+  'incentives.offer_error on any one partition: validates an offer before it is sent to all of them';
 
 -- A change of reference data goes to every partition: for each,
 -- incentives_cluster.<change> calls incentives_internal.<change> on all
--- of them, and incentives.<change> combines their answers
--- (incentives_cluster.agreed), naming the row by its key when they
--- disagreed.  (incentives.put_offer, below, validates the offer first.)
-DO $reference_data$
-DECLARE
-    c record;
-BEGIN
-    FOR c IN SELECT * FROM (VALUES
-               ('put_offer', ARRAY['document jsonb'], NULL::integer, NULL),
-               ('delete_offer', ARRAY['offer_key text'], 1,
-                'Deletes an offer on every partition; true when it existed; fails if any partition fails'),
-               ('put_sku', ARRAY['sku_key text', 'uom_key text', 'label text DEFAULT NULL'], 1,
-                'Inserts or replaces a SKU on every partition; true when it is new; fails if any partition fails'),
-               ('delete_sku', ARRAY['sku_key text'], 1,
-                'Deletes a SKU on every partition; true when it existed; fails if any partition fails'),
-               ('put_uom_conversion', ARRAY['from_uom_key text', 'to_uom_key text', 'factor numeric'], 2,
-                'Inserts or replaces a unit conversion on every partition; true when it is new; fails if any partition fails'),
-               ('delete_uom_conversion', ARRAY['from_uom_key text', 'to_uom_key text'], 2,
-                'Deletes a unit conversion on every partition; true when it existed; fails if any partition fails'),
-               ('put_participant_property', ARRAY['participant_key text', 'property_key text', 'value numeric'], 2,
-                'Inserts or replaces a stored participant property on every partition; true when it is new; fails if any partition fails'),
-               ('delete_participant_property', ARRAY['participant_key text', 'property_key text'], 2,
-                'Deletes a stored participant property on every partition; true when it existed; fails if any partition fails'))
-             AS x(change, arguments, key_arguments, comment)
-    LOOP
-        -- the proxy passes every argument: it has no defaults
-        PERFORM incentives_cluster.create_proxy(
-            'incentives_cluster.' || c.change,
-            ARRAY(SELECT regexp_replace(a, ' DEFAULT .*', '') FROM unnest(c.arguments) AS a),
-            'SETOF boolean', 'ALL', 'incentives_internal.' || c.change,
-            format('incentives.%s on every partition', c.change));
-        CONTINUE WHEN c.comment IS NULL;
-        -- incentives.<change>(...): the answers, and the change named as
-        -- <change>(key, ...) in a warning
-        EXECUTE format($sql$
-            CREATE FUNCTION incentives.%1$I(%2$s)
-            RETURNS boolean
-            LANGUAGE sql
-            SET search_path = pg_catalog, pg_temp
-            AS $$
-                SELECT incentives_cluster.agreed(ARRAY(SELECT incentives_cluster.%1$I(%3$s)),
-                                                 format(%4$L, %5$s))
-            $$$sql$,
-            c.change, array_to_string(c.arguments, ', '),
-            (SELECT string_agg('$' || n, ', ') FROM generate_series(1, cardinality(c.arguments)) AS n),
-            c.change || '(' || (SELECT string_agg('%s', ', ') FROM generate_series(1, c.key_arguments)) || ')',
-            (SELECT string_agg('$' || n, ', ') FROM generate_series(1, c.key_arguments) AS n));
-        EXECUTE format('COMMENT ON FUNCTION incentives.%I IS %L', c.change, c.comment);
-    END LOOP;
-END
-$reference_data$;
+-- of them (the proxy passes every argument: it has no defaults), and
+-- incentives.<change> combines their answers (incentives_cluster.agreed),
+-- naming the row by its key in a warning when they disagreed.
+-- (incentives.put_offer, below, validates the offer first.)
 
-CREATE FUNCTION incentives.put_offer(document jsonb)
+CREATE OR REPLACE FUNCTION incentives_cluster.put_offer(document jsonb)
+RETURNS SETOF boolean
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON ALL;
+    TARGET incentives_internal.put_offer;
+$$;
+COMMENT ON FUNCTION incentives_cluster.put_offer(jsonb) IS
+  'incentives.put_offer on every partition';
+
+CREATE OR REPLACE FUNCTION incentives_cluster.delete_offer(offer_key text)
+RETURNS SETOF boolean
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON ALL;
+    TARGET incentives_internal.delete_offer;
+$$;
+COMMENT ON FUNCTION incentives_cluster.delete_offer(text) IS
+  'incentives.delete_offer on every partition';
+
+CREATE OR REPLACE FUNCTION incentives.delete_offer(offer_key text)
+RETURNS boolean
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT incentives_cluster.agreed(ARRAY(SELECT incentives_cluster.delete_offer($1)),
+                                     format('delete_offer(%s)', $1))
+$$;
+COMMENT ON FUNCTION incentives.delete_offer(text) IS
+  'Deletes an offer on every partition; true when it existed; fails if any partition fails';
+
+CREATE OR REPLACE FUNCTION incentives_cluster.put_sku(sku_key text, uom_key text, label text)
+RETURNS SETOF boolean
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON ALL;
+    TARGET incentives_internal.put_sku;
+$$;
+COMMENT ON FUNCTION incentives_cluster.put_sku(text, text, text) IS
+  'incentives.put_sku on every partition';
+
+CREATE OR REPLACE FUNCTION incentives.put_sku(sku_key text, uom_key text, label text DEFAULT NULL)
+RETURNS boolean
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT incentives_cluster.agreed(ARRAY(SELECT incentives_cluster.put_sku($1, $2, $3)),
+                                     format('put_sku(%s)', $1))
+$$;
+COMMENT ON FUNCTION incentives.put_sku(text, text, text) IS
+  'Inserts or replaces a SKU on every partition; true when it is new; fails if any partition fails';
+
+CREATE OR REPLACE FUNCTION incentives_cluster.delete_sku(sku_key text)
+RETURNS SETOF boolean
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON ALL;
+    TARGET incentives_internal.delete_sku;
+$$;
+COMMENT ON FUNCTION incentives_cluster.delete_sku(text) IS
+  'incentives.delete_sku on every partition';
+
+CREATE OR REPLACE FUNCTION incentives.delete_sku(sku_key text)
+RETURNS boolean
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT incentives_cluster.agreed(ARRAY(SELECT incentives_cluster.delete_sku($1)),
+                                     format('delete_sku(%s)', $1))
+$$;
+COMMENT ON FUNCTION incentives.delete_sku(text) IS
+  'Deletes a SKU on every partition; true when it existed; fails if any partition fails';
+
+CREATE OR REPLACE FUNCTION incentives_cluster.put_uom_conversion(from_uom_key text, to_uom_key text, factor numeric)
+RETURNS SETOF boolean
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON ALL;
+    TARGET incentives_internal.put_uom_conversion;
+$$;
+COMMENT ON FUNCTION incentives_cluster.put_uom_conversion(text, text, numeric) IS
+  'incentives.put_uom_conversion on every partition';
+
+CREATE OR REPLACE FUNCTION incentives.put_uom_conversion(from_uom_key text, to_uom_key text, factor numeric)
+RETURNS boolean
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT incentives_cluster.agreed(ARRAY(SELECT incentives_cluster.put_uom_conversion($1, $2, $3)),
+                                     format('put_uom_conversion(%s, %s)', $1, $2))
+$$;
+COMMENT ON FUNCTION incentives.put_uom_conversion(text, text, numeric) IS
+  'Inserts or replaces a unit conversion on every partition; true when it is new; fails if any partition fails';
+
+CREATE OR REPLACE FUNCTION incentives_cluster.delete_uom_conversion(from_uom_key text, to_uom_key text)
+RETURNS SETOF boolean
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON ALL;
+    TARGET incentives_internal.delete_uom_conversion;
+$$;
+COMMENT ON FUNCTION incentives_cluster.delete_uom_conversion(text, text) IS
+  'incentives.delete_uom_conversion on every partition';
+
+CREATE OR REPLACE FUNCTION incentives.delete_uom_conversion(from_uom_key text, to_uom_key text)
+RETURNS boolean
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT incentives_cluster.agreed(ARRAY(SELECT incentives_cluster.delete_uom_conversion($1, $2)),
+                                     format('delete_uom_conversion(%s, %s)', $1, $2))
+$$;
+COMMENT ON FUNCTION incentives.delete_uom_conversion(text, text) IS
+  'Deletes a unit conversion on every partition; true when it existed; fails if any partition fails';
+
+CREATE OR REPLACE FUNCTION incentives_cluster.put_participant_property(participant_key text, property_key text, value numeric)
+RETURNS SETOF boolean
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON ALL;
+    TARGET incentives_internal.put_participant_property;
+$$;
+COMMENT ON FUNCTION incentives_cluster.put_participant_property(text, text, numeric) IS
+  'incentives.put_participant_property on every partition';
+
+CREATE OR REPLACE FUNCTION incentives.put_participant_property(participant_key text, property_key text, value numeric)
+RETURNS boolean
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT incentives_cluster.agreed(ARRAY(SELECT incentives_cluster.put_participant_property($1, $2, $3)),
+                                     format('put_participant_property(%s, %s)', $1, $2))
+$$;
+COMMENT ON FUNCTION incentives.put_participant_property(text, text, numeric) IS
+  'Inserts or replaces a stored participant property on every partition; true when it is new; fails if any partition fails';
+
+CREATE OR REPLACE FUNCTION incentives_cluster.delete_participant_property(participant_key text, property_key text)
+RETURNS SETOF boolean
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON ALL;
+    TARGET incentives_internal.delete_participant_property;
+$$;
+COMMENT ON FUNCTION incentives_cluster.delete_participant_property(text, text) IS
+  'incentives.delete_participant_property on every partition';
+
+CREATE OR REPLACE FUNCTION incentives.delete_participant_property(participant_key text, property_key text)
+RETURNS boolean
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT incentives_cluster.agreed(ARRAY(SELECT incentives_cluster.delete_participant_property($1, $2)),
+                                     format('delete_participant_property(%s, %s)', $1, $2))
+$$;
+COMMENT ON FUNCTION incentives.delete_participant_property(text, text) IS
+  'Deletes a stored participant property on every partition; true when it existed; fails if any partition fails';
+
+
+CREATE OR REPLACE FUNCTION incentives.put_offer(document jsonb)
 RETURNS boolean
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp

@@ -2,37 +2,73 @@
 -- Transactions and enrollments: each on the partition of its participant
 ------------------------------------------------------------------------
 
-SELECT incentives_cluster.create_proxy('incentives.' || p.change, p.arguments, 'boolean',
-                                       'pg_catalog.hashtext(participant_key)', 'incentives_internal.' || p.change,
-                                       p.comment)
-  FROM (VALUES
-    ('put_transaction',
-     ARRAY['transaction_id text', 'participant_key text', 'transaction_type text', 'transaction_date date',
-           'sku_key text', 'quantity numeric', 'uom_key text', 'amount numeric'],
-     'Inserts or replaces one transaction on the partition of its participant; true when it is new'),
-    ('delete_transaction', ARRAY['participant_key text', 'transaction_id text'],
-     'Deletes one transaction of a participant on the participant''s partition; true when it existed'),
-    -- Enrollment windows (docs/reference.md, Enrollment) are participant
-    -- data: on the partition of the participant, next to its transactions.
-    ('put_enrollment', ARRAY['participant_key text', 'offer_key text', 'start_date date', 'end_date date DEFAULT NULL'],
-     'Inserts an enrollment window on the partition of its participant, or replaces the end_date of the one starting that day; true when it is new; an overlapping window is refused (23P01)'),
-    ('delete_enrollment', ARRAY['participant_key text', 'offer_key text', 'start_date date'],
-     'Deletes the enrollment window of a participant in an offer starting that day, on the participant''s partition; true when it existed'))
-    AS p(change, arguments, comment);
+CREATE OR REPLACE FUNCTION incentives.put_transaction(
+    transaction_id   text,
+    participant_key  text,
+    transaction_type text,
+    transaction_date date,
+    sku_key          text,
+    quantity         numeric,
+    uom_key          text,
+    amount           numeric)
+RETURNS boolean
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON incentives.placement_hash(participant_key);
+    TARGET incentives_internal.put_transaction;
+$$;
+COMMENT ON FUNCTION incentives.put_transaction(text, text, text, date, text, numeric, text, numeric) IS
+  'Inserts or replaces one transaction on the partition of its participant; true when it is new';
 
-CREATE FUNCTION incentives_cluster.put_transactions(transactions jsonb[])
+CREATE OR REPLACE FUNCTION incentives.delete_transaction(participant_key text, transaction_id text)
+RETURNS boolean
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON incentives.placement_hash(participant_key);
+    TARGET incentives_internal.delete_transaction;
+$$;
+COMMENT ON FUNCTION incentives.delete_transaction(text, text) IS
+  'Deletes one transaction of a participant on the participant''s partition; true when it existed';
+
+-- Enrollment windows (docs/reference.md, Enrollment) are participant data:
+-- on the partition of the participant, next to its transactions.
+CREATE OR REPLACE FUNCTION incentives.put_enrollment(participant_key text, offer_key text, start_date date, end_date date DEFAULT NULL)
+RETURNS boolean
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON incentives.placement_hash(participant_key);
+    TARGET incentives_internal.put_enrollment;
+$$;
+COMMENT ON FUNCTION incentives.put_enrollment(text, text, date, date) IS
+  'Inserts an enrollment window on the partition of its participant, or replaces the end_date of the one starting that day; true when it is new; an overlapping window is refused (23P01)';
+
+CREATE OR REPLACE FUNCTION incentives.delete_enrollment(participant_key text, offer_key text, start_date date)
+RETURNS boolean
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON incentives.placement_hash(participant_key);
+    TARGET incentives_internal.delete_enrollment;
+$$;
+COMMENT ON FUNCTION incentives.delete_enrollment(text, text, date) IS
+  'Deletes the enrollment window of a participant in an offer starting that day, on the participant''s partition; true when it existed';
+
+CREATE OR REPLACE FUNCTION incentives_cluster.put_transactions(transactions jsonb[])
 RETURNS SETOF bigint
 LANGUAGE plproxy
 AS $$
     CLUSTER 'incentives_cluster';
     SPLIT transactions;
-    RUN ON pg_catalog.hashtext(transactions ->> 'participant_key');
+    RUN ON incentives.placement_hash(transactions ->> 'participant_key');
     TARGET incentives_internal.put_transactions;
 $$;
 COMMENT ON FUNCTION incentives_cluster.put_transactions(jsonb[]) IS
   'incentives.put_transactions with the array split by partition (each element to the partition of its participant_key)';
 
-CREATE FUNCTION incentives.put_transactions(transactions jsonb[])
+CREATE OR REPLACE FUNCTION incentives.put_transactions(transactions jsonb[])
 RETURNS bigint
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -56,7 +92,7 @@ $$;
 COMMENT ON FUNCTION incentives.put_transactions(jsonb[]) IS
   'Inserts or replaces transactions (JSON objects with the transaction columns), each on the partition of its participant; returns how many; fails if any partition fails';
 
-CREATE FUNCTION incentives.load_transactions(transactions jsonb)
+CREATE OR REPLACE FUNCTION incentives.load_transactions(transactions jsonb)
 RETURNS bigint
 LANGUAGE sql
 SET search_path = pg_catalog, pg_temp

@@ -2,12 +2,18 @@
 -- Checks
 ------------------------------------------------------------------------
 
-SELECT incentives_cluster.create_proxy(
-    'incentives_cluster.shard_summary', ARRAY['partitions integer', 'partition integer'],
-    'TABLE (object text, row_count bigint, digest text)', 'partition', 'incentives_internal.shard_summary',
-    'incentives.shard_summary on one partition');
+CREATE OR REPLACE FUNCTION incentives_cluster.shard_summary(partitions integer, partition integer)
+RETURNS TABLE (object text, row_count bigint, digest text)
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON partition;
+    TARGET incentives_internal.shard_summary;
+$$;
+COMMENT ON FUNCTION incentives_cluster.shard_summary(integer, integer) IS
+  'incentives.shard_summary on one partition';
 
-CREATE FUNCTION incentives.cluster_check()
+CREATE OR REPLACE FUNCTION incentives.cluster_check()
 RETURNS SETOF incentives_cluster.shard_row
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp

@@ -1,0 +1,67 @@
+-- groups_validation: incentives.participant_groups refuses what would make
+-- the aggregation key of a transaction ambiguous (docs/reference.md,
+-- Participant groups): two windows of one participant that overlap
+-- (23P01, naming both), a group that is itself a member and a member that
+-- is itself a group (22023: groups have one level, both keys named), a
+-- window that ends before it starts.  The errors of offers' group fields
+-- (aggregation, a requirement's scope) are in offers_invalid.
+\set VERBOSITY default
+\set SHOW_CONTEXT never
+TRUNCATE incentives.participant_groups, incentives.offers, incentives.transactions;
+
+INSERT INTO incentives.participant_groups VALUES
+  ('store_1', 'chain_a', '2026-01-01', '2026-03-31'),
+  ('store_1', 'chain_b', '2026-04-01', NULL),
+  ('store_2', 'chain_a', '2026-01-01', NULL);
+
+-- Windows of one participant overlap: refused, both named.
+INSERT INTO incentives.participant_groups VALUES ('store_1', 'chain_c', '2026-03-01', '2026-03-15');
+\echo :SQLSTATE
+INSERT INTO incentives.participant_groups VALUES ('store_1', 'chain_a', '2025-06-01', NULL);
+\echo :SQLSTATE
+UPDATE incentives.participant_groups SET end_date = '2026-04-01'
+ WHERE participant_key = 'store_1' AND start_date = '2026-01-01';
+\echo :SQLSTATE
+-- touching windows do not overlap
+INSERT INTO incentives.participant_groups VALUES ('store_2', 'chain_b', '2025-01-01', '2025-12-31');
+
+-- One level: a group is no member, a member no group.
+INSERT INTO incentives.participant_groups VALUES ('chain_a', 'holding', '2026-01-01', NULL);
+\echo :SQLSTATE
+INSERT INTO incentives.participant_groups VALUES ('store_3', 'store_1', '2026-01-01', NULL);
+\echo :SQLSTATE
+INSERT INTO incentives.participant_groups VALUES ('store_3', 'store_3', '2026-01-01', NULL);
+\echo :SQLSTATE
+
+-- A window ends on or after the day it starts.
+INSERT INTO incentives.participant_groups VALUES ('store_4', 'chain_a', '2026-02-01', '2026-01-31');
+\echo :SQLSTATE
+-- the primary key: one window of a participant per start_date
+INSERT INTO incentives.participant_groups VALUES ('store_2', 'chain_b', '2026-01-01', NULL);
+\echo :SQLSTATE
+
+SELECT * FROM incentives.participant_groups ORDER BY participant_key, start_date;
+
+-- An offer aggregated by group is calculated over the windows: store_1's
+-- purchases go to chain_a until March, to chain_b from April; store_2's
+-- to chain_b in 2025 and chain_a from 2026.
+INSERT INTO incentives.offers (document) VALUES
+('{"offer_key": "v.group", "strategy_key": "standard", "calculator_key": "percent_of_amount",
+   "aggregation": "group",
+   "periods": [{"key": "p", "start_date": "2025-01-01", "end_date": "2026-12-31"}],
+   "incentives": [{"period_key": "p", "transaction_type": "buy",
+                   "rates": [{"sku_key": "s", "rate": 1, "measure": "percent"}]}]}');
+INSERT INTO incentives.transactions VALUES
+  ('V-1', 'store_1', 'buy', '2026-03-31', 's', 1, 'ea', 100),
+  ('V-2', 'store_1', 'buy', '2026-04-01', 's', 1, 'ea', 200),
+  ('V-3', 'store_2', 'buy', '2025-12-31', 's', 1, 'ea', 300),
+  ('V-4', 'store_2', 'buy', '2026-01-01', 's', 1, 'ea', 400),
+  ('V-5', 'store_5', 'buy', '2026-01-01', 's', 1, 'ea', 500);
+SELECT participant_key, transaction_id, incentive_amount, group_key
+  FROM incentives.incentive_calculate()
+ ORDER BY transaction_id;
+-- The programs show the aggregation.
+SELECT offer_key, aggregation FROM incentives.programs ORDER BY offer_key;
+DELETE FROM incentives.offers;
+DELETE FROM incentives.transactions;
+TRUNCATE incentives.participant_groups, incentives.offers, incentives.transactions;

@@ -1,0 +1,618 @@
+/*
+ * calc.c
+ *    The calculation helpers every strategy shares (see calc.h): matching,
+ *    unit conversion, base amounts, rate figures, rounding and emission of
+ *    rows, property values, index lists and rate listing rows.
+ *
+ * Rows are rounded only here, from exact figures, half away from zero
+ * (docs/reference.md, Rounding); the effective rate comes from the
+ * rounded figures.  Quantities are in the SKU's unit and base amounts use
+ * the offer's program price when it has one (docs/reference.md,
+ * Quantities and base amounts).
+ *
+ * Each figure has a fast path in 128-bit fractions (fixed.h, the *_q
+ * functions) beside the big rationals: a row is computed the fast way when
+ * every value fits, else the exact way; the two agree to the last digit.
+ *
+ * Data errors (a missing unit conversion, a property that is not a number,
+ * a NULL column a figure needs) go through inc_calc_data_error: they fail
+ * at once, or, while the program rules defer them (IncCalc.defer), are
+ * noted and the figure goes on with a stand-in that no result will show.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "calc.h"
+
+/* inc_calc_at: record the transaction being worked on (NULL: none). */
+void
+inc_calc_at(IncCalc *c, const IncTxn *t)
+{
+	c->position->txn = t;
+}
+
+/*
+ * Before: does an error about transaction a (NULL: about the participant)
+ * come before one about b?  The participant's first, then by
+ * transaction_id, so that the error noted does not depend on the order of
+ * the transactions.
+ */
+static bool
+Before(const IncTxn *a, const IncTxn *b)
+{
+	if (a == NULL || b == NULL)
+		return a == NULL && b != NULL;
+	return strcmp(a->transaction_id, b->transaction_id) < 0;
+}
+
+/* inc_calc_data_error: fail, or note the error while deferred (the earliest one). */
+void
+inc_calc_data_error(IncCalc *c, const IncTxn *t, IncErrKind kind, const char *subject,
+					const char *fmt,...)
+{
+	char		buf[2048];
+	va_list		ap;
+
+	if (c->defer && c->defer->kind != 0 && !Before(t, c->defer->txn))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (c->defer == NULL)
+		inc_fail_about(kind, subject, "%s", buf);
+	c->defer->kind = kind;
+	c->defer->subject = subject;
+	c->defer->message = inc_strdup(buf);
+	c->defer->txn = t;
+}
+
+/* The transaction columns that may be NULL, in the order they are named. */
+static const struct
+{
+	uint8_t		flag;
+	const char *name;
+}			NullColumns[] = {
+	{INC_TXN_NULL_TYPE, "transaction_type"},
+	{INC_TXN_NULL_DATE, "transaction_date"},
+	{INC_TXN_NULL_QUANTITY, "quantity"},
+	{INC_TXN_NULL_UOM, "uom_key"},
+	{INC_TXN_NULL_AMOUNT, "amount"},
+};
+
+/* inc_calc_null: the data error of t's first NULL among columns. */
+bool
+inc_calc_null(IncCalc *c, const IncTxn *t, uint8_t columns)
+{
+	size_t		i;
+
+	for (i = 0; i < sizeof(NullColumns) / sizeof(NullColumns[0]); i++)
+		if (t->nulls & columns & NullColumns[i].flag)
+		{
+			inc_calc_data_error(c, t, INC_ERR_NULL, NullColumns[i].name,
+								"column \"%s\" of transaction \"%s\" of participant \"%s\" is NULL",
+								NullColumns[i].name, t->transaction_id, c->participant_key);
+			return false;
+		}
+	return true;
+}
+
+/* inc_txn_matches: period (inclusive) and transaction type. */
+bool
+inc_txn_matches(IncCalc *c, const IncOffer *offer, int period, const char *transaction_type,
+				const IncTxn *t)
+{
+	const IncPeriod *p = &offer->periods[period];
+
+	if (!inc_calc_has(c, t, INC_TXN_NULL_DATE | INC_TXN_NULL_TYPE))
+		return false;
+	return t->transaction_date >= p->start_date &&
+		t->transaction_date <= p->end_date &&
+		strcmp(t->transaction_type, transaction_type) == 0;
+}
+
+/* NoConversion: the data error of a transaction whose unit does not convert. */
+static void
+NoConversion(IncCalc *c, const IncTxn *t, const char *to_uom)
+{
+	inc_calc_data_error(c, t, INC_ERR_NO_CONVERSION, NULL,
+						"no unit conversion from \"%s\" to \"%s\" for transaction \"%s\" (sku \"%s\")",
+						t->uom_key, to_uom, t->transaction_id, t->sku_key);
+}
+
+/* A quantity figure needs the quantity and its unit. */
+#define QUANTITY_COLUMNS (INC_TXN_NULL_QUANTITY | INC_TXN_NULL_UOM)
+
+/* ConvertTo: t's quantity in unit id to (>= 1); 0 when deferred. */
+static void
+ConvertTo(IncCalc *c, const IncTxn *t, int to, IncRat *out)
+{
+	int			from = t->uom_id ? t->uom_id : inc_units_find(c->units, t->uom_key);
+
+	/* a unit the tables do not know is not to's name either */
+	if (from == 0 || !inc_units_convert_ids(c->units, &t->quantity, from, to, out))
+	{
+		NoConversion(c, t, inc_units_name(c->units, to));
+		inc_rat_from_int(out, 0);
+	}
+}
+
+/* ConvertToQ: ConvertTo on the fast path. */
+static bool
+ConvertToQ(IncCalc *c, const IncTxn *t, int to, IncQ *out)
+{
+	int			from = t->uom_id ? t->uom_id : inc_units_find(c->units, t->uom_key);
+	const IncDec *f = NULL;
+	IncQ		factor;
+
+	switch (from ? inc_units_lookup(c->units, from, to, &f) : INC_CONVERT_NONE)
+	{
+		case INC_CONVERT_NONE:
+			NoConversion(c, t, inc_units_name(c->units, to));
+			inc_q_from_int(out, 0);
+			return true;
+		case INC_CONVERT_SAME:
+			return inc_q_from_dec(out, &t->quantity);
+		case INC_CONVERT_MUL:
+			return inc_q_from_dec(out, &t->quantity) && inc_q_from_dec(&factor, f) &&
+				inc_q_mul(out, out, &factor);
+		case INC_CONVERT_DIV:
+			return inc_q_from_dec(out, &t->quantity) && inc_q_from_dec(&factor, f) &&
+				inc_q_div(out, out, &factor);
+	}
+	return false;
+}
+
+/* inc_calc_convert_q: inc_calc_convert on the fast path. */
+bool
+inc_calc_convert_q(IncCalc *c, const IncTxn *t, const char *to_uom, IncQ *out)
+{
+	int			to;
+
+	if (!inc_fast())
+		return false;
+	if (!inc_calc_has(c, t, QUANTITY_COLUMNS))
+	{
+		inc_q_from_int(out, 0);
+		return true;
+	}
+	to = inc_units_find(c->units, to_uom);
+	if (to != 0)
+		return ConvertToQ(c, t, to, out);
+	if (strcmp(t->uom_key, to_uom) != 0)
+	{
+		NoConversion(c, t, to_uom);
+		inc_q_from_int(out, 0);
+		return true;
+	}
+	return inc_q_from_dec(out, &t->quantity);
+}
+
+/* inc_calc_sku_quantity_q: inc_calc_sku_quantity on the fast path. */
+bool
+inc_calc_sku_quantity_q(IncCalc *c, const IncTxn *t, IncQ *out)
+{
+	const char *uom;
+
+	if (!inc_fast())
+		return false;
+	if (!inc_calc_has(c, t, QUANTITY_COLUMNS))
+	{
+		inc_q_from_int(out, 0);
+		return true;
+	}
+	if (t->sku_id)
+	{
+		int			to = c->sku_uom_ids[t->sku_id];
+
+		return to == 0 ? inc_q_from_dec(out, &t->quantity) : ConvertToQ(c, t, to, out);
+	}
+	uom = inc_units_sku_uom(c->units, t->sku_key);
+	if (uom == NULL)
+		return inc_q_from_dec(out, &t->quantity);
+	return inc_calc_convert_q(c, t, uom, out);
+}
+
+/* inc_calc_base_amount_q: inc_calc_base_amount on the fast path. */
+bool
+inc_calc_base_amount_q(IncCalc *c, const IncOffer *offer, const IncTxn *t,
+					   const IncQ *sku_quantity, IncQ *out)
+{
+	const IncDec *price = inc_offer_price(offer, t->sku_key);
+	IncQ		p;
+
+	if (price)
+		return inc_q_from_dec(&p, price) && inc_q_mul(out, sku_quantity, &p);
+	if (!inc_calc_has(c, t, INC_TXN_NULL_AMOUNT))
+	{
+		inc_q_from_int(out, 0);
+		return true;
+	}
+	return inc_q_from_dec(out, &t->amount);
+}
+
+/* inc_calc_rate_figures_q: inc_calc_rate_figures on the fast path. */
+bool
+inc_calc_rate_figures_q(IncCalc *c, const IncOffer *offer, const IncTxn *t,
+						const IncDec *rate, IncQ *quantity, IncQ *base, IncQ *incentive)
+{
+	IncQ		r;
+
+	if (!inc_calc_sku_quantity_q(c, t, quantity) ||
+		!inc_calc_base_amount_q(c, offer, t, quantity, base) ||
+		!inc_q_from_dec(&r, rate))
+		return false;
+	if (offer->calculator == INC_PERCENT_OF_AMOUNT)
+	{
+		static const IncQ hundredth = {1, 100};
+
+		return inc_q_mul(incentive, base, &r) && inc_q_mul(incentive, incentive, &hundredth);
+	}
+	return inc_q_mul(incentive, quantity, &r);
+}
+
+/* inc_calc_convert: t's quantity expressed in to_uom. */
+void
+inc_calc_convert(IncCalc *c, const IncTxn *t, const char *to_uom, IncRat *out)
+{
+	int			to;
+
+	if (!inc_calc_has(c, t, QUANTITY_COLUMNS))
+	{
+		inc_rat_from_int(out, 0);
+		return;
+	}
+	to = inc_units_find(c->units, to_uom);
+	if (to != 0)
+		ConvertTo(c, t, to, out);
+	else if (strcmp(t->uom_key, to_uom) == 0)
+		inc_rat_from_dec(out, &t->quantity);	/* a unit no table names */
+	else
+	{
+		NoConversion(c, t, to_uom);
+		inc_rat_from_int(out, 0);
+	}
+}
+
+/* inc_calc_sku_quantity: t's quantity in its SKU's unit of measure. */
+void
+inc_calc_sku_quantity(IncCalc *c, const IncTxn *t, IncRat *out)
+{
+	const char *uom;
+
+	if (!inc_calc_has(c, t, QUANTITY_COLUMNS))
+	{
+		inc_rat_from_int(out, 0);
+		return;
+	}
+	if (t->sku_id)
+	{
+		int			to = c->sku_uom_ids[t->sku_id];
+
+		if (to == 0)
+			inc_rat_from_dec(out, &t->quantity);
+		else
+			ConvertTo(c, t, to, out);
+		return;
+	}
+	uom = inc_units_sku_uom(c->units, t->sku_key);
+	if (uom == NULL)
+		inc_rat_from_dec(out, &t->quantity);
+	else
+		inc_calc_convert(c, t, uom, out);
+}
+
+/* inc_calc_base_amount: quantity x price when the offer prices the SKU, else amount. */
+void
+inc_calc_base_amount(IncCalc *c, const IncOffer *offer, const IncTxn *t,
+					 const IncRat *sku_quantity, IncRat *out)
+{
+	const IncDec *price = inc_offer_price(offer, t->sku_key);
+
+	if (price)
+	{
+		IncRat		p;
+
+		inc_rat_from_dec(&p, price);
+		inc_rat_mul(out, sku_quantity, &p);
+	}
+	else if (inc_calc_has(c, t, INC_TXN_NULL_AMOUNT))
+		inc_rat_from_dec(out, &t->amount);
+	else
+		inc_rat_from_int(out, 0);
+}
+
+/* inc_pay_rate: rate / 100 for percent, the rate for dollars, exactly. */
+IncDec
+inc_pay_rate(IncCalculator calc, const IncDec *rate)
+{
+	IncDec		d = *rate;
+
+	if (calc == INC_PERCENT_OF_AMOUNT)
+		d = inc_dec_div_pow10(rate, 2);
+	return inc_dec_trim(&d);
+}
+
+/*
+ * EffectiveRate: the row's effective rate from its reported (rounded)
+ * figures: incentive_amount / incentivized_amount to 4 places, NULL when
+ * incentivized_amount is 0.  Both are at scale 2, so the rate is the ratio
+ * of their coefficients (the fast path), or the same with big rationals.
+ */
+static void
+EffectiveRate(IncRow *row)
+{
+	row->effective_rate_null = row->incentivized_amount.coef == 0;
+	row->effective_rate.coef = 0;
+	row->effective_rate.scale = 4;
+	if (!row->effective_rate_null)
+	{
+		IncQ		q;
+
+		q.num = row->incentive_amount.coef;
+		q.den = row->incentivized_amount.coef;
+		if (q.den < 0)
+		{
+			q.num = -q.num;
+			q.den = -q.den;
+		}
+		if (!inc_fast() || !inc_q_round(&q, 4, &row->effective_rate))
+		{
+			IncRat		amount,
+						incentive;
+
+			inc_rat_from_dec(&amount, &row->incentivized_amount);
+			inc_rat_from_dec(&incentive, &row->incentive_amount);
+			inc_rat_div(&incentive, &incentive, &amount);
+			row->effective_rate = inc_rat_to_dec(&incentive, 4);
+		}
+	}
+}
+
+/*
+ * Emit: a row of rounded figures, with its effective rate, to the host --
+ * or, while an offer's program rules hold its rows, to c->hold with its
+ * exact incentive amount.  Returns the reported incentive_amount.
+ */
+static IncDec
+Emit(IncCalc *c, const IncOffer *offer, const IncTxn *t, const IncRowValues *v,
+	 const IncRat *exact)
+{
+	IncRow		row;
+
+	if (c->tick)
+		c->tick();
+	/* the row shows them (deferred: the rules never let it out) */
+	(void) inc_calc_has(c, t, QUANTITY_COLUMNS | INC_TXN_NULL_AMOUNT);
+
+	row.offer = offer;
+	row.txn = t;
+	row.participant_key = inc_calc_member(c, t);
+	row.group_key = offer->aggregation == INC_AGGREGATE_GROUP ? c->group_key : NULL;
+	row.rate_key = v->rate_key;
+	row.rate_measure = v->rate_measure;
+	row.rate_value = inc_dec_trim(v->rate_value);
+	row.pay_rate = v->pay_rate;
+	row.incentivized_quantity = v->incentivized_quantity;
+	row.incentivized_amount = v->incentivized_amount;
+	row.incentive_amount = v->incentive_amount;
+	if (v->contribution)
+		row.contribution = *v->contribution;
+	else
+	{
+		row.contribution.coef = 1000000;
+		row.contribution.scale = 6;
+	}
+	EffectiveRate(&row);
+	if (c->hold)
+		c->hold(c->hold_ctx, &row, exact);
+	else
+		c->emit(c->emit_ctx, &row);
+	return row.incentive_amount;
+}
+
+/* inc_calc_emit: round a row's figures and hand it over; its incentive_amount. */
+IncDec
+inc_calc_emit(IncCalc *c, const IncOffer *offer, const IncTxn *t, const IncRowFigures *f)
+{
+	IncRowValues v;
+	IncDec		contribution;
+
+	v.rate_key = f->rate_key;
+	v.rate_measure = f->rate_measure;
+	v.rate_value = f->rate_value;
+	v.pay_rate = f->pay_rate;
+	v.incentivized_quantity = inc_rat_to_dec(f->incentivized_quantity, 6);
+	v.incentivized_amount = inc_rat_to_dec(f->incentivized_amount, 2);
+	v.incentive_amount = inc_rat_to_dec(f->incentive_amount, 2);
+	v.contribution = NULL;
+	if (f->contribution)
+	{
+		contribution = inc_rat_to_dec(f->contribution, 6);
+		v.contribution = &contribution;
+	}
+	return Emit(c, offer, t, &v, f->incentive_amount);
+}
+
+/* inc_calc_emit_values: a row of rounded figures; exact as a big rational when held. */
+IncDec
+inc_calc_emit_values(IncCalc *c, const IncOffer *offer, const IncTxn *t, const IncRowValues *v,
+					 const IncQ *exact)
+{
+	IncRat		r;
+
+	if (c->hold == NULL)
+		return Emit(c, offer, t, v, NULL);
+	inc_q_to_rat(&r, exact);
+	return Emit(c, offer, t, v, &r);
+}
+
+/* inc_calc_emit_held: a held row with its final incentive_amount, to the host. */
+void
+inc_calc_emit_held(IncCalc *c, IncRow *row, const IncDec *incentive_amount)
+{
+	if (c->tick)
+		c->tick();
+	row->incentive_amount = *incentive_amount;
+	EffectiveRate(row);
+	c->emit(c->emit_ctx, row);
+}
+
+/* inc_calc_rate_figures: quantity, base and incentive of a rate for t. */
+void
+inc_calc_rate_figures(IncCalc *c, const IncOffer *offer, const IncTxn *t,
+					  const IncDec *rate, IncRat *quantity, IncRat *base, IncRat *incentive)
+{
+	IncRat		r;
+
+	inc_rat_from_dec(&r, rate);
+	inc_calc_rate_figures_rat(c, offer, t, &r, quantity, base, incentive);
+}
+
+/*
+ * inc_calc_rate_figures_rat: base x rate / 100 (percent_of_amount) or
+ * quantity x rate (dollars_per_unit), for an exact rate.
+ */
+void
+inc_calc_rate_figures_rat(IncCalc *c, const IncOffer *offer, const IncTxn *t,
+						  const IncRat *rate, IncRat *quantity, IncRat *base,
+						  IncRat *incentive)
+{
+	inc_calc_sku_quantity(c, t, quantity);
+	inc_calc_base_amount(c, offer, t, quantity, base);
+	if (offer->calculator == INC_PERCENT_OF_AMOUNT)
+	{
+		IncRat		hundred;
+
+		inc_rat_from_int(&hundred, 100);
+		inc_rat_mul(incentive, base, rate);
+		inc_rat_div(incentive, incentive, &hundred);
+	}
+	else
+		inc_rat_mul(incentive, quantity, rate);
+}
+
+/*
+ * inc_calc_emit_rate_row: the row of a percent_of_amount or
+ * dollars_per_unit rate: base x rate / 100, or quantity x rate.
+ */
+IncDec
+inc_calc_emit_rate_row(IncCalc *c, const IncOffer *offer, const IncTxn *t,
+					   const char *rate_key, const char *rate_measure,
+					   const IncDec *rate, const IncDec *pay_rate)
+{
+	IncRat		quantity,
+				base,
+				incentive;
+	IncRowFigures f;
+	IncQ		q,
+				b,
+				i;
+	IncRowValues v;
+
+	if (inc_calc_rate_figures_q(c, offer, t, rate, &q, &b, &i) &&
+		inc_q_round(&q, 6, &v.incentivized_quantity) &&
+		inc_q_round(&b, 2, &v.incentivized_amount) &&
+		inc_q_round(&i, 2, &v.incentive_amount))
+	{
+		v.rate_key = rate_key;
+		v.rate_measure = rate_measure;
+		v.rate_value = rate;
+		v.pay_rate = *pay_rate;
+		v.contribution = NULL;
+		return inc_calc_emit_values(c, offer, t, &v, &i);
+	}
+	inc_calc_rate_figures(c, offer, t, rate, &quantity, &base, &incentive);
+	f.rate_key = rate_key;
+	f.rate_measure = rate_measure;
+	f.rate_value = rate;
+	f.pay_rate = *pay_rate;
+	f.incentivized_quantity = &quantity;
+	f.incentivized_amount = &base;
+	f.incentive_amount = &incentive;
+	f.contribution = NULL;
+	return inc_calc_emit(c, offer, t, &f);
+}
+
+/* inc_calc_property: the key's property value; false when missing. */
+bool
+inc_calc_property(IncCalc *c, const char *property_key, IncRat *value)
+{
+	return inc_calc_property_of(c, c->participant_key, property_key, value);
+}
+
+/* inc_calc_property_of: key's property value; false when missing. */
+bool
+inc_calc_property_of(IncCalc *c, const char *key, const char *property_key, IncRat *value)
+{
+	IncDec		prop;
+	IncPropStatus status;
+
+	status = c->props ? c->props(c->props_ctx, key, property_key, &prop)
+		: INC_PROP_MISSING;
+	if (status == INC_PROP_NOT_NUMBER)
+	{
+		inc_calc_data_error(c, NULL, INC_ERR_PROPERTY_NOT_NUMBER, property_key,
+							"property \"%s\" of participant \"%s\" is not a number",
+							property_key, key);
+		return false;
+	}
+	if (status == INC_PROP_MISSING)
+		return false;
+	inc_rat_from_dec(value, &prop);
+	return true;
+}
+
+/* inc_index_list_push: append value, growing the list. */
+void
+inc_index_list_push(IncIndexList *l, int value)
+{
+	if (l->n == l->cap)
+		l->items = inc_grow(l->items, l->n, &l->cap, sizeof(int), 8);
+	l->items[l->n++] = value;
+}
+
+/* inc_rate_row: the fields every strategy's rates rows fill. */
+IncRateRow
+inc_rate_row(const IncOffer *offer, const char *rate_key, const IncDec *value,
+			 const char *measure, const IncPeriod *period, const char *transaction_type)
+{
+	IncRateRow	row = {0};
+
+	row.offer = offer;
+	row.rate_key = rate_key;
+	row.rate_value = *value;
+	row.measure = measure;
+	row.period = period;
+	row.transaction_type = transaction_type;
+	return row;
+}
+
+/* inc_rate_row_emit: shortest-form numbers and the SKU's price, then fn. */
+void
+inc_rate_row_emit(IncRateRow *row, IncRateFn fn, void *ctx)
+{
+	IncDec		threshold,
+				price,
+				coverage_rate;
+	const IncDec *p = row->sku_key ? inc_offer_price(row->offer, row->sku_key) : NULL;
+
+	row->rate_value = inc_dec_trim(&row->rate_value);
+	if (row->threshold)
+	{
+		threshold = inc_dec_trim(row->threshold);
+		row->threshold = &threshold;
+	}
+	row->price = NULL;
+	if (p)
+	{
+		price = inc_dec_trim(p);
+		row->price = &price;
+	}
+	if (row->coverage_rate)
+	{
+		coverage_rate = inc_dec_trim(row->coverage_rate);
+		row->coverage_rate = &coverage_rate;
+	}
+	fn(ctx, row);
+}

@@ -1,0 +1,290 @@
+/*
+ * calc.h
+ *    What every strategy shares: one participant's calculation in progress
+ *    (IncCalc) and the figures of docs/reference.md computed the same way
+ *    for every strategy -- transaction matching, quantities in a unit and
+ *    in the SKU's unit, base amounts, rate figures, pay rates, row rounding
+ *    and emission, property values -- plus small helpers (index lists,
+ *    rate listing rows).
+ *
+ * This layer sits below the strategies and above the offer model, the
+ * numbers and the unit tables: it knows neither the engine nor any
+ * strategy.  The engine fills an IncCalc per participant and hands it to
+ * the strategies' ops (strategy.h).  Every figure is exact (IncRat) until
+ * inc_calc_emit rounds it for the host.
+ */
+#ifndef INC_CALC_H
+#define INC_CALC_H
+
+#include "calc_io.h"
+#include "../numbers/fixed.h"
+#include "../numbers/rational.h"
+#include "units.h"
+
+/*
+ * Where a calculation is, for the host's error context
+ * (inc_engine_position): the participant being calculated and the
+ * transaction being worked on (NULL between transactions).  It lives in
+ * the engine; the calculation updates it as it goes.
+ */
+typedef struct IncPosition
+{
+	const char *participant_key;	/* NULL outside a calculation */
+	const IncTxn *txn;
+	const IncUnit *unit;		/* whose keys the transactions name */
+} IncPosition;
+
+/*
+ * IncFault: a data error noted instead of raised (IncCalc.defer): a
+ * missing unit conversion, a property that is not a number, a NULL
+ * column.  kind 0: none yet.  txn is the transaction it is about (NULL:
+ * the participant's), the position when it is raised later.
+ */
+typedef struct IncFault
+{
+	IncErrKind	kind;
+	const char *subject;
+	const char *message;
+	const IncTxn *txn;
+} IncFault;
+
+/*
+ * IncHoldFn: where rows go instead of the host while an offer with
+ * requirements or limits is calculated (rules.c keeps them until the
+ * participant's total is known): the row as rounded, and its exact
+ * incentive amount.
+ */
+typedef void (*IncHoldFn) (void *ctx, const IncRow *row, const IncRat *exact_amount);
+
+/*
+ * One key's calculation in progress: a participant's (its own offers), or
+ * an aggregation key's (the offers aggregated by group: a group's, or a
+ * participant's outside every group window).  participant_key is the key
+ * (the one properties are read under); the transactions name their own
+ * participants (IncTxn.participant, in unit).
+ */
+typedef struct IncCalc
+{
+	const IncUnits *units;
+	const int32_t *sku_uom_ids; /* by IncTxn.sku_id: the SKU's unit id, or 0 */
+	const char *participant_key;
+	const IncUnit *unit;		/* the unit's keys and their flags */
+	int			key;			/* participant_key's index in unit */
+	const char *group_key;		/* participant_key when it is a group, else NULL */
+	const bool *carriers;		/* diagnostics: by unit key, whether that
+								 * participant's diagnostics are reported
+								 * under this key (NULL otherwise) */
+	const IncTxn *txns;			/* in any order */
+	IncPropertyFn props;		/* may be NULL: every property is missing */
+	void	   *props_ctx;
+	IncEmitFn	emit;
+	void	   *emit_ctx;
+	IncTickFn	tick;			/* may be NULL */
+	bool		diagnostics;	/* strategies keep what their diagnose reports */
+	IncPosition *position;
+	IncHoldFn	hold;			/* NULL, or where inc_calc_emit hands rows */
+	void	   *hold_ctx;
+	IncEnrollmentFn enrollments;	/* may be NULL: nobody is enrolled */
+	void	   *enrollments_ctx;
+
+	/*
+	 * defer: NULL, and a data error fails at once (inc_fail); else the
+	 * first one is noted there and the figure goes on with a stand-in
+	 * (zero, "not matched", "missing"), for the program rules to decide
+	 * whether it reaches a result (rules.c).
+	 */
+	IncFault   *defer;
+} IncCalc;
+
+/* inc_calc_member: the key of t's own participant. */
+static inline const char *
+inc_calc_member(const IncCalc *c, const IncTxn *t)
+{
+	return c->unit->keys[t->participant];
+}
+
+/* inc_calc_at: the calculation is now working on transaction t (NULL: none). */
+extern void inc_calc_at(IncCalc *c, const IncTxn *t);
+
+/*
+ * inc_calc_data_error: a data error about transaction t (NULL: about the
+ * participant): fails (inc_fail_about) unless c->defer is set, which keeps
+ * the earliest one (the participant's, then by transaction_id: the same
+ * whatever the order of the transactions) and returns.
+ */
+extern void inc_calc_data_error(IncCalc *c, const IncTxn *t, IncErrKind kind,
+								const char *subject, const char *fmt,...) INC_PRINTF(5, 6);
+
+/* inc_calc_null: the data error of t's first NULL among columns; false. */
+extern bool inc_calc_null(IncCalc *c, const IncTxn *t, uint8_t columns);
+
+/*
+ * inc_calc_has: true when none of t's columns (INC_TXN_NULL_*) is NULL;
+ * else the data error naming the column, t and the participant (false
+ * when it is deferred).
+ */
+static inline bool
+inc_calc_has(IncCalc *c, const IncTxn *t, uint8_t columns)
+{
+	return (t->nulls & columns) == 0 || inc_calc_null(c, t, columns);
+}
+
+/*
+ * True when t lies in the offer's period (inclusive) and has the type;
+ * a NULL date or type is a data error (not matched when deferred).
+ */
+extern bool inc_txn_matches(IncCalc *c, const IncOffer *offer, int period,
+							const char *transaction_type, const IncTxn *t);
+
+/*
+ * t's quantity in to_uom (docs/reference.md, Unit conversions); a data
+ * error INC_ERR_NO_CONVERSION naming t, its SKU and both units, or a NULL
+ * quantity or uom_key (0 when deferred).
+ */
+extern void inc_calc_convert(IncCalc *c, const IncTxn *t, const char *to_uom, IncRat *out);
+
+/* Incentivized quantity: t's quantity in its SKU's unit. */
+extern void inc_calc_sku_quantity(IncCalc *c, const IncTxn *t, IncRat *out);
+
+/*
+ * Base amount: quantity x the offer's price of the SKU, else the amount (a
+ * NULL amount: a data error, 0 when deferred).
+ */
+extern void inc_calc_base_amount(IncCalc *c, const IncOffer *offer, const IncTxn *t,
+								 const IncRat *sku_quantity, IncRat *out);
+
+/* A pay rate: exact for percent (rate / 100) and dollars (rate), shortest form. */
+extern IncDec inc_pay_rate(IncCalculator calc, const IncDec *rate);
+
+/* The figures of one row before rounding. */
+typedef struct IncRowFigures
+{
+	const char *rate_key;
+	const char *rate_measure;
+	const IncDec *rate_value;
+	IncDec		pay_rate;		/* as reported */
+	const IncRat *incentivized_quantity;
+	const IncRat *incentivized_amount;
+	const IncRat *incentive_amount;
+	const IncRat *contribution; /* NULL means 1 */
+} IncRowFigures;
+
+/*
+ * inc_calc_emit: round a row's figures (docs/reference.md, Rounding) and
+ * pass it to the host (to c->hold when set); returns the incentive_amount
+ * as reported.  A row shows its transaction's quantity, uom_key and
+ * amount: a NULL among them is a data error.
+ */
+extern IncDec inc_calc_emit(IncCalc *c, const IncOffer *offer, const IncTxn *t,
+							const IncRowFigures *f);
+
+/* The figures of one row, already rounded as reported. */
+typedef struct IncRowValues
+{
+	const char *rate_key;
+	const char *rate_measure;
+	const IncDec *rate_value;
+	IncDec		pay_rate;
+	IncDec		incentivized_quantity;	/* scale 6 */
+	IncDec		incentivized_amount;	/* scale 2 */
+	IncDec		incentive_amount;	/* scale 2 */
+	const IncDec *contribution; /* scale 6; NULL means 1 */
+} IncRowValues;
+
+/*
+ * inc_calc_emit_values: the row of figures rounded already by the fast
+ * path; exact is its incentive amount before rounding (what c->hold gets,
+ * for the program rules' limits).  Returns its incentive_amount.
+ */
+extern IncDec inc_calc_emit_values(IncCalc *c, const IncOffer *offer, const IncTxn *t,
+								   const IncRowValues *v, const IncQ *exact);
+
+/*
+ * The fast path (fixed.h) of the figures above: each returns false when a
+ * value does not fit 128 bits or the fast path is off (inc_fast), and the
+ * caller then computes the same with the IncRat functions.  A missing
+ * unit conversion fails as in those.
+ */
+extern bool inc_calc_convert_q(IncCalc *c, const IncTxn *t, const char *to_uom, IncQ *out);
+extern bool inc_calc_sku_quantity_q(IncCalc *c, const IncTxn *t, IncQ *out);
+extern bool inc_calc_base_amount_q(IncCalc *c, const IncOffer *offer, const IncTxn *t,
+								   const IncQ *sku_quantity, IncQ *out);
+extern bool inc_calc_rate_figures_q(IncCalc *c, const IncOffer *offer, const IncTxn *t,
+									const IncDec *rate, IncQ *quantity, IncQ *base,
+									IncQ *incentive);
+
+/*
+ * inc_calc_emit_held: pass a held row to the host with a new reported
+ * incentive_amount (scale 2), its effective rate computed again from the
+ * reported figures (rules.c, after the limits).
+ */
+extern void inc_calc_emit_held(IncCalc *c, IncRow *row, const IncDec *incentive_amount);
+
+/*
+ * The figures of a percent_of_amount or dollars_per_unit rate for t:
+ * incentivized quantity, base amount and incentive.
+ */
+extern void inc_calc_rate_figures(IncCalc *c, const IncOffer *offer, const IncTxn *t,
+								  const IncDec *rate, IncRat *quantity, IncRat *base,
+								  IncRat *incentive);
+
+/*
+ * inc_calc_rate_figures_rat: the same for an exact rational rate (the
+ * blended rate of incremental tiers).
+ */
+extern void inc_calc_rate_figures_rat(IncCalc *c, const IncOffer *offer, const IncTxn *t,
+									  const IncRat *rate, IncRat *quantity, IncRat *base,
+									  IncRat *incentive);
+
+/*
+ * The row of a percent_of_amount or dollars_per_unit rate for t; returns
+ * its incentive_amount as reported.
+ */
+extern IncDec inc_calc_emit_rate_row(IncCalc *c, const IncOffer *offer, const IncTxn *t,
+									 const char *rate_key, const char *rate_measure,
+									 const IncDec *rate, const IncDec *pay_rate);
+
+/*
+ * inc_calc_property: the value of property_key into *value, of the key
+ * being calculated (the participant, or in a group offer the aggregation
+ * key);
+ * false when it has none.  A value that is not a number is a data error
+ * INC_ERR_PROPERTY_NOT_NUMBER naming the property and the participant
+ * (false when deferred).
+ */
+extern bool inc_calc_property(IncCalc *c, const char *property_key, IncRat *value);
+
+/*
+ * inc_calc_property_of: the same for another key of the unit (a member's
+ * own property in a group offer).
+ */
+extern bool inc_calc_property_of(IncCalc *c, const char *key, const char *property_key,
+								 IncRat *value);
+
+/* A growable array of transaction indexes. */
+typedef struct IncIndexList
+{
+	int			n;
+	int			cap;
+	int		   *items;
+} IncIndexList;
+
+extern void inc_index_list_push(IncIndexList *l, int value);
+
+/*
+ * inc_rate_row_emit: pass row to fn with its numbers in shortest form and
+ * price set to the offer's price of row->sku_key (the strategies' rates
+ * op fills the rest; see IncRateRow).
+ */
+extern void inc_rate_row_emit(IncRateRow *row, IncRateFn fn, void *ctx);
+
+/*
+ * inc_rate_row: a row of offer's rates with the fields every strategy
+ * fills: rate key, rate value and measure, period and transaction type
+ * (NULL: not shown); the rest is zero for the strategy to set.
+ */
+extern IncRateRow inc_rate_row(const IncOffer *offer, const char *rate_key,
+							   const IncDec *value, const char *measure,
+							   const IncPeriod *period, const char *transaction_type);
+
+#endif							/* INC_CALC_H */

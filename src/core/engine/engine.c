@@ -1,0 +1,799 @@
+/*
+ * engine.c
+ *    The calculation driver: builds the SKU index of the offers, runs one
+ *    participant's transactions past the strategies, finishes and
+ *    diagnoses the offers, and keeps the position for error context.
+ *
+ * The driver knows no strategy: every step goes through the operations
+ * table of the offer's strategy (strategy.h).  A transaction costs only
+ * the hooks of its own SKU, so a calculation is O(transactions x offers
+ * that mention their SKU).  Offer state is per participant and created on
+ * first touch; a generation counter makes "forget the last participant"
+ * O(1).  The shared figures (units, base amounts, rounding) are in
+ * calc.c, the unit tables in units.c.
+ *
+ * An offer with program rules (IncOffer.rules.any) gets the rules'
+ * operations table instead of its strategy's (rules.h): they call the
+ * strategy's around their own, so the driver never branches on rules and
+ * an offer without rules never reaches them.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "../rules/rules.h"
+#include "../strategy/strategy.h"
+#include "../util/jsonbuf.h"
+#include "../util/strmap.h"
+
+typedef struct IncHookList
+{
+	int			id;				/* the SKU's id, from 1 */
+	int			n;
+	int			cap;
+	IncHook    *hooks;
+} IncHookList;
+
+struct IncEngine
+{
+	int			noffers;
+	int			offers_cap;
+	const IncOffer **offers;
+	const IncStrategyOps **ops;	/* per offer, set by inc_engine_prepare: the
+								 * rules' for an offer with rules, else its
+								 * strategy's */
+	IncUnits   *units;
+	IncStrMap  *index;			/* sku_key -> IncHookList * */
+	const char **sku_keys;		/* by id - 1 */
+	int			nsku_keys;
+	IncHookList **hook_lists;	/* by SKU id; [0] unused */
+	int32_t    *sku_uom_ids;	/* by SKU id: its unit's id, 0 for none */
+	bool		sku_uoms_stale; /* a SKU unit was set since they were made */
+	const char **property_keys;
+	int			nproperty_keys;
+	int			property_keys_cap;
+	IncTickFn	tick;
+	IncDiagnosticsFn diagnostics;
+	void	   *diagnostics_ctx;
+	IncEnrollmentFn enrollments;
+	void	   *enrollments_ctx;
+	const char **enrollment_offer_keys;	/* offers with enrollment "required" */
+	int			nenrollment_offer_keys;
+	IncPosition position;		/* see inc_engine_position */
+	/* per-participant state, valid while state_gen[i] == gen */
+	uint64_t	gen;
+	uint64_t   *state_gen;
+	void	  **state;
+};
+
+/* What the index sink's callbacks need: the engine and the offer indexed. */
+typedef struct Indexing
+{
+	IncEngine  *engine;
+	int			offer;
+} Indexing;
+
+/* inc_engine_create: an empty engine (in the current allocator). */
+IncEngine *
+inc_engine_create(void)
+{
+	IncEngine  *e = inc_alloc(sizeof(IncEngine));
+
+	e->units = inc_units_create();
+	e->index = inc_strmap_create();
+	return e;
+}
+
+/* inc_engine_add_offer: add a compiled offer (kept by pointer). */
+void
+inc_engine_add_offer(IncEngine *e, const IncOffer *offer)
+{
+	if (e->noffers == e->offers_cap)
+		e->offers = inc_grow(e->offers, e->noffers, &e->offers_cap,
+							 sizeof(IncOffer *), 16);
+	e->offers[e->noffers++] = offer;
+}
+
+/* inc_engine_set_sku_uom: sku_key is measured in uom_key (copied). */
+void
+inc_engine_set_sku_uom(IncEngine *e, const char *sku_key, const char *uom_key)
+{
+	inc_units_set_sku_uom(e->units, sku_key, uom_key);
+	e->sku_uoms_stale = true;
+}
+
+/* inc_engine_add_conversion: quantity_in_to = quantity_in_from * factor. */
+void
+inc_engine_add_conversion(IncEngine *e, const char *from_uom, const char *to_uom,
+						  const IncDec *factor)
+{
+	inc_units_add_conversion(e->units, from_uom, to_uom, factor);
+}
+
+/* inc_engine_set_diagnostics: report every offer's diagnostics to fn. */
+void
+inc_engine_set_diagnostics(IncEngine *e, IncDiagnosticsFn fn, void *ctx)
+{
+	e->diagnostics = fn;
+	e->diagnostics_ctx = ctx;
+}
+
+/* inc_engine_set_enrollments: where the windows of "required" offers come from. */
+void
+inc_engine_set_enrollments(IncEngine *e, IncEnrollmentFn fn, void *ctx)
+{
+	e->enrollments = fn;
+	e->enrollments_ctx = ctx;
+}
+
+/* inc_engine_set_tick: fn is called between transactions and rows. */
+void
+inc_engine_set_tick(IncEngine *e, IncTickFn tick)
+{
+	e->tick = tick;
+}
+
+/* AddHook: the index sink's hook: sku_key leads to the offer being indexed. */
+static void
+AddHook(void *ctx, const char *sku_key, int kind, int a, int b)
+{
+	Indexing   *ix = ctx;
+	IncEngine  *e = ix->engine;
+	void	  **slot = inc_strmap_slot(e->index, sku_key);
+	IncHookList *l = *slot;
+
+	if (l == NULL)
+	{
+		l = inc_alloc(sizeof(IncHookList));
+		*slot = l;
+	}
+	if (l->n == l->cap)
+		l->hooks = inc_grow(l->hooks, l->n, &l->cap, sizeof(IncHook), 4);
+	l->hooks[l->n++] = (IncHook)
+	{
+		ix->offer, kind, a, b
+	};
+}
+
+/* AddProperty: the index sink's property: a property key to load, once. */
+static void
+AddProperty(void *ctx, const char *property_key)
+{
+	IncEngine  *e = ((Indexing *) ctx)->engine;
+	int			i;
+
+	for (i = 0; i < e->nproperty_keys; i++)
+		if (strcmp(e->property_keys[i], property_key) == 0)
+			return;
+	if (e->nproperty_keys == e->property_keys_cap)
+		e->property_keys = inc_grow(e->property_keys, e->nproperty_keys,
+									&e->property_keys_cap, sizeof(char *), 8);
+	e->property_keys[e->nproperty_keys++] = property_key;
+}
+
+/* inc_engine_prepare: each offer's operations, the SKU index and the key lists. */
+void
+inc_engine_prepare(IncEngine *e)
+{
+	Indexing	ix = {e, 0};
+	IncIndexSink sink = {AddHook, AddProperty, &ix};
+	uint32_t	i;
+	int			o;
+
+	e->ops = inc_alloc(sizeof(IncStrategyOps *) * (e->noffers + 1));
+	e->enrollment_offer_keys = inc_alloc(sizeof(char *) * (e->noffers + 1));
+	for (o = 0; o < e->noffers; o++)
+	{
+		e->ops[o] = e->offers[o]->rules.any ? &inc_rules_ops :
+			inc_strategy_ops(e->offers[o]->strategy);
+		ix.offer = o;
+		e->ops[o]->index(e->offers[o], &sink);
+		if (e->offers[o]->rules.enrollment == INC_ENROLLMENT_REQUIRED)
+			e->enrollment_offer_keys[e->nenrollment_offer_keys++] = e->offers[o]->offer_key;
+	}
+
+	e->sku_keys = inc_alloc(sizeof(char *) * (e->index->count + 1));
+	e->hook_lists = inc_alloc(sizeof(IncHookList *) * (e->index->count + 1));
+	e->sku_uom_ids = inc_alloc(sizeof(int32_t) * (e->index->count + 1));
+	for (i = 0; i <= e->index->mask; i++)
+		if (e->index->entries[i].key)
+		{
+			IncHookList *l = e->index->entries[i].value;
+
+			e->sku_keys[e->nsku_keys++] = e->index->entries[i].key;
+			l->id = e->nsku_keys;
+			e->hook_lists[l->id] = l;
+		}
+	e->sku_uoms_stale = true;
+
+	e->state_gen = inc_alloc(sizeof(uint64_t) * (e->noffers + 1));
+	e->state = inc_alloc(sizeof(void *) * (e->noffers + 1));
+}
+
+/* inc_engine_sku_id: the id of the SKU named by len bytes at sku, or 0. */
+int
+inc_engine_sku_id(const IncEngine *e, const char *sku, size_t len)
+{
+	const IncHookList *l = inc_strmap_get_len(e->index, sku, len);
+
+	return l ? l->id : 0;
+}
+
+/* inc_engine_sku_key: the name of SKU id. */
+const char *
+inc_engine_sku_key(const IncEngine *e, int id)
+{
+	return e->sku_keys[id - 1];
+}
+
+/* inc_engine_uom_id: the id of the unit named by len bytes at uom (interned). */
+int
+inc_engine_uom_id(IncEngine *e, const char *uom, size_t len)
+{
+	return inc_units_intern(e->units, uom, len);
+}
+
+/* inc_engine_uom_key: the name of unit id. */
+const char *
+inc_engine_uom_key(const IncEngine *e, int id)
+{
+	return inc_units_name(e->units, id);
+}
+
+/* RefreshSkuUoms: each indexed SKU's unit id, after the SKU units changed. */
+static void
+RefreshSkuUoms(IncEngine *e)
+{
+	int			i;
+
+	for (i = 0; i < e->nsku_keys; i++)
+	{
+		const char *uom = inc_units_sku_uom(e->units, e->sku_keys[i]);
+
+		e->sku_uom_ids[i + 1] = uom ? inc_units_find(e->units, uom) : 0;
+	}
+	e->sku_uoms_stale = false;
+}
+
+/* inc_engine_sku_keys: every SKU some offer mentions. */
+const char *const *
+inc_engine_sku_keys(const IncEngine *e, int *n)
+{
+	*n = e->nsku_keys;
+	return e->sku_keys;
+}
+
+/* inc_engine_enrollment_offer_keys: the offers whose enrollment is "required". */
+const char *const *
+inc_engine_enrollment_offer_keys(const IncEngine *e, int *n)
+{
+	*n = e->nenrollment_offer_keys;
+	return e->enrollment_offer_keys;
+}
+
+/* inc_engine_aggregates_groups: is an offer aggregated by group? */
+bool
+inc_engine_aggregates_groups(const IncEngine *e)
+{
+	int			o;
+
+	for (o = 0; o < e->noffers; o++)
+		if (e->offers[o]->aggregation == INC_AGGREGATE_GROUP)
+			return true;
+	return false;
+}
+
+/* inc_engine_needs_properties: does an offer read a property? */
+bool
+inc_engine_needs_properties(const IncEngine *e)
+{
+	return e->nproperty_keys > 0;
+}
+
+/* inc_engine_property_keys: the property keys the offers use. */
+const char *const *
+inc_engine_property_keys(const IncEngine *e, int *n)
+{
+	*n = e->nproperty_keys;
+	return e->property_keys;
+}
+
+/*
+ * A member's part of a group offer's aggregate, for the diagnostics: its
+ * transactions the offer saw under the key and what its rows pay.
+ */
+typedef struct Member
+{
+	int			participant;	/* IncUnit.keys index */
+	int			transactions;
+	int			last_txn;
+	IncRat		amount;
+} Member;
+
+typedef struct MemberList
+{
+	int			n;
+	int			cap;
+	Member	   *items;
+} MemberList;
+
+typedef struct Unit Unit;
+
+/* The emit context of one key's calculation. */
+typedef struct KeyEmit
+{
+	Unit	   *u;
+	int			key;
+} KeyEmit;
+
+/* What one unit's calculation keeps (inc_engine_calculate_unit). */
+struct Unit
+{
+	IncEngine  *e;
+	const IncUnit *unit;
+	int			nkeys;
+	IncCalc    *calcs;			/* per key */
+	KeyEmit    *emits;			/* per key: its calculation's emit_ctx */
+	/* offer states, by slot offer * nkeys + key, valid while gens[slot] == gen */
+	uint64_t   *gens;
+	void	  **states;
+	uint64_t	gen;
+	int		   *touched;		/* slots begun */
+	int			ntouched;
+	/* rows to the host */
+	IncEmitFn	emit;
+	void	   *emit_ctx;
+	int			offer;			/* the offer whose hook or finish runs */
+	/* diagnostics only */
+	MemberList *members;		/* by slot (group offers) */
+	const char **jsons;			/* by slot, once diagnosed */
+};
+
+/*
+ * OfferState: the state of offer o for key k of the unit, begun (and
+ * recorded as touched) on first use.
+ */
+static void *
+OfferState(Unit *u, int o, int k)
+{
+	IncEngine  *e = u->e;
+	int			slot = o * u->nkeys + k;
+
+	if (u->gens[slot] == u->gen)
+		return u->states[slot];
+	u->states[slot] = e->ops[o]->begin(&u->calcs[k], e->offers[o]);
+	u->gens[slot] = u->gen;
+	u->touched[u->ntouched++] = slot;
+	return u->states[slot];
+}
+
+static int
+CompareInts(const void *a, const void *b)
+{
+	int			x = *(const int *) a,
+				y = *(const int *) b;
+
+	return (x > y) - (x < y);
+}
+
+/* MemberOf: member p's entry in a group offer state's list (made on first use). */
+static Member *
+MemberOf(MemberList *l, int p)
+{
+	int			i;
+
+	for (i = l->n - 1; i >= 0; i--)
+		if (l->items[i].participant == p)
+			return &l->items[i];
+	if (l->n == l->cap)
+		l->items = inc_grow(l->items, l->n, &l->cap, sizeof(Member), 4);
+	memset(&l->items[l->n], 0, sizeof(Member));
+	l->items[l->n].participant = p;
+	l->items[l->n].last_txn = -1;
+	inc_rat_from_int(&l->items[l->n].amount, 0);
+	return &l->items[l->n++];
+}
+
+/*
+ * UnitEmit: a row of one key's calculation: counted for the diagnostics
+ * of a group offer, then to the host when it wants the row's participant
+ * (INC_KEY_REPORT: a group's other members' rows are made for the group's
+ * figures, pools and limits, and dropped here).
+ */
+static void
+UnitEmit(void *ctx, const IncRow *row)
+{
+	const KeyEmit *ke = ctx;
+	Unit	   *u = ke->u;
+
+	if (u->members && row->offer->aggregation == INC_AGGREGATE_GROUP)
+	{
+		Member	   *m = MemberOf(&u->members[u->offer * u->nkeys + ke->key],
+								 row->txn->participant);
+		IncRat		a;
+
+		inc_rat_from_dec(&a, &row->incentive_amount);
+		inc_rat_add(&m->amount, &m->amount, &a);
+	}
+	if (u->unit->flags[row->txn->participant] & INC_KEY_REPORT)
+		u->emit(u->emit_ctx, row);
+}
+
+/* KeyOf: the key of offer o's state for transaction t. */
+static inline int
+KeyOf(const IncEngine *e, int o, const IncTxn *t)
+{
+	return e->offers[o]->aggregation == INC_AGGREGATE_GROUP ? t->aggregation : t->participant;
+}
+
+/*
+ * GroupPart: the "aggregation" member a group offer's diagnostics get:
+ * {"key", "group_key" (null outside a group), "members": [{"participant_key",
+ * "transactions", "incentive_amount"}]} of the members with transactions
+ * under the key, or whose diagnostics are the key's, that the host lets
+ * show (INC_KEY_VISIBLE), in key order.
+ */
+static void
+GroupPart(Unit *u, int slot, int k, IncJsonBuf *b)
+{
+	const IncUnit *unit = u->unit;
+	MemberList *l = &u->members[slot];
+	int			p,
+				i;
+	bool		first = true;
+
+	inc_json_raw(b, "\"aggregation\":{");
+	inc_json_key_string(b, "key", unit->keys[k]);
+	inc_json_raw(b, ",");
+	inc_json_key_string(b, "group_key", (unit->flags[k] & INC_KEY_GROUP) ? unit->keys[k] : NULL);
+	inc_json_raw(b, ",\"members\":[");
+	for (p = 0; p < unit->nkeys; p++)
+	{
+		const Member *m = NULL;
+		IncRat		zero;
+		char		count[64];
+
+		for (i = 0; i < l->n && m == NULL; i++)
+			if (l->items[i].participant == p)
+				m = &l->items[i];
+		/* a member reported under the key with no transaction of the offer */
+		if (m == NULL && !u->calcs[k].carriers[p])
+			continue;
+		if (!(unit->flags[p] & (INC_KEY_VISIBLE | INC_KEY_REPORT)))
+			continue;
+		inc_rat_from_int(&zero, 0);
+		inc_json_raw(b, first ? "{" : ",{");
+		first = false;
+		inc_json_key_string(b, "participant_key", unit->keys[p]);
+		snprintf(count, sizeof(count), ",\"transactions\":%d,\"incentive_amount\":",
+				 m ? m->transactions : 0);
+		inc_json_raw(b, count);
+		inc_json_rat(b, m ? &m->amount : &zero, 2);
+		inc_json_raw(b, "}");
+	}
+	inc_json_raw(b, "]}");
+}
+
+/*
+ * Diagnose: every offer's diagnostics for every participant p the host
+ * wants (INC_KEY_REPORT), in offer order: an offer aggregated by
+ * participant from p's own state, one aggregated by group from the state
+ * of each aggregation key p's transactions carry (carries[p * nkeys + k];
+ * p's own key when it has none), with GroupPart's "aggregation" added.
+ */
+static void
+Diagnose(Unit *u, const bool *carries)
+{
+	IncEngine  *e = u->e;
+	const IncUnit *unit = u->unit;
+	int			o,
+				p,
+				k;
+
+	for (p = 0; p < u->nkeys; p++)
+	{
+		if (!(unit->flags[p] & INC_KEY_REPORT))
+			continue;
+		for (o = 0; o < e->noffers; o++)
+		{
+			const IncOffer *offer = e->offers[o];
+
+			if (offer->aggregation != INC_AGGREGATE_GROUP)
+			{
+				e->diagnostics(e->diagnostics_ctx, offer, unit->keys[p], NULL,
+							   u->jsons[o * u->nkeys + p]);
+				continue;
+			}
+			for (k = 0; k < u->nkeys; k++)
+			{
+				int			slot = o * u->nkeys + k;
+				const char *json = u->jsons[slot];
+				size_t		len;
+				char	   *head;
+				IncJsonBuf	b;
+
+				if (!carries[p * u->nkeys + k])
+					continue;
+				len = strlen(json);
+				/* the state's object without its closing brace */
+				head = inc_alloc(len + 1);
+				memcpy(head, json, len);
+				while (len > 0 && head[len - 1] != '}')
+					len--;
+				head[len > 0 ? len - 1 : 0] = '\0';
+				inc_json_init(&b);
+				inc_json_raw(&b, head);
+				inc_json_raw(&b, strcmp(head, "{") == 0 ? "" : ",");
+				GroupPart(u, slot, k, &b);
+				inc_json_raw(&b, "}");
+				e->diagnostics(e->diagnostics_ctx, offer, unit->keys[p],
+							   (unit->flags[k] & INC_KEY_GROUP) ? unit->keys[k] : NULL, b.data);
+			}
+		}
+	}
+}
+
+/* inc_engine_calculate: every earning row of one participant (a unit of one key). */
+void
+inc_engine_calculate(IncEngine *e, const char *participant_key,
+					 const IncTxn *txns, int ntxns,
+					 IncPropertyFn props, void *props_ctx,
+					 IncEmitFn emit, void *emit_ctx)
+{
+	static const uint8_t flags = INC_KEY_REPORT | INC_KEY_VISIBLE;
+	/* in the calculation's memory: the position points at it after a failure */
+	IncUnit    *unit = inc_alloc(sizeof(IncUnit));
+	const char **keys = inc_alloc(sizeof(char *));
+
+	keys[0] = participant_key;
+	unit->nkeys = 1;
+	unit->keys = keys;
+	unit->flags = &flags;
+	inc_engine_calculate_unit(e, unit, txns, ntxns, props, props_ctx, emit, emit_ctx);
+}
+
+/*
+ * inc_engine_calculate_unit: every earning row of a unit.  One pass over
+ * the transactions: each goes past the offers of its SKU, into the state
+ * of the offer for its participant (an offer aggregated by participant)
+ * or its aggregation key (by group); then every state begun finishes, in
+ * offer order, then key order.
+ */
+void
+inc_engine_calculate_unit(IncEngine *e, const IncUnit *unit,
+						  const IncTxn *txns, int ntxns,
+						  IncPropertyFn props, void *props_ctx,
+						  IncEmitFn emit, void *emit_ctx)
+{
+	Unit		u;
+	int			nkeys = unit->nkeys;
+	int			nslots = e->noffers * nkeys;
+	bool		filtered = false;
+	bool	   *relevant = NULL;	/* filtered: keys with a wanted transaction */
+	bool	   *carries = NULL; /* diagnostics: [p * nkeys + k] */
+	bool		diagnostics = e->diagnostics != NULL;
+	int			i,
+				h,
+				k;
+
+	if (e->sku_uoms_stale)
+		RefreshSkuUoms(e);
+	memset(&u, 0, sizeof(u));
+	u.e = e;
+	u.unit = unit;
+	u.nkeys = nkeys;
+	u.emit = emit;
+	u.emit_ctx = emit_ctx;
+	u.touched = inc_alloc(sizeof(int) * (nslots + 1));
+	if (nkeys == 1)
+	{
+		/* one participant: the engine's own arrays, forgotten by generation */
+		u.gens = e->state_gen;
+		u.states = e->state;
+		u.gen = ++e->gen;
+	}
+	else
+	{
+		u.gens = inc_alloc(sizeof(uint64_t) * (nslots + 1));
+		u.states = inc_alloc(sizeof(void *) * (nslots + 1));
+		u.gen = 1;
+	}
+	u.calcs = inc_alloc(sizeof(IncCalc) * nkeys);
+	u.emits = inc_alloc(sizeof(KeyEmit) * nkeys);
+	for (k = 0; k < nkeys; k++)
+	{
+		IncCalc    *c = &u.calcs[k];
+
+		c->units = e->units;
+		c->sku_uom_ids = e->sku_uom_ids;
+		c->participant_key = unit->keys[k];
+		c->unit = unit;
+		c->key = k;
+		c->group_key = (unit->flags[k] & INC_KEY_GROUP) ? unit->keys[k] : NULL;
+		c->txns = txns;
+		c->props = props;
+		c->props_ctx = props_ctx;
+		u.emits[k].u = &u;
+		u.emits[k].key = k;
+		c->emit = UnitEmit;
+		c->emit_ctx = &u.emits[k];
+		c->tick = e->tick;
+		c->diagnostics = diagnostics;
+		c->position = &e->position;
+		c->enrollments = e->enrollments;
+		c->enrollments_ctx = e->enrollments_ctx;
+		if (!(unit->flags[k] & INC_KEY_REPORT))
+			filtered = true;
+	}
+	e->position.unit = unit;
+	e->position.participant_key = unit->keys[0];
+	e->position.txn = NULL;
+
+	/*
+	 * A host that wants some participants only: an offer aggregated by
+	 * participant is calculated for those, one aggregated by group for the
+	 * keys their transactions carry.
+	 */
+	if (filtered)
+	{
+		relevant = inc_alloc(sizeof(bool) * nkeys);
+		for (i = 0; i < ntxns; i++)
+			if (unit->flags[txns[i].participant] & INC_KEY_REPORT)
+				relevant[txns[i].aggregation] = true;
+	}
+	if (diagnostics)
+	{
+		u.members = inc_alloc(sizeof(MemberList) * (nslots + 1));
+		u.jsons = inc_alloc(sizeof(char *) * (nslots + 1));
+		carries = inc_alloc(sizeof(bool) * nkeys * nkeys);
+		for (i = 0; i < ntxns; i++)
+			carries[txns[i].participant * nkeys + txns[i].aggregation] = true;
+	}
+
+	for (i = 0; i < ntxns; i++)
+	{
+		const IncTxn *t = &txns[i];
+		const IncHookList *hooks = t->sku_id ? e->hook_lists[t->sku_id] :
+			inc_strmap_get(e->index, t->sku_key);
+
+		if (e->tick)
+			e->tick();
+		if (hooks == NULL)
+			continue;
+		e->position.txn = t;
+		for (h = 0; h < hooks->n; h++)
+		{
+			const IncHook *hook = &hooks->hooks[h];
+			int			o = hook->offer;
+			void	   *state;
+
+			k = KeyOf(e, o, t);
+			if (filtered && !(e->offers[o]->aggregation == INC_AGGREGATE_GROUP ? relevant[k] :
+							  (unit->flags[k] & INC_KEY_REPORT) != 0))
+				continue;
+			state = OfferState(&u, o, k);
+			u.offer = o;
+			if (u.members && e->offers[o]->aggregation == INC_AGGREGATE_GROUP)
+			{
+				Member	   *m = MemberOf(&u.members[o * nkeys + k], t->participant);
+
+				if (m->last_txn != i)
+				{
+					m->last_txn = i;
+					m->transactions++;
+				}
+			}
+			e->ops[o]->observe(&u.calcs[k], e->offers[o], state, hook, i);
+		}
+	}
+	e->position.txn = NULL;
+
+	/*
+	 * with diagnostics, every offer is reported for every wanted
+	 * participant, touched or not
+	 */
+	if (diagnostics)
+		for (k = 0; k < nkeys; k++)
+		{
+			int			o,
+						g;
+
+			if (!(unit->flags[k] & INC_KEY_REPORT))
+				continue;
+			if (!carries[k * nkeys + k])
+			{
+				bool		any = false;
+
+				for (g = 0; g < nkeys; g++)
+					any = any || carries[k * nkeys + g];
+				if (!any)
+					carries[k * nkeys + k] = true;	/* no transactions: its own key */
+			}
+			for (o = 0; o < e->noffers; o++)
+			{
+				if (e->offers[o]->aggregation != INC_AGGREGATE_GROUP)
+					(void) OfferState(&u, o, k);
+				else
+					for (g = 0; g < nkeys; g++)
+						if (carries[k * nkeys + g])
+							(void) OfferState(&u, o, g);
+			}
+		}
+
+	/* the participants each key's diagnostics are reported for */
+	if (diagnostics)
+		for (k = 0; k < nkeys; k++)
+		{
+			bool	   *carriers = inc_alloc(sizeof(bool) * nkeys);
+			int			p;
+
+			for (p = 0; p < nkeys; p++)
+				carriers[p] = (unit->flags[p] & INC_KEY_REPORT) && carries[p * nkeys + k];
+			u.calcs[k].carriers = carriers;
+		}
+
+	/* finish in offer order, then key order, so output order is stable */
+	qsort(u.touched, u.ntouched, sizeof(int), CompareInts);
+	for (i = 0; i < u.ntouched; i++)
+	{
+		int			slot = u.touched[i];
+		int			o = slot / nkeys;
+		IncCalc    *c;
+
+		k = slot % nkeys;
+		c = &u.calcs[k];
+		e->position.participant_key = unit->keys[k];
+		u.offer = o;
+		e->ops[o]->finish(c, e->offers[o], u.states[slot]);
+		inc_calc_at(c, NULL);
+		if (diagnostics)
+		{
+			u.jsons[slot] = e->ops[o]->diagnose(c, e->offers[o], u.states[slot]);
+			inc_calc_at(c, NULL);
+		}
+	}
+	if (diagnostics)
+		Diagnose(&u, carries);
+	e->position.participant_key = NULL;
+	e->position.unit = NULL;
+}
+
+/*
+ * inc_engine_clear_position: outside a calculation again (a calculation
+ * that failed left its position behind; a host reusing the engine clears
+ * it, since the strings it points at are gone).
+ */
+void
+inc_engine_clear_position(IncEngine *e)
+{
+	e->position.participant_key = NULL;
+	e->position.txn = NULL;
+	e->position.unit = NULL;
+}
+
+/* inc_engine_position: the participant and transaction being calculated. */
+bool
+inc_engine_position(const IncEngine *e, const char **participant,
+					const char **transaction_id)
+{
+	const IncPosition *p = &e->position;
+
+	*participant = p->participant_key;
+	*transaction_id = NULL;
+	if (p->participant_key && p->txn)
+	{
+		*transaction_id = p->txn->transaction_id;
+		if (p->unit)
+			*participant = p->unit->keys[p->txn->participant];
+	}
+	return *participant != NULL;
+}
+
+/* inc_offer_rates: the offer's rates, listed by its strategy. */
+void
+inc_offer_rates(const IncOffer *offer, IncRateFn fn, void *ctx)
+{
+	inc_strategy_ops(offer->strategy)->rates(offer, fn, ctx);
+}

@@ -1,0 +1,243 @@
+/*
+ * groups.c
+ *    Calculation units and aggregation keys from the participant groups'
+ *    windows (see groups.h; docs/reference.md, Participant groups).
+ *
+ * Every key named by a window is a node of a union-find; each window
+ * joins its member and its group.  inc_groups_prepare gives each root a
+ * unit, lists each unit's keys in byte order and sorts each member's
+ * windows by start_date, so the aggregation key of a transaction is the
+ * first window of its participant that contains its date.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "groups.h"
+#include "../util/strmap.h"
+
+typedef struct Window
+{
+	int			group;			/* node */
+	int32_t		start_date;
+	int32_t		end_date;
+	bool		open_ended;
+} Window;
+
+typedef struct Node
+{
+	char	   *key;
+	int			parent;			/* union-find */
+	bool		is_group;
+	int			unit;
+	int			index;			/* among its unit's keys */
+	int			nwindows;
+	int			windows_cap;
+	Window	   *windows;		/* as a member, by start_date once prepared */
+} Node;
+
+typedef struct Unit
+{
+	int			nkeys;
+	const char **keys;
+	uint8_t    *flags;
+	int		   *nodes;			/* by index */
+} Unit;
+
+struct IncGroups
+{
+	IncStrMap  *map;			/* key -> node + 1 */
+	int			nnodes;
+	int			nodes_cap;
+	Node	   *nodes;
+	int			nunits;
+	Unit	   *units;
+};
+
+/* inc_groups_create: no windows yet. */
+IncGroups *
+inc_groups_create(void)
+{
+	IncGroups  *g = inc_alloc(sizeof(IncGroups));
+
+	g->map = inc_strmap_create();
+	return g;
+}
+
+/* NodeOf: the node of a key (len bytes), made on first use. */
+static int
+NodeOf(IncGroups *g, const char *key, size_t len)
+{
+	void	   *found = inc_strmap_get_len(g->map, key, len);
+	Node	   *n;
+
+	if (found)
+		return (int) ((intptr_t) found - 1);
+	if (g->nnodes == g->nodes_cap)
+		g->nodes = inc_grow(g->nodes, g->nnodes, &g->nodes_cap, sizeof(Node), 16);
+	n = &g->nodes[g->nnodes];
+	n->key = inc_alloc(len + 1);
+	memcpy(n->key, key, len);
+	n->parent = g->nnodes;
+	*inc_strmap_slot(g->map, n->key) = (void *) (intptr_t) (g->nnodes + 1);
+	return g->nnodes++;
+}
+
+/* Root: the root of node i's set, halving the path on the way. */
+static int
+Root(IncGroups *g, int i)
+{
+	while (g->nodes[i].parent != i)
+	{
+		g->nodes[i].parent = g->nodes[g->nodes[i].parent].parent;
+		i = g->nodes[i].parent;
+	}
+	return i;
+}
+
+/* inc_groups_add: one window; joins member and group. */
+void
+inc_groups_add(IncGroups *g, const char *member, size_t mlen, const char *group, size_t glen,
+			   int32_t start_date, int32_t end_date, bool open_ended)
+{
+	int			m = NodeOf(g, member, mlen);
+	int			k = NodeOf(g, group, glen);
+	Node	   *n = &g->nodes[m];
+	int			a,
+				b;
+
+	g->nodes[k].is_group = true;
+	if (n->nwindows == n->windows_cap)
+		n->windows = inc_grow(n->windows, n->nwindows, &n->windows_cap, sizeof(Window), 2);
+	n->windows[n->nwindows++] = (Window)
+	{
+		k, start_date, end_date, open_ended
+	};
+	a = Root(g, m);
+	b = Root(g, k);
+	if (a != b)
+		g->nodes[a > b ? a : b].parent = a > b ? b : a;
+}
+
+static IncGroups *sorting;
+
+/* CompareNodes: two nodes by key, bytewise. */
+static int
+CompareNodes(const void *a, const void *b)
+{
+	return strcmp(sorting->nodes[*(const int *) a].key, sorting->nodes[*(const int *) b].key);
+}
+
+static int
+CompareWindows(const void *a, const void *b)
+{
+	const Window *x = a,
+			   *y = b;
+
+	return (x->start_date > y->start_date) - (x->start_date < y->start_date);
+}
+
+/* inc_groups_prepare: a unit per set, its keys in byte order. */
+void
+inc_groups_prepare(IncGroups *g)
+{
+	int		   *unit_of_root = inc_alloc(sizeof(int) * (g->nnodes + 1));
+	int		   *order = inc_alloc(sizeof(int) * (g->nnodes + 1));
+	int			i;
+
+	for (i = 0; i < g->nnodes; i++)
+		unit_of_root[i] = -1;
+	for (i = 0; i < g->nnodes; i++)
+	{
+		int			r = Root(g, i);
+
+		if (unit_of_root[r] < 0)
+			unit_of_root[r] = g->nunits++;
+		g->nodes[i].unit = unit_of_root[r];
+		order[i] = i;
+		if (g->nodes[i].nwindows > 1)
+			qsort(g->nodes[i].windows, (size_t) g->nodes[i].nwindows, sizeof(Window),
+				  CompareWindows);
+	}
+	sorting = g;
+	qsort(order, (size_t) g->nnodes, sizeof(int), CompareNodes);
+	sorting = NULL;
+
+	g->units = inc_alloc(sizeof(Unit) * (g->nunits + 1));
+	for (i = 0; i < g->nnodes; i++)
+		g->units[g->nodes[i].unit].nkeys++;
+	for (i = 0; i < g->nunits; i++)
+	{
+		Unit	   *u = &g->units[i];
+
+		u->keys = inc_alloc(sizeof(char *) * u->nkeys);
+		u->flags = inc_alloc(u->nkeys);
+		u->nodes = inc_alloc(sizeof(int) * u->nkeys);
+		u->nkeys = 0;
+	}
+	/* in key order: each unit's keys come out sorted */
+	for (i = 0; i < g->nnodes; i++)
+	{
+		Node	   *n = &g->nodes[order[i]];
+		Unit	   *u = &g->units[n->unit];
+
+		n->index = u->nkeys++;
+		u->keys[n->index] = n->key;
+		u->flags[n->index] = n->is_group ? INC_KEY_GROUP : 0;
+		u->nodes[n->index] = order[i];
+	}
+}
+
+/* inc_groups_count: the number of units. */
+int
+inc_groups_count(const IncGroups *g)
+{
+	return g->nunits;
+}
+
+/* inc_groups_find: the unit of a key and its index there, or -1. */
+int
+inc_groups_find(const IncGroups *g, const char *key, size_t len, int *index)
+{
+	void	   *found = g->nnodes ? inc_strmap_get_len(g->map, key, len) : NULL;
+	const Node *n;
+
+	*index = -1;
+	if (found == NULL)
+		return -1;
+	n = &g->nodes[(intptr_t) found - 1];
+	*index = n->index;
+	return n->unit;
+}
+
+/* inc_groups_unit: unit u's keys and group flags. */
+IncUnit
+inc_groups_unit(const IncGroups *g, int u)
+{
+	IncUnit		unit;
+
+	unit.nkeys = g->units[u].nkeys;
+	unit.keys = g->units[u].keys;
+	unit.flags = g->units[u].flags;
+	return unit;
+}
+
+/* inc_groups_aggregation: the group of the window containing date, else the key. */
+int
+inc_groups_aggregation(const IncGroups *g, int u, int index, int32_t date, bool has_date)
+{
+	const Node *n = &g->nodes[g->units[u].nodes[index]];
+	int			i;
+
+	if (!has_date)
+		return index;
+	for (i = 0; i < n->nwindows; i++)
+	{
+		const Window *w = &n->windows[i];
+
+		if (w->start_date > date)
+			break;
+		if (w->open_ended || date <= w->end_date)
+			return g->nodes[w->group].index;
+	}
+	return index;
+}

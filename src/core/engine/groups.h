@@ -1,0 +1,72 @@
+/*
+ * groups.h
+ *    The participant groups of a calculation (docs/reference.md,
+ *    Participant groups): which participants' transactions must be
+ *    calculated together (the calculation units), and the aggregation key
+ *    of each transaction.
+ *
+ * A host reads the windows of incentives.participant_groups once per call
+ * (a member belongs to a group from start_date to end_date, both
+ * inclusive), adds them here and prepares: every key that appears in a
+ * window, as a member or as a group, is a node, and members and groups
+ * connected through windows form one unit (a group with all its members,
+ * and groups joined by a member that moves between them).  A key in no
+ * window is a unit of its own, which the host makes itself (one key: its
+ * aggregation key is always itself).  Within a unit:
+ *
+ *   the keys are in byte order, flagged INC_KEY_GROUP when they are a
+ *   group_key;
+ *   the aggregation key of a member's transaction is the group of its
+ *   window containing the transaction's date (the earliest such window
+ *   when windows overlap, which the table refuses), else the member
+ *   itself; a transaction without a date aggregates under its
+ *   participant.
+ *
+ * Memory comes from inc_alloc, in the allocator current when the groups
+ * are created; names are copied.
+ */
+#ifndef INC_GROUPS_H
+#define INC_GROUPS_H
+
+#include "../calc/calc_io.h"
+
+typedef struct IncGroups IncGroups;
+
+extern IncGroups *inc_groups_create(void);
+
+/*
+ * inc_groups_add: member (mlen bytes) belongs to group (glen bytes) from
+ * start_date to end_date (days since 2000-01-01; no end when open_ended).
+ * Call before inc_groups_prepare.
+ */
+extern void inc_groups_add(IncGroups *g, const char *member, size_t mlen,
+						   const char *group, size_t glen, int32_t start_date,
+						   int32_t end_date, bool open_ended);
+
+/* inc_groups_prepare: the units; after the last add, before any lookup. */
+extern void inc_groups_prepare(IncGroups *g);
+
+/* inc_groups_count: how many units (0: no groups at all). */
+extern int	inc_groups_count(const IncGroups *g);
+
+/*
+ * inc_groups_find: the unit (from 0) of the key of len bytes and its index
+ * among the unit's keys, or -1 (and *index -1) for a key in no window.
+ */
+extern int	inc_groups_find(const IncGroups *g, const char *key, size_t len, int *index);
+
+/*
+ * inc_groups_unit: unit u's keys and their flags (INC_KEY_GROUP only: the
+ * host sets its own flags in a copy), in byte order.
+ */
+extern IncUnit inc_groups_unit(const IncGroups *g, int u);
+
+/*
+ * inc_groups_aggregation: the index, among unit u's keys, of the
+ * aggregation key of a transaction of the unit's key index dated date
+ * (has_date false: no date, its participant).
+ */
+extern int	inc_groups_aggregation(const IncGroups *g, int u, int index, int32_t date,
+								   bool has_date);
+
+#endif							/* INC_GROUPS_H */

@@ -1,0 +1,354 @@
+/*
+ * offer.h
+ *    The offer model: an offer document compiled into plain C structs.
+ *
+ * offer_parse.c builds an IncOffer from an offer document (docs/reference.md:
+ * Offers, Standard, Stepped, Stacked), checking every rule of Bad input on
+ * the way; the strategies read it.
+ * All strings are NUL-terminated copies owned by the allocator that was
+ * current when the offer was parsed (inc_alloc), never json-c memory.
+ * Indexes into sibling arrays (period, set) are resolved at parse time, so
+ * the calculation never looks a key up by name.
+ */
+#ifndef INC_OFFER_H
+#define INC_OFFER_H
+
+#include "../numbers/core.h"
+
+typedef enum IncStrategy
+{
+	INC_STANDARD = 0,
+	INC_STEPPED,
+	INC_STACKED
+} IncStrategy;
+
+#define INC_NSTRATEGIES 3
+
+typedef enum IncCalculator
+{
+	INC_PERCENT_OF_AMOUNT = 0,
+	INC_DOLLARS_PER_UNIT,
+	INC_FIXED_AMOUNT,
+	INC_DOLLARS_PER_COVERAGE_UNIT
+} IncCalculator;
+
+#define INC_NCALCULATORS 4
+
+/*
+ * The names of strategies, calculators and threshold types as written in
+ * documents and reported in results, indexed by their enum (offer.c): the
+ * parser reads them from these tables and every report writes them from
+ * these functions.
+ */
+extern const char *const inc_strategy_names[INC_NSTRATEGIES];
+extern const char *const inc_calculator_names[INC_NCALCULATORS];
+extern const char *inc_strategy_name(IncStrategy s);
+extern const char *inc_calculator_name(IncCalculator c);
+
+/* periods[]: both ends inclusive, as days since 2000-01-01 (PostgreSQL's DateADT). */
+typedef struct IncPeriod
+{
+	char	   *key;
+	int32_t		start_date;
+	int32_t		end_date;
+} IncPeriod;
+
+/* prices[]: program price per unit of the SKU's unit of measure. */
+typedef struct IncPrice
+{
+	char	   *sku_key;
+	IncDec		price;
+} IncPrice;
+
+/* A {sku_key, rate, measure} rate: standard entries and stacked sets. */
+typedef struct IncSkuRate
+{
+	char	   *sku_key;
+	IncDec		rate;
+	char	   *measure;		/* "percent" or "dollars" */
+} IncSkuRate;
+
+/* standard: one incentives[] entry. */
+typedef struct IncStandardEntry
+{
+	char	   *key;			/* as written, or {period_key}_{transaction_type} */
+	char	   *label;			/* NULL when absent */
+	int			period;			/* index into IncOffer.periods */
+	char	   *transaction_type;
+	int			nrates;
+	IncSkuRate *rates;
+} IncStandardEntry;
+
+/* stepped: an earning or threshold filter. */
+typedef struct IncFilter
+{
+	int			period;			/* index into IncOffer.periods */
+	char	   *transaction_type;
+	int			nskus;
+	char	  **sku_keys;
+} IncFilter;
+
+typedef enum IncThresholdType
+{
+	INC_THRESHOLD_AMOUNT = 0,	/* aggregated_amount */
+	INC_THRESHOLD_QUANTITY,		/* aggregated_quantity */
+	INC_THRESHOLD_PROPERTY		/* property */
+} IncThresholdType;
+
+#define INC_NTHRESHOLD_TYPES 3
+
+/* threshold_definition.type names, as the strategy names above. */
+extern const char *const inc_threshold_type_names[INC_NTHRESHOLD_TYPES];
+extern const char *inc_threshold_type_name(IncThresholdType t);
+
+typedef struct IncTier
+{
+	char	   *key;			/* as written, or {value}_{measure}_greater_than_or_equal_to_{threshold} */
+	IncDec		threshold;
+	IncDec		value;
+	char	   *measure;
+} IncTier;
+
+/* incentive.tier_mode (docs/reference.md, Incremental tiers). */
+typedef enum IncTierMode
+{
+	INC_TIERS_ALL_VOLUME = 0,	/* the tier met applies to every earning transaction */
+	INC_TIERS_INCREMENTAL		/* each tier earns on its band: a blended rate */
+} IncTierMode;
+
+#define INC_NTIER_MODES 2
+
+extern const char *const inc_tier_mode_names[INC_NTIER_MODES];
+extern const char *inc_tier_mode_name(IncTierMode m);
+
+typedef struct IncStepped
+{
+	IncTierMode tier_mode;
+	int			nfilters;
+	IncFilter  *filters;
+	IncThresholdType threshold_type;
+	int			nthreshold_filters;	/* 0 for property */
+	IncFilter  *threshold_filters;
+	char	   *property_key;	/* property only */
+	int			ntiers;
+	IncTier    *tiers;			/* sorted by threshold, ascending */
+} IncStepped;
+
+/* stacked: conversion.rates[] entry: `rate` from-units per coverage unit. */
+typedef struct IncConversionRate
+{
+	char	   *sku_key;
+	IncDec		rate;			/* > 0 */
+	char	   *from_uom;
+	int			pay_rate;		/* index into the set's rates, or -1: pays 0 */
+} IncConversionRate;
+
+typedef struct IncSkuSet
+{
+	char	   *key;
+	int			period;			/* index into IncOffer.periods */
+	char	   *transaction_type;
+	char	   *coverage_unit;
+	int			nconversions;
+	IncConversionRate *conversions;
+	int			nrates;
+	IncSkuRate *rates;			/* pay rates; a SKU absent here pays 0 */
+} IncSkuSet;
+
+typedef struct IncStack
+{
+	char	   *key;			/* as written, or set keys joined with _and_ */
+	int			nsets;
+	int		   *sets;			/* indexes into IncStacked.sets */
+} IncStack;
+
+typedef struct IncStacked
+{
+	int			nsets;
+	IncSkuSet  *sets;
+	int			nstacks;
+	IncStack   *stacks;
+} IncStacked;
+
+/*
+ * Program rules (docs/reference.md, Program rules): optional fields of
+ * every strategy, applied per participant and offer in the order
+ * enrollment -> requirements -> the strategy -> limits (rules.c).
+ */
+typedef enum IncEnrollment
+{
+	INC_ENROLLMENT_OPEN = 0,	/* everyone may earn (the default) */
+	INC_ENROLLMENT_REQUIRED		/* only transactions inside an enrollment window */
+} IncEnrollment;
+
+#define INC_NENROLLMENTS 2
+
+extern const char *const inc_enrollment_names[INC_NENROLLMENTS];
+extern const char *inc_enrollment_name(IncEnrollment e);
+
+/*
+ * aggregation: whose transactions an offer's figures are computed over
+ * (docs/reference.md, Participant groups): each participant's own, or
+ * every transaction of the aggregation key (the participant's group on the
+ * transaction's date, else the participant).
+ */
+typedef enum IncAggregation
+{
+	INC_AGGREGATE_PARTICIPANT = 0,	/* the default */
+	INC_AGGREGATE_GROUP
+} IncAggregation;
+
+#define INC_NAGGREGATIONS 2
+
+extern const char *const inc_aggregation_names[INC_NAGGREGATIONS];
+extern const char *inc_aggregation_name(IncAggregation a);
+
+/*
+ * A requirement's scope in a group offer: the aggregation key's
+ * transactions (the default), or each member's own transactions of it (a
+ * member that fails loses its rows, its volume still counted).
+ */
+typedef enum IncScope
+{
+	INC_SCOPE_GROUP = 0,
+	INC_SCOPE_MEMBER
+} IncScope;
+
+#define INC_NSCOPES 2
+
+extern const char *const inc_scope_names[INC_NSCOPES];
+extern const char *inc_scope_name(IncScope s);
+
+/*
+ * requirements[]: a qualification gate, met when its value >= minimum.
+ * type is an IncThresholdType: aggregated_amount / aggregated_quantity sum
+ * over filters exactly as a stepped threshold does; property reads
+ * property_key (a missing property fails the requirement).
+ */
+typedef struct IncRequirement
+{
+	char	   *key;
+	IncThresholdType type;
+	IncDec		minimum;
+	int			nfilters;		/* 0 for property */
+	IncFilter  *filters;
+	char	   *property_key;	/* property only */
+	IncScope	scope;			/* member: only in a group offer */
+} IncRequirement;
+
+/* limits: dollars per participant for the whole offer. */
+typedef struct IncLimits
+{
+	bool		has_minimum;
+	IncDec		minimum;		/* >= 0: below it, no rows */
+	bool		has_maximum;
+	IncDec		maximum;		/* > 0: above it, rows scaled down to it */
+} IncLimits;
+
+typedef struct IncRules
+{
+	bool		any;			/* some rule besides the defaults: the engine
+								 * runs the offer through rules.c */
+	IncEnrollment enrollment;
+	int			nrequirements;
+	IncRequirement *requirements;
+	int			nmember_requirements;	/* those of scope member */
+	IncLimits	limits;
+} IncRules;
+
+typedef struct IncOffer
+{
+	char	   *offer_key;
+	char	   *label;			/* NULL when absent */
+	IncStrategy strategy;
+	IncCalculator calculator;
+	int			nperiods;
+	IncPeriod  *periods;
+	int			nprices;
+	IncPrice   *prices;			/* sorted by sku_key (byte order) */
+	/* exactly one of these is filled, by strategy */
+	int			nentries;		/* standard */
+	IncStandardEntry *entries;
+	IncStepped	stepped;		/* stepped */
+	IncStacked	stacked;		/* stacked */
+	IncRules	rules;			/* program rules, every strategy */
+	IncAggregation aggregation;
+} IncOffer;
+
+/* A parse/validation failure: the complete message for the user. */
+#define INC_OFFER_ERROR_LEN 1024
+typedef struct IncOfferError
+{
+	/*
+	 * "invalid offer \"KEY\": PATH problem", e.g.
+	 * invalid offer "x": incentive.rates[1].threshold must be a number
+	 * or, when the document has no usable offer_key,
+	 * "invalid offer (no offer_key): offer_key is required".
+	 */
+	char		message[INC_OFFER_ERROR_LEN];
+} IncOfferError;
+
+/*
+ * Parsing offer text.  Every host (the PostgreSQL glue for stored offers,
+ * offer_error() and the calculation, the unit tests, the fuzzers) goes
+ * through inc_offer_parser_run, with the same rules: strict JSON (RFC
+ * 8259: no comments, single quotes or trailing commas), only whitespace
+ * after the document, at most INC_OFFER_MAX_DEPTH levels of nesting
+ * (unknown fields included; offers themselves nest about 6 deep).
+ *
+ * While it runs, the parser holds json-c memory (malloc'd, not inc_alloc
+ * memory): the tokener and the document tree.  A normal return has
+ * released both.  A host whose inc_alloc or inc_fail hook can unwind
+ * (PostgreSQL's palloc and ereport longjmp) calls inc_offer_parser_release
+ * on its cleanup path too (PG_FINALLY), which frees whatever is still
+ * held; releasing twice is harmless.  json-c types are only named here, so
+ * this header does not pull json-c's json_object typedef into files that
+ * include PostgreSQL's fmgrprotos.h (which has a json_object function).
+ */
+#define INC_OFFER_MAX_DEPTH 1000
+
+struct json_tokener;
+struct json_object;
+
+typedef struct IncOfferParser
+{
+	struct json_tokener *tokener;	/* NULL when released */
+	struct json_object *root;	/* NULL when released */
+} IncOfferParser;
+
+/* inc_offer_parser_init: a parser holding nothing. */
+extern void inc_offer_parser_init(IncOfferParser *parser);
+
+/*
+ * inc_offer_parser_run: compile len bytes of JSON text (no NUL needed)
+ * into an offer (allocated with inc_alloc), or NULL with err filled
+ * ("invalid offer ...": text that is not JSON is an invalid offer too).
+ */
+extern IncOffer *inc_offer_parser_run(IncOfferParser *parser, const char *json,
+									  size_t len, IncOfferError *err);
+
+/* inc_offer_parser_release: free the json-c memory the parser holds. */
+extern void inc_offer_parser_release(IncOfferParser *parser);
+
+/*
+ * inc_offer_parse: inc_offer_parser_run with a parser of its own, for
+ * hosts whose hooks do not unwind (tests, fuzzers).
+ */
+extern IncOffer *inc_offer_parse(const char *json, size_t len, IncOfferError *err);
+
+/* inc_offer_price: the program price of sku, or NULL when the offer has none. */
+extern const IncDec *inc_offer_price(const IncOffer *offer, const char *sku_key);
+
+/*
+ * Dates.  inc_date_parse: "YYYY-MM-DD" (exactly that form, a real
+ * calendar day, years 1..9999) to days since 2000-01-01; false when not.
+ */
+extern bool inc_date_parse(const char *s, int32_t *days);
+
+/*
+ * inc_date_format: days since 2000-01-01 as "YYYY-MM-DD" into buf (cap >=
+ * 11 bytes), the inverse of inc_date_parse for years 1..9999.
+ */
+extern void inc_date_format(int32_t days, char *buf, size_t cap);
+
+#endif							/* INC_OFFER_H */

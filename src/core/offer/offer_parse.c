@@ -1,0 +1,645 @@
+/*
+ * offer_parse.c
+ *    Compile an offer document (a json-c tree) into an IncOffer, checking
+ *    every rule of docs/reference.md (Offers, the strategies, Bad input).
+ *
+ * The first fault found wins.  Fields are read in the order the reference
+ * lists them (offer_key, label, strategy_key, calculator_key, periods, prices,
+ * then incentives / incentive, and inside each structure the order of its
+ * documented shape; then the program rules: enrollment, requirements,
+ * limits, walked by offer_rules.c), whatever their order in the document.
+ * Shared building blocks (filters, period references, choices) are in
+ * offer_build.c.  Within an array
+ * item, the item's own fields are checked first (a reference to a period
+ * or sku set, or a SKU's presence in conversion.rates, as the field is
+ * read), then the item is compared with its earlier siblings (duplicate
+ * keys, SKUs and thresholds), reported at the later item.  A generated
+ * rate key that collides is reported at the item's "key" field when it
+ * was written, else at the item itself.
+ *
+ * JSON null in an optional field (key, label, prices, a stepped
+ * property's type and level, the incentives / incentive field of the
+ * other strategies, and every program rule) means absent; in a required field it is a value of
+ * the wrong type.  Unknown fields are ignored.
+ *
+ * Lookups and duplicate checks go through hash maps (strmap.h), so a large
+ * document costs linear time; the maps are inc_alloc garbage afterwards.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "offer_internal.h"
+#include "../util/strmap.h"
+
+/* a, sep and b concatenated into inc_alloc memory. */
+static char *
+Concat(const char *a, const char *sep, const char *b)
+{
+	size_t		la = strlen(a);
+	size_t		ls = strlen(sep);
+	size_t		lb = strlen(b);
+	char	   *s = inc_alloc(la + ls + lb + 1);
+
+	memcpy(s, a, la);
+	memcpy(s + la, sep, ls);
+	memcpy(s + la + ls, b, lb + 1);
+	return s;
+}
+
+/* The measure a calculator's rates must carry (docs/reference.md, Standard). */
+static const char *
+ExpectedMeasure(IncCalculator c)
+{
+	return c == INC_PERCENT_OF_AMOUNT ? "percent" : "dollars";
+}
+
+/*
+ * Register the incentive_rate_key of an entry, tier or stack; a duplicate
+ * is reported at the item's "key" when written, else at the item.
+ */
+static void
+CheckRateKey(IncOfferBuild *b, const char *key, bool written)
+{
+	if (inc_ob_seen(b->rate_keys, key))
+		inc_oj_fail_at(b->p, written ? "key" : NULL,
+					   "duplicates rate key \"%s\"", key);
+}
+
+/* Read the measure field of obj, which must fit the offer's calculator. */
+static char *
+ReadMeasure(IncOfferBuild *b, struct json_object *obj)
+{
+	const char *want = ExpectedMeasure(b->offer->calculator);
+	char	   *measure = inc_oj_string(b->p, obj, "measure", INC_OJ_REQUIRED);
+
+	if (strcmp(measure, want) != 0)
+		inc_oj_fail_at(b->p, "measure", "must be \"%s\" for calculator \"%s\"",
+					   want, inc_calculator_name(b->offer->calculator));
+	return measure;
+}
+
+/* One periods[] item: key, valid ordered dates, a key not seen before. */
+static void
+ReadPeriod(IncOfferBuild *b, struct json_object *obj, void *elem, void *ctx)
+{
+	IncOfferParse *p = b->p;
+	IncPeriod  *period = elem;
+	char	   *start;
+	char	   *end;
+	void	  **slot;
+
+	(void) ctx;
+	period->key = inc_oj_string(p, obj, "key", INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
+	start = inc_oj_string(p, obj, "start_date", INC_OJ_REQUIRED);
+	if (!inc_date_parse(start, &period->start_date))
+		inc_oj_fail_at(p, "start_date", "must be a date (YYYY-MM-DD)");
+	end = inc_oj_string(p, obj, "end_date", INC_OJ_REQUIRED);
+	if (!inc_date_parse(end, &period->end_date))
+		inc_oj_fail_at(p, "end_date", "must be a date (YYYY-MM-DD)");
+	if (period->end_date < period->start_date)
+		inc_oj_fail_at(p, "end_date", "must not be before start_date");
+	slot = inc_strmap_slot(b->periods, period->key);
+	if (*slot != NULL)
+		inc_oj_fail_at(p, "key", "duplicates period key \"%s\"", period->key);
+	*slot = period;
+}
+
+/* periods: required, non-empty, distinct keys, valid ordered dates. */
+static void
+ParsePeriods(IncOfferBuild *b, struct json_object *root)
+{
+	IncOffer   *offer = b->offer;
+
+	b->periods = inc_strmap_create();
+	offer->periods = inc_ob_objects(b, root, "periods", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
+									&offer->nperiods, sizeof(IncPeriod), ReadPeriod, NULL);
+}
+
+/*
+ * CheckPercentScale: a percent rate is reported as rate / 100 exactly, so
+ * it may have at most 36 decimal places (an IncDec holds 38).
+ */
+static void
+CheckPercentScale(IncOfferBuild *b, const IncDec *rate, const char *field)
+{
+	IncDec		trimmed = inc_dec_trim(rate);
+
+	if (b->offer->calculator == INC_PERCENT_OF_AMOUNT &&
+		trimmed.scale > INC_DEC_MAX_SCALE - 2)
+		inc_oj_fail_at(b->p, field, "is out of range");
+}
+
+/*
+ * A list of items keyed by SKU (prices, rates, conversion rates): each
+ * item's sku_key is required and non-empty, read first; read fills the
+ * item's other fields; then the SKU must not be in skus (those seen so
+ * far), the check against earlier siblings coming after the item's own.
+ */
+typedef struct SkuList
+{
+	IncStrMap  *skus;
+	size_t		key_offset;		/* of the item's char *sku_key */
+	IncObItemFn read;
+	void	   *ctx;			/* for read */
+} SkuList;
+
+/* ReadSkuItem: one item of a SkuList (the IncObItemFn of the walk). */
+static void
+ReadSkuItem(IncOfferBuild *b, struct json_object *obj, void *elem, void *ctx)
+{
+	SkuList    *list = ctx;
+	char	  **sku = (char **) ((char *) elem + list->key_offset);
+
+	*sku = inc_oj_string(b->p, obj, "sku_key", INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
+	list->read(b, obj, elem, list->ctx);
+	if (inc_ob_seen(list->skus, *sku))
+		inc_oj_fail_at(b->p, "sku_key", "duplicates sku \"%s\"", *sku);
+}
+
+static int
+ComparePrices(const void *a, const void *b)
+{
+	return strcmp(((const IncPrice *) a)->sku_key, ((const IncPrice *) b)->sku_key);
+}
+
+/* One prices[] item after its SKU: price >= 0. */
+static void
+ReadPrice(IncOfferBuild *b, struct json_object *obj, void *elem, void *ctx)
+{
+	IncPrice   *price = elem;
+
+	(void) ctx;
+	price->price = inc_oj_number(b->p, obj, "price", INC_OJ_NONNEG);
+}
+
+/*
+ * prices: optional; each {sku_key, price >= 0}, distinct SKUs; kept sorted
+ * by sku_key so inc_offer_price can search them.
+ */
+static void
+ParsePrices(IncOfferBuild *b, struct json_object *root)
+{
+	IncOffer   *offer = b->offer;
+	SkuList		list = {inc_strmap_create(), offsetof(IncPrice, sku_key), ReadPrice, NULL};
+
+	offer->prices = inc_ob_objects(b, root, "prices", 0, &offer->nprices,
+								   sizeof(IncPrice), ReadSkuItem, &list);
+	if (offer->nprices > 1)
+		qsort(offer->prices, offer->nprices, sizeof(IncPrice), ComparePrices);
+}
+
+/*
+ * One rates[] item after its SKU, which must be among conversions when
+ * that is not NULL: rate >= 0, measure.
+ */
+static void
+ReadSkuRate(IncOfferBuild *b, struct json_object *r, void *elem, void *conversions)
+{
+	IncOfferParse *p = b->p;
+	IncSkuRate *rate = elem;
+
+	if (conversions && inc_strmap_get(conversions, rate->sku_key) == NULL)
+		inc_oj_fail_at(p, "sku_key", "is not in conversion.rates");
+	rate->rate = inc_oj_number(p, r, "rate", INC_OJ_NONNEG);
+	CheckPercentScale(b, &rate->rate, "rate");
+	rate->measure = ReadMeasure(b, r);
+}
+
+/*
+ * The rates list "rates" of obj: {sku_key, rate >= 0, measure}, a SKU at
+ * most once.  conversions (stacked sets) is the set's conversion SKUs,
+ * which every pay rate's SKU must be among; NULL for standard entries.
+ */
+static void
+ParseSkuRates(IncOfferBuild *b, struct json_object *obj, int flags,
+			  IncStrMap *conversions, IncSkuRate **rates, int *nrates)
+{
+	SkuList		list = {
+		inc_strmap_create(), offsetof(IncSkuRate, sku_key), ReadSkuRate, conversions
+	};
+
+	*rates = inc_ob_objects(b, obj, "rates", flags, nrates, sizeof(IncSkuRate),
+							ReadSkuItem, &list);
+}
+
+/* standard: one incentives[] entry. */
+static void
+ReadStandardEntry(IncOfferBuild *b, struct json_object *obj, void *elem, void *ctx)
+{
+	IncOfferParse *p = b->p;
+	IncStandardEntry *e = elem;
+	bool		written;
+
+	(void) ctx;
+	e->key = inc_oj_string(p, obj, "key", INC_OJ_NONEMPTY);
+	e->label = inc_oj_string(p, obj, "label", 0);
+	e->period = inc_ob_period_key(b, obj);
+	e->transaction_type = inc_oj_string(p, obj, "transaction_type",
+										INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
+	ParseSkuRates(b, obj, INC_OJ_REQUIRED | INC_OJ_NONEMPTY, NULL,
+				  &e->rates, &e->nrates);
+	written = e->key != NULL;
+	if (!written)
+		e->key = Concat(b->offer->periods[e->period].key, "_", e->transaction_type);
+	CheckRateKey(b, e->key, written);
+}
+
+/* standard: the incentives array. */
+static void
+ParseStandard(IncOfferBuild *b, struct json_object *root)
+{
+	IncOffer   *offer = b->offer;
+
+	offer->entries = inc_ob_objects(b, root, "incentives", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
+									&offer->nentries, sizeof(IncStandardEntry),
+									ReadStandardEntry, NULL);
+}
+
+/* stepped: threshold_definition. */
+static void
+ParseThresholdDefinition(IncOfferBuild *b, struct json_object *incentive)
+{
+	IncOfferParse *p = b->p;
+	IncStepped *st = &b->offer->stepped;
+	struct json_object *td = inc_oj_object(p, incentive, "threshold_definition");
+	size_t		top = inc_oj_push_field(p, "threshold_definition");
+
+	st->threshold_type = (IncThresholdType) inc_ob_choice(b, td, "type",
+													   inc_threshold_type_names,
+													   INC_NTHRESHOLD_TYPES, -1);
+	if (st->threshold_type == INC_THRESHOLD_PROPERTY)
+	{
+		struct json_object *prop = inc_oj_object(p, td, "property");
+		size_t		prop_top = inc_oj_push_field(p, "property");
+
+		st->property_key = inc_oj_string(p, prop, "key",
+										 INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
+		/* informational in the programs response; only their type is checked */
+		(void) inc_oj_string(p, prop, "type", 0);
+		(void) inc_oj_string(p, prop, "level", 0);
+		inc_oj_pop(p, prop_top);
+	}
+	else
+		inc_ob_filters(b, td, "filters", &st->threshold_filters,
+					 &st->nthreshold_filters);
+	inc_oj_pop(p, top);
+}
+
+/* qsort comparator: tiers by threshold, ascending. */
+static int
+TierCompare(const void *a, const void *b)
+{
+	return inc_dec_cmp(&((const IncTier *) a)->threshold,
+					   &((const IncTier *) b)->threshold);
+}
+
+/* stepped: one rates[] tier, its threshold not in thresholds yet. */
+static void
+ReadTier(IncOfferBuild *b, struct json_object *obj, void *elem, void *thresholds)
+{
+	IncOfferParse *p = b->p;
+	IncTier    *t = elem;
+	char		threshold[INC_NUM_BUF];
+	char		value[INC_NUM_BUF];
+	bool		written;
+
+	t->key = inc_oj_string(p, obj, "key", INC_OJ_NONEMPTY);
+	t->threshold = inc_oj_number(p, obj, "threshold", INC_OJ_ANY);
+	t->value = inc_oj_number(p, obj, "value", INC_OJ_NONNEG);
+	CheckPercentScale(b, &t->value, "value");
+	t->measure = ReadMeasure(b, obj);
+
+	/* the shortest form is canonical: 1000 and 1000.0 collide */
+	inc_dec_format_short(&t->threshold, threshold, sizeof(threshold));
+	if (inc_ob_seen(thresholds, inc_strdup(threshold)))
+		inc_oj_fail_at(p, "threshold", "duplicates threshold %s", threshold);
+
+	written = t->key != NULL;
+	if (!written)
+	{
+		char		buf[3 * INC_NUM_BUF + 64];
+
+		inc_dec_format_short(&t->value, value, sizeof(value));
+		snprintf(buf, sizeof(buf), "%s_%s_greater_than_or_equal_to_%s",
+				 value, t->measure, threshold);
+		t->key = inc_strdup(buf);
+	}
+	CheckRateKey(b, t->key, written);
+}
+
+/* stepped: rates (the tiers), distinct thresholds and keys, then sorted. */
+static void
+ParseTiers(IncOfferBuild *b, struct json_object *incentive)
+{
+	IncStepped *st = &b->offer->stepped;
+
+	st->tiers = inc_ob_objects(b, incentive, "rates", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
+							   &st->ntiers, sizeof(IncTier), ReadTier, inc_strmap_create());
+	qsort(st->tiers, (size_t) st->ntiers, sizeof(IncTier), TierCompare);
+}
+
+/* stepped: the incentive object. */
+static void
+ParseStepped(IncOfferBuild *b, struct json_object *incentive)
+{
+	IncStepped *st = &b->offer->stepped;
+
+	inc_ob_filters(b, incentive, "filters", &st->filters, &st->nfilters);
+	ParseThresholdDefinition(b, incentive);
+	ParseTiers(b, incentive);
+	inc_ob_check_tier_mode(b);
+}
+
+/* stacked: one conversion.rates[] item after its SKU: rate > 0, from. */
+static void
+ReadConversionRate(IncOfferBuild *b, struct json_object *r, void *elem, void *ctx)
+{
+	IncConversionRate *cr = elem;
+
+	(void) ctx;
+	cr->rate = inc_oj_number(b->p, r, "rate", INC_OJ_POSITIVE);
+	cr->from_uom = inc_oj_string(b->p, r, "from", INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
+}
+
+/* stacked: one set's conversion object; fills *skus with its SKUs. */
+static void
+ParseConversion(IncOfferBuild *b, struct json_object *obj, IncSkuSet *set,
+				IncStrMap *skus)
+{
+	IncOfferParse *p = b->p;
+	struct json_object *conv = inc_oj_object(p, obj, "conversion");
+	size_t		top = inc_oj_push_field(p, "conversion");
+	SkuList		list = {skus, offsetof(IncConversionRate, sku_key), ReadConversionRate, NULL};
+
+	set->coverage_unit = inc_oj_string(p, conv, "coverage_unit",
+									   INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
+	set->conversions = inc_ob_objects(b, conv, "rates", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
+									  &set->nconversions, sizeof(IncConversionRate),
+									  ReadSkuItem, &list);
+	inc_oj_pop(p, top);
+}
+
+/* LinkPayRates: each conversion's pay rate, found once, by SKU. */
+static void
+LinkPayRates(IncSkuSet *set)
+{
+	int			c,
+				r;
+
+	for (c = 0; c < set->nconversions; c++)
+	{
+		set->conversions[c].pay_rate = -1;
+		for (r = 0; r < set->nrates; r++)
+			if (strcmp(set->rates[r].sku_key, set->conversions[c].sku_key) == 0)
+				set->conversions[c].pay_rate = r;
+	}
+}
+
+/* stacked: one sku_sets[] item; *next is its index. */
+static void
+ReadSkuSet(IncOfferBuild *b, struct json_object *obj, void *elem, void *next)
+{
+	IncOfferParse *p = b->p;
+	IncSkuSet  *set = elem;
+	int			i = (*(int *) next)++;
+	void	  **slot;
+
+	/* the walk has counted the sets before this first one */
+	if (i == 0)
+		b->set_skus = inc_ob_alloc_array(b->offer->stacked.nsets, sizeof(IncStrMap *));
+	set->key = inc_oj_string(p, obj, "key", INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
+	set->period = inc_ob_period_key(b, obj);
+	set->transaction_type = inc_oj_string(p, obj, "transaction_type",
+										  INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
+	b->set_skus[i] = inc_strmap_create();
+	ParseConversion(b, obj, set, b->set_skus[i]);
+	ParseSkuRates(b, obj, INC_OJ_REQUIRED, b->set_skus[i],
+				  &set->rates, &set->nrates);
+	LinkPayRates(set);
+	slot = inc_strmap_slot(b->sets, set->key);
+	if (*slot != NULL)
+		inc_oj_fail_at(p, "key", "duplicates sku set key \"%s\"", set->key);
+	*slot = set;
+}
+
+/* stacked: sku_sets. */
+static void
+ParseSkuSets(IncOfferBuild *b, struct json_object *incentive)
+{
+	IncStacked *sk = &b->offer->stacked;
+	int			next = 0;
+
+	b->sets = inc_strmap_create();
+	sk->sets = inc_ob_objects(b, incentive, "sku_sets", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
+							  &sk->nsets, sizeof(IncSkuSet), ReadSkuSet, &next);
+}
+
+/*
+ * stacked: no two sets of one stack may both take a transaction (a SKU in
+ * both conversion lists, the same transaction type, overlapping periods):
+ * it would earn twice under the stack's one rate key.
+ */
+static void
+CheckStackSetsDisjoint(IncOfferBuild *b, const IncStack *stack)
+{
+	const IncStacked *sk = &b->offer->stacked;
+	const IncPeriod *periods = b->offer->periods;
+	int			j;
+	int			k;
+	int			c;
+
+	for (j = 1; j < stack->nsets; j++)
+	{
+		const IncSkuSet *later = &sk->sets[stack->sets[j]];
+
+		for (k = 0; k < j; k++)
+		{
+			const IncSkuSet *earlier = &sk->sets[stack->sets[k]];
+			const IncPeriod *pe = &periods[earlier->period];
+			const IncPeriod *pl = &periods[later->period];
+
+			if (strcmp(earlier->transaction_type, later->transaction_type) != 0 ||
+				pe->start_date > pl->end_date || pl->start_date > pe->end_date)
+				continue;
+			for (c = 0; c < earlier->nconversions; c++)
+			{
+				const char *sku = earlier->conversions[c].sku_key;
+
+				if (inc_strmap_get(b->set_skus[stack->sets[j]], sku) != NULL)
+					inc_oj_fail(b->p, "puts sku \"%s\" in sku sets \"%s\" and \"%s\" of one stack",
+								sku, earlier->key, later->key);
+			}
+		}
+	}
+}
+
+/* stacked: one stack's sku_set_keys, resolved to set indexes. */
+static void
+ParseStackSets(IncOfferBuild *b, struct json_object *obj, IncStack *stack)
+{
+	IncOfferParse *p = b->p;
+	IncStacked *sk = &b->offer->stacked;
+	struct json_object *arr;
+	IncStrMap  *seen = inc_strmap_create();
+	size_t		top;
+	int			j;
+
+	inc_oj_array(p, obj, "sku_set_keys", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
+				 &arr, &stack->nsets);
+	stack->sets = inc_ob_alloc_array(stack->nsets, sizeof(int));
+	top = inc_oj_push_field(p, "sku_set_keys");
+	for (j = 0; j < stack->nsets; j++)
+	{
+		size_t		elem = inc_oj_push_index(p, j);
+		char	   *key = inc_oj_string_value(p, inc_oj_element(arr, j),
+											  INC_OJ_NONEMPTY);
+		IncSkuSet  *set = inc_strmap_get(b->sets, key);
+		const IncSkuSet *first;
+
+		if (set == NULL)
+			inc_oj_fail(p, "names an undefined sku set \"%s\"", key);
+		if (inc_ob_seen(seen, key))
+			inc_oj_fail(p, "duplicates sku set key \"%s\"", key);
+		stack->sets[j] = (int) (set - sk->sets);
+		first = &sk->sets[stack->sets[0]];
+		if (strcmp(set->coverage_unit, first->coverage_unit) != 0)
+			inc_oj_fail(p, "has coverage_unit \"%s\" but sku set \"%s\" has \"%s\"",
+						set->coverage_unit, first->key, first->coverage_unit);
+		inc_oj_pop(p, elem);
+	}
+	inc_oj_pop(p, top);
+}
+
+/* stacked: one stacks[] item; an unwritten key joins its sets' keys with "_and_". */
+static void
+ReadStack(IncOfferBuild *b, struct json_object *obj, void *elem, void *ctx)
+{
+	IncStacked *sk = &b->offer->stacked;
+	IncStack   *stack = elem;
+	bool		written;
+	int			j;
+
+	(void) ctx;
+	stack->key = inc_oj_string(b->p, obj, "key", INC_OJ_NONEMPTY);
+	ParseStackSets(b, obj, stack);
+	CheckStackSetsDisjoint(b, stack);
+	written = stack->key != NULL;
+	if (!written)
+	{
+		size_t		len = 0;
+		char	   *key;
+
+		for (j = 0; j < stack->nsets; j++)
+			len += strlen(sk->sets[stack->sets[j]].key) + 5;
+		key = inc_alloc(len + 1);
+		len = 0;
+		for (j = 0; j < stack->nsets; j++)
+		{
+			const char *part = sk->sets[stack->sets[j]].key;
+			size_t		plen = strlen(part);
+
+			if (j > 0)
+			{
+				memcpy(key + len, "_and_", 5);
+				len += 5;
+			}
+			memcpy(key + len, part, plen);
+			len += plen;
+		}
+		key[len] = '\0';
+		stack->key = key;
+	}
+	CheckRateKey(b, stack->key, written);
+}
+
+/* stacked: stacks, after sku_sets. */
+static void
+ParseStacks(IncOfferBuild *b, struct json_object *incentive)
+{
+	IncStacked *sk = &b->offer->stacked;
+
+	sk->stacks = inc_ob_objects(b, incentive, "stacks", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
+								&sk->nstacks, sizeof(IncStack), ReadStack, NULL);
+}
+
+/* The offer: top-level fields, then the strategy's structure. */
+static IncOffer *
+ParseOffer(IncOfferParse *p, struct json_object *root)
+{
+	IncOfferBuild	b;
+	IncOffer   *offer;
+	struct json_object *other;
+
+	if (!json_object_is_type(root, json_type_object))
+		inc_oj_fail(p, "document must be a JSON object");
+
+	memset(&b, 0, sizeof(b));
+	b.p = p;
+	b.offer = offer = inc_alloc(sizeof(IncOffer));
+	b.rate_keys = inc_strmap_create();
+
+	offer->offer_key = inc_oj_string(p, root, "offer_key",
+									 INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
+	p->offer_key = offer->offer_key;
+	offer->label = inc_oj_string(p, root, "label", 0);
+	offer->strategy = (IncStrategy) inc_ob_choice(&b, root, "strategy_key",
+											   inc_strategy_names, INC_NSTRATEGIES, -1);
+	offer->calculator = (IncCalculator) inc_ob_choice(&b, root, "calculator_key",
+												   inc_calculator_names, INC_NCALCULATORS, -1);
+	if ((offer->strategy == INC_STACKED) !=
+		(offer->calculator == INC_DOLLARS_PER_COVERAGE_UNIT))
+		inc_oj_fail_at(p, "calculator_key", "\"%s\" is not allowed for strategy \"%s\"",
+					   inc_calculator_name(offer->calculator),
+					   inc_strategy_name(offer->strategy));
+	ParsePeriods(&b, root);
+	ParsePrices(&b, root);
+
+	if (offer->strategy == INC_STANDARD)
+	{
+		ParseStandard(&b, root);
+		if (inc_oj_lookup(root, "incentive", &other) && other != NULL)
+			inc_oj_fail_at(p, "incentive", "is not used by strategy \"standard\"");
+	}
+	else
+	{
+		struct json_object *incentive;
+		size_t		top;
+
+		if (inc_oj_lookup(root, "incentives", &other) && other != NULL)
+			inc_oj_fail_at(p, "incentives", "is only for strategy \"standard\"");
+		incentive = inc_oj_object(p, root, "incentive");
+		top = inc_oj_push_field(p, "incentive");
+		inc_ob_tier_mode(&b, incentive);
+		if (offer->strategy == INC_STEPPED)
+			ParseStepped(&b, incentive);
+		else
+		{
+			ParseSkuSets(&b, incentive);
+			ParseStacks(&b, incentive);
+		}
+		inc_oj_pop(p, top);
+	}
+	inc_ob_rules(&b, root);
+	return offer;
+}
+
+/*
+ * inc_offer_from_json: compile root into an IncOffer (inc_alloc memory,
+ * no pointer into root), or NULL with err filled on the first fault.
+ */
+IncOffer *
+inc_offer_from_json(struct json_object *root, IncOfferError *err)
+{
+	IncOfferParse p;
+
+	memset(&p, 0, sizeof(p));
+	p.err = err;
+	err->message[0] = '\0';
+	if (setjmp(p.jump) != 0)
+		return NULL;
+	return ParseOffer(&p, root);
+}

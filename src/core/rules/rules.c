@@ -1,0 +1,1051 @@
+/*
+ * rules.c
+ *    The program rules of an offer for one participant (see rules.h;
+ *    docs/reference.md, Program rules).
+ *
+ * Enrollment: for a "required" offer, a transaction exists only when the
+ * participant has a window (both ends inclusive, an open end never ends)
+ * containing its date; the engine asks before showing it to the strategy
+ * or to a requirement, so a transaction outside every window makes no
+ * row, no threshold, no coverage, no requirement value and no pool share.
+ * The windows come from the host (IncEnrollmentFn), once per participant
+ * and offer.
+ *
+ * Requirements: each sums the transactions matching its filters exactly
+ * as a stepped threshold does (provided amounts, or quantities in the
+ * SKU's unit; each transaction at most once), or reads a property (the
+ * call's, then the stored one; missing fails the requirement).  All must
+ * reach their minimum, or the offer's rows are dropped.
+ *
+ * The order holds for data errors too (a missing unit conversion, a
+ * property that is not a number, a NULL column): one is raised only for a
+ * figure that would reach a result.  While an offer's requirements are
+ * undecided, the errors of each requirement's inputs are noted in it
+ * (IncCalc.defer), not raised, and the strategy's hooks are only kept (the
+ * transaction and the hook, in a growable array of the participant's
+ * memory).  At finish every requirement is evaluated; one whose value
+ * could be computed and is below its minimum decides: the offer pays
+ * nothing and raises nothing, the strategy never sees a transaction.
+ * Otherwise the first requirement (in the offer's order) whose value could
+ * not be computed raises its error; and when all are met the kept hooks go
+ * to the strategy, then its finish, then the limits, every error raised as
+ * it comes, naming the transaction.  With diagnostics, the strategy of an
+ * offer that is not qualified is still run over the kept hooks to show
+ * what it would pay, its errors noted instead of raised; when it notes
+ * one, its figures are left out (RulesDiagnose).  An offer without
+ * requirements runs its strategy as the transactions come.
+ *
+ * In an offer aggregated by group (docs/reference.md, Participant groups)
+ * the state is the aggregation key's: enrollment is still each
+ * transaction's own participant's (the windows of each member, from the
+ * host on first use), a requirement of scope group is the key's, and one
+ * of scope member sums each member's own transactions of the key (a
+ * property: the member's own).  The members' gates are decided after the
+ * whole key's calculation, limits included: a member that fails loses its
+ * rows, its volume still counted and its share given to nobody; a gate
+ * that cannot be decided raises its data error when the host wants that
+ * member's rows.
+ *
+ * Limits: the strategy's rows are held (c->hold) with their exact amounts.
+ * U is their exact sum (a pool row counts its allocated share).  Below the
+ * minimum nothing is paid; above the maximum every exact amount is scaled
+ * by maximum / U and the rows are rounded again with the running-sum rule
+ * of fixed pools (pool.c) in (transaction_id, incentive_rate_key) byte
+ * order, so they add up to the maximum exactly.  Pay rates stay nominal;
+ * the effective rate follows from the reported figures (calc.c).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/jsonbuf.h"
+#include "rules.h"
+
+/* The kind of a requirement filter's hook (a: requirement, b: filter). */
+#define RULES_HOOK (-1)
+
+/* One row the strategy made, held until the participant's total is known. */
+typedef struct HeldRow
+{
+	IncRow		row;
+	IncRat		exact;			/* incentive amount before rounding */
+} HeldRow;
+
+/* A requirement's value and whether it is met (of the key, or of a member). */
+typedef struct Judged
+{
+	IncRat		sum;			/* aggregated types */
+	IncFault	fault;			/* the first data error of its inputs */
+	bool		known;			/* its value could be computed (no fault) */
+	bool		has_value;		/* false: a missing property */
+	IncRat		value;
+	bool		met;
+} Judged;
+
+typedef struct RequirementState
+{
+	int			last_txn;		/* last transaction added to a sum */
+	Judged		key;			/* scope group: the key's */
+	Judged	   *members;		/* scope member: by unit key */
+} RequirementState;
+
+/* A member's gate in a group offer (its requirements of scope member). */
+typedef enum Gate
+{
+	GATE_UNDECIDED = 0,
+	GATE_PASSES,
+	GATE_FAILS,
+	GATE_UNKNOWN				/* a requirement's value could not be computed */
+} Gate;
+
+/* Does a transaction exist for the offer (enrollment)? */
+typedef enum Admission
+{
+	OUTSIDE,					/* outside every window */
+	INSIDE,
+	UNKNOWN						/* a NULL date, and windows to test it against */
+} Admission;
+
+/* A strategy hook kept while the requirements are undecided. */
+typedef struct Kept
+{
+	const IncHook *hook;
+	int			txn;
+	bool		unknown;		/* its admission is UNKNOWN */
+} Kept;
+
+typedef struct RulesState
+{
+	/* the offer's strategy and its state for the participant */
+	const IncStrategyOps *strategy;
+	void	   *strategy_state;
+	/* enrollment: the key's windows, or in a group offer each member's */
+	const IncWindow *windows;
+	int			nwindows;
+	bool		by_member;		/* a group offer: windows and gates per member */
+	const IncWindow **member_windows;	/* by unit key, when loaded */
+	int		   *member_nwindows;	/* by unit key; -1: not loaded */
+	/* members seen (a group offer), and their gates */
+	bool	   *seen;
+	Gate	   *gates;
+	int			last_txn;		/* the transaction last asked about */
+	Admission	last_admission;
+	int			outside;		/* transactions outside every window */
+	/* requirements */
+	RequirementState *reqs;
+	bool		evaluated;
+	bool		qualified;
+	/* the strategy's hooks while the requirements are undecided */
+	int			nkept;
+	int			kept_cap;
+	Kept	   *kept;
+	IncFault	strategy_fault; /* not qualified, with diagnostics: the first
+								 * data error of the strategy's figures */
+	/* limits: the held rows */
+	bool		holding;
+	int			nheld;
+	int			held_cap;
+	HeldRow    *held;
+	IncRat		before;			/* U */
+	const char *applied;		/* "minimum", "maximum" or NULL */
+	IncRat		paid;			/* what the rows pay after the limits */
+} RulesState;
+
+/*
+ * RulesIndex: the strategy's hooks and properties, then the requirement
+ * filters' SKUs and the requirement properties.
+ */
+static void
+RulesIndex(const IncOffer *offer, const IncIndexSink *sink)
+{
+	int			r,
+				f,
+				k;
+
+	inc_strategy_ops(offer->strategy)->index(offer, sink);
+	for (r = 0; r < offer->rules.nrequirements; r++)
+	{
+		const IncRequirement *req = &offer->rules.requirements[r];
+
+		if (req->type == INC_THRESHOLD_PROPERTY)
+			sink->property(sink->ctx, req->property_key);
+		for (f = 0; f < req->nfilters; f++)
+			for (k = 0; k < req->filters[f].nskus; k++)
+				sink->hook(sink->ctx, req->filters[f].sku_keys[k], RULES_HOOK, r, f);
+	}
+}
+
+/* RulesBegin: the strategy's and the rules' state of one offer for c's participant. */
+static void *
+RulesBegin(IncCalc *c, const IncOffer *offer)
+{
+	const IncRules *rules = &offer->rules;
+	RulesState *rs = inc_alloc(sizeof(RulesState));
+	int			r;
+
+	rs->strategy = inc_strategy_ops(offer->strategy);
+	rs->strategy_state = rs->strategy->begin(c, offer);
+	rs->last_txn = -1;
+	rs->by_member = offer->aggregation == INC_AGGREGATE_GROUP;
+	if (rs->by_member)
+	{
+		int			k;
+
+		rs->member_windows = inc_alloc(sizeof(IncWindow *) * c->unit->nkeys);
+		rs->member_nwindows = inc_alloc(sizeof(int) * c->unit->nkeys);
+		for (k = 0; k < c->unit->nkeys; k++)
+			rs->member_nwindows[k] = -1;
+		rs->seen = inc_alloc(sizeof(bool) * c->unit->nkeys);
+		rs->gates = inc_alloc(sizeof(Gate) * c->unit->nkeys);
+	}
+	else if (rules->enrollment == INC_ENROLLMENT_REQUIRED && c->enrollments)
+		rs->nwindows = c->enrollments(c->enrollments_ctx, c->participant_key,
+									  offer->offer_key, &rs->windows);
+	rs->reqs = inc_alloc(sizeof(RequirementState) * (rules->nrequirements + 1));
+	for (r = 0; r < rules->nrequirements; r++)
+	{
+		rs->reqs[r].last_txn = -1;
+		inc_rat_from_int(&rs->reqs[r].key.sum, 0);
+		if (rules->requirements[r].scope == INC_SCOPE_MEMBER)
+		{
+			int			k;
+
+			rs->reqs[r].members = inc_alloc(sizeof(Judged) * c->unit->nkeys);
+			for (k = 0; k < c->unit->nkeys; k++)
+				inc_rat_from_int(&rs->reqs[r].members[k].sum, 0);
+		}
+	}
+	rs->holding = rules->nrequirements > 0 || rules->limits.has_minimum ||
+		rules->limits.has_maximum;
+	inc_rat_from_int(&rs->before, 0);
+	inc_rat_from_int(&rs->paid, 0);
+	return rs;
+}
+
+/* InWindow: is date inside one of the n windows? */
+static bool
+InWindow(const IncWindow *windows, int n, int32_t date)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		const IncWindow *w = &windows[i];
+
+		if (date >= w->start_date && (w->open_ended || date <= w->end_date))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * MemberWindows: a group offer's windows of member m (unit key), from the
+ * host on first use; returns how many.
+ */
+static int
+MemberWindows(IncCalc *c, const IncOffer *offer, RulesState *rs, int m,
+			  const IncWindow **windows)
+{
+	if (rs->member_nwindows[m] < 0)
+	{
+		rs->member_windows[m] = NULL;
+		rs->member_nwindows[m] = c->enrollments ?
+			c->enrollments(c->enrollments_ctx, c->unit->keys[m], offer->offer_key,
+						   &rs->member_windows[m]) : 0;
+	}
+	*windows = rs->member_windows[m];
+	return rs->member_nwindows[m];
+}
+
+/*
+ * Admit: does transaction txn exist for the offer?  A NULL date matters
+ * only when the participant has windows: a data error then (UNKNOWN when
+ * deferred).
+ */
+static Admission
+Admit(IncCalc *c, const IncOffer *offer, RulesState *rs, int txn)
+{
+	const IncTxn *t = &c->txns[txn];
+
+	if (offer->rules.enrollment != INC_ENROLLMENT_REQUIRED)
+		return INSIDE;
+	if (rs->last_txn != txn)
+	{
+		const IncWindow *windows = rs->windows;
+		int			nwindows = rs->nwindows;
+
+		/* a group offer: the windows of the transaction's own participant */
+		if (rs->by_member)
+			nwindows = MemberWindows(c, offer, rs, t->participant, &windows);
+		rs->last_txn = txn;
+		if (nwindows == 0)
+			rs->last_admission = OUTSIDE;
+		else if (!inc_calc_has(c, t, INC_TXN_NULL_DATE))
+			rs->last_admission = UNKNOWN;
+		else
+			rs->last_admission = InWindow(windows, nwindows, t->transaction_date) ?
+				INSIDE : OUTSIDE;
+		if (rs->last_admission == OUTSIDE)
+			rs->outside++;
+	}
+	return rs->last_admission;
+}
+
+/* ObserveRequirement: txn's SKU is in filter hook->b of requirement hook->a. */
+static void
+ObserveRequirement(IncCalc *c, const IncOffer *offer, RulesState *rs,
+				  const IncHook *hook, int txn)
+{
+	const IncRequirement *req = &offer->rules.requirements[hook->a];
+	const IncFilter *filter = &req->filters[hook->b];
+	RequirementState *s = &rs->reqs[hook->a];
+	const IncTxn *t = &c->txns[txn];
+	Judged	   *j = req->scope == INC_SCOPE_MEMBER ? &s->members[t->participant] : &s->key;
+	IncRat		value;
+
+	if (s->last_txn == txn ||
+		!inc_txn_matches(c, offer, filter->period, filter->transaction_type, t))
+		return;
+	if (req->type == INC_THRESHOLD_QUANTITY)
+		inc_calc_sku_quantity(c, t, &value);
+	else if (inc_calc_has(c, t, INC_TXN_NULL_AMOUNT))
+		inc_rat_from_dec(&value, &t->amount);
+	else
+		inc_rat_from_int(&value, 0);
+	inc_rat_add(&j->sum, &j->sum, &value);
+	s->last_txn = txn;
+}
+
+/* Hold: the hold hook: keep a copy of the row and its exact amount. */
+static void
+Hold(void *ctx, const IncRow *row, const IncRat *exact)
+{
+	RulesState *rs = ctx;
+
+	if (rs->nheld == rs->held_cap)
+		rs->held = inc_grow(rs->held, rs->nheld, &rs->held_cap, sizeof(HeldRow), 16);
+	rs->held[rs->nheld].row = *row;
+	rs->held[rs->nheld].exact = *exact;
+	rs->nheld++;
+}
+
+/* HoldRows: route the strategy's rows to the rules, when they need them. */
+static void
+HoldRows(IncCalc *c, RulesState *rs)
+{
+	if (rs->holding)
+	{
+		c->hold = Hold;
+		c->hold_ctx = rs;
+	}
+}
+
+/* Raise: a noted data error, raised where it was found. */
+static void Raise(IncCalc *c, const IncFault *f) INC_NORETURN;
+
+static void
+Raise(IncCalc *c, const IncFault *f)
+{
+	inc_calc_at(c, f->txn);
+	inc_fail_about(f->kind, f->subject, "%s", f->message);
+}
+
+/*
+ * Evaluate: every requirement's value and whether it is met, once.  A
+ * requirement whose value could be computed and is below its minimum
+ * decides alone; else the first whose value could not be computed raises
+ * its data error.
+ */
+/*
+ * Judge: a requirement's value (its sum, or the property of key) against
+ * its minimum, into j; a data error of the property is noted in j.
+ */
+static void
+Judge(IncCalc *c, const IncRequirement *req, const char *key, Judged *j)
+{
+	IncRat		minimum;
+
+	if (req->type == INC_THRESHOLD_PROPERTY)
+	{
+		c->defer = &j->fault;
+		j->has_value = inc_calc_property_of(c, key, req->property_key, &j->value);
+		c->defer = NULL;
+	}
+	else
+	{
+		j->value = j->sum;
+		j->has_value = true;
+	}
+	j->known = j->fault.kind == 0;
+	inc_rat_from_dec(&minimum, &req->minimum);
+	j->met = j->known && j->has_value && inc_rat_cmp(&j->value, &minimum) >= 0;
+}
+
+/*
+ * Evaluate: every requirement's value of the key and whether it is met,
+ * once (those of scope member gate members instead: MemberGate).  A
+ * requirement whose value could be computed and is below its minimum
+ * decides alone; else the first whose value could not be computed raises
+ * its data error.
+ */
+static void
+Evaluate(IncCalc *c, const IncOffer *offer, RulesState *rs)
+{
+	const Judged *first_unknown = NULL;
+	bool		decided = false;
+	int			r;
+
+	if (rs->evaluated)
+		return;
+	rs->qualified = true;
+	for (r = 0; r < offer->rules.nrequirements; r++)
+	{
+		const IncRequirement *req = &offer->rules.requirements[r];
+		Judged	   *j = &rs->reqs[r].key;
+
+		if (req->scope == INC_SCOPE_MEMBER)
+			continue;
+		Judge(c, req, c->participant_key, j);
+		if (!j->met)
+			rs->qualified = false;
+		if (j->known && !j->met)
+			decided = true;
+		if (!j->known && first_unknown == NULL)
+			first_unknown = j;
+	}
+	rs->evaluated = true;
+	if (first_unknown && !decided)
+		Raise(c, &first_unknown->fault);
+}
+
+/*
+ * MemberGate: whether member m of a group offer keeps its rows: every
+ * requirement of scope member judged on m's own transactions of the key
+ * (a property: m's own), once.  One that could be computed and is not met
+ * fails the member; else one that could not be computed leaves the gate
+ * unknown, and raise raises its data error.
+ */
+static Gate
+MemberGate(IncCalc *c, const IncOffer *offer, RulesState *rs, int m, bool raise)
+{
+	const Judged *first_unknown = NULL;
+	int			r;
+
+	if (rs->gates[m] == GATE_UNDECIDED)
+	{
+		rs->gates[m] = GATE_PASSES;
+		for (r = 0; r < offer->rules.nrequirements; r++)
+		{
+			const IncRequirement *req = &offer->rules.requirements[r];
+			Judged	   *j;
+
+			if (req->scope != INC_SCOPE_MEMBER)
+				continue;
+			j = &rs->reqs[r].members[m];
+			Judge(c, req, c->unit->keys[m], j);
+			if (j->known && !j->met)
+				rs->gates[m] = GATE_FAILS;
+			if (!j->known && first_unknown == NULL)
+				first_unknown = j;
+		}
+		if (rs->gates[m] == GATE_PASSES && first_unknown)
+			rs->gates[m] = GATE_UNKNOWN;
+	}
+	if (rs->gates[m] == GATE_UNKNOWN && raise)
+	{
+		for (r = 0; r < offer->rules.nrequirements; r++)
+			if (offer->rules.requirements[r].scope == INC_SCOPE_MEMBER &&
+				!rs->reqs[r].members[m].known)
+				Raise(c, &rs->reqs[r].members[m].fault);
+	}
+	return rs->gates[m];
+}
+
+/*
+ * Replay: the kept hooks to the strategy, in the order they came (a kept
+ * transaction whose admission is unknown: the error of its NULL date).
+ */
+static void
+Replay(IncCalc *c, const IncOffer *offer, RulesState *rs)
+{
+	int			i;
+
+	for (i = 0; i < rs->nkept; i++)
+	{
+		const Kept *k = &rs->kept[i];
+
+		if (c->tick)
+			c->tick();
+		inc_calc_at(c, &c->txns[k->txn]);
+		if (k->unknown)
+			(void) inc_calc_has(c, &c->txns[k->txn], INC_TXN_NULL_DATE);
+		else
+			rs->strategy->observe(c, offer, rs->strategy_state, k->hook, k->txn);
+	}
+	inc_calc_at(c, NULL);
+}
+
+/* CompareHeld: (transaction_id, incentive_rate_key) in byte order. */
+static int
+CompareHeld(const void *a, const void *b)
+{
+	const IncRow *x = &(*(const HeldRow *const *) a)->row;
+	const IncRow *y = &(*(const HeldRow *const *) b)->row;
+	int			cmp = strcmp(x->txn->transaction_id, y->txn->transaction_id);
+
+	return cmp ? cmp : strcmp(x->rate_key, y->rate_key);
+}
+
+/*
+ * Release: one held row to the host with its final amount, counted as
+ * paid -- unless, in a group offer with requirements of scope member, its
+ * participant fails them (after the group's calculation: its share is
+ * not given to others).  An undecidable gate raises its data error when
+ * the host wants the member's rows; else they are dropped anyway.
+ */
+static void
+Release(IncCalc *c, const IncOffer *offer, RulesState *rs, HeldRow *h, const IncDec *amount)
+{
+	IncRat		a;
+
+	if (offer->rules.nmember_requirements > 0)
+	{
+		int			m = h->row.txn->participant;
+		bool		wanted = (c->unit->flags[m] & INC_KEY_REPORT) != 0;
+
+		inc_calc_at(c, h->row.txn);
+		if (MemberGate(c, offer, rs, m, wanted) != GATE_PASSES)
+			return;
+	}
+	inc_calc_at(c, h->row.txn);
+	inc_calc_emit_held(c, &h->row, amount);
+	inc_rat_from_dec(&a, amount);
+	inc_rat_add(&rs->paid, &rs->paid, &a);
+}
+
+/*
+ * Cap: the held rows scaled by maximum / U and rounded again by running
+ * sums in (transaction_id, incentive_rate_key) order: row i gets
+ * round(S(i), 2) - round(S(i-1), 2), S(i) the scaled exact running sum.
+ */
+static void
+Cap(IncCalc *c, const IncOffer *offer, RulesState *rs)
+{
+	HeldRow   **order = inc_alloc(sizeof(HeldRow *) * (rs->nheld + 1));
+	IncRat		maximum,
+				running,
+				share,
+				rounded,
+				previous;
+	int			i;
+
+	for (i = 0; i < rs->nheld; i++)
+		order[i] = &rs->held[i];
+	qsort(order, (size_t) rs->nheld, sizeof(HeldRow *), CompareHeld);
+	inc_rat_from_dec(&maximum, &offer->rules.limits.maximum);
+	inc_rat_from_int(&running, 0);
+	inc_rat_from_int(&previous, 0);
+	for (i = 0; i < rs->nheld; i++)
+	{
+		IncDec		amount;
+
+		inc_rat_add(&running, &running, &order[i]->exact);
+		inc_rat_mul(&share, &running, &maximum);
+		inc_rat_div(&share, &share, &rs->before);
+		inc_rat_round(&rounded, &share, 2);
+		inc_rat_sub(&share, &rounded, &previous);
+		previous = rounded;
+		amount = inc_rat_to_dec(&share, 2);
+		Release(c, offer, rs, order[i], &amount);
+	}
+}
+
+/*
+ * RulesObserve: nothing outside every window; a requirement hook to its
+ * requirement (its data errors noted in it); a strategy hook kept while
+ * the offer has requirements, else to the strategy, its rows held.
+ */
+static void
+RulesObserve(IncCalc *c, const IncOffer *offer, void *state, const IncHook *hook, int txn)
+{
+	RulesState *rs = state;
+	IncFault	ignored = {0};
+	Admission	admission;
+
+	if (rs->by_member)
+		rs->seen[c->txns[txn].participant] = true;
+	if (hook->kind == RULES_HOOK)
+	{
+		c->defer = offer->rules.requirements[hook->a].scope == INC_SCOPE_MEMBER ?
+			&rs->reqs[hook->a].members[c->txns[txn].participant].fault :
+			&rs->reqs[hook->a].key.fault;
+		admission = Admit(c, offer, rs, txn);
+		if (admission == INSIDE)
+			ObserveRequirement(c, offer, rs, hook, txn);
+		else if (admission == UNKNOWN)	/* noted in this requirement too */
+			(void) inc_calc_has(c, &c->txns[txn], INC_TXN_NULL_DATE);
+		c->defer = NULL;
+		return;
+	}
+	if (offer->rules.nrequirements > 0)
+	{
+		/* an unknown admission is raised if the strategy runs (Replay) */
+		c->defer = &ignored;
+		admission = Admit(c, offer, rs, txn);
+		c->defer = NULL;
+		if (admission == OUTSIDE)
+			return;
+		if (rs->nkept == rs->kept_cap)
+			rs->kept = inc_grow(rs->kept, rs->nkept, &rs->kept_cap, sizeof(Kept), 16);
+		rs->kept[rs->nkept++] = (Kept)
+		{
+			hook, txn, admission == UNKNOWN
+		};
+		return;
+	}
+	if (Admit(c, offer, rs, txn) == OUTSIDE)
+		return;
+	HoldRows(c, rs);
+	rs->strategy->observe(c, offer, rs->strategy_state, hook, txn);
+	c->hold = NULL;
+}
+
+/* ApplyLimits: U, then the limits, then the held rows to the host (qualified). */
+static void
+ApplyLimits(IncCalc *c, const IncOffer *offer, RulesState *rs)
+{
+	const IncLimits *limits = &offer->rules.limits;
+	IncRat		bound;
+	int			i;
+
+	if (!rs->holding)
+		return;
+	for (i = 0; i < rs->nheld; i++)
+		inc_rat_add(&rs->before, &rs->before, &rs->held[i].exact);
+	if (!rs->qualified)
+		return;
+	if (limits->has_minimum)
+	{
+		inc_rat_from_dec(&bound, &limits->minimum);
+		if (inc_rat_cmp(&rs->before, &bound) < 0)
+		{
+			rs->applied = "minimum";
+			return;
+		}
+	}
+	if (limits->has_maximum)
+	{
+		inc_rat_from_dec(&bound, &limits->maximum);
+		if (inc_rat_cmp(&rs->before, &bound) > 0)
+		{
+			rs->applied = "maximum";
+			Cap(c, offer, rs);
+			inc_calc_at(c, NULL);
+			return;
+		}
+	}
+	for (i = 0; i < rs->nheld; i++)
+		Release(c, offer, rs, &rs->held[i], &rs->held[i].row.incentive_amount);
+	inc_calc_at(c, NULL);
+}
+
+/*
+ * AllMembersFail: has the key members, and does every one certainly fail
+ * its requirements of scope member?  Then no row of the offer reaches
+ * anyone: it pays nothing because of a requirement, like an unmet
+ * requirement of the key (not qualified: its strategy's data errors are
+ * not raised).
+ */
+static bool
+AllMembersFail(IncCalc *c, const IncOffer *offer, RulesState *rs)
+{
+	bool		any = false;
+	int			m;
+
+	for (m = 0; m < c->unit->nkeys; m++)
+		if (rs->seen[m])
+		{
+			if (MemberGate(c, offer, rs, m, false) != GATE_FAILS)
+				return false;
+			any = true;
+		}
+	return any;
+}
+
+/*
+ * RulesFinish: the requirements; when they are met (or there are none),
+ * the strategy's kept hooks and its finish (its rows held), then the
+ * limits, then the held rows.  An offer that is not qualified runs its
+ * strategy only for diagnostics, its data errors noted, its rows dropped.
+ */
+static void
+RulesFinish(IncCalc *c, const IncOffer *offer, void *state)
+{
+	RulesState *rs = state;
+
+	if (offer->rules.nrequirements > 0)
+	{
+		Evaluate(c, offer, rs);
+		if (rs->qualified && offer->rules.nmember_requirements > 0 && AllMembersFail(c, offer, rs))
+			rs->qualified = false;
+		if (!rs->qualified && !c->diagnostics)
+			return;
+		if (!rs->qualified)
+			c->defer = &rs->strategy_fault;
+		HoldRows(c, rs);
+		Replay(c, offer, rs);
+	}
+	else
+		HoldRows(c, rs);
+	rs->strategy->finish(c, offer, rs->strategy_state);
+	c->hold = NULL;
+	c->defer = NULL;
+	inc_calc_at(c, NULL);
+	Evaluate(c, offer, rs);
+	ApplyLimits(c, offer, rs);
+}
+
+/* Dec: d as a JSON number, or null. */
+static void
+Dec(IncJsonBuf *b, bool present, const IncDec *d)
+{
+	if (present)
+		inc_json_dec(b, d);
+	else
+		inc_json_raw(b, "null");
+}
+
+/* Date: a day number as a JSON string. */
+static void
+Date(IncJsonBuf *b, int32_t days)
+{
+	char		text[16];
+
+	inc_date_format(days, text, sizeof(text));
+	inc_json_string(b, text);
+}
+
+/* WindowList: windows as JSON objects, each led by participant when not NULL. */
+static void
+WindowList(IncJsonBuf *b, const char *participant, const IncWindow *windows, int n,
+		   bool *first)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		inc_json_raw(b, *first ? "{" : ",{");
+		*first = false;
+		if (participant)
+		{
+			inc_json_key_string(b, "participant_key", participant);
+			inc_json_raw(b, ",");
+		}
+		inc_json_key(b, "start_date");
+		Date(b, windows[i].start_date);
+		inc_json_raw(b, ",");
+		inc_json_key(b, "end_date");
+		if (windows[i].open_ended)
+			inc_json_raw(b, "null");
+		else
+			Date(b, windows[i].end_date);
+		inc_json_raw(b, "}");
+	}
+}
+
+/* Shown: may member m's figures show in the key's diagnostics? */
+static bool
+Shown(const IncCalc *c, int m)
+{
+	return (c->unit->flags[m] & (INC_KEY_VISIBLE | INC_KEY_REPORT)) != 0;
+}
+
+/*
+ * Windows: "windows" and "transactions_outside_windows" (null when open);
+ * in a group offer the windows of each member seen that may be shown,
+ * each with its "participant_key".
+ */
+static void
+Windows(IncJsonBuf *b, const IncCalc *c, const IncOffer *offer, const RulesState *rs)
+{
+	char		count[64];
+	bool		first = true;
+	int			m;
+
+	if (offer->rules.enrollment != INC_ENROLLMENT_REQUIRED)
+	{
+		inc_json_raw(b, "\"windows\":null,\"transactions_outside_windows\":null");
+		return;
+	}
+	inc_json_raw(b, "\"windows\":[");
+	if (rs->by_member)
+	{
+		for (m = 0; m < c->unit->nkeys; m++)
+			if (rs->member_nwindows[m] > 0 && Shown(c, m))
+				WindowList(b, c->unit->keys[m], rs->member_windows[m],
+						   rs->member_nwindows[m], &first);
+	}
+	else
+		WindowList(b, NULL, rs->windows, rs->nwindows, &first);
+	snprintf(count, sizeof(count), "],\"transactions_outside_windows\":%d", rs->outside);
+	inc_json_raw(b, count);
+}
+
+/*
+ * JudgedJson: "value", "met" and "gap" of a judged requirement, or nulls
+ * and its "error" when its value could not be computed.
+ */
+static void
+JudgedJson(IncJsonBuf *b, const IncRequirement *req, const Judged *j)
+{
+	IncRat		gap;
+
+	if (!j->known)
+	{
+		/* another requirement decided, so its error was not raised */
+		inc_json_raw(b, "\"value\":null,\"met\":null,\"gap\":null,");
+		inc_json_key_string(b, "error", j->fault.message);
+		return;
+	}
+	inc_json_raw(b, "\"value\":");
+	inc_json_rat(b, j->has_value ? &j->value : NULL, 6);
+	inc_json_raw(b, j->met ? ",\"met\":true,\"gap\":" : ",\"met\":false,\"gap\":");
+	inc_rat_from_dec(&gap, &req->minimum);
+	if (j->has_value)
+	{
+		inc_rat_sub(&gap, &gap, &j->value);
+		if (inc_rat_sign(&gap) < 0)
+			inc_rat_from_int(&gap, 0);
+	}
+	inc_json_rat(b, j->has_value ? &gap : NULL, 6);
+}
+
+/*
+ * Requirements: "requirements" with each value against its minimum.  In a
+ * group offer each also has its "scope"; one of scope member has no value
+ * of its own (nulls) but "members": [{"participant_key", "value", "met",
+ * "gap"}] of the members seen (or whose diagnostics are the key's) that
+ * may be shown, judged on their own transactions of the key.
+ */
+static void
+Requirements(IncJsonBuf *b, IncCalc *c, const IncOffer *offer, RulesState *rs)
+{
+	int			r;
+
+	inc_json_raw(b, "\"requirements\":[");
+	for (r = 0; r < offer->rules.nrequirements; r++)
+	{
+		const IncRequirement *req = &offer->rules.requirements[r];
+		const RequirementState *s = &rs->reqs[r];
+
+		inc_json_raw(b, r ? ",{" : "{");
+		inc_json_key_string(b, "key", req->key);
+		inc_json_raw(b, ",");
+		inc_json_key_string(b, "type", inc_threshold_type_name(req->type));
+		inc_json_raw(b, ",");
+		inc_json_key_string(b, "property_key", req->property_key);
+		inc_json_raw(b, ",\"minimum\":");
+		inc_json_dec(b, &req->minimum);
+		inc_json_raw(b, ",");
+		if (rs->by_member)
+		{
+			inc_json_key_string(b, "scope", inc_scope_name(req->scope));
+			inc_json_raw(b, ",");
+		}
+		if (req->scope == INC_SCOPE_MEMBER)
+		{
+			bool		first = true;
+			int			m;
+
+			inc_json_raw(b, "\"value\":null,\"met\":null,\"gap\":null,\"members\":[");
+			for (m = 0; m < c->unit->nkeys; m++)
+			{
+				/* its transactions count here, or its diagnostics are the key's */
+				if (!(rs->seen[m] || (c->carriers && c->carriers[m])) || !Shown(c, m))
+					continue;
+				(void) MemberGate(c, offer, rs, m, false);
+				inc_json_raw(b, first ? "{" : ",{");
+				first = false;
+				inc_json_key_string(b, "participant_key", c->unit->keys[m]);
+				inc_json_raw(b, ",");
+				JudgedJson(b, req, &s->members[m]);
+				inc_json_raw(b, "}");
+			}
+			inc_json_raw(b, "]}");
+			continue;
+		}
+		JudgedJson(b, req, &s->key);
+		inc_json_raw(b, "}");
+	}
+	inc_json_raw(b, "]");
+}
+
+/* Limits: "limits", null when the offer has none. */
+static void
+Limits(IncJsonBuf *b, const IncOffer *offer, const RulesState *rs)
+{
+	const IncLimits *limits = &offer->rules.limits;
+
+	if (!limits->has_minimum && !limits->has_maximum)
+	{
+		inc_json_raw(b, "\"limits\":null");
+		return;
+	}
+	inc_json_raw(b, "\"limits\":{\"minimum\":");
+	Dec(b, limits->has_minimum, &limits->minimum);
+	inc_json_raw(b, ",\"maximum\":");
+	Dec(b, limits->has_maximum, &limits->maximum);
+	inc_json_raw(b, ",\"amount_before_limits\":");
+	inc_json_rat(b, rs->strategy_fault.kind ? NULL : &rs->before, 6);
+	inc_json_raw(b, ",");
+	inc_json_key_string(b, "applied", rs->applied);
+	inc_json_raw(b, "}");
+}
+
+/*
+ * RulesDiagnose: the strategy's diagnostics (an object) with "rules": {"enrollment",
+ * "windows" ([{"start_date", "end_date"}], null when open),
+ * "transactions_outside_windows", "requirements": [{"key", "type",
+ * "property_key", "minimum", "value", "met", "gap"}, an "error" instead
+ * of a value that could not be computed], "qualified", "strategy_error"
+ * (only when the strategy's figures are left out), "limits": {"minimum",
+ * "maximum", "amount_before_limits", "applied"} or null,
+ * "incentive_amount" (what the offer's rows pay after the rules; null when
+ * only enrollment applies, whose rows are never held)}.  An offer that is
+ * not qualified shows what its strategy would pay before the
+ * requirements, or, when a data error spoils that (noted, never raised),
+ * none of the strategy's figures: the object has "rules" only.
+ */
+static const char *
+RulesDiagnose(IncCalc *c, const IncOffer *offer, void *state)
+{
+	RulesState *rs = state;
+	const char *strategy_json = "{}";
+	IncJsonBuf	b;
+	size_t		len;
+	char	   *head;
+
+	Evaluate(c, offer, rs);
+	if (!rs->qualified && offer->rules.nrequirements > 0)
+		c->defer = &rs->strategy_fault;
+	if (rs->strategy_fault.kind == 0)
+		strategy_json = rs->strategy->diagnose(c, offer, rs->strategy_state);
+	c->defer = NULL;
+	inc_calc_at(c, NULL);
+	if (rs->strategy_fault.kind != 0)
+		strategy_json = "{}";
+
+	/* the strategy's object without its closing brace */
+	len = strlen(strategy_json);
+	head = inc_alloc(len + 1);
+	memcpy(head, strategy_json, len);
+	while (len > 0 && head[len - 1] != '}')
+		len--;
+	head[len > 0 ? len - 1 : 0] = '\0';
+
+	inc_json_init(&b);
+	inc_json_raw(&b, head);
+	inc_json_raw(&b, strcmp(head, "{") == 0 ? "\"rules\":{" : ",\"rules\":{");
+	inc_json_key_string(&b, "enrollment", inc_enrollment_name(offer->rules.enrollment));
+	inc_json_raw(&b, ",");
+	Windows(&b, c, offer, rs);
+	inc_json_raw(&b, ",");
+	Requirements(&b, c, offer, rs);
+	inc_json_raw(&b, rs->qualified ? ",\"qualified\":true," : ",\"qualified\":false,");
+	if (rs->strategy_fault.kind != 0)
+	{
+		inc_json_key_string(&b, "strategy_error", rs->strategy_fault.message);
+		inc_json_raw(&b, ",");
+	}
+	Limits(&b, offer, rs);
+	inc_json_raw(&b, ",\"incentive_amount\":");
+	inc_json_rat(&b, rs->holding ? &rs->paid : NULL, 2);
+	inc_json_raw(&b, "}}");
+	return b.data;
+}
+
+/* RulesRates: the strategy's rates (the rules change none). */
+static void
+RulesRates(const IncOffer *offer, IncRateFn fn, void *ctx)
+{
+	inc_strategy_ops(offer->strategy)->rates(offer, fn, ctx);
+}
+
+/* Filters: a JSON array of filters. */
+static void
+Filters(IncJsonBuf *b, const IncOffer *offer, const IncFilter *filters, int n)
+{
+	int			i,
+				k;
+
+	inc_json_raw(b, "[");
+	for (i = 0; i < n; i++)
+	{
+		inc_json_raw(b, i ? ",{" : "{");
+		inc_json_key_string(b, "period_key", offer->periods[filters[i].period].key);
+		inc_json_raw(b, ",\"sku_keys\":[");
+		for (k = 0; k < filters[i].nskus; k++)
+		{
+			if (k)
+				inc_json_raw(b, ",");
+			inc_json_string(b, filters[i].sku_keys[k]);
+		}
+		inc_json_raw(b, "],");
+		inc_json_key_string(b, "transaction_type", filters[i].transaction_type);
+		inc_json_raw(b, "}");
+	}
+	inc_json_raw(b, "]");
+}
+
+/* inc_rules_requirements_json: the offer's requirements, compiled, as JSON (see rules.h). */
+const char *
+inc_rules_requirements_json(const IncOffer *offer)
+{
+	const IncRules *rules = &offer->rules;
+	IncJsonBuf	b;
+	int			r;
+
+	inc_json_init(&b);
+	inc_json_raw(&b, "[");
+	for (r = 0; r < rules->nrequirements; r++)
+	{
+		const IncRequirement *req = &rules->requirements[r];
+
+		inc_json_raw(&b, r ? ",{" : "{");
+		inc_json_key_string(&b, "key", req->key);
+		inc_json_raw(&b, ",");
+		inc_json_key_string(&b, "type", inc_threshold_type_name(req->type));
+		inc_json_raw(&b, ",\"minimum\":");
+		inc_json_dec(&b, &req->minimum);
+		inc_json_raw(&b, ",");
+		inc_json_key_string(&b, "property_key", req->property_key);
+		if (offer->aggregation == INC_AGGREGATE_GROUP)
+		{
+			inc_json_raw(&b, ",");
+			inc_json_key_string(&b, "scope", inc_scope_name(req->scope));
+		}
+		inc_json_raw(&b, ",\"filters\":");
+		if (req->nfilters)
+			Filters(&b, offer, req->filters, req->nfilters);
+		else
+			inc_json_raw(&b, "null");
+		inc_json_raw(&b, "}");
+	}
+	inc_json_raw(&b, "]");
+	return b.data;
+}
+
+/*
+ * inc_rules_ops: the rules' operations, each around the offer's strategy's.
+ * It is no strategy of its own: .strategy is the first value only because
+ * the field must hold one (the engine never reads it).
+ */
+const IncStrategyOps inc_rules_ops = {
+	.strategy = INC_STANDARD,
+	.index = RulesIndex,
+	.begin = RulesBegin,
+	.observe = RulesObserve,
+	.finish = RulesFinish,
+	.diagnose = RulesDiagnose,
+	.rates = RulesRates,
+};

@@ -1,0 +1,91 @@
+/*
+ * strategy.h
+ *    The strategy interface: what the engine asks of every strategy, as a
+ *    table of operations per strategy (IncStrategyOps), and the table that
+ *    maps IncStrategy to its operations (strategy.c).
+ *
+ * The engine (engine.c) indexes offers by SKU and runs each participant's
+ * transactions past the offers that mention their SKU; it knows nothing
+ * of any strategy and calls them only through this table:
+ *
+ *   index    once per offer, before any calculation: report every SKU the
+ *            offer needs to see (a hook: the strategy's own kind and
+ *            indexes, handed back to observe) and every property it reads;
+ *   begin    the offer's state for one participant (created when its first
+ *            transaction touches the offer; with diagnostics on, for every
+ *            offer);
+ *   observe  one transaction (index txn into c->txns) at one hook;
+ *   finish   after the participant's last transaction: compute what needs
+ *            totals (tiers, pools, overlaps) and emit the remaining rows;
+ *   diagnose after finish, with diagnostics on: why the participant earns
+ *            what it does under the offer, as a JSON object (inc_alloc
+ *            memory); an untouched offer is diagnosed from a fresh state;
+ *   rates    list the offer's rates as flat records (IncRateRow), without
+ *            any calculation.
+ *
+ * The program rules (rules.h) are an operations table of this shape too,
+ * whose operations call the strategy's: the engine calls it for an offer
+ * with rules, and a strategy never knows whether it is wrapped.
+ *
+ * A strategy file includes this header and the layers below it (calc.h,
+ * pool.h, jsonbuf.h, the offer model); it never calls the engine.
+ */
+#ifndef INC_STRATEGY_H
+#define INC_STRATEGY_H
+
+#include "../calc/calc.h"
+
+/* One place an offer mentions a SKU; kind, a and b mean what the strategy says. */
+typedef struct IncHook
+{
+	int			offer;			/* index of the offer in the engine */
+	int			kind;
+	int			a;
+	int			b;
+} IncHook;
+
+/* Where a strategy's index operation reports what its offer needs. */
+typedef struct IncIndexSink
+{
+	void		(*hook) (void *ctx, const char *sku_key, int kind, int a, int b);
+	void		(*property) (void *ctx, const char *property_key);
+	void	   *ctx;
+} IncIndexSink;
+
+typedef struct IncStrategyOps
+{
+	IncStrategy strategy;
+	void		(*index) (const IncOffer *offer, const IncIndexSink *sink);
+	void	   *(*begin) (IncCalc *c, const IncOffer *offer);
+	void		(*observe) (IncCalc *c, const IncOffer *offer, void *state,
+							const IncHook *hook, int txn);
+	void		(*finish) (IncCalc *c, const IncOffer *offer, void *state);
+	const char *(*diagnose) (IncCalc *c, const IncOffer *offer, void *state);
+	void		(*rates) (const IncOffer *offer, IncRateFn fn, void *ctx);
+} IncStrategyOps;
+
+/*
+ * INC_STRATEGY_OPS: define the table name of strategy value whose
+ * operations are named Prefix + the operation (PrefixIndex, PrefixBegin,
+ * PrefixObserve, PrefixFinish, PrefixDiagnose, PrefixRates).
+ */
+#define INC_STRATEGY_OPS(name, value, Prefix) \
+	const IncStrategyOps name = { \
+		.strategy = value, \
+		.index = Prefix##Index, \
+		.begin = Prefix##Begin, \
+		.observe = Prefix##Observe, \
+		.finish = Prefix##Finish, \
+		.diagnose = Prefix##Diagnose, \
+		.rates = Prefix##Rates, \
+	}
+
+/* The strategies (strategy_standard.c, strategy_stepped.c, strategy_stacked.c). */
+extern const IncStrategyOps inc_standard_ops;
+extern const IncStrategyOps inc_stepped_ops;
+extern const IncStrategyOps inc_stacked_ops;
+
+/* inc_strategy_ops: the operations of strategy s (strategy.c). */
+extern const IncStrategyOps *inc_strategy_ops(IncStrategy s);
+
+#endif							/* INC_STRATEGY_H */

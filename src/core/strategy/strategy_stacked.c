@@ -1,0 +1,373 @@
+/*
+ * strategy_stacked.c
+ *    The stacked strategy (docs/reference.md, Stacked): dollars per
+ *    coverage unit (acre) where the SKU sets of a stack overlap.
+ *
+ * While observing, each transaction that belongs to a set (its period,
+ * type and a SKU of conversion.rates) adds its coverage -- quantity in
+ * the conversion's from-unit divided by the conversion rate -- to C(s).
+ * At finish, for each stack k the overlap is O(k) = min C(s) over its
+ * sets; when O(k) > 0 each transaction of each set whose SKU pays a rate
+ * > 0 earns coverage x f x rate with f = O(k) / C(s), and reports its
+ * quantity and base amount scaled by f.  Rate-0 SKUs only anchor coverage.
+ * Diagnostics report each set's coverage and each stack's overlap and
+ * factors.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "../util/jsonbuf.h"
+#include "strategy.h"
+
+typedef struct SetMember
+{
+	int			txn;
+	int			conversion;		/* index into the set's conversions */
+} SetMember;
+
+typedef struct SetState
+{
+	int			n;
+	int			cap;
+	SetMember  *members;
+	IncSum		sum;			/* C(s) while observing */
+	IncRat		coverage;		/* C(s), once settled */
+} SetState;
+
+typedef struct StackedState
+{
+	SetState   *sets;
+	bool		settled;		/* coverage holds every set's sum */
+} StackedState;
+
+/* StackedIndex: every SKU of every set's conversion (a: set, b: conversion). */
+static void
+StackedIndex(const IncOffer *offer, const IncIndexSink *sink)
+{
+	int			i,
+				j;
+
+	for (i = 0; i < offer->stacked.nsets; i++)
+		for (j = 0; j < offer->stacked.sets[i].nconversions; j++)
+			sink->hook(sink->ctx, offer->stacked.sets[i].conversions[j].sku_key, 0, i, j);
+}
+
+/* StackedBegin: the state of one offer for one participant. */
+static void *
+StackedBegin(IncCalc *c, const IncOffer *offer)
+{
+	StackedState *st = inc_alloc(sizeof(StackedState));
+	int			i;
+
+	(void) c;
+	st->sets = inc_alloc(sizeof(SetState) * offer->stacked.nsets);
+	for (i = 0; i < offer->stacked.nsets; i++)
+		inc_sum_init(&st->sets[i].sum);
+	return st;
+}
+
+/* Coverage: t's coverage units under conversion rate conv. */
+static void
+Coverage(IncCalc *c, const IncTxn *t, const IncConversionRate *conv, IncRat *out)
+{
+	IncRat		rate;
+
+	inc_calc_convert(c, t, conv->from_uom, out);
+	inc_rat_from_dec(&rate, &conv->rate);
+	inc_rat_div(out, out, &rate);
+}
+
+static bool CoverageQ(IncCalc *c, const IncTxn *t, const IncConversionRate *conv, IncQ *out);
+
+/* Settle: every set's coverage sum as a big rational, once. */
+static void
+Settle(const IncOffer *offer, StackedState *st)
+{
+	int			i;
+
+	if (st->settled)
+		return;
+	for (i = 0; i < offer->stacked.nsets; i++)
+		inc_sum_get(&st->sets[i].sum, &st->sets[i].coverage);
+	st->settled = true;
+}
+
+/* StackedObserve: txn's SKU is in set hook->a's conversion hook->b. */
+static void
+StackedObserve(IncCalc *c, const IncOffer *offer, void *state,
+			   const IncHook *hook, int txn)
+{
+	StackedState *st = state;
+	const IncSkuSet *set = &offer->stacked.sets[hook->a];
+	SetState   *ss = &st->sets[hook->a];
+	const IncTxn *t = &c->txns[txn];
+	IncRat		coverage;
+	IncQ		q;
+
+	if (!inc_txn_matches(c, offer, set->period, set->transaction_type, t))
+		return;
+
+	if (CoverageQ(c, t, &set->conversions[hook->b], &q))
+		inc_sum_add_q(&ss->sum, &q);
+	else
+	{
+		Coverage(c, t, &set->conversions[hook->b], &coverage);
+		inc_sum_add_rat(&ss->sum, &coverage);
+	}
+	if (ss->n == ss->cap)
+		ss->members = inc_grow(ss->members, ss->n, &ss->cap, sizeof(SetMember), 8);
+	ss->members[ss->n++] = (SetMember)
+	{
+		txn, hook->b
+	};
+}
+
+/* PayRate: the pay rate entry of the set's conversion c, or NULL when it has none. */
+static const IncSkuRate *
+PayRate(const IncSkuSet *set, int c)
+{
+	int			r = set->conversions[c].pay_rate;
+
+	return r >= 0 ? &set->rates[r] : NULL;
+}
+
+/* CoverageQ: Coverage on the fast path; false when it does not fit. */
+static bool
+CoverageQ(IncCalc *c, const IncTxn *t, const IncConversionRate *conv, IncQ *out)
+{
+	IncQ		rate;
+
+	return inc_calc_convert_q(c, t, conv->from_uom, out) &&
+		inc_q_from_dec(&rate, &conv->rate) && inc_q_div(out, out, &rate);
+}
+
+/*
+ * RowFast: a set member's row on the fast path (f is the stack's factor
+ * for the set); false, with nothing emitted, when a value does not fit.
+ */
+static bool
+RowFast(IncCalc *c, const IncOffer *offer, const IncStack *stack, const IncSkuSet *set,
+		const SetMember *m, const IncTxn *t, const IncSkuRate *pay, const IncQ *f,
+		const IncDec *contribution)
+{
+	IncQ		quantity,
+				base,
+				incentive,
+				r;
+	IncRowValues v;
+
+	if (!inc_calc_sku_quantity_q(c, t, &quantity) ||
+		!inc_calc_base_amount_q(c, offer, t, &quantity, &base) ||
+		!CoverageQ(c, t, &set->conversions[m->conversion], &incentive) ||
+		!inc_q_from_dec(&r, &pay->rate) ||
+		!inc_q_mul(&incentive, &incentive, f) ||
+		!inc_q_mul(&incentive, &incentive, &r) ||
+		!inc_q_mul(&quantity, &quantity, f) ||
+		!inc_q_mul(&base, &base, f) ||
+		!inc_q_round(&quantity, 6, &v.incentivized_quantity) ||
+		!inc_q_round(&base, 2, &v.incentivized_amount) ||
+		!inc_q_round(&incentive, 2, &v.incentive_amount))
+		return false;
+	v.rate_key = stack->key;
+	v.rate_measure = "dollars";
+	v.rate_value = &pay->rate;
+	v.pay_rate = inc_pay_rate(offer->calculator, &pay->rate);
+	v.contribution = contribution;
+	inc_calc_emit_values(c, offer, t, &v, &incentive);
+	return true;
+}
+
+/* EmitSet: the rows of set s within a stack of overlap O. */
+static void
+EmitSet(IncCalc *c, const IncOffer *offer, const IncStack *stack,
+		const IncSkuSet *set, const SetState *ss, const IncRat *overlap)
+{
+	IncRat		f;
+	IncQ		fq;
+	IncDec		contribution;
+	bool		fast;
+	int			i;
+
+	inc_rat_div(&f, overlap, &ss->coverage);
+	fast = inc_fast() && inc_q_from_rat(&fq, &f);
+	if (fast)
+		contribution = inc_rat_to_dec(&f, 6);
+	for (i = 0; i < ss->n; i++)
+	{
+		const IncTxn *t = &c->txns[ss->members[i].txn];
+		const IncSkuRate *pay = PayRate(set, ss->members[i].conversion);
+		IncRat		r,
+					quantity,
+					base,
+					incentive;
+		IncRowFigures fig;
+
+		if (pay == NULL || inc_dec_sign(&pay->rate) <= 0)
+			continue;
+		inc_calc_at(c, t);
+		if (fast && RowFast(c, offer, stack, set, &ss->members[i], t, pay, &fq, &contribution))
+			continue;
+		inc_calc_sku_quantity(c, t, &quantity);
+		inc_calc_base_amount(c, offer, t, &quantity, &base);
+		Coverage(c, t, &set->conversions[ss->members[i].conversion], &incentive);
+		inc_rat_from_dec(&r, &pay->rate);
+		inc_rat_mul(&incentive, &incentive, &f);
+		inc_rat_mul(&incentive, &incentive, &r);
+		inc_rat_mul(&quantity, &quantity, &f);
+		inc_rat_mul(&base, &base, &f);
+
+		fig.rate_key = stack->key;
+		fig.rate_measure = "dollars";
+		fig.rate_value = &pay->rate;
+		fig.pay_rate = inc_pay_rate(offer->calculator, &pay->rate);
+		fig.incentivized_quantity = &quantity;
+		fig.incentivized_amount = &base;
+		fig.incentive_amount = &incentive;
+		fig.contribution = &f;
+		inc_calc_emit(c, offer, t, &fig);
+	}
+}
+
+/* Overlap: O(k), the smallest coverage of the stack's sets. */
+static const IncRat *
+Overlap(const StackedState *st, const IncStack *stack)
+{
+	const IncRat *overlap = &st->sets[stack->sets[0]].coverage;
+	int			j;
+
+	for (j = 1; j < stack->nsets; j++)
+		if (inc_rat_cmp(&st->sets[stack->sets[j]].coverage, overlap) < 0)
+			overlap = &st->sets[stack->sets[j]].coverage;
+	return overlap;
+}
+
+/* StackedFinish: overlaps per stack, then the rows. */
+static void
+StackedFinish(IncCalc *c, const IncOffer *offer, void *state)
+{
+	StackedState *st = state;
+	int			k,
+				j;
+
+	Settle(offer, st);
+	for (k = 0; k < offer->stacked.nstacks; k++)
+	{
+		const IncStack *stack = &offer->stacked.stacks[k];
+		const IncRat *overlap = Overlap(st, stack);
+
+		if (inc_rat_sign(overlap) <= 0)
+			continue;
+		for (j = 0; j < stack->nsets; j++)
+			EmitSet(c, offer, stack, &offer->stacked.sets[stack->sets[j]],
+					&st->sets[stack->sets[j]], overlap);
+	}
+}
+
+/*
+ * StackedDiagnose: {"sets": [{"key", "coverage_unit", "coverage",
+ * "transactions"}], "stacks": [{"rate_key", "sku_set_keys", "overlap",
+ * "earns", "factors": {set key: f}}]}.
+ */
+static const char *
+StackedDiagnose(IncCalc *c, const IncOffer *offer, void *state)
+{
+	StackedState *st = state;
+	IncJsonBuf	b;
+	char		count[64];
+	int			i,
+				j;
+
+	(void) c;
+	Settle(offer, st);
+	inc_json_init(&b);
+	inc_json_raw(&b, "{\"sets\":[");
+	for (i = 0; i < offer->stacked.nsets; i++)
+	{
+		const IncSkuSet *set = &offer->stacked.sets[i];
+
+		inc_json_raw(&b, i ? ",{" : "{");
+		inc_json_key_string(&b, "key", set->key);
+		inc_json_raw(&b, ",");
+		inc_json_key_string(&b, "coverage_unit", set->coverage_unit);
+		inc_json_raw(&b, ",\"coverage\":");
+		inc_json_rat(&b, &st->sets[i].coverage, 6);
+		snprintf(count, sizeof(count), ",\"transactions\":%d}", st->sets[i].n);
+		inc_json_raw(&b, count);
+	}
+	inc_json_raw(&b, "],\"stacks\":[");
+	for (i = 0; i < offer->stacked.nstacks; i++)
+	{
+		const IncStack *stack = &offer->stacked.stacks[i];
+		const IncRat *overlap = Overlap(st, stack);
+		bool		earns = inc_rat_sign(overlap) > 0;
+
+		inc_json_raw(&b, i ? ",{" : "{");
+		inc_json_key_string(&b, "rate_key", stack->key);
+		inc_json_raw(&b, ",\"sku_set_keys\":[");
+		for (j = 0; j < stack->nsets; j++)
+		{
+			if (j)
+				inc_json_raw(&b, ",");
+			inc_json_string(&b, offer->stacked.sets[stack->sets[j]].key);
+		}
+		inc_json_raw(&b, "],\"overlap\":");
+		inc_json_rat(&b, overlap, 6);
+		inc_json_raw(&b, earns ? ",\"earns\":true,\"factors\":{" : ",\"earns\":false,\"factors\":{");
+		for (j = 0; earns && j < stack->nsets; j++)
+		{
+			IncRat		f;
+
+			inc_rat_div(&f, overlap, &st->sets[stack->sets[j]].coverage);
+			if (j)
+				inc_json_raw(&b, ",");
+			inc_json_key(&b, offer->stacked.sets[stack->sets[j]].key);
+			inc_json_rat(&b, &f, 6);
+		}
+		inc_json_raw(&b, "}}");
+	}
+	inc_json_raw(&b, "]}");
+	return b.data;
+}
+
+/*
+ * StackedRates: one row per stack, set of the stack and SKU of the set's
+ * conversion; a SKU without a pay rate shows rate 0 (it anchors coverage).
+ */
+static void
+StackedRates(const IncOffer *offer, IncRateFn fn, void *ctx)
+{
+	static const IncDec zero = {0, 0};
+	int			k,
+				j,
+				i;
+
+	for (k = 0; k < offer->stacked.nstacks; k++)
+	{
+		const IncStack *stack = &offer->stacked.stacks[k];
+
+		for (j = 0; j < stack->nsets; j++)
+		{
+			const IncSkuSet *set = &offer->stacked.sets[stack->sets[j]];
+
+			for (i = 0; i < set->nconversions; i++)
+			{
+				const IncConversionRate *conv = &set->conversions[i];
+				const IncSkuRate *pay = PayRate(set, i);
+				IncRateRow	row = inc_rate_row(offer, stack->key, pay ? &pay->rate : &zero,
+											   pay ? pay->measure : "dollars",
+											   &offer->periods[set->period],
+											   set->transaction_type);
+
+				row.sku_key = conv->sku_key;
+				row.sku_set_key = set->key;
+				row.stack_key = stack->key;
+				row.coverage_unit = set->coverage_unit;
+				row.coverage_rate = &conv->rate;
+				row.coverage_uom_key = conv->from_uom;
+				inc_rate_row_emit(&row, fn, ctx);
+			}
+		}
+	}
+}
+
+INC_STRATEGY_OPS(inc_stacked_ops, INC_STACKED, Stacked);

@@ -1,0 +1,205 @@
+/*
+ * strategy_standard.c
+ *    The standard strategy (docs/reference.md, Standard): a fixed rate per
+ *    SKU in each incentives[] entry.
+ *
+ * Each entry applies independently: a transaction matching two entries
+ * earns once per entry.  percent_of_amount and dollars_per_unit rows are
+ * emitted as the transactions are observed; fixed_amount collects each
+ * (entry, SKU) pool's transactions and shares the pool when the
+ * participant is finished (pool.c).  Diagnostics report each entry with
+ * its period, rates, the transactions it matched and what it paid.
+ */
+#include <stdio.h>
+
+#include "../util/jsonbuf.h"
+#include "../calc/pool.h"
+#include "strategy.h"
+
+typedef struct StandardState
+{
+	IncIndexList **pools;		/* fixed_amount, per entry: per rate, the
+								 * pool's transactions */
+	int		   *matched;		/* per entry: transactions matched */
+	IncRat	   *paid;			/* per entry, with diagnostics: the reported
+								 * incentive amounts added up */
+} StandardState;
+
+/* StandardIndex: every SKU of every entry's rates (a: entry, b: rate). */
+static void
+StandardIndex(const IncOffer *offer, const IncIndexSink *sink)
+{
+	int			i,
+				j;
+
+	for (i = 0; i < offer->nentries; i++)
+		for (j = 0; j < offer->entries[i].nrates; j++)
+			sink->hook(sink->ctx, offer->entries[i].rates[j].sku_key, 0, i, j);
+}
+
+/* StandardBegin: the state of one offer for one participant. */
+static void *
+StandardBegin(IncCalc *c, const IncOffer *offer)
+{
+	StandardState *st = inc_alloc(sizeof(StandardState));
+	int			i;
+
+	if (offer->calculator == INC_FIXED_AMOUNT)
+		st->pools = inc_alloc(sizeof(IncIndexList *) * offer->nentries);
+	st->matched = inc_alloc(sizeof(int) * offer->nentries);
+	if (c->diagnostics)
+	{
+		st->paid = inc_alloc(sizeof(IncRat) * offer->nentries);
+		for (i = 0; i < offer->nentries; i++)
+			inc_rat_from_int(&st->paid[i], 0);
+	}
+	return st;
+}
+
+/* StandardObserve: transaction txn has the SKU of entry hook->a, rate hook->b. */
+static void
+StandardObserve(IncCalc *c, const IncOffer *offer, void *state,
+				const IncHook *hook, int txn)
+{
+	StandardState *st = state;
+	const IncStandardEntry *entry = &offer->entries[hook->a];
+	const IncSkuRate *rate = &entry->rates[hook->b];
+	const IncTxn *t = &c->txns[txn];
+	IncDec		pay_rate,
+				amount;
+
+	if (!inc_txn_matches(c, offer, entry->period, entry->transaction_type, t))
+		return;
+	st->matched[hook->a]++;
+
+	if (offer->calculator == INC_FIXED_AMOUNT)
+	{
+		if (st->pools[hook->a] == NULL)
+			st->pools[hook->a] = inc_alloc(sizeof(IncIndexList) * entry->nrates);
+		inc_index_list_push(&st->pools[hook->a][hook->b], txn);
+		return;
+	}
+
+	pay_rate = inc_pay_rate(offer->calculator, &rate->rate);
+	amount = inc_calc_emit_rate_row(c, offer, t, entry->key, rate->measure,
+									&rate->rate, &pay_rate);
+	if (st->paid)
+	{
+		IncRat		a;
+
+		inc_rat_from_dec(&a, &amount);
+		inc_rat_add(&st->paid[hook->a], &st->paid[hook->a], &a);
+	}
+}
+
+/* StandardFinish: share the fixed pools of the participant. */
+static void
+StandardFinish(IncCalc *c, const IncOffer *offer, void *state)
+{
+	StandardState *st = state;
+	int			i,
+				j;
+
+	if (offer->calculator != INC_FIXED_AMOUNT)
+		return;
+	for (i = 0; i < offer->nentries; i++)
+	{
+		const IncStandardEntry *entry = &offer->entries[i];
+
+		if (st->pools[i] == NULL)
+			continue;
+		for (j = 0; j < entry->nrates; j++)
+		{
+			if (st->pools[i][j].n > 0)
+				inc_allocate_pool(c, offer, &st->pools[i][j], &entry->rates[j].rate,
+								  entry->key, entry->rates[j].measure,
+								  st->paid ? &st->paid[i] : NULL);
+		}
+	}
+}
+
+/*
+ * StandardDiagnose: {"entries": [{"rate_key", "label", "period_key",
+ * "period_start_date", "period_end_date", "transaction_type", "rates":
+ * [{"sku_key", "rate", "measure"}], "transactions", "incentive_amount"}]}
+ * in entry order.
+ */
+static const char *
+StandardDiagnose(IncCalc *c, const IncOffer *offer, void *state)
+{
+	StandardState *st = state;
+	IncJsonBuf	b;
+	char		text[64];
+	int			i,
+				j;
+
+	(void) c;
+	inc_json_init(&b);
+	inc_json_raw(&b, "{\"entries\":[");
+	for (i = 0; i < offer->nentries; i++)
+	{
+		const IncStandardEntry *entry = &offer->entries[i];
+		const IncPeriod *period = &offer->periods[entry->period];
+
+		inc_json_raw(&b, i ? ",{" : "{");
+		inc_json_key_string(&b, "rate_key", entry->key);
+		inc_json_raw(&b, ",");
+		inc_json_key_string(&b, "label", entry->label);
+		inc_json_raw(&b, ",");
+		inc_json_key_string(&b, "period_key", period->key);
+		inc_json_raw(&b, ",");
+		inc_json_key(&b, "period_start_date");
+		inc_date_format(period->start_date, text, sizeof(text));
+		inc_json_string(&b, text);
+		inc_json_raw(&b, ",");
+		inc_json_key(&b, "period_end_date");
+		inc_date_format(period->end_date, text, sizeof(text));
+		inc_json_string(&b, text);
+		inc_json_raw(&b, ",");
+		inc_json_key_string(&b, "transaction_type", entry->transaction_type);
+		inc_json_raw(&b, ",\"rates\":[");
+		for (j = 0; j < entry->nrates; j++)
+		{
+			inc_json_raw(&b, j ? ",{" : "{");
+			inc_json_key_string(&b, "sku_key", entry->rates[j].sku_key);
+			inc_json_raw(&b, ",\"rate\":");
+			inc_json_dec(&b, &entry->rates[j].rate);
+			inc_json_raw(&b, ",");
+			inc_json_key_string(&b, "measure", entry->rates[j].measure);
+			inc_json_raw(&b, "}");
+		}
+		snprintf(text, sizeof(text), "],\"transactions\":%d,\"incentive_amount\":",
+				 st->matched[i]);
+		inc_json_raw(&b, text);
+		inc_json_rat(&b, st->paid ? &st->paid[i] : NULL, 2);
+		inc_json_raw(&b, "}");
+	}
+	inc_json_raw(&b, "]}");
+	return b.data;
+}
+
+/* StandardRates: one row per entry and SKU rate. */
+static void
+StandardRates(const IncOffer *offer, IncRateFn fn, void *ctx)
+{
+	int			i,
+				j;
+
+	for (i = 0; i < offer->nentries; i++)
+	{
+		const IncStandardEntry *entry = &offer->entries[i];
+
+		for (j = 0; j < entry->nrates; j++)
+		{
+			const IncSkuRate *rate = &entry->rates[j];
+			IncRateRow	row = inc_rate_row(offer, entry->key, &rate->rate, rate->measure,
+										   &offer->periods[entry->period],
+										   entry->transaction_type);
+
+			row.sku_key = rate->sku_key;
+			inc_rate_row_emit(&row, fn, ctx);
+		}
+	}
+}
+
+INC_STRATEGY_OPS(inc_standard_ops, INC_STANDARD, Standard);

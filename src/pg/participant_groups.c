@@ -1,0 +1,405 @@
+/*
+ * participant_groups.c
+ *    incentives.participant_groups in and out of the engine
+ *    (docs/reference.md, Participant groups): the windows a calculation
+ *    reads once and turns into units (core/engine/groups.h), and the
+ *    trigger that refuses overlapping windows and groups of groups.
+ *
+ * Loading: only when some offer of the engine is aggregated by group (else
+ * nothing is read and the data path is the one without groups), one kept
+ * plan reading the whole table -- a small one: a row per membership -- in
+ * the caller's snapshot, as the table's owner once the caller's SELECT
+ * privilege is checked (docs/security.md, Participant groups: a group is
+ * whole to a reader that sees some of its members only).  A database whose extension is still at a version without
+ * the table (this library loaded before ALTER EXTENSION ... UPDATE) has no
+ * groups.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "common/hashfn.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "utils/builtins.h"
+#include "utils/date.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/rls.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+
+#include "participant_groups.h"
+#include "pg_glue.h"
+
+static SPIPlanPtr read_plan;
+
+static IncGroups *LoadGroups(void);
+
+/* StoredTable: does incentives.participant_groups exist (see the file header)? */
+static bool
+StoredTable(void)
+{
+	Oid			nsp = get_namespace_oid("incentives", true);
+
+	return OidIsValid(nsp) && OidIsValid(get_relname_relid("participant_groups", nsp));
+}
+
+/* RelationOwner: the owner of relid. */
+static Oid
+RelationOwner(Oid relid)
+{
+	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Oid			owner;
+
+	if (!HeapTupleIsValid(tuple))
+		elog(ERROR, "cache lookup failed for relation %u", relid);
+	owner = ((Form_pg_class) GETSTRUCT(tuple))->relowner;
+	ReleaseSysCache(tuple);
+	return owner;
+}
+
+/* pg_owner_read_begin: the caller may read relid; its owner reads it. */
+void
+pg_owner_read_begin(Oid relid, PgOwnerRead *r)
+{
+	AclResult	acl = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT);
+
+	if (acl != ACLCHECK_OK)
+		aclcheck_error(acl, get_relkind_objtype(get_rel_relkind(relid)), get_rel_name(relid));
+	GetUserIdAndSecContext(&r->saved_user, &r->saved_context);
+	SetUserIdAndSecContext(RelationOwner(relid),
+						   r->saved_context | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+}
+
+/* pg_owner_read_end: the caller again. */
+void
+pg_owner_read_end(const PgOwnerRead *r)
+{
+	SetUserIdAndSecContext(r->saved_user, r->saved_context);
+}
+
+/* pg_rls_hides: row-level security active on relid for the caller? */
+bool
+pg_rls_hides(Oid relid)
+{
+	return check_enable_rls(relid, InvalidOid, true) == RLS_ENABLED;
+}
+
+/* pg_groups_load: the table's windows as units, or NULL (see the header). */
+IncGroups *
+pg_groups_load(const IncEngine *e)
+{
+	if (!inc_engine_aggregates_groups(e))
+		return NULL;
+	return LoadGroups();
+}
+
+/* LoadGroups: the table's windows as units, or NULL (none, or no table). */
+static IncGroups *
+LoadGroups(void)
+{
+	IncGroups  *groups;
+	PgOwnerRead owner;
+	uint64		i;
+	int			rc;
+
+	if (!StoredTable())
+		return NULL;
+	if (read_plan == NULL)
+	{
+		SPIPlanPtr	plan = SPI_prepare("SELECT participant_key, group_key, start_date, end_date"
+									   "  FROM incentives.participant_groups", 0, NULL);
+
+		if (plan == NULL || SPI_keepplan(plan) != 0)
+			elog(ERROR, "could not prepare the read of incentives.participant_groups: %s",
+				 SPI_result_code_string(SPI_result));
+		read_plan = plan;
+	}
+	pg_owner_read_begin(get_relname_relid("participant_groups", get_namespace_oid("incentives", false)),
+						&owner);
+	rc = SPI_execute_plan(read_plan, NULL, NULL, true, 0);
+	pg_owner_read_end(&owner);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "could not read incentives.participant_groups");
+	if (SPI_processed == 0)
+	{
+		SPI_freetuptable(SPI_tuptable);
+		return NULL;
+	}
+
+	groups = inc_groups_create();
+	for (i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tuple = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		member_null,
+					group_null,
+					start_null,
+					end_null;
+		Datum		member = SPI_getbinval(tuple, desc, 1, &member_null);
+		Datum		group = SPI_getbinval(tuple, desc, 2, &group_null);
+		Datum		start = SPI_getbinval(tuple, desc, 3, &start_null);
+		Datum		end = SPI_getbinval(tuple, desc, 4, &end_null);
+		text	   *m,
+				   *g;
+
+		if (member_null || group_null || start_null)
+			continue;			/* the table forbids it */
+		m = DatumGetTextPP(member);
+		g = DatumGetTextPP(group);
+		inc_groups_add(groups, VARDATA_ANY(m), VARSIZE_ANY_EXHDR(m),
+					   VARDATA_ANY(g), VARSIZE_ANY_EXHDR(g), DatumGetDateADT(start),
+					   end_null ? 0 : DatumGetDateADT(end), end_null);
+	}
+	SPI_freetuptable(SPI_tuptable);
+	inc_groups_prepare(groups);
+	return groups;
+}
+
+/* pg_groups_members: the keys of participant_key's unit, or itself. */
+const char *const *
+pg_groups_members(const IncGroups *groups, const char *participant_key, int *n)
+{
+	const char **one;
+	int			index;
+	int			u = groups ? inc_groups_find(groups, participant_key, strlen(participant_key),
+											 &index) : -1;
+
+	if (u >= 0)
+	{
+		IncUnit		unit = inc_groups_unit(groups, u);
+
+		*n = unit.nkeys;
+		return unit.keys;
+	}
+	one = palloc(sizeof(char *));
+	one[0] = participant_key;
+	*n = 1;
+	return one;
+}
+
+/* ---- the trigger ---------------------------------------------------------- */
+
+/* WindowText: "from START to END" or "from START (open-ended)". */
+static char *
+WindowText(DateADT start, bool open_ended, DateADT end)
+{
+	char		s[16],
+				e[16];
+
+	inc_date_format(start, s, sizeof(s));
+	if (open_ended)
+		return psprintf("from %s (open-ended)", s);
+	inc_date_format(end, e, sizeof(e));
+	return psprintf("from %s to %s", s, e);
+}
+
+/* Column: attnum of a column of the trigger's relation, by name. */
+static int
+Column(Relation rel, const char *name)
+{
+	int			attnum = SPI_fnumber(RelationGetDescr(rel), name);
+
+	if (attnum <= 0)
+		elog(ERROR, "relation \"%s\" has no column \"%s\"", RelationGetRelationName(rel), name);
+	return attnum;
+}
+
+/* KeyLock: the transaction-level advisory lock of a key of the table. */
+static void
+KeyLock(uint32 key_hash)
+{
+	DirectFunctionCall2(pg_advisory_xact_lock_int4,
+						Int32GetDatum((int32) hash_bytes((const unsigned char *) "incentives.participant_groups", 29)),
+						Int32GetDatum((int32) key_hash));
+}
+
+/*
+ * Check: run one check query of the trigger with the latest snapshot
+ * (under REPEATABLE READ and SERIALIZABLE too, a row committed by the
+ * session it waited for is seen); true when it finds a row (in
+ * SPI_tuptable).
+ */
+static bool
+Check(const char *query, int nargs, Oid *argtypes, Datum *args, const char *nulls)
+{
+	SPIPlanPtr	plan = SPI_prepare(query, nargs, argtypes);
+	int			rc;
+
+	if (plan == NULL)
+		elog(ERROR, "could not prepare a participant groups check: %s",
+			 SPI_result_code_string(SPI_result));
+	rc = SPI_execute_snapshot(plan, args, nulls,
+							  IsolationUsesXactSnapshot() ? GetLatestSnapshot() : InvalidSnapshot,
+							  InvalidSnapshot, false, false, 1);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "could not check participant groups: %s", SPI_result_code_string(rc));
+	return SPI_processed > 0;
+}
+
+/* Text: column n of the first row a check found. */
+static char *
+Text(int n)
+{
+	return SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, n);
+}
+
+PG_FUNCTION_INFO_V1(incentives_participant_groups_check);
+
+/*
+ * incentives_participant_groups_check: AFTER INSERT OR UPDATE row trigger
+ * on incentives.participant_groups (docs/reference.md, Participant
+ * groups).  Refused, naming both rows: another window of the row's
+ * participant that overlaps it (23P01; both ends inclusive, a NULL
+ * end_date never ends); a group_key that is itself a member, and a
+ * participant whose key is a group of others (22023: groups have one
+ * level).  Writers of the same keys take turns: the row's participant and
+ * group are locked (transaction-level advisory locks, in hash order) before
+ * the table is read with the latest snapshot.
+ */
+Datum
+incentives_participant_groups_check(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	Relation	rel;
+	HeapTuple	tuple;
+	TupleDesc	desc;
+	bool		isnull,
+				end_null;
+	char	   *participant,
+			   *group;
+	Datum		start,
+				end;
+	Oid			argtypes[3] = {TEXTOID, DATEOID, DATEOID};
+	Datum		args[3];
+	char		nulls[3] = {' ', ' ', ' '};
+	uint32		hp,
+				hg;
+	char	   *window;
+
+	tuple = pg_row_trigger_tuple(fcinfo, true, "incentives_internal.participant_groups_check");
+	rel = trigdata->tg_relation;
+	desc = RelationGetDescr(rel);
+	participant = TextDatumGetCString(heap_getattr(tuple, Column(rel, "participant_key"), desc, &isnull));
+	group = TextDatumGetCString(heap_getattr(tuple, Column(rel, "group_key"), desc, &isnull));
+	start = heap_getattr(tuple, Column(rel, "start_date"), desc, &isnull);
+	end = heap_getattr(tuple, Column(rel, "end_date"), desc, &end_null);
+	window = WindowText(DatumGetDateADT(start), end_null, end_null ? 0 : DatumGetDateADT(end));
+
+	if (strcmp(participant, group) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("participant \"%s\" cannot be a member of itself", participant),
+				 errhint("A participant whose key is the group_key buys for the group directly: it needs no row.")));
+
+	/* the row's keys, until this transaction ends, in hash order */
+	hp = hash_bytes((const unsigned char *) participant, (int) strlen(participant));
+	hg = hash_bytes((const unsigned char *) group, (int) strlen(group));
+	KeyLock(Min(hp, hg));
+	if (hp != hg)
+		KeyLock(Max(hp, hg));
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+
+	/* another window of the participant that overlaps */
+	args[0] = CStringGetTextDatum(participant);
+	args[1] = start;
+	args[2] = end_null ? (Datum) 0 : end;
+	nulls[2] = end_null ? 'n' : ' ';
+	if (Check("SELECT g.group_key, g.start_date, g.end_date FROM incentives.participant_groups AS g"
+			  " WHERE g.participant_key OPERATOR(pg_catalog.=) $1"
+			  "   AND g.start_date OPERATOR(pg_catalog.<>) $2"
+			  "   AND g.start_date OPERATOR(pg_catalog.<=) COALESCE($3, 'infinity')"
+			  "   AND COALESCE(g.end_date, 'infinity') OPERATOR(pg_catalog.>=) $2"
+			  " ORDER BY g.start_date LIMIT 1", 3, argtypes, args, nulls))
+	{
+		bool		other_end_null;
+		Datum		other_start = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2,
+												&isnull);
+		Datum		other_end = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3,
+											  &other_end_null);
+
+		ereport(ERROR,
+				(errcode(ERRCODE_EXCLUSION_VIOLATION),
+				 errmsg("membership of participant \"%s\" in group \"%s\" %s overlaps its membership in group \"%s\" %s",
+						participant, group, window, Text(1),
+						WindowText(DatumGetDateADT(other_start), other_end_null,
+								   other_end_null ? 0 : DatumGetDateADT(other_end))),
+				 errhint("A participant belongs to one group at a time: end one window before the next starts.")));
+	}
+
+	/* one level: the group is no member, the participant no group */
+	args[0] = CStringGetTextDatum(group);
+	if (Check("SELECT g.group_key FROM incentives.participant_groups AS g"
+			  " WHERE g.participant_key OPERATOR(pg_catalog.=) $1"
+			  " ORDER BY g.start_date LIMIT 1", 1, argtypes, args, nulls))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("group \"%s\" of participant \"%s\" is itself a member of group \"%s\"",
+						group, participant, Text(1)),
+				 errhint("Groups have one level: a group_key must not be a participant_key of incentives.participant_groups.")));
+	args[0] = CStringGetTextDatum(participant);
+	if (Check("SELECT g.participant_key FROM incentives.participant_groups AS g"
+			  " WHERE g.group_key OPERATOR(pg_catalog.=) $1"
+			  " ORDER BY g.participant_key LIMIT 1", 1, argtypes, args, nulls))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("participant \"%s\" cannot join group \"%s\": it is itself the group of participant \"%s\"",
+						participant, group, Text(1)),
+				 errhint("Groups have one level: a participant_key must not be a group_key of incentives.participant_groups.")));
+	SPI_finish();
+	return PointerGetDatum(NULL);
+}
+
+/* ---- the units, for the refresh ------------------------------------------ */
+
+PG_FUNCTION_INFO_V1(incentives_participant_units);
+
+/*
+ * incentives_participant_units: participant_units() RETURNS TABLE
+ * (participant_key text, unit_key text): every key of
+ * incentives.participant_groups (members and groups) with the first key of
+ * its unit in byte order, the one that stands for the unit (groups.h): the
+ * keys whose earnings a refresh must calculate together.  Read as
+ * pg_groups_load reads the table.
+ */
+Datum
+incentives_participant_units(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemoryContext caller = CurrentMemoryContext;
+	IncGroups  *groups;
+	int			u,
+				k;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	groups = LoadGroups();
+	for (u = 0; groups && u < inc_groups_count(groups); u++)
+	{
+		IncUnit		unit = inc_groups_unit(groups, u);
+
+		for (k = 0; k < unit.nkeys; k++)
+		{
+			Datum		values[2];
+			bool		nulls[2] = {false, false};
+			MemoryContext old = MemoryContextSwitchTo(caller);
+
+			values[0] = CStringGetTextDatum(unit.keys[k]);
+			values[1] = CStringGetTextDatum(unit.keys[0]);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+			MemoryContextSwitchTo(old);
+		}
+	}
+	SPI_finish();
+	return (Datum) 0;
+}
