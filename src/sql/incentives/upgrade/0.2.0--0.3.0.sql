@@ -61,8 +61,9 @@ ALTER TYPE incentives_internal.offer_summary_row ADD ATTRIBUTE aggregation text;
 SELECT pg_temp.update_grant_like('TABLE', 'incentives.earnings_by_group', 'TABLE', 'incentives.earnings_by_participant');
 
 -- What refresh_earnings materializes gains the column too; its result is
--- a table of its own, which cannot change in place.
-SELECT pg_temp.update_replace_function('incentives_internal.calculate_dated(text, jsonb, text[], regclass, timestamptz, date)');
+-- a table of its own, which cannot change in place.  (Routines are named
+-- as regprocedure prints them: test/upgrade/users.sh matches the names.)
+SELECT pg_temp.update_replace_function('incentives_internal.calculate_dated(text,jsonb,text[],regclass,timestamp with time zone,date)');
 
 ------------------------------------------------------------------------
 -- refresh_earnings(jobs => N) (docs/lifecycle.md, How a refresh replaces
@@ -75,9 +76,9 @@ SELECT pg_temp.update_replace_function('incentives_internal.calculate_dated(text
 -- with a BEGIN ATOMIC body calling the procedure stops the update.
 -- incentives_internal.refresh_write (code/41_refresh_write.sql) is new.
 ------------------------------------------------------------------------
-SELECT pg_temp.update_replace_function('incentives.refresh_earnings(text, regclass, integer, text, boolean)');
-SELECT pg_temp.update_replace_function('incentives_internal.refresh_earnings_check(text, regclass, text, boolean)');
-SELECT pg_temp.update_replace_function('incentives_internal.refresh_earnings_work(bigint, text, regclass, integer, text, boolean)');
+SELECT pg_temp.update_replace_function('incentives.refresh_earnings(text,regclass,integer,text,boolean)');
+SELECT pg_temp.update_replace_function('incentives_internal.refresh_earnings_check(text,regclass,text,boolean)');
+SELECT pg_temp.update_replace_function('incentives_internal.refresh_earnings_work(bigint,text,regclass,integer,text,boolean)');
 
 SELECT pg_temp.update_check();
 DROP FUNCTION incentives_internal.calculate_dated(text, jsonb, text[], regclass, timestamptz, date);
