@@ -31,8 +31,8 @@ extern const IncOffer *pg_offer_cached(Jsonb *document, IncOfferError *err);
 /*
  * module.c: a trap for the engine core's data failures.  While pg_fail_trap
  * points at one, a failure of a data kind (a missing unit conversion, a
- * property that is not a number, a value out of range: SQLSTATE class 22)
- * is not raised: its SQLSTATE and message (in the trap's context) are
+ * property that is not a number, a value out of range: SQLSTATE class 22;
+ * a NULL column a figure needs: 23502) is not raised: its SQLSTATE and message (in the trap's context) are
  * noted there and the core unwinds by siglongjmp to jump (it holds nothing
  * but memory).  A refresh with on_error => 'skip' arms it around one
  * participant's calculation, so that a failing participant costs no

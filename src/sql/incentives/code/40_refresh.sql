@@ -25,7 +25,8 @@
 -- reason (SQLSTATE class 22 or 23) keeps its previous earnings and gets a
 -- row in incentives.calculation_exceptions; the run ends
 -- completed_with_exceptions.  refresh_write skips a participant whose
--- calculation fails and reports it; a read that fails (a NULL, a repeated
+-- calculation fails (every member of a participant group's unit that
+-- fails) and reports it; a read that fails (a NULL key, a repeated
 -- transaction_id), and the batches of the slower ways, run in
 -- subtransactions, and what failed is calculated again participant by
 -- participant.

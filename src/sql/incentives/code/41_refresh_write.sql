@@ -23,4 +23,4 @@ AS 'MODULE_PATHNAME', 'incentives_refresh_write'
 LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives_internal.refresh_write(regclass, bigint, regclass, integer, boolean, integer) IS
-  'Part of incentives.refresh_earnings (call the procedure, not this): calculates every participant of the transactions relation in one snapshot, by jobs processes, and writes the rows straight into target (a table this transaction created, without indexes); returns the participants read, the rows and total written, and the participants skipped (skip: participant, transaction, SQLSTATE, message; those with rows already written apart)';
+  'Part of incentives.refresh_earnings (call the procedure, not this): calculates every participant of the transactions relation in one snapshot, by jobs processes (a participant group with all its members in one), and writes the rows straight into target (a table this transaction created, without indexes); returns the participants read, the rows and total written, and the participants skipped (skip: participant, transaction, SQLSTATE, message; those with rows already written apart)';
