@@ -20,7 +20,8 @@
 #                 refresh_earnings(jobs => N) as one job: the same earnings,
 #                 the same skipped participants and errors, a cancel of the
 #                 backend or of a worker fails the run and keeps the
-#                 earnings (test/scripts/refresh_jobs.sh; about 60 s)
+#                 earnings; with participant groups too
+#                 (test/scripts/refresh_jobs.sh; about 2 min)
 #   make check-changed-only
 #                 random changes to transactions, properties, offers, SKUs
 #                 and conversions, round after round (seeded): a

@@ -27,9 +27,19 @@
 #    as outside.
 # 6. on_error => 'skip' when a participant fails after some of its rows
 #    were written (more rows than the refresh holds back: work_mem 64kB
-#    here), and when the read itself fails (a NULL amount, from a view):
+#    here), and when the read itself fails (a NULL sku_key, from a view):
 #    the participant keeps its previous earnings, everyone else is
 #    refreshed, with one job and with three.
+# 7. Participant groups (docs/lifecycle.md, Participant groups): four
+#    fifths of the participants in 40 chains (five movers join chain_1 and
+#    chain_2 into one unit), 20 offers (10 standard, 5 stepped, 5 stacked)
+#    copied with "aggregation": "group".
+#    jobs 1, 2 and 3 (and 1 and 2 with work_mem 64kB, whose store is cut
+#    into ranges of keys) write the same earnings, group_key included, as
+#    a calculation; on_error => 'skip' with a member's bad transaction skips
+#    every member of its unit, which keep their earnings, the same with
+#    jobs 1 and 3; a changed_only refresh with jobs then recalculates the
+#    whole unit.
 # (A worker killed with kill -9 is check-crash's round 3.)  Prints ok/FAIL
 # lines; exits non-zero on any failure.  Environment: N_TXNS (200000),
 # TEST_DB.
@@ -55,7 +65,7 @@ earnings() {
                       incentive_rate_measure, incentive_rate_value, offer_sku_pay_rate, transaction_id,
                       provided_quantity, provided_uom_key, provided_amount, incentivized_quantity,
                       incentivized_amount, incentive_amount, incentive_contribution_percent,
-                      incentive_effective_rate, transaction_date
+                      incentive_effective_rate, transaction_date, group_key
                  FROM incentives.earnings) e"
 }
 # last_run: the last run's status, counts and total (and error, with $1)
@@ -210,16 +220,19 @@ participant_rows() {
                  FROM incentives.earnings WHERE participant_key = '$1') e"
 }
 # others_equal KEY: every other participant's rows equal a calculation
+# (of the transactions without KEY's, which may not calculate)
 others_equal() {
+  psql_db -c "CREATE OR REPLACE VIEW public.without_one AS
+                SELECT * FROM incentives.transactions WHERE participant_key <> '$1'"
   val "SELECT count(*) FROM (
          (SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount
             FROM incentives.earnings WHERE participant_key <> '$1'
           EXCEPT ALL
           SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount
-            FROM incentives.incentive_calculate() WHERE participant_key <> '$1')
+            FROM incentives.incentive_calculate(transactions => 'public.without_one'))
          UNION ALL
          (SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount
-            FROM incentives.incentive_calculate() WHERE participant_key <> '$1'
+            FROM incentives.incentive_calculate(transactions => 'public.without_one')
           EXCEPT ALL
           SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount
             FROM incentives.earnings WHERE participant_key <> '$1')) d"
@@ -232,16 +245,46 @@ val "INSERT INTO incentives.transactions
      SELECT transaction_id || '-copy' || c, participant_key, transaction_type, transaction_date, sku_key,
             quantity, uom_key, amount
        FROM incentives.transactions, generate_series(1, 5) c WHERE participant_key = '$big'" >/dev/null
-dpu_sku=$(val "SELECT document #>> '{incentives,0,rates,0,sku_key}' FROM incentives.offers
-                WHERE document ->> 'calculator_key' = 'dollars_per_unit' ORDER BY offer_key DESC LIMIT 1")
-dpu_period=$(val "SELECT document #>> '{periods,0,start_date}' FROM incentives.offers
-                   WHERE document ->> 'calculator_key' = 'dollars_per_unit' ORDER BY offer_key DESC LIMIT 1")
-dpu_type=$(val "SELECT document #>> '{incentives,0,transaction_type}' FROM incentives.offers
-                 WHERE document ->> 'calculator_key' = 'dollars_per_unit' ORDER BY offer_key DESC LIMIT 1")
+# failing_offer(P, ID, KEYS): the SKU, date and type of a transaction ID
+# of P that fails P's calculation (a drum, which no unit converts), in
+# the last dollars_per_unit offer whose key is LIKE KEYS (or else the last
+# other one: a transaction fails only where it reaches a result,
+# docs/reference.md, Data errors under the rules), as sku|date|type
+psql_db <<'SQL'
+SET client_min_messages = warning;
+CREATE FUNCTION public.failing_offer(p text, id text, keys text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    o record;
+BEGIN
+    FOR o IN SELECT document #>> '{incentives,0,rates,0,sku_key}' AS sku,
+                    (SELECT (d ->> 'start_date')::date + 1 FROM jsonb_array_elements(document -> 'periods') AS d
+                      WHERE d ->> 'key' = document #>> '{incentives,0,period_key}') AS day,
+                    document #>> '{incentives,0,transaction_type}' AS ttype
+               FROM incentives.offers
+              WHERE document #>> '{incentives,0,rates,0,sku_key}' IS NOT NULL
+                AND document #>> '{incentives,0,transaction_type}' IS NOT NULL
+                AND document #>> '{incentives,0,period_key}' IS NOT NULL
+                AND offer_key LIKE keys
+              ORDER BY document ->> 'calculator_key' = 'dollars_per_unit' DESC, offer_key DESC LOOP
+        BEGIN
+            INSERT INTO incentives.transactions VALUES (id, p, o.ttype, o.day, o.sku, 1, 'drum', 10);
+            PERFORM count(*) FROM incentives.incentive_calculate(p);
+            RAISE EXCEPTION 'it pays' USING ERRCODE = 'P0001';
+        EXCEPTION
+            WHEN invalid_parameter_value THEN RETURN concat_ws('|', o.sku, o.day, o.ttype);
+            WHEN raise_exception THEN NULL;
+        END;
+    END LOOP;
+    RETURN NULL;
+END
+$$;
+SQL
+IFS='|' read -r dpu_sku dpu_day dpu_type <<< "$(val "SELECT public.failing_offer('$big', 'BAD-LATE', '%')")"
+[ -n "$dpu_sku" ] || fail "no offer fails on a drum of $big"
 refresh "jobs => 1"
 kept=$(participant_rows "$big")
 val "INSERT INTO incentives.transactions VALUES
-       ('BAD-LATE', '$big', '$dpu_type', date '$dpu_period' + 1, '$dpu_sku', 1, 'drum', 10)" >/dev/null
+       ('BAD-LATE', '$big', '$dpu_type', date '$dpu_day', '$dpu_sku', 1, 'drum', 10)" >/dev/null
 partial=$(psql_db -At -c "SET work_mem = '64kB'" -c "BEGIN" \
   -c "CREATE TABLE incentives_internal.partial_probe (LIKE incentives.earnings)" \
   -c "SELECT array_to_string(partial_participants, ',') FROM incentives_internal.refresh_write(
@@ -262,16 +305,124 @@ refresh "jobs => 1"
 null_id=$(val "SELECT min(transaction_id) FROM incentives.transactions WHERE participant_key = '$big'")
 kept=$(participant_rows "$big")
 psql_db -c "CREATE VIEW public.lines_with_a_null AS
-              SELECT transaction_id, participant_key, transaction_type, transaction_date, sku_key, quantity, uom_key,
-                     CASE WHEN transaction_id = '$null_id' THEN NULL ELSE amount END AS amount
+              SELECT transaction_id, participant_key, transaction_type, transaction_date,
+                     CASE WHEN transaction_id = '$null_id' THEN NULL ELSE sku_key END AS sku_key,
+                     quantity, uom_key, amount
                 FROM incentives.transactions" >/dev/null
 for jobs in 1 3; do
   refresh "transactions => 'public.lines_with_a_null', on_error => 'skip', jobs => $jobs"
   ex=$(exceptions)
   [ "$(participant_rows "$big")" = "$kept" ] && [ "$(others_equal "$big")" = 0 ] \
-    && [ "$ex" = "$big:$null_id:23502:column \"amount\" of transaction \"$null_id\" in relation public.lines_with_a_null is NULL" ] \
+    && [ "$ex" = "$big:$null_id:23502:column \"sku_key\" of transaction \"$null_id\" in relation public.lines_with_a_null is NULL" ] \
     && ok "a read that fails, jobs => $jobs: $big kept its earnings, the others were refreshed ($ex)" \
     || fail "a read that fails, jobs => $jobs: $(last_run); $ex; others differ: $(others_equal "$big")"
 done
+
+# ---- 7. participant groups ----------------------------------------------------
+psql_db >/dev/null <<'SQL'
+SET client_min_messages = warning;
+WITH p AS (SELECT participant_key AS p, row_number() OVER (ORDER BY participant_key COLLATE "C") AS n
+             FROM (SELECT DISTINCT participant_key FROM incentives.transactions) d),
+     mid AS (SELECT min(transaction_date) + (max(transaction_date) - min(transaction_date)) / 2 AS d
+               FROM incentives.transactions)
+INSERT INTO incentives.participant_groups (participant_key, group_key, start_date, end_date)
+SELECT p.p, format('chain_%s', p.n % 40), date '2000-01-01', CASE WHEN p.n % 200 = 1 THEN mid.d END
+  FROM p, mid WHERE p.n % 5 <> 0
+UNION ALL
+SELECT p.p, format('chain_%s', (p.n + 1) % 40), mid.d + 1, NULL
+  FROM p, mid WHERE p.n % 200 = 1;
+INSERT INTO incentives.offers (document)
+SELECT document || jsonb_build_object('offer_key', offer_key || '.group', 'aggregation', 'group')
+  FROM (SELECT document, offer_key,
+               row_number() OVER (PARTITION BY document ->> 'strategy_key' ORDER BY offer_key) AS n
+          FROM incentives.offers) AS o
+ WHERE n <= CASE document ->> 'strategy_key' WHEN 'standard' THEN 10 ELSE 5 END;
+SQL
+units=$(val "SELECT count(DISTINCT unit_key) || ' units of ' || count(*) || ' keys, the largest ' ||
+                    (SELECT max(c) FROM (SELECT count(*) AS c FROM incentives_internal.participant_units() GROUP BY unit_key) m)
+               FROM incentives_internal.participant_units()")
+# calculation_diff: rows of incentives.earnings and of a calculation that differ
+calculation_diff() {
+  val "SELECT count(*) FROM (
+         (SELECT participant_key, offer_key, offer_calculator, sku_key, incentive_rate_key, incentive_rate_measure,
+                 incentive_rate_value, offer_sku_pay_rate, transaction_id, provided_quantity, provided_uom_key,
+                 provided_amount, incentivized_quantity, incentivized_amount, incentive_amount,
+                 incentive_contribution_percent, incentive_effective_rate, transaction_date, group_key
+            FROM incentives.earnings
+          EXCEPT ALL
+          SELECT * FROM incentives_internal.calculate_dated(NULL, '{}', NULL, 'incentives.transactions', NULL, NULL))
+         UNION ALL
+         (SELECT * FROM incentives_internal.calculate_dated(NULL, '{}', NULL, 'incentives.transactions', NULL, NULL)
+          EXCEPT ALL
+          SELECT participant_key, offer_key, offer_calculator, sku_key, incentive_rate_key, incentive_rate_measure,
+                 incentive_rate_value, offer_sku_pay_rate, transaction_id, provided_quantity, provided_uom_key,
+                 provided_amount, incentivized_quantity, incentivized_amount, incentive_amount,
+                 incentive_contribution_percent, incentive_effective_rate, transaction_date, group_key
+            FROM incentives.earnings)) d"
+}
+refresh "jobs => 1"
+g_one=$(earnings)
+g_one_run=$(last_run)
+g_rows=$(val "SELECT count(*) FILTER (WHERE group_key IS NOT NULL) || ' rows under ' ||
+                     count(DISTINCT group_key) || ' groups'
+                FROM incentives.earnings")
+diff=$(calculation_diff)
+[ "$diff" = 0 ] && [ "${g_rows%% *}" -gt 0 ] \
+  && ok "groups ($units): jobs => 1 writes a calculation's rows, group_key included ($g_rows; $g_one_run)" \
+  || fail "groups: jobs => 1 differs from a calculation in $diff rows ($g_rows)"
+for round in "3 default" "2 default" "1 64kB" "2 64kB"; do
+  jobs=${round% *}
+  mem=${round#* }
+  set_mem=()
+  [ "$mem" = default ] || set_mem=(-c "SET work_mem = '$mem'")
+  psql_db -c "SET client_min_messages = warning" "${set_mem[@]}" \
+    -c "CALL incentives.refresh_earnings(jobs => $jobs)"
+  [ "$(earnings)" = "$g_one" ] && [ "$(last_run)" = "$g_one_run" ] \
+    && ok "groups: jobs => $jobs (work_mem $mem) writes the earnings of jobs => 1" \
+    || fail "groups: jobs => $jobs (work_mem $mem): $(last_run), earnings $(earnings); jobs => 1: $g_one_run, $g_one"
+done
+
+# a member's transaction no unit converts, in an offer aggregated by group
+member=$(val "SELECT participant_key FROM incentives.participant_groups WHERE group_key = 'chain_3'
+               ORDER BY participant_key COLLATE \"C\" LIMIT 1")
+unit_members() {
+  val "SELECT string_agg(u.participant_key, ',' ORDER BY u.participant_key COLLATE \"C\")
+         FROM incentives_internal.participant_units() AS u
+        WHERE u.unit_key = (SELECT unit_key FROM incentives_internal.participant_units() WHERE participant_key = '$member')
+          AND EXISTS (SELECT FROM incentives.transactions AS t WHERE t.participant_key = u.participant_key)"
+}
+unit_rows() {
+  val "SELECT md5(string_agg(e::text, E'\n' ORDER BY e::text COLLATE \"C\"))
+         FROM (SELECT e.participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount, group_key, run_id
+                 FROM incentives.earnings AS e
+                WHERE e.participant_key = ANY (string_to_array('$(unit_members)', ','))) e"
+}
+IFS='|' read -r g_sku g_day g_type <<< "$(val "SELECT public.failing_offer('$member', 'BAD-GROUP', '%.group')")"
+[ -n "$g_sku" ] || fail "no offer aggregated by group fails on a drum of $member"
+kept=$(unit_rows)
+val "INSERT INTO incentives.transactions VALUES
+       ('BAD-GROUP', '$member', '$g_type', date '$g_day', '$g_sku', 1, 'drum', 10)" >/dev/null
+expected=$(unit_members)
+refresh "on_error => 'skip', jobs => 1"
+g_skip=$(earnings)
+g_skip_run=$(last_run)
+g_skip_ex=$(exceptions)
+skipped=$(val "SELECT string_agg(participant_key, ',' ORDER BY participant_key COLLATE \"C\")
+                 FROM incentives.calculation_exceptions
+                WHERE run_id = (SELECT max(run_id) FROM incentives.calculation_runs)
+                  AND transaction_id = 'BAD-GROUP'")
+[ "$skipped" = "$expected" ] && [ "$(unit_rows)" = "$kept" ] \
+  && ok "groups, on_error => 'skip': a member's bad transaction skips its unit's $(tr ',' '\n' <<< "$expected" | wc -l) members, which keep their earnings ($g_skip_run)" \
+  || fail "groups, on_error => 'skip', jobs => 1: skipped '$skipped', expected '$expected'; rows kept: $([ "$(unit_rows)" = "$kept" ] && echo yes || echo no)"
+refresh "on_error => 'skip', jobs => 3"
+[ "$(earnings)" = "$g_skip" ] && [ "$(last_run)" = "$g_skip_run" ] && [ "$(exceptions)" = "$g_skip_ex" ] \
+  && ok "groups, on_error => 'skip' with jobs => 3: the exceptions and earnings of one job" \
+  || fail "groups, on_error => 'skip' with jobs => 3: $(last_run); one job: $g_skip_run"
+val "DELETE FROM incentives.transactions WHERE transaction_id = 'BAD-GROUP'" >/dev/null
+recalc=$(psql_db -c "SET client_min_messages = notice" \
+           -c "CALL incentives.refresh_earnings(changed_only => true, jobs => 3)" 2>&1 | grep -c "refresh_earnings" || true)
+[ "$(earnings)" = "$g_one" ] && [ "$(calculation_diff)" = 0 ] \
+  && ok "groups: changed_only (jobs => 3) recalculates the skipped unit: the earnings of jobs => 1 ($(last_run))" \
+  || fail "groups: changed_only after the skip: $(last_run), $(calculation_diff) rows differ from a calculation"
 
 finish refresh-jobs
