@@ -18,8 +18,12 @@ cd "$root"
 # BENCH_CLUSTER_OPTS (more pg_virtualenv options, an array) and the same
 # settings for every measure: no JIT (its compile time is noise at these
 # sizes), no parallel query (the engine is one backend), the data in shared
-# buffers (BENCH_SHARED_BUFFERS), durability off for the load, work_mem
-# BENCH_WORK_MEM.  Does not return then.
+# buffers (BENCH_SHARED_BUFFERS), work_mem BENCH_WORK_MEM, room for the WAL
+# between checkpoints.  Durability as the server ships it (fsync,
+# synchronous_commit, full_page_writes on; wal_level replica), set here
+# because pg_virtualenv turns fsync off: the figures are what a user's
+# server does.  bench_settings prints what was used.
+# Does not return then.
 bench_cluster() {
     if [ -z "${BENCH_INSIDE:-}" ] && [ -z "${BENCH_USE_CURRENT:-}" ]; then
         export BENCH_INSIDE=1
@@ -30,10 +34,21 @@ bench_cluster() {
             -o "maintenance_work_mem=1GB" \
             -o "max_parallel_workers_per_gather=0" \
             -o "jit=off" \
-            -o "fsync=off" -o "synchronous_commit=off" -o "full_page_writes=off" \
-            -o "max_wal_size=16GB" -o "checkpoint_timeout=1h" \
+            -o "max_wal_size=16GB" \
+            -o "fsync=on" -o "synchronous_commit=on" -o "full_page_writes=on" \
             "$@"
     fi
+}
+
+# bench_settings: one line of the server settings every figure depends on
+# (memory, durability, WAL, workers), as the server reports them.
+bench_settings() {
+    q "SELECT string_agg(name || '=' || current_setting(name), ' ' ORDER BY name)
+         FROM pg_settings
+        WHERE name IN ('shared_buffers', 'work_mem', 'maintenance_work_mem', 'temp_buffers',
+                       'max_wal_size', 'checkpoint_timeout', 'wal_level', 'wal_compression',
+                       'fsync', 'synchronous_commit', 'full_page_writes',
+                       'jit', 'max_parallel_workers_per_gather', 'max_worker_processes')"
 }
 
 # bench_database DB: every psql of the script works in DB, created anew with

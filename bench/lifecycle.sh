@@ -9,46 +9,64 @@
 # BENCH_USE_CURRENT=1 uses the cluster the PG* variables name), for each N:
 # bench/generate.sql's data set, then BENCH_RUNS interleaved rounds of
 #
+#   scan           SELECT count(*), sum(amount) + sum(quantity) FROM incentives.transactions
+#                  (the floor, as in bench/run.sh)
 #   calculate      SELECT count(*), sum(incentive_amount) FROM incentive_calculate()
+#   ctas           CREATE TABLE ... AS SELECT * FROM incentive_calculate() (what
+#                  writing the rows through SQL costs; the table is dropped)
 #   refresh        CALL refresh_earnings() replacing the previous earnings
 #                  (the first refresh, into an empty table, is reported apart)
+#   refresh_jobs_J CALL refresh_earnings(jobs => J) for J = 2 .. the cores of
+#                  the machine (BENCH_JOBS: the largest J)
 #   load           INSERT INTO incentives.transactions SELECT * FROM a copy
 #   load_untracked the same with the change-tracking triggers disabled
 #   changed_only   CALL refresh_earnings(changed_only => true) after one
 #                  transaction of each of 1% of the participants changed
 #   full_after     CALL refresh_earnings() after the same kind of change
 #
-# and reports medians: refresh / calculate (target <= 2), the tracking
+# and reports medians (wall time, and the backend's CPU time): refresh /
+# calculate (target <= 2), jobs => J /
+# jobs => 1 (target for 2 jobs <= 0.65), the tracking
 # overhead of a bulk load ((load - load_untracked) / load_untracked,
 # target <= 30%), and the changed-only speed-up (full_after / changed_only).
 # After the rounds the materialized earnings must equal a fresh calculation
 # row for row (exit status 1 otherwise).
 #
 # Settings (environment): BENCH_N (1000000), BENCH_RUNS (3), BENCH_SEED (42),
-# BENCH_CHANGED_PCT (1), BENCH_SHARED_BUFFERS (4GB), BENCH_WORK_MEM (64MB),
+# BENCH_CHANGED_PCT (1), BENCH_LOADS (1; 0 leaves the bulk loads out),
+# BENCH_JOBS (the cores: nproc),
+# BENCH_SHARED_BUFFERS (4GB), BENCH_WORK_MEM (64MB),
 # BENCH_OUT (bench/out).  Output: the table on stdout and in
 # bench/out/lifecycle-N.txt.
 set -euo pipefail
 
 : "${BENCH_CHANGED_PCT:=1}"
+: "${BENCH_LOADS:=1}"
+: "${BENCH_JOBS:=$(nproc)}"
 : "${BENCH_WORK_MEM:=64MB}"
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
+BENCH_CLUSTER_OPTS=(-c "-p $("$root/mk/free_port.sh")")
 bench_cluster "$here/lifecycle.sh" "$@"
 bench_database incentives_lifecycle_bench
+echo "settings: $(bench_settings)" | tee "$BENCH_OUT/lifecycle-settings.txt"
 
-# ms SQL...: the wall time of the statements, in a fresh session, in ms
+# ms SQL...: the wall time of the statements, in a fresh session, and the
+# CPU time of its backend over them (Linux /proc/self/schedstat; parallel
+# workers not included), both in ms: "wall cpu".  CPU time moves less with
+# the other work on the machine than wall time.
+CPU_NS="SELECT split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)"
 ms() {
-    local t0 t1
+    local t0 t1 out
     t0=$(date +%s%N)
-    "${PSQL[@]}" "$@" >/dev/null
+    out=$("${PSQL[@]}" -At -c "$CPU_NS" "$@" -c "$CPU_NS")
     t1=$(date +%s%N)
-    echo $(((t1 - t0) / 1000000))
+    echo "$(((t1 - t0) / 1000000)) $((($(tail -n 1 <<<"$out") - $(head -n 1 <<<"$out")) / 1000000))"
 }
 
 "${PSQL[@]}" <<'SQL'
 CREATE SCHEMA IF NOT EXISTS lifecycle_bench;
-CREATE TABLE lifecycle_bench.timings (n bigint, measure text, run int, ms bigint);
+CREATE TABLE lifecycle_bench.timings (n bigint, measure text, run int, ms bigint, cpu_ms bigint);
 -- change: one transaction of each of pct% of the participants gets a new
 -- amount (round r: a different amount), so changed_only has work to do
 CREATE FUNCTION lifecycle_bench.change(pct numeric, r int) RETURNS bigint
@@ -64,9 +82,15 @@ LANGUAGE sql AS $$
 $$;
 SQL
 
-record() { q "INSERT INTO lifecycle_bench.timings VALUES ($1, '$2', $3, $4)" >/dev/null; log "  $2 run $3: $4 ms"; }
+# record N MEASURE RUN "WALL CPU"
+record() {
+    local wall=${4% *} cpu=${4#* }
+    q "INSERT INTO lifecycle_bench.timings VALUES ($1, '$2', $3, $wall, $cpu)" >/dev/null
+    log "  $2 run $3: $wall ms (backend CPU $cpu ms)"
+}
+# median N MEASURE [cpu_ms]
 median() {
-    q "SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY ms) FROM lifecycle_bench.timings WHERE n = $1 AND measure = '$2'"
+    q "SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY ${3:-ms}) FROM lifecycle_bench.timings WHERE n = $1 AND measure = '$2'"
 }
 
 status=0
@@ -85,20 +109,28 @@ for n in $BENCH_N; do
 
     for run in $(seq "$BENCH_RUNS"); do
         log "N=$n: round $run"
+        record "$n" scan "$run" "$(ms -c 'SELECT count(*), sum(amount) + sum(quantity) FROM incentives.transactions')"
         record "$n" calculate "$run" "$(ms -c 'SELECT count(*), sum(incentive_amount) FROM incentives.incentive_calculate()')"
+        record "$n" ctas "$run" "$(ms -c 'CREATE TABLE lifecycle_bench.ctas AS SELECT * FROM incentives.incentive_calculate()')"
+        "${PSQL[@]}" -c "DROP TABLE lifecycle_bench.ctas"
         record "$n" refresh "$run" "$(ms -c 'CALL incentives.refresh_earnings()')"
+        for jobs in $(seq 2 "$BENCH_JOBS"); do
+            record "$n" "refresh_jobs_$jobs" "$run" "$(ms -c "CALL incentives.refresh_earnings(jobs => $jobs)")"
+        done
 
-        # bulk load, tracked and untracked (the table emptied first each time)
-        "${PSQL[@]}" -c "TRUNCATE incentives.transactions" -c "VACUUM incentives.transactions" -c "CHECKPOINT"
-        record "$n" load "$run" "$(ms -c 'INSERT INTO incentives.transactions SELECT * FROM lifecycle_bench.staged')"
-        "${PSQL[@]}" -c "TRUNCATE incentives.transactions" -c "VACUUM incentives.transactions" -c "CHECKPOINT"
-        record "$n" load_untracked "$run" "$(ms \
-            -c 'ALTER TABLE incentives.transactions DISABLE TRIGGER transactions_changes_insert' \
-            -c 'INSERT INTO incentives.transactions SELECT * FROM lifecycle_bench.staged' \
-            -c 'ALTER TABLE incentives.transactions ENABLE TRIGGER transactions_changes_insert')"
-        "${PSQL[@]}" -c "VACUUM ANALYZE incentives.transactions"
-        # the reloads logged everyone: a full refresh consumes that
-        "${PSQL[@]}" -c "CALL incentives.refresh_earnings()"
+        if [ "$BENCH_LOADS" != 0 ]; then
+            # bulk load, tracked and untracked (the table emptied first each time)
+            "${PSQL[@]}" -c "TRUNCATE incentives.transactions" -c "VACUUM incentives.transactions" -c "CHECKPOINT"
+            record "$n" load "$run" "$(ms -c 'INSERT INTO incentives.transactions SELECT * FROM lifecycle_bench.staged')"
+            "${PSQL[@]}" -c "TRUNCATE incentives.transactions" -c "VACUUM incentives.transactions" -c "CHECKPOINT"
+            record "$n" load_untracked "$run" "$(ms \
+                -c 'ALTER TABLE incentives.transactions DISABLE TRIGGER transactions_changes_insert' \
+                -c 'INSERT INTO incentives.transactions SELECT * FROM lifecycle_bench.staged' \
+                -c 'ALTER TABLE incentives.transactions ENABLE TRIGGER transactions_changes_insert')"
+            "${PSQL[@]}" -c "VACUUM ANALYZE incentives.transactions"
+            # the reloads logged everyone: a full refresh consumes that
+            "${PSQL[@]}" -c "CALL incentives.refresh_earnings()"
+        fi
 
         changed=$(q "SELECT lifecycle_bench.change($BENCH_CHANGED_PCT, $run * 2 - 1)")
         record "$n" changed_only "$run" "$(ms -c 'CALL incentives.refresh_earnings(changed_only => true)')"
@@ -128,6 +160,8 @@ for n in $BENCH_N; do
     calc_min=$(q "SELECT min(ms) FROM lifecycle_bench.timings WHERE n = $n AND measure = 'calculate'")
     refresh_min=$(q "SELECT min(ms) FROM lifecycle_bench.timings WHERE n = $n AND measure = 'refresh'")
     calc=$(median "$n" calculate)
+    scan=$(median "$n" scan)
+    ctas=$(median "$n" ctas)
     refresh=$(median "$n" refresh)
     load=$(median "$n" load)
     untracked=$(median "$n" load_untracked)
@@ -138,14 +172,22 @@ for n in $BENCH_N; do
         echo "N = $n transactions, $participants participants, $rows earning rows; medians of $BENCH_RUNS rounds (ms)"
         "${PSQL[@]}" -c "SELECT measure, count(*) AS runs,
                                 percentile_disc(0.5) WITHIN GROUP (ORDER BY ms) AS median_ms,
-                                min(ms) AS min_ms, max(ms) AS max_ms
+                                min(ms) AS min_ms, max(ms) AS max_ms,
+                                percentile_disc(0.5) WITHIN GROUP (ORDER BY cpu_ms) AS \"backend cpu_ms (median)\"
                            FROM lifecycle_bench.timings WHERE n = $n
                           GROUP BY measure ORDER BY min(run), measure"
-        awk -v c="$calc" -v r="$refresh" -v cm="$calc_min" -v rm="$refresh_min" -v l="$load" -v u="$untracked" -v ch="$changed" -v f="$full" -v p="$BENCH_CHANGED_PCT" 'BEGIN {
-            printf "refresh / calculate: %.2f by medians, %.2f by minimums (target <= 2)\n", r / c, rm / cm
-            printf "change tracking: bulk load %.1f s tracked, %.1f s untracked: %+.1f%% (target <= 30%%)\n", l / 1000, u / 1000, (l - u) * 100 / u
+        awk -v cc="$(median "$n" calculate cpu_ms)" -v rc="$(median "$n" refresh cpu_ms)" -v c="$calc" -v s="$scan" -v ct="$ctas" -v r="$refresh" -v cm="$calc_min" -v rm="$refresh_min" -v l="$load" -v u="$untracked" -v ch="$changed" -v f="$full" -v p="$BENCH_CHANGED_PCT" 'BEGIN {
+            printf "calculate / scan: %.2f; CREATE TABLE AS / calculate: %.2f (medians)\n", c / s, ct / c
+            printf "refresh / calculate: %.2f by medians, %.2f by minimums, %.2f by the backend'"'"'s CPU time (target <= 2)\n", r / c, rm / cm, rc / cc
+            if (u > 0)
+                printf "change tracking: bulk load %.1f s tracked, %.1f s untracked: %+.1f%% (target <= 30%%)\n", l / 1000, u / 1000, (l - u) * 100 / u
             printf "changed_only after %s%% of the participants changed: %.2f s vs full refresh %.2f s: %.1fx faster\n", p, ch / 1000, f / 1000, f / ch
         }'
+        for jobs in $(seq 2 "$BENCH_JOBS"); do
+            awk -v j="$jobs" -v r="$refresh" -v rj="$(median "$n" "refresh_jobs_$jobs")" 'BEGIN {
+                printf "refresh jobs => %d / jobs => 1: %.2f by medians (%.2f s against %.2f s; target for 2 jobs <= 0.65)\n", j, rj / r, rj / 1000, r / 1000
+            }'
+        done
         echo "earnings equal a fresh calculation after changed_only: $([ "$diff" = 0 ] && echo yes || echo "NO ($diff rows differ)")"
         echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine skews the timings)"
     } | tee "$BENCH_OUT/lifecycle-$n.txt"

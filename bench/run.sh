@@ -60,8 +60,7 @@ bench_database incentives_bench
 
 server=$(q "SELECT current_setting('server_version')")
 cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo 2>/dev/null || echo unknown)
-settings=$(q "SELECT string_agg(name || '=' || current_setting(name), ' ' ORDER BY name)
-                FROM pg_settings WHERE name IN ('shared_buffers', 'work_mem', 'jit', 'max_parallel_workers_per_gather')")
+settings=$(bench_settings)
 {
     echo "incentives benchmark  $(date -u +%Y-%m-%dT%H:%MZ)"
     echo "PostgreSQL $server; $(nproc) cores ($cpu); $(awk '/MemTotal/ {printf "%.0f GB", $2/1048576}' /proc/meminfo) RAM"

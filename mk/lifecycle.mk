@@ -1,6 +1,6 @@
 # mk/lifecycle.mk: the earnings lifecycle under concurrency, crashes and
 # random changes (docs/lifecycle.md).  Included by the main Makefile (after
-# PGXS); `make test` runs all three through EXTRA_CHECKS.  (The rules
+# PGXS); `make test` runs all four through EXTRA_CHECKS.  (The rules
 # themselves are sql/lifecycle.sql and test/pgtap/40_lifecycle.sql, run by
 # `make regress`; the monthly settle and accrual under pg_cron are in
 # check-cron.)
@@ -13,11 +13,17 @@
 #                 accrual (test/scripts/lifecycle_concurrency.sh; about
 #                 60 s)
 #   make check-crash
-#                 a refresh held half-way is killed with kill -9, then cut
-#                 off by an immediate shutdown: the earnings stay those of
-#                 the last complete refresh, the next refresh marks the run
-#                 interrupted and succeeds (test/scripts/crash_test.sh;
-#                 about 30 s)
+#                 a refresh held half-way is killed with kill -9, cut off
+#                 by an immediate shutdown, and loses a parallel worker to
+#                 kill -9: the earnings stay those of the last complete
+#                 refresh, the next refresh marks the run interrupted and
+#                 succeeds (test/scripts/crash_test.sh; about 40 s)
+#   make check-refresh-jobs
+#                 refresh_earnings(jobs => N) as one job: the same earnings,
+#                 the same skipped participants and errors, a cancel of the
+#                 backend or of a worker fails the run and keeps the
+#                 earnings; with participant groups too
+#                 (test/scripts/refresh_jobs.sh; about 2 min)
 #   make check-changed-only
 #                 random changes to transactions, properties, offers, SKUs
 #                 and conversions, round after round (seeded): a
@@ -29,7 +35,7 @@
 
 LIFECYCLE_ENV ?=
 
-.PHONY: check-lifecycle-concurrency check-crash check-changed-only
+.PHONY: check-lifecycle-concurrency check-crash check-changed-only check-refresh-jobs
 check-lifecycle-concurrency: install-test
 	$(if $(LIFECYCLE_ENV),env $(LIFECYCLE_ENV)) $(PGVENV) bash test/scripts/lifecycle_concurrency.sh
 
@@ -39,4 +45,7 @@ check-crash: install-test
 check-changed-only: install-test
 	$(if $(LIFECYCLE_ENV),env $(LIFECYCLE_ENV)) $(PGVENV) bash test/scripts/changed_only_random.sh
 
-EXTRA_CHECKS += check-lifecycle-concurrency check-crash check-changed-only
+check-refresh-jobs: install-test
+	$(if $(LIFECYCLE_ENV),env $(LIFECYCLE_ENV)) $(PGVENV) bash test/scripts/refresh_jobs.sh
+
+EXTRA_CHECKS += check-lifecycle-concurrency check-crash check-changed-only check-refresh-jobs

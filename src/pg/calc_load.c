@@ -424,3 +424,27 @@ pg_calc_property(void *ctx, const char *participant_key, const char *property_ke
 	*value = *stored;
 	return INC_PROP_FOUND;
 }
+
+/* pg_calc_tick: interrupts are checked per transaction calculated. */
+void
+pg_calc_tick(void)
+{
+	CHECK_FOR_INTERRUPTS();
+}
+
+/* pg_calc_error_context: which transaction of which participant. */
+void
+pg_calc_error_context(void *arg)
+{
+	const IncEngine *engine = arg;
+	const char *participant;
+	const char *transaction_id;
+
+	if (!inc_engine_position(engine, &participant, &transaction_id))
+		return;
+	if (transaction_id)
+		errcontext("calculating transaction \"%s\" of participant \"%s\"",
+				   transaction_id, participant);
+	else
+		errcontext("calculating participant \"%s\"", participant);
+}

@@ -58,4 +58,14 @@ extern void pg_calc_properties_hidden(CalcProperties *props, IncEngine *engine,
 extern IncPropStatus pg_calc_property(void *ctx, const char *participant_key,
 									  const char *property_key, IncDec *value);
 
+/* pg_calc_tick: the engine's tick: CHECK_FOR_INTERRUPTS(). */
+extern void pg_calc_tick(void);
+
+/*
+ * pg_calc_error_context: error context callback while an engine (arg)
+ * calculates: "calculating transaction ... of participant ..." (nothing
+ * outside a calculation).
+ */
+extern void pg_calc_error_context(void *engine);
+
 #endif							/* INC_CALC_LOAD_H */

@@ -16,17 +16,15 @@
  * the caller's rights and snapshot (STABLE, read-only SPI), so row-level
  * security applies.  While the engine runs, an error context callback
  * names the transaction and the participant being calculated (from
- * inc_engine_position).  Rows are built without allocating: text datums
- * of the engine's strings are made once per engine, the transaction_id
- * datum is the record's, numerics are written into local buffers.
+ * inc_engine_position).  Rows are built without allocating (calc_row.h).
  * incentive_diagnostics shares all of this and returns the engine's
  * diagnostics of every requested offer instead of the rows; a participant
  * named by participant_key is reported even when it has no transactions.
  * The enrollment windows of offers that require enrollment come from
  * enrollments.c; the what-if entry point (incentives.calculate) adds the
  * request's own through a fifth argument of the internal variants.  A
- * result with an 18th column gets the transaction's date there
- * (refresh_earnings).  A second error context callback notes where a
+ * result may have group_key and the transaction's date after the 17
+ * columns (below).  A second error context callback notes where a
  * failed calculation was (lifecycle.c), for refreshes that skip failing
  * participants (docs/lifecycle.md, on_error => 'skip').
  *
@@ -52,6 +50,7 @@
 #include "utils/timestamp.h"
 
 #include "calc_load.h"
+#include "calc_row.h"
 #include "compat.h"
 #include "core/engine/engine.h"
 #include "core/engine/forecast.h"
@@ -60,7 +59,7 @@
 #include "pg_glue.h"
 #include "txn_source.h"
 
-#define NUM_EARNING_COLUMNS 17
+#define NUM_EARNING_COLUMNS CALC_ROW_COLUMNS
 #define NUM_DIAGNOSTICS_COLUMNS 4
 #define NUM_FORECAST_COLUMNS 14
 
@@ -81,155 +80,19 @@ typedef enum CalcMode
  */
 #define MAX_EARNING_COLUMNS (NUM_EARNING_COLUMNS + 2)
 
-/* A text datum made once per engine (CachedText). */
-typedef struct TextEntry
-{
-	const char *ptr;			/* the string's address; NULL: empty slot */
-	Datum		datum;			/* its text datum */
-} TextEntry;
-
-/* The text datums of an engine's strings, kept beside it (CalcEngine.host). */
-typedef struct TextCache
-{
-	MemoryContext context;		/* the engine's */
-	TextEntry  *texts;
-	uint32		mask;
-	uint32		n;
-} TextCache;
-
-/* A numeric made once for a run of rows with the same value (SameNumeric). */
-typedef struct LastNumeric
-{
-	bool		valid;
-	IncDec		value;
-	union
-	{
-		char		b[PG_NUMERIC_BUF];
-		int32		align;
-	}			datum;
-} LastNumeric;
-
 typedef struct Output
 {
 	ReturnSetInfo *rsinfo;
-	LastNumeric rate_value;		/* columns whose value repeats row after row */
-	LastNumeric pay_rate;
-	LastNumeric contribution;
+	CalcRowState rows;			/* datums kept from row to row (calc_row.h) */
 	MemoryContext row_context;
 	Datum	   *key_datums;		/* the unit's keys, by index */
 	bool		diagnostics;	/* no earning rows: diagnostics or a forecast */
-	int			group_key_column;	/* the row's group_key there, or -1 */
-	int			date_column;	/* the transaction's date there, or -1 */
-	TextCache  *texts;
+	CalcRowExtra extra;			/* the columns after the 17, or -1 */
 } Output;
 
-static void GrowTexts(TextCache *tc);
-
-static void
-Tick(void)
-{
-	CHECK_FOR_INTERRUPTS();
-}
-
 /*
- * CachedText: the text datum of s, made once per engine.  The strings of a
- * row (offer and rate keys, measures, calculator names, SKU and unit
- * names) are the engine's and stay put while it lives (calc_io.h,
- * IncRow), and they are few: they are found by address.
- */
-static Datum
-CachedText(Output *out, const char *s)
-{
-	TextCache  *tc = out->texts;
-	uint32		i = (uint32) (((uintptr_t) s >> 3) * 2654435761u) & tc->mask;
-
-	for (;; i = (i + 1) & tc->mask)
-	{
-		TextEntry  *t = &tc->texts[i];
-		size_t		len;
-
-		if (t->ptr == s)
-		{
-			Assert(strcmp(text_to_cstring(DatumGetTextPP(t->datum)), s) == 0);
-			return t->datum;
-		}
-		if (t->ptr != NULL)
-			continue;
-		if ((tc->n + 1) * 2 > tc->mask + 1)
-		{
-			GrowTexts(tc);
-			return CachedText(out, s);
-		}
-		tc->n++;
-		t->ptr = s;
-		len = strlen(s);
-		t->datum = PointerGetDatum(MemoryContextAlloc(tc->context, VARHDRSZ + len));
-		SET_VARSIZE(DatumGetPointer(t->datum), VARHDRSZ + len);
-		memcpy(VARDATA(DatumGetPointer(t->datum)), s, len);
-		return t->datum;
-	}
-}
-
-/* GrowTexts: twice the slots of the text cache. */
-static void
-GrowTexts(TextCache *tc)
-{
-	TextEntry  *old = tc->texts;
-	uint32		oldmask = tc->mask;
-	uint32		i;
-
-	tc->mask = oldmask ? oldmask * 2 + 1 : 255;
-	tc->texts = MemoryContextAllocZero(tc->context, sizeof(TextEntry) * (tc->mask + 1));
-	for (i = 0; old && i <= oldmask; i++)
-		if (old[i].ptr)
-		{
-			uint32		j = (uint32) (((uintptr_t) old[i].ptr >> 3) * 2654435761u) & tc->mask;
-
-			while (tc->texts[j].ptr)
-				j = (j + 1) & tc->mask;
-			tc->texts[j] = old[i];
-		}
-	if (old)
-		pfree(old);
-}
-
-/* TextsOf: the text cache kept beside the engine, made on first use. */
-static TextCache *
-TextsOf(CalcEngine *ce)
-{
-	TextCache  *tc = *ce->host;
-
-	if (tc == NULL)
-	{
-		tc = MemoryContextAllocZero(ce->context, sizeof(TextCache));
-		tc->context = ce->context;
-		GrowTexts(tc);
-		*ce->host = tc;
-	}
-	return tc;
-}
-
-/*
- * SameNumeric: the numeric of d, reused when the previous row had the same
- * value in this column (a tier's rate, a pool's pay rate, a contribution
- * of 1).
- */
-static inline Datum
-SameNumeric(LastNumeric *last, const IncDec *d)
-{
-	if (!last->valid || last->value.coef != d->coef || last->value.scale != d->scale)
-	{
-		last->value = *d;
-		last->valid = true;
-		pg_dec_to_numeric_in(d, last->datum.b);
-	}
-	return PointerGetDatum(last->datum.b);
-}
-
-/*
- * EmitRow: one engine row into the tuplestore.  Texts come from the cache
- * or point into the transaction's record, numerics are written into local
- * buffers: the tuplestore's copy is the only allocation.
+ * EmitRow: one engine row into the tuplestore (calc_row.h: nothing is
+ * allocated for it; the tuplestore's copy is the only allocation).
  */
 static void
 EmitRow(void *ctx, const IncRow *row)
@@ -237,48 +100,11 @@ EmitRow(void *ctx, const IncRow *row)
 	Output	   *out = ctx;
 	Datum		values[MAX_EARNING_COLUMNS];
 	bool		nulls[MAX_EARNING_COLUMNS];
-	union
-	{
-		char		b[PG_NUMERIC_BUF];
-		int32		align;
-	}			num[10];
+	CalcRowBuffers buf;
 
 	if (out->diagnostics)
 		return;
-	memset(nulls, 0, sizeof(nulls));
-	values[0] = out->key_datums[row->txn->participant];
-	values[1] = CachedText(out, row->offer->offer_key);
-	values[2] = CachedText(out, inc_calculator_name(row->offer->calculator));
-	values[3] = CachedText(out, row->txn->sku_key);
-	values[4] = CachedText(out, row->rate_key);
-	values[5] = CachedText(out, row->rate_measure);
-	values[6] = SameNumeric(&out->rate_value, &row->rate_value);
-	values[7] = SameNumeric(&out->pay_rate, &row->pay_rate);
-	values[8] = txn_source_id_datum(row->txn);
-	values[9] = pg_dec_to_numeric_in(&row->txn->quantity, num[2].b);
-	values[10] = CachedText(out, row->txn->uom_key);
-	values[11] = pg_dec_to_numeric_in(&row->txn->amount, num[3].b);
-	values[12] = pg_dec_to_numeric_in(&row->incentivized_quantity, num[4].b);
-	values[13] = pg_dec_to_numeric_in(&row->incentivized_amount, num[5].b);
-	values[14] = pg_dec_to_numeric_in(&row->incentive_amount, num[6].b);
-	values[15] = SameNumeric(&out->contribution, &row->contribution);
-	if (row->effective_rate_null)
-	{
-		values[16] = (Datum) 0;
-		nulls[16] = true;
-	}
-	else
-		values[16] = pg_dec_to_numeric_in(&row->effective_rate, num[8].b);
-	if (out->group_key_column >= 0)
-	{
-		/* a group_key is the aggregation key of the row's transaction */
-		values[out->group_key_column] = row->group_key ?
-			out->key_datums[row->txn->aggregation] : (Datum) 0;
-		nulls[out->group_key_column] = row->group_key == NULL;
-	}
-	if (out->date_column >= 0)
-		values[out->date_column] = DateADTGetDatum(row->txn->transaction_date);
-
+	calc_row_datums(&out->rows, row, out->key_datums, &out->extra, values, nulls, &buf);
 	tuplestore_putvalues(out->rsinfo->setResult, out->rsinfo->setDesc, values, nulls);
 }
 
@@ -296,8 +122,8 @@ EmitDiagnostics(void *ctx, const IncOffer *offer, const char *participant_key,
 	MemoryContext old = MemoryContextSwitchTo(out->row_context);
 
 	values[0] = CStringGetTextDatum(participant_key);
-	values[1] = CachedText(out, offer->offer_key);
-	values[2] = CachedText(out, inc_strategy_name(offer->strategy));
+	values[1] = calc_row_text(&out->rows, offer->offer_key);
+	values[2] = calc_row_text(&out->rows, inc_strategy_name(offer->strategy));
 	values[3] = DirectFunctionCall1(jsonb_in, CStringGetDatum(json));
 	values[4] = group_key ? CStringGetTextDatum(group_key) : (Datum) 0;
 	nulls[4] = group_key == NULL;
@@ -319,7 +145,7 @@ static Datum
 TextOrNull(Output *out, const char *s, bool *isnull)
 {
 	*isnull = s == NULL;
-	return s ? CachedText(out, s) : (Datum) 0;
+	return s ? calc_row_text(&out->rows, s) : (Datum) 0;
 }
 
 /*
@@ -338,7 +164,7 @@ EmitForecast(void *ctx, const IncForecastRow *row)
 
 	memset(nulls, 0, sizeof(nulls));
 	values[0] = out->key_datums[row->participant];
-	values[1] = CachedText(out, row->offer->offer_key);
+	values[1] = calc_row_text(&out->rows, row->offer->offer_key);
 	values[2] = row->group_key ? out->key_datums[row->group] : (Datum) 0;
 	nulls[2] = row->group_key == NULL;
 	values[3] = DateADTGetDatum(row->span_start);
@@ -355,26 +181,6 @@ EmitForecast(void *ctx, const IncForecastRow *row)
 	tuplestore_putvalues(out->rsinfo->setResult, out->rsinfo->setDesc, values, nulls);
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(out->row_context);
-}
-
-/*
- * CalculationContext: error context callback while the engine runs: which
- * transaction of which participant (nothing outside a calculation).
- */
-static void
-CalculationContext(void *arg)
-{
-	const IncEngine *engine = arg;
-	const char *participant;
-	const char *transaction_id;
-
-	if (!inc_engine_position(engine, &participant, &transaction_id))
-		return;
-	if (transaction_id)
-		errcontext("calculating transaction \"%s\" of participant \"%s\"",
-				   transaction_id, participant);
-	else
-		errcontext("calculating participant \"%s\"", participant);
 }
 
 /* What NoteFailure looks at. */
@@ -491,8 +297,8 @@ Calculate(FunctionCallInfo fcinfo, CalcMode mode, bool request)
 	memset(&out, 0, sizeof(out));
 	out.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	out.diagnostics = mode != CALC_EARNINGS;
-	out.group_key_column = -1;
-	out.date_column = -1;
+	out.extra.group_key_column = -1;
+	out.extra.date_column = -1;
 	natts = out.rsinfo->setDesc->natts;
 	/* the rows built below fill exactly these columns */
 	if (forecast)
@@ -508,10 +314,10 @@ Calculate(FunctionCallInfo fcinfo, CalcMode mode, bool request)
 		{
 			const char *name = NameStr(TupleDescAttr(out.rsinfo->setDesc, c)->attname);
 
-			if (strcmp(name, "group_key") == 0 && out.group_key_column < 0)
-				out.group_key_column = expected++;
-			else if (strcmp(name, "transaction_date") == 0 && out.date_column < 0)
-				out.date_column = expected++;
+			if (strcmp(name, "group_key") == 0 && out.extra.group_key_column < 0)
+				out.extra.group_key_column = expected++;
+			else if (strcmp(name, "transaction_date") == 0 && out.extra.date_column < 0)
+				out.extra.date_column = expected++;
 		}
 	}
 	if (natts != expected)
@@ -540,8 +346,8 @@ Calculate(FunctionCallInfo fcinfo, CalcMode mode, bool request)
 	pg_calc_engine(offer_keys, as_of, &ce);
 	engine = ce.engine;
 	failure_where.engine = engine;
-	out.texts = TextsOf(&ce);
-	inc_engine_set_tick(engine, Tick);
+	calc_row_init(&out.rows, &ce);
+	inc_engine_set_tick(engine, pg_calc_tick);
 	inc_engine_set_diagnostics(engine, diagnostics ? EmitDiagnostics : NULL, &out);
 	/* the participant groups, and who a one-participant call reads */
 	groups = pg_groups_load(engine);
@@ -559,14 +365,14 @@ Calculate(FunctionCallInfo fcinfo, CalcMode mode, bool request)
 
 	/* every transaction read, grouped by unit (txn_source.h) */
 	src = txn_source_open(relid, participant_filter, through_date, engine, ce.context, groups,
-						  &read_position);
+						  &read_position, NULL);
 	/* what a group's figures need of members the caller cannot see */
 	hidden = txn_source_hidden_keys(src, &nhidden);
 	pg_calc_properties_hidden(props, engine, hidden, nhidden);
 	pg_enrollments_hidden(&enrollments, engine, hidden, nhidden);
 
 	/* the engine's position names what failed, while it calculates */
-	context.callback = CalculationContext;
+	context.callback = pg_calc_error_context;
 	context.arg = engine;
 	context.previous = error_context_stack;
 	error_context_stack = &context;

@@ -44,4 +44,13 @@ InitMaterializedSRF(FunctionCallInfo fcinfo, bits32 flags)
 }
 #endif
 
+#if PG_VERSION_NUM < 150000
+/* PostgreSQL 15 renamed the analysis of a query without parameter types. */
+#define pg_analyze_and_rewrite_fixedparams(raw, text, types, n, env) \
+	pg_analyze_and_rewrite(raw, text, types, n, env)
+/* and gave shm_mq_send a force_flush (before, every send notifies) */
+#define shm_mq_send(mqh, nbytes, data, nowait, force_flush) \
+	shm_mq_send(mqh, nbytes, data, nowait)
+#endif
+
 #endif							/* INC_COMPAT_H */

@@ -7,7 +7,8 @@
  * (so a reset or an error frees everything) and fails with ereport, which
  * unwinds by longjmp; the core holds no resource other than memory while
  * it runs (the offer parser's json-c memory is released by its callers,
- * offer_load.c).  The core's messages name the data at fault; the hints
+ * offer_load.c), so a refresh that skips failing participants may also
+ * catch a data failure by a jump instead (pg_fail_trap, pg_glue.h).  The core's messages name the data at fault; the hints
  * that name SQL objects (which table to fix, how to pass a property) are
  * added here, by the kind of failure.  Where a failing calculation was is
  * added as error context by calculate.c.
@@ -16,9 +17,11 @@
 
 #include "fmgr.h"
 #include "utils/guc.h"
+#include "utils/memutils.h"
 
 #include "core/numbers/core.h"
 #include "engine_cache.h"
+#include "pg_glue.h"
 
 PG_MODULE_MAGIC;
 
@@ -50,11 +53,25 @@ ErrCode(IncErrKind kind)
 	return ERRCODE_INTERNAL_ERROR;
 }
 
-/* PgFail: the core's fail hook: ereport(ERROR) with the hint of its kind. */
+PgFailTrap *pg_fail_trap = NULL;
+
+/*
+ * PgFail: the core's fail hook: ereport(ERROR) with the hint of its kind,
+ * or, a data failure while a trap is armed (pg_glue.h), a jump there.
+ */
 static void
 PgFail(const IncFailure *f)
 {
 	char	   *hint = NULL;
+	PgFailTrap *trap = pg_fail_trap;
+
+	if (trap && f->kind != INC_ERR_INTERNAL)
+	{
+		pg_fail_trap = NULL;	/* whatever fails from here on is raised */
+		trap->sqlerrcode = ErrCode(f->kind);
+		trap->message = MemoryContextStrdup(trap->context, f->message);
+		siglongjmp(trap->jump, 1);
+	}
 
 	if (f->kind == INC_ERR_NO_CONVERSION)
 		hint = pstrdup("Add a row to incentives.uom_conversions for this pair of units.");

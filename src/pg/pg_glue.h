@@ -12,6 +12,8 @@
 
 #include "postgres.h"
 
+#include <setjmp.h>
+
 #include "access/htup.h"
 #include "fmgr.h"
 #include "utils/jsonb.h"
@@ -25,6 +27,29 @@ extern IncOffer *pg_offer_from_jsonb(Jsonb *document, IncOfferError *err);
 /* offer_cache.c */
 extern void pg_offer_cache_prune(void);
 extern const IncOffer *pg_offer_cached(Jsonb *document, IncOfferError *err);
+
+/*
+ * module.c: a trap for the engine core's data failures.  While pg_fail_trap
+ * points at one, a failure of a data kind (a missing unit conversion, a
+ * property that is not a number, a value out of range: SQLSTATE class 22;
+ * a NULL column a figure needs: 23502) is not raised: its SQLSTATE and message (in the trap's context) are
+ * noted there and the core unwinds by siglongjmp to jump (it holds nothing
+ * but memory).  A refresh with on_error => 'skip' arms it around one
+ * participant's calculation, so that a failing participant costs no
+ * error, subtransaction or rollback (docs/lifecycle.md, on_error =>
+ * 'skip'); it must be disarmed (NULL) before anything else can fail.
+ * Internal failures, and every error of PostgreSQL itself (a cancel, out
+ * of memory), are raised as always.
+ */
+typedef struct PgFailTrap
+{
+	sigjmp_buf	jump;
+	MemoryContext context;		/* where the message is copied */
+	int			sqlerrcode;
+	char	   *message;
+} PgFailTrap;
+
+extern PgFailTrap *pg_fail_trap;
 
 /* lifecycle.c */
 extern void pg_failure_clear(void);

@@ -179,6 +179,24 @@ txn_relation_check(Oid relid, TxnRelation *out)
 	relation_close(rel, AccessShareLock);
 }
 
+/* txn_relation_query: the text of the read (see txn_relation_read). */
+char *
+txn_relation_query(const char *relname, bool one_participant, bool through_date)
+{
+	return psprintf("SELECT transaction_id::pg_catalog.text, participant_key::pg_catalog.text,"
+					" transaction_type::pg_catalog.text, transaction_date,"
+					" sku_key::pg_catalog.text, quantity::pg_catalog.numeric,"
+					" uom_key::pg_catalog.text, amount::pg_catalog.numeric"
+					" FROM %s%s%s%s",
+					relname,
+					one_participant || through_date ? " WHERE " : "",
+					one_participant ?
+					"participant_key::pg_catalog.text COLLATE \"C\" OPERATOR(pg_catalog.=) ANY ($1)" : "",
+					!through_date ? "" : one_participant ?
+					" AND (transaction_date IS NULL OR transaction_date OPERATOR(pg_catalog.<=) $2)" :
+					"(transaction_date IS NULL OR transaction_date OPERATOR(pg_catalog.<=) $1)");
+}
+
 /*
  * A kept plan of the read of one relation.  The query names the relation,
  * so the entry is used only while the relation still has that name (a
@@ -235,18 +253,7 @@ txn_relation_read(Oid relid, const char *relname, bool one_participant, bool thr
 		argtypes[nargs++] = TEXTARRAYOID;
 	if (through_date)
 		argtypes[nargs++] = DATEOID;
-	query = psprintf("SELECT transaction_id::pg_catalog.text, participant_key::pg_catalog.text,"
-					 " transaction_type::pg_catalog.text, transaction_date,"
-					 " sku_key::pg_catalog.text, quantity::pg_catalog.numeric,"
-					 " uom_key::pg_catalog.text, amount::pg_catalog.numeric"
-					 " FROM %s%s%s%s",
-					 relname,
-					 one_participant || through_date ? " WHERE " : "",
-					 one_participant ?
-					 "participant_key::pg_catalog.text COLLATE \"C\" OPERATOR(pg_catalog.=) ANY ($1)" : "",
-					 !through_date ? "" : one_participant ?
-					 " AND (transaction_date IS NULL OR transaction_date OPERATOR(pg_catalog.<=) $2)" :
-					 "(transaction_date IS NULL OR transaction_date OPERATOR(pg_catalog.<=) $1)");
+	query = txn_relation_query(relname, one_participant, through_date);
 	plan = SPI_prepare_cursor(query, nargs, argtypes,
 							  one_participant ? 0 : CURSOR_OPT_PARALLEL_OK);
 	if (plan == NULL)

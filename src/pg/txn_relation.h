@@ -52,6 +52,12 @@ extern SPIPlanPtr txn_relation_read(Oid relid, const char *relname, bool one_par
 									bool through_date);
 
 /*
+ * txn_relation_query: the text of that read ($1, $2 as it declares them),
+ * palloc'd.
+ */
+extern char *txn_relation_query(const char *relname, bool one_participant, bool through_date);
+
+/*
  * txn_relation_params: the parameters of that read (the participants, then
  * the date; NULL when it has none), in the current memory context.
  */

@@ -41,6 +41,7 @@
 #include "utils/builtins.h"
 #include "utils/date.h"
 #include "utils/memutils.h"
+#include "utils/varlena.h"
 
 #include "core/util/strmap.h"
 #include "participant_groups.h"
@@ -111,6 +112,17 @@ typedef struct Participant
 
 #define MAX_SMALL_ID 65535		/* units and transaction types per call */
 
+/* A participant counted (count_participants). */
+typedef struct Counted
+{
+	uint32		hash;
+	uint32		len;
+	const char *key;			/* NULL: empty slot */
+	int32		unit;			/* its unit of the participant groups, or -1 */
+	uint64		records;		/* its transactions in the store */
+	int			range;			/* ordered: its range of keys (Reorder) */
+} Counted;
+
 typedef struct Receiver
 {
 	DestReceiver pub;
@@ -158,6 +170,21 @@ struct TxnSource
 	uint32		last_ngroups;	/* participants in the last batch */
 	uint32	   *slot_of;		/* per record of the batch: its group's slot */
 	uint32		order_cap;
+	/* what a refresh asked for (TxnSourceOptions) */
+	int			share;
+	int			nshares;
+	bool		ordered;
+	Oid			collation;		/* ordered: the keys' collation (0: bytes) */
+	uint32	   *sorted;			/* ordered: the batch's group slots by key */
+	uint32		nsorted;
+	uint32		sorted_cap;
+	/* count_participants: every participant read, once */
+	bool		counting;
+	Counted    *counted;
+	uint32		counted_mask;
+	uint64		ncounted;		/* its entries */
+	uint64		nparticipants;	/* of them, participants of the caller's rows */
+	MemoryContext counted_context;
 };
 
 /* ---- the receiver -------------------------------------------------------- */
@@ -274,6 +301,87 @@ PutNumber(const IncDec *d, int64 *narrow, uint8 *scale, uint8 *flags, uint8 flag
 	return wide + sizeof(d->coef);
 }
 
+/* GrowCounted: twice the slots of the participants counted (or the first 1024). */
+static void
+GrowCounted(TxnSource *src)
+{
+	Counted	   *old = src->counted;
+	uint32		oldmask = src->counted_mask;
+	uint32		i;
+
+	src->counted_mask = old ? oldmask * 2 + 1 : 1023;
+	src->counted = MemoryContextAllocZero(src->counted_context, sizeof(Counted) * (src->counted_mask + 1));
+	for (i = 0; old && i <= oldmask; i++)
+		if (old[i].key)
+		{
+			uint32		j = murmurhash32(old[i].hash) & src->counted_mask;
+
+			while (src->counted[j].key)
+				j = (j + 1) & src->counted_mask;
+			src->counted[j] = old[i];
+		}
+	if (old)
+		pfree(old);
+}
+
+/* FindCounted: the slot of a participant counted, or the empty slot for it. */
+static inline Counted *
+FindCounted(TxnSource *src, uint32 hash, const char *key, uint32 len)
+{
+	uint32		i = murmurhash32(hash) & src->counted_mask;
+
+	for (;; i = (i + 1) & src->counted_mask)
+	{
+		Counted	   *e = &src->counted[i];
+
+		if (e->key == NULL ||
+			(e->hash == hash && e->len == len && memcmp(e->key, key, len) == 0))
+			return e;
+	}
+}
+
+/*
+ * CountParticipant: a participant's key (len bytes; hash: its record's,
+ * StoreHash) of unit, counted once; a participant read only as the owner
+ * (reading_hidden) has an entry (Reorder moves its records) but is not
+ * one of the participants read.
+ */
+static Counted *
+CountParticipant(TxnSource *src, uint32 hash, const char *key, uint32 len, int32 unit)
+{
+	Counted    *e = FindCounted(src, hash, key, len);
+	char	   *copy;
+
+	if (e->key != NULL)
+		return e;
+	copy = MemoryContextAlloc(src->counted_context, Max(len, 1));
+	memcpy(copy, key, len);
+	e->hash = hash;
+	e->len = len;
+	e->key = copy;
+	e->unit = unit;
+	if (!src->reading_hidden)
+		src->nparticipants++;
+	if (++src->ncounted * 2 > src->counted_mask + 1)
+	{
+		GrowCounted(src);
+		e = FindCounted(src, hash, copy, len);
+	}
+	return e;
+}
+
+/*
+ * StoreHash: the hash a participant's records are stored, grouped and
+ * shared under: that of its aggregation unit's first key for a member of
+ * the participant groups (so a group and all its members stay in one
+ * batch and one share), else of its own key (txn_aggregation_hash).
+ */
+static inline uint32
+StoreHash(const TxnSource *src, int unit, const char *key, size_t len)
+{
+	return unit >= 0 ? src->unit_hashes[unit] : txn_aggregation_hash(key, len);
+}
+
 /* ReceiveRow: one row of the read into the stores. */
 static bool
 ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
@@ -297,14 +405,53 @@ ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
 	MemoryContext old;
 	TxnRec	   *rec;
 	char	   *p;
-	int			unit;
+	int			unit = -1;
 	RecMember	member;
+	uint32		hash = 0;
+	bool		placed = false; /* participant, unit and hash known */
+	Counted    *counted = NULL;
 
 	CHECK_FOR_INTERRUPTS();
-	slot_getallattrs(slot);
+	old = MemoryContextSwitchTo(src->row_context);
 	values = slot->tts_values;
 	nulls = slot->tts_isnull;
-	old = MemoryContextSwitchTo(src->row_context);
+
+	/*
+	 * A refresh's share (the key read first: another share's row costs no
+	 * more than that), by the hash of the row's unit (StoreHash: a group
+	 * stays in one share), and the participants it counts, whatever their
+	 * SKUs.  A row without a key is the first share's (its error is raised
+	 * once).
+	 */
+	if (src->nshares > 1 || src->counting)
+	{
+		slot_getsomeattrs(slot, C_PARTICIPANT + 1);
+		if (!nulls[C_PARTICIPANT])
+		{
+			participant = DatumGetTextPP(values[C_PARTICIPANT]);
+			pp = VARDATA_ANY(participant);
+			plen = VARSIZE_ANY_EXHDR(participant);
+			unit = src->membership ?
+				inc_groups_find(src->membership, pp, plen, &member.index) : -1;
+			hash = StoreHash(src, unit, pp, plen);
+			placed = true;
+			if (src->nshares > 1 && txn_share_of(hash, src->nshares) != src->share)
+			{
+				MemoryContextSwitchTo(old);
+				MemoryContextReset(src->row_context);
+				return true;
+			}
+			if (src->counting)
+				counted = CountParticipant(src, hash, pp, (uint32) plen, unit);
+		}
+		else if (src->nshares > 1 && src->share != 0)
+		{
+			MemoryContextSwitchTo(old);
+			MemoryContextReset(src->row_context);
+			return true;
+		}
+	}
+	slot_getallattrs(slot);
 
 	/* a SKU no offer mentions can never matter: skip the row */
 	if (!nulls[C_SKU])
@@ -331,10 +478,15 @@ ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
 	id = DatumGetTextPP(values[C_ID]);
 	idp = VARDATA_ANY(id);
 	idlen = VARSIZE_ANY_EXHDR(id);
-	participant = DatumGetTextPP(values[C_PARTICIPANT]);
-	pp = VARDATA_ANY(participant);
-	plen = VARSIZE_ANY_EXHDR(participant);
-	unit = src->membership ? inc_groups_find(src->membership, pp, plen, &member.index) : -1;
+	if (!placed)
+	{
+		participant = DatumGetTextPP(values[C_PARTICIPANT]);
+		pp = VARDATA_ANY(participant);
+		plen = VARSIZE_ANY_EXHDR(participant);
+		unit = src->membership ?
+			inc_groups_find(src->membership, pp, plen, &member.index) : -1;
+		hash = StoreHash(src, unit, pp, plen);
+	}
 	if (src->participant &&
 		(src->participant_unit >= 0 ? unit != src->participant_unit :
 		 plen != src->participant_len || memcmp(pp, src->participant, plen) != 0))
@@ -403,10 +555,9 @@ ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
 	p[VARHDRSZ + idlen] = '\0';
 	p += VARHDRSZ + idlen + 1;
 	/* partitioned by the unit: a member's by its unit's first key */
-	txn_store_put(src->store,
-				  unit >= 0 ? src->unit_hashes[unit] :
-				  hash_bytes((const unsigned char *) pp, (int) plen),
-				  src->buf, p - src->buf);
+	txn_store_put(src->store, hash, src->buf, p - src->buf);
+	if (counted)
+		counted->records++;
 
 	if (src->ids)
 	{
@@ -526,6 +677,104 @@ CheckIdentity(TxnSource *src)
 	src->ids = NULL;
 }
 
+/* ---- key order across batches (ordered) ------------------------------------ */
+
+static inline const char *KeyOf(const TxnRec *r);
+static inline int CompareKeys(const char *a, uint32 alen, const char *b, uint32 blen,
+							  Oid collation);
+
+/*
+ * CompareCounted: two participants counted, by the key they are handed
+ * out under (their unit's first key for members of the participant
+ * groups: a unit's members are next to each other), then by their own.
+ */
+static int
+CompareCounted(const void *a, const void *b, void *arg)
+{
+	const TxnSource *src = arg;
+	const Counted *x = *(const Counted *const *) a;
+	const Counted *y = *(const Counted *const *) b;
+
+	if (x->unit != y->unit && (x->unit >= 0 || y->unit >= 0))
+	{
+		const char *xk = x->unit >= 0 ? src->unit_keys[x->unit] : x->key;
+		const char *yk = y->unit >= 0 ? src->unit_keys[y->unit] : y->key;
+		uint32		xl = x->unit >= 0 ? src->unit_key_lens[x->unit] : x->len;
+		uint32		yl = y->unit >= 0 ? src->unit_key_lens[y->unit] : y->len;
+		int			c = CompareKeys(xk, xl, yk, yl, src->collation);
+
+		if (c != 0)
+			return c;
+	}
+	return CompareKeys(x->key, x->len, y->key, y->len, src->collation);
+}
+
+/*
+ * Reorder: the store again, partitioned by ranges of keys instead of
+ * hashes (ordered, when the transactions did not fit one batch): the
+ * participants counted are sorted, cut into as many ranges of about
+ * work_mem's worth of records as that takes (never between two members
+ * of one unit of the participant groups: a unit is calculated whole), and
+ * every record is moved to its participant's range (all ranges go to
+ * files first, so memory stays one batch's).  The batches then come out
+ * in key order, and each batch's participants (and units, by their first
+ * key) are sorted (SortGroups): every participant in key order, a unit's
+ * members where its first key is.
+ */
+static void
+Reorder(TxnSource *src)
+{
+	Size		limit = (Size) work_mem * 1024;
+	Counted   **order = MemoryContextAllocHuge(src->context, sizeof(Counted *) * Max(src->ncounted, 1));
+	uint64		n = 0,
+				records = 0,
+				done = 0,
+				per;
+	int			nranges;
+	uint32		i;
+	TxnStore   *ranged;
+	TxnStoreIter it;
+	uint32		hash;
+	Size		len;
+	char	   *r;
+
+	for (i = 0; i <= src->counted_mask; i++)
+		if (src->counted[i].key)
+		{
+			order[n++] = &src->counted[i];
+			records += src->counted[i].records;
+		}
+	qsort_arg(order, n, sizeof(Counted *), CompareCounted, src);
+	nranges = (int) Min((records * RECORD_ESTIMATE) / limit + 1, 4096);
+	per = records / nranges + 1;
+	for (i = 0; i < n; i++)
+	{
+		if (i > 0 && order[i]->unit >= 0 && order[i]->unit == order[i - 1]->unit)
+			order[i]->range = order[i - 1]->range;
+		else
+			order[i]->range = (int) Min(done / per, (uint64) nranges - 1);
+		done += order[i]->records;
+	}
+	pfree(order);
+
+	ranged = txn_store_create_fixed(limit, nranges);
+	while (txn_store_next_batch(src->store))
+	{
+		txn_store_iter_init(src->store, &it);
+		while ((r = txn_store_iter_next_len(&it, &hash, &len)) != NULL)
+		{
+			const TxnRec *rec = (const TxnRec *) r;
+			Counted    *e = FindCounted(src, hash, KeyOf(rec), rec->plen);
+
+			Assert(e->key != NULL);
+			txn_store_put_to(ranged, e->range, hash, r, len);
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+	txn_store_end(src->store);
+	src->store = ranged;
+}
+
 /* ---- the source ---------------------------------------------------------- */
 
 /*
@@ -565,7 +814,7 @@ HiddenMembers(TxnSource *src)
 TxnSource *
 txn_source_open(Oid relid, const char *participant_key, const DateADT *through_date,
 				IncEngine *engine, MemoryContext engine_context, const IncGroups *groups,
-				TxnPosition *position)
+				TxnPosition *position, const TxnSourceOptions *asked)
 {
 	TxnSource  *src;
 	TxnRelation rel;
@@ -608,8 +857,7 @@ txn_source_open(Oid relid, const char *participant_key, const DateADT *through_d
 			nkeys += unit.nkeys;
 			src->unit_keys[u] = unit.keys[0];
 			src->unit_key_lens[u] = (uint32) strlen(unit.keys[0]);
-			src->unit_hashes[u] = hash_bytes((const unsigned char *) unit.keys[0],
-											 (int) src->unit_key_lens[u]);
+			src->unit_hashes[u] = txn_aggregation_hash(unit.keys[0], src->unit_key_lens[u]);
 		}
 		src->seen = palloc0(sizeof(bool) * (nkeys + 1));
 		if (participant_key)
@@ -626,6 +874,21 @@ txn_source_open(Oid relid, const char *participant_key, const DateADT *through_d
 	src->uom_names[0] = "";
 	src->row_context = AllocSetContextCreate(CurrentMemoryContext, "incentives read row",
 											 ALLOCSET_SMALL_SIZES);
+	if (asked)
+	{
+		src->share = asked->share;
+		src->nshares = asked->nshares;
+		src->ordered = asked->ordered;
+		src->collation = asked->collation;
+		src->counting = asked->count_participants || asked->ordered;
+	}
+	if (src->counting)
+	{
+		src->counted_context = AllocSetContextCreate(CurrentMemoryContext,
+													 "incentives participants read",
+													 ALLOCSET_DEFAULT_SIZES);
+		GrowCounted(src);
+	}
 	rows = rel.rows;
 	{
 		const char *const *skus;
@@ -688,6 +951,8 @@ txn_source_open(Oid relid, const char *participant_key, const DateADT *through_d
 
 	if (src->ids)
 		CheckIdentity(src);
+	if (src->ordered && !txn_store_one_batch(src->store))
+		Reorder(src);
 	return src;
 }
 
@@ -773,6 +1038,52 @@ UnitKeyOf(const TxnSource *src, const TxnRec *r, uint32 *len, int32 *unit)
 	*unit = -1;
 	*len = r->plen;
 	return KeyOf(r);
+}
+
+/* CompareKeys: two keys in the order of collation (0: bytewise). */
+static inline int
+CompareKeys(const char *a, uint32 alen, const char *b, uint32 blen, Oid collation)
+{
+	int			c;
+
+	if (OidIsValid(collation))
+		return varstr_cmp(a, (int) alen, b, (int) blen, collation);
+	c = memcmp(a, b, Min(alen, blen));
+	if (c != 0)
+		return c;
+	return (alen > blen) - (alen < blen);
+}
+
+/* CompareGroups: two group slots by their participants' keys. */
+static int
+CompareGroups(const void *a, const void *b, void *arg)
+{
+	const TxnSource *src = arg;
+	const Participant *x = &src->groups[*(const uint32 *) a];
+	const Participant *y = &src->groups[*(const uint32 *) b];
+
+	return CompareKeys(x->key, x->plen, y->key, y->plen, src->collation);
+}
+
+/* SortGroups: the batch's group slots in the byte order of their keys. */
+static void
+SortGroups(TxnSource *src, uint32 ngroups)
+{
+	uint32		i,
+				n = 0;
+
+	if (ngroups > src->sorted_cap)
+	{
+		if (src->sorted)
+			pfree(src->sorted);
+		src->sorted_cap = Max(ngroups, 64);
+		src->sorted = MemoryContextAllocHuge(src->context, sizeof(uint32) * src->sorted_cap);
+	}
+	for (i = 0; i <= src->groups_mask; i++)
+		if (src->groups[i].key)
+			src->sorted[n++] = i;
+	qsort_arg(src->sorted, n, sizeof(uint32), CompareGroups, src);
+	src->nsorted = n;
 }
 
 /*
@@ -870,7 +1181,7 @@ GroupsFor(TxnSource *src)
 
 		r = src->order[i];
 		key = UnitKeyOf(src, r, &len, &unit);
-		h = i < rehash_from ? hash_bytes((const unsigned char *) key, (int) len)
+		h = i < rehash_from ? txn_aggregation_hash(key, len)
 			: src->slot_of[i];
 		src->slot_of[i] = (uint32) (FindGroup(src->groups, src->groups_mask, h,
 											  key, len) - src->groups);
@@ -890,6 +1201,8 @@ GroupsFor(TxnSource *src)
 		pfree(placed);
 	}
 	src->next_group = 0;
+	if (src->ordered)
+		SortGroups(src, ngroups);
 }
 
 /*
@@ -1004,13 +1317,16 @@ txn_source_next(TxnSource *src, MemoryContext context, TxnUnit *unit)
 	{
 		if (src->groups)
 		{
-			while (src->next_group <= src->groups_mask)
+			while (src->ordered ? src->next_group < src->nsorted :
+				   src->next_group <= src->groups_mask)
 			{
-				Participant *g = &src->groups[src->next_group++];
+				uint32		slot = src->ordered ? src->sorted[src->next_group] : src->next_group;
+				Participant *g = &src->groups[slot];
 				TxnRec	  **recs = src->order + g->first;
 				IncTxn	   *out;
 				uint32		i;
 
+				src->next_group++;
 				if (g->key == NULL)
 					continue;
 				UnitOf(src, g, context, unit);
@@ -1043,10 +1359,21 @@ txn_source_id_datum(const IncTxn *txn)
 	return PointerGetDatum(txn->transaction_id - VARHDRSZ);
 }
 
+/* txn_source_participants: the distinct participants read (count_participants). */
+uint64
+txn_source_participants(const TxnSource *src)
+{
+	return src->nparticipants;
+}
+
 /* txn_source_close: release the store and its files. */
 void
 txn_source_close(TxnSource *src)
 {
+	if (src->counted_context)
+		MemoryContextDelete(src->counted_context);
+	if (src->sorted)
+		pfree(src->sorted);
 	if (src->ids)
 		txn_store_end(src->ids);
 	txn_store_end(src->store);

@@ -19,6 +19,7 @@
 
 #include "postgres.h"
 
+#include "common/hashfn.h"
 #include "utils/date.h"
 
 #include "core/engine/engine.h"
@@ -41,6 +42,57 @@ typedef struct TxnPosition
 } TxnPosition;
 
 /*
+ * What a refresh asks of a read beyond incentive_calculate's (NULL
+ * options: none of it).
+ *
+ * share, nshares: read only the transactions whose unit's hash (below)
+ * falls in share (0 .. nshares - 1) of txn_share_of; nshares 0 or 1 reads
+ * all.
+ * count_participants: count the distinct participants read (of the share),
+ * those whose every transaction has a SKU no offer mentions included
+ * (txn_source_participants).  ordered: hand every participant out in the
+ * order of its key in collation (the store partitioned by ranges of keys
+ * when it does not fit one batch; a refresh writes its rows in the order
+ * of the partition's primary key, so that the index build finds them
+ * sorted); a unit of the participant groups comes out whole where its
+ * first key is.
+ */
+typedef struct TxnSourceOptions
+{
+	int			share;
+	int			nshares;
+	bool		count_participants;
+	bool		ordered;
+	Oid			collation;		/* ordered: in this collation's order (0: bytes) */
+} TxnSourceOptions;
+
+/*
+ * txn_aggregation_hash: the hash of the key of a calculation unit: the
+ * participant_key of a participant in no group, the first key of its unit
+ * for a member of the participant groups (groups.h: a group, its members
+ * and the groups a mover joins are calculated together).  The store
+ * partitions by it and txn_share_of shares by it, so that a unit's
+ * transactions are always read, grouped and calculated by one process.
+ */
+static inline uint32
+txn_aggregation_hash(const char *key, size_t len)
+{
+	return hash_bytes((const unsigned char *) key, (int) len);
+}
+
+/*
+ * txn_share_of: which of nshares processes calculates the unit whose hash
+ * (txn_aggregation_hash) is given (0 .. nshares - 1): the one place a refresh with
+ * jobs divides the work (docs/lifecycle.md, jobs).  The hash is mixed
+ * first: the store uses its bits as they are.
+ */
+static inline int
+txn_share_of(uint32 aggregation_hash, int nshares)
+{
+	return (int) (((uint64) murmurhash32(aggregation_hash) * (uint64) nshares) >> 32);
+}
+
+/*
  * txn_source_open: check relid's columns (an error names a missing or
  * mistyped one), then read it -- only participant_key's transactions when
  * that is not NULL (and those of every other key of its unit when groups,
@@ -55,7 +107,13 @@ typedef struct TxnPosition
 extern TxnSource *txn_source_open(Oid relid, const char *participant_key,
 								  const DateADT *through_date, IncEngine *engine,
 								  MemoryContext engine_context, const IncGroups *groups,
-								  TxnPosition *position);
+								  TxnPosition *position, const TxnSourceOptions *options);
+
+/*
+ * txn_source_participants: the participants counted (count_participants;
+ * not those read only as the relation's owner, txn_source_hidden_keys).
+ */
+extern uint64 txn_source_participants(const TxnSource *src);
 
 /*
  * txn_source_hidden_keys: under row-level security, the keys of the units

@@ -48,6 +48,7 @@ struct TxnStore
 	int			curbatch;		/* the batch in memory */
 	bool		started;		/* txn_store_next_batch called */
 	bool		grow;			/* doubling still helps */
+	bool		fixed;			/* the caller names each record's batch */
 	BufFile   **files;			/* per batch, NULL until written */
 	Chunk	   *head;
 	Chunk	   *tail;
@@ -194,6 +195,43 @@ txn_store_create(Size limit, uint64 expected_bytes)
 	return s;
 }
 
+/* txn_store_create_fixed: nbatch batches the caller fills (txn_store_put_to). */
+TxnStore *
+txn_store_create_fixed(Size limit, int nbatch)
+{
+	TxnStore   *s = palloc0(sizeof(TxnStore));
+
+	s->context = AllocSetContextCreate(CurrentMemoryContext, "incentives transaction store",
+									   ALLOCSET_DEFAULT_SIZES);
+	s->limit = Max(limit, CHUNK_SIZE);
+	s->grow = false;
+	s->fixed = true;
+	s->curbatch = -1;			/* every batch to its file: memory stays free */
+	SetBatches(s, Max(nbatch, 1));
+	return s;
+}
+
+/* txn_store_put_to: copy a record (len bytes) into batch b. */
+void
+txn_store_put_to(TxnStore *s, int b, uint32 hash, const void *data, Size len)
+{
+	RecordHeader *rec;
+	Size		total = MAXALIGN(RECORD_HEADER + len);
+
+	Assert(s->fixed && b >= 0 && b < s->nbatch);
+	rec = MemoryContextAlloc(s->context, total);
+	rec->len = (uint32) total;
+	rec->hash = hash;
+	memcpy((char *) rec + RECORD_HEADER, data, len);
+	if (total > RECORD_HEADER + len)
+		memset((char *) rec + RECORD_HEADER + len, 0, total - RECORD_HEADER - len);
+	if (b == s->curbatch)
+		Append(s, rec);
+	else
+		Spill(s, b, rec);
+	pfree(rec);
+}
+
 /* txn_store_put: copy a record into its batch. */
 void
 txn_store_put(TxnStore *s, uint32 hash, const void *data, Size len)
@@ -264,7 +302,7 @@ LoadBatch(TxnStore *s, int b)
 			ereport(ERROR,
 					(errcode_for_file_access(),
 					 errmsg("could not read a temporary file of the calculation")));
-		to = BatchOf(s, header.hash);
+		to = s->fixed ? b : BatchOf(s, header.hash);
 		if (to == b)
 		{
 			Append(s, (RecordHeader *) rec);
@@ -287,7 +325,8 @@ txn_store_next_batch(TxnStore *s)
 	if (!s->started)
 	{
 		s->started = true;
-		return true;
+		if (!s->fixed)
+			return true;		/* batch 0 is in memory */
 	}
 	FreeChunks(s);
 	while (++s->curbatch < s->nbatch)
@@ -313,6 +352,15 @@ txn_store_iter_init(TxnStore *s, TxnStoreIter *it)
 void *
 txn_store_iter_next(TxnStoreIter *it, uint32 *hash)
 {
+	Size		len;
+
+	return txn_store_iter_next_len(it, hash, &len);
+}
+
+/* txn_store_iter_next_len: the same, and the record's length (padded). */
+void *
+txn_store_iter_next_len(TxnStoreIter *it, uint32 *hash, Size *len)
+{
 	Chunk	   *c = it->chunk;
 	RecordHeader *rec;
 
@@ -327,6 +375,7 @@ txn_store_iter_next(TxnStoreIter *it, uint32 *hash)
 	rec = (RecordHeader *) ((char *) c + CHUNK_HEADER + it->offset);
 	it->offset += rec->len;
 	*hash = rec->hash;
+	*len = rec->len - RECORD_HEADER;
 	return (char *) rec + RECORD_HEADER;
 }
 
@@ -334,6 +383,18 @@ uint64
 txn_store_batch_count(const TxnStore *s)
 {
 	return s->in_memory;
+}
+
+/* txn_store_one_batch: has nothing left memory (a single batch, no file)? */
+bool
+txn_store_one_batch(const TxnStore *s)
+{
+	int			b;
+
+	for (b = 0; b < s->nbatch; b++)
+		if (s->files[b])
+			return false;
+	return true;
 }
 
 /* txn_store_end: close every file, free everything. */

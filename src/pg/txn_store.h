@@ -44,6 +44,19 @@ typedef struct TxnStoreIter
  */
 extern TxnStore *txn_store_create(Size limit, uint64 expected_bytes);
 
+/*
+ * txn_store_create_fixed: a store of nbatch batches, each record's batch
+ * named by the caller (txn_store_put_to); batches never double, and every
+ * batch goes to its file until txn_store_next_batch loads it.  For records
+ * the caller groups itself (txn_source.c puts a refresh's participants in
+ * ranges of keys).
+ */
+extern TxnStore *txn_store_create_fixed(Size limit, int nbatch);
+extern void txn_store_put_to(TxnStore *s, int batch, uint32 hash, const void *data, Size len);
+
+/* txn_store_one_batch: everything in memory, nothing in a file? */
+extern bool txn_store_one_batch(const TxnStore *s);
+
 /* txn_store_put: a copy of len bytes at data, in the batch of hash. */
 extern void txn_store_put(TxnStore *s, uint32 hash, const void *data, Size len);
 
@@ -57,6 +70,8 @@ extern bool txn_store_next_batch(TxnStore *s);
 /* txn_store_iter_init, txn_store_iter_next: the records of the batch in memory. */
 extern void txn_store_iter_init(TxnStore *s, TxnStoreIter *it);
 extern void *txn_store_iter_next(TxnStoreIter *it, uint32 *hash);
+/* txn_store_iter_next_len: the same, and the record's length (padded). */
+extern void *txn_store_iter_next_len(TxnStoreIter *it, uint32 *hash, Size *len);
 
 /* txn_store_batch_count: the records of the batch in memory. */
 extern uint64 txn_store_batch_count(const TxnStore *s);

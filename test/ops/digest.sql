@@ -10,15 +10,27 @@
 -- next changed_only refresh is a full one -- docs/lifecycle.md.)
 -- (The run log's columns that 0.2.0 added -- on_error, changed_only,
 -- exceptions -- are left out of its rows, so that its digest before and
--- after an update from 0.1.0 compares the rows 0.1.0 kept.)
+-- after an update from 0.1.0 compares the rows 0.1.0 kept; likewise the
+-- rows of the earnings (and their partitions) and of the calculation are
+-- compared without their NULLs, so that the NULL group_key 0.3.0 adds to
+-- a row of 0.2.0 leaves it as it was -- a row with a group_key keeps it.)
 SELECT format($q$SELECT %L || ' rows ' || count(*) || ' md5 ' || coalesce(md5(string_agg(%s, E'\n' ORDER BY %s COLLATE "C")), '-') FROM %s AS t$q$,
               'table ' || c.oid::regclass::text,
               CASE WHEN c.oid::regclass::text = 'incentives.calculation_runs'
-                   THEN $e$(to_jsonb(t) - '{on_error,changed_only,exceptions}'::text[])::text$e$ ELSE 't::text' END,
+                   THEN $e$(to_jsonb(t) - '{on_error,changed_only,exceptions}'::text[])::text$e$
+                   WHEN g.attname IS NOT NULL OR c.oid::regclass::text = 'incentives.earnings'
+                        OR c.oid::regclass::text LIKE 'incentives\_internal.earnings\_run\_%'
+                   THEN 'jsonb_strip_nulls(to_jsonb(t))::text'
+                   ELSE 't::text' END,
               CASE WHEN c.oid::regclass::text = 'incentives.calculation_runs'
-                   THEN $e$(to_jsonb(t) - '{on_error,changed_only,exceptions}'::text[])::text$e$ ELSE 't::text' END,
+                   THEN $e$(to_jsonb(t) - '{on_error,changed_only,exceptions}'::text[])::text$e$
+                   WHEN g.attname IS NOT NULL OR c.oid::regclass::text = 'incentives.earnings'
+                        OR c.oid::regclass::text LIKE 'incentives\_internal.earnings\_run\_%'
+                   THEN 'jsonb_strip_nulls(to_jsonb(t))::text'
+                   ELSE 't::text' END,
               c.oid::regclass)
   FROM pg_class c
+  LEFT JOIN pg_attribute g ON g.attrelid = c.oid AND g.attname = 'group_key' AND NOT g.attisdropped
  WHERE c.relnamespace::regnamespace::text IN ('incentives', 'incentives_internal', 'incentives_cluster')
    AND c.relkind IN ('r', 'p')
    AND c.oid::regclass::text <> 'incentives.earnings_changes'
@@ -31,7 +43,9 @@ SELECT format($q$SELECT %L || ' last_value ' || last_value || ' is_called ' || i
    AND c.relkind = 'S'
  ORDER BY c.oid::regclass::text COLLATE "C"
 \gexec
-SELECT $q$SELECT 'calculation rows ' || count(*) || ' md5 ' || coalesce(md5(string_agg(e::text, E'\n' ORDER BY e::text COLLATE "C")), '-') FROM incentives.incentive_calculate() AS e$q$
+SELECT $q$SELECT 'calculation rows ' || count(*) || ' md5 ' || coalesce(md5(string_agg(r, E'\n' ORDER BY r COLLATE "C")), '-')
+            FROM (SELECT jsonb_strip_nulls(to_jsonb(e))::text AS r
+                    FROM incentives.incentive_calculate() AS e) AS e$q$
  WHERE to_regproc('incentives.incentive_calculate') IS NOT NULL
    AND EXISTS (SELECT FROM pg_extension WHERE extname = 'incentives')
 \gexec

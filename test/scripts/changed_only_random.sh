@@ -23,7 +23,10 @@
 # may move members between chains mid-season, end or remove memberships,
 # add new members and change a chain's property.  Then CALL refresh_earnings(changed_only => true) and the
 # materialized earnings (every column and the transaction date) must equal
-# a full calculation row for row.  Prints one line per round; exits
+# a full calculation row for row; then a full refresh with jobs => 2 or 3
+# (docs/lifecycle.md, jobs) must too.  The changed-only refreshes alternate
+# jobs => 1 and 2 (the rounds that change offers, SKUs or conversions
+# recalculate everyone with them).  Prints one line per round; exits
 # non-zero on the first difference.
 set -euo pipefail
 
@@ -248,22 +251,31 @@ for r in $(seq 1 "$ROUNDS"); do
                 ORDER BY transaction_id LIMIT 1 OFFSET $((r * 37))")
     val "INSERT INTO incentives.transactions VALUES ('BAD-$r', '$bad', 'retailer_purchases_from_distribution', '2026-03-01',
            (SELECT sku_key FROM incentives.skus WHERE sku_key LIKE 'chem%' ORDER BY sku_key LIMIT 1), 1, 'drum', 10)" >/dev/null
-    psql_db -c "SET client_min_messages = warning" -c "CALL incentives.refresh_earnings(on_error => 'skip', changed_only => true)"
+    psql_db -c "SET client_min_messages = warning" \
+      -c "CALL incentives.refresh_earnings(on_error => 'skip', changed_only => true, jobs => $((1 + r % 2)))"
     ex=$(val "SELECT string_agg(participant_key || ':' || transaction_id, ',') FROM incentives.calculation_exceptions
                WHERE run_id = (SELECT max(run_id) FROM incentives.calculation_runs)")
     [ "$ex" = "$bad:BAD-$r" ] || { echo "check-changed-only: FAIL: round $r: exceptions '$ex', expected '$bad:BAD-$r'" >&2; exit 1; }
     val "DELETE FROM incentives.transactions WHERE transaction_id = 'BAD-$r'" >/dev/null
     summary="$summary, skipped $bad"
   fi
-  psql_db -c "SET client_min_messages = warning" -c "CALL incentives.refresh_earnings(changed_only => true)"
+  jobs=$((1 + r % 2))
+  psql_db -c "SET client_min_messages = warning" -c "CALL incentives.refresh_earnings(changed_only => true, jobs => $jobs)"
   recalc=$(val "SELECT participants FROM incentives.calculation_runs ORDER BY run_id DESC LIMIT 1")
   total_recalc=$((total_recalc + recalc))
   diff=$(val "SELECT rnd.differences()")
   if [ "$diff" != 0 ]; then
-    echo "check-changed-only: FAIL: round $r ($summary): $diff rows differ from a full calculation" >&2
+    echo "check-changed-only: FAIL: round $r ($summary): $diff rows differ from a full calculation (changed_only, jobs => $jobs)" >&2
     exit 1
   fi
-  echo "check-changed-only: round $r: $summary; $recalc participants recalculated; earnings = full calculation"
+  full_jobs=$((2 + r % 2))
+  psql_db -c "SET client_min_messages = warning" -c "CALL incentives.refresh_earnings(jobs => $full_jobs)"
+  diff=$(val "SELECT rnd.differences()")
+  if [ "$diff" != 0 ]; then
+    echo "check-changed-only: FAIL: round $r ($summary): $diff rows differ from a full calculation (full refresh, jobs => $full_jobs)" >&2
+    exit 1
+  fi
+  echo "check-changed-only: round $r: $summary; $recalc participants recalculated (jobs => $jobs); earnings = full calculation, also after a full refresh with jobs => $full_jobs"
 done
 rows=$(val "SELECT count(*) FROM incentives.earnings")
 echo "check-changed-only: PASS ($ROUNDS rounds, $total_recalc participants recalculated in all, $rows earning rows equal a full calculation after every round)"

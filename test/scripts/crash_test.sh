@@ -4,16 +4,19 @@
 #
 # Runs against the pg_virtualenv cluster the PG* variables name (it restarts
 # it): `pg_virtualenv -t bash test/scripts/crash_test.sh` (`make check-crash`
-# does that after installing).  Two rounds, each with a full refresh of
-# everyone held half-way: it reads through a "gate" view whose qual, on one
-# transaction of a participant in a later batch, waits for an advisory lock
-# this script holds, so the refresh has written several batches of its new
-# partition when it stops.  Then:
+# does that after installing).  Three rounds, each a full refresh held where
+# this script chooses, then cut off:
 #
-#   round 1: kill -9 of the refresh's backend (the server restarts every
-#            backend and recovers);
-#   round 2: an immediate shutdown (pg_ctlcluster ... stop -m immediate)
-#            and a start.
+#   round 1: held at the swap, after every row of its new partition is
+#            written and indexed (this script's session reads
+#            incentives.earnings in an open transaction, so the detach of
+#            the old partition waits): kill -9 of the refresh's backend
+#            (the server restarts every backend and recovers);
+#   round 2: the same with jobs => 2, cut off by an immediate shutdown
+#            (pg_ctlcluster ... stop -m immediate) and a start;
+#   round 3: jobs => 3 over a "gate" view whose qual, on one transaction,
+#            reads a table this script holds locked, so both parallel
+#            workers wait in their read: kill -9 of one worker.
 #
 # After each: the earnings are exactly those of the last complete refresh
 # (md5 of every row), incentives.earnings has its one partition (and the
@@ -25,7 +28,6 @@ set -euo pipefail
 
 N_TXNS=${N_TXNS:-100000}
 DB=incentives_crash
-GATE_LOCK=4343
 : "${PGVERSION:?PGVERSION is not set: run under pg_virtualenv}"
 cd "$(dirname "$0")/../.."
 WORK=$(mktemp -d)
@@ -65,24 +67,20 @@ echo "check-crash: $(psql -X -At -d postgres -c 'SHOW server_version'), $N_TXNS 
 psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB"
 q -c "SET client_min_messages = warning" -c "CREATE EXTENSION incentives"
 q -v n_transactions="$N_TXNS" -v seed=11 -f bench/generate.sql >/dev/null
-# the gate: one transaction of the 701st participant (batch 8 of 10)
+# the gate: one transaction of the 701st participant; gate.pass reads
+# gate.blocker there (a plain read, allowed in a parallel worker), which
+# waits while this script holds the table locked
 gate_id=$(val "SELECT min(transaction_id) FROM incentives.transactions
                 WHERE participant_key = (SELECT DISTINCT participant_key COLLATE \"C\" FROM incentives.transactions
                                           ORDER BY 1 OFFSET 700 LIMIT 1)")
 q <<SQL
 SET client_min_messages = warning;
 CREATE SCHEMA gate;
-CREATE FUNCTION gate.pass(id text) RETURNS boolean LANGUAGE plpgsql VOLATILE AS \$\$
+CREATE TABLE gate.blocker ();
+CREATE FUNCTION gate.pass(id text) RETURNS boolean LANGUAGE plpgsql VOLATILE PARALLEL SAFE AS \$\$
 BEGIN
-    -- the first read of the row (the refresh listing the participants)
-    -- passes; the second (the calculation of its batch) waits
     IF id = '$gate_id' THEN
-        IF current_setting('gate.seen', true) = 'yes' THEN
-            PERFORM pg_advisory_lock_shared($GATE_LOCK);
-            PERFORM pg_advisory_unlock_shared($GATE_LOCK);
-        ELSE
-            PERFORM set_config('gate.seen', 'yes', false);
-        END IF;
+        PERFORM 1 FROM gate.blocker;
     END IF;
     RETURN true;
 END
@@ -92,46 +90,68 @@ SELECT * FROM incentives.transactions t WHERE gate.pass(t.transaction_id);
 VACUUM ANALYZE;
 SQL
 
+# crash_round TAG NAME HOW HOLD JOBS: HOW is kill (of the backend), immediate
+# (shutdown) or kill-worker; HOLD is swap or gate
 crash_round() {
-  local tag=$1 name=$2 how=$3 before runs_before pid i parts interrupted status
+  local tag=$1 name=$2 how=$3 hold=$4 jobs=$5 before runs_before pid i parts interrupted status victim
   # a complete refresh, then a change its successor would materialize
   q -c "SET client_min_messages = warning" -c "CALL incentives.refresh_earnings()"
   before=$(earnings_md5)
   runs_before=$(val "SELECT max(run_id) FROM incentives.calculation_runs")
   val "UPDATE incentives.transactions SET amount = amount * 2 WHERE transaction_id LIKE '%7'" >/dev/null
 
-  # the controller holds the gate
+  # the controller holds the swap (a read of the earnings, its transaction
+  # left open) or the gate (gate.blocker locked)
   mkfifo "$WORK/$tag.in"
   psql -X -q -At -d "$DB" <"$WORK/$tag.in" >"$WORK/$tag.ctl" 2>&1 &
   local ctl=$!
   exec {cfd}>"$WORK/$tag.in"
-  printf '%s\n' "SELECT pg_advisory_lock($GATE_LOCK);" "\\echo HELD" >&"$cfd"
+  case $hold in
+    swap) printf '%s\n' "BEGIN;" "SELECT count(*) FROM incentives.earnings;" "\\echo HELD" >&"$cfd" ;;
+    gate) printf '%s\n' "BEGIN;" "LOCK TABLE gate.blocker IN ACCESS EXCLUSIVE MODE;" "\\echo HELD" >&"$cfd" ;;
+  esac
   for i in $(seq 1 200); do grep -q HELD "$WORK/$tag.ctl" && break; sleep 0.05; done
 
+  local relation=incentives.transactions
+  [ "$hold" = gate ] && relation=gate.transactions
   PGAPPNAME=incentives_crash_refresh psql -X -q -d "$DB" -c "SET client_min_messages = warning" \
-    -c "CALL incentives.refresh_earnings(transactions => 'gate.transactions', progress_every => 100)" \
+    -c "CALL incentives.refresh_earnings(transactions => '$relation', jobs => $jobs)" \
     >"$WORK/$tag.refresh" 2>&1 &
   local refresh=$!
   pid=""
-  for i in $(seq 1 600); do
-    pid=$(val "SELECT pid FROM pg_stat_activity WHERE application_name LIKE 'incentives%'
-                 AND wait_event_type = 'Lock' AND wait_event = 'advisory'
-                 AND query LIKE '%refresh_earnings%' LIMIT 1" 2>/dev/null || true)
-    [ -n "$pid" ] && break
+  victim=""
+  for i in $(seq 1 1200); do
+    case $hold in
+      swap)
+        pid=$(val "SELECT pid FROM pg_stat_activity WHERE application_name LIKE 'incentives refresh run %'
+                     AND wait_event_type = 'Lock' AND wait_event = 'relation'
+                     AND query LIKE '%refresh_earnings%' LIMIT 1" 2>/dev/null || true)
+        victim=$pid ;;
+      gate)
+        # both workers wait at the gate
+        victim=$(val "SELECT min(w.pid) FROM pg_stat_activity w JOIN pg_stat_activity l ON l.pid = w.leader_pid
+                       WHERE w.backend_type = 'parallel worker' AND w.wait_event_type = 'Lock'
+                         AND l.query LIKE '%refresh_earnings%'
+                      HAVING count(*) = 2" 2>/dev/null || true)
+        pid=$(val "SELECT leader_pid FROM pg_stat_activity WHERE pid = '${victim:-0}'" 2>/dev/null || true) ;;
+    esac
+    [ -n "$victim" ] && [ -n "$pid" ] && break
     sleep 0.1
   done
-  [ -n "$pid" ] || fail "$name: the refresh did not reach the gate: $(cat "$WORK/$tag.refresh")"
+  [ -n "$victim" ] && [ -n "$pid" ] || fail "$name: the refresh was not held at the $hold: $(cat "$WORK/$tag.refresh")"
   local progress
   progress=$(val "SELECT application_name FROM pg_stat_activity WHERE pid = $pid")
-  case $progress in
-    *": 700/"*) ;;
-    *) fail "$name: the refresh was held at '$progress', not after 7 of its 10 batches" ;;
+  case $hold in
+    swap) case $progress in
+            *": 1000/1000") ;;
+            *) fail "$name: the refresh was held at '$progress', not with every participant written" ;;
+          esac ;;
   esac
   running=$(val "SELECT count(*) FROM incentives.calculation_runs WHERE status = 'running'")
   [ "$running" = 1 ] || fail "$name: the held refresh's run is not visible as running"
 
   case $how in
-    kill) kill -9 "$pid" ;;
+    kill|kill-worker) kill -9 "$victim" ;;
     immediate) pg_ctlcluster "$PGVERSION" regress stop -m immediate ;;
   esac
   wait "$refresh" 2>/dev/null || true
@@ -148,7 +168,7 @@ crash_round() {
   status=$(val "SELECT status FROM incentives.calculation_runs WHERE run_id > $runs_before ORDER BY run_id LIMIT 1")
   [ "$status" = running ] || fail "$name: the interrupted run is '$status' before the next refresh"
 
-  q -c "SET client_min_messages = warning" -c "CALL incentives.refresh_earnings()" \
+  q -c "SET client_min_messages = warning" -c "CALL incentives.refresh_earnings(jobs => $jobs)" \
     || fail "$name: the next refresh failed"
   interrupted=$(val "SELECT status || ' ' || (finished_at IS NOT NULL) FROM incentives.calculation_runs
                       WHERE run_id > $runs_before ORDER BY run_id LIMIT 1")
@@ -167,10 +187,11 @@ crash_round() {
                                      SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount
                                        FROM incentives.earnings)) d")
   [ "$diff" = 0 ] || fail "$name: after the next refresh $diff rows differ from the calculation"
-  echo "check-crash: $name: held at '$progress'; after $how the earnings are the last complete refresh's, one partition; the run was marked interrupted by the next refresh, which succeeded"
+  echo "check-crash: $name: held at the $hold${progress:+ ('$progress')}; after $how the earnings are the last complete refresh's, one partition; the run was marked interrupted by the next refresh, which succeeded"
 }
 
-crash_round kill "round 1 (kill -9 of the refresh's backend)" kill
-crash_round immediate "round 2 (immediate shutdown)" immediate
+crash_round r1 "round 1 (kill -9 of the refresh's backend)" kill swap 1
+crash_round r2 "round 2 (immediate shutdown, jobs => 2)" immediate swap 2
+crash_round r3 "round 3 (kill -9 of one of two parallel workers, jobs => 3)" kill-worker gate 3
 
-echo "check-crash: PASS (a refresh killed or cut off by an immediate shutdown left the earnings of the last complete refresh; the next refresh marked it interrupted and succeeded)"
+echo "check-crash: PASS (a refresh killed, its parallel worker killed, or cut off by an immediate shutdown left the earnings of the last complete refresh; the next refresh marked it interrupted and succeeded)"

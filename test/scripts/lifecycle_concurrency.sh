@@ -10,10 +10,10 @@
 # 1. Readers never see a half-written refresh.  A reader session reads
 #    count(*) and sum(incentive_amount) of incentives.earnings over and
 #    over while a full refresh replaces every row with different amounts:
-#    (a) by the owner (a new partition swapped in), (b) by an admin that
-#    does not own the table (rows replaced in batches of 10 participants,
-#    all in one transaction), (c) a changed_only refresh of a fifth of the
-#    participants (replaced in batches too).  Every read must be the old
+#    (a) by the owner (a new partition swapped in; also with jobs => 2),
+#    (b) by an admin that does not own the table (rows replaced in batches
+#    of 10 participants, all in one transaction), (c) a changed_only
+#    refresh of a fifth of the participants (replaced in batches too).  Every read must be the old
 #    total or the new one, and both must have been seen.
 # 2. Two settles never count the same earnings twice.
 #    (a) Deterministic: session A settles inside a transaction block and
@@ -127,6 +127,7 @@ reader_during() {
 }
 
 reader_during "1a refresh by the owner (partition swap)" "CALL incentives.refresh_earnings()"
+reader_during "1a' refresh by the owner with jobs => 2 (parallel workers)" "CALL incentives.refresh_earnings(jobs => 2)"
 reader_during "1b refresh by a non-owner (batches in one transaction)" \
   "CALL incentives.refresh_earnings(progress_every => 10)" incentives_lc_admin
 reader_during "1c changed_only refresh of a fifth of the participants (batches of 10)" \

@@ -10,8 +10,12 @@ SELECT format($q$SELECT %L || ' rows ' || count(*) || ' md5 ' || md5(coalesce(st
  WHERE c.relnamespace = 'bi'::regnamespace AND c.relkind = 'v'
  ORDER BY c.relname
 \gexec
+-- (a function returning incentives.earning returns the columns a version
+-- adds at its end too -- 0.3.0's group_key, NULL outside groups: the
+-- rows are compared without their NULLs)
 SELECT 'function bi.earnings_of rows ' || count(*) || ' md5 '
-       || md5(coalesce(string_agg(e::text, E'\n' ORDER BY e::text COLLATE "C"), ''))
+       || md5(coalesce(string_agg(jsonb_strip_nulls(to_jsonb(e))::text, E'\n'
+                                  ORDER BY jsonb_strip_nulls(to_jsonb(e))::text COLLATE "C"), ''))
   FROM bi.earnings_of('retailer_0001') AS e;
 SELECT 'function bi.total_of ' || bi.total_of('retailer_0001');
 SET ROLE bi_limited;

@@ -6,13 +6,16 @@
 --
 --   everyone (participant_key NULL): every participant of the relation.
 --     By a role that owns incentives.earnings (or is a member of its
---     owner) the rows are built in bulk into a new, unindexed table
---     incentives_internal.earnings_run_<run_id>, indexed once, and swapped
---     in as the table's one partition in the same transaction (the old one
---     is detached and dropped): no row-by-row delete, and readers see the
---     old earnings or the new ones, never a mix.  Any other role with
---     INSERT and DELETE on the table replaces the rows batch by batch in
---     one transaction (the same result, slower).
+--     owner) the rows are calculated in one snapshot, by jobs processes,
+--     and written from C straight into a new, unindexed table
+--     incentives_internal.earnings_run_<run_id>
+--     (incentives_internal.refresh_write, 41_refresh_write.sql), indexed
+--     once, and swapped in as the table's one partition in the same
+--     transaction (the old one is detached and dropped): no row-by-row
+--     delete, and readers see the old earnings or the new ones, never a
+--     mix.  Any other role with INSERT and DELETE on the table replaces
+--     the rows batch by batch in one transaction (the same result,
+--     slower; one process).
 --   one participant: its rows are deleted and calculated again.
 --   changed_only: the participants incentives.earnings_changes
 --     names (their transactions, properties or enrollments changed), or
@@ -21,8 +24,12 @@
 -- on_error => 'skip': a participant whose calculation fails for a data
 -- reason (SQLSTATE class 22 or 23) keeps its previous earnings and gets a
 -- row in incentives.calculation_exceptions; the run ends
--- completed_with_exceptions.  Batches run in subtransactions; a batch that
--- fails is calculated again participant by participant.
+-- completed_with_exceptions.  refresh_write skips a participant whose
+-- calculation fails (every member of a participant group's unit that
+-- fails) and reports it; a read that fails (a NULL key, a repeated
+-- transaction_id), and the batches of the slower ways, run in
+-- subtransactions, and what failed is calculated again participant by
+-- participant.
 --
 -- The run log: the 'running' row is committed before the work when the
 -- procedure may commit (incentives_internal.transaction_control_allowed(),
@@ -96,13 +103,18 @@ CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_check(
     participant_key text,
     transactions    regclass,
     on_error        text,
-    changed_only    boolean)
+    changed_only    boolean,
+    jobs            integer)
 RETURNS void
 LANGUAGE plpgsql
 STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $function$
 BEGIN
+    IF jobs IS NULL OR jobs < 1 OR jobs > 1024 THEN
+        RAISE EXCEPTION 'jobs must be between 1 and 1024, not %', COALESCE(jobs::text, 'NULL')
+              USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     IF on_error IS NULL OR on_error NOT IN ('raise', 'skip') THEN
         RAISE EXCEPTION 'on_error must be ''raise'' or ''skip'', not %', COALESCE(quote_literal(on_error), 'NULL')
               USING ERRCODE = 'invalid_parameter_value';
@@ -126,7 +138,7 @@ BEGIN
     END IF;
 END
 $function$;
-COMMENT ON FUNCTION incentives_internal.refresh_earnings_check(text, regclass, text, boolean) IS
+COMMENT ON FUNCTION incentives_internal.refresh_earnings_check(text, regclass, text, boolean, integer) IS
   'Part of incentives.refresh_earnings: refuses arguments it cannot run with (22023; 0A000 for changed_only over anything but incentives.transactions)';
 
 -- refresh_earnings_batch: one batch's rows into target, as one statement.
@@ -236,7 +248,8 @@ CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_work(
     transactions    regclass,
     progress_every  integer,
     on_error        text,
-    changed_only    boolean)
+    changed_only    boolean,
+    jobs            integer)
 RETURNS void
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
@@ -280,6 +293,8 @@ DECLARE
     v_one_sum     numeric;
     v_batch_ok    boolean;
     v_exceptions  integer := 0;
+    v_written     boolean := false;
+    v_w           record;
     -- participant groups (docs/lifecycle.md, Participant groups): an offer
     -- aggregated by group and memberships, so a group's members are
     -- calculated together, never split between batches
@@ -365,13 +380,62 @@ BEGIN
         v_target := 'incentives.earnings'::regclass;
     END IF;
 
+    -- Everyone into the new partition: every row written from C, in one
+    -- snapshot, by jobs processes.  With skip, a participant that fails
+    -- is reported, and a read that fails (a NULL, a repeated
+    -- transaction_id) leaves the batches below to find the participant.
+    IF v_swap THEN
+        IF v_skip THEN
+            BEGIN
+                SELECT * INTO v_w
+                  FROM incentives_internal.refresh_write(v_target, v_run, v_relation, v_every, true,
+                                                         refresh_earnings_work.jobs);
+                v_written := true;
+            EXCEPTION WHEN data_exception OR integrity_constraint_violation THEN
+                v_written := false;
+            END;
+        ELSE
+            SELECT * INTO v_w
+              FROM incentives_internal.refresh_write(v_target, v_run, v_relation, v_every, false,
+                                                     refresh_earnings_work.jobs);
+            v_written := true;
+        END IF;
+    END IF;
+    IF v_written THEN
+        v_total := v_w.participants;
+        v_rows := v_w.rows;
+        v_sum := v_w.total;
+        v_exceptions := COALESCE(cardinality(v_w.failed_participants), 0);
+        IF v_exceptions > 0 THEN
+            -- the skipped keep their previous earnings (rows written before
+            -- a participant failed go first), are logged, and stay marked
+            -- as changed for the next changed_only refresh
+            IF cardinality(v_w.partial_participants) > 0 THEN
+                EXECUTE format('DELETE FROM %s AS t WHERE t.participant_key = ANY ($1)', v_target)
+                  USING v_w.partial_participants;
+            END IF;
+            INSERT INTO incentives.calculation_exceptions (run_id, participant_key, transaction_id, sqlstate, message)
+            SELECT v_run, f.p, f.t, f.s, f.m
+              FROM unnest(v_w.failed_participants, v_w.failed_transactions, v_w.failed_sqlstates,
+                          v_w.failed_messages) AS f(p, t, s, m);
+            INSERT INTO incentives.earnings_changes (participant_key)
+            SELECT unnest(v_w.failed_participants);
+            EXECUTE format('INSERT INTO %s SELECT * FROM incentives.earnings AS e WHERE e.participant_key = ANY ($1)',
+                           v_target)
+              USING v_w.failed_participants;
+        END IF;
+        v_nbatches := 0;
+    END IF;
+
     -- Batches: everyone, participants in byte order, at most progress_every
     -- of them and about work_mem's worth of transactions per batch (so that
     -- a batch's rows stay in memory instead of a temporary file), as key
     -- ranges (the first and last ranges are open, so every row already
     -- materialized falls in one); changed_only, the changed participants,
     -- progress_every per batch.
-    IF v_everyone THEN
+    IF v_written THEN
+        NULL;
+    ELSIF v_everyone THEN
         EXECUTE format($sql$
             SELECT count(*)::integer,
                    array_agg(p ORDER BY p) FILTER (WHERE b IS DISTINCT FROM prev_b),
@@ -527,12 +591,24 @@ BEGIN
 
     ---------------------------------------------------------------- swap
     IF v_swap THEN
-        EXECUTE format('SELECT COALESCE(sum(e.incentive_amount), 0.00) FROM %s AS e WHERE e.run_id = $1', v_target)
-           INTO v_sum
-          USING v_run;
+        IF NOT v_written THEN
+            EXECUTE format('SELECT COALESCE(sum(e.incentive_amount), 0.00) FROM %s AS e WHERE e.run_id = $1', v_target)
+               INTO v_sum
+              USING v_run;
+        END IF;
         -- Indexes built once over all rows, then the new partition replaces
         -- the old one(s); readers wait for the commit (the detach locks the
-        -- table) and then see only the new rows.
+        -- table) and then see only the new rows.  Rows written in the
+        -- primary key's order (jobs 1 and 2: one stream of rows) build it
+        -- fastest in one process (a parallel build writes each worker's
+        -- sorted run to a temporary file, and its leader merges them); rows
+        -- from several workers come unsorted, and jobs - 1 workers share
+        -- the sort (the setting returns to the caller's when this function
+        -- ends).
+        PERFORM set_config('max_parallel_maintenance_workers',
+                           CASE WHEN refresh_earnings_work.jobs <= 2 THEN 0
+                                ELSE refresh_earnings_work.jobs - 1 END::text,
+                           true);
         EXECUTE format('ALTER TABLE %s ADD CONSTRAINT %I PRIMARY KEY '
                        '(participant_key, offer_key, incentive_rate_key, transaction_id)',
                        v_target, v_new || '_pkey');
@@ -567,7 +643,7 @@ BEGIN
      WHERE r.run_id = v_run;
 END
 $function$;
-COMMENT ON FUNCTION incentives_internal.refresh_earnings_work(bigint, text, regclass, integer, text, boolean) IS
+COMMENT ON FUNCTION incentives_internal.refresh_earnings_work(bigint, text, regclass, integer, text, boolean, integer) IS
   'Part of incentives.refresh_earnings (call the procedure, not this): replaces one participant''s, the changed participants'' or all earnings and marks the run succeeded';
 
 -- An error raised again from what GET STACKED DIAGNOSTICS read of it (a
@@ -599,7 +675,8 @@ CREATE OR REPLACE PROCEDURE incentives.refresh_earnings(
     transactions    regclass DEFAULT 'incentives.transactions',
     progress_every  integer  DEFAULT 1000,
     on_error        text     DEFAULT 'raise',
-    changed_only    boolean  DEFAULT false)
+    changed_only    boolean  DEFAULT false,
+    jobs            integer  DEFAULT 1)
 LANGUAGE plpgsql
 AS $procedure$
 -- No SET clause: a procedure with one cannot COMMIT.  Every name and
@@ -618,7 +695,8 @@ BEGIN
     PERFORM incentives_internal.refresh_earnings_check(refresh_earnings.participant_key,
                                                        refresh_earnings.transactions,
                                                        refresh_earnings.on_error,
-                                                       refresh_earnings.changed_only);
+                                                       refresh_earnings.changed_only,
+                                                       refresh_earnings.jobs);
     -- Can this call commit?  Yes when CALLed as a top-level statement
     -- outside a transaction block (psql, pg_cron); no inside BEGIN ... COMMIT
     -- or a function.  Asked of SPI, never read from an error message.
@@ -640,7 +718,8 @@ BEGIN
                                                           refresh_earnings.transactions,
                                                           refresh_earnings.progress_every,
                                                           refresh_earnings.on_error,
-                                                          refresh_earnings.changed_only);
+                                                          refresh_earnings.changed_only,
+                                                          refresh_earnings.jobs);
     EXCEPTION WHEN OTHERS OR query_canceled THEN
         GET STACKED DIAGNOSTICS v_state   = RETURNED_SQLSTATE,
                                 v_message = MESSAGE_TEXT,
@@ -674,5 +753,5 @@ BEGIN
     END IF;
 END
 $procedure$;
-COMMENT ON PROCEDURE incentives.refresh_earnings(text, regclass, integer, text, boolean) IS
-  'Recalculates one participant''s, every participant''s (NULL) or, with changed_only, the changed participants'' earnings into incentives.earnings atomically and logs the run in incentives.calculation_runs; on_error => ''skip'' keeps a failing participant''s previous earnings and logs it in incentives.calculation_exceptions; on error the previous earnings stay and, when CALLed outside a transaction block, the failed run is committed before the error is raised; NOTICE every progress_every participants';
+COMMENT ON PROCEDURE incentives.refresh_earnings(text, regclass, integer, text, boolean, integer) IS
+  'Recalculates one participant''s, every participant''s (NULL) or, with changed_only, the changed participants'' earnings into incentives.earnings atomically and logs the run in incentives.calculation_runs; on_error => ''skip'' keeps a failing participant''s previous earnings and logs it in incentives.calculation_exceptions; on error the previous earnings stay and, when CALLed outside a transaction block, the failed run is committed before the error is raised; NOTICE every progress_every participants; jobs processes calculate a refresh of everyone';

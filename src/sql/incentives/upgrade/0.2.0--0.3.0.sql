@@ -61,10 +61,30 @@ ALTER TYPE incentives_internal.offer_summary_row ADD ATTRIBUTE aggregation text;
 SELECT pg_temp.update_grant_like('TABLE', 'incentives.earnings_by_group', 'TABLE', 'incentives.earnings_by_participant');
 
 -- What refresh_earnings materializes gains the column too; its result is
--- a table of its own, which cannot change in place.
-SELECT pg_temp.update_replace_function('incentives_internal.calculate_dated(text, jsonb, text[], regclass, timestamptz, date)');
+-- a table of its own, which cannot change in place.  (Routines are named
+-- as regprocedure prints them: test/upgrade/users.sh matches the names.)
+SELECT pg_temp.update_replace_function('incentives_internal.calculate_dated(text,jsonb,text[],regclass,timestamp with time zone,date)');
+
+------------------------------------------------------------------------
+-- refresh_earnings(jobs => N) (docs/lifecycle.md, How a refresh replaces
+-- the earnings): the procedure, and the internals it passes jobs to, gain
+-- it as their last argument (with a default on the procedure: calls by
+-- position or name keep working).  A new signature cannot replace the
+-- 0.2.0 one in place: they are dropped here, the code part creates their
+-- successors, which get their privileges (a grant of EXECUTE on the
+-- procedure to a role that refreshes included); a routine of the user's
+-- with a BEGIN ATOMIC body calling the procedure stops the update.
+-- incentives_internal.refresh_write (code/41_refresh_write.sql) is new.
+------------------------------------------------------------------------
+SELECT pg_temp.update_replace_function('incentives.refresh_earnings(text,regclass,integer,text,boolean)');
+SELECT pg_temp.update_replace_function('incentives_internal.refresh_earnings_check(text,regclass,text,boolean)');
+SELECT pg_temp.update_replace_function('incentives_internal.refresh_earnings_work(bigint,text,regclass,integer,text,boolean)');
+
 SELECT pg_temp.update_check();
 DROP FUNCTION incentives_internal.calculate_dated(text, jsonb, text[], regclass, timestamptz, date);
+DROP PROCEDURE incentives.refresh_earnings(text, regclass, integer, text, boolean);
+DROP FUNCTION incentives_internal.refresh_earnings_check(text, regclass, text, boolean);
+DROP FUNCTION incentives_internal.refresh_earnings_work(bigint, text, regclass, integer, text, boolean);
 
 ------------------------------------------------------------------------
 -- Forecast and accrual (docs/reference.md, Forecast; docs/lifecycle.md,

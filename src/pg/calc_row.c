@@ -1,0 +1,161 @@
+/*
+ * calc_row.c
+ *    Engine rows as earning row datums (see calc_row.h).
+ *
+ * The text cache is an open-addressing table keyed by the string's
+ * address, kept beside the engine (CalcEngine.host) in the engine's memory
+ * context, so a cached engine keeps its datums for the next call.
+ */
+#include "postgres.h"
+
+#include "utils/builtins.h"
+#include "utils/date.h"
+#include "utils/memutils.h"
+
+#include "calc_row.h"
+#include "txn_source.h"
+
+/* A text datum made once per engine. */
+typedef struct TextEntry
+{
+	const char *ptr;			/* the string's address; NULL: empty slot */
+	Datum		datum;			/* its text datum */
+} TextEntry;
+
+struct CalcTextCache
+{
+	MemoryContext context;		/* the engine's */
+	TextEntry  *texts;
+	uint32		mask;
+	uint32		n;
+};
+
+/* GrowTexts: twice the slots of the text cache. */
+static void
+GrowTexts(CalcTextCache *tc)
+{
+	TextEntry  *old = tc->texts;
+	uint32		oldmask = tc->mask;
+	uint32		i;
+
+	tc->mask = oldmask ? oldmask * 2 + 1 : 255;
+	tc->texts = MemoryContextAllocZero(tc->context, sizeof(TextEntry) * (tc->mask + 1));
+	for (i = 0; old && i <= oldmask; i++)
+		if (old[i].ptr)
+		{
+			uint32		j = (uint32) (((uintptr_t) old[i].ptr >> 3) * 2654435761u) & tc->mask;
+
+			while (tc->texts[j].ptr)
+				j = (j + 1) & tc->mask;
+			tc->texts[j] = old[i];
+		}
+	if (old)
+		pfree(old);
+}
+
+/* calc_row_init: the engine's text cache, made on first use. */
+void
+calc_row_init(CalcRowState *st, CalcEngine *ce)
+{
+	CalcTextCache *tc = *ce->host;
+
+	memset(st, 0, sizeof(*st));
+	if (tc == NULL)
+	{
+		tc = MemoryContextAllocZero(ce->context, sizeof(CalcTextCache));
+		tc->context = ce->context;
+		GrowTexts(tc);
+		*ce->host = tc;
+	}
+	st->texts = tc;
+}
+
+/* calc_row_text: the text datum of the engine string s. */
+Datum
+calc_row_text(CalcRowState *st, const char *s)
+{
+	CalcTextCache *tc = st->texts;
+	uint32		i = (uint32) (((uintptr_t) s >> 3) * 2654435761u) & tc->mask;
+
+	for (;; i = (i + 1) & tc->mask)
+	{
+		TextEntry  *t = &tc->texts[i];
+		size_t		len;
+
+		if (t->ptr == s)
+		{
+			Assert(strcmp(text_to_cstring(DatumGetTextPP(t->datum)), s) == 0);
+			return t->datum;
+		}
+		if (t->ptr != NULL)
+			continue;
+		if ((tc->n + 1) * 2 > tc->mask + 1)
+		{
+			GrowTexts(tc);
+			return calc_row_text(st, s);
+		}
+		tc->n++;
+		t->ptr = s;
+		len = strlen(s);
+		t->datum = PointerGetDatum(MemoryContextAlloc(tc->context, VARHDRSZ + len));
+		SET_VARSIZE(DatumGetPointer(t->datum), VARHDRSZ + len);
+		memcpy(VARDATA(DatumGetPointer(t->datum)), s, len);
+		return t->datum;
+	}
+}
+
+/* SameNumeric: the numeric of d, reused when the previous row had it too. */
+static inline Datum
+SameNumeric(CalcLastNumeric *last, const IncDec *d)
+{
+	if (!last->valid || last->value.coef != d->coef || last->value.scale != d->scale)
+	{
+		last->value = *d;
+		last->valid = true;
+		pg_dec_to_numeric_in(d, last->datum.b);
+	}
+	return PointerGetDatum(last->datum.b);
+}
+
+/* calc_row_datums: one engine row as the earning row's datums. */
+void
+calc_row_datums(CalcRowState *st, const IncRow *row, const Datum *key_datums,
+				const CalcRowExtra *extra, Datum *values, bool *nulls, CalcRowBuffers *buf)
+{
+	memset(nulls, 0, sizeof(bool) * CALC_ROW_COLUMNS);
+	values[0] = key_datums[row->txn->participant];
+	values[1] = calc_row_text(st, row->offer->offer_key);
+	values[2] = calc_row_text(st, inc_calculator_name(row->offer->calculator));
+	values[3] = calc_row_text(st, row->txn->sku_key);
+	values[4] = calc_row_text(st, row->rate_key);
+	values[5] = calc_row_text(st, row->rate_measure);
+	values[6] = SameNumeric(&st->rate_value, &row->rate_value);
+	values[7] = SameNumeric(&st->pay_rate, &row->pay_rate);
+	values[8] = txn_source_id_datum(row->txn);
+	values[9] = pg_dec_to_numeric_in(&row->txn->quantity, buf->num[0].b);
+	values[10] = calc_row_text(st, row->txn->uom_key);
+	values[11] = pg_dec_to_numeric_in(&row->txn->amount, buf->num[1].b);
+	values[12] = pg_dec_to_numeric_in(&row->incentivized_quantity, buf->num[2].b);
+	values[13] = pg_dec_to_numeric_in(&row->incentivized_amount, buf->num[3].b);
+	values[14] = pg_dec_to_numeric_in(&row->incentive_amount, buf->num[4].b);
+	values[15] = SameNumeric(&st->contribution, &row->contribution);
+	if (row->effective_rate_null)
+	{
+		values[16] = (Datum) 0;
+		nulls[16] = true;
+	}
+	else
+		values[16] = pg_dec_to_numeric_in(&row->effective_rate, buf->num[5].b);
+	if (extra->date_column >= 0)
+	{
+		values[extra->date_column] = DateADTGetDatum(row->txn->transaction_date);
+		nulls[extra->date_column] = false;
+	}
+	if (extra->group_key_column >= 0)
+	{
+		/* a group_key is the aggregation key of the row's transaction */
+		values[extra->group_key_column] = row->group_key ?
+			key_datums[row->txn->aggregation] : (Datum) 0;
+		nulls[extra->group_key_column] = row->group_key == NULL;
+	}
+}

@@ -1,0 +1,123 @@
+/*
+ * refresh.h
+ *    A full refresh of the materialized earnings written from C
+ *    (docs/lifecycle.md, Refreshing the earnings; docs/architecture.md,
+ *    A refresh): every participant's rows calculated and written straight
+ *    into the run's new partition with PostgreSQL's bulk insert path, by
+ *    one process or by jobs processes that each calculate a share of the
+ *    participants in one snapshot.
+ *
+ *    refresh_calc.c      one share: the calculation, its rows as tuples
+ *                        of the partition, failing participants skipped
+ *    row_writer.c        tuples into a table, a thousand at a time
+ *                        (table_multi_insert with a BulkInsertState)
+ *    refresh_parallel.c  jobs > 1: jobs - 1 parallel workers calculate,
+ *                        their queues to the backend, which writes
+ *                        every row
+ *    refresh_write.c     incentives_internal.refresh_write: the SQL entry,
+ *                        progress, the result
+ */
+#ifndef INC_REFRESH_H
+#define INC_REFRESH_H
+
+#include "postgres.h"
+
+#include "access/htup.h"
+#include "access/tupdesc.h"
+#include "datatype/timestamp.h"
+#include "utils/relcache.h"
+
+#include "core/numbers/core.h"
+
+/* The columns of an earnings partition: the earning row's 17, then these. */
+#define REFRESH_COLUMNS 21
+#define REFRESH_DATE_COLUMN 17
+#define REFRESH_CALCULATED_AT_COLUMN 18
+#define REFRESH_RUN_ID_COLUMN 19
+#define REFRESH_GROUP_KEY_COLUMN 20
+
+/* What every process of a refresh calculates with (the same in each). */
+typedef struct RefreshArgs
+{
+	Oid			relid;			/* the transactions relation */
+	int64		run_id;
+	TimestampTz calculated_at;	/* the refresh's transaction start */
+	bool		skip;			/* on_error => 'skip' */
+} RefreshArgs;
+
+/*
+ * A participant a refresh with on_error => 'skip' could not calculate
+ * (each member with transactions of a unit of the participant groups
+ * that failed).
+ */
+typedef struct RefreshFailure
+{
+	char	   *participant_key;
+	char	   *transaction_id; /* the transaction it was at, or NULL */
+	char		sqlstate[6];
+	char	   *message;
+	bool		partial;		/* some of its rows were written before it failed */
+} RefreshFailure;
+
+/* What a share (or the whole refresh) calculated. */
+typedef struct RefreshTotals
+{
+	uint64		participants;	/* read, failed ones included */
+	uint64		rows;			/* written, of the units that did not fail */
+	inc_int128	cents;			/* their incentive_amount, in cents */
+} RefreshTotals;
+
+/*
+ * Where a share's results go: the leader's writer, or a worker's queue to
+ * the leader.
+ *   read:        after the read, the share's participants;
+ *   put:         a row of the partition, palloc'd; the sink frees it;
+ *   done:        a unit done (succeeded or failed): so many participants
+ *                (those with transactions) with so many rows;
+ *   failed:      a participant skipped (on_error => 'skip').
+ */
+typedef struct RefreshSink RefreshSink;
+struct RefreshSink
+{
+	void		(*read) (RefreshSink *sink, uint64 participants);
+	void		(*put) (RefreshSink *sink, HeapTuple tuple);
+	void		(*done) (RefreshSink *sink, uint64 participants, uint64 rows);
+	void		(*failed) (RefreshSink *sink, const RefreshFailure *failure);
+};
+
+/*
+ * refresh_check_desc: desc is that of an earnings partition (the columns
+ * and types the rows are formed with); an error otherwise.
+ */
+extern void refresh_check_desc(TupleDesc desc, const char *relname);
+
+/*
+ * refresh_calc_share: calculate every participant of args->relid whose
+ * unit falls in share of nshares (txn_share_of: a group with all its
+ * members in one share; nshares 1: everyone), in the current snapshot, forming each row as a tuple of desc
+ * for sink; *totals gets what was calculated.  Connects to SPI itself.
+ */
+extern void refresh_calc_share(const RefreshArgs *args, int share, int nshares, TupleDesc desc,
+							   RefreshSink *sink, RefreshTotals *totals);
+
+/* refresh_add_cents: totals->cents += an incentive_amount (scale 2 or less). */
+extern void refresh_add_cents(inc_int128 *cents, const IncDec *amount);
+
+/*
+ * refresh_parallel_safe: may the read of relid run in a parallel worker?
+ * (A table or view whose query, with its row-level security, calls only
+ * parallel-safe functions and reads no temporary or foreign table.)  When
+ * not, *why says why.
+ */
+extern bool refresh_parallel_safe(Oid relid, const char **why);
+
+/*
+ * refresh_parallel: jobs > 1: the shares calculated by nworkers (jobs - 1)
+ * parallel workers, every row written by the backend into target through
+ * leader_sink meanwhile (the shares of workers that could not start are
+ * calculated by the backend too, after the others); *totals of all shares.
+ */
+extern void refresh_parallel(const RefreshArgs *args, int nworkers, Relation target,
+							 RefreshSink *leader_sink, RefreshTotals *totals);
+
+#endif							/* INC_REFRESH_H */

@@ -1,0 +1,573 @@
+/*
+ * refresh_calc.c
+ *    One share of a full refresh (refresh.h): the calculation of its
+ *    participants, each row formed as a tuple of the earnings partition.
+ *
+ * The same path as incentive_calculate (calculate.c): the engine, the
+ * participant groups, the properties and enrollments of everyone, the
+ * transactions read once into the store partitioned by calculation unit
+ * (only the share's, and counting the share's participants), one unit --
+ * a participant in no group, or a group with all its members -- at a
+ * time through the engine.  A row is formed straight into a heap tuple of
+ * the partition (the 17 columns, the transaction's date, calculated_at,
+ * run_id, group_key): no tuplestore, no executor.
+ *
+ * One share (jobs 1 or 2: one stream of rows to the writer) writes its
+ * rows in the order of the partition's primary key (participant_key,
+ * offer_key, incentive_rate_key, transaction_id, each in its column's
+ * collation), so that the index build's sort finds them sorted (it then
+ * only checks the order: about half the build's time): the source hands
+ * the units out in key order (txn_source.h, ordered), and each unit's
+ * rows are held until it is done and sorted by participant, the ranks of
+ * their offer and rate keys (found once per engine string) and their
+ * transaction_id (a group's members come where its first key is: the
+ * build sorts what is out of place).  A unit with more than work_mem's
+ * worth of rows writes them as they come (the build then sorts them, as
+ * ever).
+ *
+ * on_error => 'skip': each unit's calculation runs with the fail trap
+ * armed (pg_glue.h).  A data failure of the engine jumps back here: the
+ * unit's rows held so far are dropped and a failure for each of its
+ * participants (the participant, the transaction the calculation was at,
+ * SQLSTATE and message) goes to the sink -- a group's members fail
+ * together, as their rows are computed together -- and the calculation
+ * goes on with the next unit, without an error, a subtransaction or a
+ * rollback.  A unit's rows are held until it is done, up to work_mem (at
+ * least HOLD_BYTES): a unit with more rows than that has its first rows
+ * written before it is done, and its participants are marked partial if
+ * it then fails (the caller deletes their rows).  An error of any other
+ * kind (a cancel, out of memory, a read error) is raised.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/date.h"
+#include "utils/timestamp.h"
+#include "utils/varlena.h"
+#include "utils/memutils.h"
+
+#include "calc_load.h"
+#include "calc_row.h"
+#include "core/engine/engine.h"
+#include "enrollments.h"
+#include "participant_groups.h"
+#include "pg_glue.h"
+#include "refresh.h"
+#include "txn_source.h"
+
+/* A unit's rows held back until it is done: at least this much. */
+#define HOLD_BYTES (64 * 1024)
+
+/* The column types of an earnings partition, in order (refresh.h). */
+static const Oid partition_types[REFRESH_COLUMNS] = {
+	TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, NUMERICOID, NUMERICOID,
+	TEXTOID, NUMERICOID, TEXTOID, NUMERICOID, NUMERICOID, NUMERICOID, NUMERICOID,
+	NUMERICOID, NUMERICOID, DATEOID, TIMESTAMPTZOID, INT8OID, TEXTOID
+};
+
+/* The columns a row may leave NULL: incentive_effective_rate, group_key. */
+#define NULLABLE_COLUMN(i) ((i) == 16 || (i) == REFRESH_GROUP_KEY_COLUMN)
+
+/* The columns of the partition's primary key, in its order. */
+#define PARTICIPANT_COLUMN 0
+#define OFFER_COLUMN 1
+#define RATE_COLUMN 4
+#define ID_COLUMN 8
+
+/* refresh_check_desc: the partition's columns are those rows are formed for. */
+void
+refresh_check_desc(TupleDesc desc, const char *relname)
+{
+	int			i;
+
+	if (desc->natts != REFRESH_COLUMNS)
+		elog(ERROR, "%s has %d columns, an earnings partition %d", relname, desc->natts,
+			 REFRESH_COLUMNS);
+	for (i = 0; i < REFRESH_COLUMNS; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (att->attisdropped || att->atttypid != partition_types[i] ||
+			(NULLABLE_COLUMN(i) && att->attnotnull))
+			elog(ERROR, "column %d of %s is not that of an earnings partition", i + 1, relname);
+	}
+}
+
+/* refresh_add_cents: an incentive_amount added to a sum in cents. */
+void
+refresh_add_cents(inc_int128 *cents, const IncDec *amount)
+{
+	inc_int128	c = amount->coef;
+
+	if (amount->scale > 2 || amount->scale < 0)
+		elog(ERROR, "incentive_amount with scale %d", amount->scale);
+	if (amount->scale < 2)
+		c *= amount->scale == 1 ? 10 : 100;
+	if (__builtin_add_overflow(*cents, c, cents))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("the total incentive of the refresh is out of range")));
+}
+
+/*
+ * The ranks of an engine's strings of one column (offer keys, rate keys)
+ * in the order of its collation, found by address: a row's sort key is
+ * then two integers and its transaction_id.
+ */
+typedef struct RankEntry
+{
+	const char *s;
+	int			len;
+	int			rank;
+} RankEntry;
+
+typedef struct RankSlot
+{
+	const char *ptr;			/* NULL: empty */
+	RankEntry  *entry;
+} RankSlot;
+
+typedef struct RankSet
+{
+	Oid			collation;
+	RankEntry **sorted;			/* distinct strings, in order */
+	int			n;
+	int			cap;
+	RankSlot   *slots;			/* by address */
+	uint32		mask;
+	uint32		used;
+	MemoryContext context;
+} RankSet;
+
+static void
+RankSetInit(RankSet *rs, Oid collation, MemoryContext context)
+{
+	memset(rs, 0, sizeof(*rs));
+	rs->collation = collation;
+	rs->context = context;
+	rs->mask = 255;
+	rs->slots = MemoryContextAllocZero(context, sizeof(RankSlot) * (rs->mask + 1));
+}
+
+static inline uint32
+PointerSlot(const char *p, uint32 mask)
+{
+	return (uint32) (((uintptr_t) p >> 3) * 2654435761u) & mask;
+}
+
+/* AddSlot: ptr -> entry in the table by address. */
+static void
+AddSlot(RankSet *rs, const char *ptr, RankEntry *e)
+{
+	uint32		i;
+
+	if ((rs->used + 1) * 2 > rs->mask + 1)
+	{
+		RankSlot   *old = rs->slots;
+		uint32		oldmask = rs->mask,
+					k;
+
+		rs->mask = rs->mask * 2 + 1;
+		rs->slots = MemoryContextAllocZero(rs->context, sizeof(RankSlot) * (rs->mask + 1));
+		for (k = 0; k <= oldmask; k++)
+			if (old[k].ptr)
+			{
+				for (i = PointerSlot(old[k].ptr, rs->mask); rs->slots[i].ptr; i = (i + 1) & rs->mask)
+					;
+				rs->slots[i] = old[k];
+			}
+		pfree(old);
+	}
+	for (i = PointerSlot(ptr, rs->mask); rs->slots[i].ptr; i = (i + 1) & rs->mask)
+		;
+	rs->slots[i].ptr = ptr;
+	rs->slots[i].entry = e;
+	rs->used++;
+}
+
+/*
+ * RankOf: the rank of engine string s in its column's order: found by
+ * address, or placed among the strings seen so far (the later ones move
+ * up a rank; equal strings share one).
+ */
+static int
+RankOf(RankSet *rs, const char *s)
+{
+	uint32		i;
+	int			lo = 0,
+				hi,
+				len;
+	RankEntry  *e;
+
+	for (i = PointerSlot(s, rs->mask); rs->slots[i].ptr; i = (i + 1) & rs->mask)
+		if (rs->slots[i].ptr == s)
+			return rs->slots[i].entry->rank;
+	len = (int) strlen(s);
+	hi = rs->n;
+	while (lo < hi)
+	{
+		int			mid = (lo + hi) / 2;
+		int			c = varstr_cmp(rs->sorted[mid]->s, rs->sorted[mid]->len, s, len, rs->collation);
+
+		if (c == 0)
+		{
+			AddSlot(rs, s, rs->sorted[mid]);
+			return rs->sorted[mid]->rank;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (rs->n == rs->cap)
+	{
+		rs->cap = rs->cap ? rs->cap * 2 : 64;
+		rs->sorted = rs->sorted ? repalloc(rs->sorted, sizeof(RankEntry *) * rs->cap) :
+			MemoryContextAlloc(rs->context, sizeof(RankEntry *) * rs->cap);
+	}
+	e = MemoryContextAlloc(rs->context, sizeof(RankEntry));
+	e->s = s;
+	e->len = len;
+	memmove(rs->sorted + lo + 1, rs->sorted + lo, sizeof(RankEntry *) * (rs->n - lo));
+	rs->sorted[lo] = e;
+	rs->n++;
+	for (hi = lo; hi < rs->n; hi++)
+		rs->sorted[hi]->rank = hi;
+	AddSlot(rs, s, e);
+	return e->rank;
+}
+
+/* A row held until its unit is done, with what orders it. */
+typedef struct HeldRow
+{
+	HeapTuple	tuple;
+	int			participant;	/* the unit's key index of its participant */
+	const char *offer_key;		/* the engine's strings */
+	const char *rate_key;
+	const char *transaction_id; /* in the transaction's record */
+	int			offer_rank;
+	int			rate_rank;
+} HeldRow;
+
+/* One share being calculated. */
+typedef struct Share
+{
+	const RefreshArgs *args;
+	TupleDesc	desc;
+	RefreshSink *sink;
+	CalcRowState rows;
+	CalcRowExtra extra;			/* the partition's date and group_key columns */
+	MemoryContext tuple_context;	/* the tuples, until the sink frees them */
+	bool		ordered;		/* rows in the order of the partition's key */
+	RankSet		offer_ranks;
+	RankSet		rate_ranks;
+	Oid			participant_collation;
+	Oid			id_collation;
+	Size		hold_limit;
+	/* the unit being calculated (a participant, or a group's members) */
+	const TxnUnit *unit;
+	HeldRow    *held;			/* its rows not yet put */
+	int			nheld;
+	int			held_cap;
+	Size		held_bytes;
+	bool		partial;		/* some of its rows were put already */
+	uint64		p_rows;
+	inc_int128	p_cents;
+} Share;
+
+/* CompareHeld: two rows of one unit in the partition key's order. */
+static int
+CompareHeld(const void *a, const void *b, void *arg)
+{
+	const Share *sh = arg;
+	const HeldRow *x = a;
+	const HeldRow *y = b;
+
+	if (x->participant != y->participant)
+	{
+		const char *xk = sh->unit->unit.keys[x->participant];
+		const char *yk = sh->unit->unit.keys[y->participant];
+
+		return varstr_cmp(xk, (int) strlen(xk), yk, (int) strlen(yk),
+						  sh->participant_collation);
+	}
+	if (x->offer_rank != y->offer_rank)
+		return x->offer_rank < y->offer_rank ? -1 : 1;
+	if (x->rate_rank != y->rate_rank)
+		return x->rate_rank < y->rate_rank ? -1 : 1;
+	return varstr_cmp(x->transaction_id, (int) strlen(x->transaction_id),
+					  y->transaction_id, (int) strlen(y->transaction_id),
+					  sh->id_collation);
+}
+
+/* PutHeld: the held rows to the sink (sorted first when whole and ordered). */
+static void
+PutHeld(Share *sh, bool whole)
+{
+	int			i;
+
+	if (whole && sh->ordered && !sh->partial && sh->nheld > 1)
+	{
+		/* every string placed first: a new one moves the later ranks up */
+		for (i = 0; i < sh->nheld; i++)
+		{
+			(void) RankOf(&sh->offer_ranks, sh->held[i].offer_key);
+			(void) RankOf(&sh->rate_ranks, sh->held[i].rate_key);
+		}
+		for (i = 0; i < sh->nheld; i++)
+		{
+			sh->held[i].offer_rank = RankOf(&sh->offer_ranks, sh->held[i].offer_key);
+			sh->held[i].rate_rank = RankOf(&sh->rate_ranks, sh->held[i].rate_key);
+		}
+		qsort_arg(sh->held, sh->nheld, sizeof(HeldRow), CompareHeld, sh);
+	}
+	for (i = 0; i < sh->nheld; i++)
+		sh->sink->put(sh->sink, sh->held[i].tuple);
+	if (sh->nheld > 0)
+		sh->partial = true;
+	sh->nheld = 0;
+	sh->held_bytes = 0;
+}
+
+/* DropHeld: forget the held rows (the unit failed). */
+static void
+DropHeld(Share *sh)
+{
+	int			i;
+
+	for (i = 0; i < sh->nheld; i++)
+		heap_freetuple(sh->held[i].tuple);
+	sh->nheld = 0;
+	sh->held_bytes = 0;
+}
+
+/*
+ * EmitTuple: one engine row as a tuple of the partition: to the sink, or
+ * held until the unit is done (to order its rows, or to drop them
+ * if it fails); past hold_limit the held rows go out as they are.
+ */
+static void
+EmitTuple(void *ctx, const IncRow *row)
+{
+	Share	   *sh = ctx;
+	Datum		values[REFRESH_COLUMNS];
+	bool		nulls[REFRESH_COLUMNS];
+	CalcRowBuffers buf;
+	MemoryContext old;
+	HeapTuple	tuple;
+	HeldRow    *h;
+
+	calc_row_datums(&sh->rows, row, sh->unit->key_datums, &sh->extra, values, nulls, &buf);
+	values[REFRESH_CALCULATED_AT_COLUMN] = TimestampTzGetDatum(sh->args->calculated_at);
+	nulls[REFRESH_CALCULATED_AT_COLUMN] = false;
+	values[REFRESH_RUN_ID_COLUMN] = Int64GetDatum(sh->args->run_id);
+	nulls[REFRESH_RUN_ID_COLUMN] = false;
+	old = MemoryContextSwitchTo(sh->tuple_context);
+	tuple = heap_form_tuple(sh->desc, values, nulls);
+	MemoryContextSwitchTo(old);
+	refresh_add_cents(&sh->p_cents, &row->incentive_amount);
+	sh->p_rows++;
+
+	if (!sh->args->skip && !sh->ordered)
+	{
+		sh->sink->put(sh->sink, tuple);
+		return;
+	}
+	if (sh->nheld == sh->held_cap)
+	{
+		sh->held_cap = sh->held_cap ? sh->held_cap * 2 : 256;
+		sh->held = sh->held ? repalloc_huge(sh->held, sizeof(HeldRow) * sh->held_cap) :
+			MemoryContextAllocHuge(sh->tuple_context, sizeof(HeldRow) * sh->held_cap);
+	}
+	h = &sh->held[sh->nheld++];
+	h->tuple = tuple;
+	h->participant = row->txn->participant;
+	h->offer_key = row->offer->offer_key;
+	h->rate_key = row->rate_key;
+	h->transaction_id = row->txn->transaction_id;
+	sh->held_bytes += tuple->t_len + sizeof(HeldRow);
+	if (sh->held_bytes > sh->hold_limit)
+		PutHeld(sh, false);
+}
+
+/*
+ * Failed: the unit the trap caught failing, to the sink: a RefreshFailure
+ * for each of its participants with transactions (a group's failure is
+ * every member's: docs/lifecycle.md, on_error => 'skip'), each naming the
+ * transaction the calculation was at.
+ */
+static void
+Failed(Share *sh, IncEngine *engine, const PgFailTrap *trap)
+{
+	const IncUnit *unit = &sh->unit->unit;
+	const char *participant;
+	const char *transaction_id;
+	RefreshFailure f;
+	uint64		n = 0;
+	int			k;
+
+	f.transaction_id = NULL;
+	if (inc_engine_position(engine, &participant, &transaction_id) && transaction_id)
+		f.transaction_id = pstrdup(transaction_id);
+	inc_engine_clear_position(engine);
+	strlcpy(f.sqlstate, unpack_sql_state(trap->sqlerrcode), sizeof(f.sqlstate));
+	f.message = trap->message;
+	f.partial = sh->partial;
+	for (k = 0; k < unit->nkeys; k++)
+		if (unit->flags[k] & INC_KEY_REPORT)
+		{
+			f.participant_key = (char *) unit->keys[k];
+			sh->sink->failed(sh->sink, &f);
+			n++;
+		}
+	sh->sink->done(sh->sink, n, 0);
+}
+
+/* Reported: the participants of the unit whose rows are wanted. */
+static uint64
+Reported(const IncUnit *unit)
+{
+	uint64		n = 0;
+	int			k;
+
+	for (k = 0; k < unit->nkeys; k++)
+		if (unit->flags[k] & INC_KEY_REPORT)
+			n++;
+	return n;
+}
+
+/* refresh_calc_share: the share's units, each row to the sink. */
+void
+refresh_calc_share(const RefreshArgs *args, int share, int nshares, TupleDesc desc,
+				   RefreshSink *sink, RefreshTotals *totals)
+{
+	MemoryContext call_context = CurrentMemoryContext;
+	MemoryContext participant_context;
+	CalcEngine	ce;
+	IncEngine  *engine;
+	CalcProperties *props;
+	PgEnrollments enrollments;
+	IncGroups  *groups;
+	TxnSourceOptions options;
+	TxnPosition read_position = {NULL, NULL};
+	TxnSource  *src;
+	const char *const *hidden;
+	int			nhidden;
+	ErrorContextCallback context;
+	Share		sh;
+	PgFailTrap	trap;
+	TxnUnit		unit;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	memset(totals, 0, sizeof(*totals));
+	memset(&sh, 0, sizeof(sh));
+	sh.args = args;
+	sh.desc = desc;
+	sh.sink = sink;
+	sh.unit = &unit;
+	sh.extra.date_column = REFRESH_DATE_COLUMN;
+	sh.extra.group_key_column = REFRESH_GROUP_KEY_COLUMN;
+	sh.tuple_context = AllocSetContextCreate(call_context, "incentives refresh rows",
+											 ALLOCSET_DEFAULT_SIZES);
+	/* one stream of rows (one share): in the order of the partition's key */
+	sh.ordered = nshares <= 1;
+	sh.hold_limit = Max((Size) work_mem * 1024, HOLD_BYTES);
+	RankSetInit(&sh.offer_ranks, TupleDescAttr(desc, OFFER_COLUMN)->attcollation, call_context);
+	RankSetInit(&sh.rate_ranks, TupleDescAttr(desc, RATE_COLUMN)->attcollation, call_context);
+	sh.participant_collation = TupleDescAttr(desc, PARTICIPANT_COLUMN)->attcollation;
+	sh.id_collation = TupleDescAttr(desc, ID_COLUMN)->attcollation;
+	participant_context = AllocSetContextCreate(call_context, "incentives participant",
+												ALLOCSET_DEFAULT_SIZES);
+
+	/* the engine, groups, properties and enrollments of everyone (calculate.c) */
+	pg_calc_engine(NULL, NULL, &ce);
+	engine = ce.engine;
+	calc_row_init(&sh.rows, &ce);
+	inc_engine_set_tick(engine, pg_calc_tick);
+	inc_engine_set_diagnostics(engine, NULL, NULL);
+	groups = pg_groups_load(engine);
+	props = pg_calc_properties(engine, NULL, NULL, 0);
+	pg_enrollments_load(&enrollments, engine, NULL, NULL, 0, NULL);
+	inc_engine_set_enrollments(engine, pg_enrollments_lookup, &enrollments);
+
+	/* the share's transactions, grouped by unit */
+	memset(&options, 0, sizeof(options));
+	options.share = share;
+	options.nshares = nshares;
+	options.count_participants = true;
+	options.ordered = sh.ordered;
+	options.collation = sh.participant_collation;
+	src = txn_source_open(args->relid, NULL, NULL, engine, ce.context, groups, &read_position,
+						  &options);
+	/* what a group's figures need of members the caller cannot see */
+	hidden = txn_source_hidden_keys(src, &nhidden);
+	pg_calc_properties_hidden(props, engine, hidden, nhidden);
+	pg_enrollments_hidden(&enrollments, engine, hidden, nhidden);
+	totals->participants = txn_source_participants(src);
+	sink->read(sink, totals->participants);
+
+	context.callback = pg_calc_error_context;
+	context.arg = engine;
+	context.previous = error_context_stack;
+	error_context_stack = &context;
+	trap.context = call_context;
+
+	PG_TRY();
+	{
+		while (txn_source_next(src, participant_context, &unit))
+		{
+			volatile bool failed = false;
+
+			sh.p_rows = 0;
+			sh.p_cents = 0;
+			sh.partial = false;
+			MemoryContextSwitchTo(participant_context);
+			if (args->skip)
+			{
+				pg_fail_trap = &trap;
+				if (sigsetjmp(trap.jump, 0) == 0)
+					inc_engine_calculate_unit(engine, &unit.unit, unit.txns, unit.ntxns,
+											  pg_calc_property, props, EmitTuple, &sh);
+				else
+					failed = true;
+				pg_fail_trap = NULL;
+			}
+			else
+				inc_engine_calculate_unit(engine, &unit.unit, unit.txns, unit.ntxns,
+										  pg_calc_property, props, EmitTuple, &sh);
+			MemoryContextSwitchTo(call_context);
+
+			if (failed)
+			{
+				DropHeld(&sh);
+				Failed(&sh, engine, &trap);
+			}
+			else
+			{
+				PutHeld(&sh, true);
+				totals->rows += sh.p_rows;
+				if (__builtin_add_overflow(totals->cents, sh.p_cents, &totals->cents))
+					ereport(ERROR,
+							(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+							 errmsg("the total incentive of the refresh is out of range")));
+				sink->done(sink, Reported(&unit.unit), sh.p_rows);
+			}
+			MemoryContextReset(participant_context);
+		}
+	}
+	PG_FINALLY();
+	{
+		pg_fail_trap = NULL;
+	}
+	PG_END_TRY();
+
+	error_context_stack = context.previous;
+	txn_source_close(src);
+	MemoryContextDelete(participant_context);
+	SPI_finish();
+}

@@ -1,0 +1,535 @@
+/*
+ * refresh_parallel.c
+ *    A full refresh with jobs > 1 (refresh.h; docs/architecture.md, A
+ *    refresh).
+ *
+ * PostgreSQL's parallel infrastructure, as a parallel index build
+ * (nbtsort.c) uses it: the backend enters parallel mode and launches
+ * jobs - 1 parallel workers, which share its transaction and snapshot (and
+ * its settings, role and security context), so every process reads the
+ * same transactions, offers, properties and enrollments.  Worker i of n
+ * calculates share i of n of the participants (txn_share_of: by the hash
+ * of their unit's key, so that a group stays together; with one worker,
+ * everyone) exactly as one
+ * process would (refresh_calc_share), forming each row as a tuple of the
+ * partition; parallel workers may not insert, so the tuples go through a
+ * shared memory queue (shm_mq) to the backend, which writes them all
+ * (row_writer.c) while the workers calculate: jobs processes in all.
+ * Writing the rows costs about as much as calculating them, so with two
+ * jobs one process calculates and one writes (and the rows still come in
+ * the order of the partition's key: one share), and with more the writer
+ * is the limit.  The backend calculates
+ * the share of any worker that could not be started itself, after the
+ * others.  Each queue carries messages of the kinds below; the workers'
+ * errors reach the backend through the parallel infrastructure's own
+ * error queues, are raised there with their SQLSTATE and context, and end
+ * the workers (as a cancel of the backend does): the run fails, and the
+ * rows written so far roll back with the transaction.  A worker that
+ * dies (kill -9) makes the postmaster restart every backend, as any
+ * backend's crash does.
+ *
+ * The transaction has its XID before parallel mode begins (the backend's
+ * writes need it, and parallel mode cannot assign one).
+ */
+#include "postgres.h"
+
+#include "access/parallel.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_proc.h"
+#include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
+#include "pgstat.h"
+#include "storage/latch.h"
+#include "storage/shm_mq.h"
+#include "storage/shm_toc.h"
+#include "tcop/tcopprot.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "compat.h"
+#include "refresh.h"
+#include "txn_relation.h"
+
+/* Keys of the shared memory table of contents. */
+#define KEY_SHARED		UINT64CONST(0x1AC0000000000001)
+#define KEY_QUEUES		UINT64CONST(0x1AC0000000000002)
+
+/* Each worker's queue to the backend, and the rows of one message. */
+#define QUEUE_BYTES		(4 * 1024 * 1024)
+#define CHUNK_BYTES		(64 * 1024)
+
+/* What every worker reads first. */
+typedef struct Shared
+{
+	RefreshArgs args;
+	Oid			target;			/* the partition (its tuple descriptor) */
+	int			nshares;
+} Shared;
+
+/*
+ * The messages of a queue, each a header then its body:
+ *   ROWS     participants done and their rows since the last message, then
+ *            tuples (uint32 length, then the tuple's data);
+ *   READ     the share's participants (after the read);
+ *   FAILED   a skipped participant: partial, then the participant,
+ *            transaction ("" when none: has_transaction), SQLSTATE and
+ *            message, each NUL-terminated;
+ *   END      the share's totals (the worker ends after it).
+ */
+typedef enum MessageKind
+{
+	MSG_ROWS = 1,
+	MSG_READ,
+	MSG_FAILED,
+	MSG_END
+} MessageKind;
+
+typedef struct MessageHeader
+{
+	int32		kind;
+	bool		flag;			/* FAILED: partial; */
+	bool		has_transaction;	/* FAILED: a transaction is named */
+	uint64		participants;	/* ROWS: done; READ, END: of the share */
+	uint64		rows;
+	int64		cents_high;		/* END: the total, as two halves */
+	uint64		cents_low;
+} MessageHeader;
+
+/* ---- parallel safety ---------------------------------------------------- */
+
+/* TemporaryOrForeign: a walker finding a relation a worker cannot read. */
+static bool
+TemporaryOrForeign(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, RangeTblEntry))
+	{
+		RangeTblEntry *rte = (RangeTblEntry *) node;
+
+		if (rte->rtekind == RTE_RELATION &&
+			(get_rel_persistence(rte->relid) == RELPERSISTENCE_TEMP ||
+			 get_rel_relkind(rte->relid) == RELKIND_FOREIGN_TABLE))
+		{
+			*(Oid *) context = rte->relid;
+			return true;
+		}
+		return false;
+	}
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, TemporaryOrForeign, context,
+								 QTW_EXAMINE_RTES_BEFORE);
+	return expression_tree_walker(node, TemporaryOrForeign, context);
+}
+
+/*
+ * QuerySafe: may query_text run in a parallel worker: every function it
+ * calls, its row-level security policies' and its views' included,
+ * parallel safe, and no temporary or foreign table read?
+ */
+static bool
+QuerySafe(const char *query_text, const char **why)
+{
+	List	   *raw = pg_parse_query(query_text);
+	ListCell   *lc;
+
+	foreach(lc, raw)
+	{
+		List	   *queries = pg_analyze_and_rewrite_fixedparams(lfirst_node(RawStmt, lc),
+																 query_text, NULL, 0, NULL);
+		ListCell   *q;
+
+		foreach(q, queries)
+		{
+			Query	   *query = lfirst_node(Query, q);
+			Oid			rel = InvalidOid;
+
+			if (max_parallel_hazard(query) != PROPARALLEL_SAFE)
+			{
+				*why = psprintf("reading it calls a function that is not parallel safe (%s)",
+								query_text);
+				return false;
+			}
+			if (TemporaryOrForeign((Node *) query, &rel))
+			{
+				*why = psprintf("it reads %s, which parallel workers cannot read",
+								get_rel_name(rel));
+				return false;
+			}
+		}
+	}
+	return true;
+}
+
+/*
+ * refresh_parallel_safe: the transactions relation as the calculation
+ * reads it, and the extension's tables a calculation reads besides (with
+ * their row-level security, if any).
+ */
+bool
+refresh_parallel_safe(Oid relid, const char **why)
+{
+	static const char *const tables[] = {
+		"incentives.offers", "incentives.skus", "incentives.uom_conversions",
+		"incentives.participant_properties", "incentives.enrollments",
+		"incentives.participant_groups"
+	};
+	TxnRelation rel;
+	int			i;
+
+	if (!IsUnderPostmaster)
+	{
+		*why = "a single-user server has no parallel workers";
+		return false;
+	}
+	txn_relation_check(relid, &rel);
+	if (!QuerySafe(txn_relation_query(rel.relname, false, false), why))
+		return false;
+	for (i = 0; i < (int) lengthof(tables); i++)
+		if (!QuerySafe(psprintf("SELECT 1 FROM %s", tables[i]), why))
+			return false;
+	return true;
+}
+
+/* ---- the worker ----------------------------------------------------------- */
+
+/* A worker's sink: tuples into a message, messages into its queue. */
+typedef struct QueueSink
+{
+	RefreshSink pub;
+	shm_mq_handle *mqh;
+	char	   *buf;			/* the ROWS message being filled */
+	Size		used;
+	uint64		done;			/* since the last ROWS message */
+	uint64		rows;
+} QueueSink;
+
+/* Send: one message, waiting while the queue is full. */
+static void
+Send(shm_mq_handle *mqh, const void *data, Size len)
+{
+	shm_mq_result res = shm_mq_send(mqh, len, data, false, false);
+
+	if (res != SHM_MQ_SUCCESS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("the backend of the refresh stopped reading its worker's rows")));
+}
+
+/* SendRows: the ROWS message so far (also with no tuple: progress only). */
+static void
+SendRows(QueueSink *qs)
+{
+	MessageHeader *h = (MessageHeader *) qs->buf;
+
+	if (qs->used == sizeof(MessageHeader) && qs->done == 0)
+		return;
+	memset(h, 0, sizeof(*h));
+	h->kind = MSG_ROWS;
+	h->participants = qs->done;
+	h->rows = qs->rows;
+	Send(qs->mqh, qs->buf, qs->used);
+	qs->used = sizeof(MessageHeader);
+	qs->done = 0;
+	qs->rows = 0;
+}
+
+static void
+QueueRead(RefreshSink *sink, uint64 participants)
+{
+	QueueSink  *qs = (QueueSink *) sink;
+	MessageHeader h;
+
+	memset(&h, 0, sizeof(h));
+	h.kind = MSG_READ;
+	h.participants = participants;
+	Send(qs->mqh, &h, sizeof(h));
+}
+
+static void
+QueuePut(RefreshSink *sink, HeapTuple tuple)
+{
+	QueueSink  *qs = (QueueSink *) sink;
+	uint32		len = tuple->t_len;
+
+	if (qs->used + sizeof(uint32) + len > CHUNK_BYTES && qs->used > sizeof(MessageHeader))
+		SendRows(qs);
+	if (qs->used + sizeof(uint32) + len > CHUNK_BYTES)
+	{
+		/* one tuple bigger than a message: a message of its own */
+		qs->buf = repalloc(qs->buf, qs->used + sizeof(uint32) + len);
+	}
+	memcpy(qs->buf + qs->used, &len, sizeof(uint32));
+	memcpy(qs->buf + qs->used + sizeof(uint32), tuple->t_data, len);
+	qs->used += sizeof(uint32) + len;
+	heap_freetuple(tuple);
+}
+
+static void
+QueueDone(RefreshSink *sink, uint64 participants, uint64 rows)
+{
+	QueueSink  *qs = (QueueSink *) sink;
+
+	qs->done += participants;
+	qs->rows += rows;
+	if (qs->used >= CHUNK_BYTES / 2)
+		SendRows(qs);
+}
+
+static void
+QueueFailed(RefreshSink *sink, const RefreshFailure *f)
+{
+	QueueSink  *qs = (QueueSink *) sink;
+	StringInfoData msg;
+	MessageHeader h;
+
+	SendRows(qs);				/* the partial participant's rows first */
+	memset(&h, 0, sizeof(h));
+	h.kind = MSG_FAILED;
+	h.flag = f->partial;
+	h.has_transaction = f->transaction_id != NULL;
+	initStringInfo(&msg);
+	appendBinaryStringInfo(&msg, (const char *) &h, sizeof(h));
+	appendBinaryStringInfo(&msg, f->participant_key, strlen(f->participant_key) + 1);
+	appendBinaryStringInfo(&msg, f->transaction_id ? f->transaction_id : "",
+						   f->transaction_id ? strlen(f->transaction_id) + 1 : 1);
+	appendBinaryStringInfo(&msg, f->sqlstate, strlen(f->sqlstate) + 1);
+	appendBinaryStringInfo(&msg, f->message, strlen(f->message) + 1);
+	Send(qs->mqh, msg.data, msg.len);
+	pfree(msg.data);
+}
+
+PGDLLEXPORT void incentives_refresh_worker(dsm_segment *seg, shm_toc *toc);
+
+/*
+ * incentives_refresh_worker: a parallel worker's share (the parallel
+ * infrastructure has restored the backend's transaction, snapshot,
+ * settings and role).
+ */
+void
+incentives_refresh_worker(dsm_segment *seg, shm_toc *toc)
+{
+	Shared	   *shared = shm_toc_lookup(toc, KEY_SHARED, false);
+	char	   *queues = shm_toc_lookup(toc, KEY_QUEUES, false);
+	shm_mq	   *mq = (shm_mq *) (queues + (Size) ParallelWorkerNumber * QUEUE_BYTES);
+	QueueSink	qs;
+	RefreshTotals totals;
+	MessageHeader h;
+	Relation	rel;
+
+	shm_mq_set_sender(mq, MyProc);
+	memset(&qs, 0, sizeof(qs));
+	qs.pub.read = QueueRead;
+	qs.pub.put = QueuePut;
+	qs.pub.done = QueueDone;
+	qs.pub.failed = QueueFailed;
+	qs.mqh = shm_mq_attach(mq, seg, NULL);
+	qs.buf = palloc(CHUNK_BYTES);
+	qs.used = sizeof(MessageHeader);
+
+	rel = table_open(shared->target, AccessShareLock);
+	refresh_calc_share(&shared->args, ParallelWorkerNumber, shared->nshares,
+					   RelationGetDescr(rel), &qs.pub, &totals);
+	SendRows(&qs);
+	memset(&h, 0, sizeof(h));
+	h.kind = MSG_END;
+	h.participants = totals.participants;
+	h.rows = totals.rows;
+	h.cents_high = (int64) (totals.cents >> 64);
+	h.cents_low = (uint64) totals.cents;
+	if (shm_mq_send(qs.mqh, sizeof(h), &h, false, true) != SHM_MQ_SUCCESS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("the backend of the refresh stopped reading its worker's rows")));
+	table_close(rel, AccessShareLock);
+	shm_mq_detach(qs.mqh);
+}
+
+/* ---- the backend ---------------------------------------------------------- */
+
+/* A worker's queue, as the backend reads it. */
+typedef struct Queue
+{
+	shm_mq_handle *mqh;
+	bool		active;
+	bool		ended;			/* END received */
+} Queue;
+
+/* Receive: one message of a worker: its rows written, the rest to sink. */
+static void
+Receive(const char *data, Size len, RefreshSink *sink, RefreshTotals *totals, Queue *q)
+{
+	MessageHeader h;
+
+	if (len < sizeof(MessageHeader))
+		elog(ERROR, "a refresh worker's message of %zu bytes", len);
+	memcpy(&h, data, sizeof(h));
+	switch ((MessageKind) h.kind)
+	{
+		case MSG_ROWS:
+			{
+				Size		off = sizeof(MessageHeader);
+
+				while (off < len)
+				{
+					uint32		tlen;
+					HeapTuple	tuple;
+
+					memcpy(&tlen, data + off, sizeof(uint32));
+					off += sizeof(uint32);
+					tuple = palloc(HEAPTUPLESIZE + tlen);
+					tuple->t_len = tlen;
+					ItemPointerSetInvalid(&tuple->t_self);
+					tuple->t_tableOid = InvalidOid;
+					tuple->t_data = (HeapTupleHeader) ((char *) tuple + HEAPTUPLESIZE);
+					memcpy(tuple->t_data, data + off, tlen);
+					off += tlen;
+					sink->put(sink, tuple);
+				}
+				/* the participants done since the last message, and their rows */
+				if (h.participants > 0 || h.rows > 0)
+					sink->done(sink, h.participants, h.rows);
+				break;
+			}
+		case MSG_READ:
+			sink->read(sink, h.participants);
+			break;
+		case MSG_FAILED:
+			{
+				RefreshFailure f;
+				const char *p = data + sizeof(MessageHeader);
+
+				f.partial = h.flag;
+				f.participant_key = (char *) p;
+				p += strlen(p) + 1;
+				f.transaction_id = h.has_transaction ? (char *) p : NULL;
+				p += strlen(p) + 1;
+				strlcpy(f.sqlstate, p, sizeof(f.sqlstate));
+				p += strlen(p) + 1;
+				f.message = (char *) p;
+				sink->failed(sink, &f);
+				break;
+			}
+		case MSG_END:
+			totals->participants += h.participants;
+			totals->rows += h.rows;
+			totals->cents += ((inc_int128) h.cents_high << 64) | (inc_int128) h.cents_low;
+			q->ended = true;
+			break;
+		default:
+			elog(ERROR, "a refresh worker's message of kind %d", h.kind);
+	}
+}
+
+/* GatherRows: every worker's messages, until every queue is done. */
+static void
+GatherRows(ParallelContext *pcxt, Queue *queues, int n, RefreshSink *sink, RefreshTotals *totals)
+{
+	int			active = n;
+
+	while (active > 0)
+	{
+		bool		got = false;
+		int			i;
+
+		for (i = 0; i < n; i++)
+		{
+			Queue	   *q = &queues[i];
+			Size		len;
+			void	   *data;
+			shm_mq_result res;
+
+			if (!q->active)
+				continue;
+			res = shm_mq_receive(q->mqh, &len, &data, true);
+			if (res == SHM_MQ_SUCCESS)
+			{
+				Receive(data, len, sink, totals, q);
+				got = true;
+			}
+			else if (res == SHM_MQ_DETACHED)
+			{
+				q->active = false;
+				active--;
+				if (!q->ended)
+				{
+					/* its error, if it raised one, is raised here */
+					WaitForParallelWorkersToFinish(pcxt);
+					ereport(ERROR,
+							(errcode(ERRCODE_INTERNAL_ERROR),
+							 errmsg("a worker of the refresh ended before its share was calculated")));
+				}
+			}
+		}
+		if (!got && active > 0)
+		{
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, -1,
+							 WAIT_EVENT_MQ_RECEIVE);
+			ResetLatch(MyLatch);
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/* refresh_parallel: nworkers workers' shares, every row written here. */
+void
+refresh_parallel(const RefreshArgs *args, int nworkers, Relation target, RefreshSink *leader_sink,
+				 RefreshTotals *totals)
+{
+	TupleDesc	desc = RelationGetDescr(target);
+	ParallelContext *pcxt;
+	Shared	   *shared;
+	char	   *queue_space;
+	Queue	   *queues;
+	RefreshTotals own;
+	int			i;
+
+	(void) GetCurrentTransactionId();	/* before parallel mode */
+	EnterParallelMode();
+	pcxt = CreateParallelContext("$libdir/incentives", "incentives_refresh_worker", nworkers);
+	shm_toc_estimate_chunk(&pcxt->estimator, sizeof(Shared));
+	shm_toc_estimate_chunk(&pcxt->estimator, (Size) QUEUE_BYTES * nworkers);
+	shm_toc_estimate_keys(&pcxt->estimator, 2);
+	InitializeParallelDSM(pcxt);
+
+	shared = shm_toc_allocate(pcxt->toc, sizeof(Shared));
+	shared->args = *args;
+	shared->target = RelationGetRelid(target);
+	shared->nshares = nworkers;
+	shm_toc_insert(pcxt->toc, KEY_SHARED, shared);
+	queue_space = shm_toc_allocate(pcxt->toc, (Size) QUEUE_BYTES * nworkers);
+	shm_toc_insert(pcxt->toc, KEY_QUEUES, queue_space);
+	queues = palloc0(sizeof(Queue) * nworkers);
+	for (i = 0; i < nworkers; i++)
+	{
+		shm_mq	   *mq = shm_mq_create(queue_space + (Size) i * QUEUE_BYTES, QUEUE_BYTES);
+
+		shm_mq_set_receiver(mq, MyProc);
+		queues[i].mqh = shm_mq_attach(mq, pcxt->seg, NULL);
+	}
+	LaunchParallelWorkers(pcxt);
+	for (i = 0; i < pcxt->nworkers_launched; i++)
+	{
+		shm_mq_set_handle(queues[i].mqh, pcxt->worker[i].bgwhandle);
+		queues[i].active = true;
+	}
+	memset(totals, 0, sizeof(*totals));
+	GatherRows(pcxt, queues, pcxt->nworkers_launched, leader_sink, totals);
+	WaitForParallelWorkersToFinish(pcxt);
+
+	/* the shares of the workers that could not be started */
+	for (i = pcxt->nworkers_launched; i < nworkers; i++)
+	{
+		refresh_calc_share(args, i, nworkers, desc, leader_sink, &own);
+		totals->participants += own.participants;
+		totals->rows += own.rows;
+		totals->cents += own.cents;
+	}
+
+	DestroyParallelContext(pcxt);
+	ExitParallelMode();
+}
