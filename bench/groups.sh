@@ -17,7 +17,7 @@
 #                participants, each timed
 #   member call  incentive_calculate(P, offer_keys => the copies) for the
 #                same 100: each reads and calculates its group of ten
-# and the medians: group / participant (issue 19: within 1.5x), member call
+# and the medians: group / participant (expected within 1.5x), member call
 # / lone call (within 15x for a group of ten).  Cross-check: the group
 # case's rows, summed per participant, equal the sum of every member's own
 # call (0 differences required: exit status 1 otherwise).
@@ -126,14 +126,14 @@ SQL
                          to_char(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms), 'FM9999990.0'),
                          max(rows_out), max(total))
              FROM bench.results WHERE n = $n GROUP BY measure ORDER BY measure DESC"
-        q "SELECT format('  group / participant          %s (issue 19: within 1.5)',
+        q "SELECT format('  group / participant          %s (expected within 1.5)',
                          round((SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FROM bench.results WHERE n = $n AND measure = 'group')::numeric
                                / (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FROM bench.results WHERE n = $n AND measure = 'participant')::numeric, 2))"
         q "SELECT format('  %-28s p50 %8s ms  p99 %8s ms  (%s calls)', measure,
                          to_char(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms), 'FM99990.000'),
                          to_char(percentile_cont(0.99) WITHIN GROUP (ORDER BY ms), 'FM99990.000'), count(*))
              FROM bench.group_calls WHERE n = $n GROUP BY measure ORDER BY measure"
-        q "SELECT format('  member call / lone call      %s (issue 19: within 15 for a group of ten)',
+        q "SELECT format('  member call / lone call      %s (expected within 15 for a group of ten)',
                          round((SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FROM bench.group_calls WHERE n = $n AND measure = 'member call')::numeric
                                / (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FROM bench.group_calls WHERE n = $n AND measure = 'lone call')::numeric, 2))"
         echo "  cross-check: $diff participants whose own call differs from the whole calculation"
