@@ -132,14 +132,6 @@ EmitDiagnostics(void *ctx, const IncOffer *offer, const char *participant_key,
 	MemoryContextReset(out->row_context);
 }
 
-/* DecOrNull: a numeric datum of d, or NULL when absent. */
-static Datum
-DecOrNull(bool present, const IncDec *d, bool *isnull)
-{
-	*isnull = !present;
-	return present ? pg_dec_to_numeric(d) : (Datum) 0;
-}
-
 /* TextOrNull: a text datum of s (one of the engine's strings), or NULL. */
 static Datum
 TextOrNull(Output *out, const char *s, bool *isnull)
@@ -171,8 +163,10 @@ EmitForecast(void *ctx, const IncForecastRow *row)
 	values[4] = DateADTGetDatum(row->span_end);
 	values[5] = Int32GetDatum(row->elapsed_days);
 	values[6] = Int32GetDatum(row->span_days);
-	values[7] = DecOrNull(row->has_basis_to_date, &row->basis_to_date, &nulls[7]);
-	values[8] = DecOrNull(row->has_projected_basis, &row->projected_basis, &nulls[8]);
+	values[7] = pg_dec_to_numeric_or_null(row->has_basis_to_date ? &row->basis_to_date : NULL,
+										  &nulls[7]);
+	values[8] = pg_dec_to_numeric_or_null(row->has_projected_basis ? &row->projected_basis : NULL,
+										  &nulls[8]);
 	values[9] = TextOrNull(out, row->rate_key_to_date, &nulls[9]);
 	values[10] = TextOrNull(out, row->projected_rate_key, &nulls[10]);
 	values[11] = pg_dec_to_numeric(&row->earned_to_date);

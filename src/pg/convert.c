@@ -287,6 +287,14 @@ pg_dec_to_numeric(const IncDec *d)
 	return pg_dec_to_numeric_in(d, palloc(PG_NUMERIC_BUF));
 }
 
+/* pg_dec_to_numeric_or_null: the numeric of d, or a NULL when d is NULL. */
+Datum
+pg_dec_to_numeric_or_null(const IncDec *d, bool *isnull)
+{
+	*isnull = d == NULL;
+	return d ? pg_dec_to_numeric(d) : (Datum) 0;
+}
+
 /* pg_cstring_array: a text[] datum of n C strings. */
 Datum
 pg_cstring_array(const char *const *items, int n)

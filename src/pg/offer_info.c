@@ -63,14 +63,6 @@ TextOrNull(const char *s, bool *isnull)
 	return s ? CStringGetTextDatum(s) : (Datum) 0;
 }
 
-/* NumericOrNull: a numeric datum of d, or a NULL. */
-static Datum
-NumericOrNull(const IncDec *d, bool *isnull)
-{
-	*isnull = d == NULL;
-	return d ? pg_dec_to_numeric(d) : (Datum) 0;
-}
-
 /* EmitRate: one IncRateRow into the tuplestore, in program_rates' columns. */
 static void
 EmitRate(void *ctx, const IncRateRow *row)
@@ -86,9 +78,9 @@ EmitRate(void *ctx, const IncRateRow *row)
 	values[2] = TextOrNull(inc_calculator_name(offer->calculator), &nulls[2]);
 	values[3] = TextOrNull(row->rate_key, &nulls[3]);
 	values[4] = TextOrNull(row->sku_key, &nulls[4]);
-	values[5] = NumericOrNull(&row->rate_value, &nulls[5]);
+	values[5] = pg_dec_to_numeric_or_null(&row->rate_value, &nulls[5]);
 	values[6] = TextOrNull(row->measure, &nulls[6]);
-	values[7] = NumericOrNull(row->threshold, &nulls[7]);
+	values[7] = pg_dec_to_numeric_or_null(row->threshold, &nulls[7]);
 	values[8] = TextOrNull(row->threshold_type, &nulls[8]);
 	values[9] = TextOrNull(row->period ? row->period->key : NULL, &nulls[9]);
 	nulls[10] = nulls[11] = row->period == NULL;
@@ -98,9 +90,9 @@ EmitRate(void *ctx, const IncRateRow *row)
 	values[13] = TextOrNull(row->sku_set_key, &nulls[13]);
 	values[14] = TextOrNull(row->stack_key, &nulls[14]);
 	values[15] = TextOrNull(row->threshold_property_key, &nulls[15]);
-	values[16] = NumericOrNull(row->price, &nulls[16]);
+	values[16] = pg_dec_to_numeric_or_null(row->price, &nulls[16]);
 	values[17] = TextOrNull(row->coverage_unit, &nulls[17]);
-	values[18] = NumericOrNull(row->coverage_rate, &nulls[18]);
+	values[18] = pg_dec_to_numeric_or_null(row->coverage_rate, &nulls[18]);
 	values[19] = TextOrNull(row->coverage_uom_key, &nulls[19]);
 	values[20] = TextOrNull(row->tier_mode, &nulls[20]);
 	values[21] = TextOrNull(row->pays_on, &nulls[21]);
@@ -184,9 +176,9 @@ incentives_offer_summary(PG_FUNCTION_ARGS)
 	values[5] = DirectFunctionCall1(jsonb_in,
 									CStringGetDatum(inc_rules_requirements_json(offer)));
 	nulls[5] = false;
-	values[6] = NumericOrNull(offer->rules.limits.has_minimum ?
+	values[6] = pg_dec_to_numeric_or_null(offer->rules.limits.has_minimum ?
 							  &offer->rules.limits.minimum : NULL, &nulls[6]);
-	values[7] = NumericOrNull(offer->rules.limits.has_maximum ?
+	values[7] = pg_dec_to_numeric_or_null(offer->rules.limits.has_maximum ?
 							  &offer->rules.limits.maximum : NULL, &nulls[7]);
 	values[8] = TextOrNull(inc_aggregation_name(offer->aggregation), &nulls[8]);
 	values[9] = TextOrNull(stepped ? inc_threshold_type_name(offer->stepped.threshold_type) : NULL,

@@ -28,6 +28,7 @@ typedef struct Outcome
 {
 	int			offer;			/* the engine's index */
 	int			participant;	/* the unit's index */
+	const char *participant_key;
 	int			key;			/* the state's: the aggregation key or the participant */
 	const char *group_key;		/* the rows' (NULL outside a group) */
 	int			next;			/* the next outcome of the offer and key, or -1 */
@@ -76,14 +77,15 @@ OfferIndex(Run *run, const IncOffer *offer)
 }
 
 /*
- * OutcomeOf: the outcome of (offer, participant, key), made on first use.
+ * OutcomeOf: the outcome of (offer, row's participant, key), made on first use.
  * The outcomes of one offer and key are chained (by participant: one for
  * an offer aggregated by participant, a group's members for one by
  * group).
  */
 static Outcome *
-OutcomeOf(Run *run, int offer, int participant, int key, const char *group_key)
+OutcomeOf(Run *run, int offer, const IncRow *row, int key)
 {
+	int			participant = row->txn->participant;
 	int		   *head = &run->first[offer * run->nkeys + key];
 	int			i;
 	Outcome    *o;
@@ -97,8 +99,9 @@ OutcomeOf(Run *run, int offer, int participant, int key, const char *group_key)
 	memset(o, 0, sizeof(*o));
 	o->offer = offer;
 	o->participant = participant;
+	o->participant_key = row->participant_key;
 	o->key = key;
-	o->group_key = group_key;
+	o->group_key = row->group_key;
 	o->next = *head;
 	inc_sum_init(&o->earned);
 	*head = run->noutcomes++;
@@ -113,7 +116,7 @@ CountRow(void *ctx, const IncRow *row)
 	int			offer = OfferIndex(run, row->offer);
 	int			key = row->offer->aggregation == INC_AGGREGATE_GROUP ?
 		row->txn->aggregation : row->txn->participant;
-	Outcome    *o = OutcomeOf(run, offer, row->txn->participant, key, row->group_key);
+	Outcome    *o = OutcomeOf(run, offer, row, key);
 	IncQ		amount;
 	IncRat		big;
 
@@ -178,7 +181,6 @@ typedef struct Pair
 {
 	const Outcome *actual;
 	const Outcome *projected;
-	const IncUnit *unit;
 } Pair;
 
 /* OfPair: either outcome of a pair (they agree on offer, participant and key). */
@@ -192,15 +194,13 @@ OfPair(const Pair *p)
 static int
 ComparePairs(const void *a, const void *b)
 {
-	const Pair *x = a,
-			   *y = b;
-	const Outcome *ox = OfPair(x),
-			   *oy = OfPair(y);
+	const Outcome *ox = OfPair(a),
+			   *oy = OfPair(b);
 	int			cmp;
 
 	if (ox->offer != oy->offer)
 		return ox->offer < oy->offer ? -1 : 1;
-	cmp = strcmp(x->unit->keys[ox->participant], y->unit->keys[oy->participant]);
+	cmp = strcmp(ox->participant_key, oy->participant_key);
 	if (cmp != 0 || ox->group_key == oy->group_key)
 		return cmp;
 	if (ox->group_key == NULL || oy->group_key == NULL)
@@ -210,7 +210,7 @@ ComparePairs(const void *a, const void *b)
 
 /* Pairs: every outcome of the actual run with its projected match, then the rest. */
 static Pair *
-Pairs(const Run *actual, const Run *projected, const IncUnit *unit, int *npairs)
+Pairs(const Run *actual, const Run *projected, int nkeys, int *npairs)
 {
 	Pair	   *pairs = inc_alloc(sizeof(Pair) * (actual->noutcomes + projected->noutcomes + 1));
 	bool	   *matched = inc_alloc(sizeof(bool) * (projected->noutcomes + 1));
@@ -224,8 +224,7 @@ Pairs(const Run *actual, const Run *projected, const IncUnit *unit, int *npairs)
 
 		pairs[n].actual = a;
 		pairs[n].projected = NULL;
-		pairs[n].unit = unit;
-		for (j = projected->first[a->offer * unit->nkeys + a->key]; j >= 0;
+		for (j = projected->first[a->offer * nkeys + a->key]; j >= 0;
 			 j = projected->outcomes[j].next)
 			if (projected->outcomes[j].participant == a->participant)
 			{
@@ -240,7 +239,6 @@ Pairs(const Run *actual, const Run *projected, const IncUnit *unit, int *npairs)
 		{
 			pairs[n].actual = NULL;
 			pairs[n].projected = &projected->outcomes[j];
-			pairs[n].unit = unit;
 			n++;
 		}
 	qsort(pairs, (size_t) n, sizeof(Pair), ComparePairs);
@@ -262,7 +260,7 @@ inc_engine_forecast_unit(IncEngine *e, int32_t as_of_date, const IncUnit *unit,
 
 	Calculate(e, &actual, NULL, unit, txns, ntxns, props, props_ctx);
 	Calculate(e, &projected, &as_of_date, unit, txns, ntxns, props, props_ctx);
-	pairs = Pairs(&actual, &projected, unit, &npairs);
+	pairs = Pairs(&actual, &projected, unit->nkeys, &npairs);
 	for (i = 0; i < npairs; i++)
 	{
 		const Outcome *o = OfPair(&pairs[i]);
@@ -277,7 +275,7 @@ inc_engine_forecast_unit(IncEngine *e, int32_t as_of_date, const IncUnit *unit,
 		if (as_of_date < row.span_start)
 			continue;
 		row.participant = o->participant;
-		row.participant_key = unit->keys[o->participant];
+		row.participant_key = o->participant_key;
 		row.group = o->group_key ? o->key : -1;
 		row.group_key = o->group_key;
 		inc_offer_span_days(row.offer, as_of_date, &row.span_days, &row.elapsed_days);
