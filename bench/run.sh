@@ -17,6 +17,9 @@
 #   calls      one incentive_calculate(participant) call per participant
 #              (1,000), each its own statement, timed one by one
 #              (bench.time_calls): total, p50 and p99
+#   refresh, jobs J  CALL incentives.refresh_earnings(jobs => J), replacing
+#              every earning row, for J = 1 .. the machine's cores
+#              (BENCH_JOBS), each its own session
 # and report medians.  Then the engine once more in a fresh session for its
 # peak memory (RssAnon sampled every 20 ms, and VmHWM), and the cross-checks:
 # engine and reference, and the engine with and without the arithmetic's
@@ -46,6 +49,7 @@ set -euo pipefail
 : "${BENCH_ROWCHECK_MAX:=1000000}"
 : "${BENCH_PERF:=0}"
 : "${BENCH_WORK_MEM:=4MB}"
+: "${BENCH_JOBS:=$(nproc)}"
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # The cluster: bench/lib.sh's settings, and its own port; the bench's
@@ -87,6 +91,26 @@ measure_parallel() {
     ms=$("${PSQL[@]}" -At -c "SET max_parallel_workers_per_gather = 2" \
         -c "SELECT bench.measure($1, 'scan, 2 workers', $2, \$q\$$SCAN_SQL\$q\$)")
     log "  scan, 2 workers run $2: ${ms} ms"
+}
+
+# measure_refresh N RUN JOBS: CALL refresh_earnings(jobs => JOBS) in a
+# fresh session, recorded as "refresh, jobs JOBS" with the backend's CPU
+# time (its parallel workers' not included) and the rows it wrote
+measure_refresh() {
+    local res
+    res=$("${PSQL[@]}" -At -c "SELECT bench.cpu_ns() || ' ' || extract(epoch FROM clock_timestamp())" \
+          -c "CALL incentives.refresh_earnings(jobs => $3)" \
+          -c "SELECT bench.cpu_ns() || ' ' || extract(epoch FROM clock_timestamp())")
+    q "INSERT INTO bench.results (n, measure, run, ms, scale, rows_out, total, cpu_ms)
+       SELECT $1, 'refresh, jobs $3', $2, round((t1 - t0) * 1000, 1), 1, r.rows, r.total_incentive,
+              round((c1 - c0) / 1e6, 1)
+         FROM (VALUES (split_part('$(head -n 1 <<<"$res")', ' ', 1)::numeric,
+                       split_part('$(head -n 1 <<<"$res")', ' ', 2)::numeric,
+                       split_part('$(tail -n 1 <<<"$res")', ' ', 1)::numeric,
+                       split_part('$(tail -n 1 <<<"$res")', ' ', 2)::numeric)) AS v(c0, t0, c1, t1),
+              LATERAL (SELECT rows, total_incentive FROM incentives.calculation_runs
+                        ORDER BY run_id DESC LIMIT 1) AS r" >/dev/null
+    log "  refresh, jobs $3 run $2: $(q "SELECT ms FROM bench.results WHERE n = $1 AND run = $2 AND measure = 'refresh, jobs $3'") ms"
 }
 
 # time_calls N RUN STEP SCALE: the per-participant calls, each timed
@@ -197,6 +221,9 @@ for n in $BENCH_N; do
         measure "$n" engine "$run" "$ENGINE_SQL" >/dev/null
         measure "$n" reference "$run" "$REFERENCE_SQL" >/dev/null
         time_calls "$n" "$run" "$step" "$loop_scale"
+        for jobs in $(seq "$BENCH_JOBS"); do
+            measure_refresh "$n" "$run" "$jobs"
+        done
     done
 
     log "N=$n: engine memory"
@@ -232,6 +259,13 @@ for n in $BENCH_N; do
         echo "load average after the runs: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine skews the timings)"
         echo "cross-check: $cc_pairs (offer, participant) pairs, $cc_mism mismatches; rows engine $cc_erows, reference $cc_rrows; totals engine $cc_etot, reference $cc_rtot; rows only in engine $cc_oe, only in reference $cc_or"
         echo "fast path and exact arithmetic (incentives.exact_only): $cc_fx rows differ"
+        q "SELECT format('refresh, jobs 1 / engine: %s', to_char(bench.median_s($n, 'refresh, jobs 1') / bench.median_s($n, 'engine'), 'FM999990.00'))"
+        for jobs in $(seq 2 "$BENCH_JOBS"); do
+            q "SELECT format('refresh jobs => %s / jobs => 1: %s (%s s against %s s)', $jobs,
+                             to_char(bench.median_s($n, 'refresh, jobs $jobs') / bench.median_s($n, 'refresh, jobs 1'), 'FM999990.00'),
+                             to_char(bench.median_s($n, 'refresh, jobs $jobs'), 'FM99990.00'),
+                             to_char(bench.median_s($n, 'refresh, jobs 1'), 'FM99990.00'))"
+        done
         q "SELECT format('N=%s engine/scan=%s (cpu %s) reference/engine=%s calls=%s s p50=%s ms p99=%s ms engine rows/s=%s',
                          $n,
                          to_char(bench.median_s($n, 'engine') / bench.median_s($n, 'scan'), 'FM999990.00'),
