@@ -445,17 +445,6 @@ inc_calc_base_amount(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 		inc_calc_amount(c, t, out);
 }
 
-/* inc_pay_rate: rate / 100 for percent, the rate for dollars, exactly. */
-IncDec
-inc_pay_rate(IncCalculator calc, const IncDec *rate)
-{
-	IncDec		d = *rate;
-
-	if (calc == INC_PERCENT_OF_AMOUNT)
-		d = inc_dec_div_pow10(rate, 2);
-	return inc_dec_trim(&d);
-}
-
 /*
  * EffectiveRate: the row's effective rate from its reported (rounded)
  * figures: incentive_amount / incentivized_amount to 4 places, NULL when

@@ -187,9 +187,6 @@ extern bool inc_calc_amount_q(IncCalc *c, const IncTxn *t, IncQ *out);
  */
 extern void inc_calc_add_volume(IncCalc *c, const IncTxn *t, bool quantity, IncSum *sum);
 
-/* A pay rate: exact for percent (rate / 100) and dollars (rate), shortest form. */
-extern IncDec inc_pay_rate(IncCalculator calc, const IncDec *rate);
-
 /* The figures of one row before rounding. */
 typedef struct IncRowFigures
 {

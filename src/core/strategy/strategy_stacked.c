@@ -171,7 +171,7 @@ RowFast(IncCalc *c, const IncOffer *offer, const IncStack *stack, const IncSkuSe
 	v.rate_key = stack->key;
 	v.rate_measure = "dollars";
 	v.rate_value = &pay->rate;
-	v.pay_rate = inc_pay_rate(offer->calculator, &pay->rate);
+	v.pay_rate = pay->pay_rate;
 	v.contribution = contribution;
 	inc_calc_emit_values(c, offer, t, &v, &incentive);
 	return true;
@@ -219,7 +219,7 @@ EmitSet(IncCalc *c, const IncOffer *offer, const IncStack *stack,
 		fig.rate_key = stack->key;
 		fig.rate_measure = "dollars";
 		fig.rate_value = &pay->rate;
-		fig.pay_rate = inc_pay_rate(offer->calculator, &pay->rate);
+		fig.pay_rate = pay->pay_rate;
 		fig.incentivized_quantity = &quantity;
 		fig.incentivized_amount = &base;
 		fig.incentive_amount = &incentive;
