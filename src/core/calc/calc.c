@@ -295,12 +295,26 @@ inc_calc_amount_q(IncCalc *c, const IncTxn *t, IncQ *out)
 	return inc_fast() && AmountQ(c, t, out);
 }
 
+/*
+ * Price: the offer's program price of t's SKU, or NULL: by SKU id when the
+ * engine resolved the offer's prices (c->ids), else by name.
+ */
+static inline const IncDec *
+Price(const IncCalc *c, const IncOffer *offer, const IncTxn *t)
+{
+	if (offer->nprices == 0)
+		return NULL;
+	if (t->sku_id && c->ids && c->ids->offer == offer)
+		return c->ids->prices[t->sku_id];
+	return inc_offer_price(offer, t->sku_key);
+}
+
 /* inc_calc_base_amount_q: inc_calc_base_amount on the fast path. */
 bool
 inc_calc_base_amount_q(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 					   const IncQ *sku_quantity, IncQ *out)
 {
-	const IncDec *price = inc_offer_price(offer, t->sku_key);
+	const IncDec *price = Price(c, offer, t);
 	IncQ		p;
 
 	if (price)
@@ -432,7 +446,7 @@ void
 inc_calc_base_amount(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 					 const IncRat *sku_quantity, IncRat *out)
 {
-	const IncDec *price = inc_offer_price(offer, t->sku_key);
+	const IncDec *price = Price(c, offer, t);
 
 	if (price)
 	{

@@ -73,6 +73,17 @@ typedef struct IncProjection
 typedef void (*IncHoldFn) (void *ctx, const IncRow *row, const IncRat *exact_amount);
 
 /*
+ * What the engine resolved once for an offer (inc_engine_prepare), for the
+ * calculation of that offer: its program prices by SKU id.
+ */
+typedef struct IncOfferIds
+{
+	const IncOffer *offer;
+	const IncDec *const *prices;	/* by IncTxn.sku_id: the price, or NULL;
+									 * NULL when the offer has no prices */
+} IncOfferIds;
+
+/*
  * One key's calculation in progress: a participant's (its own offers), or
  * an aggregation key's (the offers aggregated by group: a group's, or a
  * participant's outside every group window).  participant_key is the key
@@ -104,6 +115,7 @@ typedef struct IncCalc
 	void	   *enrollments_ctx;
 	const IncProjection *projection;	/* NULL, or the projection of the
 										 * offer being calculated */
+	const IncOfferIds *ids;		/* NULL, or the offer being calculated's */
 
 	/*
 	 * defer: NULL, and a data error fails at once (inc_fail); else the

@@ -65,6 +65,7 @@ struct IncEngine
 	void	   *enrollments_ctx;
 	IncBasisFn	basis;
 	void	   *basis_ctx;
+	IncOfferIds *offer_ids;		/* per offer, made by inc_engine_prepare */
 	IncProjection *projections; /* per offer, made by inc_engine_prepare */
 	const IncProjection **projected;	/* per offer: its projection, or NULL */
 	bool		projecting;		/* inc_engine_set_projection is on */
@@ -249,6 +250,22 @@ inc_engine_prepare(IncEngine *e)
 		}
 	e->sku_uoms_stale = true;
 
+	/* each offer's program prices by SKU id */
+	e->offer_ids = inc_alloc(sizeof(IncOfferIds) * (e->noffers + 1));
+	for (o = 0; o < e->noffers; o++)
+	{
+		e->offer_ids[o].offer = e->offers[o];
+		if (e->offers[o]->nprices > 0)
+		{
+			const IncDec **prices = inc_alloc(sizeof(IncDec *) * (e->nsku_keys + 1));
+			int			k;
+
+			for (k = 0; k < e->nsku_keys; k++)
+				prices[k + 1] = inc_offer_price(e->offers[o], e->sku_keys[k]);
+			e->offer_ids[o].prices = prices;
+		}
+	}
+
 	e->state_gen = inc_alloc(sizeof(uint64_t) * (e->noffers + 1));
 	e->state = inc_alloc(sizeof(void *) * (e->noffers + 1));
 	e->projections = inc_alloc(sizeof(IncProjection) * (e->noffers + 1));
@@ -417,6 +434,7 @@ CalcOf(Unit *u, int o, int k)
 {
 	IncCalc    *c = &u->calcs[k];
 
+	c->ids = &u->e->offer_ids[o];
 	if (u->e->projecting)
 		c->projection = u->e->projected[o];
 	return c;
