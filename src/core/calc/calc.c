@@ -231,9 +231,15 @@ ConvertQ(IncCalc *c, const IncTxn *t, const char *to_uom, IncQ *out)
 
 /* inc_calc_convert_q: inc_calc_convert on the fast path. */
 bool
-inc_calc_convert_q(IncCalc *c, const IncTxn *t, const char *to_uom, IncQ *out)
+inc_calc_convert_q(IncCalc *c, const IncTxn *t, int to, IncQ *out)
 {
-	return inc_fast() && ConvertQ(c, t, to_uom, out) && ProjectQ(c, t, out);
+	if (!inc_fast())
+		return false;
+	if (!inc_calc_has(c, t, QUANTITY_COLUMNS))
+		inc_q_from_int(out, 0);
+	else if (!ConvertToQ(c, t, to, out))
+		return false;
+	return ProjectQ(c, t, out);
 }
 
 /* SkuQuantityQ: t's quantity in its SKU's unit on the fast path, not projected. */
@@ -365,11 +371,14 @@ Convert(IncCalc *c, const IncTxn *t, const char *to_uom, IncRat *out)
 	}
 }
 
-/* inc_calc_convert: t's quantity expressed in to_uom. */
+/* inc_calc_convert: t's quantity expressed in unit id to. */
 void
-inc_calc_convert(IncCalc *c, const IncTxn *t, const char *to_uom, IncRat *out)
+inc_calc_convert(IncCalc *c, const IncTxn *t, int to, IncRat *out)
 {
-	Convert(c, t, to_uom, out);
+	if (!inc_calc_has(c, t, QUANTITY_COLUMNS))
+		inc_rat_from_int(out, 0);
+	else
+		ConvertTo(c, t, to, out);
 	ProjectRat(c, t, out);
 }
 

@@ -167,11 +167,11 @@ extern bool inc_txn_matches(IncCalc *c, const IncOffer *offer, int period,
 							const char *transaction_type, const IncTxn *t);
 
 /*
- * t's quantity in to_uom (docs/reference.md, Unit conversions); a data
- * error INC_ERR_NO_CONVERSION naming t, its SKU and both units, or a NULL
- * quantity or uom_key (0 when deferred).
+ * t's quantity in the unit of id to (units.h, >= 1; docs/reference.md,
+ * Unit conversions); a data error INC_ERR_NO_CONVERSION naming t, its SKU
+ * and both units, or a NULL quantity or uom_key (0 when deferred).
  */
-extern void inc_calc_convert(IncCalc *c, const IncTxn *t, const char *to_uom, IncRat *out);
+extern void inc_calc_convert(IncCalc *c, const IncTxn *t, int to, IncRat *out);
 
 /* Incentivized quantity: t's quantity in its SKU's unit. */
 extern void inc_calc_sku_quantity(IncCalc *c, const IncTxn *t, IncRat *out);
@@ -248,7 +248,7 @@ extern IncDec inc_calc_emit_values(IncCalc *c, const IncOffer *offer, const IncT
  * caller then computes the same with the IncRat functions.  A missing
  * unit conversion fails as in those.
  */
-extern bool inc_calc_convert_q(IncCalc *c, const IncTxn *t, const char *to_uom, IncQ *out);
+extern bool inc_calc_convert_q(IncCalc *c, const IncTxn *t, int to, IncQ *out);
 extern bool inc_calc_sku_quantity_q(IncCalc *c, const IncTxn *t, IncQ *out);
 extern bool inc_calc_base_amount_q(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 								   const IncQ *sku_quantity, IncQ *out);

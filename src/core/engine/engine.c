@@ -177,9 +177,9 @@ inc_engine_set_tick(IncEngine *e, IncTickFn tick)
 	e->tick = tick;
 }
 
-/* AddHook: the index sink's hook: sku_key leads to the offer being indexed. */
+/* AddHookUnit: the index sink's hook_unit: AddHook, with the id of uom_key. */
 static void
-AddHook(void *ctx, const char *sku_key, int kind, int a, int b)
+AddHookUnit(void *ctx, const char *sku_key, int kind, int a, int b, const char *uom_key)
 {
 	Indexing   *ix = ctx;
 	IncEngine  *e = ix->engine;
@@ -195,8 +195,16 @@ AddHook(void *ctx, const char *sku_key, int kind, int a, int b)
 		l->hooks = inc_grow(l->hooks, l->n, &l->cap, sizeof(IncHook), 4);
 	l->hooks[l->n++] = (IncHook)
 	{
-		ix->offer, kind, a, b
+		ix->offer, kind, a, b,
+			uom_key ? inc_units_intern(e->units, uom_key, strlen(uom_key)) : 0
 	};
+}
+
+/* AddHook: the index sink's hook: sku_key leads to the offer being indexed. */
+static void
+AddHook(void *ctx, const char *sku_key, int kind, int a, int b)
+{
+	AddHookUnit(ctx, sku_key, kind, a, b, NULL);
 }
 
 /* AddProperty: the index sink's property: a property key to load, once. */
@@ -220,7 +228,7 @@ void
 inc_engine_prepare(IncEngine *e)
 {
 	Indexing	ix = {e, 0};
-	IncIndexSink sink = {AddHook, AddProperty, &ix};
+	IncIndexSink sink = {AddHook, AddHookUnit, AddProperty, &ix};
 	uint32_t	i;
 	int			o;
 
