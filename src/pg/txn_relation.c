@@ -14,6 +14,7 @@
 #include "access/relation.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_type.h"
+#include "optimizer/plancat.h"
 #include "parser/parse_type.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -134,6 +135,9 @@ txn_relation_check(Oid relid, TxnRelation *out)
 	TupleDesc	desc;
 	int			c,
 				a;
+	BlockNumber pages;
+	double		tuples,
+				allvisfrac;
 
 	if (nspname == NULL || name == NULL)
 		ereport(ERROR,
@@ -169,13 +173,22 @@ txn_relation_check(Oid relid, TxnRelation *out)
 		if (c == C_ID)
 			out->unique_ids = UniqueIds(rel, found->attnum);
 	}
-	/* pg_class.reltuples (-1: never analyzed), capped far above any table */
-	if (rel->rd_rel->reltuples <= 0)
+	/*
+	 * the rows: pg_class.reltuples (a view's, a partitioned table's) or, for
+	 * a table, the planner's estimate (reltuples scaled to its pages now, or
+	 * from its pages and row width when never analyzed: the store's batches
+	 * are then not doubled again and again while it is read); capped far
+	 * above any table
+	 */
+	tuples = rel->rd_rel->reltuples;
+	if (rel->rd_rel->relkind == RELKIND_RELATION || rel->rd_rel->relkind == RELKIND_MATVIEW)
+		estimate_rel_size(rel, NULL, &pages, &tuples, &allvisfrac);
+	if (tuples <= 0)
 		out->rows = 0;
-	else if (rel->rd_rel->reltuples >= 1e15)
+	else if (tuples >= 1e15)
 		out->rows = UINT64CONST(1000000000000000);
 	else
-		out->rows = (uint64) rel->rd_rel->reltuples;
+		out->rows = (uint64) tuples;
 	relation_close(rel, AccessShareLock);
 }
 

@@ -160,8 +160,6 @@ struct TxnSource
 	const char **sku_names;		/* by id: the engine's names */
 	const char **uom_names;		/* by id: the engine's names; [0] is "" (NULL) */
 	int			uom_names_cap;
-	char	   *buf;			/* a record being built */
-	Size		bufcap;
 	/* the batch being handed out */
 	Participant	   *groups;
 	uint32		groups_mask;
@@ -272,18 +270,6 @@ UomId(TxnSource *src, const char *s, size_t len)
 	if (src->uom_names[id] == NULL)
 		src->uom_names[id] = inc_engine_uom_key(src->engine, id);
 	return id;
-}
-
-/* Room: the build buffer holds at least n bytes. */
-static inline void
-Room(TxnSource *src, Size n)
-{
-	if (n > src->bufcap)
-	{
-		src->bufcap = Max(n, src->bufcap * 2);
-		src->buf = src->buf ? repalloc(src->buf, src->bufcap) :
-			MemoryContextAlloc(src->context, src->bufcap);
-	}
 }
 
 /* PutNumber: a decimal's coefficient in the fixed part, or wide at *wide. */
@@ -404,7 +390,8 @@ ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
 	uint8		null_flags;
 	MemoryContext old;
 	TxnRec	   *rec;
-	char	   *p;
+	char	   *buf,
+			   *p;
 	int			unit = -1;
 	RecMember	member;
 	uint32		hash = 0;
@@ -517,9 +504,13 @@ ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
 		error_context_stack = spi_context;
 	}
 
-	/* the record: fixed part, wide numbers, member place, participant, id datum */
-	Room(src, sizeof(TxnRec) + 2 * sizeof(inc_int128) + sizeof(RecMember) + plen + idlen + 16);
-	rec = (TxnRec *) src->buf;
+	/*
+	 * the record, built in the store's room: fixed part, wide numbers,
+	 * member place, participant, id datum
+	 */
+	buf = txn_store_room(src->store, sizeof(TxnRec) + 2 * sizeof(inc_int128) +
+						 sizeof(RecMember) + plen + idlen + 16);
+	rec = (TxnRec *) buf;
 	rec->date = nulls[C_DATE] ? 0 : DatumGetDateADT(values[C_DATE]);
 	rec->sku_id = sku_id;
 	rec->uom_id = 0;
@@ -537,7 +528,7 @@ ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
 	rec->plen = (uint32) plen;
 	rec->idlen = (uint32) idlen;
 	rec->flags = (uint8) (null_flags << REC_NULLS_SHIFT);
-	p = src->buf + sizeof(TxnRec);
+	p = buf + sizeof(TxnRec);
 	p = PutNumber(&quantity, &rec->quantity, &rec->qscale, &rec->flags, REC_WIDE_QUANTITY, p);
 	p = PutNumber(&amount, &rec->amount, &rec->ascale, &rec->flags, REC_WIDE_AMOUNT, p);
 	if (unit >= 0)
@@ -555,7 +546,7 @@ ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
 	p[VARHDRSZ + idlen] = '\0';
 	p += VARHDRSZ + idlen + 1;
 	/* partitioned by the unit: a member's by its unit's first key */
-	txn_store_put(src->store, hash, src->buf, p - src->buf);
+	txn_store_put_built(src->store, hash, p - buf);
 	if (counted)
 		counted->records++;
 
@@ -563,17 +554,17 @@ ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
 	{
 		IdRec	   *ir;
 
-		Room(src, sizeof(IdRec) + idlen + plen + 2);
-		ir = (IdRec *) src->buf;
+		buf = txn_store_room(src->ids, sizeof(IdRec) + idlen + plen + 2);
+		ir = (IdRec *) buf;
 		ir->idlen = (uint32) idlen;
 		ir->plen = (uint32) plen;
-		p = src->buf + sizeof(IdRec);
+		p = buf + sizeof(IdRec);
 		memcpy(p, idp, idlen);
 		p[idlen] = '\0';
 		memcpy(p + idlen + 1, pp, plen);
 		p[idlen + 1 + plen] = '\0';
-		txn_store_put(src->ids, hash_bytes((const unsigned char *) idp, (int) idlen),
-					  src->buf, sizeof(IdRec) + idlen + plen + 2);
+		txn_store_put_built(src->ids, hash_bytes((const unsigned char *) idp, (int) idlen),
+							sizeof(IdRec) + idlen + plen + 2);
 	}
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(src->row_context);

@@ -53,6 +53,8 @@ struct TxnStore
 	Chunk	   *head;
 	Chunk	   *tail;
 	uint64		in_memory;		/* records in the chunks */
+	RecordHeader *room;			/* a record being built (txn_store_room) */
+	Size		room_size;
 };
 
 static inline int
@@ -232,24 +234,33 @@ txn_store_put_to(TxnStore *s, int b, uint32 hash, const void *data, Size len)
 	pfree(rec);
 }
 
-/* txn_store_put: copy a record into its batch. */
-void
-txn_store_put(TxnStore *s, uint32 hash, const void *data, Size len)
+/* txn_store_room: room for a record of up to len bytes, after its header. */
+void *
+txn_store_room(TxnStore *s, Size len)
 {
-	union
+	Size		total = MAXALIGN(RECORD_HEADER + len);
+
+	if (total > s->room_size)
 	{
-		RecordHeader h;
-		char		bytes[512];
-	}			buf;
-	RecordHeader *rec = &buf.h;
+		s->room_size = Max(total, 512);
+		if (s->room)
+			pfree(s->room);
+		s->room = MemoryContextAlloc(s->context, s->room_size);
+	}
+	return (char *) s->room + RECORD_HEADER;
+}
+
+/* txn_store_put_built: the record in the room (len bytes) into its batch. */
+void
+txn_store_put_built(TxnStore *s, uint32 hash, Size len)
+{
+	RecordHeader *rec = s->room;
 	Size		total = MAXALIGN(RECORD_HEADER + len);
 	int			b;
 
-	if (total > sizeof(buf))
-		rec = MemoryContextAlloc(s->context, total);
+	Assert(rec != NULL && total <= s->room_size);
 	rec->len = (uint32) total;
 	rec->hash = hash;
-	memcpy((char *) rec + RECORD_HEADER, data, len);
 	if (total > RECORD_HEADER + len)
 		memset((char *) rec + RECORD_HEADER + len, 0, total - RECORD_HEADER - len);
 
@@ -262,8 +273,6 @@ txn_store_put(TxnStore *s, uint32 hash, const void *data, Size len)
 	}
 	else
 		Spill(s, b, rec);
-	if (rec != &buf.h)
-		pfree(rec);
 }
 
 /* LoadBatch: read batch b's file into memory, passing on later records. */

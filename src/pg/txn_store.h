@@ -8,7 +8,7 @@
  *    The path of one calculation); it is the hybrid hash partitioning a
  *    hash join uses for its batches.
  *
- * Records are copied in (txn_store_put) while the input runs; batch 0
+ * Records are copied in (txn_store_put_built) while the input runs; batch 0
  * stays in memory, the others go to their files.  When memory passes the
  * limit, the number of batches doubles and batch 0's records that now
  * belong elsewhere move to their files (so a batch is about the limit
@@ -57,8 +57,15 @@ extern void txn_store_put_to(TxnStore *s, int batch, uint32 hash, const void *da
 /* txn_store_one_batch: everything in memory, nothing in a file? */
 extern bool txn_store_one_batch(const TxnStore *s);
 
-/* txn_store_put: a copy of len bytes at data, in the batch of hash. */
-extern void txn_store_put(TxnStore *s, uint32 hash, const void *data, Size len);
+/*
+ * txn_store_room, txn_store_put_built: a record built in place, so that it
+ * is copied once, into its batch: txn_store_room gives room for up to len
+ * bytes (MAXALIGNed; valid until the next call on the store), the caller
+ * writes the record there, and txn_store_put_built puts its first len
+ * bytes in the batch of hash.
+ */
+extern void *txn_store_room(TxnStore *s, Size len);
+extern void txn_store_put_built(TxnStore *s, uint32 hash, Size len);
 
 /*
  * txn_store_next_batch: the next batch in memory (the first call keeps

@@ -231,9 +231,15 @@ ConvertQ(IncCalc *c, const IncTxn *t, const char *to_uom, IncQ *out)
 
 /* inc_calc_convert_q: inc_calc_convert on the fast path. */
 bool
-inc_calc_convert_q(IncCalc *c, const IncTxn *t, const char *to_uom, IncQ *out)
+inc_calc_convert_q(IncCalc *c, const IncTxn *t, int to, IncQ *out)
 {
-	return inc_fast() && ConvertQ(c, t, to_uom, out) && ProjectQ(c, t, out);
+	if (!inc_fast())
+		return false;
+	if (!inc_calc_has(c, t, QUANTITY_COLUMNS))
+		inc_q_from_int(out, 0);
+	else if (!ConvertToQ(c, t, to, out))
+		return false;
+	return ProjectQ(c, t, out);
 }
 
 /* SkuQuantityQ: t's quantity in its SKU's unit on the fast path, not projected. */
@@ -295,12 +301,26 @@ inc_calc_amount_q(IncCalc *c, const IncTxn *t, IncQ *out)
 	return inc_fast() && AmountQ(c, t, out);
 }
 
+/*
+ * Price: the offer's program price of t's SKU, or NULL: by SKU id when the
+ * engine resolved the offer's prices (c->ids), else by name.
+ */
+static inline const IncDec *
+Price(const IncCalc *c, const IncOffer *offer, const IncTxn *t)
+{
+	if (offer->nprices == 0)
+		return NULL;
+	if (t->sku_id && c->ids && c->ids->offer == offer)
+		return c->ids->prices[t->sku_id];
+	return inc_offer_price(offer, t->sku_key);
+}
+
 /* inc_calc_base_amount_q: inc_calc_base_amount on the fast path. */
 bool
 inc_calc_base_amount_q(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 					   const IncQ *sku_quantity, IncQ *out)
 {
-	const IncDec *price = inc_offer_price(offer, t->sku_key);
+	const IncDec *price = Price(c, offer, t);
 	IncQ		p;
 
 	if (price)
@@ -351,11 +371,14 @@ Convert(IncCalc *c, const IncTxn *t, const char *to_uom, IncRat *out)
 	}
 }
 
-/* inc_calc_convert: t's quantity expressed in to_uom. */
+/* inc_calc_convert: t's quantity expressed in unit id to. */
 void
-inc_calc_convert(IncCalc *c, const IncTxn *t, const char *to_uom, IncRat *out)
+inc_calc_convert(IncCalc *c, const IncTxn *t, int to, IncRat *out)
 {
-	Convert(c, t, to_uom, out);
+	if (!inc_calc_has(c, t, QUANTITY_COLUMNS))
+		inc_rat_from_int(out, 0);
+	else
+		ConvertTo(c, t, to, out);
 	ProjectRat(c, t, out);
 }
 
@@ -432,7 +455,7 @@ void
 inc_calc_base_amount(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 					 const IncRat *sku_quantity, IncRat *out)
 {
-	const IncDec *price = inc_offer_price(offer, t->sku_key);
+	const IncDec *price = Price(c, offer, t);
 
 	if (price)
 	{
@@ -443,17 +466,6 @@ inc_calc_base_amount(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 	}
 	else
 		inc_calc_amount(c, t, out);
-}
-
-/* inc_pay_rate: rate / 100 for percent, the rate for dollars, exactly. */
-IncDec
-inc_pay_rate(IncCalculator calc, const IncDec *rate)
-{
-	IncDec		d = *rate;
-
-	if (calc == INC_PERCENT_OF_AMOUNT)
-		d = inc_dec_div_pow10(rate, 2);
-	return inc_dec_trim(&d);
 }
 
 /*

@@ -73,6 +73,17 @@ typedef struct IncProjection
 typedef void (*IncHoldFn) (void *ctx, const IncRow *row, const IncRat *exact_amount);
 
 /*
+ * What the engine resolved once for an offer (inc_engine_prepare), for the
+ * calculation of that offer: its program prices by SKU id.
+ */
+typedef struct IncOfferIds
+{
+	const IncOffer *offer;
+	const IncDec *const *prices;	/* by IncTxn.sku_id: the price, or NULL;
+									 * NULL when the offer has no prices */
+} IncOfferIds;
+
+/*
  * One key's calculation in progress: a participant's (its own offers), or
  * an aggregation key's (the offers aggregated by group: a group's, or a
  * participant's outside every group window).  participant_key is the key
@@ -104,6 +115,7 @@ typedef struct IncCalc
 	void	   *enrollments_ctx;
 	const IncProjection *projection;	/* NULL, or the projection of the
 										 * offer being calculated */
+	const IncOfferIds *ids;		/* NULL, or the offer being calculated's */
 
 	/*
 	 * defer: NULL, and a data error fails at once (inc_fail); else the
@@ -155,11 +167,11 @@ extern bool inc_txn_matches(IncCalc *c, const IncOffer *offer, int period,
 							const char *transaction_type, const IncTxn *t);
 
 /*
- * t's quantity in to_uom (docs/reference.md, Unit conversions); a data
- * error INC_ERR_NO_CONVERSION naming t, its SKU and both units, or a NULL
- * quantity or uom_key (0 when deferred).
+ * t's quantity in the unit of id to (units.h, >= 1; docs/reference.md,
+ * Unit conversions); a data error INC_ERR_NO_CONVERSION naming t, its SKU
+ * and both units, or a NULL quantity or uom_key (0 when deferred).
  */
-extern void inc_calc_convert(IncCalc *c, const IncTxn *t, const char *to_uom, IncRat *out);
+extern void inc_calc_convert(IncCalc *c, const IncTxn *t, int to, IncRat *out);
 
 /* Incentivized quantity: t's quantity in its SKU's unit. */
 extern void inc_calc_sku_quantity(IncCalc *c, const IncTxn *t, IncRat *out);
@@ -186,9 +198,6 @@ extern bool inc_calc_amount_q(IncCalc *c, const IncTxn *t, IncQ *out);
  * deferred.
  */
 extern void inc_calc_add_volume(IncCalc *c, const IncTxn *t, bool quantity, IncSum *sum);
-
-/* A pay rate: exact for percent (rate / 100) and dollars (rate), shortest form. */
-extern IncDec inc_pay_rate(IncCalculator calc, const IncDec *rate);
 
 /* The figures of one row before rounding. */
 typedef struct IncRowFigures
@@ -239,7 +248,7 @@ extern IncDec inc_calc_emit_values(IncCalc *c, const IncOffer *offer, const IncT
  * caller then computes the same with the IncRat functions.  A missing
  * unit conversion fails as in those.
  */
-extern bool inc_calc_convert_q(IncCalc *c, const IncTxn *t, const char *to_uom, IncQ *out);
+extern bool inc_calc_convert_q(IncCalc *c, const IncTxn *t, int to, IncQ *out);
 extern bool inc_calc_sku_quantity_q(IncCalc *c, const IncTxn *t, IncQ *out);
 extern bool inc_calc_base_amount_q(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 								   const IncQ *sku_quantity, IncQ *out);

@@ -65,6 +65,7 @@ struct IncEngine
 	void	   *enrollments_ctx;
 	IncBasisFn	basis;
 	void	   *basis_ctx;
+	IncOfferIds *offer_ids;		/* per offer, made by inc_engine_prepare */
 	IncProjection *projections; /* per offer, made by inc_engine_prepare */
 	const IncProjection **projected;	/* per offer: its projection, or NULL */
 	bool		projecting;		/* inc_engine_set_projection is on */
@@ -176,9 +177,9 @@ inc_engine_set_tick(IncEngine *e, IncTickFn tick)
 	e->tick = tick;
 }
 
-/* AddHook: the index sink's hook: sku_key leads to the offer being indexed. */
+/* AddHookUnit: the index sink's hook_unit: AddHook, with the id of uom_key. */
 static void
-AddHook(void *ctx, const char *sku_key, int kind, int a, int b)
+AddHookUnit(void *ctx, const char *sku_key, int kind, int a, int b, const char *uom_key)
 {
 	Indexing   *ix = ctx;
 	IncEngine  *e = ix->engine;
@@ -194,8 +195,16 @@ AddHook(void *ctx, const char *sku_key, int kind, int a, int b)
 		l->hooks = inc_grow(l->hooks, l->n, &l->cap, sizeof(IncHook), 4);
 	l->hooks[l->n++] = (IncHook)
 	{
-		ix->offer, kind, a, b
+		ix->offer, kind, a, b,
+			uom_key ? inc_units_intern(e->units, uom_key, strlen(uom_key)) : 0
 	};
+}
+
+/* AddHook: the index sink's hook: sku_key leads to the offer being indexed. */
+static void
+AddHook(void *ctx, const char *sku_key, int kind, int a, int b)
+{
+	AddHookUnit(ctx, sku_key, kind, a, b, NULL);
 }
 
 /* AddProperty: the index sink's property: a property key to load, once. */
@@ -219,7 +228,7 @@ void
 inc_engine_prepare(IncEngine *e)
 {
 	Indexing	ix = {e, 0};
-	IncIndexSink sink = {AddHook, AddProperty, &ix};
+	IncIndexSink sink = {AddHook, AddHookUnit, AddProperty, &ix};
 	uint32_t	i;
 	int			o;
 
@@ -248,6 +257,22 @@ inc_engine_prepare(IncEngine *e)
 			e->hook_lists[l->id] = l;
 		}
 	e->sku_uoms_stale = true;
+
+	/* each offer's program prices by SKU id */
+	e->offer_ids = inc_alloc(sizeof(IncOfferIds) * (e->noffers + 1));
+	for (o = 0; o < e->noffers; o++)
+	{
+		e->offer_ids[o].offer = e->offers[o];
+		if (e->offers[o]->nprices > 0)
+		{
+			const IncDec **prices = inc_alloc(sizeof(IncDec *) * (e->nsku_keys + 1));
+			int			k;
+
+			for (k = 0; k < e->nsku_keys; k++)
+				prices[k + 1] = inc_offer_price(e->offers[o], e->sku_keys[k]);
+			e->offer_ids[o].prices = prices;
+		}
+	}
 
 	e->state_gen = inc_alloc(sizeof(uint64_t) * (e->noffers + 1));
 	e->state = inc_alloc(sizeof(void *) * (e->noffers + 1));
@@ -417,6 +442,7 @@ CalcOf(Unit *u, int o, int k)
 {
 	IncCalc    *c = &u->calcs[k];
 
+	c->ids = &u->e->offer_ids[o];
 	if (u->e->projecting)
 		c->projection = u->e->projected[o];
 	return c;

@@ -110,6 +110,17 @@ inc_offer_span_days(const IncOffer *offer, int32_t as_of_date, int32_t *span_day
 	*elapsed_days = (as_of_date < end ? as_of_date : end) - start + 1;
 }
 
+/* inc_offer_pay_rate: rate / 100 for percent, the rate for dollars, exactly. */
+IncDec
+inc_offer_pay_rate(IncCalculator calc, const IncDec *rate)
+{
+	IncDec		d = *rate;
+
+	if (calc == INC_PERCENT_OF_AMOUNT)
+		d = inc_dec_div_pow10(rate, 2);
+	return inc_dec_trim(&d);
+}
+
 /*
  * inc_offer_price: the program price of sku_key, or NULL when not priced
  * (a binary search: the parser sorts prices by sku_key).

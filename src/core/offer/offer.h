@@ -66,6 +66,7 @@ typedef struct IncSkuRate
 	char	   *sku_key;
 	IncDec		rate;
 	char	   *measure;		/* "percent" or "dollars" */
+	IncDec		pay_rate;		/* as rows report it (inc_offer_pay_rate) */
 } IncSkuRate;
 
 /* standard: one incentives[] entry. */
@@ -156,6 +157,7 @@ typedef struct IncTier
 	IncDec		threshold;
 	IncDec		value;
 	char	   *measure;
+	IncDec		pay_rate;		/* value as rows report it (inc_offer_pay_rate) */
 } IncTier;
 
 /* incentive.tier_mode (docs/reference.md, Incremental tiers). */
@@ -402,6 +404,13 @@ extern void inc_offer_span(const IncOffer *offer, int32_t *start, int32_t *end);
  */
 extern void inc_offer_span_days(const IncOffer *offer, int32_t as_of_date,
 								int32_t *span_days, int32_t *elapsed_days);
+
+/*
+ * inc_offer_pay_rate: a rate as rows report it (offer_sku_pay_rate) under
+ * calculator calc: exact for percent (rate / 100) and dollars (rate),
+ * shortest form.  The parser stores it with each rate and tier.
+ */
+extern IncDec inc_offer_pay_rate(IncCalculator calc, const IncDec *rate);
 
 /* inc_offer_price: the program price of sku, or NULL when the offer has none. */
 extern const IncDec *inc_offer_price(const IncOffer *offer, const char *sku_key);

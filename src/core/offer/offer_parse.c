@@ -207,6 +207,7 @@ ReadSkuRate(IncOfferBuild *b, struct json_object *r, void *elem, void *conversio
 		inc_oj_fail_at(p, "sku_key", "is not in conversion.rates");
 	rate->rate = inc_oj_number(p, r, "rate", INC_OJ_NONNEG);
 	CheckPercentScale(b, &rate->rate, "rate");
+	rate->pay_rate = inc_offer_pay_rate(b->offer->calculator, &rate->rate);
 	rate->measure = ReadMeasure(b, r);
 }
 
@@ -314,6 +315,7 @@ ReadTier(IncOfferBuild *b, struct json_object *obj, void *elem, void *thresholds
 	inc_ob_growth_threshold(b, &t->threshold);
 	t->value = inc_oj_number(p, obj, "value", INC_OJ_NONNEG);
 	CheckPercentScale(b, &t->value, "value");
+	t->pay_rate = inc_offer_pay_rate(b->offer->calculator, &t->value);
 	t->measure = ReadMeasure(b, obj);
 
 	/* the shortest form is canonical: 1000 and 1000.0 collide */

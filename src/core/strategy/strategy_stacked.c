@@ -23,6 +23,7 @@ typedef struct SetMember
 {
 	int			txn;
 	int			conversion;		/* index into the set's conversions */
+	int			uom_id;			/* the id of the conversion's from_uom */
 } SetMember;
 
 typedef struct SetState
@@ -40,7 +41,10 @@ typedef struct StackedState
 	bool		settled;		/* coverage holds every set's sum */
 } StackedState;
 
-/* StackedIndex: every SKU of every set's conversion (a: set, b: conversion). */
+/*
+ * StackedIndex: every SKU of every set's conversion (a: set, b:
+ * conversion), with the conversion's from_uom (the hook's uom_id).
+ */
 static void
 StackedIndex(const IncOffer *offer, const IncIndexSink *sink)
 {
@@ -49,7 +53,11 @@ StackedIndex(const IncOffer *offer, const IncIndexSink *sink)
 
 	for (i = 0; i < offer->stacked.nsets; i++)
 		for (j = 0; j < offer->stacked.sets[i].nconversions; j++)
-			sink->hook(sink->ctx, offer->stacked.sets[i].conversions[j].sku_key, 0, i, j);
+		{
+			const IncConversionRate *conv = &offer->stacked.sets[i].conversions[j];
+
+			sink->hook_unit(sink->ctx, conv->sku_key, 0, i, j, conv->from_uom);
+		}
 }
 
 /* StackedBegin: the state of one offer for one participant. */
@@ -66,18 +74,20 @@ StackedBegin(IncCalc *c, const IncOffer *offer)
 	return st;
 }
 
-/* Coverage: t's coverage units under conversion rate conv. */
+/* Coverage: t's coverage units under conversion rate conv (from_uom: its id). */
 static void
-Coverage(IncCalc *c, const IncTxn *t, const IncConversionRate *conv, IncRat *out)
+Coverage(IncCalc *c, const IncTxn *t, const IncConversionRate *conv, int from_uom,
+		 IncRat *out)
 {
 	IncRat		rate;
 
-	inc_calc_convert(c, t, conv->from_uom, out);
+	inc_calc_convert(c, t, from_uom, out);
 	inc_rat_from_dec(&rate, &conv->rate);
 	inc_rat_div(out, out, &rate);
 }
 
-static bool CoverageQ(IncCalc *c, const IncTxn *t, const IncConversionRate *conv, IncQ *out);
+static bool CoverageQ(IncCalc *c, const IncTxn *t, const IncConversionRate *conv,
+					  int from_uom, IncQ *out);
 
 /* Settle: every set's coverage sum as a big rational, once. */
 static void
@@ -107,18 +117,18 @@ StackedObserve(IncCalc *c, const IncOffer *offer, void *state,
 	if (!inc_txn_matches(c, offer, set->period, set->transaction_type, t))
 		return;
 
-	if (CoverageQ(c, t, &set->conversions[hook->b], &q))
+	if (CoverageQ(c, t, &set->conversions[hook->b], hook->uom_id, &q))
 		inc_sum_add_q(&ss->sum, &q);
 	else
 	{
-		Coverage(c, t, &set->conversions[hook->b], &coverage);
+		Coverage(c, t, &set->conversions[hook->b], hook->uom_id, &coverage);
 		inc_sum_add_rat(&ss->sum, &coverage);
 	}
 	if (ss->n == ss->cap)
 		ss->members = inc_grow(ss->members, ss->n, &ss->cap, sizeof(SetMember), 8);
 	ss->members[ss->n++] = (SetMember)
 	{
-		txn, hook->b
+		txn, hook->b, hook->uom_id
 	};
 }
 
@@ -133,11 +143,12 @@ PayRate(const IncSkuSet *set, int c)
 
 /* CoverageQ: Coverage on the fast path; false when it does not fit. */
 static bool
-CoverageQ(IncCalc *c, const IncTxn *t, const IncConversionRate *conv, IncQ *out)
+CoverageQ(IncCalc *c, const IncTxn *t, const IncConversionRate *conv, int from_uom,
+		  IncQ *out)
 {
 	IncQ		rate;
 
-	return inc_calc_convert_q(c, t, conv->from_uom, out) &&
+	return inc_calc_convert_q(c, t, from_uom, out) &&
 		inc_q_from_dec(&rate, &conv->rate) && inc_q_div(out, out, &rate);
 }
 
@@ -158,7 +169,7 @@ RowFast(IncCalc *c, const IncOffer *offer, const IncStack *stack, const IncSkuSe
 
 	if (!inc_calc_sku_quantity_q(c, t, &quantity) ||
 		!inc_calc_base_amount_q(c, offer, t, &quantity, &base) ||
-		!CoverageQ(c, t, &set->conversions[m->conversion], &incentive) ||
+		!CoverageQ(c, t, &set->conversions[m->conversion], m->uom_id, &incentive) ||
 		!inc_q_from_dec(&r, &pay->rate) ||
 		!inc_q_mul(&incentive, &incentive, f) ||
 		!inc_q_mul(&incentive, &incentive, &r) ||
@@ -171,7 +182,7 @@ RowFast(IncCalc *c, const IncOffer *offer, const IncStack *stack, const IncSkuSe
 	v.rate_key = stack->key;
 	v.rate_measure = "dollars";
 	v.rate_value = &pay->rate;
-	v.pay_rate = inc_pay_rate(offer->calculator, &pay->rate);
+	v.pay_rate = pay->pay_rate;
 	v.contribution = contribution;
 	inc_calc_emit_values(c, offer, t, &v, &incentive);
 	return true;
@@ -209,7 +220,8 @@ EmitSet(IncCalc *c, const IncOffer *offer, const IncStack *stack,
 			continue;
 		inc_calc_sku_quantity(c, t, &quantity);
 		inc_calc_base_amount(c, offer, t, &quantity, &base);
-		Coverage(c, t, &set->conversions[ss->members[i].conversion], &incentive);
+		Coverage(c, t, &set->conversions[ss->members[i].conversion], ss->members[i].uom_id,
+				 &incentive);
 		inc_rat_from_dec(&r, &pay->rate);
 		inc_rat_mul(&incentive, &incentive, &f);
 		inc_rat_mul(&incentive, &incentive, &r);
@@ -219,7 +231,7 @@ EmitSet(IncCalc *c, const IncOffer *offer, const IncStack *stack,
 		fig.rate_key = stack->key;
 		fig.rate_measure = "dollars";
 		fig.rate_value = &pay->rate;
-		fig.pay_rate = inc_pay_rate(offer->calculator, &pay->rate);
+		fig.pay_rate = pay->pay_rate;
 		fig.incentivized_quantity = &quantity;
 		fig.incentivized_amount = &base;
 		fig.incentive_amount = &incentive;

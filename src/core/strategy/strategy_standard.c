@@ -65,8 +65,7 @@ StandardObserve(IncCalc *c, const IncOffer *offer, void *state,
 	const IncStandardEntry *entry = &offer->entries[hook->a];
 	const IncSkuRate *rate = &entry->rates[hook->b];
 	const IncTxn *t = &c->txns[txn];
-	IncDec		pay_rate,
-				amount;
+	IncDec		amount;
 
 	if (!inc_txn_matches(c, offer, entry->period, entry->transaction_type, t))
 		return;
@@ -80,9 +79,8 @@ StandardObserve(IncCalc *c, const IncOffer *offer, void *state,
 		return;
 	}
 
-	pay_rate = inc_pay_rate(offer->calculator, &rate->rate);
 	amount = inc_calc_emit_rate_row(c, offer, t, entry->key, rate->measure,
-									&rate->rate, &pay_rate);
+									&rate->rate, &rate->pay_rate);
 	if (st->paid)
 	{
 		IncRat		a;

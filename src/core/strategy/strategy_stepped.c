@@ -366,7 +366,6 @@ IncrementalFinish(IncCalc *c, const IncOffer *offer, SteppedState *st)
 static void
 TierRows(IncCalc *c, const IncOffer *offer, const SteppedState *st)
 {
-	IncDec		pay_rate = inc_pay_rate(offer->calculator, &st->tier->value);
 	int			i;
 
 	for (i = 0; i < st->earning.n; i++)
@@ -375,7 +374,7 @@ TierRows(IncCalc *c, const IncOffer *offer, const SteppedState *st)
 
 		inc_calc_at(c, t);
 		inc_calc_emit_rate_row(c, offer, t, st->tier->key, st->tier->measure,
-							   &st->tier->value, &pay_rate);
+							   &st->tier->value, &st->tier->pay_rate);
 	}
 }
 
