@@ -53,10 +53,4 @@ InitMaterializedSRF(FunctionCallInfo fcinfo, bits32 flags)
 	shm_mq_send(mqh, nbytes, data, nowait)
 #endif
 
-#if PG_VERSION_NUM < 140000
-/* PostgreSQL 14 gave index_insert the executor's hint indexUnchanged */
-#define index_insert(index, values, isnull, tid, heap, check, unchanged, info) \
-	index_insert(index, values, isnull, tid, heap, check, info)
-#endif
-
 #endif							/* INC_COMPAT_H */

@@ -35,6 +35,8 @@
 #define REFRESH_CALCULATED_AT_COLUMN 18
 #define REFRESH_RUN_ID_COLUMN 19
 #define REFRESH_GROUP_KEY_COLUMN 20
+/* participant_key, the first column of the partition and of its primary key */
+#define REFRESH_PARTICIPANT_COLUMN 0
 
 /* What every process of a refresh calculates with (the same in each). */
 typedef struct RefreshArgs
@@ -43,6 +45,8 @@ typedef struct RefreshArgs
 	int64		run_id;
 	TimestampTz calculated_at;	/* the refresh's transaction start */
 	bool		skip;			/* on_error => 'skip' */
+	bool		ordered;		/* each share's rows in the partition key's order
+								 * (they are written as one stream) */
 } RefreshArgs;
 
 /*
@@ -112,12 +116,15 @@ extern void refresh_add_cents(inc_int128 *cents, const IncDec *amount);
 extern bool refresh_parallel_safe(Oid relid, const char **why);
 
 /*
- * refresh_parallel: jobs > 1: the shares calculated by nworkers (jobs - 1)
- * parallel workers, every row written by the backend into target through
- * leader_sink meanwhile (the shares of workers that could not start are
- * calculated by the backend too, after the others); *totals of all shares.
+ * refresh_parallel: jobs > 1: nshares shares, nworkers (jobs - 1) of them
+ * calculated by parallel workers, every row written by the backend into
+ * target through leader_sink meanwhile.  With one share more than workers
+ * (nshares = 2, nworkers = 1) the backend calculates share 0 itself and
+ * puts its rows and the worker's in the partition key's order.  The
+ * shares of workers that could not start are calculated by the backend
+ * after the others; *totals of all shares.
  */
-extern void refresh_parallel(const RefreshArgs *args, int nworkers, Relation target,
+extern void refresh_parallel(const RefreshArgs *args, int nworkers, int nshares, Relation target,
 							 RefreshSink *leader_sink, RefreshTotals *totals);
 
 #endif							/* INC_REFRESH_H */

@@ -12,8 +12,9 @@
  * the partition (the 17 columns, the transaction's date, calculated_at,
  * run_id, group_key): no tuplestore, no executor.
  *
- * One share (jobs 1 or 2: one stream of rows to the writer) writes its
- * rows in the order of the partition's primary key (participant_key,
+ * With one or two jobs (one stream of rows to the writer: two shares are
+ * merged in key order, refresh_parallel.c) a share writes its rows in
+ * the order of the partition's primary key (participant_key,
  * offer_key, incentive_rate_key, transaction_id, each in its column's
  * collation), so that the index build's sort finds them sorted (it then
  * only checks the order: about half the build's time): the source hands
@@ -73,7 +74,7 @@ static const Oid partition_types[REFRESH_COLUMNS] = {
 #define NULLABLE_COLUMN(i) ((i) == 16 || (i) == REFRESH_GROUP_KEY_COLUMN)
 
 /* The columns of the partition's primary key, in its order. */
-#define PARTICIPANT_COLUMN 0
+#define PARTICIPANT_COLUMN REFRESH_PARTICIPANT_COLUMN
 #define OFFER_COLUMN 1
 #define RATE_COLUMN 4
 #define ID_COLUMN 8
@@ -474,8 +475,8 @@ refresh_calc_share(const RefreshArgs *args, int share, int nshares, TupleDesc de
 	sh.extra.group_key_column = REFRESH_GROUP_KEY_COLUMN;
 	sh.tuple_context = AllocSetContextCreate(call_context, "incentives refresh rows",
 											 ALLOCSET_DEFAULT_SIZES);
-	/* one stream of rows (one share): in the order of the partition's key */
-	sh.ordered = nshares <= 1;
+	/* rows written as one stream: in the order of the partition's key */
+	sh.ordered = args->ordered;
 	sh.hold_limit = Max((Size) work_mem * 1024, HOLD_BYTES);
 	RankSetInit(&sh.offer_ranks, TupleDescAttr(desc, OFFER_COLUMN)->attcollation, call_context);
 	RankSetInit(&sh.rate_ranks, TupleDescAttr(desc, RATE_COLUMN)->attcollation, call_context);

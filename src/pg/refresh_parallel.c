@@ -7,18 +7,19 @@
  * (nbtsort.c) uses it: the backend enters parallel mode and launches
  * jobs - 1 parallel workers, which share its transaction and snapshot (and
  * its settings, role and security context), so every process reads the
- * same transactions, offers, properties and enrollments.  Worker i of n
- * calculates share i of n of the participants (txn_share_of: by the hash
- * of their unit's key, so that a group stays together; with one worker,
- * everyone) exactly as one
- * process would (refresh_calc_share), forming each row as a tuple of the
- * partition; parallel workers may not insert, so the tuples go through a
- * shared memory queue (shm_mq) to the backend, which writes them all
- * (row_writer.c) while the workers calculate: jobs processes in all.
- * Writing the rows costs about as much as calculating them, so with two
- * jobs one process calculates and one writes (and the rows still come in
- * the order of the partition's key: one share), and with more the writer
- * is the limit.  The backend calculates
+ * same transactions, offers, properties and enrollments.  The
+ * participants are cut into shares (txn_share_of: by the hash of their
+ * unit's key, so that a group stays together), each calculated exactly as
+ * one process would (refresh_calc_share), forming each row as a tuple of
+ * the partition; parallel workers may not insert, so a worker's tuples go
+ * through a shared memory queue (shm_mq) to the backend, which writes
+ * them all (row_writer.c).  Writing the rows (their indexes are built
+ * after) costs a fraction of calculating them, so with two jobs the
+ * backend calculates share 0 of 2 itself, the worker share 1, and the
+ * backend writes both shares' rows merged in the order of the partition's
+ * key (MergeSink), as one process would have written them.  With more
+ * jobs the workers calculate a share each and the backend writes their
+ * rows as they come: writing is then work enough.  The backend calculates
  * the share of any worker that could not be started itself, after the
  * others.  Each queue carries messages of the kinds below; the workers'
  * errors reach the backend through the parallel infrastructure's own
@@ -33,6 +34,7 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/parallel.h"
 #include "access/table.h"
 #include "access/xact.h"
@@ -49,6 +51,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/varlena.h"
 
 #include "compat.h"
 #include "refresh.h"
@@ -68,6 +71,7 @@ typedef struct Shared
 	RefreshArgs args;
 	Oid			target;			/* the partition (its tuple descriptor) */
 	int			nshares;
+	int			first_share;	/* worker i calculates share first_share + i */
 } Shared;
 
 /*
@@ -332,7 +336,7 @@ incentives_refresh_worker(dsm_segment *seg, shm_toc *toc)
 	qs.used = sizeof(MessageHeader);
 
 	rel = table_open(shared->target, AccessShareLock);
-	refresh_calc_share(&shared->args, ParallelWorkerNumber, shared->nshares,
+	refresh_calc_share(&shared->args, shared->first_share + ParallelWorkerNumber, shared->nshares,
 					   RelationGetDescr(rel), &qs.pub, &totals);
 	SendRows(&qs);
 	memset(&h, 0, sizeof(h));
@@ -357,7 +361,59 @@ typedef struct Queue
 	shm_mq_handle *mqh;
 	bool		active;
 	bool		ended;			/* END received */
+	/* a ROWS message being read a tuple at a time (MergeSink) */
+	const char *data;			/* NULL: none (valid until the next receive) */
+	Size		len;
+	Size		off;
+	MessageHeader header;
 } Queue;
+
+/* CopyTuple: the tuple at data + *off of a ROWS message, as a HeapTuple. */
+static HeapTuple
+CopyTuple(const char *data, Size *off)
+{
+	uint32		tlen;
+	HeapTuple	tuple;
+
+	memcpy(&tlen, data + *off, sizeof(uint32));
+	*off += sizeof(uint32);
+	tuple = palloc(HEAPTUPLESIZE + tlen);
+	tuple->t_len = tlen;
+	ItemPointerSetInvalid(&tuple->t_self);
+	tuple->t_tableOid = InvalidOid;
+	tuple->t_data = (HeapTupleHeader) ((char *) tuple + HEAPTUPLESIZE);
+	memcpy(tuple->t_data, data + *off, tlen);
+	*off += tlen;
+	return tuple;
+}
+
+/*
+ * ReceiveFrom: the queue's next message into *len, *data (waiting for one
+ * if wait); false when there is none yet, or the worker has detached
+ * after its END.  A worker that detached before its END raises its
+ * error, or says it ended early.
+ */
+static bool
+ReceiveFrom(ParallelContext *pcxt, Queue *q, bool wait, Size *len, void **data)
+{
+	shm_mq_result res = shm_mq_receive(q->mqh, len, data, !wait);
+
+	if (res == SHM_MQ_SUCCESS)
+		return true;
+	if (res == SHM_MQ_DETACHED)
+	{
+		q->active = false;
+		if (!q->ended)
+		{
+			/* its error, if it raised one, is raised here */
+			WaitForParallelWorkersToFinish(pcxt);
+			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("a worker of the refresh ended before its share was calculated")));
+		}
+	}
+	return false;
+}
 
 /* Receive: one message of a worker: its rows written, the rest to sink. */
 static void
@@ -375,21 +431,7 @@ Receive(const char *data, Size len, RefreshSink *sink, RefreshTotals *totals, Qu
 				Size		off = sizeof(MessageHeader);
 
 				while (off < len)
-				{
-					uint32		tlen;
-					HeapTuple	tuple;
-
-					memcpy(&tlen, data + off, sizeof(uint32));
-					off += sizeof(uint32);
-					tuple = palloc(HEAPTUPLESIZE + tlen);
-					tuple->t_len = tlen;
-					ItemPointerSetInvalid(&tuple->t_self);
-					tuple->t_tableOid = InvalidOid;
-					tuple->t_data = (HeapTupleHeader) ((char *) tuple + HEAPTUPLESIZE);
-					memcpy(tuple->t_data, data + off, tlen);
-					off += tlen;
-					sink->put(sink, tuple);
-				}
+					sink->put(sink, CopyTuple(data, &off));
 				/* the participants done since the last message, and their rows */
 				if (h.participants > 0 || h.rows > 0)
 					sink->done(sink, h.participants, h.rows);
@@ -441,29 +483,16 @@ GatherRows(ParallelContext *pcxt, Queue *queues, int n, RefreshSink *sink, Refre
 			Queue	   *q = &queues[i];
 			Size		len;
 			void	   *data;
-			shm_mq_result res;
 
 			if (!q->active)
 				continue;
-			res = shm_mq_receive(q->mqh, &len, &data, true);
-			if (res == SHM_MQ_SUCCESS)
+			if (ReceiveFrom(pcxt, q, false, &len, &data))
 			{
 				Receive(data, len, sink, totals, q);
 				got = true;
 			}
-			else if (res == SHM_MQ_DETACHED)
-			{
-				q->active = false;
+			else if (!q->active)
 				active--;
-				if (!q->ended)
-				{
-					/* its error, if it raised one, is raised here */
-					WaitForParallelWorkersToFinish(pcxt);
-					ereport(ERROR,
-							(errcode(ERRCODE_INTERNAL_ERROR),
-							 errmsg("a worker of the refresh ended before its share was calculated")));
-				}
-			}
 		}
 		if (!got && active > 0)
 		{
@@ -475,10 +504,209 @@ GatherRows(ParallelContext *pcxt, Queue *queues, int n, RefreshSink *sink, Refre
 	}
 }
 
-/* refresh_parallel: nworkers workers' shares, every row written here. */
+/*
+ * The backend's own share with two jobs: its rows and its worker's put to
+ * the writer in the order of participant_key (each share's rows come in
+ * that order), so that the partition's primary key build still finds
+ * them sorted.  A row of the backend's goes after every row of the worker
+ * with a smaller key: the worker's next row is read first, waiting for it
+ * when the queue is empty (the worker never waits for the backend but
+ * when its queue is full).  A participant, and a group with its members,
+ * is in one share, so the two never have rows of one key.
+ */
+typedef struct MergeSink
+{
+	RefreshSink pub;			/* the backend's own rows come here */
+	RefreshSink *out;			/* the writer */
+	ParallelContext *pcxt;
+	Queue	   *q;				/* the worker's queue */
+	RefreshTotals *worker_totals;	/* from its END */
+	TupleDesc	desc;
+	Oid			collation;		/* participant_key's */
+	MemoryContext context;		/* the worker's rows and own_key (the share's
+								 * own contexts end with it) */
+	HeapTuple	next;			/* the worker's next row, NULL: not read */
+	const char *next_key;
+	int			next_len;
+	char	   *own_key;		/* the backend's last row's key (a copy) */
+	int			own_len;
+	int			own_cap;
+	int			cmp;			/* next_key against own_key, when cmp_valid */
+	bool		cmp_valid;
+} MergeSink;
+
+/* KeyOf: the tuple's participant_key, in place. */
+static const char *
+KeyOf(MergeSink *ms, HeapTuple tuple, int *len)
+{
+	bool		isnull;
+	Datum		d = heap_getattr(tuple, REFRESH_PARTICIPANT_COLUMN + 1, ms->desc, &isnull);
+
+	if (isnull)
+		elog(ERROR, "a refresh row without participant_key");
+	*len = (int) VARSIZE_ANY_EXHDR(DatumGetPointer(d));
+	return VARDATA_ANY(DatumGetPointer(d));
+}
+
+/*
+ * PeekWorker: the worker's next row in ms->next (read from its queue,
+ * waiting for it; the queue's other messages passed to the writer on the
+ * way); false when the worker has no more.
+ */
+static bool
+PeekWorker(MergeSink *ms)
+{
+	Queue	   *q = ms->q;
+
+	while (ms->next == NULL)
+	{
+		Size		len;
+		void	   *data;
+		MessageHeader h;
+
+		if (q->data != NULL && q->off < q->len)
+		{
+			MemoryContext old = MemoryContextSwitchTo(ms->context);
+
+			ms->next = CopyTuple(q->data, &q->off);
+			MemoryContextSwitchTo(old);
+			ms->next_key = KeyOf(ms, ms->next, &ms->next_len);
+			ms->cmp_valid = false;
+			break;
+		}
+		if (q->data != NULL)
+		{
+			/* a ROWS message read: its participants are done */
+			if (q->header.participants > 0 || q->header.rows > 0)
+				ms->out->done(ms->out, q->header.participants, q->header.rows);
+			q->data = NULL;
+		}
+		if (q->ended || !q->active || !ReceiveFrom(ms->pcxt, q, true, &len, &data))
+			return false;
+		memcpy(&h, data, Min(len, sizeof(h)));
+		if (len >= sizeof(h) && h.kind == MSG_ROWS)
+		{
+			q->data = data;
+			q->len = len;
+			q->off = sizeof(MessageHeader);
+			q->header = h;
+		}
+		else
+			Receive(data, len, ms->out, ms->worker_totals, q);
+		CHECK_FOR_INTERRUPTS();
+	}
+	return true;
+}
+
+/* PutWorkerRow: the worker's next row to the writer. */
+static void
+PutWorkerRow(MergeSink *ms)
+{
+	HeapTuple	tuple = ms->next;
+
+	ms->next = NULL;
+	ms->cmp_valid = false;
+	ms->out->put(ms->out, tuple);
+}
+
+static void
+MergePut(RefreshSink *sink, HeapTuple tuple)
+{
+	MergeSink  *ms = (MergeSink *) sink;
+	int			len;
+	const char *key = KeyOf(ms, tuple, &len);
+
+	if (len != ms->own_len || memcmp(key, ms->own_key, len) != 0)
+	{
+		if (len > ms->own_cap)
+		{
+			ms->own_cap = Max(len, 64);
+			ms->own_key = ms->own_key ? repalloc(ms->own_key, ms->own_cap) :
+				MemoryContextAlloc(ms->context, ms->own_cap);
+		}
+		memcpy(ms->own_key, key, len);
+		ms->own_len = len;
+		ms->cmp_valid = false;
+	}
+	while (PeekWorker(ms))
+	{
+		if (!ms->cmp_valid)
+		{
+			ms->cmp = varstr_cmp(ms->next_key, ms->next_len, ms->own_key, ms->own_len,
+								 ms->collation);
+			ms->cmp_valid = true;
+		}
+		if (ms->cmp >= 0)
+			break;
+		PutWorkerRow(ms);
+	}
+	ms->out->put(ms->out, tuple);
+}
+
+static void
+MergeRead(RefreshSink *sink, uint64 participants)
+{
+	MergeSink  *ms = (MergeSink *) sink;
+
+	ms->out->read(ms->out, participants);
+}
+
+static void
+MergeDone(RefreshSink *sink, uint64 participants, uint64 rows)
+{
+	MergeSink  *ms = (MergeSink *) sink;
+
+	ms->out->done(ms->out, participants, rows);
+}
+
+static void
+MergeFailed(RefreshSink *sink, const RefreshFailure *f)
+{
+	MergeSink  *ms = (MergeSink *) sink;
+
+	ms->out->failed(ms->out, f);
+}
+
+/*
+ * CalculateMerged: the backend's share 0 of nshares, merged with the rows
+ * of the worker reading q (if it started), then the worker's rest.
+ */
+static void
+CalculateMerged(const RefreshArgs *args, int nshares, TupleDesc desc, ParallelContext *pcxt,
+				Queue *q, RefreshSink *leader_sink, RefreshTotals *own, RefreshTotals *worker_totals)
+{
+	MergeSink	ms;
+
+	memset(&ms, 0, sizeof(ms));
+	ms.pub.read = MergeRead;
+	ms.pub.put = MergePut;
+	ms.pub.done = MergeDone;
+	ms.pub.failed = MergeFailed;
+	ms.out = leader_sink;
+	ms.pcxt = pcxt;
+	ms.q = q;
+	ms.worker_totals = worker_totals;
+	ms.desc = desc;
+	ms.collation = TupleDescAttr(desc, REFRESH_PARTICIPANT_COLUMN)->attcollation;
+	ms.context = CurrentMemoryContext;
+	refresh_calc_share(args, 0, nshares, desc, &ms.pub, own);
+	while (PeekWorker(&ms))
+		PutWorkerRow(&ms);
+}
+
+/* AddTotals: *into += *add. */
+static void
+AddTotals(RefreshTotals *into, const RefreshTotals *add)
+{
+	into->participants += add->participants;
+	into->rows += add->rows;
+	into->cents += add->cents;
+}
+
+/* refresh_parallel: the shares of nworkers workers (and the backend's). */
 void
-refresh_parallel(const RefreshArgs *args, int nworkers, Relation target, RefreshSink *leader_sink,
-				 RefreshTotals *totals)
+refresh_parallel(const RefreshArgs *args, int nworkers, int nshares, Relation target,
+				 RefreshSink *leader_sink, RefreshTotals *totals)
 {
 	TupleDesc	desc = RelationGetDescr(target);
 	ParallelContext *pcxt;
@@ -499,7 +727,8 @@ refresh_parallel(const RefreshArgs *args, int nworkers, Relation target, Refresh
 	shared = shm_toc_allocate(pcxt->toc, sizeof(Shared));
 	shared->args = *args;
 	shared->target = RelationGetRelid(target);
-	shared->nshares = nworkers;
+	shared->nshares = nshares;
+	shared->first_share = nshares - nworkers;
 	shm_toc_insert(pcxt->toc, KEY_SHARED, shared);
 	queue_space = shm_toc_allocate(pcxt->toc, (Size) QUEUE_BYTES * nworkers);
 	shm_toc_insert(pcxt->toc, KEY_QUEUES, queue_space);
@@ -518,16 +747,21 @@ refresh_parallel(const RefreshArgs *args, int nworkers, Relation target, Refresh
 		queues[i].active = true;
 	}
 	memset(totals, 0, sizeof(*totals));
-	GatherRows(pcxt, queues, pcxt->nworkers_launched, leader_sink, totals);
+	if (shared->first_share == 1)
+	{
+		Assert(nworkers == 1);
+		CalculateMerged(args, nshares, desc, pcxt, &queues[0], leader_sink, &own, totals);
+		AddTotals(totals, &own);
+	}
+	else
+		GatherRows(pcxt, queues, pcxt->nworkers_launched, leader_sink, totals);
 	WaitForParallelWorkersToFinish(pcxt);
 
 	/* the shares of the workers that could not be started */
 	for (i = pcxt->nworkers_launched; i < nworkers; i++)
 	{
-		refresh_calc_share(args, i, nworkers, desc, leader_sink, &own);
-		totals->participants += own.participants;
-		totals->rows += own.rows;
-		totals->cents += own.cents;
+		refresh_calc_share(args, shared->first_share + i, nshares, desc, leader_sink, &own);
+		AddTotals(totals, &own);
 	}
 
 	DestroyParallelContext(pcxt);

@@ -6,10 +6,8 @@
  *    replaces the earnings).
  *
  * The caller (refresh_earnings_work, 40_refresh.sql) has created target
- * in this transaction, with its indexes when the rows come in the primary
- * key's order (row_writer.c inserts their entries as it writes the rows),
- * else without (it builds them after this call); then it swaps the
- * partition in.  Here every participant of transactions is
+ * in this transaction, without indexes; it builds them after this call,
+ * then swaps the partition in.  Here every participant of transactions is
  * calculated, by this backend (jobs 1) or by jobs - 1 parallel workers
  * while this backend writes (refresh_parallel.c), all in this statement's
  * snapshot, and every row is written by this backend through
@@ -147,20 +145,21 @@ LeaderFailed(RefreshSink *sink, const RefreshFailure *f)
 
 /*
  * CheckTarget: target is a plain table this transaction created, which
- * the caller may write and which has nothing the bulk path would skip: no
- * trigger, CHECK constraint, rule or row-level security (its indexes, if
- * any, the row writer maintains).
+ * the caller may write and which has nothing the bulk path would skip:
+ * no index, trigger, CHECK constraint, rule or row-level security.
  */
 static void
 CheckTarget(Relation rel)
 {
 	const char *name = RelationGetRelationName(rel);
+	List	   *indexes = RelationGetIndexList(rel);
 
 	if (rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_createSubid == InvalidSubTransactionId)
 		elog(ERROR, "refresh_write: \"%s\" is not a table created by this transaction", name);
-	if (rel->trigdesc != NULL || rel->rd_rules != NULL || rel->rd_rel->relrowsecurity ||
+	if (indexes != NIL || rel->trigdesc != NULL || rel->rd_rules != NULL ||
+		rel->rd_rel->relrowsecurity ||
 		(rel->rd_att->constr && rel->rd_att->constr->num_check > 0))
-		elog(ERROR, "refresh_write: \"%s\" has triggers, rules, checks or row security", name);
+		elog(ERROR, "refresh_write: \"%s\" has indexes, triggers, rules, checks or row security", name);
 	if (pg_class_aclcheck(RelationGetRelid(rel), GetUserId(), ACL_INSERT) != ACLCHECK_OK)
 		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, name);
 	refresh_check_desc(RelationGetDescr(rel), name);
@@ -264,11 +263,21 @@ incentives_refresh_write(PG_FUNCTION_ARGS)
 	row_writer_begin(&l.writer, rel);
 	if (jobs > 1)
 	{
-		l.unread = jobs - 1;
-		refresh_parallel(&args, jobs - 1, rel, &l.pub, &totals);
+		/*
+		 * Two jobs: the backend calculates a share too, since writing the
+		 * rows leaves it idle most of the time; with more, writing every
+		 * worker's rows is work enough.
+		 */
+		int			nshares = jobs == 2 ? 2 : jobs - 1;
+
+		/* the two shares' rows merged in key order (refresh_parallel.c) */
+		args.ordered = nshares == 2;
+		l.unread = nshares;
+		refresh_parallel(&args, jobs - 1, nshares, rel, &l.pub, &totals);
 	}
 	else
 	{
+		args.ordered = true;
 		l.unread = 1;
 		refresh_calc_share(&args, 0, 1, RelationGetDescr(rel), &l.pub, &totals);
 	}

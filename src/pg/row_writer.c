@@ -4,68 +4,13 @@
  */
 #include "postgres.h"
 
-#include "access/genam.h"
 #include "access/tableam.h"
 #include "access/xact.h"
-#include "catalog/index.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
-#include "compat.h"
 #include "row_writer.h"
-
-/*
- * OpenIndexes: rel's indexes, locked as an INSERT locks them; each on plain
- * columns without a predicate (what FormIndexDatum needs no executor
- * state for).
- */
-static void
-OpenIndexes(RowWriter *w)
-{
-	List	   *oids = RelationGetIndexList(w->rel);
-	ListCell   *lc;
-
-	if (list_length(oids) > ROW_WRITER_INDEXES)
-		elog(ERROR, "row_writer: \"%s\" has more than %d indexes",
-			 RelationGetRelationName(w->rel), ROW_WRITER_INDEXES);
-	foreach(lc, oids)
-	{
-		Relation	index = index_open(lfirst_oid(lc), RowExclusiveLock);
-		IndexInfo  *info = BuildIndexInfo(index);
-
-		if (info->ii_Expressions != NIL || info->ii_Predicate != NIL || info->ii_ExclusionOps != NULL)
-			elog(ERROR, "row_writer: index \"%s\" is not on plain columns",
-				 RelationGetRelationName(index));
-		w->indexes[w->nindexes] = index;
-		w->index_info[w->nindexes] = info;
-		w->nindexes++;
-	}
-	list_free(oids);
-}
-
-/* InsertIndexEntries: the written slots' entries into every index. */
-static void
-InsertIndexEntries(RowWriter *w)
-{
-	Datum		values[INDEX_MAX_KEYS];
-	bool		isnull[INDEX_MAX_KEYS];
-	int			i,
-				j;
-
-	for (j = 0; j < w->nindexes; j++)
-	{
-		Relation	index = w->indexes[j];
-		IndexInfo  *info = w->index_info[j];
-
-		for (i = 0; i < w->nused; i++)
-		{
-			FormIndexDatum(info, w->slots[i], NULL, values, isnull);
-			index_insert(index, values, isnull, &w->slots[i]->tts_tid, w->rel,
-						 info->ii_Unique ? UNIQUE_CHECK_YES : UNIQUE_CHECK_NO, false, info);
-		}
-	}
-}
 
 /* row_writer_begin: slots made on first use, the bulk insert state now. */
 void
@@ -81,7 +26,6 @@ row_writer_begin(RowWriter *w, Relation rel)
 	w->context = CurrentMemoryContext;
 	w->flush_context = AllocSetContextCreate(CurrentMemoryContext, "incentives row writer",
 											 ALLOCSET_DEFAULT_SIZES);
-	OpenIndexes(w);
 }
 
 /* Flush: the buffered tuples into the table, and the slots cleared. */
@@ -95,7 +39,6 @@ Flush(RowWriter *w)
 		return;
 	old = MemoryContextSwitchTo(w->flush_context);
 	table_multi_insert(w->rel, w->slots, w->nused, w->cid, w->options, w->bistate);
-	InsertIndexEntries(w);
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(w->flush_context);
 	for (i = 0; i < w->nused; i++)
@@ -137,7 +80,5 @@ row_writer_end(RowWriter *w)
 		ExecDropSingleTupleTableSlot(w->slots[i]);
 	FreeBulkInsertState(w->bistate);
 	table_finish_bulk_insert(w->rel, w->options);
-	for (i = 0; i < w->nindexes; i++)
-		index_close(w->indexes[i], NoLock);
 	MemoryContextDelete(w->flush_context);
 }

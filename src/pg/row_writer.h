@@ -4,13 +4,8 @@
  *    FROM writes them (copyfrom.c): buffered a thousand (or 64 kB) at a
  *    time, then table_multi_insert with a BulkInsertState, which fills
  *    page after page and WAL-logs each page's new tuples as one record.
- *    For a table without triggers or constraints to check (a new earnings
- *    partition).  Its indexes, if any (plain columns, no predicate), get
- *    each buffer's tuples after the heap has them, as COPY FROM inserts
- *    them: worth it for a btree whose keys come in its order (each entry
- *    goes to the rightmost leaf) or take few values (each entry goes to
- *    the end of its key's posting list); keys in random order are better
- *    sorted in an index build after the rows are in.
+ *    For a table without indexes, triggers or constraints to check (a new
+ *    earnings partition: its indexes are built after the rows are in).
  */
 #ifndef INC_ROW_WRITER_H
 #define INC_ROW_WRITER_H
@@ -19,12 +14,10 @@
 
 #include "access/heapam.h"
 #include "executor/tuptable.h"
-#include "nodes/execnodes.h"
 #include "utils/rel.h"
 
 #define ROW_WRITER_TUPLES 1000
 #define ROW_WRITER_BYTES 65535
-#define ROW_WRITER_INDEXES 4
 
 typedef struct RowWriter
 {
@@ -32,9 +25,6 @@ typedef struct RowWriter
 	BulkInsertState bistate;
 	CommandId	cid;
 	int			options;
-	int			nindexes;
-	Relation	indexes[ROW_WRITER_INDEXES];
-	IndexInfo  *index_info[ROW_WRITER_INDEXES];
 	TupleTableSlot *slots[ROW_WRITER_TUPLES];
 	int			nused;
 	Size		bytes;
@@ -43,9 +33,9 @@ typedef struct RowWriter
 } RowWriter;
 
 /*
- * row_writer_begin: a writer into rel (opened by the caller) and its
- * indexes, in the current command; rel created by this transaction skips
- * the free space map.
+ * row_writer_begin: a writer into rel (opened by the caller), in the
+ * current command; rel created by this transaction skips the free space
+ * map.
  */
 extern void row_writer_begin(RowWriter *w, Relation rel);
 

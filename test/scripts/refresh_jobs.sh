@@ -74,6 +74,17 @@ last_run() {
          FROM incentives.calculation_runs ORDER BY run_id DESC LIMIT 1"
 }
 refresh() { psql_db -c "SET client_min_messages = warning" -c "CALL incentives.refresh_earnings($1)"; }
+# out_of_order: the earning rows that come, in the table's physical order,
+# after a row with a greater primary key (a full refresh writes them in the
+# key's order, with two jobs too: the two shares merged)
+out_of_order() {
+  val "SELECT count(*)
+         FROM (SELECT (participant_key, offer_key, incentive_rate_key, transaction_id)
+                      < (lag(participant_key) OVER w, lag(offer_key) OVER w,
+                         lag(incentive_rate_key) OVER w, lag(transaction_id) OVER w) AS back
+                 FROM incentives.earnings WINDOW w AS (ORDER BY ctid)) AS r
+        WHERE back"
+}
 
 echo "== refresh jobs: server $(psql_admin -At -c 'SHOW server_version'), $N_TXNS transactions, max_worker_processes $(psql_admin -At -c 'SHOW max_worker_processes')"
 create_db
@@ -84,11 +95,17 @@ psql_db -c "VACUUM ANALYZE" >/dev/null
 refresh "jobs => 1"
 one=$(earnings)
 one_run=$(last_run)
+one_order=$(out_of_order)
 for jobs in 2 3; do
   refresh "jobs => $jobs"
   [ "$(earnings)" = "$one" ] && [ "$(last_run)" = "$one_run" ] \
     && ok "jobs => $jobs writes the earnings of jobs => 1 ($one_run)" \
     || fail "jobs => $jobs: $(last_run), earnings $(earnings); jobs => 1: $one_run, earnings $one"
+  if [ "$jobs" = 2 ]; then
+    [ "$one_order" = 0 ] && [ "$(out_of_order)" = 0 ] \
+      && ok "jobs => 2 writes its rows in the primary key's order, as jobs => 1 does (the two shares merged)" \
+      || fail "rows out of the primary key's order: jobs => 2 $(out_of_order), jobs => 1 $one_order"
+  fi
 done
 
 # ---- 2. and 3. failing participants ------------------------------------------
@@ -115,16 +132,23 @@ case $skip_one_run in
   "completed_with_exceptions "*" 2") ;;
   *) fail "on_error => 'skip' with one job: $skip_one_run" ;;
 esac
-refresh "on_error => 'skip', jobs => 3"
-[ "$(earnings)" = "$skip_one" ] && [ "$(last_run)" = "$skip_one_run" ] && [ "$(exceptions)" = "$skip_one_ex" ] \
-  && ok "on_error => 'skip' with jobs => 3: the exceptions and earnings of one job ($skip_one_ex)" \
-  || fail "on_error => 'skip' with jobs => 3: $(last_run): $(exceptions); one job: $skip_one_run: $skip_one_ex"
+for jobs in 2 3; do
+  refresh "on_error => 'skip', jobs => $jobs"
+  [ "$(earnings)" = "$skip_one" ] && [ "$(last_run)" = "$skip_one_run" ] && [ "$(exceptions)" = "$skip_one_ex" ] \
+    && ok "on_error => 'skip' with jobs => $jobs: the exceptions and earnings of one job ($skip_one_ex)" \
+    || fail "on_error => 'skip' with jobs => $jobs: $(last_run): $(exceptions); one job: $skip_one_run: $skip_one_ex"
+done
 
 # one failing participant (with two, either could be the first to fail)
 val "DELETE FROM incentives.transactions WHERE transaction_id = 'BAD-' || (SELECT min(participant_key) FROM incentives.transactions)" >/dev/null
 before=$(earnings)
 refresh "jobs => 1" 2>/dev/null && fail "a refresh over the bad transactions succeeded"
 raise_one=$(last_run error)
+refresh "jobs => 2" 2>/dev/null && fail "a refresh over the bad transactions succeeded with jobs => 2"
+raise_merged=$(last_run error)
+[ "$raise_merged" = "$raise_one" ] && [ "$(earnings)" = "$before" ] \
+  && ok "with jobs => 2 an error of either share fails the run as one job does, the earnings stay" \
+  || fail "jobs => 2 failed with '$raise_merged' (one job: '$raise_one'), earnings kept: $([ "$(earnings)" = "$before" ] && echo yes || echo no)"
 refresh "jobs => 3" 2>"$WORK/raise.err" && fail "a refresh over the bad transactions succeeded with jobs => 3"
 raise_two=$(last_run error)
 [ "$raise_two" = "$raise_one" ] && [ "$(earnings)" = "$before" ] \
@@ -291,7 +315,7 @@ partial=$(psql_db -At -c "SET work_mem = '64kB'" -c "BEGIN" \
         'incentives_internal.partial_probe', -1, 'incentives.transactions', 1000, true, 1)" -c "ROLLBACK" | tail -n 1)
 [ "$partial" = "$big" ] && ok "a participant with more rows than work_mem fails after some were written ($big)" \
   || fail "the partial participants of the probe: '$partial', expected '$big'"
-for jobs in 1 3; do
+for jobs in 1 2 3; do
   psql_db -c "SET client_min_messages = warning" -c "SET work_mem = '64kB'" \
     -c "CALL incentives.refresh_earnings(on_error => 'skip', jobs => $jobs)"
   [ "$(participant_rows "$big")" = "$kept" ] && [ "$(others_equal "$big")" = 0 ] \
@@ -309,7 +333,7 @@ psql_db -c "CREATE VIEW public.lines_with_a_null AS
                      CASE WHEN transaction_id = '$null_id' THEN NULL ELSE sku_key END AS sku_key,
                      quantity, uom_key, amount
                 FROM incentives.transactions" >/dev/null
-for jobs in 1 3; do
+for jobs in 1 2 3; do
   refresh "transactions => 'public.lines_with_a_null', on_error => 'skip', jobs => $jobs"
   ex=$(exceptions)
   [ "$(participant_rows "$big")" = "$kept" ] && [ "$(others_equal "$big")" = 0 ] \

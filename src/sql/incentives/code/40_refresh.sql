@@ -376,18 +376,6 @@ BEGIN
         -- incentives.earnings (incentives_internal.earnings_run_<run_id>).
         EXECUTE format('CREATE TABLE incentives_internal.%I (LIKE incentives.earnings)', v_new);
         v_target := format('incentives_internal.%I', v_new)::regclass;
-        IF refresh_earnings_work.jobs = 2 THEN
-            -- two jobs: while the worker calculates, the backend writes
-            -- the rows and adds their index entries (row_writer.c; the
-            -- rows come in the primary key's order, so a key's entry goes
-            -- to the rightmost leaf and an offer's to the end of its
-            -- posting list), which leaves no index build for after; in
-            -- one process the builds after the rows cost a little less
-            EXECUTE format('ALTER TABLE %s ADD CONSTRAINT %I PRIMARY KEY '
-                           '(participant_key, offer_key, incentive_rate_key, transaction_id)',
-                           v_target, v_new || '_pkey');
-            EXECUTE format('CREATE INDEX %I ON %s (offer_key)', v_new || '_offer_idx', v_target);
-        END IF;
     ELSE
         v_target := 'incentives.earnings'::regclass;
     END IF;
@@ -608,23 +596,23 @@ BEGIN
                INTO v_sum
               USING v_run;
         END IF;
-        -- Indexes built once over all rows (but with two jobs, above).
-        -- Rows written in the primary key's order (one job: one stream of
-        -- rows) build it fastest in one process (a parallel build writes
-        -- each worker's sorted run to a temporary file, and its leader
-        -- merges them); rows from several workers (jobs 3 and more) come
-        -- unsorted, and jobs - 1 workers share each sort (the setting
-        -- returns to the caller's when this function ends).  Then the new
-        -- partition replaces the old one(s); readers wait for the commit
-        -- (the detach locks the table) and then see only the new rows.
-        IF refresh_earnings_work.jobs <> 2 THEN
-            PERFORM set_config('max_parallel_maintenance_workers',
-                               (refresh_earnings_work.jobs - 1)::text, true);
-            EXECUTE format('ALTER TABLE %s ADD CONSTRAINT %I PRIMARY KEY '
-                           '(participant_key, offer_key, incentive_rate_key, transaction_id)',
-                           v_target, v_new || '_pkey');
-            EXECUTE format('CREATE INDEX %I ON %s (offer_key)', v_new || '_offer_idx', v_target);
-        END IF;
+        -- Indexes built once over all rows, then the new partition replaces
+        -- the old one(s); readers wait for the commit (the detach locks the
+        -- table) and then see only the new rows.  Rows written in the
+        -- primary key's order (jobs 1 and 2: one stream of rows) build it
+        -- fastest in one process (a parallel build writes each worker's
+        -- sorted run to a temporary file, and its leader merges them); rows
+        -- from several workers come unsorted, and jobs - 1 workers share
+        -- the sort (the setting returns to the caller's when this function
+        -- ends).
+        PERFORM set_config('max_parallel_maintenance_workers',
+                           CASE WHEN refresh_earnings_work.jobs <= 2 THEN 0
+                                ELSE refresh_earnings_work.jobs - 1 END::text,
+                           true);
+        EXECUTE format('ALTER TABLE %s ADD CONSTRAINT %I PRIMARY KEY '
+                       '(participant_key, offer_key, incentive_rate_key, transaction_id)',
+                       v_target, v_new || '_pkey');
+        EXECUTE format('CREATE INDEX %I ON %s (offer_key)', v_new || '_offer_idx', v_target);
         EXECUTE format('COMMENT ON TABLE %s IS %L', v_target,
                        format('Partition of incentives.earnings written by refresh run %s (replaced by the next full refresh)', v_run));
         IF (SELECT c.relowner FROM pg_class AS c WHERE c.oid = v_target) <> v_owner THEN
