@@ -265,13 +265,14 @@ incentives_refresh_write(PG_FUNCTION_ARGS)
 	{
 		/*
 		 * Two jobs: the backend calculates a share too, since writing the
-		 * rows leaves it idle most of the time; with more, writing every
-		 * worker's rows is work enough.
+		 * rows leaves it idle most of the time, and merges the two shares'
+		 * rows in key order (refresh_parallel.c); with more, writing every
+		 * worker's rows as they come is work enough.
 		 */
-		int			nshares = jobs == 2 ? 2 : jobs - 1;
+		bool		merged = jobs == 2;
+		int			nshares = merged ? 2 : jobs - 1;
 
-		/* the two shares' rows merged in key order (refresh_parallel.c) */
-		args.ordered = nshares == 2;
+		args.ordered = merged;
 		l.unread = nshares;
 		refresh_parallel(&args, jobs - 1, nshares, rel, &l.pub, &totals);
 	}
