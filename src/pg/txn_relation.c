@@ -136,6 +136,7 @@ txn_relation_check(Oid relid, TxnRelation *out)
 	int			c,
 				a;
 	BlockNumber pages;
+	/* the planner's row count estimate, in its own types (no money here) */
 	double		tuples,
 				allvisfrac;
 
