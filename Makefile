@@ -16,7 +16,16 @@ CORE_SRCS   = $(sort $(wildcard src/core/*/*.c))
 CORE_HDRS   = $(sort $(wildcard src/core/*/*.h))
 OBJS        = $(patsubst %.c,%.o,$(CORE_SRCS) $(sort $(wildcard src/pg/*.c)))
 
-PG_CONFIG  ?= pg_config
+# The PostgreSQL to build for: PG_CONFIG when given; else the major of
+# mk/pg_major.sh (PG_MAJOR, else the machine's: docs/architecture.md,
+# Supported versions); else the pg_config on the PATH.
+ifndef PG_CONFIG
+PG_MAJOR   := $(or $(PG_MAJOR),$(shell mk/pg_major.sh))
+PG_CONFIG  := $(if $(wildcard /usr/lib/postgresql/$(PG_MAJOR)/bin/pg_config),/usr/lib/postgresql/$(PG_MAJOR)/bin/pg_config,pg_config)
+else
+PG_MAJOR   := $(or $(PG_MAJOR),$(shell $(PG_CONFIG) --version 2>/dev/null | sed -n 's/^PostgreSQL \([0-9][0-9]*\).*/\1/p'))
+endif
+export PG_MAJOR
 SHLIB_LINK += -ljson-c
 # -Werror only in CI (CI=true), where the compiler is known: a newer
 # compiler's new warnings must not break a user's build.
@@ -61,7 +70,7 @@ else
 # the packages first and then run make again.
 .DEFAULT_GOAL := help
 help:
-	@echo "PostgreSQL's server development files are missing: run 'make demo' or 'make test' (they install the Debian packages), or install postgresql-server-dev-15."
+	@echo "PostgreSQL's server development files are missing: run 'make demo' or 'make test' (they install the Debian packages), or install postgresql-server-dev-$(or $(PG_MAJOR),N)."
 endif
 
 # objects depend on every header (PGXS tracks none)

@@ -27,7 +27,12 @@ cd "$root"
 bench_cluster() {
     if [ -z "${BENCH_INSIDE:-}" ] && [ -z "${BENCH_USE_CURRENT:-}" ]; then
         export BENCH_INSIDE=1
-        exec pg_virtualenv -t ${TEST_DESTDIR:+-o "extension_destdir=$TEST_DESTDIR"} \
+        local destdir_opts=() setting
+        if [ -n "${TEST_DESTDIR:-}" ]; then
+            while read -r setting; do destdir_opts+=(-o "$setting"); done \
+                < <(mk/destdir_settings.sh "${PG_CONFIG:-/usr/lib/postgresql/$(mk/pg_major.sh)/bin/pg_config}" "$TEST_DESTDIR")
+        fi
+        exec pg_virtualenv -t ${PG_MAJOR:+-v "$PG_MAJOR"} ${destdir_opts[@]+"${destdir_opts[@]}"} \
             ${BENCH_CLUSTER_OPTS[@]+"${BENCH_CLUSTER_OPTS[@]}"} \
             -o "shared_buffers=$BENCH_SHARED_BUFFERS" \
             -o "work_mem=$BENCH_WORK_MEM" \

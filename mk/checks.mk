@@ -146,7 +146,7 @@ echo "valgrind-regress: initdb in $work"
 echo "valgrind-regress: starting the server under valgrind"
 "${run_as[@]}" "$bindir/pg_ctl" -D "$work/data" -p "$work/postgres" -w -t 600 \
 	-l "$work/server.log" \
-	-o "-c listen_addresses='' -k $work -p 5432 -c fsync=off -c max_connections=20 -c shared_buffers=32MB -c max_wal_senders=0 -c jit=off -c extension_destdir=$TEST_DESTDIR" \
+	-o "-c listen_addresses='' -k $work -p 5432 -c fsync=off -c max_connections=20 -c shared_buffers=32MB -c max_wal_senders=0 -c jit=off $(mk/destdir_settings.sh "$pg_config" "$TEST_DESTDIR" | sed "s/.*/-c '&'/" | tr '\n' ' ')" \
 	start > /dev/null || { cat "$work/server.log"; exit 1; }
 
 status=0

@@ -7,15 +7,18 @@
 #
 # Neither writes into the server's directories: the extension is installed
 # into TEST_DESTDIR (a folder under /tmp, readable by the server's user) and
-# every throwaway cluster loads it from there through Debian's
-# extension_destdir setting.  So neither needs root, and two checkouts on
+# every throwaway cluster loads it from there (Debian's extension_destdir
+# setting, or PostgreSQL 18's paths: mk/destdir_settings.sh).  So neither needs root, and two checkouts on
 # one machine never see each other's build.  mk/packages.sh installs the
 # Debian packages a goal needs (apt-get, through sudo when not root).
 
 TEST_DESTDIR ?= /tmp/incentives-test-$(shell id -u)-$(shell printf %s '$(CURDIR)' | cksum | cut -d' ' -f1)
-# A throwaway cluster that loads the extension from TEST_DESTDIR, on a
-# port of its own (mk/free_port.sh).
-PGVENV        = pg_virtualenv -t -c "-p $$(mk/free_port.sh)" -o extension_destdir=$(TEST_DESTDIR)
+# A throwaway cluster of PG_MAJOR that loads the extension from
+# TEST_DESTDIR (mk/destdir_settings.sh), on a port of its own
+# (mk/free_port.sh).
+DESTDIR_SETTINGS = $(shell mk/destdir_settings.sh $(PG_CONFIG) $(TEST_DESTDIR))
+PGVENV        = pg_virtualenv -t $(if $(PG_MAJOR),-v $(PG_MAJOR)) -c "-p $$(mk/free_port.sh)" \
+                $(foreach s,$(DESTDIR_SETTINGS),-o '$(s)')
 export TEST_DESTDIR
 
 .PHONY: demo test regress install-test run-demo run-test

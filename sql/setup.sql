@@ -3,12 +3,20 @@
 CREATE EXTENSION incentives;
 
 -- The extension's objects (what \dx+ incentives lists), in a stable order.
-SELECT pg_describe_object(classid, objid, 0) AS object
-  FROM pg_depend
- WHERE refclassid = 'pg_extension'::regclass
-   AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'incentives')
-   AND deptype = 'e'
- ORDER BY pg_describe_object(classid, objid, 0) COLLATE "C";
+-- The types that come with another object (a table's or view's row type,
+-- an array type) are left out: PostgreSQL 17 records them as members of
+-- the extension, 15 does not, and they are not the extension's to list.
+SELECT pg_describe_object(d.classid, d.objid, 0) AS object
+  FROM pg_depend d
+ WHERE d.refclassid = 'pg_extension'::regclass
+   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'incentives')
+   AND d.deptype = 'e'
+   AND NOT EXISTS (SELECT 1
+                     FROM pg_type t
+                     LEFT JOIN pg_class c ON c.oid = t.typrelid
+                    WHERE d.classid = 'pg_type'::regclass AND t.oid = d.objid
+                      AND (t.typcategory = 'A' OR c.relkind <> 'c'))
+ ORDER BY pg_describe_object(d.classid, d.objid, 0) COLLATE "C";
 
 -- The unit conversions it ships.
 SELECT from_uom_key, to_uom_key, factor

@@ -1,7 +1,8 @@
 /*
  * compat.h
- *    What PostgreSQL 13 and 14 lack of the APIs the glue uses (the project
- *    targets 15; these keep older servers building).
+ *    The one place where the glue meets differences between PostgreSQL
+ *    majors: it builds on 15, 16, 17 and 18 (docs/architecture.md,
+ *    Supported versions), and what 13 and 14 lack is filled in too.
  */
 #ifndef INC_COMPAT_H
 #define INC_COMPAT_H
@@ -51,6 +52,24 @@ InitMaterializedSRF(FunctionCallInfo fcinfo, bits32 flags)
 /* and gave shm_mq_send a force_flush (before, every send notifies) */
 #define shm_mq_send(mqh, nbytes, data, nowait, force_flush) \
 	shm_mq_send(mqh, nbytes, data, nowait)
+#endif
+
+/*
+ * PostgreSQL 17 renamed the wait event of a shared message queue's
+ * receiver.
+ */
+#if PG_VERSION_NUM < 170000
+#define WAIT_EVENT_MESSAGE_QUEUE_RECEIVE WAIT_EVENT_MQ_RECEIVE
+#endif
+
+/*
+ * PostgreSQL 18 marks a function that never returns with pg_noreturn
+ * before its declaration (C11's _Noreturn), and has no
+ * pg_attribute_noreturn(); before 18, the attribute placed first does the
+ * same.
+ */
+#ifndef pg_noreturn
+#define pg_noreturn pg_attribute_noreturn()
 #endif
 
 #endif							/* INC_COMPAT_H */

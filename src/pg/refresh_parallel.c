@@ -497,7 +497,7 @@ GatherRows(ParallelContext *pcxt, Queue *queues, int n, RefreshSink *sink, Refre
 		if (!got && active > 0)
 		{
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, -1,
-							 WAIT_EVENT_MQ_RECEIVE);
+							 WAIT_EVENT_MESSAGE_QUEUE_RECEIVE);
 			ResetLatch(MyLatch);
 		}
 		CHECK_FOR_INTERRUPTS();

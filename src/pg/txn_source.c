@@ -44,6 +44,7 @@
 #include "utils/varlena.h"
 
 #include "core/util/strmap.h"
+#include "compat.h"
 #include "participant_groups.h"
 #include "pg_glue.h"
 #include "txn_relation.h"
@@ -191,8 +192,8 @@ struct TxnSource
  * NullColumn: a NULL transaction_id, participant_key or sku_key, named with
  * the transaction.
  */
-static void
-NullColumn(TxnSource *src, int col, Datum *values, bool *nulls) pg_attribute_noreturn();
+static pg_noreturn void
+NullColumn(TxnSource *src, int col, Datum *values, bool *nulls);
 
 static void
 NullColumn(TxnSource *src, int col, Datum *values, bool *nulls)

@@ -138,7 +138,7 @@ log_min_error_statement = panic
 EOF
     # the extension as `make install-test` left it (mk/test.mk)
     if [ -n "${TEST_DESTDIR:-}" ]; then
-        echo "extension_destdir = '$TEST_DESTDIR'" >>"$dir/postgresql.conf"
+        mk/destdir_settings.sh "$PG_CONFIG" "$TEST_DESTDIR" | sed "s/=\(.*\)/ = '\1'/" >>"$dir/postgresql.conf"
     fi
     for attempt in 1 2 3 4 5; do
         port=$(free_port)

@@ -14,6 +14,11 @@ WITH ext AS (
     SELECT d.classid, d.objid
       FROM pg_depend d, ext
      WHERE d.refclassid = 'pg_extension'::regclass AND d.refobjid = ext.oid AND d.deptype = 'e'
+       -- the types that come with another member (a relation's row type, an array
+       -- type) are not members of their own: PostgreSQL 17 records them, 15 does not
+       AND NOT EXISTS (SELECT 1 FROM pg_type t LEFT JOIN pg_class c ON c.oid = t.typrelid
+                         WHERE d.classid = 'pg_type'::regclass AND t.oid = d.objid
+                           AND (t.typcategory = 'A' OR c.relkind <> 'c'))
 ), rels AS (
     SELECT c.oid FROM pg_class c JOIN members m ON m.classid = 'pg_class'::regclass AND m.objid = c.oid
 )

@@ -23,7 +23,12 @@ q() { printf '%s' "$1" | sed 's/[.[\*^$()+?{|]/\\&/g'; }
 objects=$(psql -X -A -t -q -v ON_ERROR_STOP=1 -d "$db" -v ext="$ext" <<'SQL'
 WITH members AS (
     SELECT d.classid, d.objid FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid
-     WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e' AND e.extname = :'ext')
+     WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e' AND e.extname = :'ext'
+       -- the types that come with another member (a relation's row type, an array
+       -- type) are not members of their own: PostgreSQL 17 records them, 15 does not
+       AND NOT EXISTS (SELECT 1 FROM pg_type t LEFT JOIN pg_class c ON c.oid = t.typrelid
+                         WHERE d.classid = 'pg_type'::regclass AND t.oid = d.objid
+                           AND (t.typcategory = 'A' OR c.relkind <> 'c')))
 SELECT p.prokind::text || '|' || p.pronamespace::regnamespace || '|' || p.proname || '|'
   FROM pg_proc p JOIN members m ON m.classid = 'pg_proc'::regclass AND m.objid = p.oid
 UNION ALL

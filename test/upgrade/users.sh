@@ -63,6 +63,8 @@ update_all() {   # update_all DB EXT FROM: through every later released version 
 	echo "$path"
 }
 # identities DB EXT: every routine, relation and type of EXT, with its oid
+# (the types that come with another member, a relation's row type or an
+# array type, are left out: PostgreSQL 17 records them as members, 15 not)
 identities() {
 	psql -X -A -t -q -v ON_ERROR_STOP=1 -d "$1" -c "
 	    SELECT CASE d.classid WHEN 'pg_proc'::regclass THEN 'routine' || chr(9) || d.objid::regprocedure
@@ -71,6 +73,9 @@ identities() {
 	      FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid
 	     WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e' AND e.extname = '$2'
 	       AND d.classid IN ('pg_proc'::regclass, 'pg_class'::regclass, 'pg_type'::regclass)
+	       AND NOT EXISTS (SELECT 1 FROM pg_type t LEFT JOIN pg_class c ON c.oid = t.typrelid
+	                         WHERE d.classid = 'pg_type'::regclass AND t.oid = d.objid
+	                           AND (t.typcategory = 'A' OR c.relkind <> 'c'))
 	     ORDER BY 1"
 }
 # same_oids DB EXT WHAT: what the update kept by name kept its oid, but for
