@@ -66,6 +66,9 @@ typedef struct InvalidCase
 } InvalidCase;
 
 #define HUGE_INT "100000000000000000000000000000000"
+#define TEN_DIGITS "1234567890"
+#define LONG_INT TEN_DIGITS TEN_DIGITS TEN_DIGITS TEN_DIGITS TEN_DIGITS \
+	TEN_DIGITS TEN_DIGITS TEN_DIGITS TEN_DIGITS TEN_DIGITS	/* 100 digits */
 
 static const InvalidCase InvalidCases[] = {
 	/* the document and offer_key */
@@ -139,8 +142,34 @@ static const InvalidCase InvalidCases[] = {
 	{true, STD(ENTRY(PCT("a", "-0.5"))), E("incentives[0].rates[0].rate must be >= 0")},
 	{true, STD(ENTRY(PCT("a", "'3.0'"))), E("incentives[0].rates[0].rate must be a number")},
 	{true, STD(ENTRY(PCT("a", "true"))), E("incentives[0].rates[0].rate must be a number")},
+	{false, STD(ENTRY(PCT("a", "NaN"))), E("incentives[0].rates[0].rate must be a number")},
+	{false, STD(ENTRY(PCT("a", "Infinity"))), E("incentives[0].rates[0].rate must be a number")},
+	{false, STD(ENTRY(PCT("a", "-Infinity"))), E("incentives[0].rates[0].rate must be a number")},
 	{true, STD(ENTRY(PCT("a", HUGE_INT))), E("incentives[0].rates[0].rate is out of range")},
 	{true, STD(ENTRY(PCT("a", "-" HUGE_INT))), E("incentives[0].rates[0].rate is out of range")},
+	/* integers just past json-c's range (int64 below, uint64 above) and its ends */
+	{true, STD(ENTRY(PCT("a", "18446744073709551616"))), E("incentives[0].rates[0].rate is out of range")},
+	{true, STD(ENTRY(PCT("a", "-9223372036854775809"))), E("incentives[0].rates[0].rate is out of range")},
+	{true, STD(ENTRY(PCT("a", "18446744073709551615"))), E("incentives[0].rates[0].rate is out of range")},
+	{true, STD(ENTRY(PCT("a", "-9223372036854775808"))), E("incentives[0].rates[0].rate is out of range")},
+	{true, STD(ENTRY(PCT("a", LONG_INT))), E("incentives[0].rates[0].rate is out of range")},
+	/* the huge integer last in its object, and between blanks */
+	{true, STD(ENTRY("{'sku_key':'a','measure':'percent','rate':" HUGE_INT "}")),
+	E("incentives[0].rates[0].rate is out of range")},
+	{true, STD(ENTRY("{'sku_key':'a','rate':  " HUGE_INT " ,'measure':'percent'}")),
+	E("incentives[0].rates[0].rate is out of range")},
+	/* huge exponents and many-digit decimals */
+	{true, STD(ENTRY(PCT("a", "1e400"))), E("incentives[0].rates[0].rate is out of range")},
+	{true, STD(ENTRY(PCT("a", "-1E+400"))), E("incentives[0].rates[0].rate is out of range")},
+	{true, STD(ENTRY(PCT("a", "1e-400"))), E("incentives[0].rates[0].rate is out of range")},
+	{false, STD(ENTRY(PCT("a", "1e99999999999999999999"))), E("incentives[0].rates[0].rate is out of range")},
+	{false, STD(ENTRY(PCT("a", "1e-99999999999999999999"))), E("incentives[0].rates[0].rate is out of range")},
+	{true, STD(ENTRY(PCT("a", "0.0000000000000000000000000000000000000000000001"))),
+	E("incentives[0].rates[0].rate is out of range")},
+	{true, STD(ENTRY(PCT("a", "1.0000000000000000000000000000000000000000000001"))),
+	E("incentives[0].rates[0].rate is out of range")},
+	{true, STD(ENTRY(PCT("a", "123456789012345678901234567890123456789.5"))),
+	E("incentives[0].rates[0].rate is out of range")},
 	{true, STD(ENTRY(PCT("a", "1e-39"))), E("incentives[0].rates[0].rate is out of range")},
 	/* a percent rate is reported as rate / 100: at most 36 decimal places */
 	{true, STD(ENTRY(PCT("a", "1e-37"))), E("incentives[0].rates[0].rate is out of range")},
@@ -223,6 +252,13 @@ static const InvalidCase InvalidCases[] = {
 	E("incentive.sku_sets[0].conversion.rates[0].rate must be > 0")},
 	{true, STK(SET("s", "acre", CONV("a", "-1.5"), ""), STACK_SU),
 	E("incentive.sku_sets[0].conversion.rates[0].rate must be > 0")},
+	/* minus zero is zero */
+	{true, STK(SET("s", "acre", CONV("a", "-0"), ""), STACK_SU),
+	E("incentive.sku_sets[0].conversion.rates[0].rate must be > 0")},
+	{true, STK(SET("s", "acre", CONV("a", "-0.0e5"), ""), STACK_SU),
+	E("incentive.sku_sets[0].conversion.rates[0].rate must be > 0")},
+	{true, STK(SET("s", "acre", CONV("a", "-" HUGE_INT), ""), STACK_SU),
+	E("incentive.sku_sets[0].conversion.rates[0].rate is out of range")},
 	{true, STK(SET_S "," SET("u", "acre", CONV("b", "{}"), ""), STACK_SU),
 	E("incentive.sku_sets[1].conversion.rates[0].rate must be a number")},
 	{true, STK(SET("s", "acre", "{'sku_key':'a','rate':1,'from':''}", ""), STACK_SU),
@@ -284,6 +320,12 @@ static const char *const ValidDocs[] = {
 	STK(SET_S "," SET("u", "acre", CONV("a", "1"), PAY("a", "1")), "{'sku_set_keys':['s']},{'sku_set_keys':['u']}"),
 	/* a big integer that json-c keeps exactly */
 	STD(ENTRY(PCT("a", "10000000000000000000"))),
+	/* numbers beyond json-c's integers in an unknown field; minus zero */
+	STD_HEAD "'x':[" HUGE_INT ",-" HUGE_INT "," LONG_INT ",1e400,-0],"
+	"'incentives':[" ENTRY(PCT("a", "-0")) "]}",
+	/* DEL and escaped control characters in strings */
+	"{'offer_key':'x\x7f','label':'a\\tb\\u0001','strategy_key':'standard','calculator_key':'percent_of_amount',"
+	PERIODS ",'incentives':[" ENTRY(PCT("a", "1")) "]}",
 };
 
 /* The document with ' turned into " (malloc'd). */
@@ -674,6 +716,102 @@ TestInvalid(void)
 }
 
 /*
+ * Documents that are not JSON (RFC 8259) whichever json-c parses them: a
+ * malformed number, a raw control character in a string.
+ */
+static const char *const NotJsonDocs[] = {
+	STD(ENTRY(PCT("a", "-01"))),
+	STD(ENTRY(PCT("a", "01"))),
+	STD(ENTRY(PCT("a", "-0123"))),
+	STD(ENTRY(PCT("a", "1."))),
+	STD(ENTRY(PCT("a", ".5"))),
+	STD(ENTRY(PCT("a", "+1"))),
+	STD(ENTRY(PCT("a", "1e"))),
+	STD(ENTRY(PCT("a", "1e+"))),
+	STD(ENTRY(PCT("a", "1.5."))),
+	STD(ENTRY(PCT("a", "1e5e5"))),
+	STD(ENTRY(PCT("a", "1-2"))),
+	STD(ENTRY(PCT("a", "-"))),
+	STD(ENTRY(PCT("a", "--1"))),
+	STD(ENTRY(PCT("a", HUGE_INT "x"))),
+	STD(ENTRY(PCT("a", HUGE_INT "."))),
+	STD(ENTRY(PCT("a", "0" HUGE_INT))),
+	STD(ENTRY(PCT("a", "-0" HUGE_INT))),
+	STD(ENTRY(PCT("a", HUGE_INT HUGE_INT "-1"))),
+	"{'offer_key':'x\ty'}",
+	"{'offer_key':'x\ny'}",
+	"{'offer_key':'x\001'}",
+	"{'offer_key':'x\037'}",
+	"{'offer\tkey':'x'}",
+	"{'offer_key':'x','label':'a\rb'}",
+	HUGE_INT " x",
+	"[" HUGE_INT "]]",
+	"{'offer_key':'x','a':'\\" HUGE_INT,
+};
+
+/*
+ * Number texts: whichever json-c parses the text (0.16 clamps integers
+ * beyond 64 bits, 0.18 refuses them in strict mode), every document gives
+ * the same answer; malformed ones are not JSON.
+ */
+static void
+TestNumberTexts(void)
+{
+	IncOfferError err;
+	size_t		i;
+
+	for (i = 0; i < sizeof(NotJsonDocs) / sizeof(NotJsonDocs[0]); i++)
+	{
+		IncOffer   *o = ParseDoc(NotJsonDocs[i], &err);
+
+		CHECK(o == NULL);
+		if (o != NULL || strcmp(err.message, N("document is not valid JSON")) != 0)
+			printf("  not JSON case %zu: %s\n", i, NotJsonDocs[i]);
+		CHECK_STR(err.message, N("document is not valid JSON"));
+	}
+
+	/* a huge integer as the document, in an array, between blanks */
+	CHECK(ParseDoc(HUGE_INT, &err) == NULL);
+	CHECK_STR(err.message, N("document must be a JSON object"));
+	CHECK(ParseDoc("-" HUGE_INT, &err) == NULL);
+	CHECK_STR(err.message, N("document must be a JSON object"));
+	CHECK(ParseDoc(" \n" HUGE_INT "\t ", &err) == NULL);
+	CHECK_STR(err.message, N("document must be a JSON object"));
+	CHECK(ParseDoc("[" HUGE_INT ",-" HUGE_INT "]", &err) == NULL);
+	CHECK_STR(err.message, N("document must be a JSON object"));
+	CHECK(ParseDoc("{'offer_key':'x','a':" HUGE_INT "}", &err) == NULL);
+	CHECK_STR(err.message, E("strategy_key is required"));
+	/* digits in strings and keys are not numbers */
+	CHECK(ParseDoc("{'offer_key':'" HUGE_INT "','\\'" HUGE_INT "':" HUGE_INT ",'o':1}", &err) == NULL);
+	CHECK_STR(err.message, "invalid offer \"" HUGE_INT "\": strategy_key is required");
+	CHECK(ParseDoc("{'offer_key':'x','offer_key':" HUGE_INT "}", &err) == NULL);
+	CHECK_STR(err.message, N("offer_key must be a string"));
+
+	/* length-delimited text: a number ends at len, bytes after it unread */
+	{
+		const char *text = "{\"offer_key\":\"x\",\"a\":" HUGE_INT "}" HUGE_INT;
+		size_t		doc = strlen(text) - strlen(HUGE_INT);
+
+		CHECK(inc_offer_parse(text, doc, &err) == NULL);
+		CHECK_STR(err.message, E("strategy_key is required"));
+		CHECK(inc_offer_parse(text, doc - 1, &err) == NULL);
+		CHECK_STR(err.message, N("document is not valid JSON"));
+		CHECK(inc_offer_parse(text, doc - 2, &err) == NULL);
+		CHECK_STR(err.message, N("document is not valid JSON"));
+		CHECK(inc_offer_parse(text + doc, 25, &err) == NULL);
+		CHECK_STR(err.message, N("document must be a JSON object"));
+		CHECK(inc_offer_parse("1.5e", 3, &err) == NULL);
+		CHECK_STR(err.message, N("document must be a JSON object"));
+		CHECK(inc_offer_parse("-0123", 2, &err) == NULL);
+		CHECK_STR(err.message, N("document must be a JSON object"));
+		CHECK(inc_offer_parse("-0123", 1, &err) == NULL);
+		CHECK_STR(err.message, N("document is not valid JSON"));
+		CHECK(inc_offer_parse("{\"offer_key\":\"x\"}\"\t\"", 17, &err) == NULL);
+		CHECK_STR(err.message, E("strategy_key is required"));
+	}
+}
+
+/*
  * NestedOffer: a valid standard offer whose unknown field "x" holds arrays
  * nested so that the whole document is levels deep (malloc'd).
  */
@@ -722,6 +860,36 @@ TestNesting(void)
 	CHECK(inc_offer_parse(deeper, strlen(deeper), &err) == NULL);
 	CHECK_STR(err.message, N("document nests more than 1000 levels deep"));
 
+	/*
+	 * The depth limit holds with integers beyond json-c's fed around it:
+	 * arrays levels - 1 deep, the innermost number the levels-th level.
+	 */
+	{
+		char	   *huge = malloc(2 * (size_t) INC_OFFER_MAX_DEPTH + 3 * sizeof(HUGE_INT) + 8);
+		size_t		n = 0;
+		int			levels;
+		int			i;
+
+		for (levels = INC_OFFER_MAX_DEPTH; levels <= INC_OFFER_MAX_DEPTH + 1; levels++)
+		{
+			n = 0;
+			huge[n++] = '[';
+			memcpy(huge + n, HUGE_INT ",", sizeof(HUGE_INT));
+			n += sizeof(HUGE_INT);
+			for (i = 2; i < levels; i++)
+				huge[n++] = '[';
+			memcpy(huge + n, "-" HUGE_INT, sizeof(HUGE_INT));
+			n += sizeof(HUGE_INT);
+			for (i = 1; i < levels; i++)
+				huge[n++] = ']';
+			CHECK(inc_offer_parse(huge, n, &err) == NULL);
+			CHECK_STR(err.message, levels > INC_OFFER_MAX_DEPTH ?
+					  N("document nests more than 1000 levels deep") :
+					  N("document must be a JSON object"));
+		}
+		free(huge);
+	}
+
 	/* the parser object: released after a run, releasing again is harmless */
 	inc_offer_parser_init(&parser);
 	CHECK(inc_offer_parser_run(&parser, ok, strlen(ok), &err) != NULL);
@@ -744,5 +912,6 @@ test_offer_parse(void)
 	TestStackedFixtures();
 	TestValid();
 	TestInvalid();
+	TestNumberTexts();
 	TestNesting();
 }

@@ -14,9 +14,12 @@
  * Numbers are never converted through binary floating point: json-c keeps
  * the text of every non-integer number as written, and prints integers
  * exactly, so the accessor reads json_object_to_json_string_ext() and
- * parses it with inc_dec_parse().  json-c clamps integers beyond 64 bits
- * to INT64_MIN, INT64_MAX or UINT64_MAX; those three texts are therefore
- * reported as out of range (they are far beyond any real rate or price).
+ * parses it with inc_dec_parse().  An integer beyond json-c's 64 bits
+ * arrives as INT64_MIN, INT64_MAX or UINT64_MAX: the text parser
+ * (offer_text.c) feeds it to json-c as INT64_MIN or UINT64_MAX, and json-c
+ * clamps it to one of the three in a tree a host parsed itself without
+ * JSON_TOKENER_STRICT.  Those three texts are therefore reported as out of
+ * range (they are far beyond any real rate or price).
  */
 #include <limits.h>
 #include <stdarg.h>

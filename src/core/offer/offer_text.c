@@ -8,9 +8,24 @@
  * while the document is compiled, so a host whose allocator can unwind
  * (PostgreSQL) can free it on its cleanup path; a normal return has freed
  * it already.
+ *
+ * The text is checked here, beside json-c, so that a document means the
+ * same whichever json-c the system has: one pass over the text finds
+ * every number token and every string, and the text is fed to the
+ * tokener in pieces around the places that need it (json-c parses
+ * incrementally, so the pieces build the same tree as the whole text).
+ *   - A number must follow RFC 8259's grammar ("-01", "1." and "1e" are
+ *     not JSON), and a string must not hold a raw control character
+ *     (U+0000..U+001F); either is "document is not valid JSON".
+ *   - An integer that json-c cannot hold (below INT64_MIN, above
+ *     UINT64_MAX) is fed as INT64_MIN or UINT64_MAX, the values some
+ *     json-c versions clamp it to while others refuse the document in
+ *     strict mode; inc_oj_number_value reports those texts as out of
+ *     range, with the offer key and the field's path.
  */
 #include <limits.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <json-c/json.h>
 
@@ -64,6 +79,171 @@ DocumentFault(IncOfferError *err, const char *problem)
 }
 
 /*
+ * Texts fed to the tokener in place of an integer beyond json-c's range:
+ * UINT64_MAX for one above it, INT64_MIN for one below.
+ */
+static const char IntegerAboveRange[] = "18446744073709551615";
+static const char IntegerBelowRange[] = "-9223372036854775808";
+
+/* What NextStop found. */
+typedef enum TextStop
+{
+	STOP_END,					/* the end of the text */
+	STOP_ABOVE_RANGE,			/* an integer above UINT64_MAX */
+	STOP_BELOW_RANGE,			/* an integer below INT64_MIN */
+	STOP_NOT_JSON				/* a malformed number, a control character */
+} TextStop;
+
+static bool
+IsDigit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/*
+ * DigitsAbove: is the integer written digits[0..n) (no leading zeros)
+ * greater than limit, written the same way?
+ */
+static bool
+DigitsAbove(const char *digits, size_t n, const char *limit)
+{
+	size_t		limit_len = strlen(limit);
+
+	if (n != limit_len)
+		return n > limit_len;
+	return memcmp(digits, limit, n) > 0;
+}
+
+/*
+ * ScanNumber: the number token at s[i] (a '-' or a digit) of s[0..len):
+ * its end in *end, and STOP_END when it can be fed as written,
+ * STOP_ABOVE_RANGE or STOP_BELOW_RANGE for an integer beyond json-c's
+ * range, STOP_NOT_JSON when it is not an RFC 8259 number (one that goes on
+ * with a character that can only continue a number, as "01" or "1.5.",
+ * is not).  A '-' without a digit after it is fed as written: json-c
+ * refuses it, or reads "-Infinity" (as it reads "NaN" and "Infinity"), a
+ * value inc_oj_number_value refuses.
+ */
+static TextStop
+ScanNumber(const char *s, size_t len, size_t i, size_t *end)
+{
+	bool		negative = false;
+	bool		integer = true;
+	size_t		digits;
+
+	if (s[i] == '-')
+	{
+		negative = true;
+		i++;
+		if (i >= len || !IsDigit(s[i]))
+		{
+			/* not a number: json-c's to judge ("-Infinity", as "NaN") */
+			*end = i;
+			return STOP_END;
+		}
+	}
+	digits = i;
+	if (s[i] == '0')
+		i++;
+	else
+	{
+		while (i < len && IsDigit(s[i]))
+			i++;
+	}
+	if (i < len && s[i] == '.')
+	{
+		integer = false;
+		if (++i >= len || !IsDigit(s[i]))
+			return STOP_NOT_JSON;
+		while (i < len && IsDigit(s[i]))
+			i++;
+	}
+	if (i < len && (s[i] == 'e' || s[i] == 'E'))
+	{
+		integer = false;
+		if (++i < len && (s[i] == '+' || s[i] == '-'))
+			i++;
+		if (i >= len || !IsDigit(s[i]))
+			return STOP_NOT_JSON;
+		while (i < len && IsDigit(s[i]))
+			i++;
+	}
+	if (i < len && (IsDigit(s[i]) || s[i] == '.' || s[i] == 'e' ||
+					s[i] == 'E' || s[i] == '+' || s[i] == '-'))
+		return STOP_NOT_JSON;
+	*end = i;
+	if (integer && negative && DigitsAbove(s + digits, i - digits, IntegerBelowRange + 1))
+		return STOP_BELOW_RANGE;
+	if (integer && !negative && DigitsAbove(s + digits, i - digits, IntegerAboveRange))
+		return STOP_ABOVE_RANGE;
+	return STOP_END;
+}
+
+/*
+ * NextStop: from s[*pos] on, the first place json-c must not be given as
+ * written (see the file header): an integer beyond json-c's range, whose
+ * token is s[*start..*pos), or something that is not JSON at s[*start];
+ * else STOP_END with *start = len.  Strings are skipped, escapes
+ * included; an unterminated string runs to the end of the text.
+ */
+static TextStop
+NextStop(const char *s, size_t len, size_t *pos, size_t *start)
+{
+	size_t		i = *pos;
+
+	while (i < len)
+	{
+		char		c = s[i];
+
+		if (c == '"')
+		{
+			for (i++; i < len && s[i] != '"'; i++)
+			{
+				if ((unsigned char) s[i] < 0x20)
+				{
+					*start = i;
+					return STOP_NOT_JSON;
+				}
+				if (s[i] == '\\')
+					i++;
+			}
+			i++;
+		}
+		else if (c == '-' || IsDigit(c))
+		{
+			size_t		end;
+			TextStop	stop = ScanNumber(s, len, i, &end);
+
+			if (stop != STOP_END)
+			{
+				*start = i;
+				*pos = end;
+				return stop;
+			}
+			i = end;
+		}
+		else
+			i++;
+	}
+	*start = len;
+	*pos = len;
+	return STOP_END;
+}
+
+/*
+ * Feed: give the tokener text[0..len) (len may be 0); true while it wants
+ * more text (the document neither done nor failed).  *end is set to where
+ * in text it stopped.
+ */
+static bool
+Feed(IncOfferParser *parser, const char *text, size_t len, size_t *end)
+{
+	parser->root = json_tokener_parse_ex(parser->tokener, text, (int) len);
+	*end = json_tokener_get_parse_end(parser->tokener);
+	return json_tokener_get_error(parser->tokener) == json_tokener_continue;
+}
+
+/*
  * inc_offer_parser_run: parse len bytes of JSON text strictly (RFC 8259),
  * allowing only whitespace after the document and INC_OFFER_MAX_DEPTH
  * levels of nesting, then compile it with inc_offer_from_json.  The offer
@@ -75,7 +255,11 @@ inc_offer_parser_run(IncOfferParser *parser, const char *json, size_t len,
 					 IncOfferError *err)
 {
 	enum json_tokener_error jerr;
+	size_t		fed = 0;		/* json[0..fed) went to the tokener */
+	size_t		pos = 0;		/* json[0..pos) was scanned */
+	size_t		start;
 	size_t		end;
+	bool		not_json = false;
 	IncOffer   *offer;
 
 	err->message[0] = '\0';
@@ -88,10 +272,42 @@ inc_offer_parser_run(IncOfferParser *parser, const char *json, size_t len,
 	if (parser->tokener == NULL)
 		inc_fail(INC_ERR_INTERNAL, "out of memory creating a JSON tokener");
 	json_tokener_set_flags(parser->tokener, JSON_TOKENER_STRICT);
-	parser->root = json_tokener_parse_ex(parser->tokener, json, (int) len);
+
+	/*
+	 * The text up to each stop, then the stop's replacement; a fault before
+	 * the stop (too deep, not JSON) is the tokener's to report.
+	 */
+	for (;;)
+	{
+		TextStop	stop = NextStop(json, len, &pos, &start);
+		const char *text;
+
+		if (!Feed(parser, json + fed, start - fed, &end))
+		{
+			end += fed;
+			break;
+		}
+		fed = start;
+		if (stop == STOP_END)
+		{
+			end = len;
+			break;
+		}
+		if (stop == STOP_NOT_JSON)
+		{
+			not_json = true;
+			break;
+		}
+		text = stop == STOP_ABOVE_RANGE ? IntegerAboveRange : IntegerBelowRange;
+		if (!Feed(parser, text, strlen(text), &end))
+		{
+			end = pos;
+			break;
+		}
+		fed = pos;
+	}
 	jerr = json_tokener_get_error(parser->tokener);
-	end = json_tokener_get_parse_end(parser->tokener);
-	if (jerr == json_tokener_continue)
+	if (jerr == json_tokener_continue && !not_json)
 	{
 		/*
 		 * A top-level scalar ("123", "null") is only complete once a
@@ -112,7 +328,7 @@ inc_offer_parser_run(IncOfferParser *parser, const char *json, size_t len,
 				 "document nests more than %d levels deep", INC_OFFER_MAX_DEPTH);
 		return DocumentFault(err, problem);
 	}
-	if (jerr != json_tokener_success || end > len ||
+	if (not_json || jerr != json_tokener_success || end > len ||
 		!OnlyWhitespace(json + end, len - end))
 	{
 		inc_offer_parser_release(parser);
