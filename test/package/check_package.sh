@@ -1,7 +1,9 @@
 #!/bin/bash
-# test/package/check_package.sh DEB: the Debian package, installed as a DBA
-# installs it (docs/operations.md, Packaging).  Run from the top of the
-# tree by `make check-package`, after `make deb` and `make install-test`.
+# test/package/check_package.sh DEB...: each Debian package (one per
+# PostgreSQL major: postgresql-N-incentives, N taken from its name),
+# installed as a DBA installs it (docs/operations.md, Packaging), one after
+# the other; fails when any fails.  Run from the top of the tree by `make
+# check-package`, after `make deb` and `make install-test`.  For each:
 #
 #  1. apt-get install DEB (through sudo when not root); both extensions'
 #     control files and the module are among its files (dpkg -L);
@@ -12,7 +14,9 @@
 #  3. while the package is installed, a cluster with extension_destdir
 #     (what every other check of `make test` uses, here a marked copy of
 #     TEST_DESTDIR) still reads the destdir's control file and scripts and
-#     maps the destdir's module, not the package's.  (Debian's
+#     maps the destdir's module, not the package's.  TEST_DESTDIR holds the
+#     build for PG_CONFIG's major; for a package of another major the
+#     marked copy is made of the package's own files (dpkg-deb -x).  (Debian's
 #     extension_destdir looks in the destdir first, file by file, and lists
 #     the scripts of both folders: a script only the package has is seen by
 #     such clusters too; the check prints those, if any);
@@ -26,7 +30,18 @@
 # lock in /tmp), and it refuses to run when the package was installed
 # before it started (it would remove it).
 set -euo pipefail
-deb=$(readlink -f "${1:?usage: check_package.sh build/deb/postgresql-NN-incentives_VERSION_ARCH.deb}")
+[ $# -gt 0 ] || { echo "usage: check_package.sh build/deb/postgresql-NN-incentives_VERSION_ARCH.deb..." >&2; exit 2; }
+if [ $# -gt 1 ]; then
+	failed=""
+	for deb in "$@"; do
+		echo "check-package: ---- $(basename "$deb")"
+		"$0" "$deb" || failed="$failed $(basename "$deb")"
+	done
+	[ -z "$failed" ] || { echo "check-package: failed:$failed" >&2; exit 1; }
+	echo "check-package: all $# packages passed"
+	exit 0
+fi
+deb=$(readlink -f "$1")
 repo=$(pwd)
 pkg=$(dpkg-deb -f "$deb" Package)
 major=$(printf '%s\n' "$pkg" | sed -n 's/^postgresql-\([0-9][0-9]*\)-.*/\1/p')
@@ -96,7 +111,8 @@ q() { psql -X -At -v ON_ERROR_STOP=1 "$@"; }
 export -f q
 cat > "$work/installed.sh" <<'EOF'
 set -euo pipefail
-[ -z "$(q -c 'SHOW extension_destdir')" ] || { echo "extension_destdir is set" >&2; exit 1; }
+[ -z "$(q -c "SELECT coalesce(current_setting('extension_destdir', true), '')")" ] \
+	|| { echo "extension_destdir is set" >&2; exit 1; }
 make --no-print-directory installcheck PG_CONFIG="$PG_CONFIG" || { cat regression.diffs; exit 1; }
 q -q -c "CREATE EXTENSION IF NOT EXISTS pgtap" -c "CREATE EXTENSION IF NOT EXISTS incentives"
 pg_prove test/pgtap/*.sql
@@ -116,7 +132,7 @@ maps=$(q -d package_incentives -c "SELECT incentives.offer_error('{}') IS NOT NU
 echo "check-package: the backend maps $maps"
 EOF
 echo "check-package: pg_regress and pgTAP against the installed package"
-PG_CONFIG=$pg_config EXTENSIONS=$extensions PKGLIBDIR=$pkglibdir \
+PG_CONFIG=$pg_config PG_MAJOR=$major EXTENSIONS=$extensions PKGLIBDIR=$pkglibdir \
 	pg_virtualenv -t -v "$major" -c "-p $(mk/free_port.sh)" bash "$work/installed.sh"
 
 # ---- 3. extension_destdir still comes first -----------------------------
@@ -124,7 +140,16 @@ PG_CONFIG=$pg_config EXTENSIONS=$extensions PKGLIBDIR=$pkglibdir \
 # the current version carry a mark: a cluster pointed at it must read those
 # and map its module while the package's files are in the server's folders.
 destdir=$work/destdir
-cp -a "$TEST_DESTDIR" "$destdir"
+if [ -f "$TEST_DESTDIR$sharedir/extension/incentives.control" ]; then
+	origin=$TEST_DESTDIR
+	cp -a "$TEST_DESTDIR" "$destdir"
+else
+	# TEST_DESTDIR is another major's build: the package's own files
+	echo "check-package: TEST_DESTDIR has no build for PostgreSQL $major; the destdir copy is $pkg's files"
+	origin=$work/unpacked
+	dpkg-deb -x "$deb" "$origin"
+	cp -a "$origin" "$destdir"
+fi
 version=$(control_version incentives)
 sed -i "s/^comment *= *'/comment = '[destdir copy] /" "$destdir$sharedir/extension/incentives.control"
 marked=0
@@ -135,11 +160,11 @@ for script in "$destdir$sharedir/extension/incentives--$version.sql" \
 		"'$version'" >> "$script"
 	marked=$((marked + 1))
 done
-[ "$marked" -gt 0 ] || { echo "check-package: no script of incentives $version in $TEST_DESTDIR" >&2; exit 1; }
+[ "$marked" -gt 0 ] || { echo "check-package: no script of incentives $version in $origin" >&2; exit 1; }
 chmod -R a+rX "$destdir"
 only_package=$(grep "^$sharedir/extension/" "$work/files" | while IFS= read -r f; do
-	[ -e "$TEST_DESTDIR$f" ] || basename "$f"; done)
-[ -z "$only_package" ] || echo "check-package: files of the package that TEST_DESTDIR lacks, seen by destdir clusters meanwhile:" $only_package
+	[ -e "$origin$f" ] || basename "$f"; done)
+[ -z "$only_package" ] || echo "check-package: files of the package that $origin lacks, seen by destdir clusters meanwhile:" $only_package
 cat > "$work/destdir.sh" <<'EOF'
 set -euo pipefail
 comment=$(q -c "SELECT comment FROM pg_available_extensions WHERE name = 'incentives'")
@@ -156,8 +181,12 @@ maps=$(q -c "SELECT incentives.offer_error('{}') IS NOT NULL" \
 	|| { echo "the backend maps [$maps], not $DESTDIR$PKGLIBDIR/incentives.so" >&2; exit 1; }
 echo "check-package: with extension_destdir: the destdir's control file, scripts and module ($maps)"
 EOF
+# the cluster's settings that look in the destdir first (Debian's
+# extension_destdir; from PostgreSQL 18 its own paths: mk/destdir_settings.sh)
+destdir_opts=()
+while read -r setting; do destdir_opts+=(-o "$setting"); done < <(mk/destdir_settings.sh "$pg_config" "$destdir")
 VERSION=$version DESTDIR=$destdir PKGLIBDIR=$pkglibdir \
-	pg_virtualenv -t -v "$major" -c "-p $(mk/free_port.sh)" -o "extension_destdir=$destdir" \
+	pg_virtualenv -t -v "$major" -c "-p $(mk/free_port.sh)" "${destdir_opts[@]}" \
 	bash "$work/destdir.sh"
 
 # ---- 4. remove ----------------------------------------------------------

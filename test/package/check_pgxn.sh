@@ -5,8 +5,10 @@
 # META.json: valid JSON with the keys the PGXN Meta Spec 1.0.0 requires
 # (name, version, abstract, maintainer, license, provides, meta-spec) and
 # those this project promises (description, prereqs with PostgreSQL 15.0.0
-# at runtime, resources, release_status, generated_by, tags), each of the
-# type and form the spec gives; `provides` names exactly the extensions of
+# at runtime, release_status, generated_by, tags), each of the type and form
+# the spec gives, resources too when there are any (the project has no
+# public address yet); a license the spec knows, not "unknown", with the
+# LICENSE file at the top; `provides` names exactly the extensions of
 # the *.control files, each with a file and docfile that exist, an abstract,
 # and the control file's default_version, which is also the
 # distribution's version (that of incentives.control).
@@ -37,7 +39,7 @@ licenses='["agpl_3","apache_1_1","apache_2_0","artistic_1","artistic_2","bsd",
   "unrestricted","unknown"]'
 
 for key in name version abstract maintainer license provides meta-spec \
-	description prereqs resources release_status generated_by tags; do
+	description prereqs release_status generated_by tags; do
 	holds "has(\"$key\")" || fail "$meta has no \"$key\""
 done
 holds ".name | type == \"string\" and test(\"$term\")" || fail "name is not a term"
@@ -52,6 +54,8 @@ holds "$licenses as \$valid | .license | (type == \"string\" and IN(\$valid[]))
 	or (type == \"array\" and length > 0 and all(.[]; IN(\$valid[])))
 	or (type == \"object\" and length > 0 and all(.[]; type == \"string\" and test(\"^https?://\")))" \
 	|| fail "license is not one the spec knows (nor a name => URL object)"
+holds '.license != "unknown"' || fail "license is \"unknown\""
+[ -f LICENSE ] || fail "there is no LICENSE file"
 holds '."meta-spec".version | type == "string" and test("^1\\.0\\.[0-9]+$")' \
 	|| fail "meta-spec.version is not 1.0.x"
 holds '.release_status | IN("stable", "testing", "unstable")' \
@@ -64,8 +68,8 @@ holds '.prereqs | to_entries | all(.key | IN("configure", "build", "test", "runt
 	|| fail "prereqs has a phase the spec does not know"
 holds '[.prereqs[] | to_entries[]] | all(.key | IN("requires", "recommends", "suggests", "conflicts"))' \
 	|| fail "prereqs has a relationship the spec does not know"
-holds '.resources | type == "object" and (has("homepage") or has("bugtracker") or has("repository"))
-	and all(keys[]; IN("homepage", "bugtracker", "repository") or test("^[xX]_."))' \
+holds '(has("resources") | not) or (.resources | type == "object" and (has("homepage") or has("bugtracker") or has("repository"))
+	and all(keys[]; IN("homepage", "bugtracker", "repository") or test("^[xX]_.")))' \
 	|| fail "resources has none of homepage, bugtracker, repository (or a key the spec does not know)"
 
 # provides: one entry per control file, versions from the control files
