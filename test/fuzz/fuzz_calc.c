@@ -1245,6 +1245,11 @@ RunInput(const uint8_t *data, size_t size)
 		for (k = 0; k < ntxns[p] && small_world; k++)
 			small_world = fuzz_small_dec(&txns[p][k].quantity, false, true) &&
 				fuzz_small_dec(&txns[p][k].amount, false, true);
+	/* a property can be a stepped offer's threshold value */
+	for (p = 0; p < 2 && small_world; p++)
+		for (k = 0; k < props->n && small_world; k++)
+			small_world = props->status[p][k] != INC_PROP_FOUND ||
+				fuzz_small_dec(&props->value[p][k], false, false);
 	if (small_world)
 		stats.small++;
 
