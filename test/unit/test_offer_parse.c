@@ -746,7 +746,7 @@ static const char *const NotJsonDocs[] = {
 	"{'offer_key':'x','label':'a\rb'}",
 	HUGE_INT " x",
 	"[" HUGE_INT "]]",
-	"{'offer_key':'x','a':'\\" HUGE_INT,
+	("{'offer_key':'x','a':'\\" HUGE_INT),
 };
 
 /*
