@@ -17,10 +17,11 @@
 #
 # 1. Memory: a full calculation over 1M and over 5M transactions, each in a
 #    fresh backend with the default work_mem; prints the backend's peak RSS
-#    (VmHWM) and its peak private memory (RssAnon, sampled every 50 ms), and
-#    fails when the 5M peak exceeds 1.5 x the 1M peak + 50 MB: memory must
-#    not grow with the transaction count (rows spill to the tuplestore's
-#    files, one participant is held at a time).
+#    (VmHWM), the shared memory it touched (RssShmem) and its peak private
+#    memory (RssAnon, sampled every 50 ms), and fails when the 5M peak less
+#    the shared memory, or the 5M RssAnon, exceeds 1.5 x that at 1M + 50 MB:
+#    memory must not grow with the transaction count (rows spill to the
+#    tuplestore's files, one participant is held at a time).
 # 2. Cancellation: over N_CANCEL (3M) transactions in incentives.transactions,
 #    SET statement_timeout = '2s'; SELECT count(*) FROM
 #    incentives.incentive_calculate() must fail with SQLSTATE 57014 within
@@ -62,8 +63,10 @@ psql_db -c "CREATE TABLE load.t_small AS SELECT * FROM load.gen($N_SMALL)" \
 echo "generated $N_SMALL + $N_LARGE transactions in $(( $(now_ms) - t0 )) ms"
 
 HWM_SQL="substring(pg_read_file('/proc/' || pg_backend_pid() || '/status') from 'VmHWM:\\s+(\\d+) kB')::bigint"
+SHMEM_SQL="substring(pg_read_file('/proc/' || pg_backend_pid() || '/status') from 'RssShmem:\\s+(\\d+) kB')::bigint"
 
-# measure REL LABEL: sets PEAK_HWM_KB, PEAK_ANON_KB, CALC_MS, CALC_ROWS
+# measure REL LABEL: sets PEAK_HWM_KB, SHMEM_KB, PEAK_ANON_KB, CALC_MS,
+# CALC_ROWS
 measure() {
   local rel=$1 label=$2 app="incentives_mem_$2" out="$WORK/mem_$2.out"
   local pid="" status anon peak_anon=0
@@ -73,6 +76,7 @@ SELECT 'start ' || (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
 SELECT 'rows ' || count(*) FROM incentives.incentive_calculate(transactions => '$rel');
 SELECT 'end ' || (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
 SELECT 'hwm_after ' || $HWM_SQL;
+SELECT 'shmem_after ' || $SHMEM_SQL;
 SQL
   local bg=$!
   # sample the backend's private memory while it calculates
@@ -91,24 +95,29 @@ SQL
     fail "calculation over $rel failed"
   fi
   PEAK_HWM_KB=$(awk '$1 == "hwm_after" {print $2}' "$out")
+  SHMEM_KB=$(awk '$1 == "shmem_after" {print $2}' "$out")
   CALC_ROWS=$(awk '$1 == "rows" {print $2}' "$out")
   CALC_MS=$(( $(awk '$1 == "end" {print $2}' "$out") - $(awk '$1 == "start" {print $2}' "$out") ))
   PEAK_ANON_KB=$peak_anon
   echo "peak memory at $label transactions: VmHWM $((PEAK_HWM_KB / 1024)) MB" \
-       "(before the call $(( $(awk '$1 == "hwm_before" {print $2}' "$out") / 1024 )) MB)," \
+       "(before the call $(( $(awk '$1 == "hwm_before" {print $2}' "$out") / 1024 )) MB," \
+       "shared memory touched $((SHMEM_KB / 1024)) MB)," \
        "peak RssAnon $((PEAK_ANON_KB / 1024)) MB; $CALC_ROWS rows in $CALC_MS ms"
 }
 
+# VmHWM counts the shared buffers the backend touched, which grow with the
+# data read up to shared_buffers (PostgreSQL 18's scans touch them all), not
+# with what the calculation holds: the bound is on the peak less them.
 measure load.t_small "$N_SMALL"
-hwm_small=$PEAK_HWM_KB anon_small=$PEAK_ANON_KB
+hwm_small=$(( PEAK_HWM_KB - SHMEM_KB )) anon_small=$PEAK_ANON_KB
 measure load.t_large "$N_LARGE"
-hwm_large=$PEAK_HWM_KB anon_large=$PEAK_ANON_KB
+hwm_large=$(( PEAK_HWM_KB - SHMEM_KB )) anon_large=$PEAK_ANON_KB
 
 limit=$(( hwm_small * 3 / 2 + 50 * 1024 ))
 if [ "$hwm_large" -gt "$limit" ]; then
-  fail "peak memory grows with the transactions: VmHWM $((hwm_large / 1024)) MB at $N_LARGE > 1.5 x $((hwm_small / 1024)) MB + 50 MB at $N_SMALL"
+  fail "peak memory grows with the transactions: VmHWM less shared memory $((hwm_large / 1024)) MB at $N_LARGE > 1.5 x $((hwm_small / 1024)) MB + 50 MB at $N_SMALL"
 else
-  echo "ok: VmHWM at $N_LARGE ($((hwm_large / 1024)) MB) <= 1.5 x VmHWM at $N_SMALL + 50 MB ($((limit / 1024)) MB)"
+  echo "ok: VmHWM less shared memory at $N_LARGE ($((hwm_large / 1024)) MB) <= 1.5 x that at $N_SMALL + 50 MB ($((limit / 1024)) MB)"
 fi
 if [ "$anon_small" -gt 0 ] && [ "$anon_large" -gt 0 ]; then
   limit=$(( anon_small * 3 / 2 + 50 * 1024 ))
