@@ -113,3 +113,18 @@ UPDATE incentives.accrual_lines SET delta = delta;
 DELETE FROM incentives.accruals;
 TRUNCATE incentives.accrual_lines;
 \set VERBOSITY default
+
+-- Accrual floor: never less than what is already earned.
+SELECT count(*) AS rows, count(*) FILTER (WHERE accrual_to_date < earned_to_date) AS below_earned
+  FROM unnest(ARRAY['2026-01-31', '2026-03-31', '2026-06-30', '2026-12-01']::date[]) AS d,
+       LATERAL incentives.forecast(d) AS f;
+
+-- The offers have settled money, so the next test's TRUNCATE of the
+-- offers would be refused: they are removed on purpose, and the next
+-- statement claws their payments back (docs/lifecycle.md, Removing a
+-- settled offer).
+SELECT offer_key, incentives.remove_settled_offer(offer_key, 'forecast_run_rate: the test is over') IS NOT NULL AS removed
+  FROM incentives.offers ORDER BY 1;
+CALL incentives.settle('2026-06-30');
+SELECT participant_key, offer_key, settled_total, last_amount_due, last_kind
+  FROM incentives.settlement_balances ORDER BY 1, 2;

@@ -13,17 +13,28 @@
 -- after an update from 0.1.0 compares the rows 0.1.0 kept; likewise the
 -- rows of the earnings (and their partitions) and of the calculation are
 -- compared without their NULLs, so that the NULL group_key 0.3.0 adds to
--- a row of 0.2.0 leaves it as it was -- a row with a group_key keeps it.)
+-- a row of 0.2.0 leaves it as it was -- a row with a group_key keeps it; the ledger's columns that 0.4.0 adds
+-- -- kind and offer_version of the statement lines, transactions, reverses
+-- and reason of the statements and accruals -- are left out of their rows
+-- in the same way.)
 SELECT format($q$SELECT %L || ' rows ' || count(*) || ' md5 ' || coalesce(md5(string_agg(%s, E'\n' ORDER BY %s COLLATE "C")), '-') FROM %s AS t$q$,
               'table ' || c.oid::regclass::text,
               CASE WHEN c.oid::regclass::text = 'incentives.calculation_runs'
                    THEN $e$(to_jsonb(t) - '{on_error,changed_only,exceptions}'::text[])::text$e$
+                   WHEN c.oid::regclass::text = 'incentives.statement_lines'
+                   THEN $e$(to_jsonb(t) - '{kind,offer_version}'::text[])::text$e$
+                   WHEN c.oid::regclass::text IN ('incentives.statements', 'incentives.accruals')
+                   THEN $e$(to_jsonb(t) - '{transactions,reverses,reason}'::text[])::text$e$
                    WHEN g.attname IS NOT NULL OR c.oid::regclass::text = 'incentives.earnings'
                         OR c.oid::regclass::text LIKE 'incentives\_internal.earnings\_run\_%'
                    THEN 'jsonb_strip_nulls(to_jsonb(t))::text'
                    ELSE 't::text' END,
               CASE WHEN c.oid::regclass::text = 'incentives.calculation_runs'
                    THEN $e$(to_jsonb(t) - '{on_error,changed_only,exceptions}'::text[])::text$e$
+                   WHEN c.oid::regclass::text = 'incentives.statement_lines'
+                   THEN $e$(to_jsonb(t) - '{kind,offer_version}'::text[])::text$e$
+                   WHEN c.oid::regclass::text IN ('incentives.statements', 'incentives.accruals')
+                   THEN $e$(to_jsonb(t) - '{transactions,reverses,reason}'::text[])::text$e$
                    WHEN g.attname IS NOT NULL OR c.oid::regclass::text = 'incentives.earnings'
                         OR c.oid::regclass::text LIKE 'incentives\_internal.earnings\_run\_%'
                    THEN 'jsonb_strip_nulls(to_jsonb(t))::text'

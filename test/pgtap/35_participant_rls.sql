@@ -101,9 +101,9 @@ CALL incentives.refresh_earnings(participant_key => 'retailer_001');
 -- The lifecycle's participant tables (docs/lifecycle.md): a statement of
 -- every participant and two of one participant each, and the exceptions of a refresh that skipped two of
 -- them (a unit without conversion), which the change log keeps pending.
-CALL incentives.settle('2026-12-31');
-CALL incentives.settle('2026-12-31', 'retailer_002');
-CALL incentives.settle('2026-12-31', 'retailer_003');
+CALL incentives.settle('2026-11-30');
+CALL incentives.settle('2026-11-30', 'retailer_002');
+CALL incentives.settle('2026-11-30', 'retailer_003');
 -- Accruals of every participant, twice (docs/lifecycle.md, Accruals).
 CALL incentives.accrue('2026-03-31');
 CALL incentives.accrue('2026-06-30');

@@ -56,7 +56,7 @@ while IFS='|' read -r kind schema name rel; do
 	v) declared "^CREATE (OR REPLACE )?VIEW $(q "$schema.$name") " "view $schema.$name" "${code[@]}" ;;
 	r | p_) declared "^CREATE TABLE $(q "$schema.$name") " "table $schema.$name" "${data[@]}" ;;
 	c) declared "^CREATE TYPE $(q "$schema.$name") AS" "type $schema.$name" "${data[@]}" ;;
-	t) declared "^CREATE TRIGGER $(q "$name")\$" "trigger $name on $rel" "${code[@]}" ;;
+	t) declared "^CREATE (CONSTRAINT )?TRIGGER $(q "$name")\$" "trigger $name on $rel" "${code[@]}" ;;
 	o) [ "$name" = participant_visible ] && name='participant_visible ON %s'
 	   declared "CREATE POLICY $(q "$name")( ON $(q "$rel"))?" "policy $name on $rel" "${code[@]}" ;;
 	esac

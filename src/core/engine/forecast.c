@@ -14,8 +14,9 @@
  * the tier it meets) is kept.  A participant gets a row per offer (and,
  * in an offer aggregated by group, per group its transactions counted
  * in) when either run has a row for it and the offer's span has started;
- * accrual_to_date = round(projected_earnings x elapsed_days / span_days,
- * 2).  The basis of a group offer is its group's.
+ * accrual_to_date = max(round(projected_earnings x elapsed_days /
+ * span_days, 2), earned_to_date): what is already earned is owed (a
+ * capped offer that reached its cap accrues the cap).  The basis of a group offer is its group's.
  */
 #include "forecast.h"
 #include <stdlib.h>
@@ -296,6 +297,9 @@ inc_engine_forecast_unit(IncEngine *e, int32_t as_of_date, const IncUnit *unit,
 		inc_rat_from_int(&days, row.span_days);
 		inc_rat_div(&accrual, &accrual, &days);
 		row.accrual_to_date = inc_rat_to_dec(&accrual, 2);
+		/* what is already earned is owed: never accrue less */
+		if (inc_dec_cmp(&row.accrual_to_date, &row.earned_to_date) < 0)
+			row.accrual_to_date = row.earned_to_date;
 		fn(ctx, &row);
 	}
 }

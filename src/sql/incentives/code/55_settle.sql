@@ -25,7 +25,10 @@
 -- are the next statement's business.
 ------------------------------------------------------------------------
 
-CREATE OR REPLACE FUNCTION incentives_internal.settle_work(statement_date date, participant_key text)
+CREATE OR REPLACE FUNCTION incentives_internal.settle_work(
+    statement_date  date,
+    participant_key text,
+    transactions    regclass DEFAULT 'incentives.transactions')
 RETURNS bigint
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
@@ -35,6 +38,7 @@ AS $function$
 DECLARE
     v_date        date := settle_work.statement_date;
     v_participant text := settle_work.participant_key;
+    v_txns        regclass := settle_work.transactions;
     v_id          bigint;
     v_late        record;
     v_lines       integer;
@@ -42,6 +46,15 @@ DECLARE
 BEGIN
     IF v_date IS NULL THEN
         RAISE EXCEPTION 'statement_date must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF v_date > current_date THEN
+        RAISE EXCEPTION 'statement_date % is after today (%)', v_date, current_date
+              USING ERRCODE = 'invalid_parameter_value',
+                    DETAIL = 'A statement settles what has been earned; one dated in the future would refuse every later statement of an earlier date.',
+                    HINT = 'Settle through today or an earlier date.';
+    END IF;
+    IF v_txns IS NULL THEN
+        RAISE EXCEPTION 'transactions must not be NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF current_setting('transaction_isolation') <> 'read committed' THEN
         RAISE EXCEPTION 'incentives.settle needs isolation level READ COMMITTED, not %',
@@ -64,6 +77,7 @@ BEGIN
     WITH earned AS (
         SELECT e.participant_key, e.offer_key, sum(e.incentive_amount) AS amount
           FROM incentives.incentive_calculate(participant_key => v_participant,
+                                              transactions => v_txns,
                                               through_date => v_date) AS e
          GROUP BY e.participant_key, e.offer_key),
     settled AS (
@@ -88,9 +102,12 @@ BEGIN
             UNION
             SELECT n.participant_key FROM pg_temp.incentives_settle_lines AS n) AS c
       JOIN incentives.statements AS st
-        ON st.participant_key = c.participant_key
-        OR EXISTS (SELECT 1 FROM incentives.statement_lines AS l
-                    WHERE l.statement_id = st.statement_id AND l.participant_key = c.participant_key)
+        ON (st.participant_key = c.participant_key
+            OR EXISTS (SELECT 1 FROM incentives.statement_lines AS l
+                        WHERE l.statement_id = st.statement_id AND l.participant_key = c.participant_key))
+       -- a voided statement and its reversal hold no date
+       AND st.reverses IS NULL
+       AND NOT EXISTS (SELECT 1 FROM incentives.statements AS r WHERE r.reverses = st.statement_id)
      GROUP BY c.participant_key
     HAVING max(st.statement_date) > v_date
      ORDER BY max(st.statement_date) DESC, c.participant_key COLLATE "C"
@@ -102,13 +119,16 @@ BEGIN
                     HINT = 'Statements go forward in time: settle on or after the latest statement date.';
     END IF;
 
-    INSERT INTO incentives.statements (statement_date, participant_key)
-    VALUES (v_date, v_participant)
+    INSERT INTO incentives.statements (statement_date, participant_key, transactions)
+    VALUES (v_date, v_participant, v_txns::text)
     RETURNING statement_id INTO v_id;
     INSERT INTO incentives.statement_lines (statement_id, participant_key, offer_key,
-                                            earned_to_date, settled_before, amount_due)
+                                            earned_to_date, settled_before, amount_due,
+                                            offer_version)
     SELECT v_id, n.participant_key, n.offer_key, n.earned_to_date, n.settled_before,
-           n.earned_to_date - n.settled_before
+           n.earned_to_date - n.settled_before,
+           (SELECT v.version FROM incentives.offer_versions AS v
+             WHERE v.offer_key = n.offer_key AND v.valid_to IS NULL)
       FROM pg_temp.incentives_settle_lines AS n
      ORDER BY n.participant_key COLLATE "C", n.offer_key COLLATE "C";
     GET DIAGNOSTICS v_lines = ROW_COUNT;
@@ -122,12 +142,13 @@ BEGIN
     RETURN v_id;
 END
 $function$;
-COMMENT ON FUNCTION incentives_internal.settle_work(date, text) IS
+COMMENT ON FUNCTION incentives_internal.settle_work(date, text, regclass) IS
   'Part of incentives.settle (call the procedure, not this): waits for any other settle, writes the statement and its lines, returns the statement_id';
 
 CREATE OR REPLACE PROCEDURE incentives.settle(
     statement_date  date,
-    participant_key text DEFAULT NULL)
+    participant_key text     DEFAULT NULL,
+    transactions    regclass DEFAULT 'incentives.transactions')
 LANGUAGE plpgsql
 AS $procedure$
 -- No SET clause: a procedure with one cannot COMMIT.  Every name is
@@ -141,14 +162,15 @@ BEGIN
         COMMIT;
         SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
     END IF;
-    PERFORM incentives_internal.settle_work(settle.statement_date, settle.participant_key);
+    PERFORM incentives_internal.settle_work(settle.statement_date, settle.participant_key,
+                                            settle.transactions);
     IF v_can_commit THEN
         COMMIT;   -- the statement is durable when CALL returns
     END IF;
 END
 $procedure$;
-COMMENT ON PROCEDURE incentives.settle(date, text) IS
-  'Writes a settlement statement for the earnings through statement_date of one participant or all (NULL): per participant and offer earned_to_date, settled_before and amount_due (true-ups positive, clawbacks negative), in one transaction; serialized against other settles; refuses a date before a covered participant''s latest statement (22023)';
+COMMENT ON PROCEDURE incentives.settle(date, text, regclass) IS
+  'Writes a settlement statement for the earnings through statement_date of one participant or all (NULL), calculated from the transactions relation (recorded on the statement): per participant and offer earned_to_date, settled_before, amount_due (true-ups positive, clawbacks negative), the line''s kind and the offer''s version, in one transaction; serialized against other settles; refuses a date after today or before a covered participant''s latest statement (22023)';
 
 ------------------------------------------------------------------------
 -- Views for finance and BI
@@ -165,16 +187,20 @@ SELECT s.statement_id,
        COALESCE(jsonb_agg(jsonb_build_object('offer_key', l.offer_key,
                                              'earned_to_date', l.earned_to_date,
                                              'settled_before', l.settled_before,
-                                             'amount_due', l.amount_due)
+                                             'amount_due', l.amount_due,
+                                             'kind', l.kind,
+                                             'offer_version', l.offer_version)
                           ORDER BY l.offer_key COLLATE "C")
                 FILTER (WHERE l.offer_key IS NOT NULL), '[]'::jsonb) AS lines,
        s.created_at,
-       s.created_by
+       s.created_by,
+       COALESCE(s.transactions, 'incentives.transactions') AS transactions,
+       s.reverses
   FROM incentives.statements AS s
   LEFT JOIN incentives.statement_lines AS l ON l.statement_id = s.statement_id
  WHERE COALESCE(l.participant_key, s.participant_key) IS NOT NULL
  GROUP BY s.statement_id, s.statement_date, COALESCE(l.participant_key, s.participant_key),
-          s.created_at, s.created_by;
+          s.created_at, s.created_by, s.transactions, s.reverses;
 COMMENT ON VIEW incentives.participant_statements IS
   'One statement per participant: its totals and its lines (a JSON array, one object per offer), what finance sends the participant';
 COMMENT ON COLUMN incentives.participant_statements.statement_id IS 'The statement';
@@ -184,9 +210,11 @@ COMMENT ON COLUMN incentives.participant_statements.offers IS 'Lines (offers) on
 COMMENT ON COLUMN incentives.participant_statements.earned_to_date IS 'Sum of the lines'' earned_to_date';
 COMMENT ON COLUMN incentives.participant_statements.settled_before IS 'Sum of the lines'' settled_before';
 COMMENT ON COLUMN incentives.participant_statements.amount_due IS 'What is due to the participant (negative: owed back)';
-COMMENT ON COLUMN incentives.participant_statements.lines IS 'The lines: [{offer_key, earned_to_date, settled_before, amount_due}] in offer order';
+COMMENT ON COLUMN incentives.participant_statements.lines IS 'The lines: [{offer_key, earned_to_date, settled_before, amount_due, kind, offer_version}] in offer order';
 COMMENT ON COLUMN incentives.participant_statements.created_at IS 'When the statement was written';
 COMMENT ON COLUMN incentives.participant_statements.created_by IS 'Who ran incentives.settle';
+COMMENT ON COLUMN incentives.participant_statements.transactions IS 'The relation the statement''s earnings were calculated from';
+COMMENT ON COLUMN incentives.participant_statements.reverses IS 'The statement this one reverses (incentives.void_statement); NULL for a settlement';
 
 CREATE OR REPLACE VIEW incentives.settlement_balances WITH (security_invoker = true) AS
 SELECT l.participant_key,
@@ -195,12 +223,17 @@ SELECT l.participant_key,
        count(*)           AS statements,
        (array_agg(s.statement_id ORDER BY s.statement_date DESC, s.statement_id DESC))[1]   AS last_statement_id,
        max(s.statement_date)                                                                AS last_statement_date,
-       (array_agg(l.amount_due ORDER BY s.statement_date DESC, s.statement_id DESC))[1]     AS last_amount_due
+       (array_agg(l.amount_due ORDER BY s.statement_date DESC, s.statement_id DESC))[1]     AS last_amount_due,
+       (array_agg(l.kind ORDER BY s.statement_date DESC, s.statement_id DESC))[1]           AS last_kind,
+       (array_agg(l.offer_version ORDER BY s.statement_date DESC, s.statement_id DESC))[1]  AS last_offer_version
   FROM incentives.statement_lines AS l
   JOIN incentives.statements AS s ON s.statement_id = l.statement_id
+ -- a voided statement and its reversal cancel out
+ WHERE s.reverses IS NULL
+   AND NOT EXISTS (SELECT 1 FROM incentives.statements AS r WHERE r.reverses = s.statement_id)
  GROUP BY l.participant_key, l.offer_key;
 COMMENT ON VIEW incentives.settlement_balances IS
-  'Per participant and offer: everything settled so far and the last statement';
+  'Per participant and offer: everything settled so far and the last statement (a voided statement and its reversal left out: they cancel out)';
 COMMENT ON COLUMN incentives.settlement_balances.participant_key IS 'The participant';
 COMMENT ON COLUMN incentives.settlement_balances.offer_key IS 'The offer';
 COMMENT ON COLUMN incentives.settlement_balances.settled_total IS 'Sum of amount_due over all its lines (= earned_to_date of the last one)';
@@ -208,6 +241,8 @@ COMMENT ON COLUMN incentives.settlement_balances.statements IS 'Statements with 
 COMMENT ON COLUMN incentives.settlement_balances.last_statement_id IS 'The latest statement with a line for it';
 COMMENT ON COLUMN incentives.settlement_balances.last_statement_date IS 'Its statement_date';
 COMMENT ON COLUMN incentives.settlement_balances.last_amount_due IS 'What the latest statement settled (negative: a clawback)';
+COMMENT ON COLUMN incentives.settlement_balances.last_kind IS 'The latest line''s kind: unchanged, clawback, payment or true_up';
+COMMENT ON COLUMN incentives.settlement_balances.last_offer_version IS 'The offer''s version when the latest line was written';
 
 CREATE OR REPLACE VIEW incentives.unsettled_earnings WITH (security_invoker = true) AS
 WITH accrued AS (
@@ -222,6 +257,8 @@ settled AS (
            max(s.statement_date) AS last_statement_date
       FROM incentives.statement_lines AS l
       JOIN incentives.statements AS s ON s.statement_id = l.statement_id
+     WHERE s.reverses IS NULL
+       AND NOT EXISTS (SELECT 1 FROM incentives.statements AS r WHERE r.reverses = s.statement_id)
      GROUP BY l.participant_key, l.offer_key)
 SELECT COALESCE(a.participant_key, s.participant_key)  AS participant_key,
        COALESCE(a.offer_key, s.offer_key)              AS offer_key,
@@ -242,3 +279,238 @@ COMMENT ON COLUMN incentives.unsettled_earnings.settled IS 'Sum of amount_due of
 COMMENT ON COLUMN incentives.unsettled_earnings.unsettled IS 'accrued - settled';
 COMMENT ON COLUMN incentives.unsettled_earnings.last_statement_date IS 'Its latest statement''s date (NULL: never settled)';
 COMMENT ON COLUMN incentives.unsettled_earnings.calculated_at IS 'When its materialized earnings were calculated (NULL: none)';
+
+------------------------------------------------------------------------
+-- Removing a settled offer (docs/lifecycle.md, Removing a settled offer)
+--
+-- An offer some participant has a settled total other than zero for
+-- cannot be removed by accident: the next statement would claw back all
+-- of it.  A DELETE, or a change of offer_key, is checked at the end of the
+-- transaction (a deferred constraint trigger: a delete and re-insert of the
+-- same offer in one transaction finds it there again and passes); a
+-- TRUNCATE, which has no row triggers, is refused at once when any offer
+-- in the table has settled money.  Refused with 55000, the settled total
+-- and the latest statement.  incentives.remove_settled_offer(offer_key,
+-- reason) is the one way to remove such an offer on purpose: it logs the
+-- removal in incentives.offer_removals and the check lets that
+-- transaction's delete through.  The check counts the statement lines the
+-- removing role may read (row-level security applies to it as to every
+-- read: an offer admin reads them all).
+------------------------------------------------------------------------
+
+CREATE OR REPLACE FUNCTION incentives_internal.offer_settled(offer_key text)
+RETURNS TABLE (settled_total numeric, participants integer, last_statement_date date)
+LANGUAGE sql
+STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+    SELECT COALESCE(sum(p.total), 0.00), count(*)::integer, max(p.latest)
+      FROM (SELECT l.participant_key, sum(l.amount_due) AS total, max(s.statement_date) AS latest
+              FROM incentives.statement_lines AS l
+              JOIN incentives.statements AS s ON s.statement_id = l.statement_id
+             WHERE l.offer_key = $1
+             GROUP BY l.participant_key
+            HAVING sum(l.amount_due) <> 0) AS p
+$function$;
+COMMENT ON FUNCTION incentives_internal.offer_settled(text) IS
+  'The offer''s settled money: the sum of amount_due over the participants whose settled total for it is not zero, how many they are, and their latest statement date (0.00, 0, NULL: nothing settled)';
+
+CREATE OR REPLACE FUNCTION incentives_internal.offer_removal_refuse(offer_key text, how text)
+RETURNS void
+LANGUAGE plpgsql
+STABLE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    v record;
+BEGIN
+    SELECT * INTO v FROM incentives_internal.offer_settled(offer_removal_refuse.offer_key);
+    IF v.participants > 0 THEN
+        RAISE EXCEPTION 'offer "%" cannot be removed (%): % settled for it, the latest statement %',
+                        offer_removal_refuse.offer_key, how, v.settled_total, v.last_statement_date
+              USING ERRCODE = 'object_not_in_prerequisite_state',
+                    DETAIL = format('Participants with a settled balance for it: %s. The next statement would claw it all back.', v.participants),
+                    HINT = format('To stop it paying from a date, change its rates to zero from that date (a prospective change). To remove it on purpose and claw its payments back: SELECT incentives.remove_settled_offer(%L, reason).',
+                                  offer_removal_refuse.offer_key);
+    END IF;
+END
+$function$;
+COMMENT ON FUNCTION incentives_internal.offer_removal_refuse(text, text) IS
+  'Raises 55000 when the offer has settled money (incentives_internal.offer_settled): the total, the latest statement, and the hint of a prospective change to zero';
+
+CREATE OR REPLACE FUNCTION incentives_internal.offers_settled_check()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $function$
+BEGIN
+    IF TG_LEVEL = 'STATEMENT' THEN   -- TRUNCATE: every offer goes
+        PERFORM incentives_internal.offer_removal_refuse(o.offer_key, 'TRUNCATE')
+           FROM incentives.offers AS o;
+        RETURN NULL;
+    END IF;
+    IF TG_OP = 'UPDATE' AND OLD.offer_key IS NOT DISTINCT FROM NEW.offer_key THEN
+        RETURN NULL;
+    END IF;
+    -- at the end of the transaction: the offer back (a delete and
+    -- re-insert), or removed on purpose in this transaction, passes
+    IF EXISTS (SELECT 1 FROM incentives.offers AS o WHERE o.offer_key = OLD.offer_key)
+       OR EXISTS (SELECT 1 FROM incentives.offer_removals AS r
+                   WHERE r.offer_key = OLD.offer_key
+                     AND r.removed_in = pg_current_xact_id() AND r.removed_at = now()) THEN
+        RETURN NULL;
+    END IF;
+    PERFORM incentives_internal.offer_removal_refuse(
+              OLD.offer_key, CASE WHEN TG_OP = 'DELETE' THEN 'DELETE'
+                                  ELSE format('its offer_key changed to "%s"', NEW.offer_key) END);
+    RETURN NULL;
+END
+$function$;
+COMMENT ON FUNCTION incentives_internal.offers_settled_check() IS
+  'Trigger: refuses removing an offer with settled money (55000): a DELETE or a change of offer_key at the end of the transaction, unless the offer is there again or was removed by incentives.remove_settled_offer; a TRUNCATE at once';
+
+DROP TRIGGER IF EXISTS offers_settled_check ON incentives.offers;
+CREATE CONSTRAINT TRIGGER offers_settled_check
+    AFTER DELETE OR UPDATE OF offer_key ON incentives.offers
+    DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW EXECUTE FUNCTION incentives_internal.offers_settled_check();
+COMMENT ON TRIGGER offers_settled_check ON incentives.offers IS
+  'At the end of the transaction: an offer deleted or re-keyed that has settled money and is not there again is refused (55000)';
+
+DROP TRIGGER IF EXISTS offers_settled_truncate ON incentives.offers;
+CREATE TRIGGER offers_settled_truncate
+    BEFORE TRUNCATE ON incentives.offers
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.offers_settled_check();
+COMMENT ON TRIGGER offers_settled_truncate ON incentives.offers IS
+  'TRUNCATE of the offers is refused (55000) while any of them has settled money';
+
+CREATE OR REPLACE FUNCTION incentives.remove_settled_offer(offer_key text, reason text)
+RETURNS bigint
+LANGUAGE plpgsql
+VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    v_offer    incentives.offers;
+    v_settled  record;
+    v_id       bigint;
+BEGIN
+    IF remove_settled_offer.reason IS NULL OR btrim(remove_settled_offer.reason) = '' THEN
+        RAISE EXCEPTION 'a reason is required to remove offer "%"', remove_settled_offer.offer_key
+              USING ERRCODE = 'invalid_parameter_value',
+                    HINT = 'Say why: it is logged in incentives.offer_removals.';
+    END IF;
+    SELECT * INTO v_offer FROM incentives.offers AS o
+     WHERE o.offer_key = remove_settled_offer.offer_key FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'offer "%" does not exist', remove_settled_offer.offer_key
+              USING ERRCODE = 'no_data_found';
+    END IF;
+    SELECT * INTO v_settled FROM incentives_internal.offer_settled(remove_settled_offer.offer_key);
+    INSERT INTO incentives.offer_removals (offer_key, reason, settled_total, participants,
+                                           last_statement_date, document)
+    VALUES (v_offer.offer_key, remove_settled_offer.reason, v_settled.settled_total,
+            v_settled.participants, v_settled.last_statement_date, v_offer.document)
+    RETURNING removal_id INTO v_id;
+    DELETE FROM incentives.offers AS o WHERE o.offer_key = v_offer.offer_key;
+    RAISE NOTICE 'remove_settled_offer: offer "%" removed (removal %): % settled for % participants will be clawed back by the next statement',
+                 v_offer.offer_key, v_id, v_settled.settled_total, v_settled.participants;
+    RETURN v_id;
+END
+$function$;
+COMMENT ON FUNCTION incentives.remove_settled_offer(text, text) IS
+  'Removes an offer on purpose, settled money and all: logs who, when, why and what it had settled in incentives.offer_removals and deletes it; the next statement claws its settled total back. Returns the removal_id';
+
+DROP TRIGGER IF EXISTS offer_removals_append_only ON incentives.offer_removals;
+CREATE TRIGGER offer_removals_append_only
+    BEFORE UPDATE OR DELETE ON incentives.offer_removals
+    FOR EACH ROW EXECUTE FUNCTION incentives_internal.append_only(
+        'The removals of settled offers are a log: no role may change or remove them.',
+        'Nothing to correct: an offer removed by mistake is inserted again.');
+COMMENT ON TRIGGER offer_removals_append_only ON incentives.offer_removals IS
+  'Offer removals are append-only: UPDATE and DELETE are refused for every role';
+
+DROP TRIGGER IF EXISTS offer_removals_no_truncate ON incentives.offer_removals;
+CREATE TRIGGER offer_removals_no_truncate
+    BEFORE TRUNCATE ON incentives.offer_removals
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.append_only(
+        'The removals of settled offers are a log: no role may change or remove them.',
+        'Nothing to correct: an offer removed by mistake is inserted again.');
+COMMENT ON TRIGGER offer_removals_no_truncate ON incentives.offer_removals IS
+  'Offer removals are append-only: TRUNCATE is refused for every role';
+
+------------------------------------------------------------------------
+-- Voiding a statement dated in the future (docs/lifecycle.md, Statements
+-- dated in the future)
+--
+-- A statement dated after today (written before 0.4.0 refused such a date)
+-- would refuse every later statement of an earlier date.  void_statement
+-- appends its reversal: a statement of the same date whose lines negate
+-- its lines (settled_before the pair's settled total, amount_due the
+-- opposite of the voided line's), reverses naming it and reason saying
+-- why.  The pair's settled total is then what it was; a voided statement
+-- and its reversal hold no date for the forward-only rule and are left
+-- out of the balances.  Serialized with settle (the same lock); nothing is
+-- deleted.
+------------------------------------------------------------------------
+
+CREATE OR REPLACE FUNCTION incentives.void_statement(statement_id bigint, reason text)
+RETURNS bigint
+LANGUAGE plpgsql
+VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+#variable_conflict use_column
+DECLARE
+    v_old incentives.statements;
+    v_id  bigint;
+    v_due numeric;
+BEGIN
+    IF void_statement.reason IS NULL OR btrim(void_statement.reason) = '' THEN
+        RAISE EXCEPTION 'a reason is required to void statement %', void_statement.statement_id
+              USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'incentives.void_statement needs isolation level READ COMMITTED, not %',
+                        upper(current_setting('transaction_isolation'))
+              USING ERRCODE = 'invalid_transaction_state';
+    END IF;
+    PERFORM pg_advisory_xact_lock(hashtext('incentives.statements'), 0);
+    SELECT * INTO v_old FROM incentives.statements AS s WHERE s.statement_id = void_statement.statement_id;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'statement % does not exist', void_statement.statement_id USING ERRCODE = 'no_data_found';
+    END IF;
+    IF v_old.reverses IS NOT NULL THEN
+        RAISE EXCEPTION 'statement % is the reversal of statement %', v_old.statement_id, v_old.reverses
+              USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF EXISTS (SELECT 1 FROM incentives.statements AS r WHERE r.reverses = v_old.statement_id) THEN
+        RAISE EXCEPTION 'statement % is already voided', v_old.statement_id USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF v_old.statement_date <= current_date THEN
+        RAISE EXCEPTION 'statement % is dated %, not after today: only a statement dated in the future is voided',
+                        v_old.statement_id, v_old.statement_date
+              USING ERRCODE = 'invalid_parameter_value',
+                    HINT = 'Corrections of the past are the next statement''s business: CALL incentives.settle again.';
+    END IF;
+    INSERT INTO incentives.statements (statement_date, participant_key, transactions, reverses, reason)
+    VALUES (v_old.statement_date, v_old.participant_key, v_old.transactions, v_old.statement_id, void_statement.reason)
+    RETURNING statement_id INTO v_id;
+    INSERT INTO incentives.statement_lines (statement_id, participant_key, offer_key,
+                                            earned_to_date, settled_before, amount_due, offer_version)
+    SELECT v_id, l.participant_key, l.offer_key,
+           p.settled - l.amount_due, p.settled, -l.amount_due,
+           (SELECT v.version FROM incentives.offer_versions AS v
+             WHERE v.offer_key = l.offer_key AND v.valid_to IS NULL)
+      FROM incentives.statement_lines AS l
+      CROSS JOIN LATERAL (SELECT sum(o.amount_due) AS settled FROM incentives.statement_lines AS o
+                           WHERE o.participant_key = l.participant_key AND o.offer_key = l.offer_key) AS p
+     WHERE l.statement_id = v_old.statement_id AND l.amount_due <> 0
+     ORDER BY l.participant_key COLLATE "C", l.offer_key COLLATE "C";
+    SELECT COALESCE(sum(l.amount_due), 0.00) INTO v_due FROM incentives.statement_lines AS l WHERE l.statement_id = v_id;
+    RAISE NOTICE 'void_statement: statement % reverses statement % of %: % due', v_id, v_old.statement_id, v_old.statement_date, v_due;
+    RETURN v_id;
+END
+$function$;
+COMMENT ON FUNCTION incentives.void_statement(bigint, text) IS
+  'Voids a statement dated after today by appending its reversal (the same date, every line negated, reverses and reason recorded); the voided statement and its reversal then hold no date and leave the balances. Returns the reversal''s statement_id';

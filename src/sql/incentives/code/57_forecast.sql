@@ -29,9 +29,11 @@ LANGUAGE C STABLE PARALLEL RESTRICTED
 ROWS 100
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives.forecast(date, text, text[], regclass) IS
-  'Per participant and offer with a row in either calculation: earned through as_of_date, projected to the end of the offer''s span at the same pace (transactions dated span_start..as_of_date x span_days / elapsed_days; tiers, pools, requirements and limits on the projected volume), the stepped basis and tier of each, and accrual_to_date = round(projected x elapsed / span, 2); stored properties; runs with the caller''s rights';
+  'Per participant and offer with a row in either calculation: earned through as_of_date, projected to the end of the offer''s span at the same pace (transactions dated span_start..as_of_date x span_days / elapsed_days; tiers, pools, requirements and limits on the projected volume), the stepped basis and tier of each, and accrual_to_date = max(round(projected x elapsed / span, 2), earned_to_date); stored properties; runs with the caller''s rights';
 
-CREATE OR REPLACE FUNCTION incentives_internal.accrue_work(as_of_date date)
+CREATE OR REPLACE FUNCTION incentives_internal.accrue_work(
+    as_of_date   date,
+    transactions regclass DEFAULT 'incentives.transactions')
 RETURNS bigint
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
@@ -40,6 +42,7 @@ AS $function$
 #variable_conflict use_column
 DECLARE
     v_date   date := accrue_work.as_of_date;
+    v_txns   regclass := accrue_work.transactions;
     v_latest date;
     v_id     bigint;
     v_lines  integer;
@@ -47,6 +50,15 @@ DECLARE
 BEGIN
     IF v_date IS NULL THEN
         RAISE EXCEPTION 'as_of_date must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF v_date > current_date THEN
+        RAISE EXCEPTION 'as_of_date % is after today (%)', v_date, current_date
+              USING ERRCODE = 'invalid_parameter_value',
+                    DETAIL = 'An accrual books what has accrued; one dated in the future would refuse every later accrual of an earlier date.',
+                    HINT = 'Accrue as of today or an earlier date.';
+    END IF;
+    IF v_txns IS NULL THEN
+        RAISE EXCEPTION 'transactions must not be NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF current_setting('transaction_isolation') <> 'read committed' THEN
         RAISE EXCEPTION 'incentives.accrue needs isolation level READ COMMITTED, not %',
@@ -59,20 +71,24 @@ BEGIN
     -- One accrue at a time; everything below reads after the wait.
     PERFORM pg_advisory_xact_lock(hashtext('incentives.accruals'), 0);
 
-    SELECT max(a.as_of_date) INTO v_latest FROM incentives.accruals AS a;
+    -- a voided accrual and its reversal hold no date
+    SELECT max(a.as_of_date) INTO v_latest FROM incentives.accruals AS a
+     WHERE a.reverses IS NULL
+       AND NOT EXISTS (SELECT 1 FROM incentives.accruals AS r WHERE r.reverses = a.accrual_id);
     IF v_latest > v_date THEN
         RAISE EXCEPTION 'as_of_date % is earlier than the latest accrual (%)', v_date, v_latest
               USING ERRCODE = 'invalid_parameter_value',
                     HINT = 'Accruals go forward in time: accrue on or after the latest as_of_date.';
     END IF;
 
-    INSERT INTO incentives.accruals (as_of_date) VALUES (v_date) RETURNING accrual_id INTO v_id;
+    INSERT INTO incentives.accruals (as_of_date, transactions) VALUES (v_date, v_txns::text)
+    RETURNING accrual_id INTO v_id;
     INSERT INTO incentives.accrual_lines (accrual_id, participant_key, offer_key,
                                           accrued_to_date, accrued_before, delta)
     WITH accrued AS (
         -- a member that moved between groups has a forecast row per group
         SELECT f.participant_key, f.offer_key, sum(f.accrual_to_date) AS amount
-          FROM incentives.forecast(v_date) AS f
+          FROM incentives.forecast(v_date, transactions => v_txns) AS f
          GROUP BY f.participant_key, f.offer_key),
     before AS (
         SELECT DISTINCT ON (l.participant_key, l.offer_key)
@@ -102,10 +118,12 @@ BEGIN
     RETURN v_id;
 END
 $function$;
-COMMENT ON FUNCTION incentives_internal.accrue_work(date) IS
+COMMENT ON FUNCTION incentives_internal.accrue_work(date, regclass) IS
   'Part of incentives.accrue (call the procedure, not this): waits for any other accrue, writes the accrual and its lines, returns the accrual_id';
 
-CREATE OR REPLACE PROCEDURE incentives.accrue(as_of_date date)
+CREATE OR REPLACE PROCEDURE incentives.accrue(
+    as_of_date   date,
+    transactions regclass DEFAULT 'incentives.transactions')
 LANGUAGE plpgsql
 AS $procedure$
 -- No SET clause: a procedure with one cannot COMMIT.  Every name is
@@ -119,14 +137,14 @@ BEGIN
         COMMIT;
         SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
     END IF;
-    PERFORM incentives_internal.accrue_work(accrue.as_of_date);
+    PERFORM incentives_internal.accrue_work(accrue.as_of_date, accrue.transactions);
     IF v_can_commit THEN
         COMMIT;   -- the accrual is durable when CALL returns
     END IF;
 END
 $procedure$;
-COMMENT ON PROCEDURE incentives.accrue(date) IS
-  'Books the accrual as of as_of_date: per participant and offer the forecast''s accrual_to_date, the previous accrual of the pair and the difference (the journal entry), in one transaction; serialized against other accrues; refuses a date before the latest accrual (22023)';
+COMMENT ON PROCEDURE incentives.accrue(date, regclass) IS
+  'Books the accrual as of as_of_date from the transactions relation (recorded on the accrual): per participant and offer the forecast''s accrual_to_date, the previous accrual of the pair and the difference (the journal entry), in one transaction; serialized against other accrues; refuses a date after today or before the latest accrual (22023)';
 
 CREATE OR REPLACE VIEW incentives.accrual_balances WITH (security_invoker = true) AS
 WITH latest AS (
@@ -135,13 +153,23 @@ WITH latest AS (
            l.accrued_to_date, l.delta
       FROM incentives.accrual_lines AS l
       JOIN incentives.accruals AS a ON a.accrual_id = l.accrual_id
+     -- a voided accrual and its reversal cancel out
+     WHERE a.reverses IS NULL
+       AND NOT EXISTS (SELECT 1 FROM incentives.accruals AS r WHERE r.reverses = a.accrual_id)
      ORDER BY l.participant_key, l.offer_key, l.accrual_id DESC),
 settled AS (
+    -- what had been settled by the accrual's date: the statements dated
+    -- on or before its as_of_date (all of them for a pair never accrued)
     SELECT l.participant_key, l.offer_key,
            sum(l.amount_due)     AS amount,
            max(s.statement_date) AS last_statement_date
       FROM incentives.statement_lines AS l
       JOIN incentives.statements AS s ON s.statement_id = l.statement_id
+      LEFT JOIN latest AS la
+        ON la.participant_key = l.participant_key AND la.offer_key = l.offer_key
+     WHERE (la.as_of_date IS NULL OR s.statement_date <= la.as_of_date)
+       AND s.reverses IS NULL
+       AND NOT EXISTS (SELECT 1 FROM incentives.statements AS r WHERE r.reverses = s.statement_id)
      GROUP BY l.participant_key, l.offer_key)
 SELECT COALESCE(a.participant_key, s.participant_key)         AS participant_key,
        COALESCE(a.offer_key, s.offer_key)                     AS offer_key,
@@ -156,13 +184,82 @@ SELECT COALESCE(a.participant_key, s.participant_key)         AS participant_key
   FULL JOIN settled AS s
     ON s.participant_key = a.participant_key AND s.offer_key = a.offer_key;
 COMMENT ON VIEW incentives.accrual_balances IS
-  'Per participant and offer: its latest accrual beside what settlement statements have paid; accrued_unsettled is the liability still on the books';
+  'Per participant and offer: its latest accrual beside what the settlement statements dated on or before its as_of_date had paid; accrued_unsettled is the liability still on the books at that date';
 COMMENT ON COLUMN incentives.accrual_balances.participant_key IS 'The participant';
 COMMENT ON COLUMN incentives.accrual_balances.offer_key IS 'The offer';
 COMMENT ON COLUMN incentives.accrual_balances.last_accrual_id IS 'The latest accrual with a line for it (NULL: never accrued)';
 COMMENT ON COLUMN incentives.accrual_balances.last_as_of_date IS 'Its as_of_date';
 COMMENT ON COLUMN incentives.accrual_balances.accrued IS 'accrued_to_date of that line (0.00: never accrued)';
 COMMENT ON COLUMN incentives.accrual_balances.last_delta IS 'What that accrual booked (negative: a reversal)';
-COMMENT ON COLUMN incentives.accrual_balances.settled IS 'Sum of amount_due of its statement lines';
+COMMENT ON COLUMN incentives.accrual_balances.settled IS 'Sum of amount_due of its statement lines dated on or before last_as_of_date (every line when never accrued)';
 COMMENT ON COLUMN incentives.accrual_balances.accrued_unsettled IS 'accrued - settled';
-COMMENT ON COLUMN incentives.accrual_balances.last_statement_date IS 'Its latest statement''s date (NULL: never settled)';
+COMMENT ON COLUMN incentives.accrual_balances.last_statement_date IS 'The latest of those statements'' date (NULL: none)';
+
+-- Voiding an accrual dated in the future (docs/lifecycle.md, Statements
+-- dated in the future): its reversal, of the same date, takes each of its
+-- pairs back to where they were before it (accrued_to_date the voided
+-- line's accrued_before, delta the opposite); nothing is deleted.  Only the
+-- latest accrual, dated after today; serialized with accrue.
+CREATE OR REPLACE FUNCTION incentives.void_accrual(accrual_id bigint, reason text)
+RETURNS bigint
+LANGUAGE plpgsql
+VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+#variable_conflict use_column
+DECLARE
+    v_old   incentives.accruals;
+    v_later bigint;
+    v_id    bigint;
+    v_delta numeric;
+BEGIN
+    IF void_accrual.reason IS NULL OR btrim(void_accrual.reason) = '' THEN
+        RAISE EXCEPTION 'a reason is required to void accrual %', void_accrual.accrual_id
+              USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'incentives.void_accrual needs isolation level READ COMMITTED, not %',
+                        upper(current_setting('transaction_isolation'))
+              USING ERRCODE = 'invalid_transaction_state';
+    END IF;
+    PERFORM pg_advisory_xact_lock(hashtext('incentives.accruals'), 0);
+    SELECT * INTO v_old FROM incentives.accruals AS a WHERE a.accrual_id = void_accrual.accrual_id;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'accrual % does not exist', void_accrual.accrual_id USING ERRCODE = 'no_data_found';
+    END IF;
+    IF v_old.reverses IS NOT NULL THEN
+        RAISE EXCEPTION 'accrual % is the reversal of accrual %', v_old.accrual_id, v_old.reverses
+              USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF EXISTS (SELECT 1 FROM incentives.accruals AS r WHERE r.reverses = v_old.accrual_id) THEN
+        RAISE EXCEPTION 'accrual % is already voided', v_old.accrual_id USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF v_old.as_of_date <= current_date THEN
+        RAISE EXCEPTION 'accrual % is dated %, not after today: only an accrual dated in the future is voided',
+                        v_old.accrual_id, v_old.as_of_date
+              USING ERRCODE = 'invalid_parameter_value',
+                    HINT = 'Corrections of the past are the next accrual''s business: CALL incentives.accrue again.';
+    END IF;
+    SELECT max(a.accrual_id) INTO v_later FROM incentives.accruals AS a
+     WHERE a.accrual_id > v_old.accrual_id AND a.reverses IS NULL
+       AND NOT EXISTS (SELECT 1 FROM incentives.accruals AS r WHERE r.reverses = a.accrual_id);
+    IF v_later IS NOT NULL THEN
+        RAISE EXCEPTION 'accrual % is not the latest: void accrual % first', v_old.accrual_id, v_later
+              USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    INSERT INTO incentives.accruals (as_of_date, transactions, reverses, reason)
+    VALUES (v_old.as_of_date, v_old.transactions, v_old.accrual_id, void_accrual.reason)
+    RETURNING accrual_id INTO v_id;
+    INSERT INTO incentives.accrual_lines (accrual_id, participant_key, offer_key,
+                                          accrued_to_date, accrued_before, delta)
+    SELECT v_id, l.participant_key, l.offer_key, l.accrued_before, l.accrued_to_date, -l.delta
+      FROM incentives.accrual_lines AS l
+     WHERE l.accrual_id = v_old.accrual_id AND l.delta <> 0
+     ORDER BY l.participant_key COLLATE "C", l.offer_key COLLATE "C";
+    SELECT COALESCE(sum(l.delta), 0.00) INTO v_delta FROM incentives.accrual_lines AS l WHERE l.accrual_id = v_id;
+    RAISE NOTICE 'void_accrual: accrual % reverses accrual % as of %: % booked', v_id, v_old.accrual_id, v_old.as_of_date, v_delta;
+    RETURN v_id;
+END
+$function$;
+COMMENT ON FUNCTION incentives.void_accrual(bigint, text) IS
+  'Voids the latest accrual when it is dated after today by appending its reversal (the same date, each pair back to its accrual before, reverses and reason recorded); the voided accrual and its reversal then hold no date and leave the balances. Returns the reversal''s accrual_id';

@@ -11,3 +11,128 @@
 -- docs/architecture.md, Install and upgrade scripts.  What the update does
 -- to each object a user can depend on: docs/backup-and-upgrade.md,
 -- Upgrade (keep it listed there).
+
+------------------------------------------------------------------------
+-- Ledger guards (docs/lifecycle.md, Settlement statements, Removing a
+-- settled offer, Accruals)
+------------------------------------------------------------------------
+
+-- settle and accrue record the relation they read their transactions from
+-- (NULL: written before 0.4.0, from incentives.transactions).
+ALTER TABLE incentives.statements ADD COLUMN transactions text;
+COMMENT ON COLUMN incentives.statements.transactions IS
+  'The relation incentives.settle read the transactions from (its transactions argument); NULL for a statement written before 0.4.0 (incentives.transactions)';
+ALTER TABLE incentives.accruals ADD COLUMN transactions text;
+COMMENT ON COLUMN incentives.accruals.transactions IS
+  'The relation incentives.accrue read the transactions from (its transactions argument); NULL for an accrual written before 0.4.0 (incentives.transactions)';
+
+-- A statement or an accrual dated in the future is voided by one that
+-- reverses it (incentives.void_statement, void_accrual): appended, never
+-- deleted.
+ALTER TABLE incentives.statements ADD COLUMN reverses bigint, ADD COLUMN reason text;
+COMMENT ON COLUMN incentives.statements.reverses IS
+  'The statement this one reverses (incentives.void_statement: its lines negate that statement''s, with the same date); NULL for a settlement';
+COMMENT ON COLUMN incentives.statements.reason IS 'Why the reversal was written (NULL for a settlement)';
+ALTER TABLE incentives.accruals ADD COLUMN reverses bigint, ADD COLUMN reason text;
+COMMENT ON COLUMN incentives.accruals.reverses IS
+  'The accrual this one reverses (incentives.void_accrual: its lines take each pair back to where it was before that accrual, with the same date); NULL for an accrual';
+COMMENT ON COLUMN incentives.accruals.reason IS 'Why the reversal was written (NULL for an accrual)';
+
+-- A statement line says why: its kind, computed from its amounts (so the
+-- lines of 0.3.0 get theirs as the column is added), and the offer's
+-- version when it was written.
+ALTER TABLE incentives.statement_lines
+    ADD COLUMN kind text GENERATED ALWAYS AS (
+        CASE WHEN amount_due = 0 THEN 'unchanged'
+             WHEN amount_due < 0 THEN 'clawback'
+             WHEN settled_before = 0 THEN 'payment'
+             ELSE 'true_up' END) STORED,
+    ADD COLUMN offer_version integer;
+COMMENT ON COLUMN incentives.statement_lines.kind IS
+  'Why the line: unchanged (amount_due 0), clawback (amount_due < 0), payment (amount_due > 0, nothing settled before), true_up (amount_due > 0 over an earlier settlement)';
+COMMENT ON COLUMN incentives.statement_lines.offer_version IS
+  'The offer''s current version (incentives.offer_versions) when the line was written; NULL when the offer did not exist then (a clawback after its removal). A version different from the pair''s previous line''s shows a change of terms';
+-- Lines of 0.3.0: the version current when their statement was written.
+ALTER TABLE incentives.statement_lines DISABLE TRIGGER statement_lines_append_only;
+UPDATE incentives.statement_lines AS l
+   SET offer_version = v.version
+  FROM incentives.statements AS s, incentives.offer_versions AS v
+ WHERE s.statement_id = l.statement_id
+   AND v.offer_key = l.offer_key
+   AND v.valid_from <= s.created_at
+   AND (v.valid_to IS NULL OR v.valid_to > s.created_at);
+ALTER TABLE incentives.statement_lines ENABLE TRIGGER statement_lines_append_only;
+CREATE INDEX statement_lines_offer_idx ON incentives.statement_lines (offer_key);
+COMMENT ON INDEX incentives.statement_lines_offer_idx IS
+  'Lines by offer (the check that refuses removing a settled offer)';
+
+-- The deliberate removals of settled offers (incentives.remove_settled_offer).
+CREATE TABLE incentives.offer_removals (
+    removal_id      bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    offer_key       text NOT NULL,
+    reason          text NOT NULL CHECK (btrim(reason) <> ''),
+    settled_total   numeric(20, 2) NOT NULL,
+    participants    integer NOT NULL,
+    last_statement_date date,
+    document        jsonb NOT NULL,
+    removed_at      timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    removed_by      text NOT NULL DEFAULT CURRENT_USER,
+    removed_in      xid8 NOT NULL DEFAULT pg_catalog.pg_current_xact_id()
+);
+COMMENT ON TABLE incentives.offer_removals IS
+  'Every offer removed on purpose by incentives.remove_settled_offer: who, when, why, and what it had settled (the next statement claws that back); append-only';
+COMMENT ON COLUMN incentives.offer_removals.removal_id IS 'Removal number (identity)';
+COMMENT ON COLUMN incentives.offer_removals.offer_key IS 'The offer removed';
+COMMENT ON COLUMN incentives.offer_removals.reason IS 'Why, as given to remove_settled_offer';
+COMMENT ON COLUMN incentives.offer_removals.settled_total IS 'Sum of amount_due of its statement lines when it was removed';
+COMMENT ON COLUMN incentives.offer_removals.participants IS 'Participants with a settled total other than zero for it';
+COMMENT ON COLUMN incentives.offer_removals.last_statement_date IS 'Its latest statement''s date (NULL: never settled)';
+COMMENT ON COLUMN incentives.offer_removals.document IS 'The offer document removed';
+COMMENT ON COLUMN incentives.offer_removals.removed_at IS 'Start of the transaction that removed it';
+COMMENT ON COLUMN incentives.offer_removals.removed_by IS 'The role that removed it';
+COMMENT ON COLUMN incentives.offer_removals.removed_in IS 'The transaction that removed it (the end-of-transaction check lets that transaction''s delete through)';
+SELECT pg_catalog.pg_extension_config_dump('incentives.offer_removals', '');
+SELECT pg_catalog.pg_extension_config_dump(
+         pg_catalog.pg_get_serial_sequence('incentives.offer_removals', 'removal_id'), '');
+SELECT pg_temp.update_grant_like('TABLE', 'incentives.offer_removals', 'TABLE', 'incentives.offers');
+SELECT pg_temp.update_grant_like('SEQUENCE', 'incentives.offer_removals_removal_id_seq',
+                                 'SEQUENCE', 'incentives.statements_statement_id_seq');
+
+-- Statements and accruals dated after today lock the ledger: a later
+-- settle or accrue of an earlier date is refused.  0.4.0 refuses such
+-- dates; the update reports those already written (the remedy:
+-- docs/lifecycle.md, Statements dated in the future).
+DO $$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN SELECT s.statement_id, s.statement_date FROM incentives.statements AS s
+              WHERE s.statement_date > current_date ORDER BY s.statement_id LOOP
+        RAISE NOTICE 'statement % is dated % (after today): see docs/lifecycle.md, Statements dated in the future',
+                     r.statement_id, r.statement_date;
+    END LOOP;
+    FOR r IN SELECT a.accrual_id, a.as_of_date FROM incentives.accruals AS a
+              WHERE a.as_of_date > current_date ORDER BY a.accrual_id LOOP
+        RAISE NOTICE 'accrual % is dated % (after today): see docs/lifecycle.md, Statements dated in the future',
+                     r.accrual_id, r.as_of_date;
+    END LOOP;
+END
+$$;
+
+-- settle and accrue take the relation of the transactions (a new last
+-- argument), and so do their internal parts: the users' views over them
+-- are kept (there are none over a procedure), their privileges carried
+-- over, and the 0.3.0 ones dropped.
+SELECT pg_temp.update_replace_function('incentives.settle(date, text)');
+SELECT pg_temp.update_replace_function('incentives.accrue(date)');
+SELECT pg_temp.update_replace_function('incentives_internal.settle_work(date, text)');
+SELECT pg_temp.update_replace_function('incentives_internal.accrue_work(date)');
+SELECT pg_temp.update_check();
+DROP PROCEDURE incentives.settle(date, text);
+DROP PROCEDURE incentives.accrue(date);
+DROP FUNCTION incentives_internal.settle_work(date, text);
+DROP FUNCTION incentives_internal.accrue_work(date);
+
+-- The accrual floor: what is already earned is owed.
+COMMENT ON COLUMN incentives.forecast_row.accrual_to_date IS
+  'max(round(projected_earnings x elapsed_days / span_days, 2), earned_to_date): the straight-line share of the projected payout accrued by as_of_date, never less than what is already earned';
