@@ -728,6 +728,35 @@ EOF
         done
         [ "$a" = "$lines $due" ] || { echo "settle: single node '$a', shards together '$lines $due'" >&2; exit 1; }
         echo "   settle('2026-03-31'): $lines lines, $due due on the single node and across the shards"
+        # ledger guards (docs/lifecycle.md, Removing a settled offer): an
+        # offer settled on some shard is deleted by none; no statement
+        # dated after today
+        local settled status out
+        settled=$(val shard0 shard0 -c "SELECT offer_key FROM incentives.statement_lines GROUP BY 1
+                                         HAVING sum(amount_due) <> 0 ORDER BY 1 LIMIT 1")
+        [ -n "$settled" ] || { echo "settle: no settled offer on shard0: the test proves nothing" >&2; exit 1; }
+        status=0
+        out=$(sql coord coordinator -A -t -v VERBOSITY=verbose -c "SELECT incentives.delete_offer('$settled')" 2>&1) || status=$?
+        case $out in *55000*"offer \"$settled\" cannot be removed"*) ;; *) echo "delete_offer('$settled') of a settled offer: '$out'" >&2; exit 1 ;; esac
+        for name in "${names[@]}"; do
+            [ "$(val "$name" "$name" -c "SELECT count(*) FROM incentives.offers WHERE offer_key = '$settled'")" = 1 ] ||
+                { echo "$name: delete_offer('$settled') was refused but the shard removed it" >&2; exit 1; }
+        done
+        status=0
+        out=$(sql_as incentives_app coord coordinator -A -t -c "CALL incentives.settle(current_date + 1)" 2>&1) || status=$?
+        case $out in *"is after today"*) ;; *) echo "settle(current_date + 1) through the coordinator: '$out'" >&2; exit 1 ;; esac
+        echo "   delete_offer('$settled') of an offer settled on the shards: refused (55000), kept on every shard; settle after today refused"
+        # removed on purpose, on the single node and through the coordinator
+        # (the forecasts below compare the two without it)
+        val single single -c "SET client_min_messages = warning" -c "SELECT incentives.remove_settled_offer('$settled', 'check-cluster')" >/dev/null
+        [ "$(val coord coordinator -c "SET client_min_messages = warning" -c "SELECT incentives.remove_settled_offer('$settled', 'check-cluster')")" = "${#names[@]}" ] ||
+            { echo "remove_settled_offer('$settled') through the coordinator did not run on every shard" >&2; exit 1; }
+        for name in "${names[@]}"; do
+            out=$(val "$name" "$name" -c "SELECT (SELECT count(*) FROM incentives.offers WHERE offer_key = '$settled') || ' '
+                                             || (SELECT count(*) FROM incentives.offer_removals WHERE offer_key = '$settled' AND reason = 'check-cluster')")
+            [ "$out" = "0 1" ] || { echo "$name: remove_settled_offer('$settled') did not remove and log it ($out)" >&2; exit 1; }
+        done
+        echo "   remove_settled_offer('$settled') through the coordinator: removed and logged on every shard"
     fi
 
     if [ "$FORECAST" = 1 ]; then

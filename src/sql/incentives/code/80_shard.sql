@@ -434,7 +434,8 @@ COMMENT ON FUNCTION incentives_internal.refresh_earnings_run(text, regclass, int
 -- part of the caller's transaction on the shard.
 CREATE OR REPLACE FUNCTION incentives_internal.settle_run(
     statement_date  date,
-    participant_key text DEFAULT NULL)
+    participant_key text     DEFAULT NULL,
+    transactions    regclass DEFAULT 'incentives.transactions')
 RETURNS TABLE (statement_id bigint, lines bigint, amount_due numeric)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -443,20 +444,23 @@ AS $$
 DECLARE
     v_id bigint;
 BEGIN
-    v_id := incentives_internal.settle_work(settle_run.statement_date, settle_run.participant_key);
+    v_id := incentives_internal.settle_work(settle_run.statement_date, settle_run.participant_key,
+                                            settle_run.transactions);
     RETURN QUERY
         SELECT v_id, count(*), COALESCE(sum(l.amount_due), 0.00)
           FROM incentives.statement_lines AS l
          WHERE l.statement_id = v_id;
 END
 $$;
-COMMENT ON FUNCTION incentives_internal.settle_run(date, text) IS
+COMMENT ON FUNCTION incentives_internal.settle_run(date, text, regclass) IS
   'Settles in the caller''s transaction (incentives.settle''s work) and returns the statement: what a coordinator''s settle runs on each shard';
 
 -- The accrual of a shard's own participants (docs/lifecycle.md, Accruals;
 -- accruals and their numbers are per shard), in the caller's transaction
 -- on the shard: what a coordinator's accrue runs on each shard.
-CREATE OR REPLACE FUNCTION incentives_internal.accrue_run(as_of_date date)
+CREATE OR REPLACE FUNCTION incentives_internal.accrue_run(
+    as_of_date   date,
+    transactions regclass DEFAULT 'incentives.transactions')
 RETURNS TABLE (accrual_id bigint, lines bigint, delta numeric)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -465,12 +469,12 @@ AS $$
 DECLARE
     v_id bigint;
 BEGIN
-    v_id := incentives_internal.accrue_work(accrue_run.as_of_date);
+    v_id := incentives_internal.accrue_work(accrue_run.as_of_date, accrue_run.transactions);
     RETURN QUERY
         SELECT v_id, count(*), COALESCE(sum(l.delta), 0.00)
           FROM incentives.accrual_lines AS l
          WHERE l.accrual_id = v_id;
 END
 $$;
-COMMENT ON FUNCTION incentives_internal.accrue_run(date) IS
+COMMENT ON FUNCTION incentives_internal.accrue_run(date, regclass) IS
   'Accrues in the caller''s transaction (incentives.accrue''s work) and returns the accrual: what a coordinator''s accrue runs on each shard';

@@ -127,11 +127,15 @@ SELECT pg_temp.update_replace_function('incentives.settle(date, text)');
 SELECT pg_temp.update_replace_function('incentives.accrue(date)');
 SELECT pg_temp.update_replace_function('incentives_internal.settle_work(date, text)');
 SELECT pg_temp.update_replace_function('incentives_internal.accrue_work(date)');
+SELECT pg_temp.update_replace_function('incentives_internal.settle_run(date, text)');
+SELECT pg_temp.update_replace_function('incentives_internal.accrue_run(date)');
 SELECT pg_temp.update_check();
 DROP PROCEDURE incentives.settle(date, text);
 DROP PROCEDURE incentives.accrue(date);
 DROP FUNCTION incentives_internal.settle_work(date, text);
 DROP FUNCTION incentives_internal.accrue_work(date);
+DROP FUNCTION incentives_internal.settle_run(date, text);
+DROP FUNCTION incentives_internal.accrue_run(date);
 
 -- The accrual floor: what is already earned is owed.
 COMMENT ON COLUMN incentives.forecast_row.accrual_to_date IS

@@ -202,7 +202,8 @@ COMMENT ON PROCEDURE incentives.refresh_earnings(text, text, integer, text, bool
 
 CREATE OR REPLACE FUNCTION incentives_cluster.settle(
     statement_date  date,
-    participant_key text)
+    participant_key text,
+    transactions    text)
 RETURNS TABLE (statement_id bigint, lines bigint, amount_due numeric)
 LANGUAGE plproxy
 AS $$
@@ -210,27 +211,28 @@ AS $$
     RUN ON incentives.partitions_for(participant_key);
     TARGET incentives_internal.settle_run;
 $$;
-COMMENT ON FUNCTION incentives_cluster.settle(date, text) IS
+COMMENT ON FUNCTION incentives_cluster.settle(date, text, text) IS
   'incentives.settle_run on the participant''s partition, or on every partition (NULL)';
 
 CREATE OR REPLACE PROCEDURE incentives.settle(
     statement_date  date,
-    participant_key text DEFAULT NULL)
+    participant_key text DEFAULT NULL,
+    transactions    text DEFAULT 'incentives.transactions')
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     r record;
 BEGIN
-    FOR r IN SELECT * FROM incentives_cluster.settle(statement_date, participant_key) LOOP
+    FOR r IN SELECT * FROM incentives_cluster.settle(statement_date, participant_key, transactions) LOOP
         RAISE NOTICE 'settle: shard statement %: % lines, % due', r.statement_id, r.lines, r.amount_due;
     END LOOP;
 END
 $$;
-COMMENT ON PROCEDURE incentives.settle(date, text) IS
-  'Settles on the shards: the participant''s partition, or every partition (NULL); each shard writes its own statement atomically';
+COMMENT ON PROCEDURE incentives.settle(date, text, text) IS
+  'Settles on the shards from the transactions relation (its name on the shards): the participant''s partition, or every partition (NULL); each shard writes its own statement atomically and refuses a date after today';
 
-CREATE OR REPLACE FUNCTION incentives_cluster.accrue(as_of_date date)
+CREATE OR REPLACE FUNCTION incentives_cluster.accrue(as_of_date date, transactions text)
 RETURNS TABLE (accrual_id bigint, lines bigint, delta numeric)
 LANGUAGE plproxy
 AS $$
@@ -238,20 +240,22 @@ AS $$
     RUN ON ALL;
     TARGET incentives_internal.accrue_run;
 $$;
-COMMENT ON FUNCTION incentives_cluster.accrue(date) IS
+COMMENT ON FUNCTION incentives_cluster.accrue(date, text) IS
   'incentives.accrue_run on every partition';
 
-CREATE OR REPLACE PROCEDURE incentives.accrue(as_of_date date)
+CREATE OR REPLACE PROCEDURE incentives.accrue(
+    as_of_date   date,
+    transactions text DEFAULT 'incentives.transactions')
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     r record;
 BEGIN
-    FOR r IN SELECT * FROM incentives_cluster.accrue(as_of_date) LOOP
+    FOR r IN SELECT * FROM incentives_cluster.accrue(as_of_date, transactions) LOOP
         RAISE NOTICE 'accrue: shard accrual %: % lines, % booked', r.accrual_id, r.lines, r.delta;
     END LOOP;
 END
 $$;
-COMMENT ON PROCEDURE incentives.accrue(date) IS
-  'Books the accrual on the shards: every partition, each shard its own participants'' accrual atomically';
+COMMENT ON PROCEDURE incentives.accrue(date, text) IS
+  'Books the accrual on the shards from the transactions relation (its name on the shards): every partition, each shard its own participants'' accrual atomically; refuses a date after today';

@@ -66,16 +66,80 @@ $$;
 COMMENT ON FUNCTION incentives_cluster.delete_offer(text) IS
   'incentives.delete_offer on every partition';
 
+-- An offer with settled money on any shard is removed by none
+-- (docs/lifecycle.md, Removing a settled offer): delete_offer asks every
+-- shard first (each shard's own end-of-transaction check refuses it too,
+-- but only for itself); remove_settled_offer removes it on purpose on
+-- every shard, each logging it.
+CREATE OR REPLACE FUNCTION incentives_cluster.offer_settled(offer_key text)
+RETURNS TABLE (settled_total numeric, participants integer, last_statement_date date)
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON ALL;
+    TARGET incentives_internal.offer_settled;
+$$;
+COMMENT ON FUNCTION incentives_cluster.offer_settled(text) IS
+  'incentives_internal.offer_settled on every partition: each shard''s settled money for the offer';
+
+CREATE OR REPLACE FUNCTION incentives_cluster.offer_removal_refuse(offer_key text)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v record;
+BEGIN
+    SELECT COALESCE(sum(s.settled_total), 0.00) AS settled_total, COALESCE(sum(s.participants), 0) AS participants,
+           max(s.last_statement_date) AS last_statement_date
+      INTO v FROM incentives_cluster.offer_settled(offer_removal_refuse.offer_key) AS s;
+    IF v.participants > 0 THEN
+        RAISE EXCEPTION 'offer "%" cannot be removed (DELETE): % settled for it, the latest statement %',
+                        offer_removal_refuse.offer_key, v.settled_total, v.last_statement_date
+              USING ERRCODE = 'object_not_in_prerequisite_state',
+                    DETAIL = format('Participants with a settled balance for it, on all shards: %s. The next statement would claw it all back. No shard removed it.', v.participants),
+                    HINT = format('To stop it paying from a date, change its rates to zero from that date (a prospective change). To remove it on purpose and claw its payments back: SELECT incentives.remove_settled_offer(%L, reason).',
+                                  offer_removal_refuse.offer_key);
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION incentives_cluster.offer_removal_refuse(text) IS
+  'Raises 55000 when any shard has settled money for the offer: the total over the shards and the latest statement';
+
 CREATE OR REPLACE FUNCTION incentives.delete_offer(offer_key text)
 RETURNS boolean
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM incentives_cluster.offer_removal_refuse(delete_offer.offer_key);
+    RETURN incentives_cluster.agreed(ARRAY(SELECT incentives_cluster.delete_offer(delete_offer.offer_key)),
+                                     format('delete_offer(%s)', delete_offer.offer_key));
+END
+$$;
+COMMENT ON FUNCTION incentives.delete_offer(text) IS
+  'Deletes an offer on every partition; true when it existed; refused (55000) before any partition deletes it when one has settled money for it; fails if any partition fails';
+
+CREATE OR REPLACE FUNCTION incentives_cluster.remove_settled_offer(offer_key text, reason text)
+RETURNS SETOF bigint
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON ALL;
+    TARGET incentives.remove_settled_offer;
+$$;
+COMMENT ON FUNCTION incentives_cluster.remove_settled_offer(text, text) IS
+  'incentives.remove_settled_offer on every partition';
+
+CREATE OR REPLACE FUNCTION incentives.remove_settled_offer(offer_key text, reason text)
+RETURNS integer
 LANGUAGE sql
 SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT incentives_cluster.agreed(ARRAY(SELECT incentives_cluster.delete_offer($1)),
-                                     format('delete_offer(%s)', $1))
+    SELECT count(*)::integer FROM incentives_cluster.remove_settled_offer($1, $2)
 $$;
-COMMENT ON FUNCTION incentives.delete_offer(text) IS
-  'Deletes an offer on every partition; true when it existed; fails if any partition fails';
+COMMENT ON FUNCTION incentives.remove_settled_offer(text, text) IS
+  'Removes an offer on purpose on every partition, settled money and all (each shard logs it in incentives.offer_removals; its next statement claws it back); returns the number of partitions';
 
 CREATE OR REPLACE FUNCTION incentives_cluster.put_sku(sku_key text, uom_key text, label text)
 RETURNS SETOF boolean
