@@ -197,10 +197,14 @@ $$;
 COMMENT ON FUNCTION incentives_internal.participant_data(integer, text) IS
   'A participant''s transactions and enrollment windows as JSON ({"transactions": [...], "enrollments": [...]}), for a coordinator that moves them to another shard';
 
+-- check_function_bodies off: the rows moved were stored on another shard,
+-- and an enrollment naming no offer (kept from before 0.4) moves as it is
+-- (code/11_offer_keys.sql)
 CREATE OR REPLACE FUNCTION incentives_internal.store_participant_data(partition_hash integer, data jsonb)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
+SET check_function_bodies = off
 AS $$
 DECLARE
     n bigint;
