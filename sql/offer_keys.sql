@@ -91,8 +91,9 @@ SELECT incentives.calculate('{"participant_key": "r1", "enrollments": [{"offer_k
 SELECT incentives.calculate('{"participant_key": "r1", "offer_keys": ["keys.base_cp"],
                               "enrollments": [{"offer_key": "keys.base_cp", "start_date": "2026-01-01"}]}');
 
--- A restore (check_function_bodies off, as pg_dump's scripts and
--- pg_restore set it) stores what it is given and reports it.
+-- A restore (row_security and check_function_bodies off, as pg_dump's
+-- scripts and pg_restore set them; either is enough) stores what it is
+-- given and reports it.
 SET check_function_bodies = off;
 SET client_min_messages = notice;
 INSERT INTO incentives.offers (document) VALUES (pg_temp.offer('KEYS.base_cp')), (pg_temp.offer('keys.trailing '));

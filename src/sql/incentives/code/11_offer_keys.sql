@@ -26,11 +26,11 @@
 --     holds this very document is already stored: the restore of a dump
 --     (offer_versions is loaded before offers; the versioning trigger
 --     treats it the same way);
---   * while check_function_bodies is off, which pg_dump's scripts and
---     pg_restore set for every session of a restore (enrollments are
---     loaded before the offers they name), and which
---     store_participant_data sets for the rows a coordinator moves
---     between shards.
+--   * while row_security or check_function_bodies is off: pg_dump's
+--     scripts and pg_restore set both for every session of a restore
+--     (enrollments are loaded before the offers they name), and
+--     store_participant_data sets check_function_bodies off for the rows a
+--     coordinator moves between shards.
 -- So a 0.3.0 database whose offers include "VCS26.base_cp" beside
 -- "vcs26.base_cp" updates, dumps and restores as it is; incentives.
 -- offer_warnings and the update's NOTICEs report what it holds.
@@ -65,10 +65,15 @@ LANGUAGE sql
 STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $function$
-    SELECT current_setting('check_function_bodies') = 'off'
+    -- pg_dump's output sets both for every session of a restore; a single
+    -- session restore has check_function_bodies on again after CREATE
+    -- EXTENSION (the released scripts end with RESET check_function_bodies),
+    -- row_security stays off
+    SELECT current_setting('row_security') = 'off'
+        OR current_setting('check_function_bodies') = 'off'
 $function$;
 COMMENT ON FUNCTION incentives_internal.restoring() IS
-  'True while check_function_bodies is off, as in a restore of pg_dump''s output (and in store_participant_data): the key and reference checks then report what they would refuse';
+  'True while row_security or check_function_bodies is off, as in every session restoring pg_dump''s output (and in store_participant_data): the key and reference checks then report what they would refuse';
 
 CREATE OR REPLACE FUNCTION incentives_internal.offer_key_case_rival(offer_key text, except_key text DEFAULT NULL)
 RETURNS text
@@ -152,7 +157,7 @@ BEGIN
 END
 $function$;
 COMMENT ON FUNCTION incentives_internal.offers_check_key() IS
-  'Trigger: refuses an offer key that is empty, has leading or trailing white space or a control character (22023), or equals another offer''s but for letter case (23505, naming it); a key a row already has is never refused, and a restore (the open version holds this document, or check_function_bodies is off) reports with a NOTICE instead';
+  'Trigger: refuses an offer key that is empty, has leading or trailing white space or a control character (22023), or equals another offer''s but for letter case (23505, naming it); a key a row already has is never refused, and a restore (the open version holds this document, or row_security or check_function_bodies is off) reports with a NOTICE instead';
 
 -- after offers_validate (triggers fire in name order): a bad document is
 -- reported first
@@ -202,7 +207,7 @@ BEGIN
 END
 $function$;
 COMMENT ON FUNCTION incentives_internal.enrollments_check_offer() IS
-  'Trigger: refuses an enrollment naming no stored offer (23503, with a hint when an offer differs only by case); not a foreign key, so deleting an offer leaves its enrollments; a window already stored is never refused, and a restore (check_function_bodies off) reports with a NOTICE instead';
+  'Trigger: refuses an enrollment naming no stored offer (23503, with a hint when an offer differs only by case); not a foreign key, so deleting an offer leaves its enrollments; a window already stored is never refused, and a restore (row_security or check_function_bodies off) reports with a NOTICE instead';
 
 DROP TRIGGER IF EXISTS enrollments_check_offer ON incentives.enrollments;
 CREATE TRIGGER enrollments_check_offer
