@@ -29,7 +29,7 @@
 --   * while row_security or check_function_bodies is off: pg_dump's
 --     scripts and pg_restore set both for every session of a restore
 --     (enrollments are loaded before the offers they name), and
---     store_participant_data sets check_function_bodies off for the rows a
+--     store_participant_data turns check_function_bodies off for the rows a
 --     coordinator moves between shards.
 -- So a 0.3.0 database whose offers include "VCS26.base_cp" beside
 -- "vcs26.base_cp" updates, dumps and restores as it is; incentives.

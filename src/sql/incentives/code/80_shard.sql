@@ -274,23 +274,25 @@ $$;
 COMMENT ON FUNCTION incentives_internal.participant_data(integer, text) IS
   'A participant''s transactions and enrollment windows as JSON ({"transactions": [...], "enrollments": [...]}), for a coordinator that moves them to another shard';
 
--- check_function_bodies off: the rows moved were stored on another shard,
--- and an enrollment naming no offer (kept from before 0.4) moves as it is
--- (code/11_offer_keys.sql)
 CREATE OR REPLACE FUNCTION incentives_internal.store_participant_data(partition_hash integer, data jsonb)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
-SET check_function_bodies = off
 AS $$
 DECLARE
-    n bigint;
+    n     bigint;
+    saved text := current_setting('check_function_bodies');
 BEGIN
     n := incentives_internal.put_transactions(ARRAY(SELECT jsonb_array_elements(data -> 'transactions')));
+    -- check_function_bodies off while the windows go in: they were stored
+    -- on another shard, and one naming no offer (kept from before 0.4)
+    -- moves as it is (code/11_offer_keys.sql)
+    PERFORM set_config('check_function_bodies', 'off', true);
     INSERT INTO incentives.enrollments AS t (participant_key, offer_key, start_date, end_date)
     SELECT r.participant_key, r.offer_key, r.start_date, r.end_date
       FROM jsonb_populate_recordset(NULL::incentives.enrollments, data -> 'enrollments') AS r
     ON CONFLICT (participant_key, offer_key, start_date) DO UPDATE SET end_date = EXCLUDED.end_date;
+    PERFORM set_config('check_function_bodies', saved, true);
     RETURN COALESCE(n, 0);
 END
 $$;
