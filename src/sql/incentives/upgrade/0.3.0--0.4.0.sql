@@ -11,3 +11,36 @@
 -- docs/architecture.md, Install and upgrade scripts.  What the update does
 -- to each object a user can depend on: docs/backup-and-upgrade.md,
 -- Upgrade (keep it listed there).
+
+------------------------------------------------------------------------
+-- Checking a program book (code/32_offer_warnings.sql): the row types of
+-- offer_warnings, program_skus and transaction_warnings (named, so that
+-- each can gain a column without a drop).
+------------------------------------------------------------------------
+
+CREATE TYPE incentives.offer_warning_row AS (
+    offer_key text,
+    path      text,
+    code      text,
+    message   text
+);
+COMMENT ON TYPE incentives.offer_warning_row IS
+  'A row of incentives.offer_warnings(): the offer, the JSON path of what the warning is about (NULL when it is about no field), its code and a sentence naming the value';
+
+CREATE TYPE incentives.program_sku_row AS (
+    offer_key    text,
+    sku_key      text,
+    role         text,
+    transactions bigint
+);
+COMMENT ON TYPE incentives.program_sku_row IS
+  'A row of incentives.program_skus(): a SKU an offer reads, its role and how many transactions match it';
+
+CREATE TYPE incentives.transaction_warning_row AS (
+    participant_key text,
+    transaction_id  text,
+    code            text,
+    message         text
+);
+COMMENT ON TYPE incentives.transaction_warning_row IS
+  'A row of incentives.transaction_warnings(): a transaction a calculation would refuse, what is wrong with it and a sentence naming it';
