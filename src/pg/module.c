@@ -21,6 +21,7 @@
 
 #include "core/numbers/core.h"
 #include "engine_cache.h"
+#include "offer_checks.h"
 #include "pg_glue.h"
 
 PG_MODULE_MAGIC;
@@ -92,6 +93,7 @@ _PG_init(void)
 {
 	inc_set_hooks(PgAlloc, PgFail);
 	pg_engine_cache_init();
+	pg_offer_checks_init();
 
 	/*
 	 * incentives.exact_only: a developer setting that turns the arithmetic's

@@ -21,14 +21,17 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
+#include "offer_checks.h"
 #include "pg_glue.h"
 
 /*
- * pg_offer_from_jsonb: compile an offer document.  Returns the offer
- * (palloc'd in the current memory context) or NULL with err filled.
+ * pg_offer_from_jsonb_checked: compile an offer document under checks
+ * (NULL: a stored document read leniently).  Returns the offer (palloc'd
+ * in the current memory context) or NULL with err filled.
  */
 IncOffer *
-pg_offer_from_jsonb(Jsonb *document, IncOfferError *err)
+pg_offer_from_jsonb_checked(Jsonb *document, const IncOfferChecks *checks,
+							IncOfferError *err)
 {
 	char	   *text = JsonbToCString(NULL, &document->root, VARSIZE(document));
 	IncOfferParser parser;
@@ -37,7 +40,7 @@ pg_offer_from_jsonb(Jsonb *document, IncOfferError *err)
 	inc_offer_parser_init(&parser);
 	PG_TRY();
 	{
-		offer = inc_offer_parser_run(&parser, text, strlen(text), err);
+		offer = inc_offer_parser_check(&parser, text, strlen(text), checks, err);
 	}
 	PG_FINALLY();
 	{
@@ -48,35 +51,24 @@ pg_offer_from_jsonb(Jsonb *document, IncOfferError *err)
 	return offer;
 }
 
-/*
- * CheckOffer: the error message for document, or NULL when it is a valid
- * offer.  The compiled offer is thrown away with a scratch context.
- */
-static char *
-CheckOffer(Jsonb *document)
+/* pg_offer_from_jsonb: a stored document, read leniently. */
+IncOffer *
+pg_offer_from_jsonb(Jsonb *document, IncOfferError *err)
 {
-	MemoryContext scratch = AllocSetContextCreate(CurrentMemoryContext,
-												  "incentives offer check",
-												  ALLOCSET_SMALL_SIZES);
-	MemoryContext old = MemoryContextSwitchTo(scratch);
-	IncOfferError err;
-	IncOffer   *offer = pg_offer_from_jsonb(document, &err);
-
-	MemoryContextSwitchTo(old);
-	MemoryContextDelete(scratch);
-	return offer ? NULL : pstrdup(err.message);
+	return pg_offer_from_jsonb_checked(document, NULL, err);
 }
 
 PG_FUNCTION_INFO_V1(incentives_offer_error);
 
 /*
  * incentives_offer_error: offer_error(document jsonb) -> text.  NULL when
- * the document is a valid offer, else the message inserting it would raise.
+ * the document may be stored, else the message storing it would raise
+ * (over the offer's stored version, if any: offer_checks.c).
  */
 Datum
 incentives_offer_error(PG_FUNCTION_ARGS)
 {
-	char	   *message = CheckOffer(PG_GETARG_JSONB_P(0));
+	char	   *message = pg_offer_write_error(PG_GETARG_JSONB_P(0), NULL, false);
 
 	if (message == NULL)
 		PG_RETURN_NULL();
@@ -88,7 +80,9 @@ PG_FUNCTION_INFO_V1(incentives_offers_validate);
 /*
  * incentives_offers_validate: BEFORE INSERT OR UPDATE row trigger on
  * incentives.offers; raises 22023 with the offer and JSON path of the
- * first fault, so an invalid offer never enters the table.
+ * first fault, so an invalid offer never enters the table, and the
+ * document's findings as WARNINGs (offer_checks.c: an UPDATE is checked
+ * over the row's old document).
  */
 Datum
 incentives_offers_validate(PG_FUNCTION_ARGS)
@@ -113,7 +107,17 @@ incentives_offers_validate(PG_FUNCTION_ARGS)
 	document = heap_getattr(tuple, attnum, tupdesc, &isnull);
 	if (!isnull)
 	{
-		message = CheckOffer(DatumGetJsonbP(document));
+		Jsonb	   *stored = NULL;
+
+		if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event))
+		{
+			bool		old_null;
+			Datum		old = heap_getattr(trigdata->tg_trigtuple, attnum, tupdesc, &old_null);
+
+			if (!old_null)
+				stored = DatumGetJsonbP(old);
+		}
+		message = pg_offer_write_error(DatumGetJsonbP(document), stored, true);
 		if (message)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -23,6 +23,8 @@
 
 /* offer_load.c */
 extern IncOffer *pg_offer_from_jsonb(Jsonb *document, IncOfferError *err);
+extern IncOffer *pg_offer_from_jsonb_checked(Jsonb *document, const IncOfferChecks *checks,
+											 IncOfferError *err);
 
 /* offer_cache.c */
 extern void pg_offer_cache_prune(void);

@@ -6,7 +6,7 @@
 \ir ../sql/pgtap_begin.psql
 TRUNCATE incentives.offers;
 
-SELECT plan(30);
+SELECT plan(31);
 
 -- A valid standard offer (the reference document's example).
 \set valid '{"offer_key": "t.valid", "strategy_key": "standard", "calculator_key": "percent_of_amount", "periods": [{"key": "incentive_period", "start_date": "2025-10-01", "end_date": "2026-09-30"}], "incentives": [{"key": "incentive_period_retailer_purchases_from_distribution", "period_key": "incentive_period", "transaction_type": "retailer_purchases_from_distribution", "rates": [{"sku_key": "agri_shield_insecticide_2.5_gal_53551", "rate": 3.0, "measure": "percent"}]}]}'
@@ -90,9 +90,16 @@ SELECT lives_ok($$UPDATE incentives.offers
 SELECT is((SELECT array_agg(offer_key) FROM incentives.offers), ARRAY['t.renamed'],
           'offer_key follows the updated document');
 
--- Unknown extra fields are ignored (forward compatible).
+-- A field no object defines is refused, with the field meant
+-- (docs/reference.md, Strict offers); under 'warning' it is accepted.
+SELECT throws_ok($$INSERT INTO incentives.offers (document)
+                   VALUES ('{"offer_key": "t.extra", "strategy_key": "standard", "calculator_key": "percent_of_amount", "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}], "incentives": [{"period_key": "p", "transaction_type": "t", "rates": [{"sku_key": "a", "rate": 3, "measure": "percent"}]}], "strategy": "standard"}')$$,
+                 '22023', 'invalid offer "t.extra": strategy is not a field of the offer; did you mean "strategy_key"?',
+                 'an unknown field is refused with the field meant');
+SET incentives.unknown_offer_fields = 'warning';
 SELECT is(incentives.offer_error(:'valid'::jsonb || '{"offer_key": "t.extra", "future_field": {"a": 1}}'), NULL,
-          'an unknown extra field does not make an offer invalid');
+          'under incentives.unknown_offer_fields = warning an unknown field is accepted');
+RESET incentives.unknown_offer_fields;
 
 SELECT * FROM finish();
 ROLLBACK;

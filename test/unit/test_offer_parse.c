@@ -387,7 +387,7 @@ LoadFixture(const char *case_name, int index)
 
 		CHECK_STR(err.message, "");
 		CHECK(again != NULL);
-		offer = inc_offer_from_json(elem, &err);
+		offer = inc_offer_from_json(elem, NULL, &err);
 		CHECK_STR(err.message, "");
 		CHECK(offer != NULL);
 		if (offer && again)
@@ -668,7 +668,7 @@ TestValid(void)
 		struct json_object *root = json_tokener_parse(json);
 
 		free(json);
-		o = inc_offer_from_json(root, &err);
+		o = inc_offer_from_json(root, NULL, &err);
 		json_object_put(root);
 		CHECK(o != NULL);
 		if (o)
@@ -699,7 +699,7 @@ TestInvalid(void)
 	}
 
 	/* the json-c entry point: a JSON null root */
-	CHECK(inc_offer_from_json(NULL, &err) == NULL);
+	CHECK(inc_offer_from_json(NULL, NULL, &err) == NULL);
 	CHECK_STR(err.message, N("document must be a JSON object"));
 
 	/* length-delimited text: bytes after len are not read */

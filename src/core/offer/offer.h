@@ -58,6 +58,7 @@ typedef struct IncPrice
 {
 	char	   *sku_key;
 	IncDec		price;
+	int			index;			/* its place in the document's prices */
 } IncPrice;
 
 /* A {sku_key, rate, measure} rate: standard entries and stacked sets. */
@@ -158,6 +159,7 @@ typedef struct IncTier
 	IncDec		value;
 	char	   *measure;
 	IncDec		pay_rate;		/* value as rows report it (inc_offer_pay_rate) */
+	int			index;			/* its place in the document's incentive.rates */
 } IncTier;
 
 /* incentive.tier_mode (docs/reference.md, Incremental tiers). */
@@ -382,6 +384,57 @@ extern void inc_offer_parser_init(IncOfferParser *parser);
 extern IncOffer *inc_offer_parser_run(IncOfferParser *parser, const char *json,
 									  size_t len, IncOfferError *err);
 
+/*
+ * What a parse checks besides the rules every stored document follows
+ * (docs/reference.md, Strict offers and Offer warnings).
+ *
+ * unknown_fields: what a field that no object of the contract defines
+ * (offer_fields.h) does: nothing (a stored document read for a
+ * calculation or from history), a finding, or the parse's error
+ * ("invalid offer \"KEY\": PATH is not a field of OBJECT; ADVICE").
+ *
+ * writing: the document is being written, so it is also refused when a
+ * percent rate or tier value is above 100 or an annotation field is not a
+ * string.
+ *
+ * stored (may be NULL): the document stored before this write has this
+ * very field, with this value (JSON text), at this path; such a field,
+ * unknown or above 100, is then a finding, never the error (a stored
+ * document's fields never make a later edit fail).
+ *
+ * finding (may be NULL): called for each unknown field not refused (code
+ * unknown_field) and each implausible rate (code implausible_rate: a
+ * percent value above 25 or below 0.1 but not 0, or a percent tier above
+ * 4 times the next lower tier's non-zero value), with the path, a message
+ * (the path first) and the value as JSON text.  Called during the parse;
+ * the findings of a document that turns out invalid mean nothing.
+ */
+typedef enum IncUnknownFields
+{
+	INC_UNKNOWN_IGNORE = 0,
+	INC_UNKNOWN_REPORT,
+	INC_UNKNOWN_REFUSE
+} IncUnknownFields;
+
+typedef struct IncOfferChecks
+{
+	IncUnknownFields unknown_fields;
+	bool		writing;
+	bool		(*stored) (void *ctx, const char *path, const char *value);
+	void		(*finding) (void *ctx, const char *path, const char *code,
+							const char *message, const char *value);
+	void	   *ctx;
+} IncOfferChecks;
+
+/*
+ * inc_offer_parser_check: inc_offer_parser_run with checks (NULL: those
+ * of inc_offer_parser_run, which ignores unknown fields and reports
+ * nothing).
+ */
+extern IncOffer *inc_offer_parser_check(IncOfferParser *parser, const char *json,
+										size_t len, const IncOfferChecks *checks,
+										IncOfferError *err);
+
 /* inc_offer_parser_release: free the json-c memory the parser holds. */
 extern void inc_offer_parser_release(IncOfferParser *parser);
 
@@ -426,5 +479,36 @@ extern bool inc_date_parse(const char *s, int32_t *days);
  * 11 bytes), the inverse of inc_date_parse for years 1..9999.
  */
 extern void inc_date_format(int32_t days, char *buf, size_t cap);
+
+/*
+ * What an offer reads, as incentives.program_skus and offer_warnings list
+ * it (offer_refs.c, docs/reference.md, Checking a program book): each SKU
+ * key with its role, each transaction_type and each period, with the JSON
+ * path it is written at.
+ */
+typedef enum IncRefKind
+{
+	INC_REF_SKU = 0,
+	INC_REF_TRANSACTION_TYPE,
+	INC_REF_PERIOD
+} IncRefKind;
+
+typedef struct IncOfferRef
+{
+	IncRefKind	kind;
+	const char *path;
+	const char *role;			/* earning, threshold, requirement, set:KEY,
+								 * price, conversion; NULL for a period */
+	const char *sku_key;		/* a SKU */
+	const char *transaction_type;	/* of the item holding it; NULL for prices */
+	const IncPeriod *period;	/* the same; a period's own */
+	const char *from_uom;		/* a stacked conversion's from */
+	bool		per_unit;		/* paid dollars per unit of the SKU's unit */
+} IncOfferRef;
+
+typedef void (*IncOfferRefFn) (void *ctx, const IncOfferRef *ref);
+
+/* inc_offer_references: fn for every reference of offer, in document order. */
+extern void inc_offer_references(const IncOffer *offer, IncOfferRefFn fn, void *ctx);
 
 #endif							/* INC_OFFER_H */

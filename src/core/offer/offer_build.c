@@ -113,6 +113,7 @@ ReadFilter(IncOfferBuild *b, struct json_object *fo, void *elem, void *ctx)
 	int			j;
 
 	(void) ctx;
+	inc_oj_fields(p, fo, INC_OBJ_FILTER);
 	f->period = inc_ob_period_key(b, fo);
 	inc_oj_array(p, fo, "sku_keys", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
 				 &skus, &f->nskus);

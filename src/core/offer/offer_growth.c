@@ -67,6 +67,7 @@ inc_ob_baseline(IncOfferBuild *b, struct json_object *obj, IncThresholdType type
 	}
 	baseline = inc_oj_object(p, obj, "baseline");
 	top = inc_oj_push_field(p, "baseline");
+	inc_oj_fields(p, baseline, INC_OBJ_BASELINE);
 	if (inc_oj_lookup(baseline, "property", &val) && val != NULL)
 	{
 		struct json_object *prop = inc_oj_object(p, baseline, "property");
@@ -76,6 +77,7 @@ inc_ob_baseline(IncOfferBuild *b, struct json_object *obj, IncThresholdType type
 			(inc_oj_lookup(baseline, "end_date", &val) && val != NULL))
 			inc_oj_fail(p, "must have either start_date and end_date or property, not both");
 		prop_top = inc_oj_push_field(p, "property");
+		inc_oj_fields(p, prop, INC_OBJ_BASELINE_PROPERTY);
 		out->property_key = inc_oj_string(p, prop, "key", INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
 		inc_oj_pop(p, prop_top);
 		out->kind = INC_BASELINE_PROPERTY;

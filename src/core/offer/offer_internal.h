@@ -21,6 +21,7 @@
 #include <setjmp.h>
 
 #include "offer.h"
+#include "offer_fields.h"
 
 struct json_object;
 
@@ -30,6 +31,8 @@ struct json_object;
 typedef struct IncOfferParse
 {
 	IncOfferError *err;			/* where the message goes */
+	const IncOfferChecks *checks;	/* NULL: a lenient read, no findings */
+	IncObjectFamily family;		/* the offer's strategy, once read */
 	const char *offer_key;		/* NULL until offer_key has been read */
 	jmp_buf		jump;			/* back to inc_offer_from_json */
 	size_t		pathlen;
@@ -100,6 +103,25 @@ extern void inc_oj_array(IncOfferParse *p, struct json_object *obj,
 						 const char *name, int flags,
 						 struct json_object **arr, int *len);
 
+/*
+ * inc_oj_fields: check every field of obj (an object of kind, its path
+ * pushed) against the contract's (offer_fields.h) as p->checks says: an
+ * unknown field is ignored, a finding or the error; under writing, an
+ * annotation field that is not a string is the error.  Nothing when obj
+ * is not an object (its reader reports that).
+ */
+extern void inc_oj_fields(IncOfferParse *p, struct json_object *obj, IncObjectKind kind);
+
+/*
+ * inc_oj_stored: does the stored document have val at the current path
+ * (p->checks->stored)?  false when there is no stored document.
+ */
+extern bool inc_oj_stored(IncOfferParse *p, struct json_object *val);
+
+/* inc_oj_finding: report a finding at the current path (p->checks->finding). */
+extern void inc_oj_finding(IncOfferParse *p, const char *code, struct json_object *val,
+						   const char *fmt,...) INC_PRINTF(4, 5);
+
 /* Element i of an array (NULL for a JSON null). */
 extern struct json_object *inc_oj_element(struct json_object *arr, int i);
 
@@ -169,8 +191,10 @@ extern void inc_ob_check_pays_on(IncOfferBuild *b);
 /*
  * inc_offer_from_json (offer_parse.c): compile a parsed offer document.
  * Returns the offer (allocated with inc_alloc), or NULL with err filled.
- * Keeps no pointer into root; the caller still owns root and releases it.
+ * checks as for inc_offer_parser_check (NULL: none).  Keeps no pointer
+ * into root; the caller still owns root and releases it.
  */
-extern IncOffer *inc_offer_from_json(struct json_object *root, IncOfferError *err);
+extern IncOffer *inc_offer_from_json(struct json_object *root, const IncOfferChecks *checks,
+									 IncOfferError *err);
 
 #endif							/* INC_OFFER_INTERNAL_H */

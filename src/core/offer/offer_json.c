@@ -334,3 +334,103 @@ inc_oj_array(IncOfferParse *p, struct json_object *obj, const char *name,
 	}
 	inc_oj_pop(p, saved);
 }
+
+/* The JSON text of val ("null" for a JSON null), json-c memory of val. */
+static const char *
+ValueText(struct json_object *val)
+{
+	if (val == NULL)
+		return "null";
+	return json_object_to_json_string_ext(val, JSON_C_TO_STRING_PLAIN |
+										  JSON_C_TO_STRING_NOSLASHESCAPE);
+}
+
+/* inc_oj_stored: the stored document has val at the current path. */
+bool
+inc_oj_stored(IncOfferParse *p, struct json_object *val)
+{
+	const IncOfferChecks *checks = p->checks;
+
+	return checks != NULL && checks->stored != NULL &&
+		checks->stored(checks->ctx, p->path, ValueText(val));
+}
+
+/* inc_oj_finding: "PATH problem" as a finding of code. */
+void
+inc_oj_finding(IncOfferParse *p, const char *code, struct json_object *val,
+			   const char *fmt,...)
+{
+	const IncOfferChecks *checks = p->checks;
+	IncOfferError text;
+	size_t		len = 0;
+	va_list		ap;
+
+	if (checks == NULL || checks->finding == NULL)
+		return;
+	text.message[0] = '\0';
+	MessageAppend(&text, &len, "%s ", p->path);
+	va_start(ap, fmt);
+	MessageAppendV(&text, &len, fmt, ap);
+	va_end(ap);
+	checks->finding(checks->ctx, p->path, code, text.message, ValueText(val));
+}
+
+/*
+ * The unknown field name of an object of kind, its path pushed: the
+ * error, or a finding when unknown fields are reported or the stored
+ * document already has it.
+ */
+static void
+UnknownField(IncOfferParse *p, IncObjectKind kind, const char *name,
+			 struct json_object *val)
+{
+	char		advice[256];
+	const char *sep;
+
+	inc_object_field_advice(kind, p->family, name, advice, sizeof(advice));
+	sep = advice[0] != '\0' ? "; " : "";
+	if (p->checks->unknown_fields == INC_UNKNOWN_REFUSE && !inc_oj_stored(p, val))
+		inc_oj_fail(p, "is not a field of %s%s%s", inc_object_fields[kind].path,
+					sep, advice);
+	inc_oj_finding(p, "unknown_field", val, "is not a field of %s%s%s",
+				   inc_object_fields[kind].path, sep, advice);
+}
+
+/* inc_oj_fields: every field of obj against kind's (see offer_internal.h). */
+void
+inc_oj_fields(IncOfferParse *p, struct json_object *obj, IncObjectKind kind)
+{
+	const IncOfferChecks *checks = p->checks;
+	struct json_object_iterator it;
+	struct json_object_iterator end;
+
+	if (checks == NULL || obj == NULL || !json_object_is_type(obj, json_type_object))
+		return;
+	end = json_object_iter_end(obj);
+	for (it = json_object_iter_begin(obj); !json_object_iter_equal(&it, &end);
+		 json_object_iter_next(&it))
+	{
+		const char *name = json_object_iter_peek_name(&it);
+		struct json_object *val = json_object_iter_peek_value(&it);
+		size_t		top;
+
+		if (inc_object_field_annotation(kind, name))
+		{
+			if (checks->writing && val != NULL &&
+				!json_object_is_type(val, json_type_string))
+			{
+				top = inc_oj_push_field(p, name);
+				if (!inc_oj_stored(p, val))
+					inc_oj_fail(p, "must be a string");
+				inc_oj_pop(p, top);
+			}
+			continue;
+		}
+		if (checks->unknown_fields == INC_UNKNOWN_IGNORE ||
+			inc_object_field_known(kind, name))
+			continue;
+		top = inc_oj_push_field(p, name);
+		UnknownField(p, kind, name, val);
+		inc_oj_pop(p, top);
+	}
+}

@@ -21,7 +21,10 @@
  * JSON null in an optional field (key, label, prices, a stepped
  * property's type and level, the incentives / incentive field of the
  * other strategies, and every program rule) means absent; in a required field it is a value of
- * the wrong type.  Unknown fields are ignored.
+ * the wrong type.  Each object's fields are checked against the contract's
+ * (offer_fields.h) as it is entered, under the caller's checks: a stored
+ * document read for a calculation ignores unknown fields, one being
+ * written refuses them.
  *
  * Lookups and duplicate checks go through hash maps (strmap.h), so a large
  * document costs linear time; the maps are inc_alloc garbage afterwards.
@@ -94,6 +97,7 @@ ReadPeriod(IncOfferBuild *b, struct json_object *obj, void *elem, void *ctx)
 	void	  **slot;
 
 	(void) ctx;
+	inc_oj_fields(p, obj, INC_OBJ_PERIOD);
 	period->key = inc_oj_string(p, obj, "key", INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
 	start = inc_oj_string(p, obj, "start_date", INC_OJ_REQUIRED);
 	if (!inc_date_parse(start, &period->start_date))
@@ -134,6 +138,96 @@ CheckPercentScale(IncOfferBuild *b, const IncDec *rate, const char *field)
 		inc_oj_fail_at(b->p, field, "is out of range");
 }
 
+/* Percent values the checks compare with (docs/reference.md, Offer warnings). */
+static const IncDec Percent100 = {100, 0};
+static const IncDec Percent25 = {25, 0};
+static const IncDec PercentTenth = {1, 1};
+
+/*
+ * CheckPercentRate: a percent rate or tier value (field of obj, not yet
+ * pushed) above 100 is refused in a document being written (unless the
+ * stored document has it); one above 25 or below 0.1 (but not 0) is a
+ * finding.
+ */
+static void
+CheckPercentRate(IncOfferBuild *b, struct json_object *obj, const char *field,
+				 const IncDec *value)
+{
+	IncOfferParse *p = b->p;
+	struct json_object *val;
+	char		text[INC_NUM_BUF];
+	size_t		top;
+
+	if (b->offer->calculator != INC_PERCENT_OF_AMOUNT || inc_dec_sign(value) == 0)
+		return;
+	(void) inc_oj_lookup(obj, field, &val);
+	top = inc_oj_push_field(p, field);
+	inc_dec_format_short(value, text, sizeof(text));
+	if (p->checks != NULL && p->checks->writing &&
+		inc_dec_cmp(value, &Percent100) > 0 && !inc_oj_stored(p, val))
+		inc_oj_fail(p, "is %s percent: a percent of the amount may not be above 100", text);
+	if (inc_dec_cmp(value, &Percent25) > 0)
+		inc_oj_finding(p, "implausible_rate", val,
+					   "is %s percent: a percent rate above 25 is unusual; check the decimal point",
+					   text);
+	else if (inc_dec_cmp(value, &PercentTenth) < 0)
+		inc_oj_finding(p, "implausible_rate", val,
+					   "is %s percent: a percent rate below 0.1 is unusual; 5 percent is written 5, not 0.05",
+					   text);
+	inc_oj_pop(p, top);
+}
+
+/*
+ * CheckTierSteps: a percent tier (within 0.1 .. 25) more than 4 times the
+ * next lower tier's non-zero value is a finding, at its value.  The tiers
+ * are sorted by threshold; arr is the document's incentive.rates, the
+ * path at incentive.
+ */
+static void
+CheckTierSteps(IncOfferBuild *b, struct json_object *arr)
+{
+	IncOfferParse *p = b->p;
+	const IncStepped *st = &b->offer->stepped;
+	int			k;
+
+	if (b->offer->calculator != INC_PERCENT_OF_AMOUNT)
+		return;
+	for (k = 1; k < st->ntiers; k++)
+	{
+		const IncTier *t = &st->tiers[k];
+		const IncTier *lower = NULL;
+		IncDec		four;
+		int			j;
+
+		for (j = k - 1; j >= 0 && lower == NULL; j--)
+			if (inc_dec_sign(&st->tiers[j].value) != 0)
+				lower = &st->tiers[j];
+		if (lower == NULL || inc_dec_sign(&lower->value) < 0 ||
+			lower->value.coef > ((inc_int128) 1 << 120) ||
+			inc_dec_cmp(&t->value, &Percent25) > 0 || inc_dec_cmp(&t->value, &PercentTenth) < 0)
+			continue;
+		four = lower->value;
+		four.coef *= 4;
+		if (inc_dec_cmp(&t->value, &four) > 0)
+		{
+			char		value[INC_NUM_BUF];
+			char		lower_value[INC_NUM_BUF];
+			struct json_object *val = NULL;
+			size_t		top = inc_oj_push_field(p, "rates");
+
+			inc_oj_push_index(p, t->index);
+			inc_oj_push_field(p, "value");
+			(void) inc_oj_lookup(inc_oj_element(arr, t->index), "value", &val);
+			inc_dec_format_short(&t->value, value, sizeof(value));
+			inc_dec_format_short(&lower->value, lower_value, sizeof(lower_value));
+			inc_oj_finding(p, "implausible_rate", val,
+						   "is %s percent, more than 4 times the next lower tier's %s (incentive.rates[%d]); check the decimal point",
+						   value, lower_value, lower->index);
+			inc_oj_pop(p, top);
+		}
+	}
+}
+
 /*
  * A list of items keyed by SKU (prices, rates, conversion rates): each
  * item's sku_key is required and non-empty, read first; read fills the
@@ -142,6 +236,7 @@ CheckPercentScale(IncOfferBuild *b, const IncDec *rate, const char *field)
  */
 typedef struct SkuList
 {
+	IncObjectKind kind;			/* of the items */
 	IncStrMap  *skus;
 	size_t		key_offset;		/* of the item's char *sku_key */
 	IncObItemFn read;
@@ -155,6 +250,7 @@ ReadSkuItem(IncOfferBuild *b, struct json_object *obj, void *elem, void *ctx)
 	SkuList    *list = ctx;
 	char	  **sku = (char **) ((char *) elem + list->key_offset);
 
+	inc_oj_fields(b->p, obj, list->kind);
 	*sku = inc_oj_string(b->p, obj, "sku_key", INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
 	list->read(b, obj, elem, list->ctx);
 	if (inc_ob_seen(list->skus, *sku))
@@ -185,10 +281,15 @@ static void
 ParsePrices(IncOfferBuild *b, struct json_object *root)
 {
 	IncOffer   *offer = b->offer;
-	SkuList		list = {inc_strmap_create(), offsetof(IncPrice, sku_key), ReadPrice, NULL};
+	SkuList		list = {
+		INC_OBJ_PRICE, inc_strmap_create(), offsetof(IncPrice, sku_key), ReadPrice, NULL
+	};
+	int			i;
 
 	offer->prices = inc_ob_objects(b, root, "prices", 0, &offer->nprices,
 								   sizeof(IncPrice), ReadSkuItem, &list);
+	for (i = 0; i < offer->nprices; i++)
+		offer->prices[i].index = i;
 	if (offer->nprices > 1)
 		qsort(offer->prices, offer->nprices, sizeof(IncPrice), ComparePrices);
 }
@@ -207,6 +308,7 @@ ReadSkuRate(IncOfferBuild *b, struct json_object *r, void *elem, void *conversio
 		inc_oj_fail_at(p, "sku_key", "is not in conversion.rates");
 	rate->rate = inc_oj_number(p, r, "rate", INC_OJ_NONNEG);
 	CheckPercentScale(b, &rate->rate, "rate");
+	CheckPercentRate(b, r, "rate", &rate->rate);
 	rate->pay_rate = inc_offer_pay_rate(b->offer->calculator, &rate->rate);
 	rate->measure = ReadMeasure(b, r);
 }
@@ -221,6 +323,7 @@ ParseSkuRates(IncOfferBuild *b, struct json_object *obj, int flags,
 			  IncStrMap *conversions, IncSkuRate **rates, int *nrates)
 {
 	SkuList		list = {
+		conversions ? INC_OBJ_SET_RATE : INC_OBJ_STANDARD_RATE,
 		inc_strmap_create(), offsetof(IncSkuRate, sku_key), ReadSkuRate, conversions
 	};
 
@@ -237,6 +340,7 @@ ReadStandardEntry(IncOfferBuild *b, struct json_object *obj, void *elem, void *c
 	bool		written;
 
 	(void) ctx;
+	inc_oj_fields(p, obj, INC_OBJ_STANDARD_ENTRY);
 	e->key = inc_oj_string(p, obj, "key", INC_OJ_NONEMPTY);
 	e->label = inc_oj_string(p, obj, "label", 0);
 	e->period = inc_ob_period_key(b, obj);
@@ -270,6 +374,7 @@ ParseThresholdDefinition(IncOfferBuild *b, struct json_object *incentive)
 	struct json_object *td = inc_oj_object(p, incentive, "threshold_definition");
 	size_t		top = inc_oj_push_field(p, "threshold_definition");
 
+	inc_oj_fields(p, td, INC_OBJ_THRESHOLD_DEFINITION);
 	st->threshold_type = (IncThresholdType) inc_ob_choice(b, td, "type",
 													   inc_threshold_type_names,
 													   INC_NTHRESHOLD_TYPES, -1);
@@ -278,6 +383,7 @@ ParseThresholdDefinition(IncOfferBuild *b, struct json_object *incentive)
 		struct json_object *prop = inc_oj_object(p, td, "property");
 		size_t		prop_top = inc_oj_push_field(p, "property");
 
+		inc_oj_fields(p, prop, INC_OBJ_THRESHOLD_PROPERTY);
 		st->property_key = inc_oj_string(p, prop, "key",
 										 INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
 		/* informational in the programs response; only their type is checked */
@@ -310,11 +416,13 @@ ReadTier(IncOfferBuild *b, struct json_object *obj, void *elem, void *thresholds
 	char		value[INC_NUM_BUF];
 	bool		written;
 
+	inc_oj_fields(p, obj, INC_OBJ_TIER);
 	t->key = inc_oj_string(p, obj, "key", INC_OJ_NONEMPTY);
 	t->threshold = inc_oj_number(p, obj, "threshold", INC_OJ_ANY);
 	inc_ob_growth_threshold(b, &t->threshold);
 	t->value = inc_oj_number(p, obj, "value", INC_OJ_NONNEG);
 	CheckPercentScale(b, &t->value, "value");
+	CheckPercentRate(b, obj, "value", &t->value);
 	t->pay_rate = inc_offer_pay_rate(b->offer->calculator, &t->value);
 	t->measure = ReadMeasure(b, obj);
 
@@ -341,10 +449,16 @@ static void
 ParseTiers(IncOfferBuild *b, struct json_object *incentive)
 {
 	IncStepped *st = &b->offer->stepped;
+	struct json_object *arr;
+	int			i;
 
 	st->tiers = inc_ob_objects(b, incentive, "rates", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
 							   &st->ntiers, sizeof(IncTier), ReadTier, inc_strmap_create());
+	for (i = 0; i < st->ntiers; i++)
+		st->tiers[i].index = i;
 	qsort(st->tiers, (size_t) st->ntiers, sizeof(IncTier), TierCompare);
+	(void) inc_oj_lookup(incentive, "rates", &arr);
+	CheckTierSteps(b, arr);
 }
 
 /* stepped: the incentive object. */
@@ -379,8 +493,12 @@ ParseConversion(IncOfferBuild *b, struct json_object *obj, IncSkuSet *set,
 	IncOfferParse *p = b->p;
 	struct json_object *conv = inc_oj_object(p, obj, "conversion");
 	size_t		top = inc_oj_push_field(p, "conversion");
-	SkuList		list = {skus, offsetof(IncConversionRate, sku_key), ReadConversionRate, NULL};
+	SkuList		list = {
+		INC_OBJ_CONVERSION_RATE, skus, offsetof(IncConversionRate, sku_key),
+		ReadConversionRate, NULL
+	};
 
+	inc_oj_fields(p, conv, INC_OBJ_CONVERSION);
 	set->coverage_unit = inc_oj_string(p, conv, "coverage_unit",
 									   INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
 	set->conversions = inc_ob_objects(b, conv, "rates", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
@@ -417,6 +535,7 @@ ReadSkuSet(IncOfferBuild *b, struct json_object *obj, void *elem, void *next)
 	/* the walk has counted the sets before this first one */
 	if (i == 0)
 		b->set_skus = inc_ob_alloc_array(b->offer->stacked.nsets, sizeof(IncStrMap *));
+	inc_oj_fields(p, obj, INC_OBJ_SKU_SET);
 	set->key = inc_oj_string(p, obj, "key", INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
 	set->period = inc_ob_period_key(b, obj);
 	set->transaction_type = inc_oj_string(p, obj, "transaction_type",
@@ -530,6 +649,7 @@ ReadStack(IncOfferBuild *b, struct json_object *obj, void *elem, void *ctx)
 	int			j;
 
 	(void) ctx;
+	inc_oj_fields(b->p, obj, INC_OBJ_STACK);
 	stack->key = inc_oj_string(b->p, obj, "key", INC_OJ_NONEMPTY);
 	ParseStackSets(b, obj, stack);
 	CheckStackSetsDisjoint(b, stack);
@@ -572,6 +692,43 @@ ParseStacks(IncOfferBuild *b, struct json_object *incentive)
 								&sk->nstacks, sizeof(IncStack), ReadStack, NULL);
 }
 
+/* The family of the objects of a strategy's offers (offer_fields.h). */
+static IncObjectFamily
+StrategyFamily(IncStrategy s)
+{
+	switch (s)
+	{
+		case INC_STANDARD:
+			return INC_FAMILY_STANDARD;
+		case INC_STEPPED:
+			return INC_FAMILY_STEPPED;
+		case INC_STACKED:
+			return INC_FAMILY_STACKED;
+	}
+	return INC_FAMILY_OFFER;
+}
+
+/*
+ * PeekOffer: before the top level's fields are checked, the offer key a
+ * fault names and the family the advice looks among, when the document
+ * states them plainly (their own checks come after).
+ */
+static void
+PeekOffer(IncOfferParse *p, struct json_object *root)
+{
+	struct json_object *val;
+	int			i;
+
+	if (inc_oj_lookup(root, "offer_key", &val) && json_object_is_type(val, json_type_string) &&
+		json_object_get_string_len(val) > 0 &&
+		strlen(json_object_get_string(val)) == (size_t) json_object_get_string_len(val))
+		p->offer_key = json_object_get_string(val);
+	if (inc_oj_lookup(root, "strategy_key", &val) && json_object_is_type(val, json_type_string))
+		for (i = 0; i < INC_NSTRATEGIES; i++)
+			if (strcmp(json_object_get_string(val), inc_strategy_names[i]) == 0)
+				p->family = StrategyFamily((IncStrategy) i);
+}
+
 /* The offer: top-level fields, then the strategy's structure. */
 static IncOffer *
 ParseOffer(IncOfferParse *p, struct json_object *root)
@@ -588,6 +745,8 @@ ParseOffer(IncOfferParse *p, struct json_object *root)
 	b.offer = offer = inc_alloc(sizeof(IncOffer));
 	b.rate_keys = inc_strmap_create();
 
+	PeekOffer(p, root);
+	inc_oj_fields(p, root, INC_OBJ_OFFER);
 	offer->offer_key = inc_oj_string(p, root, "offer_key",
 									 INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
 	p->offer_key = offer->offer_key;
@@ -596,6 +755,7 @@ ParseOffer(IncOfferParse *p, struct json_object *root)
 											   inc_strategy_names, INC_NSTRATEGIES, -1);
 	offer->calculator = (IncCalculator) inc_ob_choice(&b, root, "calculator_key",
 												   inc_calculator_names, INC_NCALCULATORS, -1);
+	p->family = StrategyFamily(offer->strategy);
 	if ((offer->strategy == INC_STACKED) !=
 		(offer->calculator == INC_DOLLARS_PER_COVERAGE_UNIT))
 		inc_oj_fail_at(p, "calculator_key", "\"%s\" is not allowed for strategy \"%s\"",
@@ -619,6 +779,8 @@ ParseOffer(IncOfferParse *p, struct json_object *root)
 			inc_oj_fail_at(p, "incentives", "is only for strategy \"standard\"");
 		incentive = inc_oj_object(p, root, "incentive");
 		top = inc_oj_push_field(p, "incentive");
+		inc_oj_fields(p, incentive, offer->strategy == INC_STEPPED ?
+					  INC_OBJ_STEPPED_INCENTIVE : INC_OBJ_STACKED_INCENTIVE);
 		inc_ob_tier_mode(&b, incentive);
 		inc_ob_pays_on(&b, incentive);
 		if (offer->strategy == INC_STEPPED)
@@ -639,12 +801,15 @@ ParseOffer(IncOfferParse *p, struct json_object *root)
  * no pointer into root), or NULL with err filled on the first fault.
  */
 IncOffer *
-inc_offer_from_json(struct json_object *root, IncOfferError *err)
+inc_offer_from_json(struct json_object *root, const IncOfferChecks *checks,
+					IncOfferError *err)
 {
 	IncOfferParse p;
 
 	memset(&p, 0, sizeof(p));
 	p.err = err;
+	p.checks = checks;
+	p.family = INC_FAMILY_OFFER;
 	err->message[0] = '\0';
 	if (setjmp(p.jump) != 0)
 		return NULL;

@@ -92,6 +92,7 @@ ParseRequirement(IncOfferBuild *b, struct json_object *obj, void *elem, void *ke
 	IncRequirement *r = elem;
 
 
+	inc_oj_fields(p, obj, INC_OBJ_REQUIREMENT);
 	r->key = inc_oj_string(p, obj, "key", INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
 	r->type = (IncThresholdType) inc_ob_choice(b, obj, "type", inc_threshold_type_names,
 											   INC_NTHRESHOLD_TYPES, -1);
@@ -101,6 +102,7 @@ ParseRequirement(IncOfferBuild *b, struct json_object *obj, void *elem, void *ke
 		struct json_object *prop = inc_oj_object(p, obj, "property");
 		size_t		top = inc_oj_push_field(p, "property");
 
+		inc_oj_fields(p, prop, INC_OBJ_REQUIREMENT_PROPERTY);
 		r->property_key = inc_oj_string(p, prop, "key", INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
 		inc_oj_pop(p, top);
 	}
@@ -164,6 +166,7 @@ ParseLimits(IncOfferBuild *b, struct json_object *root)
 		return;
 	top = inc_oj_push_field(p, "limits");
 	inc_oj_object_value(p, obj);
+	inc_oj_fields(p, obj, INC_OBJ_LIMITS);
 	limits->has_minimum = OptionalNumber(p, obj, "minimum", INC_OJ_NONNEG, &limits->minimum);
 	limits->has_maximum = OptionalNumber(p, obj, "maximum", INC_OJ_POSITIVE, &limits->maximum);
 	if (limits->has_minimum && limits->has_maximum &&

@@ -244,15 +244,16 @@ Feed(IncOfferParser *parser, const char *text, size_t len, size_t *end)
 }
 
 /*
- * inc_offer_parser_run: parse len bytes of JSON text strictly (RFC 8259),
- * allowing only whitespace after the document and INC_OFFER_MAX_DEPTH
- * levels of nesting, then compile it with inc_offer_from_json.  The offer
+ * inc_offer_parser_check: parse len bytes of JSON text strictly (RFC
+ * 8259), allowing only whitespace after the document and
+ * INC_OFFER_MAX_DEPTH levels of nesting, then compile it with
+ * inc_offer_from_json under checks.  The offer
  * is inc_alloc memory; NULL with err filled when the document is not a
  * valid offer.  json-c memory is released before returning.
  */
 IncOffer *
-inc_offer_parser_run(IncOfferParser *parser, const char *json, size_t len,
-					 IncOfferError *err)
+inc_offer_parser_check(IncOfferParser *parser, const char *json, size_t len,
+					   const IncOfferChecks *checks, IncOfferError *err)
 {
 	enum json_tokener_error jerr;
 	size_t		fed = 0;		/* json[0..fed) went to the tokener */
@@ -334,9 +335,17 @@ inc_offer_parser_run(IncOfferParser *parser, const char *json, size_t len,
 		inc_offer_parser_release(parser);
 		return DocumentFault(err, "document is not valid JSON");
 	}
-	offer = inc_offer_from_json(parser->root, err);
+	offer = inc_offer_from_json(parser->root, checks, err);
 	inc_offer_parser_release(parser);
 	return offer;
+}
+
+/* inc_offer_parser_run: inc_offer_parser_check without checks. */
+IncOffer *
+inc_offer_parser_run(IncOfferParser *parser, const char *json, size_t len,
+					 IncOfferError *err)
+{
+	return inc_offer_parser_check(parser, json, len, NULL, err);
 }
 
 /*

@@ -29,6 +29,10 @@ BEGIN
     PERFORM incentives_internal.request_refuse(
         CASE WHEN request IS NULL OR jsonb_typeof(request) <> 'object'
              THEN 'the request must be a JSON object' END);
+    -- Only the fields a request defines, at its top level and in its
+    -- enrollments (docs/reference.md, Strict offers); inline transactions
+    -- may carry others (rows from other systems), which are ignored.
+    PERFORM incentives_internal.request_unknown_fields(request);
 
     -- Each field in turn (the first fault is the one reported); absent or
     -- JSON null, a field takes its default.  as_of: the offers as they
@@ -244,6 +248,37 @@ END
 $function$;
 COMMENT ON FUNCTION incentives_internal.request_refuse(text) IS
   'calculate() helper: raises 22023 "invalid request: <problem>" unless problem is NULL';
+
+CREATE OR REPLACE FUNCTION incentives_internal.request_unknown_fields(request jsonb)
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    f record;
+BEGIN
+    FOR f IN
+        SELECT u.field AS path, u.problem, 0 AS n
+          FROM incentives_internal.unknown_fields(request, 'request') AS u
+        UNION ALL
+        SELECT format('enrollments[%s].%s', e.n - 1, u.field), u.problem, e.n
+          FROM jsonb_array_elements(CASE WHEN jsonb_typeof(request -> 'enrollments') = 'array'
+                                         THEN request -> 'enrollments' ELSE '[]' END)
+               WITH ORDINALITY AS e(v, n)
+         CROSS JOIN LATERAL incentives_internal.unknown_fields(e.v, 'request enrollments[]') AS u
+         ORDER BY n
+    LOOP
+        IF COALESCE(current_setting('incentives.unknown_offer_fields', true), 'error') = 'warning' THEN
+            RAISE WARNING 'request: % %', f.path, f.problem;
+        ELSE
+            PERFORM incentives_internal.request_refuse(f.path || ' ' || f.problem);
+        END IF;
+    END LOOP;
+END
+$function$;
+COMMENT ON FUNCTION incentives_internal.request_unknown_fields(jsonb) IS
+  'calculate() helper: a field of the request or of one of its enrollments that the request does not define is refused (22023, with the field meant), or a WARNING under incentives.unknown_offer_fields = ''warning''';
 
 CREATE OR REPLACE FUNCTION incentives_internal.request_field_problem(
     object   jsonb,

@@ -1,0 +1,412 @@
+/*
+ * offer_checks.c
+ *    What a written offer document is checked for besides its validity
+ *    (docs/reference.md, Strict offers and Offer warnings): the setting
+ *    incentives.unknown_offer_fields, the check of a document being
+ *    written (unknown fields refused or reported, a percent above 100
+ *    refused, the document-only findings raised as WARNINGs), and the
+ *    functions the SQL layer asks: offer_findings, offer_references,
+ *    offer_fields and unknown_fields.
+ *
+ * A field the stored document already has, unchanged, never makes a
+ * write fail: the stored document is the row's old one for an UPDATE,
+ * else the offer's latest stored version (incentives.offers, else
+ * incentives.offer_versions: a restore writes the versions first, and
+ * an offer deleted and inserted again keeps its history), read only when
+ * the new document has a field to excuse.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/date.h"
+#include "utils/guc.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+
+#include "core/offer/offer_fields.h"
+#include "offer_checks.h"
+#include "pg_glue.h"
+
+/* incentives.unknown_offer_fields: 'error' (the default) or 'warning'. */
+static const struct config_enum_entry UnknownFieldsOptions[] = {
+	{"error", INC_UNKNOWN_REFUSE, false},
+	{"warning", INC_UNKNOWN_REPORT, false},
+	{NULL, 0, false}
+};
+
+static int	UnknownOfferFields = INC_UNKNOWN_REFUSE;
+
+void
+pg_offer_checks_init(void)
+{
+	DefineCustomEnumVariable("incentives.unknown_offer_fields",
+							 "What a field that no object of an offer document defines does when the document is written.",
+							 "error refuses the document (SQLSTATE 22023); warning stores it and reports each such field (incentives.offer_warnings, code unknown_field).",
+							 &UnknownOfferFields, INC_UNKNOWN_REFUSE, UnknownFieldsOptions,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+}
+
+/* A field (path and JSON value) of the stored document that a write may keep. */
+typedef struct StoredField
+{
+	char	   *path;
+	char	   *value;
+} StoredField;
+
+typedef struct WriteCheck
+{
+	const char *offer_key;		/* of the new document (NULL: none) */
+	Jsonb	   *stored;			/* the stored document, when known */
+	bool		loaded;			/* stored_fields filled */
+	List	   *stored_fields;	/* StoredField * */
+	List	   *findings;		/* PgOfferFinding * of the new document */
+} WriteCheck;
+
+/* The offer_key string of document, or NULL. */
+static char *
+DocumentKey(Jsonb *document)
+{
+	JsonbValue	buf;
+	JsonbValue *v;
+
+	if (!JB_ROOT_IS_OBJECT(document))
+		return NULL;
+	v = getKeyJsonValueFromContainer(&document->root, "offer_key", strlen("offer_key"), &buf);
+	if (v == NULL || v->type != jbvString)
+		return NULL;
+	return pnstrdup(v->val.string.val, v->val.string.len);
+}
+
+/* The latest stored document of offer_key, or NULL. */
+static Jsonb *
+StoredDocument(const char *offer_key)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(offer_key)};
+	MemoryContext caller = CurrentMemoryContext;
+	Jsonb	   *stored = NULL;
+	bool		isnull;
+
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT COALESCE("
+							  "(SELECT o.document FROM incentives.offers AS o WHERE o.offer_key = $1),"
+							  "(SELECT v.document FROM incentives.offer_versions AS v"
+							  "  WHERE v.offer_key = $1 ORDER BY v.version DESC LIMIT 1))",
+							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "reading the stored offer \"%s\" failed", offer_key);
+	if (SPI_processed == 1)
+	{
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+
+		if (!isnull)
+		{
+			MemoryContext spi = MemoryContextSwitchTo(caller);
+
+			stored = DatumGetJsonbPCopy(d);
+			MemoryContextSwitchTo(spi);
+		}
+	}
+	SPI_finish();
+	return stored;
+}
+
+/* Findings of the stored document: the fields a write may keep. */
+static void
+KeepStoredField(void *ctx, const char *path, const char *code, const char *message,
+				const char *value)
+{
+	WriteCheck *wc = ctx;
+	StoredField *f = palloc(sizeof(StoredField));
+
+	f->path = pstrdup(path);
+	f->value = pstrdup(value);
+	wc->stored_fields = lappend(wc->stored_fields, f);
+}
+
+static void
+LoadStoredFields(WriteCheck *wc)
+{
+	IncOfferChecks checks = {INC_UNKNOWN_REPORT, false, NULL, KeepStoredField, wc};
+	IncOfferError err;
+
+	wc->loaded = true;
+	if (wc->stored == NULL && wc->offer_key != NULL)
+		wc->stored = StoredDocument(wc->offer_key);
+	if (wc->stored != NULL)
+		(void) pg_offer_from_jsonb_checked(wc->stored, &checks, &err);
+}
+
+/* IncOfferChecks.stored: the stored document has value at path. */
+static bool
+IsStored(void *ctx, const char *path, const char *value)
+{
+	WriteCheck *wc = ctx;
+	ListCell   *lc;
+
+	if (!wc->loaded)
+		LoadStoredFields(wc);
+	foreach(lc, wc->stored_fields)
+	{
+		StoredField *f = lfirst(lc);
+
+		if (strcmp(f->path, path) == 0 && strcmp(f->value, value) == 0)
+			return true;
+	}
+	return false;
+}
+
+static void
+NoteFinding(void *ctx, const char *path, const char *code, const char *message,
+			const char *value)
+{
+	WriteCheck *wc = ctx;
+	PgOfferFinding *f = palloc(sizeof(PgOfferFinding));
+
+	f->path = pstrdup(path);
+	f->code = pstrdup(code);
+	f->message = pstrdup(message);
+	wc->findings = lappend(wc->findings, f);
+}
+
+/*
+ * pg_offer_write_error: the error message for writing document over
+ * stored (the row's old document, or NULL: the offer's stored version is
+ * read when needed), or NULL when it may be written; with warn, its
+ * findings are then raised as WARNINGs.
+ */
+char *
+pg_offer_write_error(Jsonb *document, Jsonb *stored, bool warn)
+{
+	MemoryContext scratch = AllocSetContextCreate(CurrentMemoryContext,
+												  "incentives offer check",
+												  ALLOCSET_SMALL_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(scratch);
+	WriteCheck	wc = {0};
+	IncOfferChecks checks = {(IncUnknownFields) UnknownOfferFields, true, IsStored,
+	NoteFinding, &wc};
+	IncOfferError err;
+	char	   *message = NULL;
+	ListCell   *lc;
+
+	wc.offer_key = DocumentKey(document);
+	wc.stored = stored;
+	if (pg_offer_from_jsonb_checked(document, &checks, &err) == NULL)
+		message = MemoryContextStrdup(old, err.message);
+	else if (warn)
+		foreach(lc, wc.findings)
+		{
+			PgOfferFinding *f = lfirst(lc);
+
+			ereport(WARNING,
+					(errmsg("offer \"%s\": %s", wc.offer_key, f->message),
+					 errdetail("incentives.offer_warnings lists it with code %s.", f->code)));
+		}
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(scratch);
+	return message;
+}
+
+/* pg_offer_findings: the findings of a stored document, read leniently. */
+List *
+pg_offer_findings(Jsonb *document, IncOfferError *err, bool *valid)
+{
+	WriteCheck	wc = {0};
+	IncOfferChecks checks = {INC_UNKNOWN_REPORT, false, NULL, NoteFinding, &wc};
+
+	*valid = pg_offer_from_jsonb_checked(document, &checks, err) != NULL;
+	return wc.findings;
+}
+
+static Datum
+TextOrNull(const char *s, bool *isnull)
+{
+	*isnull = s == NULL;
+	return s ? CStringGetTextDatum(s) : (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(incentives_offer_findings);
+
+/*
+ * incentives_offer_findings: offer_findings(document jsonb) RETURNS TABLE
+ * (path text, code text, message text): the document-only findings of a
+ * stored offer (unknown_field, implausible_rate); an invalid document is
+ * an error (22023).
+ */
+Datum
+incentives_offer_findings(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	IncOfferError err;
+	bool		valid;
+	List	   *findings;
+	ListCell   *lc;
+
+	InitMaterializedSRF(fcinfo, 0);
+	findings = pg_offer_findings(PG_GETARG_JSONB_P(0), &err, &valid);
+	if (!valid)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg_internal("%s", err.message)));
+	foreach(lc, findings)
+	{
+		PgOfferFinding *f = lfirst(lc);
+		Datum		values[3];
+		bool		nulls[3] = {false, false, false};
+
+		values[0] = CStringGetTextDatum(f->path);
+		values[1] = CStringGetTextDatum(f->code);
+		values[2] = CStringGetTextDatum(f->message);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
+static const char *const RefKindNames[] = {
+	[INC_REF_SKU] = "sku",
+	[INC_REF_TRANSACTION_TYPE] = "transaction_type",
+	[INC_REF_PERIOD] = "period"
+};
+
+/* One reference into the tuplestore, in offer_references' columns. */
+static void
+EmitReference(void *ctx, const IncOfferRef *ref)
+{
+	ReturnSetInfo *rsinfo = ctx;
+	Datum		values[10];
+	bool		nulls[10];
+
+	values[0] = TextOrNull(ref->path, &nulls[0]);
+	values[1] = TextOrNull(RefKindNames[ref->kind], &nulls[1]);
+	values[2] = TextOrNull(ref->role, &nulls[2]);
+	values[3] = TextOrNull(ref->sku_key, &nulls[3]);
+	values[4] = TextOrNull(ref->transaction_type, &nulls[4]);
+	values[5] = TextOrNull(ref->period ? ref->period->key : NULL, &nulls[5]);
+	nulls[6] = nulls[7] = ref->period == NULL;
+	values[6] = ref->period ? DateADTGetDatum(ref->period->start_date) : (Datum) 0;
+	values[7] = ref->period ? DateADTGetDatum(ref->period->end_date) : (Datum) 0;
+	values[8] = TextOrNull(ref->from_uom, &nulls[8]);
+	values[9] = BoolGetDatum(ref->per_unit);
+	nulls[9] = false;
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+PG_FUNCTION_INFO_V1(incentives_offer_references);
+
+/*
+ * incentives_offer_references: offer_references(document jsonb) RETURNS
+ * TABLE (path, kind, role, sku_key, transaction_type, period_key,
+ * start_date, end_date, from_uom, per_unit): what the offer reads
+ * (offer.h, inc_offer_references), compiled through the offer cache.
+ */
+Datum
+incentives_offer_references(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	IncOfferError err;
+	const IncOffer *offer;
+
+	InitMaterializedSRF(fcinfo, 0);
+	offer = pg_offer_cached(PG_GETARG_JSONB_P(0), &err);
+	if (offer == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg_internal("%s", err.message)));
+	inc_offer_references(offer, EmitReference, rsinfo);
+	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(incentives_offer_fields);
+
+/*
+ * incentives_offer_fields: offer_fields() RETURNS TABLE (object text,
+ * field text): every object of an offer document and of a calculation
+ * request with its own fields, in the order of the core's table
+ * (offer_fields.h), which the parser checks documents against.
+ */
+Datum
+incentives_offer_fields(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int			k,
+				i;
+
+	InitMaterializedSRF(fcinfo, 0);
+	for (k = 0; k < INC_NOBJECT_KINDS; k++)
+		for (i = 0; inc_object_fields[k].fields[i] != NULL; i++)
+		{
+			Datum		values[2];
+			bool		nulls[2] = {false, false};
+
+			values[0] = CStringGetTextDatum(inc_object_fields[k].name);
+			values[1] = CStringGetTextDatum(inc_object_fields[k].fields[i]);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(incentives_unknown_fields);
+
+/*
+ * incentives_unknown_fields: unknown_fields(object jsonb, kind text)
+ * RETURNS TABLE (field text, problem text): each field of the JSON object
+ * that an object of kind (an object name of offer_fields()) does not
+ * define, with "is not a field of OBJECT" and the advice, in the object's
+ * order; nothing when object is not a JSON object.  The request document
+ * of incentives.calculate(jsonb) is checked with it.
+ */
+Datum
+incentives_unknown_fields(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Jsonb	   *object = PG_GETARG_JSONB_P(0);
+	char	   *kind_name = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	int			kind = -1;
+	int			k;
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	int			depth = 0;
+
+	InitMaterializedSRF(fcinfo, 0);
+	for (k = 0; k < INC_NOBJECT_KINDS; k++)
+		if (strcmp(inc_object_fields[k].name, kind_name) == 0)
+			kind = k;
+	if (kind < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("\"%s\" is not an object of an offer or request document", kind_name)));
+	if (!JB_ROOT_IS_OBJECT(object))
+		return (Datum) 0;
+	it = JsonbIteratorInit(&object->root);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (tok == WJB_BEGIN_OBJECT || tok == WJB_BEGIN_ARRAY)
+			depth++;
+		else if (tok == WJB_END_OBJECT || tok == WJB_END_ARRAY)
+			depth--;
+		else if (tok == WJB_KEY && depth == 1)
+		{
+			char	   *name = pnstrdup(v.val.string.val, v.val.string.len);
+			char		advice[256];
+			Datum		values[2];
+			bool		nulls[2] = {false, false};
+
+			if (inc_object_field_known((IncObjectKind) kind, name))
+				continue;
+			inc_object_field_advice((IncObjectKind) kind, inc_object_fields[kind].family,
+									name, advice, sizeof(advice));
+			values[0] = CStringGetTextDatum(name);
+			values[1] = CStringGetTextDatum(psprintf("is not a field of %s%s%s",
+													 inc_object_fields[kind].path,
+													 advice[0] ? "; " : "", advice));
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+	}
+	return (Datum) 0;
+}

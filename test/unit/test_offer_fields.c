@@ -1,0 +1,182 @@
+/*
+ * test_offer_fields.c
+ *    Unit tests of the contract's fields (src/core/offer/offer_fields.c)
+ *    and of the parser's checks of a document being written: the advice
+ *    for a field no object defines, unknown fields refused, reported or
+ *    ignored, a field the stored document has let through, a percent above
+ *    100 refused when writing, and the implausible rates reported
+ *    (docs/reference.md, Strict offers and Offer warnings).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "unit.h"
+#include "../../src/core/offer/offer_fields.h"
+#include "../../src/core/offer/offer.h"
+
+#define STD_DOC(extra, rate) \
+	"{\"offer_key\":\"x\",\"strategy_key\":\"standard\",\"calculator_key\":\"percent_of_amount\"," \
+	"\"periods\":[{\"key\":\"p\",\"start_date\":\"2026-01-01\",\"end_date\":\"2026-12-31\"}]," \
+	"\"incentives\":[{\"period_key\":\"p\",\"transaction_type\":\"t\"," \
+	"\"rates\":[{\"sku_key\":\"a\",\"rate\":" rate ",\"measure\":\"percent\"}]}]" extra "}"
+
+/* Findings collected: "code path|" each. */
+typedef struct Collected
+{
+	char		text[1024];
+	const char *stored_path;	/* the one field the stored document has */
+	const char *stored_value;
+} Collected;
+
+static void
+Collect(void *ctx, const char *path, const char *code, const char *message,
+		const char *value)
+{
+	Collected  *c = ctx;
+	size_t		len = strlen(c->text);
+
+	(void) message;
+	(void) value;
+	snprintf(c->text + len, sizeof(c->text) - len, "%s %s|", code, path);
+}
+
+static bool
+Stored(void *ctx, const char *path, const char *value)
+{
+	Collected  *c = ctx;
+
+	return c->stored_path != NULL && strcmp(path, c->stored_path) == 0 &&
+		strcmp(value, c->stored_value) == 0;
+}
+
+/* Parse json under mode; returns the error message ("" when valid). */
+static const char *
+Parse(const char *json, IncUnknownFields mode, bool writing, Collected *c)
+{
+	static IncOfferError err;
+	IncOfferParser parser;
+	IncOfferChecks checks = {mode, writing, Stored, Collect, c};
+
+	c->text[0] = '\0';
+	inc_offer_parser_init(&parser);
+	if (inc_offer_parser_check(&parser, json, strlen(json), &checks, &err) != NULL)
+		return "";
+	return err.message;
+}
+
+static void
+Advice(IncObjectKind kind, IncObjectFamily family, const char *name, const char *want)
+{
+	char		buf[256];
+
+	inc_object_field_advice(kind, family, name, buf, sizeof(buf));
+	CHECK_STR(buf, want);
+}
+
+static void
+TestAdvice(void)
+{
+	Advice(INC_OBJ_OFFER, INC_FAMILY_STANDARD, "enrolment", "did you mean \"enrollment\"?");
+	Advice(INC_OBJ_OFFER, INC_FAMILY_STANDARD, "ENROLLMENT", "did you mean \"enrollment\"?");
+	Advice(INC_OBJ_OFFER, INC_FAMILY_STANDARD, "requirement", "did you mean \"requirements\"?");
+	Advice(INC_OBJ_OFFER, INC_FAMILY_STANDARD, "offer-key", "did you mean \"offer_key\"?");
+	Advice(INC_OBJ_LIMITS, INC_FAMILY_OFFER, "max", "did you mean \"maximum\"?");
+	Advice(INC_OBJ_LIMITS, INC_FAMILY_OFFER, "min", "did you mean \"minimum\"?");
+	Advice(INC_OBJ_OFFER, INC_FAMILY_STEPPED, "tier_mode", "tier_mode belongs in incentive");
+	Advice(INC_OBJ_OFFER, INC_FAMILY_STACKED, "sku_sets", "sku_sets belongs in incentive");
+	/* a standard offer has no sku_sets: no place of another strategy is named */
+	Advice(INC_OBJ_OFFER, INC_FAMILY_STANDARD, "sku_sets", "");
+	Advice(INC_OBJ_PERIOD, INC_FAMILY_OFFER, "metadata", "metadata belongs in the offer");
+	Advice(INC_OBJ_REQUEST, INC_FAMILY_REQUEST, "include_store", "did you mean \"include_stored\"?");
+	/* the request's fields are not an offer's */
+	Advice(INC_OBJ_OFFER, INC_FAMILY_STANDARD, "participant_key", "");
+	Advice(INC_OBJ_TIER, INC_FAMILY_STEPPED, "colour", "");
+	Advice(INC_OBJ_TIER, INC_FAMILY_STEPPED, "treshold", "did you mean \"threshold\"?");
+	CHECK(inc_object_field_known(INC_OBJ_TIER, "label"));
+	CHECK(inc_object_field_known(INC_OBJ_OFFER, "metadata"));
+	CHECK(!inc_object_field_known(INC_OBJ_PERIOD, "metadata"));
+	CHECK(!inc_object_field_known(INC_OBJ_REQUEST, "label"));
+}
+
+static void
+TestModes(void)
+{
+	Collected	c = {0};
+	const char *extra = STD_DOC(",\"colour\":\"red\"", "3");
+
+	CHECK_STR(Parse(extra, INC_UNKNOWN_REFUSE, true, &c),
+			  "invalid offer \"x\": colour is not a field of the offer");
+	CHECK_STR(Parse(extra, INC_UNKNOWN_REPORT, true, &c), "");
+	CHECK_STR(c.text, "unknown_field colour|");
+	CHECK_STR(Parse(extra, INC_UNKNOWN_IGNORE, true, &c), "");
+	CHECK_STR(c.text, "");
+	/* the stored document's field, with its value, passes; another value does not */
+	c.stored_path = "colour";
+	c.stored_value = "\"red\"";
+	CHECK_STR(Parse(extra, INC_UNKNOWN_REFUSE, true, &c), "");
+	CHECK_STR(c.text, "unknown_field colour|");
+	c.stored_value = "\"blue\"";
+	CHECK_STR(Parse(extra, INC_UNKNOWN_REFUSE, true, &c),
+			  "invalid offer \"x\": colour is not a field of the offer");
+	c.stored_path = NULL;
+	/* nested, with the path */
+	CHECK_STR(Parse(STD_DOC(",\"limits\":{\"max\":4000}", "3"), INC_UNKNOWN_REFUSE, true, &c),
+			  "invalid offer \"x\": limits.max is not a field of limits; did you mean \"maximum\"?");
+	/* annotations anywhere, strings when writing */
+	CHECK_STR(Parse(STD_DOC(",\"name\":\"n\",\"description\":\"d\",\"metadata\":[1,{\"a\":null}]", "3"),
+					INC_UNKNOWN_REFUSE, true, &c), "");
+	CHECK_STR(Parse(STD_DOC(",\"name\":5", "3"), INC_UNKNOWN_REFUSE, true, &c),
+			  "invalid offer \"x\": name must be a string");
+	CHECK_STR(Parse(STD_DOC(",\"name\":5", "3"), INC_UNKNOWN_REPORT, false, &c), "");
+}
+
+static void
+TestRates(void)
+{
+	Collected	c = {0};
+
+	CHECK_STR(Parse(STD_DOC("", "100"), INC_UNKNOWN_REFUSE, true, &c), "");
+	CHECK_STR(c.text, "implausible_rate incentives[0].rates[0].rate|");
+	CHECK_STR(Parse(STD_DOC("", "100.01"), INC_UNKNOWN_REFUSE, true, &c),
+			  "invalid offer \"x\": incentives[0].rates[0].rate is 100.01 percent: a percent of the amount may not be above 100");
+	/* a stored document is read as it is */
+	CHECK_STR(Parse(STD_DOC("", "100.01"), INC_UNKNOWN_REPORT, false, &c), "");
+	CHECK_STR(c.text, "implausible_rate incentives[0].rates[0].rate|");
+	CHECK_STR(Parse(STD_DOC("", "25"), INC_UNKNOWN_REFUSE, true, &c), "");
+	CHECK_STR(c.text, "");
+	CHECK_STR(Parse(STD_DOC("", "0.1"), INC_UNKNOWN_REFUSE, true, &c), "");
+	CHECK_STR(c.text, "");
+	CHECK_STR(Parse(STD_DOC("", "0"), INC_UNKNOWN_REFUSE, true, &c), "");
+	CHECK_STR(c.text, "");
+	CHECK_STR(Parse(STD_DOC("", "0.09"), INC_UNKNOWN_REFUSE, true, &c), "");
+	CHECK_STR(c.text, "implausible_rate incentives[0].rates[0].rate|");
+}
+
+static void
+TestTierSteps(void)
+{
+	Collected	c = {0};
+	const char *doc =
+		"{\"offer_key\":\"x\",\"strategy_key\":\"stepped\",\"calculator_key\":\"percent_of_amount\","
+		"\"periods\":[{\"key\":\"p\",\"start_date\":\"2026-01-01\",\"end_date\":\"2026-12-31\"}],"
+		"\"incentive\":{\"filters\":[{\"period_key\":\"p\",\"sku_keys\":[\"a\"],\"transaction_type\":\"t\"}],"
+		"\"threshold_definition\":{\"type\":\"aggregated_amount\",\"filters\":[{\"period_key\":\"p\",\"sku_keys\":[\"a\"],\"transaction_type\":\"t\"}]},"
+		"\"rates\":[{\"threshold\":500,\"value\":9,\"measure\":\"percent\"},"
+		"{\"threshold\":0,\"value\":0,\"measure\":\"percent\"},"
+		"{\"threshold\":100,\"value\":2,\"measure\":\"percent\"},"
+		"{\"threshold\":1000,\"value\":10,\"measure\":\"percent\"}]}}";
+
+	/* 9 over 2 (the zero tier skipped) is more than 4 times; 10 over 9 is not */
+	CHECK_STR(Parse(doc, INC_UNKNOWN_REFUSE, true, &c), "");
+	CHECK_STR(c.text, "implausible_rate incentive.rates[0].value|");
+}
+
+/* test_offer_fields: the tests of the file header. */
+void
+test_offer_fields(void)
+{
+	TestAdvice();
+	TestModes();
+	TestRates();
+	TestTierSteps();
+}
