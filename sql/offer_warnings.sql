@@ -66,6 +66,11 @@ INSERT INTO incentives.offers (document) VALUES ($${
        "conversion": {"coverage_unit": "acre", "rates": [{"sku_key": "field_hammer_fungicide_1_gal_61492", "rate": 0.5, "from": "hectare_foot"}]},
        "rates": [{"sku_key": "field_hammer_fungicide_1_gal_61492", "rate": 1, "measure": "dollars"}]}],
     "stacks": [{"sku_set_keys": ["a", "b"]}]}}$$);
+-- a misspelt field, stored under incentives.unknown_offer_fields = 'warning'
+SET incentives.unknown_offer_fields = 'warning';
+INSERT INTO incentives.offers (document) VALUES
+  (pg_temp.standard('w.field', ARRAY['agri_shield_insecticide_bulk_63374'], extra => '{"enrolment": "required"}'));
+RESET incentives.unknown_offer_fields;
 -- a gold tier of 35 percent meant as 3.5
 INSERT INTO incentives.offers (document)
 SELECT jsonb_set(jsonb_set(document, '{offer_key}', '"w.rate"'), '{incentive,rates,0,value}', '35')
@@ -81,7 +86,7 @@ INSERT INTO incentives.transactions VALUES
 SET session_replication_role = replica;
 INSERT INTO incentives.offers (document)
 SELECT jsonb_set(document, '{offer_key}', to_jsonb(k))
-  FROM incentives.offers, unnest(ARRAY['OFFER_A', 'offer_b ']) AS k
+  FROM incentives.offers, unnest(ARRAY['OFFER_A', 'offer_b ', E'offer\tc']) AS k
  WHERE offer_key = 'offer_a';
 INSERT INTO incentives.enrollments VALUES ('retailer_001', 'offer_c', '2026-01-01', NULL),
                                           ('retailer_002', 'offer_c', '2026-01-01', NULL),
@@ -95,7 +100,7 @@ SELECT offer_key, path, code, message FROM incentives.offer_warnings;
 SELECT * FROM incentives.program_skus WHERE offer_key IN ('w.sku', 'w.type', 'w.unit', 'w.per_unit');
 
 -- Fixed, the book says nothing again.
-DELETE FROM incentives.offers WHERE offer_key LIKE 'w.%' OR offer_key IN ('OFFER_A', 'offer_b ');
+DELETE FROM incentives.offers WHERE offer_key LIKE 'w.%' OR offer_key IN ('OFFER_A', 'offer_b ', E'offer\tc');
 DELETE FROM incentives.enrollments;
 SELECT * FROM incentives.offer_warnings;
 

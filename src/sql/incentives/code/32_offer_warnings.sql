@@ -272,8 +272,10 @@ AS $function$
     -- offer_key_format: empty, or leading or trailing white space, or a
     -- control character (what a write refuses since 0.4)
     SELECT o.offer_key, 'offer_key', 'offer_key_format',
-           format('offer_key %s is empty, has leading or trailing white space or contains a control character; it would be refused if written today',
-                  to_json(o.offer_key))
+           format('offer_key %s %s; it would be refused if written today', to_json(o.offer_key),
+                  CASE WHEN o.offer_key = '' THEN 'is empty'
+                       WHEN o.offer_key ~ '[\x01-\x1f\x7f]' THEN 'contains a control character'
+                       ELSE 'has leading or trailing white space' END)
       FROM incentives.offers AS o
      WHERE o.offer_key = '' OR o.offer_key ~ '^[[:space:]]|[[:space:]]$|[\x01-\x1f\x7f]'
     UNION ALL
