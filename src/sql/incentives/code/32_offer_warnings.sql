@@ -458,13 +458,20 @@ BEGIN
                    t.uom_key::pg_catalog.text AS uom_key,
                    t.amount::pg_catalog.numeric AS amount
               FROM %1$s AS t),
-        read AS (
-            SELECT r.*, n.observed, n.sku_uom_key, m.need_quantity, m.need_amount, m.targets
-              FROM rows AS r
-              LEFT JOIN needs AS n ON n.sku_key = r.sku_key
-              -- the places of the offers that match the row, and the units
-              -- its quantity is converted to there
-              LEFT JOIN LATERAL (
+        -- per SKU, type and date of the rows (one read of the relation,
+        -- grouped): what a matching row's figures need there, and the
+        -- units its quantity is converted to
+        places AS MATERIALIZED (
+            SELECT c.sku_key, c.transaction_type, c.transaction_date,
+                   m.need_quantity, m.need_amount, m.targets
+              FROM (SELECT DISTINCT t.sku_key::pg_catalog.text AS sku_key,
+                           t.transaction_type::pg_catalog.text AS transaction_type,
+                           t.transaction_date AS transaction_date
+                      FROM %1$s AS t
+                     WHERE t.transaction_type IS NOT NULL AND t.transaction_date IS NOT NULL
+                       AND t.sku_key::pg_catalog.text IN (SELECT n.sku_key FROM needs AS n)) AS c
+              JOIN needs AS n ON n.sku_key = c.sku_key
+             CROSS JOIN LATERAL (
                   SELECT bool_or(u.q) AS need_quantity, bool_or(u.a) AS need_amount,
                          array_remove(array_agg(DISTINCT u.target), NULL) AS targets
                     FROM (SELECT x.q, x.a, t.target
@@ -473,13 +480,23 @@ BEGIN
                                  AS x(transaction_type, start_date, end_date, q, a, s, from_uom)
                            CROSS JOIN LATERAL (VALUES (CASE WHEN x.s THEN n.sku_uom_key END),
                                                       (CASE WHEN x.q THEN x.from_uom END)) AS t(target)
-                           WHERE r.transaction_type IS NOT NULL AND r.transaction_date IS NOT NULL
-                             AND (x.transaction_type IS NULL OR x.transaction_type = r.transaction_type)
-                             AND (x.start_date IS NULL OR r.transaction_date >= x.start_date)
-                             AND (x.end_date IS NULL OR r.transaction_date <= x.end_date)) AS u
-              ) AS m ON n.sku_key IS NOT NULL
+                           WHERE (x.transaction_type IS NULL OR x.transaction_type = c.transaction_type)
+                             AND (x.start_date IS NULL OR c.transaction_date >= x.start_date)
+                             AND (x.end_date IS NULL OR c.transaction_date <= x.end_date)) AS u
+              ) AS m),
+        -- every row the calculation reads (a row of a SKU no offer reads is
+        -- skipped, but for a NULL sku_key), with what its figures need
+        read AS NOT MATERIALIZED (
+            SELECT r.*, n.observed, p.need_quantity, p.need_amount, p.targets
+              FROM rows AS r
+              LEFT JOIN needs AS n ON n.sku_key = r.sku_key
+              LEFT JOIN places AS p
+                ON p.sku_key = r.sku_key AND p.transaction_type = r.transaction_type
+               AND p.transaction_date = r.transaction_date
              WHERE r.sku_key IS NULL OR n.sku_key IS NOT NULL),
-        named AS (
+        -- the rows that may be refused, named for the messages: only they
+        -- are kept while the problems are listed
+        named AS MATERIALIZED (
             SELECT r.*,
                    CASE WHEN r.transaction_id IS NULL
                         THEN ' of a transaction of participant '
@@ -488,7 +505,14 @@ BEGIN
                         ELSE ' of transaction ' || to_json(r.transaction_id)::text
                              || ' of participant ' || COALESCE(to_json(r.participant_key)::text, '(NULL)')
                    END AS whose
-              FROM read AS r)
+              FROM read AS r
+             WHERE r.transaction_id IS NULL OR r.participant_key IS NULL OR r.sku_key IS NULL
+                OR (r.observed AND (r.transaction_type IS NULL OR r.transaction_date IS NULL))
+                OR (r.need_quantity AND (r.quantity IS NULL OR r.uom_key IS NULL))
+                OR (r.need_amount AND r.amount IS NULL)
+                OR r.quantity::pg_catalog.text IN ('NaN', 'Infinity', '-Infinity')
+                OR r.amount::pg_catalog.text IN ('NaN', 'Infinity', '-Infinity')
+                OR r.uom_key <> ANY (r.targets))
         SELECT w.participant_key, w.transaction_id, w.code, w.message FROM (
         SELECT r.participant_key, r.transaction_id, 'null_column'::text AS code,
                'column ' || to_json(c.name)::text || r.whose || ' is NULL'
@@ -533,9 +557,10 @@ BEGIN
                                   ORDER BY r.participant_key COLLATE "C") AS participants
                   FROM read AS r
                  WHERE NOT %2$L AND r.transaction_id IS NOT NULL AND r.sku_key IS NOT NULL
-                 GROUP BY r.transaction_id) AS d
+                 GROUP BY r.transaction_id
+                HAVING count(*) > 1) AS d
             ON d.transaction_id = r.transaction_id AND r.sku_key IS NOT NULL
-         WHERE d.n > 1
+         WHERE NOT %2$L
         ) AS w
         ORDER BY w.participant_key COLLATE "C", w.transaction_id COLLATE "C", w.code COLLATE "C",
                  w.message COLLATE "C"
