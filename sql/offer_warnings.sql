@@ -186,3 +186,46 @@ SELECT * FROM incentives.program_skus('bad_types');
 SELECT count(*) FROM incentives.transaction_warnings(NULL);
 
 DROP TABLE my_transactions, fine_transactions, not_transactions, bad_types, "My ""Txns""";
+
+-- Nothing a calculation refuses goes unlisted: each transaction of a
+-- fixture spoilt in turn (a NULL in each column, a unit without
+-- conversion, a repeated id, an amount that is not a number), a
+-- calculation that fails means a listed transaction.
+CREATE FUNCTION pg_temp.unlisted_refusals(props jsonb)
+RETURNS TABLE (transaction_id text, spoilt text, error text)
+LANGUAGE plpgsql SET client_min_messages = warning AS $$
+DECLARE
+  t record; m text; v_err text;
+BEGIN
+  FOR t IN SELECT x.transaction_id FROM incentives.transactions AS x ORDER BY 1 LOOP
+    FOREACH m IN ARRAY ARRAY['transaction_type', 'transaction_date', 'quantity', 'uom_key', 'amount',
+                             'drum', 'participant_key', 'repeated', 'nan'] LOOP
+      DROP TABLE IF EXISTS pg_temp.spoilt;
+      CREATE TEMP TABLE spoilt AS SELECT * FROM incentives.transactions;
+      CASE m
+        WHEN 'drum' THEN UPDATE spoilt AS s SET uom_key = 'drum' WHERE s.transaction_id = t.transaction_id;
+        WHEN 'repeated' THEN INSERT INTO spoilt SELECT * FROM spoilt AS s WHERE s.transaction_id = t.transaction_id;
+        WHEN 'nan' THEN UPDATE spoilt AS s SET amount = 'NaN' WHERE s.transaction_id = t.transaction_id;
+        ELSE EXECUTE format('UPDATE spoilt SET %I = NULL WHERE transaction_id = %L', m, t.transaction_id);
+      END CASE;
+      v_err := NULL;
+      BEGIN
+        PERFORM count(*) FROM incentives.incentive_calculate(properties => props, transactions => 'pg_temp.spoilt');
+      EXCEPTION WHEN OTHERS THEN v_err := SQLERRM;
+      END;
+      IF v_err IS NOT NULL AND NOT EXISTS (SELECT FROM incentives.transaction_warnings('pg_temp.spoilt')) THEN
+        RETURN QUERY SELECT t.transaction_id, m, v_err;
+      END IF;
+    END LOOP;
+  END LOOP;
+END
+$$;
+\set fixture growth_baseline
+\i test/sql/load_fixture.psql
+SELECT * FROM pg_temp.unlisted_refusals(:'properties');
+\set fixture stacked_pair_up
+\i test/sql/load_fixture.psql
+SELECT * FROM pg_temp.unlisted_refusals(:'properties');
+\set fixture rules_requirements
+\i test/sql/load_fixture.psql
+SELECT * FROM pg_temp.unlisted_refusals(:'properties');

@@ -381,34 +381,62 @@ STABLE PARALLEL SAFE
 ROWS 100
 SET search_path = pg_catalog, pg_temp
 AS $function$
-    WITH refs AS (
-        SELECT r.sku_key, r.role, r.transaction_type, r.start_date, r.end_date, r.from_uom,
-               -- what the role computes of a matching transaction: an
-               -- earning row shows quantity (in the SKU's unit) and amount;
-               -- a set's coverage is the quantity in the conversion's unit;
-               -- a threshold or requirement sums amounts or quantities
-               CASE WHEN r.role = 'earning' OR r.role LIKE 'set:%' OR r.role = 'conversion' THEN true
-                    WHEN r.role = 'threshold' THEN s.threshold_type LIKE '%quantity'
-                    WHEN r.role = 'requirement' THEN
-                        EXISTS (SELECT FROM jsonb_array_elements(s.requirements) AS q
-                                 WHERE q ->> 'type' LIKE '%quantity')
-                    ELSE false END AS need_quantity,
-               CASE WHEN r.role = 'earning' OR r.role LIKE 'set:%' THEN true
-                    WHEN r.role = 'threshold' THEN s.threshold_type LIKE '%amount'
-                    WHEN r.role = 'requirement' THEN
-                        EXISTS (SELECT FROM jsonb_array_elements(s.requirements) AS q
-                                 WHERE q ->> 'type' LIKE '%amount')
-                    ELSE false END AS need_amount,
-               CASE WHEN r.role = 'earning' OR r.role LIKE 'set:%' THEN true
-                    WHEN r.role = 'threshold' THEN s.threshold_type LIKE '%quantity'
-                    WHEN r.role = 'requirement' THEN
-                        EXISTS (SELECT FROM jsonb_array_elements(s.requirements) AS q
-                                 WHERE q ->> 'type' LIKE '%quantity')
-                    ELSE false END AS need_sku_unit
+    WITH base AS (
+        SELECT o.offer_key, r.sku_key, r.role, r.transaction_type, r.start_date, r.end_date,
+               r.from_uom, s.threshold_type, s.requirements, s.baseline
           FROM incentives.offers AS o
          CROSS JOIN LATERAL incentives_internal.offer_summary(o.document) AS s
          CROSS JOIN LATERAL incentives_internal.offer_references(o.document) AS r
-         WHERE r.kind = 'sku' AND r.sku_key IS NOT NULL)
+         WHERE r.kind = 'sku' AND r.sku_key IS NOT NULL),
+    -- the SKUs of stacked sets that pay (a SKU at rate 0 only anchors
+    -- coverage: no row of it is shown)
+    paying AS (
+        SELECT o.offer_key, q.sku_set_key, q.sku_key
+          FROM incentives.offers AS o
+         CROSS JOIN LATERAL incentives_internal.offer_rates(o.document) AS q
+         WHERE o.document ->> 'strategy_key' = 'stacked' AND q.rate_value <> 0),
+    refs AS (
+        SELECT b.sku_key, b.role, b.transaction_type, d.start_date, d.end_date, b.from_uom,
+               -- what the role computes of a matching transaction: an
+               -- earning row shows quantity (in the SKU's unit) and amount;
+               -- a set's coverage is the quantity in the conversion's unit,
+               -- and a paying SKU's rows show both; a threshold or
+               -- requirement sums amounts or quantities
+               CASE WHEN b.role = 'earning' OR b.role LIKE 'set:%' OR b.role = 'conversion' THEN true
+                    WHEN b.role = 'threshold' THEN b.threshold_type LIKE '%quantity'
+                    WHEN b.role = 'requirement' THEN
+                        EXISTS (SELECT FROM jsonb_array_elements(b.requirements) AS q
+                                 WHERE q ->> 'type' LIKE '%quantity')
+                    ELSE false END AS need_quantity,
+               CASE WHEN b.role = 'earning' THEN true
+                    WHEN b.role LIKE 'set:%' THEN p.sku_key IS NOT NULL
+                    WHEN b.role = 'threshold' THEN b.threshold_type LIKE '%amount'
+                    WHEN b.role = 'requirement' THEN
+                        EXISTS (SELECT FROM jsonb_array_elements(b.requirements) AS q
+                                 WHERE q ->> 'type' LIKE '%amount')
+                    ELSE false END AS need_amount,
+               CASE WHEN b.role = 'earning' THEN true
+                    WHEN b.role LIKE 'set:%' THEN p.sku_key IS NOT NULL
+                    WHEN b.role = 'threshold' THEN b.threshold_type LIKE '%quantity'
+                    WHEN b.role = 'requirement' THEN
+                        EXISTS (SELECT FROM jsonb_array_elements(b.requirements) AS q
+                                 WHERE q ->> 'type' LIKE '%quantity')
+                    ELSE false END AS need_sku_unit
+          FROM base AS b
+          LEFT JOIN paying AS p
+            ON b.role LIKE 'set:%' AND p.offer_key = b.offer_key
+           AND p.sku_set_key = substr(b.role, 5) AND p.sku_key = b.sku_key
+         -- the item's period, and the baseline's dates of a growth
+         -- threshold or requirement (the same filters, summed over them)
+         CROSS JOIN LATERAL (
+              SELECT b.start_date, b.end_date
+              UNION ALL
+              SELECT (b.baseline ->> 'start_date')::date, (b.baseline ->> 'end_date')::date
+               WHERE b.role = 'threshold' AND b.baseline ? 'start_date'
+              UNION ALL
+              SELECT (q -> 'baseline' ->> 'start_date')::date, (q -> 'baseline' ->> 'end_date')::date
+                FROM jsonb_array_elements(CASE WHEN b.role = 'requirement' THEN b.requirements END) AS q
+               WHERE q -> 'baseline' ? 'start_date') AS d)
     SELECT r.sku_key,
            bool_or(r.role <> 'price'),
            (SELECT k.uom_key FROM incentives.skus AS k WHERE k.sku_key = r.sku_key),
@@ -568,7 +596,7 @@ BEGIN
 END
 $function$;
 COMMENT ON FUNCTION incentives.transaction_warnings(regclass) IS
-  'Every transaction of the relation (row-level security applies) that a calculation of every stored offer would refuse, all of them, one row per problem: null_column (a NULL transaction_id, participant_key or sku_key; a NULL transaction_type or transaction_date on a SKU an offer matches; a NULL quantity, uom_key or amount where a matching transaction''s figure needs it: an earning row needs all three, a stacked set''s coverage the quantity and unit, a threshold or requirement the amount or the quantity it sums), no_unit_conversion (a matching transaction whose unit has no conversion, either way, to its SKU''s unit in incentives.skus or to a stacked conversion''s unit), invalid_number (a quantity or amount that is NaN or infinite) and duplicate_transaction (a transaction_id repeated, unless a unique index on transaction_id alone rules it out).  Only rows of SKUs some offer reads are checked (the calculation reads no other), but for a NULL sku_key';
+  'Every transaction of the relation (row-level security applies) that a calculation of every stored offer refuses, all of them, one row per problem: null_column (a NULL transaction_id, participant_key or sku_key; a NULL transaction_type or transaction_date on a SKU an offer matches; a NULL quantity, uom_key or amount where a matching transaction''s figure needs it: an earning row needs all three, a stacked set''s coverage the quantity and unit and a paying SKU''s row all three, a threshold or requirement the amount or the quantity it sums, over its period and a growth baseline''s dates), no_unit_conversion (a matching transaction whose quantity is needed and whose unit has no conversion, either way, to its SKU''s unit in incentives.skus or to a stacked conversion''s unit), invalid_number (a quantity or amount that is NaN or infinite) and duplicate_transaction (a transaction_id repeated, unless a unique index on transaction_id alone rules it out).  Only rows of SKUs some offer reads are checked (the calculation reads no other), but for a NULL sku_key.  A line is listed as soon as an offer''s terms reach it, also while the data keep the calculation from computing its figure (a participant that meets no tier or requirement, a line outside its enrollment windows, a stack whose overlap is 0): the calculation refuses it once that changes';
 
 CREATE OR REPLACE VIEW incentives.transaction_warnings WITH (security_invoker = true) AS
 SELECT w.participant_key, w.transaction_id, w.code, w.message
