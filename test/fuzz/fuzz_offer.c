@@ -440,6 +440,77 @@ CheckRejection(const IncOfferError *err)
 
 /* ---- entry point --------------------------------------------------------- */
 
+/* ---- the checks of a document being written ------------------------------ */
+
+/* Findings of one parse: how many, and how many were unknown fields. */
+typedef struct Findings
+{
+	int			n;
+	int			unknown;
+} Findings;
+
+static void
+CheckFinding(void *ctx, const char *path, const char *code, const char *message,
+			 const char *value)
+{
+	Findings   *f = ctx;
+
+	EXPECT(path != NULL && path[0] != '\0');
+	EXPECT(strcmp(code, "unknown_field") == 0 || strcmp(code, "implausible_rate") == 0);
+	EXPECT(strncmp(message, path, strlen(path)) == 0);
+	EXPECT(value != NULL && value[0] != '\0');
+	f->n++;
+	if (strcmp(code, "unknown_field") == 0)
+		f->unknown++;
+}
+
+static void
+CheckReference(void *ctx, const IncOfferRef *ref)
+{
+	(void) ctx;
+	EXPECT(ref->path != NULL && ref->path[0] != '\0');
+	if (ref->kind == INC_REF_SKU)
+		CheckString(ref->sku_key, true);
+	if (ref->kind == INC_REF_PERIOD)
+		EXPECT(ref->period != NULL && ref->role == NULL);
+	else
+		CheckString(ref->role, true);
+}
+
+/*
+ * The same document under the checks of a write and of a reading that
+ * reports: a reading accepts exactly what the lenient parse accepted; a
+ * write accepts only what a reading accepts, and refuses it only for an
+ * unknown field, a percent above 100 or an annotation that is no string.
+ */
+static void
+CheckWrites(const uint8_t *data, size_t size, bool accepted)
+{
+	Findings	read = {0, 0};
+	Findings	write = {0, 0};
+	IncOfferChecks reading = {INC_UNKNOWN_REPORT, false, NULL, CheckFinding, &read};
+	IncOfferChecks writing = {INC_UNKNOWN_REFUSE, true, NULL, CheckFinding, &write};
+	IncOfferParser parser;
+	IncOfferError err;
+	IncOffer   *offer;
+
+	inc_offer_parser_init(&parser);
+	offer = inc_offer_parser_check(&parser, (const char *) data, size, &reading, &err);
+	EXPECT((offer != NULL) == accepted);
+	if (offer != NULL)
+		inc_offer_references(offer, CheckReference, NULL);
+	offer = inc_offer_parser_check(&parser, (const char *) data, size, &writing, &err);
+	if (offer != NULL)
+	{
+		EXPECT(accepted);
+		EXPECT(write.unknown == 0);
+	}
+	else if (accepted)
+		EXPECT(strstr(err.message, " is not a field of ") != NULL ||
+			   strstr(err.message, " may not be above 100") != NULL ||
+			   strstr(err.message, " must be a string") != NULL);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -464,6 +535,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	fail_jump = &jb;
 	offer = inc_offer_parse((const char *) data, size, &err);
+	CheckWrites(data, size, offer != NULL);
 	if (offer == NULL)
 		CheckRejection(&err);
 	else

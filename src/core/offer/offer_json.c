@@ -429,7 +429,8 @@ inc_oj_fields(IncOfferParse *p, struct json_object *obj, IncObjectKind kind)
 		if (checks->unknown_fields == INC_UNKNOWN_IGNORE ||
 			inc_object_field_known(kind, name))
 			continue;
-		top = inc_oj_push_field(p, name);
+		/* a field named "" is written so in its path */
+		top = inc_oj_push_field(p, name[0] != '\0' ? name : "\"\"");
 		UnknownField(p, kind, name, val);
 		inc_oj_pop(p, top);
 	}
