@@ -85,7 +85,7 @@ $$;
 COMMENT ON FUNCTION incentives_internal.offer_problem(jsonb, text) IS
   'What a write of the offer would refuse, as {"sqlstate", "message", "hint"} (NULL: nothing), under the given incentives.unknown_offer_fields (NULL: the current one). Through a coordinator: on any one shard, before put_offer';
 
-CREATE OR REPLACE FUNCTION incentives_internal.put_offer(document jsonb, unknown_offer_fields text)
+CREATE OR REPLACE FUNCTION incentives_internal.put_offer_under(document jsonb, unknown_offer_fields text)
 RETURNS boolean
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -108,7 +108,7 @@ BEGIN
     RETURN v_new;
 END
 $$;
-COMMENT ON FUNCTION incentives_internal.put_offer(jsonb, text) IS
+COMMENT ON FUNCTION incentives_internal.put_offer_under(jsonb, text) IS
   'put_offer under the given incentives.unknown_offer_fields (NULL: the current one), as a coordinator passes its own. Through a coordinator: on every shard';
 
 -- The other reference tables, and the enrollment windows (docs/reference.md,

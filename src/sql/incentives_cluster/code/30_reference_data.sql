@@ -230,7 +230,7 @@ BEGIN
     ELSIF problem IS NOT NULL THEN
         RAISE EXCEPTION '%', problem ->> 'message' USING ERRCODE = problem ->> 'sqlstate';
     END IF;
-    RETURN incentives_cluster.agreed(ARRAY(SELECT incentives_cluster.put_offer(document, NULLIF(fields, ''))),
+    RETURN incentives_cluster.agreed(ARRAY(SELECT incentives_cluster.put_offer_under(document, NULLIF(fields, ''))),
                                      format('put_offer(%s)', document ->> 'offer_key'));
 END
 $$;

@@ -39,15 +39,15 @@ $$;
 COMMENT ON FUNCTION incentives_cluster.offer_problem(jsonb, text) IS
   'incentives_internal.offer_problem on any one partition: what a write of the offer would refuse, before it is sent to all of them';
 
-CREATE OR REPLACE FUNCTION incentives_cluster.put_offer(document jsonb, unknown_offer_fields text)
+CREATE OR REPLACE FUNCTION incentives_cluster.put_offer_under(document jsonb, unknown_offer_fields text)
 RETURNS SETOF boolean
 LANGUAGE plproxy
 AS $$
     CLUSTER 'incentives_cluster';
     RUN ON ALL;
-    TARGET incentives_internal.put_offer;
+    TARGET incentives_internal.put_offer_under;
 $$;
-COMMENT ON FUNCTION incentives_cluster.put_offer(jsonb, text) IS
+COMMENT ON FUNCTION incentives_cluster.put_offer_under(jsonb, text) IS
   'incentives.put_offer on every partition, under the coordinator''s incentives.unknown_offer_fields';
 
 CREATE OR REPLACE FUNCTION incentives_cluster.offer_warnings(partition integer, transactions text)
