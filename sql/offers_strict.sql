@@ -83,6 +83,15 @@ SELECT count(*) FROM incentives.offers WHERE offer_key = 's_erp';
 -- A stored document is calculated as it is: its unknown fields change nothing.
 SELECT count(*) FROM incentives.incentive_calculate(offer_keys => ARRAY['s_erp']);
 
+-- A restore session (pg_dump's output turns row_security and
+-- check_function_bodies off; a parallel restore may write an offer before
+-- its versions) stores what a write would refuse, each finding a WARNING.
+SET row_security = off;
+INSERT INTO incentives.offers (document)
+VALUES (jsonb_set(:'std'::jsonb || '{"offer_key": "s_restored", "erp_id": 1}', '{incentives,0,rates,0,rate}', '150'));
+RESET row_security;
+SELECT count(*) FROM incentives.offers WHERE offer_key = 's_restored';
+
 -- Every object and the fields it defines (docs/reference.md, Fields of every object).
 SELECT object, string_agg(field, ', ' ORDER BY n) AS fields
   FROM incentives.offer_fields() WITH ORDINALITY AS f(object, field, n)

@@ -40,6 +40,13 @@ INSERT INTO incentives.enrollments VALUES ('retailer_001', 'mfr.2026.enrolled_st
 INSERT INTO incentives.enrollments VALUES ('retailer_003', 'mfr.2026.enrolled_stepped', '2025-11-30', NULL);
 INSERT INTO incentives.enrollments VALUES ('retailer_002', 'mfr.2026.enrolled_stepped', '2026-03-01', '2026-02-01');
 \echo :SQLSTATE
+-- an enrollment names a stored offer (23503; code/11_offer_keys.sql):
+-- a scratch offer "x", deleted below (its enrollments stay)
+INSERT INTO incentives.offers (document) VALUES
+('{"offer_key": "x", "strategy_key": "standard", "calculator_key": "percent_of_amount",
+   "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
+   "incentives": [{"period_key": "p", "transaction_type": "none",
+                   "rates": [{"sku_key": "none", "rate": 1, "measure": "percent"}]}]}');
 -- two overlapping windows in one statement
 INSERT INTO incentives.enrollments VALUES ('retailer_002', 'x', '2026-01-01', '2026-06-30'),
                                           ('retailer_002', 'x', '2026-06-30', NULL);
@@ -51,5 +58,6 @@ UPDATE incentives.enrollments SET end_date = '2026-03-01'
 INSERT INTO incentives.enrollments VALUES ('retailer_002', 'x', '2026-01-01', '2026-06-29'),
                                           ('retailer_002', 'x', '2026-06-30', NULL),
                                           ('retailer_004', 'x', '2026-01-01', NULL);
+DELETE FROM incentives.offers WHERE offer_key = 'x';
 SELECT * FROM incentives.enrollments ORDER BY 1, 2, 3;
 \set VERBOSITY terse

@@ -11,9 +11,11 @@
  * A field the stored document already has, unchanged, never makes a
  * write fail: the stored document is the row's old one for an UPDATE,
  * else the offer's latest stored version (incentives.offers, else
- * incentives.offer_versions: a restore writes the versions first, and
- * an offer deleted and inserted again keeps its history), read only when
- * the new document has a field to excuse.
+ * incentives.offer_versions: an offer deleted and inserted again keeps its
+ * history), read only when the new document has a field to excuse.  In a
+ * restore session (incentives_internal.restoring(); a parallel restore
+ * may write the offers before their versions) every field is the stored
+ * document's: reported, never refused.
  */
 #include "postgres.h"
 
@@ -62,7 +64,8 @@ typedef struct WriteCheck
 {
 	const char *offer_key;		/* of the new document (NULL: none) */
 	Jsonb	   *stored;			/* the stored document, when known */
-	bool		loaded;			/* stored_fields filled */
+	bool		loaded;			/* stored_fields and restoring filled */
+	bool		restoring;		/* a restore session: everything is stored */
 	List	   *stored_fields;	/* StoredField * */
 	List	   *findings;		/* PgOfferFinding * of the new document */
 } WriteCheck;
@@ -82,34 +85,42 @@ DocumentKey(Jsonb *document)
 	return pnstrdup(v->val.string.val, v->val.string.len);
 }
 
-/* The latest stored document of offer_key, or NULL. */
+/*
+ * StoredDocument: whether the session is a restore
+ * (incentives_internal.restoring(): pg_dump's output turns row_security
+ * and check_function_bodies off), and the latest stored document of
+ * offer_key (NULL: none, or offer_key NULL).
+ */
 static Jsonb *
-StoredDocument(const char *offer_key)
+StoredDocument(const char *offer_key, bool *restoring)
 {
 	Oid			argtypes[1] = {TEXTOID};
-	Datum		args[1] = {CStringGetTextDatum(offer_key)};
+	Datum		args[1];
+	char		nulls[1];
 	MemoryContext caller = CurrentMemoryContext;
 	Jsonb	   *stored = NULL;
 	bool		isnull;
+	Datum		d;
 
+	args[0] = offer_key ? CStringGetTextDatum(offer_key) : (Datum) 0;
+	nulls[0] = offer_key ? ' ' : 'n';
 	SPI_connect();
-	if (SPI_execute_with_args("SELECT COALESCE("
+	if (SPI_execute_with_args("SELECT incentives_internal.restoring(), COALESCE("
 							  "(SELECT o.document FROM incentives.offers AS o WHERE o.offer_key = $1),"
 							  "(SELECT v.document FROM incentives.offer_versions AS v"
 							  "  WHERE v.offer_key = $1 ORDER BY v.version DESC LIMIT 1))",
-							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "reading the stored offer \"%s\" failed", offer_key);
-	if (SPI_processed == 1)
+							  1, argtypes, args, nulls, true, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "reading the stored offer \"%s\" failed", offer_key ? offer_key : "");
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	*restoring = !isnull && DatumGetBool(d);
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+	if (!isnull)
 	{
-		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		MemoryContext spi = MemoryContextSwitchTo(caller);
 
-		if (!isnull)
-		{
-			MemoryContext spi = MemoryContextSwitchTo(caller);
-
-			stored = DatumGetJsonbPCopy(d);
-			MemoryContextSwitchTo(spi);
-		}
+		stored = DatumGetJsonbPCopy(d);
+		MemoryContextSwitchTo(spi);
 	}
 	SPI_finish();
 	return stored;
@@ -134,10 +145,13 @@ LoadStoredFields(WriteCheck *wc)
 	IncOfferChecks checks = {INC_UNKNOWN_REPORT, false, NULL, KeepStoredField, wc};
 	IncOfferError err;
 
+	Jsonb	   *latest;
+
 	wc->loaded = true;
-	if (wc->stored == NULL && wc->offer_key != NULL)
-		wc->stored = StoredDocument(wc->offer_key);
-	if (wc->stored != NULL)
+	latest = StoredDocument(wc->offer_key, &wc->restoring);
+	if (wc->stored == NULL)
+		wc->stored = latest;
+	if (wc->stored != NULL && !wc->restoring)
 		(void) pg_offer_from_jsonb_checked(wc->stored, &checks, &err);
 }
 
@@ -150,6 +164,8 @@ IsStored(void *ctx, const char *path, const char *value)
 
 	if (!wc->loaded)
 		LoadStoredFields(wc);
+	if (wc->restoring)
+		return true;
 	foreach(lc, wc->stored_fields)
 	{
 		StoredField *f = lfirst(lc);

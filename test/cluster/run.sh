@@ -650,6 +650,36 @@ EOF
         "SELECT incentives.put_transaction('G00000001', 'someone_else', 'retailer_sales_to_growers', '2026-01-01', 'x', 1, 'gal', 1)"
     expect_error 'enrollment of participant "rules_enrollment/retailer_001" in offer "mfr.2026.enrolled_standard" from 2025-12-01 .* overlaps' \
         "SELECT incentives.put_enrollment('rules_enrollment/retailer_001', 'mfr.2026.enrolled_standard', '2025-12-01')"
+    # the keys of code/11_offer_keys.sql: refused before any shard stores
+    # anything, with the shard's SQLSTATE; an enrollment names an offer
+    local keydoc='{"offer_key": "%s", "strategy_key": "standard", "calculator_key": "percent_of_amount", "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}], "incentives": [{"period_key": "p", "transaction_type": "retailer_sales_to_growers", "rates": [{"sku_key": "no_such_sku", "rate": 1, "measure": "percent"}]}]}'
+    expect_error 'offer key "MFR.2026.ENROLLED_STANDARD" differs only in letter case from the existing offer "mfr.2026.enrolled_standard"' \
+        "SELECT incentives.put_offer('$(printf "$keydoc" MFR.2026.ENROLLED_STANDARD)')"
+    expect_error 'offer key "cluster_key " has trailing white space' \
+        "SELECT incentives.put_offer('$(printf "$keydoc" 'cluster_key ')')"
+    expect_error 'enrollment of participant "rules_enrollment/retailer_001" names no offer "MFR.2026.enrolled_standard"' \
+        "SELECT incentives.put_enrollment('rules_enrollment/retailer_001', 'MFR.2026.enrolled_standard', '2027-01-01')"
+    local stored
+    stored=$(val shard0 shard0 -c "SELECT count(*) FROM incentives.offers WHERE lower(offer_key) IN ('mfr.2026.enrolled_standard', 'cluster_key ')")
+    [ "$stored" = 1 ] || { echo "a refused offer was stored on shard0 ($stored offers)" >&2; exit 1; }
+    # the warnings over the shards, once the shards have them: program_skus
+    # counts every shard's transactions, transaction_warnings lists every
+    # shard's, as the single node does
+    if [ "$(val shard0 shard0 -c "SELECT to_regprocedure('incentives.transaction_warnings(regclass)') IS NOT NULL
+                                     AND to_regclass('incentives.program_skus') IS NOT NULL
+                                     AND to_regprocedure('incentives.offer_warnings(regclass)') IS NOT NULL")" = t ]; then
+        local a b
+        a=$(val coord coordinator -c "SELECT count(*) || ' ' || coalesce(sum(transactions), 0) FROM incentives.program_skus")
+        b=$(val single single -c "SELECT count(*) || ' ' || coalesce(sum(transactions), 0) FROM incentives.program_skus")
+        [ "$a" = "$b" ] || { echo "program_skus: sharded $a, single $b (rows, transactions)" >&2; exit 1; }
+        a=$(val coord coordinator -c "SELECT count(*) FROM incentives.transaction_warnings")
+        b=$(val single single -c "SELECT count(*) FROM incentives.transaction_warnings")
+        [ "$a" = "$b" ] || { echo "transaction_warnings: sharded $a rows, single $b" >&2; exit 1; }
+        val coord coordinator -c "SELECT count(*) FROM incentives.offer_warnings" >/dev/null
+        echo "   program_skus, transaction_warnings: sharded == single; offer_warnings answers"
+    else
+        echo "   offer_warnings, program_skus, transaction_warnings: the shards have none yet (skipped)"
+    fi
     # a partial change (as if a put had failed half way): cluster_check names
     # it, the next put heals it
     sql shard0 shard0 -c "INSERT INTO incentives.skus VALUES ('half_applied_sku', 'gal', NULL)"

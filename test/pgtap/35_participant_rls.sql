@@ -472,5 +472,60 @@ SELECT set_eq(
   $$VALUES ('retailer_003')$$,
   'after the admin''s refresh bob still sees only his participant''s earnings');
 
+-- ===================================================================
+-- Checking a program book (docs/security.md): the transactions a
+-- restricted role counts in incentives.program_skus and the refused lines
+-- of incentives.transaction_warnings are those of its participants.
+-- ===================================================================
+INSERT INTO incentives.transactions VALUES
+  ('A-8', 'retailer_001', 'buy', '2026-06-01', 's1', 1, 'drum', 10.00),
+  ('B-8', 'retailer_002', 'buy', '2026-06-01', 's2', 1, 'drum', 10.00),
+  ('C-8', 'retailer_003', 'buy', '2026-06-01', 's1', 1, 'drum', 10.00),
+  ('D-8', 'retailer_004', 'buy', '2026-06-01', 's2', 1, 'drum', 10.00);
+SELECT set_eq(
+  $$SELECT transaction_id FROM incentives.transaction_warnings$$,
+  $$VALUES ('A-8'), ('B-8'), ('C-8'), ('D-8')$$,
+  '(the owner: transaction_warnings lists the four lines in drums)');
+SELECT bag_eq(
+  format('SELECT * FROM pg_temp.rows_as(%L, %L)', r.role_name, 'SELECT * FROM incentives.transaction_warnings'),
+  format('SELECT w::text FROM incentives.transaction_warnings AS w
+           WHERE w.participant_key IN (SELECT a.participant_key FROM allowed AS a WHERE a.role_name = %L)',
+         r.role_name),
+  format('transaction_warnings shows %s the refused lines of its participants only', r.role_name))
+  FROM (VALUES ('analyst_alice'), ('analyst_bob'), ('manager_carol')) AS r(role_name)
+ ORDER BY r.role_name;
+SELECT set_eq(
+  $$SELECT transaction_id FROM pg_temp.rows_as('analyst_bob', 'SELECT transaction_id FROM incentives.transaction_warnings()') AS r(transaction_id)$$,
+  $$VALUES ('(C-8)')$$,
+  '... bob''s are retailer_003''s');
+-- program_skus as each role: the counts of the transactions it sees, as the
+-- owner counts them in a relation of those transactions alone.
+CREATE TEMP TABLE role_transactions AS
+SELECT a.role_name, t.* FROM incentives.transactions AS t JOIN allowed AS a USING (participant_key);
+CREATE FUNCTION pg_temp.program_skus_of(r text)
+RETURNS SETOF text LANGUAGE plpgsql AS $$
+BEGIN
+  DROP TABLE IF EXISTS pg_temp.these_transactions;
+  CREATE TEMP TABLE these_transactions AS
+  SELECT t.transaction_id, t.participant_key, t.transaction_type, t.transaction_date, t.sku_key,
+         t.quantity, t.uom_key, t.amount
+    FROM role_transactions AS t WHERE t.role_name = r;
+  RETURN QUERY SELECT s::text FROM incentives.program_skus('pg_temp.these_transactions') AS s;
+END
+$$;
+SELECT bag_eq(
+  format('SELECT * FROM pg_temp.rows_as(%L, %L)', r.role_name, 'SELECT * FROM incentives.program_skus'),
+  format('SELECT * FROM pg_temp.program_skus_of(%L)', r.role_name),
+  format('program_skus counts for %s the transactions of its participants only', r.role_name))
+  FROM (VALUES ('analyst_alice'), ('analyst_bob'), ('manager_carol')) AS r(role_name)
+ ORDER BY r.role_name;
+SELECT results_eq(
+  $$SELECT q FROM pg_temp.rows_as('analyst_bob', $q$SELECT transactions FROM incentives.program_skus WHERE offer_key = 'rls.std' AND sku_key = 's1'$q$) AS q$$,
+  $$VALUES ('(2)')$$,
+  '... bob counts 2 transactions of s1 in rls.std (retailer_003''s), where the owner counts 6');
+SELECT is((SELECT transactions FROM incentives.program_skus WHERE offer_key = 'rls.std' AND sku_key = 's1'),
+          6::bigint, '(the owner counts 6)');
+DELETE FROM incentives.transactions WHERE transaction_id IN ('A-8', 'B-8', 'C-8', 'D-8');
+
 SELECT * FROM finish();
 ROLLBACK;

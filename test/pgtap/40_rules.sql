@@ -69,6 +69,12 @@ SELECT throws_ok($$INSERT INTO incentives.enrollments VALUES ('r1', 'capped', '2
                  'an overlapping window is refused with 23P01, naming both');
 SELECT throws_ok($$INSERT INTO incentives.enrollments VALUES ('r2', 'capped', '2026-06-30', '2026-06-29')$$, '23514',
                  NULL, 'a window ending before it starts is refused');
+-- (an enrollment names a stored offer: "other" earns nothing here)
+INSERT INTO incentives.offers (document) VALUES ('{"offer_key": "other", "strategy_key": "standard",
+  "calculator_key": "percent_of_amount",
+  "periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-12-31"}],
+  "incentives": [{"period_key": "p", "transaction_type": "none",
+                  "rates": [{"sku_key": "none", "rate": 1, "measure": "percent"}]}]}');
 SELECT lives_ok($$INSERT INTO incentives.enrollments VALUES ('r1', 'capped', '2026-07-01', NULL),
                                                             ('r1', 'other', '2026-01-01', NULL)$$,
                 'an adjacent window and another offer''s go in');

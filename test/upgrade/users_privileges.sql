@@ -1,9 +1,10 @@
 -- test/upgrade/users_privileges.sql: the privileges of every routine,
 -- relation and schema of the extension's schemas and of schema bi, one
 -- line each keyed by schema and name (an update may change a routine's
--- signature, not its name), aclitems sorted; test/upgrade/users.sh
--- requires every key before an update to have the same privileges after.
-SELECT line FROM (
+-- signature, not its name; overloads with the same privileges are one
+-- line), aclitems sorted; test/upgrade/users.sh requires every key before
+-- an update to have the same privileges after.
+SELECT DISTINCT line COLLATE "C" AS line FROM (
     SELECT format('routine %s.%s %s', p.pronamespace::regnamespace, p.proname,
                   CASE WHEN p.proacl IS NULL THEN 'default' ELSE ARRAY(SELECT a::text FROM unnest(p.proacl) AS a ORDER BY 1)::text END) AS line
       FROM pg_proc p
@@ -25,4 +26,4 @@ SELECT line FROM (
       FROM pg_namespace n
      WHERE n.nspname IN ('incentives', 'incentives_internal', 'incentives_cluster', 'bi')
 ) AS l
-ORDER BY line COLLATE "C";
+ORDER BY 1;

@@ -204,7 +204,7 @@ FieldAt(IncObjectKind kind, int i)
 		return fields[i];
 	if (!inc_object_fields[kind].annotations)
 		return NULL;
-	return inc_annotation_fields[i - n] != NULL ? inc_annotation_fields[i - n] : NULL;
+	return inc_annotation_fields[i - n];
 }
 
 /* Same case-folded name, or a plural of one: the field meant. */

@@ -145,6 +145,20 @@ BEGIN
          ORDER BY b.n, a.n
          LIMIT 1));
 
+    -- Each window names an offer (stored, or at as_of: the calculation
+    -- reads no other), as a stored enrollment must (code/11_offer_keys.sql).
+    PERFORM incentives_internal.request_refuse((
+        SELECT format('enrollments[%s].offer_key names no offer ("%s")', w.n - 1, w.v ->> 'offer_key')
+          FROM jsonb_array_elements(v_enrollments) WITH ORDINALITY AS w(v, n)
+         WHERE NOT EXISTS (SELECT FROM incentives.offers AS o
+                            WHERE o.offer_key = w.v ->> 'offer_key' AND v_as_of IS NULL)
+           AND NOT EXISTS (SELECT FROM incentives.offer_versions AS o
+                            WHERE o.offer_key = w.v ->> 'offer_key' AND v_as_of IS NOT NULL
+                              AND o.valid_from <= v_as_of
+                              AND (o.valid_to IS NULL OR o.valid_to > v_as_of))
+         ORDER BY w.n
+         LIMIT 1));
+
     -- The what-if transactions live in a temporary table for this call only
     -- (dropped below, or with the transaction on error).
     CREATE TEMPORARY TABLE incentives_request_transactions (

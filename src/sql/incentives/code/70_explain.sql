@@ -222,6 +222,23 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.progress_volume(text, text) IS
   'tier_progress helper: a volume of a stepped offer''s threshold (a current value, a baseline, the volume of the next tier or still needed) as shown: at least two decimal places for dollars (the amount types), quantities as they are, NULL for a property threshold';
 
+CREATE OR REPLACE FUNCTION incentives_internal.progress_needed(threshold_type text, value text)
+RETURNS numeric
+LANGUAGE sql
+IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+    -- the volume at which the next tier is met, or still needed for it:
+    -- dollars (the amount types) in cents, rounded up so that the amount
+    -- shown does reach the tier (a growth tier's B x (1 + t / 100) has more
+    -- places); units as they are; none for a property
+    SELECT CASE WHEN $1 IN ('aggregated_amount', 'growth_amount')
+                THEN round(ceil($2::numeric * 100) / 100, 2)
+                ELSE incentives_internal.progress_volume($1, $2) END
+$function$;
+COMMENT ON FUNCTION incentives_internal.progress_needed(text, text) IS
+  'tier_progress helper: the volume of the next tier or still needed to reach it, as shown: dollars (the amount types) in cents rounded up, quantities as they are, NULL for a property threshold';
+
 CREATE OR REPLACE FUNCTION incentives.tier_progress(
     participant_key text        DEFAULT NULL,
     properties      jsonb       DEFAULT '{}',
@@ -277,9 +294,9 @@ SELECT d.participant_key,
        CASE WHEN g.growth THEN (d.diagnostics ->> 'threshold_value')::numeric END,
        d.diagnostics ->> 'no_growth_value',
        p.pays_on,
-       incentives_internal.progress_volume(p.threshold_type,
+       incentives_internal.progress_needed(p.threshold_type,
          CASE WHEN g.growth THEN d.diagnostics ->> 'next_volume' ELSE d.diagnostics ->> 'next_threshold' END),
-       incentives_internal.progress_volume(p.threshold_type,
+       incentives_internal.progress_needed(p.threshold_type,
          CASE WHEN g.growth THEN d.diagnostics ->> 'volume_to_next' ELSE d.diagnostics ->> 'gap_to_next' END)
   FROM incentives.incentive_diagnostics(tier_progress.participant_key,
                                         COALESCE(tier_progress.properties, '{}'),

@@ -280,15 +280,23 @@ LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    problem text := incentives_cluster.offer_error(document);
+    -- the coordinator's setting applies on the shards (NULL: theirs)
+    fields  text := current_setting('incentives.unknown_offer_fields', true);
+    problem jsonb;
 BEGIN
-    -- An invalid offer is rejected before any partition stores anything.
-    IF problem IS NOT NULL THEN
-        RAISE EXCEPTION '%', problem USING ERRCODE = 'invalid_parameter_value';
+    -- An offer a shard's write would refuse (its document, its key) is
+    -- refused before any partition stores anything, with the shard's
+    -- SQLSTATE (code/35_offer_checks.sql).
+    problem := incentives_cluster.offer_problem(document, NULLIF(fields, ''));
+    IF problem ? 'hint' THEN
+        RAISE EXCEPTION '%', problem ->> 'message'
+              USING ERRCODE = problem ->> 'sqlstate', HINT = problem ->> 'hint';
+    ELSIF problem IS NOT NULL THEN
+        RAISE EXCEPTION '%', problem ->> 'message' USING ERRCODE = problem ->> 'sqlstate';
     END IF;
-    RETURN incentives_cluster.agreed(ARRAY(SELECT incentives_cluster.put_offer(document)),
+    RETURN incentives_cluster.agreed(ARRAY(SELECT incentives_cluster.put_offer_under(document, NULLIF(fields, ''))),
                                      format('put_offer(%s)', document ->> 'offer_key'));
 END
 $$;
 COMMENT ON FUNCTION incentives.put_offer(jsonb) IS
-  'Validates an offer on one partition, then inserts or replaces it on every partition; true when it is new; fails if any partition fails';
+  'Checks an offer on one partition (its document under the coordinator''s incentives.unknown_offer_fields, its key), then inserts or replaces it on every partition; true when it is new; fails if any partition fails';
