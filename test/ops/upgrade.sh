@@ -162,4 +162,40 @@ if [ "$last" != "$current" ]; then
 	done
 	echo "check-upgrade: incentives $last -> $current with stored keys, enrollments and rates 0.4.0 refuses: $(grep -c '^NOTICE: .*: stored before' "$work/legacy.notices") NOTICEs, restored completely (custom, parallel, plain)"
 fi
+
+# A ledger the latest released version let lock (docs/lifecycle.md,
+# Statements dated in the future; test/ops/ledger_legacy.psql): the update
+# keeps it, computes the lines' kind and offer_version, and reports the
+# statement and the accrual dated in the future; voided by appending, the
+# ledger goes on.
+if [ "$last" != "$current" ]; then
+	db=upg_ledger
+	recreate $db
+	run $db -c "CREATE EXTENSION incentives VERSION '$last'" -f test/ops/ledger_legacy.psql
+	PGOPTIONS="-c client_min_messages=notice" run $db -c "ALTER EXTENSION incentives UPDATE TO '$current'" \
+		2> "$work/ledger.notices" || { cat "$work/ledger.notices"; fail "ledger: ALTER EXTENSION UPDATE failed"; }
+	grep -q '^NOTICE:  statement 3 is dated 2062-07-31 (after today)' "$work/ledger.notices" &&
+		grep -q '^NOTICE:  accrual 2 is dated 2062-07-31 (after today)' "$work/ledger.notices" ||
+		{ cat "$work/ledger.notices"; fail "ledger: the update did not report the statement and the accrual dated in the future"; }
+	got=$(psql -X -A -t -q -v ON_ERROR_STOP=1 -d $db -c "
+		SELECT string_agg(l.statement_id || ':' || l.participant_key || ':' || l.kind || ':' || COALESCE(l.offer_version::text, '-'),
+		                  ' ' ORDER BY l.statement_id, l.participant_key)
+		  FROM incentives.statement_lines AS l")
+	[ "$got" = "1:p1:payment:1 2:p1:clawback:1 2:p2:payment:1 3:p1:unchanged:1 3:p2:unchanged:1" ] ||
+		fail "ledger: the lines after the update are '$got'"
+	psql -X -q -d $db -c "CALL incentives.settle('2026-03-31')" >/dev/null 2>&1 &&
+		fail "ledger: a statement before the one dated in the future was accepted"
+	got=$(PGOPTIONS="-c client_min_messages=warning" psql -X -A -t -q -v ON_ERROR_STOP=1 -d $db \
+		-c "SELECT incentives.void_statement(3, 'typo: 2062 for 2026') IS NOT NULL" \
+		-c "SELECT incentives.void_accrual(2, 'typo: 2062 for 2026') IS NOT NULL" \
+		-c "CALL incentives.settle('2026-03-31')" -c "CALL incentives.accrue('2026-03-31')" \
+		-c "SELECT count(*) FROM incentives.statements" \
+		-c "SELECT string_agg(participant_key || ':' || settled_total || ':' || last_statement_date, ' ' ORDER BY 1)
+		      FROM incentives.settlement_balances" \
+		-c "SELECT string_agg(participant_key || ':' || accrued || ':' || settled, ' ' ORDER BY 1)
+		      FROM incentives.accrual_balances") || fail "ledger: voiding and settling on failed"
+	[ "$(echo $got)" = "t t 5 p1:70.00:2026-03-31 p2:20.00:2026-03-31 p1:70.00:70.00 p2:20.00:20.00" ] ||
+		fail "ledger: after voiding, '$(echo $got)'"
+	echo "check-upgrade: incentives $last -> $current with a ledger dated in the future: reported, the lines' kinds computed, voided by appending, settled on"
+fi
 echo "check-upgrade: passed ($walks upgrade paths)"

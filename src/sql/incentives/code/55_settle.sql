@@ -305,7 +305,11 @@ STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $function$
     SELECT COALESCE(sum(p.total), 0.00), count(*)::integer, max(p.latest)
-      FROM (SELECT l.participant_key, sum(l.amount_due) AS total, max(s.statement_date) AS latest
+      FROM (SELECT l.participant_key, sum(l.amount_due) AS total,
+                   -- a voided statement and its reversal hold no date
+                   max(s.statement_date) FILTER (WHERE s.reverses IS NULL AND NOT EXISTS (
+                         SELECT 1 FROM incentives.statements AS r WHERE r.reverses = s.statement_id))
+                     AS latest
               FROM incentives.statement_lines AS l
               JOIN incentives.statements AS s ON s.statement_id = l.statement_id
              WHERE l.offer_key = $1

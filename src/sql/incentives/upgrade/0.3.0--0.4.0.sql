@@ -101,23 +101,33 @@ SELECT pg_temp.update_grant_like('SEQUENCE', 'incentives.offer_removals_removal_
 -- Statements and accruals dated after today lock the ledger: a later
 -- settle or accrue of an earlier date is refused.  0.4.0 refuses such
 -- dates; the update reports those already written (the remedy:
--- docs/lifecycle.md, Statements dated in the future).
-DO $$
+-- docs/lifecycle.md, Statements dated in the future).  (An extension
+-- script runs with client_min_messages raised to warning: the report
+-- lowers it for the length of its function, so that the NOTICEs reach the
+-- client that runs ALTER EXTENSION ... UPDATE.)
+CREATE FUNCTION pg_temp.update_report_future()
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+SET client_min_messages = notice
+AS $function$
 DECLARE
     r record;
 BEGIN
     FOR r IN SELECT s.statement_id, s.statement_date FROM incentives.statements AS s
               WHERE s.statement_date > current_date ORDER BY s.statement_id LOOP
-        RAISE NOTICE 'statement % is dated % (after today): see docs/lifecycle.md, Statements dated in the future',
-                     r.statement_id, r.statement_date;
+        RAISE NOTICE 'statement % is dated % (after today): later statements of an earlier date are refused; incentives.void_statement(%, reason) voids it (docs/lifecycle.md, Statements dated in the future)',
+                     r.statement_id, r.statement_date, r.statement_id;
     END LOOP;
     FOR r IN SELECT a.accrual_id, a.as_of_date FROM incentives.accruals AS a
               WHERE a.as_of_date > current_date ORDER BY a.accrual_id LOOP
-        RAISE NOTICE 'accrual % is dated % (after today): see docs/lifecycle.md, Statements dated in the future',
-                     r.accrual_id, r.as_of_date;
+        RAISE NOTICE 'accrual % is dated % (after today): later accruals of an earlier date are refused; incentives.void_accrual(%, reason) voids it (docs/lifecycle.md, Statements dated in the future)',
+                     r.accrual_id, r.as_of_date, r.accrual_id;
     END LOOP;
 END
-$$;
+$function$;
+SELECT pg_temp.update_report_future();
+DROP FUNCTION pg_temp.update_report_future();
 
 -- settle and accrue take the relation of the transactions (a new last
 -- argument), and so do their internal parts: the users' views over them
