@@ -38,6 +38,11 @@ SELECT incentives.offer_error(jsonb_set(jsonb_set(jsonb_set(:'std'::jsonb || '{"
          '{periods,0,label}', '"Season"'), '{incentives,0,rates,0,description}', '"corn"'), '{incentives,0,name}', '"purchases"'));
 SELECT incentives.offer_error(jsonb_set(:'std'::jsonb, '{incentives,0,rates,0,label}', '5'));
 
+-- Characters beyond ASCII are the same bytes after the parse.
+SELECT incentives.offer_error(jsonb_set(:'std'::jsonb || '{"label": "Saison d''été €"}', '{incentives,0,rates,0,sku_key}', '"maïs_🌽"'));
+SELECT sku_key FROM incentives_internal.offer_references(jsonb_set(:'std'::jsonb, '{incentives,0,rates,0,sku_key}', '"maïs_🌽"'))
+ WHERE kind = 'sku';
+
 -- A percent above 100 is refused; a dollar rate is not a percent.
 SELECT incentives.offer_error(jsonb_set(:'std'::jsonb, '{incentives,0,rates,0,rate}', '150'));
 SELECT incentives.offer_error(jsonb_set(jsonb_set(jsonb_set(:'std'::jsonb, '{calculator_key}', '"dollars_per_unit"'),

@@ -17,6 +17,11 @@
  *   - A number must follow RFC 8259's grammar ("-01", "1." and "1e" are
  *     not JSON), and a string must not hold a raw control character
  *     (U+0000..U+001F); either is "document is not valid JSON".
+ *   - A character beyond ASCII in a string (well-formed UTF-8) is fed as
+ *     its \uXXXX escape, which json-c decodes to the same bytes: json-c
+ *     0.17 and later refuse every byte above 0x7F in strict mode.  Bytes
+ *     that are not well-formed UTF-8 (a database in another encoding) are
+ *     fed as they are: json-c 0.16 takes them, later ones refuse them.
  *   - An integer that json-c cannot hold (below INT64_MIN, above
  *     UINT64_MAX) is fed as INT64_MIN or UINT64_MAX, the values some
  *     json-c versions clamp it to while others refuse the document in
@@ -91,7 +96,8 @@ typedef enum TextStop
 	STOP_END,					/* the end of the text */
 	STOP_ABOVE_RANGE,			/* an integer above UINT64_MAX */
 	STOP_BELOW_RANGE,			/* an integer below INT64_MIN */
-	STOP_NOT_JSON				/* a malformed number, a control character */
+	STOP_NOT_JSON,				/* a malformed number, a control character */
+	STOP_UTF8					/* a character beyond ASCII in a string */
 } TextStop;
 
 static bool
@@ -180,14 +186,54 @@ ScanNumber(const char *s, size_t len, size_t i, size_t *end)
 }
 
 /*
+ * Utf8Sequence: the length (2 to 4) of the well-formed UTF-8 sequence at
+ * s[i] (a byte of 0x80 or more), with its code point in *cp; 0 when the
+ * bytes there are not one (overlong, a surrogate, beyond U+10FFFF, cut).
+ */
+static size_t
+Utf8Sequence(const char *s, size_t len, size_t i, unsigned long *cp)
+{
+	unsigned char b = (unsigned char) s[i];
+	size_t		n;
+	size_t		k;
+	unsigned long c;
+
+	if (b >= 0xC2 && b <= 0xDF)
+		n = 2, c = b & 0x1F;
+	else if (b >= 0xE0 && b <= 0xEF)
+		n = 3, c = b & 0x0F;
+	else if (b >= 0xF0 && b <= 0xF4)
+		n = 4, c = b & 0x07;
+	else
+		return 0;
+	if (len - i < n)
+		return 0;
+	for (k = 1; k < n; k++)
+	{
+		unsigned char cb = (unsigned char) s[i + k];
+
+		if ((cb & 0xC0) != 0x80)
+			return 0;
+		c = (c << 6) | (cb & 0x3F);
+	}
+	if ((n == 3 && c < 0x800) || (n == 4 && c < 0x10000) ||
+		(c >= 0xD800 && c <= 0xDFFF) || c > 0x10FFFF)
+		return 0;
+	*cp = c;
+	return n;
+}
+
+/*
  * NextStop: from s[*pos] on, the first place json-c must not be given as
- * written (see the file header): an integer beyond json-c's range, whose
- * token is s[*start..*pos), or something that is not JSON at s[*start];
- * else STOP_END with *start = len.  Strings are skipped, escapes
- * included; an unterminated string runs to the end of the text.
+ * written (see the file header): an integer beyond json-c's range, or a
+ * character beyond ASCII in a string, whose text is s[*start..*pos), or
+ * something that is not JSON at s[*start]; else STOP_END with *start =
+ * len.  *in_string says whether s[*pos] is inside a string (a stop inside
+ * one resumes there).  Strings are skipped, escapes included; an
+ * unterminated string runs to the end of the text.
  */
 static TextStop
-NextStop(const char *s, size_t len, size_t *pos, size_t *start)
+NextStop(const char *s, size_t len, size_t *pos, size_t *start, bool *in_string)
 {
 	size_t		i = *pos;
 
@@ -195,18 +241,32 @@ NextStop(const char *s, size_t len, size_t *pos, size_t *start)
 	{
 		char		c = s[i];
 
-		if (c == '"')
+		if (c == '"' || *in_string)
 		{
-			for (i++; i < len && s[i] != '"'; i++)
+			if (!*in_string)
+				i++;
+			*in_string = true;
+			for (; i < len && s[i] != '"'; i++)
 			{
+				unsigned long cp;
+				size_t		n;
+
 				if ((unsigned char) s[i] < 0x20)
 				{
 					*start = i;
 					return STOP_NOT_JSON;
 				}
+				if ((unsigned char) s[i] >= 0x80 &&
+					(n = Utf8Sequence(s, len, i, &cp)) > 0)
+				{
+					*start = i;
+					*pos = i + n;
+					return STOP_UTF8;
+				}
 				if (s[i] == '\\')
 					i++;
 			}
+			*in_string = false;
 			i++;
 		}
 		else if (c == '-' || IsDigit(c))
@@ -228,6 +288,25 @@ NextStop(const char *s, size_t len, size_t *pos, size_t *start)
 	*start = len;
 	*pos = len;
 	return STOP_END;
+}
+
+/*
+ * Utf8Escape: the well-formed UTF-8 sequence s[0..n) as the JSON escape of
+ * its code point (a surrogate pair beyond U+FFFF), which json-c turns back
+ * into the same bytes, into buf.
+ */
+static const char *
+Utf8Escape(const char *s, size_t n, char *buf, size_t cap)
+{
+	unsigned long cp = 0;
+
+	(void) Utf8Sequence(s, n, 0, &cp);
+	if (cp < 0x10000)
+		snprintf(buf, cap, "\\u%04lx", cp);
+	else
+		snprintf(buf, cap, "\\u%04lx\\u%04lx", 0xD800 + ((cp - 0x10000) >> 10),
+				 0xDC00 + ((cp - 0x10000) & 0x3FF));
+	return buf;
 }
 
 /*
@@ -261,6 +340,7 @@ inc_offer_parser_check(IncOfferParser *parser, const char *json, size_t len,
 	size_t		start;
 	size_t		end;
 	bool		not_json = false;
+	bool		in_string = false;
 	IncOffer   *offer;
 
 	err->message[0] = '\0';
@@ -280,8 +360,9 @@ inc_offer_parser_check(IncOfferParser *parser, const char *json, size_t len,
 	 */
 	for (;;)
 	{
-		TextStop	stop = NextStop(json, len, &pos, &start);
+		TextStop	stop = NextStop(json, len, &pos, &start, &in_string);
 		const char *text;
+		char		escape[16];
 
 		if (!Feed(parser, json + fed, start - fed, &end))
 		{
@@ -299,7 +380,10 @@ inc_offer_parser_check(IncOfferParser *parser, const char *json, size_t len,
 			not_json = true;
 			break;
 		}
-		text = stop == STOP_ABOVE_RANGE ? IntegerAboveRange : IntegerBelowRange;
+		if (stop == STOP_UTF8)
+			text = Utf8Escape(json + start, pos - start, escape, sizeof(escape));
+		else
+			text = stop == STOP_ABOVE_RANGE ? IntegerAboveRange : IntegerBelowRange;
 		if (!Feed(parser, text, strlen(text), &end))
 		{
 			end = pos;

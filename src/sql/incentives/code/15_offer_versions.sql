@@ -60,11 +60,12 @@ BEGIN
             RETURN NULL;     -- the same document: no new version
         END IF;
     END IF;
-    -- One writer of versions at a time.  This also orders a parallel
-    -- pg_restore: the offers' rows arrive after their versions (whose COPY
-    -- holds its lock from its start, while this trigger runs at the end of
-    -- the offers' COPY), so loading an offer finds its current version and
-    -- writes none.
+    -- A restore writes no version: the dump holds them, and a parallel
+    -- pg_restore may copy the offers before their versions (or while).
+    IF TG_OP = 'INSERT' AND incentives_internal.restoring() THEN
+        RETURN NULL;
+    END IF;
+    -- One writer of versions at a time.
     LOCK TABLE incentives.offer_versions IN SHARE ROW EXCLUSIVE MODE;
     -- the old state ends
     IF TG_OP IN ('UPDATE', 'DELETE') THEN
@@ -97,7 +98,7 @@ BEGIN
 END
 $function$;
 COMMENT ON FUNCTION incentives_internal.offers_version() IS
-  'Trigger: keeps incentives.offer_versions in step with incentives.offers (a new version per insert or change of the document, the current one closed by a change or the delete; TRUNCATE closes every current one)';
+  'Trigger: keeps incentives.offer_versions in step with incentives.offers (a new version per insert or change of the document, the current one closed by a change or the delete; TRUNCATE closes every current one); an insert in a restore session (incentives_internal.restoring()) writes none: the dump holds the versions';
 
 DROP TRIGGER IF EXISTS offers_version ON incentives.offers;
 CREATE TRIGGER offers_version
