@@ -4,7 +4,8 @@
  *    (docs/reference.md, Strict offers and Offer warnings): the setting
  *    incentives.unknown_offer_fields, the check of a document being
  *    written (unknown fields refused or reported, a percent above 100
- *    refused, the document-only findings raised as WARNINGs), and the
+ *    refused, the document-only findings raised as WARNINGs) with the
+ *    validation trigger on incentives.offers and offer_error(), and the
  *    functions the SQL layer asks: offer_findings, offer_references,
  *    offer_fields and unknown_fields.
  *
@@ -20,6 +21,7 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "commands/trigger.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -29,6 +31,7 @@
 #include "utils/guc.h"
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
+#include "utils/rel.h"
 
 #include "core/offer/offer_fields.h"
 #include "offer_checks.h"
@@ -425,4 +428,72 @@ incentives_unknown_fields(PG_FUNCTION_ARGS)
 		}
 	}
 	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(incentives_offer_error);
+
+/*
+ * incentives_offer_error: offer_error(document jsonb) -> text.  NULL when
+ * the document may be stored, else the message storing it would raise
+ * (over the offer's stored version, if any: offer_checks.c).
+ */
+Datum
+incentives_offer_error(PG_FUNCTION_ARGS)
+{
+	char	   *message = pg_offer_write_error(PG_GETARG_JSONB_P(0), NULL, false);
+
+	if (message == NULL)
+		PG_RETURN_NULL();
+	PG_RETURN_TEXT_P(cstring_to_text(message));
+}
+
+PG_FUNCTION_INFO_V1(incentives_offers_validate);
+
+/*
+ * incentives_offers_validate: BEFORE INSERT OR UPDATE row trigger on
+ * incentives.offers; raises 22023 with the offer and JSON path of the
+ * first fault, so an invalid offer never enters the table, and the
+ * document's findings as WARNINGs (offer_checks.c: an UPDATE is checked
+ * over the row's old document).
+ */
+Datum
+incentives_offers_validate(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	HeapTuple	tuple;
+	TupleDesc	tupdesc;
+	int			attnum;
+	bool		isnull;
+	Datum		document;
+	char	   *message;
+
+	tuple = pg_row_trigger_tuple(fcinfo, false, "incentives.offers_validate");
+	tupdesc = RelationGetDescr(trigdata->tg_relation);
+	attnum = SPI_fnumber(tupdesc, "document");
+	if (attnum <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("relation \"%s\" has no column \"document\"",
+						RelationGetRelationName(trigdata->tg_relation))));
+
+	document = heap_getattr(tuple, attnum, tupdesc, &isnull);
+	if (!isnull)
+	{
+		Jsonb	   *stored = NULL;
+
+		if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event))
+		{
+			bool		old_null;
+			Datum		old = heap_getattr(trigdata->tg_trigtuple, attnum, tupdesc, &old_null);
+
+			if (!old_null)
+				stored = DatumGetJsonbP(old);
+		}
+		message = pg_offer_write_error(DatumGetJsonbP(document), stored, true);
+		if (message)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg_internal("%s", message)));
+	}
+	return PointerGetDatum(tuple);
 }
