@@ -50,9 +50,8 @@ SELECT incentives.offer_error(jsonb_set(jsonb_set(jsonb_set(:'std'::jsonb, '{cal
 SELECT incentives.offer_error(jsonb_set(:'stepped'::jsonb, '{incentive,rates,2,value}', '100.5'));
 
 -- Refused on insert (22023), with the message offer_error gives.
-\set VERBOSITY verbose
 INSERT INTO incentives.offers (document) VALUES (:'std'::jsonb || '{"enrolment": "required"}');
-\set VERBOSITY default
+\echo :SQLSTATE
 SELECT count(*) FROM incentives.offers;
 
 -- Legal but likely wrong: a WARNING per finding when stored (01000).
