@@ -295,6 +295,14 @@ pg_dec_to_numeric_or_null(const IncDec *d, bool *isnull)
 	return d ? pg_dec_to_numeric(d) : (Datum) 0;
 }
 
+/* pg_text_or_null: the text of s, or a NULL when s is NULL. */
+Datum
+pg_text_or_null(const char *s, bool *isnull)
+{
+	*isnull = s == NULL;
+	return s ? CStringGetTextDatum(s) : (Datum) 0;
+}
+
 /* pg_cstring_array: a text[] datum of n C strings. */
 Datum
 pg_cstring_array(const char *const *items, int n)

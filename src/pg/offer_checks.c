@@ -241,13 +241,6 @@ pg_offer_findings(Jsonb *document, IncOfferError *err, bool *valid)
 	return wc.findings;
 }
 
-static Datum
-TextOrNull(const char *s, bool *isnull)
-{
-	*isnull = s == NULL;
-	return s ? CStringGetTextDatum(s) : (Datum) 0;
-}
-
 PG_FUNCTION_INFO_V1(incentives_offer_findings);
 
 /*
@@ -299,16 +292,16 @@ EmitReference(void *ctx, const IncOfferRef *ref)
 	Datum		values[10];
 	bool		nulls[10];
 
-	values[0] = TextOrNull(ref->path, &nulls[0]);
-	values[1] = TextOrNull(RefKindNames[ref->kind], &nulls[1]);
-	values[2] = TextOrNull(ref->role, &nulls[2]);
-	values[3] = TextOrNull(ref->sku_key, &nulls[3]);
-	values[4] = TextOrNull(ref->transaction_type, &nulls[4]);
-	values[5] = TextOrNull(ref->period ? ref->period->key : NULL, &nulls[5]);
+	values[0] = pg_text_or_null(ref->path, &nulls[0]);
+	values[1] = pg_text_or_null(RefKindNames[ref->kind], &nulls[1]);
+	values[2] = pg_text_or_null(ref->role, &nulls[2]);
+	values[3] = pg_text_or_null(ref->sku_key, &nulls[3]);
+	values[4] = pg_text_or_null(ref->transaction_type, &nulls[4]);
+	values[5] = pg_text_or_null(ref->period ? ref->period->key : NULL, &nulls[5]);
 	nulls[6] = nulls[7] = ref->period == NULL;
 	values[6] = ref->period ? DateADTGetDatum(ref->period->start_date) : (Datum) 0;
 	values[7] = ref->period ? DateADTGetDatum(ref->period->end_date) : (Datum) 0;
-	values[8] = TextOrNull(ref->from_uom, &nulls[8]);
+	values[8] = pg_text_or_null(ref->from_uom, &nulls[8]);
 	values[9] = BoolGetDatum(ref->per_unit);
 	nulls[9] = false;
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);

@@ -55,14 +55,6 @@ typedef struct RateOutput
 	MemoryContext row_context;
 } RateOutput;
 
-/* TextOrNull: a text datum of s, or a NULL. */
-static Datum
-TextOrNull(const char *s, bool *isnull)
-{
-	*isnull = s == NULL;
-	return s ? CStringGetTextDatum(s) : (Datum) 0;
-}
-
 /* EmitRate: one IncRateRow into the tuplestore, in program_rates' columns. */
 static void
 EmitRate(void *ctx, const IncRateRow *row)
@@ -73,33 +65,33 @@ EmitRate(void *ctx, const IncRateRow *row)
 	MemoryContext old = MemoryContextSwitchTo(out->row_context);
 	const IncOffer *offer = row->offer;
 
-	values[0] = TextOrNull(offer->offer_key, &nulls[0]);
-	values[1] = TextOrNull(inc_strategy_name(offer->strategy), &nulls[1]);
-	values[2] = TextOrNull(inc_calculator_name(offer->calculator), &nulls[2]);
-	values[3] = TextOrNull(row->rate_key, &nulls[3]);
-	values[4] = TextOrNull(row->sku_key, &nulls[4]);
+	values[0] = pg_text_or_null(offer->offer_key, &nulls[0]);
+	values[1] = pg_text_or_null(inc_strategy_name(offer->strategy), &nulls[1]);
+	values[2] = pg_text_or_null(inc_calculator_name(offer->calculator), &nulls[2]);
+	values[3] = pg_text_or_null(row->rate_key, &nulls[3]);
+	values[4] = pg_text_or_null(row->sku_key, &nulls[4]);
 	values[5] = pg_dec_to_numeric_or_null(&row->rate_value, &nulls[5]);
-	values[6] = TextOrNull(row->measure, &nulls[6]);
+	values[6] = pg_text_or_null(row->measure, &nulls[6]);
 	values[7] = pg_dec_to_numeric_or_null(row->threshold, &nulls[7]);
-	values[8] = TextOrNull(row->threshold_type, &nulls[8]);
-	values[9] = TextOrNull(row->period ? row->period->key : NULL, &nulls[9]);
+	values[8] = pg_text_or_null(row->threshold_type, &nulls[8]);
+	values[9] = pg_text_or_null(row->period ? row->period->key : NULL, &nulls[9]);
 	nulls[10] = nulls[11] = row->period == NULL;
 	values[10] = row->period ? DateADTGetDatum(row->period->start_date) : (Datum) 0;
 	values[11] = row->period ? DateADTGetDatum(row->period->end_date) : (Datum) 0;
-	values[12] = TextOrNull(row->transaction_type, &nulls[12]);
-	values[13] = TextOrNull(row->sku_set_key, &nulls[13]);
-	values[14] = TextOrNull(row->stack_key, &nulls[14]);
-	values[15] = TextOrNull(row->threshold_property_key, &nulls[15]);
+	values[12] = pg_text_or_null(row->transaction_type, &nulls[12]);
+	values[13] = pg_text_or_null(row->sku_set_key, &nulls[13]);
+	values[14] = pg_text_or_null(row->stack_key, &nulls[14]);
+	values[15] = pg_text_or_null(row->threshold_property_key, &nulls[15]);
 	values[16] = pg_dec_to_numeric_or_null(row->price, &nulls[16]);
-	values[17] = TextOrNull(row->coverage_unit, &nulls[17]);
+	values[17] = pg_text_or_null(row->coverage_unit, &nulls[17]);
 	values[18] = pg_dec_to_numeric_or_null(row->coverage_rate, &nulls[18]);
-	values[19] = TextOrNull(row->coverage_uom_key, &nulls[19]);
-	values[20] = TextOrNull(row->tier_mode, &nulls[20]);
-	values[21] = TextOrNull(row->pays_on, &nulls[21]);
+	values[19] = pg_text_or_null(row->coverage_uom_key, &nulls[19]);
+	values[20] = pg_text_or_null(row->tier_mode, &nulls[20]);
+	values[21] = pg_text_or_null(row->pays_on, &nulls[21]);
 	nulls[22] = nulls[23] = row->baseline == NULL || row->baseline->kind != INC_BASELINE_DATES;
 	values[22] = nulls[22] ? (Datum) 0 : DateADTGetDatum(row->baseline->start_date);
 	values[23] = nulls[23] ? (Datum) 0 : DateADTGetDatum(row->baseline->end_date);
-	values[24] = TextOrNull(row->baseline ? row->baseline->property_key : NULL, &nulls[24]);
+	values[24] = pg_text_or_null(row->baseline ? row->baseline->property_key : NULL, &nulls[24]);
 
 	tuplestore_putvalues(out->rsinfo->setResult, out->rsinfo->setDesc, values, nulls);
 	MemoryContextSwitchTo(old);
@@ -167,12 +159,12 @@ incentives_offer_summary(PG_FUNCTION_ARGS)
 	if (desc->natts != NUM_SUMMARY_COLUMNS && desc->natts != NUM_SUMMARY_COLUMNS_0_2)
 		elog(ERROR, "offer_summary returns %d columns, expected %d",
 			 desc->natts, NUM_SUMMARY_COLUMNS);
-	values[0] = TextOrNull(offer->label, &nulls[0]);
-	values[1] = TextOrNull(inc_strategy_name(offer->strategy), &nulls[1]);
-	values[2] = TextOrNull(inc_calculator_name(offer->calculator), &nulls[2]);
-	values[3] = TextOrNull(offer->strategy == INC_STEPPED ?
+	values[0] = pg_text_or_null(offer->label, &nulls[0]);
+	values[1] = pg_text_or_null(inc_strategy_name(offer->strategy), &nulls[1]);
+	values[2] = pg_text_or_null(inc_calculator_name(offer->calculator), &nulls[2]);
+	values[3] = pg_text_or_null(offer->strategy == INC_STEPPED ?
 						   inc_tier_mode_name(offer->stepped.tier_mode) : NULL, &nulls[3]);
-	values[4] = TextOrNull(inc_enrollment_name(offer->rules.enrollment), &nulls[4]);
+	values[4] = pg_text_or_null(inc_enrollment_name(offer->rules.enrollment), &nulls[4]);
 	values[5] = DirectFunctionCall1(jsonb_in,
 									CStringGetDatum(inc_rules_requirements_json(offer)));
 	nulls[5] = false;
@@ -180,10 +172,10 @@ incentives_offer_summary(PG_FUNCTION_ARGS)
 							  &offer->rules.limits.minimum : NULL, &nulls[6]);
 	values[7] = pg_dec_to_numeric_or_null(offer->rules.limits.has_maximum ?
 							  &offer->rules.limits.maximum : NULL, &nulls[7]);
-	values[8] = TextOrNull(inc_aggregation_name(offer->aggregation), &nulls[8]);
-	values[9] = TextOrNull(stepped ? inc_threshold_type_name(offer->stepped.threshold_type) : NULL,
+	values[8] = pg_text_or_null(inc_aggregation_name(offer->aggregation), &nulls[8]);
+	values[9] = pg_text_or_null(stepped ? inc_threshold_type_name(offer->stepped.threshold_type) : NULL,
 						   &nulls[9]);
-	values[10] = TextOrNull(stepped ? inc_pays_on_name(offer->stepped.pays_on) : NULL, &nulls[10]);
+	values[10] = pg_text_or_null(stepped ? inc_pays_on_name(offer->stepped.pays_on) : NULL, &nulls[10]);
 	nulls[11] = !stepped || offer->stepped.baseline.kind == INC_BASELINE_NONE;
 	values[11] = (Datum) 0;
 	if (!nulls[11])

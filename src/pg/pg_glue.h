@@ -63,6 +63,7 @@ extern bool pg_numeric_to_dec_fast(Datum numeric, IncDec *out);
 extern Datum pg_text_to_numeric(const char *text);
 extern Datum pg_dec_to_numeric(const IncDec *d);
 extern Datum pg_dec_to_numeric_or_null(const IncDec *d, bool *isnull);
+extern Datum pg_text_or_null(const char *s, bool *isnull);
 
 /* Room for any IncDec as a numeric (pg_dec_to_numeric_in). */
 #define PG_NUMERIC_BUF 40

@@ -577,10 +577,14 @@ TestProjection(void)
 			 "2026-02-10", txns, 3, &f);
 	CHECK(f.n == 1);
 	CHECK_STR(f.rows[0], "41/365|||||0.00|10.68|1.20");
-	/* a maximum on the projected total: 10.68 capped at 10 */
+	/*
+	 * a maximum on the projected total: 10.68 capped at 10; the straight
+	 * line's 10 x 41 / 365 = 1.12 is less than the 1.20 already earned,
+	 * which is what accrues
+	 */
 	Forecast(STANDARD(",'limits':{'maximum':10}"), "2026-02-10", txns, 3, &f);
 	CHECK(f.n == 1);
-	CHECK_STR(f.rows[0], "41/365|||||1.20|10.00|1.12");
+	CHECK_STR(f.rows[0], "41/365|||||1.20|10.00|1.20");
 	/* past the span's end k = 1: projected = actual */
 	Forecast(STANDARD(""), "2027-03-01", txns, 3, &f);
 	CHECK(f.n == 1);
