@@ -295,7 +295,8 @@ LANGUAGE sql STABLE AS $$
            CASE WHEN o.kind = 'stepped' THEN (gr.tier_met(o.offer_key, cb.c, cb.b, 1, 1)).rate_key END,
            CASE WHEN o.kind = 'stepped' THEN (gr.tier_met(o.offer_key, cb.c, cb.b, d.span, d.elapsed)).rate_key END,
            COALESCE(a.amount, 0.00), COALESCE(p.amount, 0.00),
-           gr.exact_round(COALESCE(p.amount, 0.00) * d.elapsed, d.span, 2)
+           -- the straight line's share, never less than what is earned
+           GREATEST(gr.exact_round(COALESCE(p.amount, 0.00) * d.elapsed, d.span, 2), COALESCE(a.amount, 0.00))
       FROM d, gr.cb(as_of) AS cb
       JOIN modelled AS o ON o.offer_key = cb.offer_key
       LEFT JOIN actual AS a ON a.participant_key = cb.participant_key AND a.offer_key = cb.offer_key
