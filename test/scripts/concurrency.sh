@@ -286,12 +286,12 @@ for iso in rc rr; do
   session_start "e1$iso"
   session_start "e2$iso"
   session_send "e1$iso" "\\set ON_ERROR_STOP 0" "BEGIN;" \
-    "INSERT INTO incentives.enrollments VALUES ('P_conc', 'o', '2026-01-01', '2026-06-30');"
+    "INSERT INTO incentives.enrollments VALUES ('P_conc', 'conc.standard', '2026-01-01', '2026-06-30');"
   session_sync "e1$iso" "E1_INSERTED_$iso"
   # the second session's snapshot is taken before the first commits
   session_send "e2$iso" "\\set ON_ERROR_STOP 0" "BEGIN ISOLATION LEVEL $level;" \
     "SELECT count(*) FROM incentives.enrollments WHERE participant_key = 'P_conc';" \
-    "INSERT INTO incentives.enrollments VALUES ('P_conc', 'o', '2026-03-01', NULL);"
+    "INSERT INTO incentives.enrollments VALUES ('P_conc', 'conc.standard', '2026-03-01', NULL);"
   wait_gate "e2$iso"
   session_send "e1$iso" "COMMIT;"
   session_sync "e1$iso" "E1_COMMITTED_$iso"
