@@ -56,20 +56,14 @@ pg_offer_checks_init(void)
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 }
 
-/* A field (path and JSON value) of the stored document that a write may keep. */
-typedef struct StoredField
-{
-	char	   *path;
-	char	   *value;
-} StoredField;
-
 typedef struct WriteCheck
 {
 	const char *offer_key;		/* of the new document (NULL: none) */
 	Jsonb	   *stored;			/* the stored document, when known */
 	bool		loaded;			/* stored_fields and restoring filled */
 	bool		restoring;		/* a restore session: everything is stored */
-	List	   *stored_fields;	/* StoredField * */
+	List	   *stored_fields;	/* PgOfferFinding * of the stored document:
+								 * the fields a write may keep */
 	List	   *findings;		/* PgOfferFinding * of the new document */
 } WriteCheck;
 
@@ -129,25 +123,11 @@ StoredDocument(const char *offer_key, bool *restoring)
 	return stored;
 }
 
-/* Findings of the stored document: the fields a write may keep. */
-static void
-KeepStoredField(void *ctx, const char *path, const char *code, const char *message,
-				const char *value)
-{
-	WriteCheck *wc = ctx;
-	StoredField *f = palloc(sizeof(StoredField));
-
-	f->path = pstrdup(path);
-	f->value = pstrdup(value);
-	wc->stored_fields = lappend(wc->stored_fields, f);
-}
-
+/* The stored document's findings (read when first needed): what a write may keep. */
 static void
 LoadStoredFields(WriteCheck *wc)
 {
-	IncOfferChecks checks = {INC_UNKNOWN_REPORT, false, NULL, KeepStoredField, wc};
 	IncOfferError err;
-
 	Jsonb	   *latest;
 
 	wc->loaded = true;
@@ -155,7 +135,11 @@ LoadStoredFields(WriteCheck *wc)
 	if (wc->stored == NULL)
 		wc->stored = latest;
 	if (wc->stored != NULL && !wc->restoring)
-		(void) pg_offer_from_jsonb_checked(wc->stored, &checks, &err);
+	{
+		bool		valid;
+
+		wc->stored_fields = pg_offer_findings(wc->stored, &err, &valid);
+	}
 }
 
 /* IncOfferChecks.stored: the stored document has value at path. */
@@ -171,7 +155,7 @@ IsStored(void *ctx, const char *path, const char *value)
 		return true;
 	foreach(lc, wc->stored_fields)
 	{
-		StoredField *f = lfirst(lc);
+		PgOfferFinding *f = lfirst(lc);
 
 		if (strcmp(f->path, path) == 0 && strcmp(f->value, value) == 0)
 			return true;
@@ -189,6 +173,7 @@ NoteFinding(void *ctx, const char *path, const char *code, const char *message,
 	f->path = pstrdup(path);
 	f->code = pstrdup(code);
 	f->message = pstrdup(message);
+	f->value = pstrdup(value);
 	wc->findings = lappend(wc->findings, f);
 }
 

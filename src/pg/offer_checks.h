@@ -13,12 +13,13 @@
 
 #include "core/offer/offer.h"
 
-/* One finding of a document: its JSON path, code and message. */
+/* One finding of a document: its JSON path, code, message and value. */
 typedef struct PgOfferFinding
 {
 	char	   *path;
 	char	   *code;
 	char	   *message;
+	char	   *value;			/* the value at path, as JSON text */
 } PgOfferFinding;
 
 /* _PG_init: define incentives.unknown_offer_fields. */
