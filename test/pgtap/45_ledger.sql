@@ -10,7 +10,7 @@ SET client_min_messages = warning;
 TRUNCATE incentives.offers, incentives.transactions, incentives.skus,
          incentives.participant_properties;
 
-SELECT plan(46);
+SELECT plan(53);
 
 -- at_commit(sql): sql, then the end-of-transaction checks at once
 CREATE FUNCTION pg_temp.at_commit(sql text) RETURNS void LANGUAGE plpgsql AS $$
@@ -97,6 +97,42 @@ SELECT results_eq(
   'settlement_balances shows the latest line''s kind');
 SELECT is((SELECT count(*) FROM incentives.statements WHERE transactions = 'incentives.transactions'), 3::bigint,
           'each statement records the relation it read');
+
+------------------------------------------------------------------------
+-- Previewing a change: per participant, storing nothing
+------------------------------------------------------------------------
+CREATE TEMPORARY TABLE led_before AS
+SELECT (SELECT document FROM incentives.offers WHERE offer_key = 'led.std') AS document,
+       (SELECT count(*) FROM incentives.offer_versions) AS versions;
+SELECT results_eq(
+  $$SELECT * FROM incentives.preview_offer_change(
+      jsonb_set((SELECT document FROM led_before), '{incentives,0,rates,0,rate}', '15'))$$,
+  $$VALUES ('p1'::text, 140.00::numeric, 210.00::numeric, 140.00::numeric, 70.00::numeric, 70.00::numeric),
+           ('p2', 50.00, 75.00, 50.00, 25.00, 25.00)$$,
+  'preview_offer_change: earned now, after the change, settled, the change and what would be due');
+SELECT ok((SELECT document FROM incentives.offers WHERE offer_key = 'led.std') = (SELECT document FROM led_before)
+          AND (SELECT count(*) FROM incentives.offer_versions) = (SELECT versions FROM led_before),
+          'the preview stores nothing: the offer and its versions as they were');
+SELECT results_eq(
+  $$SELECT participant_key, earned_now, earned_after, due_after FROM incentives.preview_offer_change(
+      jsonb_set((SELECT document FROM led_before), '{incentives,0,rates,0,rate}', '15'),
+      through_date => '2026-02-28')$$,
+  $$VALUES ('p1'::text, 60.00::numeric, 90.00::numeric, -50.00::numeric), ('p2', 50.00, 75.00, 25.00)$$,
+  'through_date: the earnings of the transactions dated on or before it');
+SELECT results_eq(
+  $$SELECT participant_key, earned_now, earned_after, settled FROM incentives.preview_offer_change(
+      jsonb_set((SELECT document FROM led_before), '{offer_key}', '"led.new"'))$$,
+  $$VALUES ('p1'::text, 0.00::numeric, 140.00::numeric, 0.00::numeric), ('p2', 0.00, 50.00, 0.00)$$,
+  'a new offer: nothing earned now, nothing settled');
+SELECT ok(NOT EXISTS (SELECT 1 FROM incentives.offers WHERE offer_key = 'led.new')
+          AND NOT EXISTS (SELECT 1 FROM incentives.offer_versions WHERE offer_key = 'led.new'),
+          'and it is not stored');
+SELECT throws_ok($$SELECT * FROM incentives.preview_offer_change(
+                     jsonb_set((SELECT document FROM led_before), '{incentives,0,ratez}', '15'))$$,
+                 '22023', 'invalid offer "led.std": incentives[0].ratez is not a field of incentives[]; did you mean "rates"?',
+                 'a document a write would refuse is refused, with the write''s message');
+SELECT throws_ok($$SELECT * FROM incentives.preview_offer_change((SELECT document FROM led_before), '2026-04-01')$$,
+                 '0A000', NULL, 'a change from a date on (effective_from) is refused in this version');
 
 ------------------------------------------------------------------------
 -- settle and accrue from another relation

@@ -518,3 +518,111 @@ END
 $function$;
 COMMENT ON FUNCTION incentives.void_statement(bigint, text) IS
   'Voids a statement dated after today by appending its reversal (the same date, every line negated, reverses and reason recorded); the voided statement and its reversal then hold no date and leave the balances. Returns the reversal''s statement_id';
+
+------------------------------------------------------------------------
+-- Previewing a change of an offer (docs/lifecycle.md, Previewing a change)
+--
+-- preview_offer_change stores the document in a subtransaction (every
+-- check of a write applies, with its warnings), calculates the offer's
+-- earnings there, and rolls the subtransaction back: nothing is stored,
+-- no version written, no lock kept.  Per participant it compares them with
+-- the earnings under the stored offer and with what was settled for it.
+-- The change previewed is retrospective, as an UPDATE of the offer is:
+-- effective_from (a change from a date on) is refused, this version has no
+-- prospective changes.
+------------------------------------------------------------------------
+
+CREATE OR REPLACE FUNCTION incentives.preview_offer_change(
+    document       jsonb,
+    effective_from date     DEFAULT NULL,
+    transactions   regclass DEFAULT 'incentives.transactions',
+    through_date   date     DEFAULT NULL)
+RETURNS SETOF incentives.offer_change_row
+ROWS 100
+LANGUAGE plpgsql
+VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+#variable_conflict use_column
+DECLARE
+    v_document jsonb := preview_offer_change.document;
+    v_txns     regclass := preview_offer_change.transactions;
+    v_through  date := preview_offer_change.through_date;
+    v_key      text;
+    v_now      jsonb;
+    v_after    jsonb;
+BEGIN
+    IF v_document IS NULL THEN
+        RAISE EXCEPTION 'document must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF v_txns IS NULL THEN
+        RAISE EXCEPTION 'transactions must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF preview_offer_change.effective_from IS NOT NULL THEN
+        RAISE EXCEPTION 'a change from % on cannot be previewed: this version has no prospective changes',
+                        preview_offer_change.effective_from
+              USING ERRCODE = 'feature_not_supported',
+                    DETAIL = 'A change of an offer applies to all its transactions, as an UPDATE of incentives.offers does.',
+                    HINT = 'Preview it with effective_from NULL.';
+    END IF;
+    IF jsonb_typeof(v_document) = 'object' AND jsonb_typeof(v_document -> 'offer_key') = 'string' THEN
+        v_key := v_document ->> 'offer_key';
+    END IF;
+
+    -- the earnings under the stored offer (none when it does not exist)
+    IF v_key IS NOT NULL AND EXISTS (SELECT 1 FROM incentives.offers AS o WHERE o.offer_key = v_key) THEN
+        SELECT COALESCE(jsonb_object_agg(e.participant_key, e.amount), '{}') INTO v_now
+          FROM (SELECT c.participant_key, sum(c.incentive_amount) AS amount
+                  FROM incentives.incentive_calculate(offer_keys => ARRAY[v_key],
+                                                      transactions => v_txns,
+                                                      through_date => v_through) AS c
+                 GROUP BY c.participant_key) AS e;
+    END IF;
+
+    -- the earnings under the document, stored in a subtransaction that is
+    -- rolled back (an invalid document is refused by the write's checks)
+    BEGIN
+        INSERT INTO incentives.offers (document) VALUES (v_document)
+            ON CONFLICT (offer_key) DO UPDATE SET document = EXCLUDED.document;
+        v_key := v_document ->> 'offer_key';
+        SELECT COALESCE(jsonb_object_agg(e.participant_key, e.amount), '{}') INTO v_after
+          FROM (SELECT c.participant_key, sum(c.incentive_amount) AS amount
+                  FROM incentives.incentive_calculate(offer_keys => ARRAY[v_key],
+                                                      transactions => v_txns,
+                                                      through_date => v_through) AS c
+                 GROUP BY c.participant_key) AS e;
+        RAISE EXCEPTION 'preview_offer_change: rolled back' USING ERRCODE = 'IP000';
+    EXCEPTION WHEN SQLSTATE 'IP000' THEN
+        NULL;
+    END;
+
+    RETURN QUERY
+    WITH now_earned AS (
+        SELECT n.key AS participant_key, n.value::numeric AS amount FROM jsonb_each_text(COALESCE(v_now, '{}')) AS n),
+    after_earned AS (
+        SELECT a.key AS participant_key, a.value::numeric AS amount FROM jsonb_each_text(v_after) AS a),
+    settled_total AS (
+        SELECT l.participant_key, sum(l.amount_due) AS amount
+          FROM incentives.statement_lines AS l
+         WHERE l.offer_key = v_key
+         GROUP BY l.participant_key),
+    figures AS (
+        SELECT p.participant_key,
+               round(COALESCE(n.amount, 0), 2) AS earned_now,
+               round(COALESCE(a.amount, 0), 2) AS earned_after,
+               round(COALESCE(s.amount, 0), 2) AS settled
+          FROM (SELECT x.participant_key FROM now_earned AS x
+                UNION SELECT x.participant_key FROM after_earned AS x
+                UNION SELECT x.participant_key FROM settled_total AS x) AS p
+          LEFT JOIN now_earned AS n ON n.participant_key = p.participant_key
+          LEFT JOIN after_earned AS a ON a.participant_key = p.participant_key
+          LEFT JOIN settled_total AS s ON s.participant_key = p.participant_key)
+    SELECT f.participant_key, f.earned_now, f.earned_after, f.settled,
+           f.earned_after - f.earned_now, f.earned_after - f.settled
+      FROM figures AS f
+     WHERE f.earned_now <> 0 OR f.earned_after <> 0 OR f.settled <> 0
+     ORDER BY f.participant_key COLLATE "C";
+END
+$function$;
+COMMENT ON FUNCTION incentives.preview_offer_change(jsonb, date, regclass, date) IS
+  'What storing an offer document would change, storing nothing: per participant earned_now (the stored offer), earned_after (the document), settled (the statements'' total for the offer), change (earned_after - earned_now) and due_after (earned_after - settled), over the transactions of transactions dated through through_date. The document passes every check of a write; effective_from (a prospective change) is refused in this version';

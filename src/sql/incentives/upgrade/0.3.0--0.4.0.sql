@@ -170,6 +170,23 @@ COMMENT ON COLUMN incentives.offer_warning_row.path IS 'The JSON path in the off
 COMMENT ON COLUMN incentives.offer_warning_row.code IS 'What kind of warning (docs/reference.md, Offer warnings)';
 COMMENT ON COLUMN incentives.offer_warning_row.message IS 'A sentence naming the value, with a suggestion where one fits';
 
+CREATE TYPE incentives.offer_change_row AS (
+    participant_key text,
+    earned_now      numeric,
+    earned_after    numeric,
+    settled         numeric,
+    change          numeric,
+    due_after       numeric
+);
+COMMENT ON TYPE incentives.offer_change_row IS
+  'A row of incentives.preview_offer_change(): what storing an offer document would change for one participant';
+COMMENT ON COLUMN incentives.offer_change_row.participant_key IS 'The participant';
+COMMENT ON COLUMN incentives.offer_change_row.earned_now IS 'Earned under the stored offer (0 when there is none), 2 places';
+COMMENT ON COLUMN incentives.offer_change_row.earned_after IS 'Earned under the document previewed, 2 places';
+COMMENT ON COLUMN incentives.offer_change_row.settled IS 'The participant''s settled total for the offer (the amount_due of its statement lines)';
+COMMENT ON COLUMN incentives.offer_change_row.change IS 'earned_after - earned_now';
+COMMENT ON COLUMN incentives.offer_change_row.due_after IS 'earned_after - settled: what the next statement would pay (negative: claw back) after the change';
+
 CREATE TYPE incentives.program_sku_row AS (
     offer_key    text,
     sku_key      text,
