@@ -174,6 +174,34 @@ pg_numeric_to_dec(Datum numeric, const char *what, const char *txn_id)
 	return d;
 }
 
+/*
+ * incentives_internal.number_problem(value numeric): NULL when the engine
+ * calculates with value exactly, else what is wrong with it ("is out of
+ * range: ...", "is not a finite number"), for the checks of the tables
+ * whose numbers every calculation reads (docs/reference.md, Unit
+ * conversions).
+ */
+PG_FUNCTION_INFO_V1(incentives_number_problem);
+
+Datum
+incentives_number_problem(PG_FUNCTION_ARGS)
+{
+	IncDec		d;
+	char	   *text;
+	IncDecParse rc;
+
+	if (pg_numeric_to_dec_fast(PG_GETARG_DATUM(0), &d))
+		PG_RETURN_NULL();
+	text = DatumGetCString(DirectFunctionCall1(numeric_out, PG_GETARG_DATUM(0)));
+	rc = inc_dec_parse(text, strlen(text), &d);
+	if (rc == INC_DEC_OK)
+		PG_RETURN_NULL();
+	if (rc == INC_DEC_RANGE)
+		PG_RETURN_TEXT_P(cstring_to_text(psprintf("is out of range: numbers are calculated exactly with at most %d digits and %d decimal places",
+												  INC_DEC_MAX_DIGITS, INC_DEC_MAX_SCALE)));
+	PG_RETURN_TEXT_P(cstring_to_text("is not a finite number"));
+}
+
 /* pg_text_to_numeric: numeric_in of a plain decimal text. */
 Datum
 pg_text_to_numeric(const char *text)

@@ -12,7 +12,7 @@
 TRUNCATE incentives.offers, incentives.transactions, incentives.skus,
          incentives.participant_properties;
 
-SELECT plan(56);
+SELECT plan(63);
 
 -- error_of(sql): the error the statement raises, as
 -- {sqlstate, message, detail, hint, context}; NULL when it raises none.
@@ -175,6 +175,30 @@ SELECT throws_ok(format('INSERT INTO incentives.%s VALUES (%s)', c.tab, c.row_va
                ('uom_conversions', $$'drum', 'gal', 'NaN'$$,
                 'a unit conversion factor cannot be NaN (check constraint)')) AS c(tab, row_values, description);
 DELETE FROM incentives.participant_properties;
+
+-- A factor the engine cannot calculate with exactly is refused when it is
+-- written (every calculation reads every conversion: one would fail them all).
+SELECT throws_ok($$INSERT INTO incentives.uom_conversions VALUES ('drum', 'gal', 1234567890123456789012345678901234567890.12)$$,
+  '22023', 'unit conversion "drum" to "gal": factor 1234567890123456789012345678901234567890.12 is out of range: numbers are calculated exactly with at most 38 digits and 38 decimal places',
+  'a 42-digit unit conversion factor is refused when it is written, naming the pair and the limit');
+SELECT throws_ok($$INSERT INTO incentives.uom_conversions VALUES ('drum', 'gal', 1e-39)$$,
+  '22023', NULL, 'so is a factor with 39 decimal places');
+SELECT lives_ok($$INSERT INTO incentives.uom_conversions VALUES ('drum', 'gal', 12345678901234567890.123456789012345678)$$,
+  'a factor of 38 digits is accepted');
+SELECT throws_ok($$UPDATE incentives.uom_conversions SET factor = factor * 10^30 WHERE from_uom_key = 'drum'$$,
+  '22023', NULL, 'an UPDATE to a factor out of range is refused too');
+SET check_function_bodies = off;   -- as in a session restoring pg_dump's output
+SET client_min_messages = error;    -- its WARNING
+SELECT lives_ok($$INSERT INTO incentives.uom_conversions VALUES ('drum', 'l', 1e-39)$$,
+  'a restore session loads such a factor as it was dumped (with a WARNING)');
+RESET check_function_bodies;
+RESET client_min_messages;
+SELECT throws_ok($$SELECT incentives.calculate('{"participant_key": "r_bp", "properties": {"growth_pct": 90}}')$$,
+  '22023', 'invalid request: the stored data cannot be calculated: unit conversion factor 0.000000000000000000000000000000000000001 is out of range',
+  'calculate() names the stored data as the cause, not the request''s properties');
+DELETE FROM incentives.uom_conversions WHERE from_uom_key = 'drum';
+SELECT is(incentives_internal.number_problem(1e38), 'is out of range: numbers are calculated exactly with at most 38 digits and 38 decimal places',
+  'number_problem says why (10^38 has 39 digits)');
 
 -- ===================================================================
 -- A NULL in a required column of a user relation: names the transaction

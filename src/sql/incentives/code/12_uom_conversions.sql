@@ -121,3 +121,53 @@ CREATE TRIGGER uom_conversion_changes_apply
     FOR EACH ROW EXECUTE FUNCTION incentives_internal.uom_conversion_changes_apply();
 COMMENT ON TRIGGER uom_conversion_changes_apply ON incentives.uom_conversion_changes IS
   'pg_restore: re-applies a dumped edit or deletion of a shipped unit conversion';
+
+------------------------------------------------------------------------
+-- A factor the engine cannot calculate with is refused when it is written
+-- (docs/reference.md, Unit conversions): every calculation reads every
+-- conversion, so one such factor would fail them all.  A restore session
+-- (incentives_internal.restoring()) loads it with a WARNING, as the offers
+-- table does with what a write would refuse.
+------------------------------------------------------------------------
+
+CREATE OR REPLACE FUNCTION incentives_internal.number_problem(value numeric)
+RETURNS text
+AS 'MODULE_PATHNAME', 'incentives_number_problem'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION incentives_internal.number_problem(numeric) IS
+  'NULL when the engine calculates with the number exactly (at most 38 digits and 38 decimal places, finite), else what is wrong with it';
+
+CREATE OR REPLACE FUNCTION incentives_internal.uom_conversions_check()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    v_problem text := incentives_internal.number_problem(NEW.factor);
+BEGIN
+    -- NaN and infinity: the table's check constraint refuses them (23514)
+    IF v_problem IS NULL OR NEW.factor::text IN ('NaN', 'Infinity', '-Infinity') THEN
+        RETURN NEW;
+    END IF;
+    IF incentives_internal.restoring() THEN
+        RAISE WARNING 'unit conversion "%" to "%": factor % %', NEW.from_uom_key, NEW.to_uom_key, NEW.factor, v_problem
+              USING DETAIL = 'Restored as it was dumped; every calculation fails while it is there.',
+                    HINT = 'Round the factor to fewer digits with UPDATE incentives.uom_conversions.';
+        RETURN NEW;
+    END IF;
+    RAISE EXCEPTION 'unit conversion "%" to "%": factor % %', NEW.from_uom_key, NEW.to_uom_key, NEW.factor, v_problem
+          USING ERRCODE = 'invalid_parameter_value',
+                COLUMN = 'factor', TABLE = 'uom_conversions', SCHEMA = 'incentives',
+                DETAIL = 'Every calculation reads every unit conversion: one it cannot calculate with would fail them all.',
+                HINT = 'Round the factor to fewer digits.';
+END
+$function$;
+COMMENT ON FUNCTION incentives_internal.uom_conversions_check() IS
+  'Trigger on incentives.uom_conversions: refuses (22023) a factor the engine cannot calculate with exactly; a restore session loads it with a WARNING';
+
+DROP TRIGGER IF EXISTS uom_conversions_check ON incentives.uom_conversions;
+CREATE TRIGGER uom_conversions_check
+    BEFORE INSERT OR UPDATE OF factor ON incentives.uom_conversions
+    FOR EACH ROW EXECUTE FUNCTION incentives_internal.uom_conversions_check();
+COMMENT ON TRIGGER uom_conversions_check ON incentives.uom_conversions IS
+  'Refuses a unit conversion factor the engine cannot calculate with (more than 38 digits or 38 decimal places)';

@@ -453,6 +453,13 @@ BEGIN
     BEGIN
         PERFORM count(*) FROM incentives_internal.calculate_request($1, $2, $3, v_relation, $5, $6, $7);
     EXCEPTION WHEN data_exception THEN
+        -- without any property too: the stored data (a unit conversion
+        -- factor stored before 0.4.0 out of the engine's range, say)
+        BEGIN
+            PERFORM count(*) FROM incentives_internal.calculate_request($1, '{}', $3, v_relation, $5, $6, $7);
+        EXCEPTION WHEN data_exception THEN
+            RETURN 'the stored data';
+        END;
         FOR v_key IN SELECT p.key FROM jsonb_each($2) AS p ORDER BY p.key COLLATE "C" LOOP
             BEGIN
                 PERFORM count(*) FROM incentives_internal.calculate_request($1, jsonb_build_object(v_key, $2 -> v_key),
@@ -484,7 +491,7 @@ BEGIN
 END
 $function$;
 COMMENT ON FUNCTION incentives_internal.calculate_fault(text, jsonb, text[], jsonb, jsonb, timestamptz, date) IS
-  'Part of incentives.calculate (call that, not this): after its calculation failed on the data, the path of the request''s part at fault: properties.KEY, transactions[i] (the last of the shortest failing run from the first), or "the transactions" when they fail only with the stored ones';
+  'Part of incentives.calculate (call that, not this): after its calculation failed on the data, the path of the request''s part at fault: properties.KEY, transactions[i] (the last of the shortest failing run from the first), "the transactions" when they fail only with the stored ones, or "the stored data" when a calculation without the request''s properties and transactions fails too';
 
 CREATE OR REPLACE FUNCTION incentives_internal.calculate_fails(
     participant_key text,

@@ -109,3 +109,28 @@ END
 $function$;
 SELECT pg_temp.update_report_stored();
 DROP FUNCTION pg_temp.update_report_stored();
+
+-- A unit conversion factor the engine cannot calculate with (0.4.0 refuses
+-- it on a write, incentives_internal.uom_conversions_check): kept, and
+-- reported, since every calculation fails while it is there.
+CREATE FUNCTION pg_temp.update_report_factors()
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+SET client_min_messages = notice
+AS $function$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN SELECT c.from_uom_key, c.to_uom_key, c.factor, incentives_internal.number_problem(c.factor) AS problem
+               FROM incentives.uom_conversions AS c
+              WHERE incentives_internal.number_problem(c.factor) IS NOT NULL
+              ORDER BY c.from_uom_key COLLATE "C", c.to_uom_key COLLATE "C"
+    LOOP
+        RAISE NOTICE 'unit conversion "%" to "%": factor % %: stored before 0.4.0, kept as it is; every calculation fails until it is rounded',
+                     r.from_uom_key, r.to_uom_key, r.factor, r.problem;
+    END LOOP;
+END
+$function$;
+SELECT pg_temp.update_report_factors();
+DROP FUNCTION pg_temp.update_report_factors();
