@@ -16,6 +16,7 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "miscadmin.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
@@ -87,11 +88,19 @@ PgFail(const IncFailure *f)
 	pg_unreachable();
 }
 
+/* PgInterrupts: the core's check for a request to stop (a cancel, a timeout). */
+static void
+PgInterrupts(void)
+{
+	CHECK_FOR_INTERRUPTS();
+}
+
 /* _PG_init: install the engine core's hooks. */
 void
 _PG_init(void)
 {
 	inc_set_hooks(PgAlloc, PgFail);
+	inc_set_interrupt_hook(PgInterrupts);
 	pg_engine_cache_init();
 	pg_offer_checks_init();
 

@@ -13,6 +13,7 @@
  * SQL), so keep the two in step when adding a case.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include <json-c/json.h>
 
@@ -901,6 +902,99 @@ TestNesting(void)
 	free(deeper);
 }
 
+/* ---- the host's check for a request to stop ---- */
+
+static int	interrupt_calls;
+static int	interrupt_stop_at;	/* fail at this call; 0: never */
+
+static void
+CountInterrupts(void)
+{
+	if (++interrupt_calls == interrupt_stop_at)
+		inc_fail(INC_ERR_INTERNAL, "canceled");
+}
+
+/* A standard offer of n rates, as JSON text (malloc'd). */
+static char *
+ManyRates(int n)
+{
+	size_t		cap = 256 + (size_t) n * 64;
+	char	   *doc = malloc(cap);
+	size_t		len;
+	int			i;
+
+	len = (size_t) snprintf(doc, cap, "{\"offer_key\":\"x\",\"strategy_key\":\"standard\","
+							"\"calculator_key\":\"percent_of_amount\",\"periods\":[{\"key\":\"p\","
+							"\"start_date\":\"2026-01-01\",\"end_date\":\"2026-12-31\"}],"
+							"\"incentives\":[{\"period_key\":\"p\",\"transaction_type\":\"t\",\"rates\":[");
+	for (i = 0; i < n; i++)
+		len += (size_t) snprintf(doc + len, cap - len, "%s{\"sku_key\":\"s%d\",\"rate\":2,\"measure\":\"percent\"}",
+								 i ? "," : "", i);
+	snprintf(doc + len, cap - len, "]}]}");
+	return doc;
+}
+
+typedef struct ParseArg
+{
+	IncOfferParser parser;
+	const char *doc;
+} ParseArg;
+
+static void
+ParseWithParser(void *arg)
+{
+	ParseArg   *a = arg;
+	IncOfferError err;
+
+	(void) inc_offer_parser_run(&a->parser, a->doc, strlen(a->doc), &err);
+}
+
+/*
+ * TestInterrupts: the parser asks the host whether to stop while the
+ * tokener reads a long text (in chunks) and while the structure walk goes
+ * through the document's arrays and objects; a stop unwinds, and the
+ * parser's release frees what it held.
+ */
+static void
+TestInterrupts(void)
+{
+	char	   *doc = ManyRates(100000);
+	size_t		len = strlen(doc);
+	char	   *blank = malloc(3 * 1024 * 1024 + 2);
+	IncOfferError err;
+	ParseArg	arg;
+
+	inc_set_interrupt_hook(CountInterrupts);
+
+	interrupt_calls = 0;
+	interrupt_stop_at = 0;
+	CHECK(inc_offer_parse(doc, len, &err) != NULL);
+	CHECK(interrupt_calls >= 100000);	/* the walk: once per rate at least */
+
+	/* 3 MiB of blanks before the garbage: no walk, only the tokener's chunks */
+	memset(blank, ' ', 3 * 1024 * 1024);
+	blank[3 * 1024 * 1024] = 'x';
+	blank[3 * 1024 * 1024 + 1] = '\0';
+	interrupt_calls = 0;
+	CHECK(inc_offer_parse(blank, strlen(blank), &err) == NULL);
+	CHECK(interrupt_calls >= 12);
+
+	/* a stop in the middle of the walk unwinds; release frees the rest */
+	inc_offer_parser_init(&arg.parser);
+	arg.doc = doc;
+	interrupt_calls = 0;
+	interrupt_stop_at = 50000;
+	CHECK(unit_expect_failure(ParseWithParser, &arg, NULL, NULL, 0));
+	CHECK(arg.parser.tokener != NULL || arg.parser.root != NULL);
+	inc_offer_parser_release(&arg.parser);
+	CHECK(arg.parser.tokener == NULL && arg.parser.root == NULL);
+
+	inc_set_interrupt_hook(NULL);
+	interrupt_stop_at = 0;
+	free(blank);
+	free(doc);
+}
+
 /* test_offer_parse: the offer parser's tests (see the file header). */
 void
 test_offer_parse(void)
@@ -914,4 +1008,5 @@ test_offer_parse(void)
 	TestInvalid();
 	TestNumberTexts();
 	TestNesting();
+	TestInterrupts();
 }

@@ -19,6 +19,7 @@
 
 static IncAllocHook alloc_hook;
 static IncFailHook fail_hook;
+static IncInterruptHook interrupt_hook;
 
 bool		inc_exact_only = false;
 
@@ -41,6 +42,21 @@ inc_set_hooks(IncAllocHook alloc, IncFailHook fail)
 {
 	alloc_hook = alloc;
 	fail_hook = fail;
+}
+
+/* inc_set_interrupt_hook: install the host's check for a request to stop. */
+void
+inc_set_interrupt_hook(IncInterruptHook check)
+{
+	interrupt_hook = check;
+}
+
+/* inc_check_interrupts: the host's check, if it installed one. */
+void
+inc_check_interrupts(void)
+{
+	if (interrupt_hook)
+		interrupt_hook();
 }
 
 /*

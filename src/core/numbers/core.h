@@ -67,6 +67,17 @@ typedef void (*IncFailHook) (const IncFailure *failure);
 extern void inc_set_hooks(IncAllocHook alloc, IncFailHook fail);
 
 /*
+ * A host's check for a request to stop (PostgreSQL's CHECK_FOR_INTERRUPTS:
+ * a cancel or a statement timeout), called from the loops whose length
+ * the input decides (the offer parser's); it may unwind like the fail
+ * hook.  inc_check_interrupts calls it, or does nothing when none is set.
+ */
+typedef void (*IncInterruptHook) (void);
+
+extern void inc_set_interrupt_hook(IncInterruptHook check);
+extern void inc_check_interrupts(void);
+
+/*
  * inc_set_exact_only: true turns off the fast paths of the arithmetic
  * (machine-integer fractions in fixed.h and rational.c), so that every
  * figure is computed with the big rationals only.  Results are identical

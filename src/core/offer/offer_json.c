@@ -169,10 +169,15 @@ inc_oj_lookup(struct json_object *obj, const char *name, struct json_object **va
 	return json_object_object_get_ex(obj, name, val) != 0;
 }
 
-/* inc_oj_element: element i of arr (NULL for a JSON null). */
+/*
+ * inc_oj_element: element i of arr (NULL for a JSON null), after the
+ * host's check for a request to stop: every walk of an array of the
+ * document goes through here.
+ */
 struct json_object *
 inc_oj_element(struct json_object *arr, int i)
 {
+	inc_check_interrupts();
 	return json_object_array_get_idx(arr, (size_t) i);
 }
 
@@ -413,6 +418,8 @@ inc_oj_fields(IncOfferParse *p, struct json_object *obj, IncObjectKind kind)
 		const char *name = json_object_iter_peek_name(&it);
 		struct json_object *val = json_object_iter_peek_value(&it);
 		size_t		top;
+
+		inc_check_interrupts();
 
 		if (inc_object_field_annotation(kind, name))
 		{

@@ -309,17 +309,32 @@ Utf8Escape(const char *s, size_t n, char *buf, size_t cap)
 	return buf;
 }
 
+/* How much text the tokener gets between two checks for a request to stop. */
+#define FEED_CHUNK ((size_t) 256 * 1024)
+
 /*
- * Feed: give the tokener text[0..len) (len may be 0); true while it wants
- * more text (the document neither done nor failed).  *end is set to where
- * in text it stopped.
+ * Feed: give the tokener text[0..len) (len may be 0), FEED_CHUNK bytes at
+ * a time with the host's check for a request to stop before each; true
+ * while it wants more text (the document neither done nor failed).  *end
+ * is set to where in text it stopped.
  */
 static bool
 Feed(IncOfferParser *parser, const char *text, size_t len, size_t *end)
 {
-	parser->root = json_tokener_parse_ex(parser->tokener, text, (int) len);
-	*end = json_tokener_get_parse_end(parser->tokener);
-	return json_tokener_get_error(parser->tokener) == json_tokener_continue;
+	size_t		done = 0;
+
+	do
+	{
+		size_t		n = len - done < FEED_CHUNK ? len - done : FEED_CHUNK;
+
+		inc_check_interrupts();
+		parser->root = json_tokener_parse_ex(parser->tokener, text + done, (int) n);
+		*end = done + json_tokener_get_parse_end(parser->tokener);
+		if (json_tokener_get_error(parser->tokener) != json_tokener_continue)
+			return false;
+		done += n;
+	} while (done < len);
+	return true;
 }
 
 /*
