@@ -70,6 +70,7 @@ extern int	unit_load_offers(const char *path, struct IncOffer **out, int max);
 extern void test_numeric(void);
 extern void test_numeric_big(void);	/* called by test_numeric */
 extern void test_offer_parse(void);
+extern void test_offer_diff(void);
 extern void test_offer_fields(void);
 extern void test_offer_rules(void);
 extern void test_engine(void);

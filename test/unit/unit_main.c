@@ -189,6 +189,7 @@ main(void)
 	test_numeric();
 	unit_arena_reset();
 	test_offer_parse();
+	test_offer_diff();
 	test_offer_fields();
 	unit_arena_reset();
 	test_offer_rules();

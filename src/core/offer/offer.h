@@ -435,6 +435,15 @@ extern IncOffer *inc_offer_parser_check(IncOfferParser *parser, const char *json
 										size_t len, const IncOfferChecks *checks,
 										IncOfferError *err);
 
+/*
+ * inc_offer_parser_tree: the first step of a parse alone: len bytes of
+ * JSON text into parser->root, under the limits every parse has; false
+ * with err filled (and nothing held) when the text is not JSON.  The
+ * caller releases the parser.
+ */
+extern bool inc_offer_parser_tree(IncOfferParser *parser, const char *json, size_t len,
+								  IncOfferError *err);
+
 /* inc_offer_parser_release: free the json-c memory the parser holds. */
 extern void inc_offer_parser_release(IncOfferParser *parser);
 

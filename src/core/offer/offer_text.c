@@ -74,13 +74,13 @@ OnlyWhitespace(const char *s, size_t len)
 	return true;
 }
 
-/* DocumentFault: fill err for a document that cannot become a json-c object. */
-static IncOffer *
+/* DocumentFault: fill err for a document that cannot become a json-c object; false. */
+static bool
 DocumentFault(IncOfferError *err, const char *problem)
 {
 	snprintf(err->message, sizeof(err->message),
 			 "invalid offer (no offer_key): %s", problem);
-	return NULL;
+	return false;
 }
 
 /*
@@ -338,16 +338,14 @@ Feed(IncOfferParser *parser, const char *text, size_t len, size_t *end)
 }
 
 /*
- * inc_offer_parser_check: parse len bytes of JSON text strictly (RFC
+ * inc_offer_parser_tree: parse len bytes of JSON text strictly (RFC
  * 8259), allowing only whitespace after the document and
- * INC_OFFER_MAX_DEPTH levels of nesting, then compile it with
- * inc_offer_from_json under checks.  The offer
- * is inc_alloc memory; NULL with err filled when the document is not a
- * valid offer.  json-c memory is released before returning.
+ * INC_OFFER_MAX_DEPTH levels of nesting, into parser->root; false with
+ * err filled (and nothing held) when it is not JSON.
  */
-IncOffer *
-inc_offer_parser_check(IncOfferParser *parser, const char *json, size_t len,
-					   const IncOfferChecks *checks, IncOfferError *err)
+bool
+inc_offer_parser_tree(IncOfferParser *parser, const char *json, size_t len,
+					  IncOfferError *err)
 {
 	enum json_tokener_error jerr;
 	size_t		fed = 0;		/* json[0..fed) went to the tokener */
@@ -356,7 +354,6 @@ inc_offer_parser_check(IncOfferParser *parser, const char *json, size_t len,
 	size_t		end;
 	bool		not_json = false;
 	bool		in_string = false;
-	IncOffer   *offer;
 
 	err->message[0] = '\0';
 	inc_offer_parser_release(parser);
@@ -434,6 +431,23 @@ inc_offer_parser_check(IncOfferParser *parser, const char *json, size_t len,
 		inc_offer_parser_release(parser);
 		return DocumentFault(err, "document is not valid JSON");
 	}
+	return true;
+}
+
+/*
+ * inc_offer_parser_check: inc_offer_parser_tree, then compile the tree
+ * with inc_offer_from_json under checks.  The offer is inc_alloc memory;
+ * NULL with err filled when the document is not a valid offer.  json-c
+ * memory is released before returning.
+ */
+IncOffer *
+inc_offer_parser_check(IncOfferParser *parser, const char *json, size_t len,
+					   const IncOfferChecks *checks, IncOfferError *err)
+{
+	IncOffer   *offer;
+
+	if (!inc_offer_parser_tree(parser, json, len, err))
+		return NULL;
 	offer = inc_offer_from_json(parser->root, checks, err);
 	inc_offer_parser_release(parser);
 	return offer;
