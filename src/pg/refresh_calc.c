@@ -398,30 +398,43 @@ EmitTuple(void *ctx, const IncRow *row)
 /*
  * Failed: the unit the trap caught failing, to the sink: a RefreshFailure
  * for each of its participants with transactions (a group's failure is
- * every member's: docs/lifecycle.md, on_error => 'skip'), each naming the
- * transaction the calculation was at.
+ * every member's: docs/lifecycle.md, on_error => 'skip').  The failing
+ * participant's names the transaction the calculation was at, with the
+ * message; another member's says only that a transaction of another
+ * member of the group cannot be calculated, so that each participant's
+ * log speaks of its own data alone (docs/security.md).
  */
 static void
 Failed(Share *sh, IncEngine *engine, const PgFailTrap *trap)
 {
 	const IncUnit *unit = &sh->unit->unit;
-	const char *participant;
-	const char *transaction_id;
+	const char *participant = NULL;
+	const char *transaction_id = NULL;
+	char	   *owner = NULL;
+	char	   *transaction = NULL;
+	char	   *other = NULL;
 	RefreshFailure f;
 	uint64		n = 0;
 	int			k;
 
-	f.transaction_id = NULL;
 	if (inc_engine_position(engine, &participant, &transaction_id) && transaction_id)
-		f.transaction_id = pstrdup(transaction_id);
+	{
+		owner = pstrdup(participant);
+		transaction = pstrdup(transaction_id);
+		other = psprintf("a transaction of another member of group \"%s\" cannot be calculated",
+						 inc_engine_position_key(engine));
+	}
 	inc_engine_clear_position(engine);
 	strlcpy(f.sqlstate, unpack_sql_state(trap->sqlerrcode), sizeof(f.sqlstate));
-	f.message = trap->message;
 	f.partial = sh->partial;
 	for (k = 0; k < unit->nkeys; k++)
 		if (unit->flags[k] & INC_KEY_REPORT)
 		{
+			bool		own = owner == NULL || strcmp(owner, unit->keys[k]) == 0;
+
 			f.participant_key = (char *) unit->keys[k];
+			f.transaction_id = own ? transaction : NULL;
+			f.message = own ? trap->message : other;
 			sh->sink->failed(sh->sink, &f);
 			n++;
 		}

@@ -360,12 +360,15 @@ RunFailing(void *arg)
 
 /*
  * A group offer needs every member's figures: r2's call fails on r3's
- * unconvertible transaction, and the position names r3 and it.
+ * unconvertible transaction.  When r3 may be shown, the message and the
+ * position name r3's transaction; when it is hidden, both name only the
+ * group.
  */
 static void
 TestPosition(void)
 {
-	static const uint8_t only_r2[4] = {INC_KEY_GROUP, 0, INC_KEY_REPORT, 0};
+	static const uint8_t r3_visible[4] = {INC_KEY_GROUP, 0, INC_KEY_REPORT, INC_KEY_VISIBLE};
+	static const uint8_t r3_hidden[4] = {INC_KEY_GROUP, 0, INC_KEY_REPORT, 0};
 	Failing		f;
 	IncErrKind	kind;
 	char		message[512];
@@ -373,14 +376,25 @@ TestPosition(void)
 	f.offer = Offer(HEAD("q", "stepped", "dollars_per_unit", "group")
 					"'incentive':{'filters':[" FILTER "],'threshold_definition':{'type':'aggregated_quantity','filters':["
 					FILTER "]},'rates':[{'threshold':0,'value':1,'measure':'dollars'}]}}");
-	f.flags = only_r2;
+	f.flags = r3_visible;
 	failed_participant[0] = failed_txn[0] = '\0';
 	unit_fail_observer = ObservePosition;
 	if (unit_expect_failure(RunFailing, &f, &kind, message, sizeof(message)))
 	{
 		CHECK(kind == INC_ERR_NO_CONVERSION);
+		CHECK(strstr(message, "\"T4\"") != NULL);
 		CHECK_STR(failed_participant, "r3");
 		CHECK_STR(failed_txn, "T4");
+	}
+
+	f.flags = r3_hidden;
+	failed_participant[0] = failed_txn[0] = '\0';
+	if (unit_expect_failure(RunFailing, &f, &kind, message, sizeof(message)))
+	{
+		CHECK(kind == INC_ERR_NO_CONVERSION);
+		CHECK_STR(message, "a transaction of another member of group \"north\" cannot be calculated");
+		CHECK_STR(failed_participant, "north");
+		CHECK_STR(failed_txn, "-");
 	}
 	unit_fail_observer = NULL;
 }

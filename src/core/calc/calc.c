@@ -50,7 +50,24 @@ Before(const IncTxn *a, const IncTxn *b)
 	return strcmp(a->transaction_id, b->transaction_id) < 0;
 }
 
-/* inc_calc_data_error: fail, or note the error while deferred (the earliest one). */
+/*
+ * inc_calc_hidden: is t a transaction of a participant the host may not
+ * show (neither INC_KEY_REPORT nor INC_KEY_VISIBLE: a member of a group
+ * the caller cannot see)?
+ */
+bool
+inc_calc_hidden(const IncCalc *c, const IncTxn *t)
+{
+	return t != NULL && c->unit != NULL &&
+		!(c->unit->flags[t->participant] & (INC_KEY_REPORT | INC_KEY_VISIBLE));
+}
+
+/*
+ * inc_calc_data_error: fail, or note the error while deferred (the
+ * earliest one).  About a hidden transaction (inc_calc_hidden) it says
+ * only that a transaction of another member of the group cannot be
+ * calculated (docs/security.md, What a reader can learn).
+ */
 void
 inc_calc_data_error(IncCalc *c, const IncTxn *t, IncErrKind kind, const char *subject,
 					const char *fmt,...)
@@ -60,9 +77,19 @@ inc_calc_data_error(IncCalc *c, const IncTxn *t, IncErrKind kind, const char *su
 
 	if (c->defer && c->defer->kind != 0 && !Before(t, c->defer->txn))
 		return;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
+	if (inc_calc_hidden(c, t))
+	{
+		snprintf(buf, sizeof(buf),
+				 "a transaction of another member of group \"%s\" cannot be calculated",
+				 c->unit->keys[t->aggregation]);
+		subject = NULL;
+	}
+	else
+	{
+		va_start(ap, fmt);
+		vsnprintf(buf, sizeof(buf), fmt, ap);
+		va_end(ap);
+	}
 	if (c->defer == NULL)
 		inc_fail_about(kind, subject, "%s", buf);
 	c->defer->kind = kind;

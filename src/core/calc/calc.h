@@ -133,6 +133,14 @@ inc_calc_member(const IncCalc *c, const IncTxn *t)
 	return c->unit->keys[t->participant];
 }
 
+/*
+ * inc_calc_hidden: is t a transaction of a participant the host may not
+ * show (a member of a group the caller cannot see: its unit key has
+ * neither INC_KEY_REPORT nor INC_KEY_VISIBLE)?  Errors about it do not
+ * name it (inc_calc_data_error).
+ */
+extern bool inc_calc_hidden(const IncCalc *c, const IncTxn *t);
+
 /* inc_calc_at: the calculation is now working on transaction t (NULL: none). */
 extern void inc_calc_at(IncCalc *c, const IncTxn *t);
 

@@ -895,11 +895,28 @@ inc_engine_position(const IncEngine *e, const char **participant,
 	*transaction_id = NULL;
 	if (p->participant_key && p->txn)
 	{
-		*transaction_id = p->txn->transaction_id;
-		if (p->unit)
-			*participant = p->unit->keys[p->txn->participant];
+		/* a hidden member's transaction is named by its group only */
+		if (p->unit && !(p->unit->flags[p->txn->participant] & (INC_KEY_REPORT | INC_KEY_VISIBLE)))
+			*participant = p->unit->keys[p->txn->aggregation];
+		else
+		{
+			*transaction_id = p->txn->transaction_id;
+			if (p->unit)
+				*participant = p->unit->keys[p->txn->participant];
+		}
 	}
 	return *participant != NULL;
+}
+
+/* inc_engine_position_key: the aggregation key of the transaction being calculated. */
+const char *
+inc_engine_position_key(const IncEngine *e)
+{
+	const IncPosition *p = &e->position;
+
+	if (p->participant_key == NULL || p->txn == NULL)
+		return NULL;
+	return p->unit ? p->unit->keys[p->txn->aggregation] : p->participant_key;
 }
 
 /* inc_offer_rates: the offer's rates, listed by its strategy. */

@@ -206,13 +206,23 @@ extern void inc_engine_calculate(IncEngine *e, const char *participant_key,
  * while a transaction is worked on, else the key being finished: a
  * participant, or a group) and the transaction being worked on
  * in *transaction_id (NULL between transactions, e.g. while a participant's
- * tiers or overlaps are computed); false outside a calculation, with both
+ * tiers or overlaps are computed; a transaction of a member the host does
+ * not show, neither INC_KEY_REPORT nor INC_KEY_VISIBLE, is named by the
+ * group it counts under, with no transaction_id); false outside a
+ * calculation, with both
  * set to NULL.  The strings belong to the caller of inc_engine_calculate
  * (and, for inc_engine_calculate_unit, so does the unit, which must stay
  * valid while the position is read).
  */
 extern bool inc_engine_position(const IncEngine *e, const char **participant,
 								const char **transaction_id);
+
+/*
+ * inc_engine_position_key: while a transaction is worked on (see
+ * inc_engine_position), the key it counts under: its group's, or its
+ * participant's outside every group; else NULL.
+ */
+extern const char *inc_engine_position_key(const IncEngine *e);
 
 /*
  * inc_engine_clear_position: forget where a failed calculation was, and a
