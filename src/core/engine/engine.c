@@ -200,6 +200,7 @@ inc_engine_set_projection(IncEngine *e, const int32_t *as_of_date)
 
 		inc_offer_span(e->offers[o], &p->from, &end);
 		p->to = *as_of_date;
+		p->end = end;
 		inc_offer_span_days(e->offers[o], *as_of_date, &p->span_days, &p->elapsed_days);
 		e->projected[o] = p->elapsed_days > 0 ? p : NULL;
 	}
