@@ -222,9 +222,99 @@ TestStandardDollars(void)
 		NULL});
 }
 
+#define STEPPED(mode, r0, r1, r2) \
+	"{\"offer_key\":\"o\",\"strategy_key\":\"stepped\",\"calculator_key\":\"percent_of_amount\"," PERIOD \
+	"\"incentive\":{\"tier_mode\":\"" mode "\",\"filters\":[{\"period_key\":\"p\",\"sku_keys\":[\"c\"],\"transaction_type\":\"buy\"}]," \
+	"\"threshold_definition\":{\"type\":\"aggregated_amount\",\"filters\":" \
+	"[{\"period_key\":\"p\",\"sku_keys\":[\"c\"],\"transaction_type\":\"buy\"}]}," \
+	"\"rates\":[{\"threshold\":0,\"value\":" r0 ",\"measure\":\"percent\"}," \
+	"{\"threshold\":10000,\"value\":" r1 ",\"measure\":\"percent\"}," \
+	"{\"threshold\":25000,\"value\":" r2 ",\"measure\":\"percent\"}]}}"
+
+/* Diagnosed: the last diagnostics reported. */
+typedef struct Diagnosed
+{
+	char		json[4096];
+} Diagnosed;
+
+static void
+Diagnose(void *ctx, const IncOffer *offer, const char *participant_key,
+		 const char *group_key, const char *json)
+{
+	(void) offer;
+	(void) participant_key;
+	(void) group_key;
+	snprintf(((Diagnosed *) ctx)->json, sizeof(((Diagnosed *) ctx)->json), "%s", json);
+}
+
+/*
+ * Stepped, all volume: tiers 0 / 10000 / 25000 at 1 / 2 / 3 % until
+ * 06-30, 1.5 / 3 / 4.5 % from 07-01.  V = 8000 + 4000 = 12000 meets
+ * 10000 (the current version's choice, the thresholds are the same):
+ * S1 (03-01, 8000) at 2 % = 160.00 under 2_percent_..., S2 (08-01, 4000)
+ * at 3 % = 120.00 under 3_percent_...  The diagnostics' tier totals follow
+ * the schedule: tier 0: 8000 x 1 % + 4000 x 1.5 % = 80 + 60 = 140; tier
+ * 10000: 280; tier 25000: 8000 x 3 % + 4000 x 4.5 % = 240 + 180 = 420.
+ */
+static void
+TestSteppedAllVolume(void)
+{
+	static const char *const docs[] = {
+		STEPPED("all_volume", "1", "2", "3"), STEPPED("all_volume", "1.5", "3", "4.5")};
+	static const char *const dates[] = {NULL, "2026-07-01"};
+	IncEngine  *e = ScheduleEngine(docs, dates, 2);
+	IncTxn		txns[] = {
+		Txn("S1", "buy", "2026-03-01", "c", "1", "unit", "8000"),
+		Txn("S2", "buy", "2026-08-01", "c", "1", "unit", "4000"),
+	};
+	Diagnosed	d = {{0}};
+	Captured	c = {0};
+
+	ExpectRows(e, txns, 2, (const char *const []) {
+		"S1|2_percent_greater_than_or_equal_to_10000|percent|2|0.02|1.000000|8000.00|160.00|1.000000",
+		"S2|3_percent_greater_than_or_equal_to_10000|percent|3|0.03|1.000000|4000.00|120.00|1.000000",
+		NULL});
+	inc_engine_set_diagnostics(e, Diagnose, &d);
+	inc_engine_calculate(e, "r1", txns, 2, NULL, NULL, Capture, &c);
+	CHECK(strstr(d.json, "\"value\":1.5,\"measure\":\"percent\",\"met\":true,\"incentive_amount\":140}") != NULL);
+	CHECK(strstr(d.json, "\"met\":true,\"incentive_amount\":280}") != NULL);
+	CHECK(strstr(d.json, "\"met\":false,\"incentive_amount\":420}") != NULL);
+	CHECK(c.n == 2);
+}
+
+/*
+ * Stepped, incremental (the bands of docs/reference.md's example): tiers
+ * 0 / 10000 / 25000 at 2 / 4 / 6 % until 06-30, 3 / 5 / 8 % from 07-01;
+ * V = 20000 + 10000 = 30000, bands 10000, 15000, 5000.  Blended rate of
+ * the first version (2 x 10000 + 4 x 15000 + 6 x 5000) / 30000 = 3.6666..%,
+ * of the second (3 x 10000 + 5 x 15000 + 8 x 5000) / 30000 = 4.8333..%.
+ * I1 (02-01, 20000): 733.333.. -> 733.33, pay rate 0.036667, under the
+ * first version's highest tier met (6 %); I2 (09-01, 10000): 483.333.. ->
+ * 483.33, pay rate 0.048333, under 8_percent_...
+ */
+static void
+TestSteppedIncremental(void)
+{
+	static const char *const docs[] = {
+		STEPPED("incremental", "2", "4", "6"), STEPPED("incremental", "3", "5", "8")};
+	static const char *const dates[] = {NULL, "2026-07-01"};
+	IncEngine  *e = ScheduleEngine(docs, dates, 2);
+	IncTxn		txns[] = {
+		Txn("I1", "buy", "2026-02-01", "c", "1", "unit", "20000"),
+		Txn("I2", "buy", "2026-09-01", "c", "1", "unit", "10000"),
+	};
+
+	ExpectRows(e, txns, 2, (const char *const []) {
+		"I1|6_percent_greater_than_or_equal_to_25000|percent|6|0.036667|1.000000|20000.00|733.33|1.000000",
+		"I2|8_percent_greater_than_or_equal_to_25000|percent|8|0.048333|1.000000|10000.00|483.33|1.000000",
+		NULL});
+}
+
 void
 test_schedule(void)
 {
 	TestStandardPercent();
 	TestStandardDollars();
+	TestSteppedAllVolume();
+	TestSteppedIncremental();
 }
