@@ -310,6 +310,42 @@ TestSteppedIncremental(void)
 		NULL});
 }
 
+#define STACKED(key, rate) \
+	"{\"offer_key\":\"o\",\"strategy_key\":\"stacked\",\"calculator_key\":\"dollars_per_coverage_unit\"," PERIOD \
+	"\"incentive\":{\"sku_sets\":[" \
+	"{\"key\":\"seed\",\"period_key\":\"p\",\"transaction_type\":\"sell\",\"conversion\":" \
+	"{\"coverage_unit\":\"acre\",\"rates\":[{\"sku_key\":\"e\",\"rate\":1.0,\"from\":\"unit\"}]},\"rates\":[]}," \
+	"{\"key\":\"treat\",\"period_key\":\"p\",\"transaction_type\":\"sell\",\"conversion\":" \
+	"{\"coverage_unit\":\"acre\",\"rates\":[{\"sku_key\":\"f\",\"rate\":0.5,\"from\":\"gal\"}]}," \
+	"\"rates\":[{\"sku_key\":\"f\",\"rate\":" rate ",\"measure\":\"dollars\"}]}]," \
+	"\"stacks\":[{\"key\":\"" key "\",\"sku_set_keys\":[\"seed\",\"treat\"]}]}}"
+
+/*
+ * Stacked: the treatment pays 0.75 per acre until 06-30, 1.00 from 07-01
+ * (and the stack is renamed).  C(seed) = 100 (H), C(treat) = 20 / 0.5 +
+ * 40 / 0.5 = 120, O = 100, f = 5/6.  G1 (03-01, 20 gal, 600): quantity
+ * 16.666667, amount 500.00, 40 x 5/6 x 0.75 = 25.00; G2 (08-01, 40 gal,
+ * 1200): 33.333333, 1000.00, 80 x 5/6 x 1.00 = 66.666.. -> 66.67.  The
+ * seed SKU has no pay rate in any version: no row.
+ */
+static void
+TestStacked(void)
+{
+	static const char *const docs[] = {STACKED("stack_a", "0.75"), STACKED("stack_b", "1.00")};
+	static const char *const dates[] = {NULL, "2026-07-01"};
+	IncEngine  *e = ScheduleEngine(docs, dates, 2);
+	IncTxn		txns[] = {
+		Txn("G1", "sell", "2026-03-01", "f", "20", "gal", "600"),
+		Txn("G2", "sell", "2026-08-01", "f", "40", "gal", "1200"),
+		Txn("H", "sell", "2026-02-01", "e", "100", "unit", "5000"),
+	};
+
+	ExpectRows(e, txns, 3, (const char *const []) {
+		"G1|stack_a|dollars|0.75|0.75|16.666667|500.00|25.00|0.833333",
+		"G2|stack_b|dollars|1|1|33.333333|1000.00|66.67|0.833333",
+		NULL});
+}
+
 void
 test_schedule(void)
 {
@@ -317,4 +353,5 @@ test_schedule(void)
 	TestStandardDollars();
 	TestSteppedAllVolume();
 	TestSteppedIncremental();
+	TestStacked();
 }
