@@ -310,8 +310,9 @@ TestSteppedIncremental(void)
 		NULL});
 }
 
-#define STACKED(key, rate) \
-	"{\"offer_key\":\"o\",\"strategy_key\":\"stacked\",\"calculator_key\":\"dollars_per_coverage_unit\"," PERIOD \
+#define STACKED(key, rate) STACKED_IN(PERIOD, key, rate)
+#define STACKED_IN(period, key, rate) \
+	"{\"offer_key\":\"o\",\"strategy_key\":\"stacked\",\"calculator_key\":\"dollars_per_coverage_unit\"," period \
 	"\"incentive\":{\"sku_sets\":[" \
 	"{\"key\":\"seed\",\"period_key\":\"p\",\"transaction_type\":\"sell\",\"conversion\":" \
 	"{\"coverage_unit\":\"acre\",\"rates\":[{\"sku_key\":\"e\",\"rate\":1.0,\"from\":\"unit\"}]},\"rates\":[]}," \
@@ -346,6 +347,205 @@ TestStacked(void)
 		NULL});
 }
 
+#define STD_CAPPED(a) HEAD("percent_of_amount") "\"limits\":{\"maximum\":40}," \
+	"\"incentives\":[{\"period_key\":\"p\",\"transaction_type\":\"buy\",\"rates\":[" \
+	"{\"sku_key\":\"a\",\"rate\":" a ",\"measure\":\"percent\"}]}]}"
+
+/*
+ * A cap over rows of two versions: 2 % until 03-31, 3 % from 04-01, at
+ * most 40 dollars.  Exact rows 20 (A1, 2 %), 30 (A2) and 6.015 (A3, 3 %):
+ * U = 56.015 > 40, so each is scaled by 40 / 56.015 and re-rounded by
+ * running sums: S1 = 800 / 56.015 = 14.2818.. -> 14.28; S2 = 2000 /
+ * 56.015 = 35.7047.. -> 35.70, A2 gets 21.42; S3 = 40, A3 gets 4.30.  Pay
+ * rates stay the nominal ones of each row's version.
+ */
+static void
+TestCap(void)
+{
+	static const char *const docs[] = {STD_CAPPED("2"), STD_CAPPED("3")};
+	static const char *const dates[] = {NULL, "2026-04-01"};
+	IncEngine  *e = ScheduleEngine(docs, dates, 2);
+	IncTxn		txns[] = {
+		Txn("A1", "buy", "2026-03-31", "a", "1", "unit", "1000"),
+		Txn("A2", "buy", "2026-04-01", "a", "1", "unit", "1000"),
+		Txn("A3", "buy", "2026-06-30", "a", "1", "unit", "200.50"),
+	};
+
+	ExpectRows(e, txns, 3, (const char *const []) {
+		"A1|p_buy|percent|2|0.02|1.000000|1000.00|14.28|1.000000",
+		"A2|p_buy|percent|3|0.03|1.000000|1000.00|21.42|1.000000",
+		"A3|p_buy|percent|3|0.03|1.000000|200.50|4.30|1.000000",
+		NULL});
+}
+
+#define SHORT "\"periods\":[{\"key\":\"p\",\"start_date\":\"2026-01-01\",\"end_date\":\"2026-01-10\"}],"
+
+#define FC_DOLLARS(b) \
+	"{\"offer_key\":\"o\",\"strategy_key\":\"standard\",\"calculator_key\":\"dollars_per_unit\"," SHORT \
+	"\"incentives\":[{\"key\":\"k\",\"period_key\":\"p\",\"transaction_type\":\"buy\",\"rates\":[" \
+	"{\"sku_key\":\"b\",\"rate\":" b ",\"measure\":\"dollars\"}]}]}"
+
+#define FC_STEPPED(r0, r1, r2) FC_STEPPED_MODE("incremental", r0, r1, r2)
+#define FC_STEPPED_MODE(mode, r0, r1, r2) \
+	"{\"offer_key\":\"o\",\"strategy_key\":\"stepped\",\"calculator_key\":\"percent_of_amount\"," SHORT \
+	"\"incentive\":{\"tier_mode\":\"" mode "\",\"filters\":[{\"period_key\":\"p\",\"sku_keys\":[\"c\"],\"transaction_type\":\"buy\"}]," \
+	"\"threshold_definition\":{\"type\":\"aggregated_amount\",\"filters\":" \
+	"[{\"period_key\":\"p\",\"sku_keys\":[\"c\"],\"transaction_type\":\"buy\"}]}," \
+	"\"rates\":[{\"threshold\":0,\"value\":" r0 ",\"measure\":\"percent\"}," \
+	"{\"threshold\":10000,\"value\":" r1 ",\"measure\":\"percent\"}," \
+	"{\"threshold\":25000,\"value\":" r2 ",\"measure\":\"percent\"}]}}"
+
+typedef struct Forecast
+{
+	int			n;
+	char		row[256];
+} Forecast;
+
+/* KeepForecast: earned_to_date|projected_earnings|accrual_to_date of the last row. */
+static void
+KeepForecast(void *ctx, const IncForecastRow *row)
+{
+	Forecast   *f = ctx;
+
+	snprintf(f->row, sizeof(f->row), "%s|%s|%s", unit_dec_text(&row->earned_to_date),
+			 unit_dec_text(&row->projected_earnings), unit_dec_text(&row->accrual_to_date));
+	f->n++;
+}
+
+/*
+ * ExpectForecast: the projected rows as of as_of (inc_engine_set_projection)
+ * are want, and the forecast row is forecast; fast and exact.
+ */
+static void
+ExpectForecast(IncEngine *e, const char *as_of, IncTxn *txns, int n,
+			   const char *const *want, const char *forecast)
+{
+	int32_t		date = Date(as_of);
+	int			exact;
+
+	for (exact = 0; exact < 2; exact++)
+	{
+		Captured	c = {0};
+		Forecast	f = {0};
+
+		inc_set_exact_only(exact == 1);
+		inc_engine_set_projection(e, &date);
+		inc_engine_calculate(e, "r1", txns, n, NULL, NULL, Capture, &c);
+		inc_engine_set_projection(e, NULL);
+		CheckRows(&c, want);
+		inc_engine_forecast(e, date, "r1", txns, n, NULL, NULL, KeepForecast, &f);
+		CHECK(f.n == 1);
+		CHECK_STR(f.row, forecast);
+	}
+	inc_set_exact_only(false);
+}
+
+/*
+ * A forecast across a change after the as-of date.  Span 01-01 .. 01-10,
+ * as of 01-04: elapsed 4, span 10, k = 2.5; the days left 01-05 .. 01-10
+ * (R = 6).  Dollars: 1 per unit, 2 from 01-03, 4 from 01-08: the days
+ * left are 3 at 2 and 3 at 4, so the projected part's rate is (2 x 3 +
+ * 4 x 3) / 6 = 3.  F1 (01-02, 10 units, 100) projects to 25 units, 250.00
+ * and earns 10 x 1 + 1.5 x 10 x 3 = 55.00; F2 (01-04, 4 units, 40) 10
+ * units, 100.00, 4 x 2 + 1.5 x 4 x 3 = 26.00.  Earned to date 10 + 8 =
+ * 18.00, projected 81.00, accrual 81 x 4 / 10 = 32.40.
+ */
+static void
+TestForecastStandard(void)
+{
+	static const char *const docs[] = {FC_DOLLARS("1"), FC_DOLLARS("2"), FC_DOLLARS("4")};
+	static const char *const dates[] = {NULL, "2026-01-03", "2026-01-08"};
+	IncEngine  *e = ScheduleEngine(docs, dates, 3);
+	IncTxn		txns[] = {
+		Txn("F1", "buy", "2026-01-02", "b", "10", "unit", "100"),
+		Txn("F2", "buy", "2026-01-04", "b", "4", "unit", "40"),
+	};
+
+	ExpectForecast(e, "2026-01-04", txns, 2, (const char *const []) {
+		"F1|k|dollars|1|1|25.000000|250.00|55.00|1.000000",
+		"F2|k|dollars|2|2|10.000000|100.00|26.00|1.000000",
+		NULL}, "18.00|81.00|32.40");
+}
+
+/*
+ * A forecast of incremental tiers across a change: 2 / 4 / 6 % until
+ * 01-07, 3 / 5 / 8 % from 01-08; as of 01-04 (k = 2.5, days left 3 of
+ * each version).  Projected V = (4000 + 8000) x 2.5 = 30000: the first
+ * version blends to 3.6666..% (110000 / 30000), the second to 4.8333..%
+ * (145000 / 30000), the projected part at their day-weighted mean
+ * 4.25 %.  I1 (01-02, 4000): 4000 x 3.6666..% + 1.5 x 4000 x 4.25 % =
+ * 146.666.. + 255 = 401.67; I2 (01-04, 8000): 293.333.. + 510 = 803.33.
+ * Actual: V = 12000, blend (2 x 10000 + 4 x 2000) / 12000 = 2.3333..%:
+ * 93.33 + 186.67 = 280.00.  Accrual 1205 x 4 / 10 = 482.00.
+ */
+static void
+TestForecastIncremental(void)
+{
+	static const char *const docs[] = {FC_STEPPED("2", "4", "6"), FC_STEPPED("3", "5", "8")};
+	static const char *const dates[] = {NULL, "2026-01-08"};
+	IncEngine  *e = ScheduleEngine(docs, dates, 2);
+	IncTxn		txns[] = {
+		Txn("I1", "buy", "2026-01-02", "c", "1", "unit", "4000"),
+		Txn("I2", "buy", "2026-01-04", "c", "1", "unit", "8000"),
+	};
+
+	ExpectForecast(e, "2026-01-04", txns, 2, (const char *const []) {
+		"I1|6_percent_greater_than_or_equal_to_25000|percent|6|0.036667|2.500000|10000.00|401.67|1.000000",
+		"I2|6_percent_greater_than_or_equal_to_25000|percent|6|0.036667|2.500000|20000.00|803.33|1.000000",
+		NULL}, "280.00|1205.00|482.00");
+}
+
+/*
+ * A stacked forecast: 0.75 per acre until 01-07, 1.00 from 01-08; as of
+ * 01-04 (k = 2.5, the days left 3 at 0.75 and 3 at 1.00: 0.875).
+ * Projected: C(seed) = 100 x 2.5 = 250, C(treat) = 40 x 2.5 = 100, f = 1;
+ * G1 (01-02, 20 gal, 600) earns 40 x 0.75 + 1.5 x 40 x 0.875 = 30 + 52.5
+ * = 82.50 on 50 gal and 1500.00.  Actual: O = 40, f = 1, 30.00.  Accrual
+ * 82.50 x 4 / 10 = 33.00.
+ */
+static void
+TestForecastStacked(void)
+{
+	static const char *const docs[] = {
+		STACKED_IN(SHORT, "stack_a", "0.75"), STACKED_IN(SHORT, "stack_b", "1.00")};
+	static const char *const dates[] = {NULL, "2026-01-08"};
+	IncEngine  *e = ScheduleEngine(docs, dates, 2);
+	IncTxn		txns[] = {
+		Txn("G1", "sell", "2026-01-02", "f", "20", "gal", "600"),
+		Txn("H", "sell", "2026-01-01", "e", "100", "unit", "5000"),
+	};
+
+	ExpectForecast(e, "2026-01-04", txns, 2, (const char *const []) {
+		"G1|stack_a|dollars|0.75|0.75|50.000000|1500.00|82.50|1.000000",
+		NULL}, "30.00|82.50|33.00");
+}
+
+/*
+ * A forecast of all-volume tiers: 2 / 4 / 6 % until 01-07, 3 / 5 / 8 %
+ * from 01-08, as of 01-04.  Projected V = 30000 meets 25000: 6 % on the
+ * transactions' own part, the mean (6 x 3 + 8 x 3) / 6 = 7 % on the
+ * projected part: I1 4000 x 6 % + 1.5 x 4000 x 7 % = 240 + 420 = 660.00,
+ * I2 480 + 840 = 1320.00.  Actual V = 12000 meets 10000 at 4 %: 160 +
+ * 320 = 480.00.  Accrual 1980 x 4 / 10 = 792.00.
+ */
+static void
+TestForecastAllVolume(void)
+{
+	static const char *const docs[] = {
+		FC_STEPPED_MODE("all_volume", "2", "4", "6"), FC_STEPPED_MODE("all_volume", "3", "5", "8")};
+	static const char *const dates[] = {NULL, "2026-01-08"};
+	IncEngine  *e = ScheduleEngine(docs, dates, 2);
+	IncTxn		txns[] = {
+		Txn("I1", "buy", "2026-01-02", "c", "1", "unit", "4000"),
+		Txn("I2", "buy", "2026-01-04", "c", "1", "unit", "8000"),
+	};
+
+	ExpectForecast(e, "2026-01-04", txns, 2, (const char *const []) {
+		"I1|6_percent_greater_than_or_equal_to_25000|percent|6|0.06|2.500000|10000.00|660.00|1.000000",
+		"I2|6_percent_greater_than_or_equal_to_25000|percent|6|0.06|2.500000|20000.00|1320.00|1.000000",
+		NULL}, "480.00|1980.00|792.00");
+}
+
 void
 test_schedule(void)
 {
@@ -354,4 +554,9 @@ test_schedule(void)
 	TestSteppedAllVolume();
 	TestSteppedIncremental();
 	TestStacked();
+	TestCap();
+	TestForecastStandard();
+	TestForecastIncremental();
+	TestForecastStacked();
+	TestForecastAllVolume();
 }
