@@ -80,6 +80,7 @@ extern void test_fixtures(void);
 extern void test_rules(void);
 extern void test_rules_errors(void);
 extern void test_groups(void);
+extern void test_schedule(void);
 extern void test_growth(void);
 
 #endif

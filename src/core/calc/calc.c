@@ -696,6 +696,126 @@ inc_calc_emit_rate_row(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 	return inc_calc_emit(c, offer, t, &f);
 }
 
+/* inc_calc_version_index: the schedule version of t's date (the last for a NULL date). */
+int
+inc_calc_version_index(const IncOffer *offer, const IncTxn *t)
+{
+	if (offer->nschedule == 0)
+		return 0;
+	if (t->nulls & INC_TXN_NULL_DATE)
+		return offer->nschedule - 1;
+	return inc_offer_version(offer, t->transaction_date);
+}
+
+/* inc_calc_version: the version whose rates apply to t. */
+const IncOffer *
+inc_calc_version(const IncOffer *offer, const IncTxn *t)
+{
+	if (offer->nschedule == 0)
+		return offer;
+	return offer->schedule[inc_calc_version_index(offer, t)].offer;
+}
+
+/* inc_calc_schedule_projecting: a schedule, and days left to project over. */
+bool
+inc_calc_schedule_projecting(const IncCalc *c, const IncOffer *offer)
+{
+	return offer->nschedule > 0 && c->projection != NULL &&
+		c->projection->to < c->projection->end &&
+		c->projection->span_days > c->projection->elapsed_days;
+}
+
+/* inc_calc_schedule_projected: the same for t, which is projected. */
+bool
+inc_calc_schedule_projected(const IncCalc *c, const IncOffer *offer, const IncTxn *t)
+{
+	return inc_calc_schedule_projecting(c, offer) && Projected(c, t);
+}
+
+/*
+ * inc_calc_schedule_mean: version s applies from its effective_from to
+ * the day before the next one's (the last: open ended); its days among
+ * to + 1 .. end weigh its rate.
+ */
+void
+inc_calc_schedule_mean(const IncCalc *c, const IncOffer *offer, const IncRat *rates,
+					   IncRat *mean)
+{
+	int64_t		first = (int64_t) c->projection->to + 1;
+	int64_t		last = c->projection->end;
+	IncRat		term,
+				days;
+	int			s;
+
+	inc_rat_from_int(mean, 0);
+	for (s = 0; s < offer->nschedule; s++)
+	{
+		int64_t		from = offer->schedule[s].effective_from;
+		int64_t		to = s + 1 < offer->nschedule ?
+			(int64_t) offer->schedule[s + 1].effective_from - 1 : last;
+
+		if (s == 0 || from < first)
+			from = first;
+		if (to > last)
+			to = last;
+		if (to < from)
+			continue;
+		inc_rat_from_int(&days, to - from + 1);
+		inc_rat_mul(&term, &rates[s], &days);
+		inc_rat_add(mean, mean, &term);
+	}
+	inc_rat_from_int(&days, last - first + 1);
+	inc_rat_div(mean, mean, &days);
+}
+
+/* inc_calc_schedule_rate: (own + (k - 1) x mean) / k for a projected t, else own. */
+void
+inc_calc_schedule_rate(const IncCalc *c, const IncOffer *offer, const IncTxn *t,
+					   const IncRat *own, const IncRat *mean, IncRat *out)
+{
+	IncRat		rest,
+				days,
+				projected;
+
+	if (!inc_calc_schedule_projected(c, offer, t))
+	{
+		*out = *own;
+		return;
+	}
+	/* k = span / elapsed: (own x elapsed + mean x (span - elapsed)) / span */
+	inc_rat_from_int(&rest, (int64_t) c->projection->span_days - c->projection->elapsed_days);
+	inc_rat_mul(&projected, mean, &rest);
+	inc_rat_from_int(&days, c->projection->elapsed_days);
+	inc_rat_mul(out, own, &days);
+	inc_rat_add(out, out, &projected);
+	inc_rat_from_int(&days, c->projection->span_days);
+	inc_rat_div(out, out, &days);
+}
+
+/* inc_calc_emit_rate_row_rat: the row of a rate row at an exact rate. */
+IncDec
+inc_calc_emit_rate_row_rat(IncCalc *c, const IncOffer *offer, const IncTxn *t,
+						   const char *rate_key, const char *rate_measure,
+						   const IncDec *rate_value, const IncDec *pay_rate,
+						   const IncRat *rate)
+{
+	IncRat		quantity,
+				base,
+				incentive;
+	IncRowFigures f;
+
+	inc_calc_rate_figures_rat(c, offer, t, rate, &quantity, &base, &incentive);
+	f.rate_key = rate_key;
+	f.rate_measure = rate_measure;
+	f.rate_value = rate_value;
+	f.pay_rate = *pay_rate;
+	f.incentivized_quantity = &quantity;
+	f.incentivized_amount = &base;
+	f.incentive_amount = &incentive;
+	f.contribution = NULL;
+	return inc_calc_emit(c, offer, t, &f);
+}
+
 /* inc_calc_property: the key's property value; false when missing. */
 bool
 inc_calc_property(IncCalc *c, const char *property_key, IncRat *value)

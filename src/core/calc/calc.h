@@ -62,6 +62,9 @@ typedef struct IncProjection
 	int32_t		to;
 	int32_t		span_days;
 	int32_t		elapsed_days;
+	int32_t		end;			/* the span's last day: the projected part of
+								 * a transaction is valued at the rate
+								 * schedule's rates over to + 1 .. end */
 } IncProjection;
 
 /*
@@ -294,6 +297,61 @@ extern void inc_calc_rate_figures_rat(IncCalc *c, const IncOffer *offer, const I
 extern IncDec inc_calc_emit_rate_row(IncCalc *c, const IncOffer *offer, const IncTxn *t,
 									 const char *rate_key, const char *rate_measure,
 									 const IncDec *rate, const IncDec *pay_rate);
+
+/*
+ * Rate schedules (docs/lifecycle.md, Prospective rate changes): an offer
+ * with a schedule (IncOffer.nschedule > 0) pays each transaction the rate
+ * values of the version that applies on its date; the strategies take
+ * each rate from inc_calc_version and, in a forecast's projection, blend
+ * them with inc_calc_schedule_rate.
+ *
+ * inc_calc_version_index: the index into offer->schedule of the version
+ * whose rates apply to t (its date; the current, last, version for a
+ * NULL date); 0 without a schedule.  inc_calc_version: that version (the
+ * offer itself without a schedule).
+ */
+extern int	inc_calc_version_index(const IncOffer *offer, const IncTxn *t);
+extern const IncOffer *inc_calc_version(const IncOffer *offer, const IncTxn *t);
+
+/*
+ * inc_calc_schedule_projecting: does the projection of the calculation
+ * value a projected part at the schedule's rates (an offer with a
+ * schedule, c->projection with days left after its as-of date, k > 1)?
+ * inc_calc_schedule_projected: the same, and t is projected.
+ */
+extern bool inc_calc_schedule_projecting(const IncCalc *c, const IncOffer *offer);
+extern bool inc_calc_schedule_projected(const IncCalc *c, const IncOffer *offer,
+										const IncTxn *t);
+
+/*
+ * inc_calc_schedule_mean: the rate of the projected part of a transaction
+ * (inc_calc_schedule_projecting must hold): with rates[s] the rate of
+ * version s (offer->nschedule of them), sum of rates[s] x days(s) / R,
+ * where R is the number of days as_of_date + 1 .. span end and days(s)
+ * how many of them version s applies on.
+ */
+extern void inc_calc_schedule_mean(const IncCalc *c, const IncOffer *offer,
+								   const IncRat *rates, IncRat *mean);
+
+/*
+ * inc_calc_schedule_rate: the rate t pays on its projected figures (its
+ * quantity and amount x k), with own the rate of its date's version and
+ * mean the projected part's (inc_calc_schedule_mean): (own + (k - 1) x
+ * mean) / k, so that its own part earns at own and the projected part at
+ * mean.  When t is not projected (inc_calc_schedule_projected false), own.
+ */
+extern void inc_calc_schedule_rate(const IncCalc *c, const IncOffer *offer, const IncTxn *t,
+								   const IncRat *own, const IncRat *mean, IncRat *out);
+
+/*
+ * inc_calc_emit_rate_row_rat: inc_calc_emit_rate_row at an exact rate
+ * (a blended one: incremental tiers, a schedule in a projection), the
+ * row reporting rate_value and pay_rate; exact path only.
+ */
+extern IncDec inc_calc_emit_rate_row_rat(IncCalc *c, const IncOffer *offer, const IncTxn *t,
+										 const char *rate_key, const char *rate_measure,
+										 const IncDec *rate_value, const IncDec *pay_rate,
+										 const IncRat *rate);
 
 /*
  * inc_calc_property: the value of property_key into *value, of the key

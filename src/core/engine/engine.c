@@ -106,6 +106,41 @@ inc_engine_add_offer(IncEngine *e, const IncOffer *offer)
 	e->offers[e->noffers++] = offer;
 }
 
+/*
+ * inc_engine_add_offer_schedule: a shallow copy of offer with its rate
+ * schedule (docs/lifecycle.md, Prospective rate changes), added as any
+ * offer: offer and versions may be shared (a host's cache) and are never
+ * written to.  The rows of the offer name the copy (IncRow.offer), as
+ * inc_engine_offer does.  A fixed_amount offer keeps no schedule: its
+ * pools never change prospectively, so every version pays the same.
+ */
+void
+inc_engine_add_offer_schedule(IncEngine *e, const IncOffer *offer, int nversions,
+							  const int32_t *effective_from,
+							  const IncOffer *const *versions)
+{
+	IncOffer   *copy;
+	IncRateVersion *schedule;
+	int			i;
+
+	if (nversions < 2 || offer->calculator == INC_FIXED_AMOUNT)
+	{
+		inc_engine_add_offer(e, offer);
+		return;
+	}
+	copy = inc_alloc(sizeof(IncOffer));
+	*copy = *offer;
+	schedule = inc_alloc(sizeof(IncRateVersion) * nversions);
+	for (i = 0; i < nversions; i++)
+	{
+		schedule[i].effective_from = i == 0 ? INT32_MIN : effective_from[i];
+		schedule[i].offer = versions[i];
+	}
+	copy->nschedule = nversions;
+	copy->schedule = schedule;
+	inc_engine_add_offer(e, copy);
+}
+
 /* inc_engine_set_sku_uom: sku_key is measured in uom_key (copied). */
 void
 inc_engine_set_sku_uom(IncEngine *e, const char *sku_key, const char *uom_key)
@@ -165,6 +200,7 @@ inc_engine_set_projection(IncEngine *e, const int32_t *as_of_date)
 
 		inc_offer_span(e->offers[o], &p->from, &end);
 		p->to = *as_of_date;
+		p->end = end;
 		inc_offer_span_days(e->offers[o], *as_of_date, &p->span_days, &p->elapsed_days);
 		e->projected[o] = p->elapsed_days > 0 ? p : NULL;
 	}

@@ -34,6 +34,18 @@ typedef struct IncEngine IncEngine;
 
 extern IncEngine *inc_engine_create(void);
 extern void inc_engine_add_offer(IncEngine *e, const IncOffer *offer);
+
+/*
+ * inc_engine_add_offer_schedule: as inc_engine_add_offer, for an offer with a
+ * rate schedule: nversions (>= 2) versions, effective_from ascending
+ * (effective_from[0] is ignored: the first version applies before every
+ * other), versions[i] compiled from each version's document (the last is the
+ * current version, with offer's structure).  Copies what it keeps (in the
+ * current allocator); the offer and versions must outlive the engine.
+ */
+extern void inc_engine_add_offer_schedule(IncEngine *e, const IncOffer *offer, int nversions,
+										  const int32_t *effective_from,
+										  const IncOffer *const *versions);
 /* The SKU catalog (incentives.skus): sku_key's unit of measure. */
 extern void inc_engine_set_sku_uom(IncEngine *e, const char *sku_key, const char *uom_key);
 /* incentives.uom_conversions: quantity_in_to = quantity_in_from * factor (> 0). */

@@ -17,6 +17,12 @@
  * accrual_to_date = max(round(projected_earnings x elapsed_days /
  * span_days, 2), earned_to_date): what is already earned is owed (a
  * capped offer that reached its cap accrues the cap).  The basis of a group offer is its group's.
+ *
+ * In an offer with a rate schedule (docs/lifecycle.md, Prospective rate
+ * changes) the strategies value the projected part of a transaction (its
+ * quantity and amount x (k - 1)) at the schedule's rates spread evenly by
+ * days over as_of_date + 1 .. the span's end (calc.h,
+ * inc_calc_schedule_rate); its own part keeps its date's rates.
  */
 #include "forecast.h"
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  *    Small services of the offer model: strategy, calculator, threshold
  *    type, tier mode, enrollment, aggregation, scope and pays_on names, an
  *    offer's span, program price lookup, and ISO dates as PostgreSQL day
- *    numbers.
+ *    numbers, and the version of a rate schedule on a date.
  *
  * Dates are days since 2000-01-01 (PostgreSQL's DateADT), computed with
  * integer arithmetic on the proleptic Gregorian calendar, so the engine
@@ -108,6 +108,40 @@ inc_offer_span_days(const IncOffer *offer, int32_t as_of_date, int32_t *span_day
 	inc_offer_span(offer, &start, &end);
 	*span_days = end - start + 1;
 	*elapsed_days = (as_of_date < end ? as_of_date : end) - start + 1;
+}
+
+/*
+ * inc_offer_version: the latest schedule entry whose effective_from <=
+ * date, found by binary search (entry 0 applies before every other).
+ */
+int
+inc_offer_version(const IncOffer *offer, int32_t date)
+{
+	int			lo = 0,
+				hi = offer->nschedule - 1;
+
+	if (offer->nschedule == 0)
+		return 0;
+	/* invariant: schedule[lo] applies on date or lo == 0 */
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo + 1) / 2;
+
+		if (offer->schedule[mid].effective_from <= date)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+/* inc_offer_at: the schedule's version on date, or offer itself without a schedule. */
+const IncOffer *
+inc_offer_at(const IncOffer *offer, int32_t date)
+{
+	if (offer->nschedule == 0)
+		return offer;
+	return offer->schedule[inc_offer_version(offer, date)].offer;
 }
 
 /* inc_offer_pay_rate: rate / 100 for percent, the rate for dollars, exactly. */

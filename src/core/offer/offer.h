@@ -313,7 +313,16 @@ typedef struct IncRules
 	IncLimits	limits;
 } IncRules;
 
-typedef struct IncOffer
+typedef struct IncOffer IncOffer;
+
+/* One version of an offer's rate schedule (docs/lifecycle.md, Prospective rate changes). */
+typedef struct IncRateVersion
+{
+	int32_t		effective_from;	/* the first date its rate values apply (days since 2000-01-01); the first version: INT32_MIN */
+	const IncOffer *offer;		/* that version, compiled: the same structure as the current one */
+} IncRateVersion;
+
+struct IncOffer
 {
 	char	   *offer_key;
 	char	   *label;			/* NULL when absent */
@@ -330,7 +339,26 @@ typedef struct IncOffer
 	IncStacked	stacked;		/* stacked */
 	IncRules	rules;			/* program rules, every strategy */
 	IncAggregation aggregation;
-} IncOffer;
+
+	/*
+	 * The rate schedule (docs/lifecycle.md, Prospective rate changes):
+	 * versions that differ from this one only in rate values, ascending
+	 * effective_from, entry 0 the base version (effective_from INT32_MIN);
+	 * 0 / NULL: no schedule.  Set only by inc_engine_add_offer_schedule.
+	 */
+	int			nschedule;
+	const IncRateVersion *schedule;
+};
+
+/* inc_offer_at: the version of offer whose rate values apply to a transaction dated date (offer itself without a schedule). */
+extern const IncOffer *inc_offer_at(const IncOffer *offer, int32_t date);
+
+/*
+ * inc_offer_version: the index into offer->schedule of the version whose
+ * rate values apply on date (the latest one whose effective_from <= date;
+ * 0 for a date before every later one); 0 without a schedule.
+ */
+extern int	inc_offer_version(const IncOffer *offer, int32_t date);
 
 /* A parse/validation failure: the complete message for the user. */
 #define INC_OFFER_ERROR_LEN 1024

@@ -12,6 +12,11 @@
  * quantity and base amount scaled by f.  Rate-0 SKUs only anchor coverage.
  * Diagnostics report each set's coverage and each stack's overlap and
  * factors.
+ *
+ * An offer with a rate schedule (docs/lifecycle.md, Prospective rate
+ * changes) pays each member row the pay rate of the version of its date
+ * and names that version's stack key; coverage and overlaps are the
+ * structure's (conversion rates never change prospectively).
  */
 #include <stdio.h>
 #include <string.h>
@@ -188,6 +193,39 @@ RowFast(IncCalc *c, const IncOffer *offer, const IncStack *stack, const IncSkuSe
 	return true;
 }
 
+/*
+ * Scheduled: a member's pay rate in an offer with a rate schedule
+ * (docs/lifecycle.md, Prospective rate changes): *pay and *stack from the
+ * version of t's date (the set's and the stack's same index), and into
+ * rate the rate it pays on its figures: that version's, or in a
+ * projection, with the projected part at the schedule's rates over the
+ * days left (inc_calc_schedule_rate).  NULL pay: the SKU pays nothing.
+ */
+static void
+Scheduled(IncCalc *c, const IncOffer *offer, int stack_index, int set_index, int conversion,
+		  const IncTxn *t, const IncSkuRate **pay, const IncStack **stack, IncRat *rate)
+{
+	const IncOffer *version = inc_calc_version(offer, t);
+	IncRat	   *rates;
+	IncRat		mean;
+	int			s;
+
+	*pay = PayRate(&version->stacked.sets[set_index], conversion);
+	*stack = &version->stacked.stacks[stack_index];
+	if (*pay == NULL)
+		return;
+	inc_rat_from_dec(rate, &(*pay)->rate);
+	if (!inc_calc_schedule_projected(c, offer, t))
+		return;
+	rates = inc_alloc(sizeof(IncRat) * offer->nschedule);
+	for (s = 0; s < offer->nschedule; s++)
+		inc_rat_from_dec(&rates[s],
+						 &PayRate(&offer->schedule[s].offer->stacked.sets[set_index],
+								  conversion)->rate);
+	inc_calc_schedule_mean(c, offer, rates, &mean);
+	inc_calc_schedule_rate(c, offer, t, rate, &mean, rate);
+}
+
 /* EmitSet: the rows of set s within a stack of overlap O. */
 static void
 EmitSet(IncCalc *c, const IncOffer *offer, const IncStack *stack,
@@ -197,6 +235,8 @@ EmitSet(IncCalc *c, const IncOffer *offer, const IncStack *stack,
 	IncQ		fq;
 	IncDec		contribution;
 	bool		fast;
+	int			stack_index = (int) (stack - offer->stacked.stacks);
+	int			set_index = (int) (set - offer->stacked.sets);
 	int			i;
 
 	inc_rat_div(&f, overlap, &ss->coverage);
@@ -212,17 +252,29 @@ EmitSet(IncCalc *c, const IncOffer *offer, const IncStack *stack,
 					base,
 					incentive;
 		IncRowFigures fig;
+		bool		blended = false;
 
-		if (pay == NULL || inc_dec_sign(&pay->rate) <= 0)
+		if (offer->nschedule > 0)
+		{
+			Scheduled(c, offer, stack_index, set_index, ss->members[i].conversion, t,
+					  &pay, &stack, &r);
+			/* a rate blended over versions has no decimal: the exact path */
+			blended = inc_calc_schedule_projected(c, offer, t);
+			if (pay == NULL || (blended ? inc_rat_sign(&r) : inc_dec_sign(&pay->rate)) <= 0)
+				continue;
+		}
+		else if (pay == NULL || inc_dec_sign(&pay->rate) <= 0)
 			continue;
 		inc_calc_at(c, t);
-		if (fast && RowFast(c, offer, stack, set, &ss->members[i], t, pay, &fq, &contribution))
+		if (fast && !blended &&
+			RowFast(c, offer, stack, set, &ss->members[i], t, pay, &fq, &contribution))
 			continue;
 		inc_calc_sku_quantity(c, t, &quantity);
 		inc_calc_base_amount(c, offer, t, &quantity, &base);
 		Coverage(c, t, &set->conversions[ss->members[i].conversion], ss->members[i].uom_id,
 				 &incentive);
-		inc_rat_from_dec(&r, &pay->rate);
+		if (!blended)
+			inc_rat_from_dec(&r, &pay->rate);
 		inc_rat_mul(&incentive, &incentive, &f);
 		inc_rat_mul(&incentive, &incentive, &r);
 		inc_rat_mul(&quantity, &quantity, &f);

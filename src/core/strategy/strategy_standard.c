@@ -56,6 +56,39 @@ StandardBegin(IncCalc *c, const IncOffer *offer)
 	return st;
 }
 
+/*
+ * ScheduledRow: the row of an offer with a rate schedule
+ * (docs/lifecycle.md, Prospective rate changes): the rate, pay rate and
+ * entry key of the version at t's date; in a forecast's projection, the
+ * projected part of t at the schedule's rates over the days left
+ * (inc_calc_schedule_rate).
+ */
+static IncDec
+ScheduledRow(IncCalc *c, const IncOffer *offer, const IncHook *hook, const IncTxn *t)
+{
+	const IncOffer *version = inc_calc_version(offer, t);
+	const IncStandardEntry *entry = &version->entries[hook->a];
+	const IncSkuRate *rate = &entry->rates[hook->b];
+	IncRat	   *rates;
+	IncRat		own,
+				mean,
+				paid;
+	int			s;
+
+	if (!inc_calc_schedule_projected(c, offer, t))
+		return inc_calc_emit_rate_row(c, offer, t, entry->key, rate->measure,
+									  &rate->rate, &rate->pay_rate);
+	rates = inc_alloc(sizeof(IncRat) * offer->nschedule);
+	for (s = 0; s < offer->nschedule; s++)
+		inc_rat_from_dec(&rates[s],
+						 &offer->schedule[s].offer->entries[hook->a].rates[hook->b].rate);
+	inc_calc_schedule_mean(c, offer, rates, &mean);
+	inc_rat_from_dec(&own, &rate->rate);
+	inc_calc_schedule_rate(c, offer, t, &own, &mean, &paid);
+	return inc_calc_emit_rate_row_rat(c, offer, t, entry->key, rate->measure, &rate->rate,
+									  &rate->pay_rate, &paid);
+}
+
 /* StandardObserve: transaction txn has the SKU of entry hook->a, rate hook->b. */
 static void
 StandardObserve(IncCalc *c, const IncOffer *offer, void *state,
@@ -79,8 +112,11 @@ StandardObserve(IncCalc *c, const IncOffer *offer, void *state,
 		return;
 	}
 
-	amount = inc_calc_emit_rate_row(c, offer, t, entry->key, rate->measure,
-									&rate->rate, &rate->pay_rate);
+	if (offer->nschedule > 0)
+		amount = ScheduledRow(c, offer, hook, t);
+	else
+		amount = inc_calc_emit_rate_row(c, offer, t, entry->key, rate->measure,
+										&rate->rate, &rate->pay_rate);
 	if (st->paid)
 	{
 		IncRat		a;

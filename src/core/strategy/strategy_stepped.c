@@ -33,6 +33,13 @@
  * passed on with the scaled exact amounts (to the rules' limits, when
  * they hold rows).  Incremental tiers over a baseline have their band
  * edges at B x (1 + t / 100) on the value C.
+ *
+ * An offer with a rate schedule (docs/lifecycle.md, Prospective rate
+ * changes) chooses its tier, bands, requirements and limits by the
+ * current version (the thresholds of every version are the same); each
+ * row pays and reports the chosen tier (same index) in the version of its
+ * date, incremental rows that version's blended rate over the season's
+ * bands, and the tier totals of the diagnostics add up the same.
  */
 #include <stdio.h>
 #include <string.h>
@@ -64,6 +71,10 @@ typedef struct SteppedState
 	IncGrowth  *growth;			/* growth types: B, C and G; else NULL */
 	const IncTier *tier;		/* NULL: no tier met */
 	IncRat		blended;		/* incremental, when tier: the blended rate R */
+	/* incremental, when tier, in an offer with a rate schedule */
+	IncRat	   *blends;			/* per version: R at its tier values */
+	IncDec	   *blend_pay_rates;	/* per version: R as rows report it */
+	IncRat		blend_mean;		/* the projected part's R, when projecting */
 } SteppedState;
 
 /* One row at the tier, held while pays_on "growth" scales the rows. */
@@ -258,6 +269,31 @@ BlendedRate(const IncStepped *stepped, const SteppedState *st, const IncRat *v, 
 	inc_rat_div(rate, rate, v);
 }
 
+static IncDec BlendedPayRate(const IncOffer *offer, const IncRat *rate);
+
+/*
+ * ScheduleBlends: incremental tiers with a rate schedule
+ * (docs/lifecycle.md, Prospective rate changes): the bands are the
+ * season's, over the volume as it is, and each version's blended rate is
+ * its tier values over those bands, computed once per version; in a
+ * projection, also the blended rate of the projected part.
+ */
+static void
+ScheduleBlends(IncCalc *c, const IncOffer *offer, SteppedState *st)
+{
+	int			s;
+
+	st->blends = inc_alloc(sizeof(IncRat) * offer->nschedule);
+	st->blend_pay_rates = inc_alloc(sizeof(IncDec) * offer->nschedule);
+	for (s = 0; s < offer->nschedule; s++)
+	{
+		BlendedRate(&offer->schedule[s].offer->stepped, st, Volume(st), &st->blends[s]);
+		st->blend_pay_rates[s] = BlendedPayRate(offer, &st->blends[s]);
+	}
+	if (inc_calc_schedule_projecting(c, offer))
+		inc_calc_schedule_mean(c, offer, st->blends, &st->blend_mean);
+}
+
 /*
  * Evaluate: the participant's threshold value and tier into the state,
  * once (a missing property or no growth value: no value, no tier;
@@ -296,6 +332,8 @@ Evaluate(IncCalc *c, const IncOffer *offer, SteppedState *st)
 		else
 			BlendedRate(stepped, st, Volume(st), &st->blended);
 	}
+	if (stepped->tier_mode == INC_TIERS_INCREMENTAL && st->tier && offer->nschedule > 0)
+		ScheduleBlends(c, offer, st);
 	st->evaluated = true;
 }
 
@@ -333,6 +371,32 @@ BlendedPayRate(const IncOffer *offer, const IncRat *rate)
 	return inc_rat_to_dec(&r, 6);
 }
 
+/*
+ * ScheduledIncrementalFinish: IncrementalFinish in an offer with a rate
+ * schedule: each row at the blended rate of its date's version (in a
+ * projection, its projected part at the projected part's), reporting
+ * that version's tier and blended pay rate.
+ */
+static void
+ScheduledIncrementalFinish(IncCalc *c, const IncOffer *offer, SteppedState *st)
+{
+	int			tier = (int) (st->tier - offer->stepped.tiers);
+	int			i;
+
+	for (i = 0; i < st->earning.n; i++)
+	{
+		const IncTxn *t = &c->txns[st->earning.items[i]];
+		int			s = inc_calc_version_index(offer, t);
+		const IncTier *version_tier = &offer->schedule[s].offer->stepped.tiers[tier];
+		IncRat		rate;
+
+		inc_calc_at(c, t);
+		inc_calc_schedule_rate(c, offer, t, &st->blends[s], &st->blend_mean, &rate);
+		inc_calc_emit_rate_row_rat(c, offer, t, version_tier->key, version_tier->measure,
+								   &version_tier->value, &st->blend_pay_rates[s], &rate);
+	}
+}
+
 /* IncrementalFinish: every earning transaction at the blended rate. */
 static void
 IncrementalFinish(IncCalc *c, const IncOffer *offer, SteppedState *st)
@@ -340,6 +404,11 @@ IncrementalFinish(IncCalc *c, const IncOffer *offer, SteppedState *st)
 	IncDec		pay_rate = BlendedPayRate(offer, &st->blended);
 	int			i;
 
+	if (offer->nschedule > 0)
+	{
+		ScheduledIncrementalFinish(c, offer, st);
+		return;
+	}
 	for (i = 0; i < st->earning.n; i++)
 	{
 		const IncTxn *t = &c->txns[st->earning.items[i]];
@@ -362,12 +431,72 @@ IncrementalFinish(IncCalc *c, const IncOffer *offer, SteppedState *st)
 	}
 }
 
+/*
+ * TierValues: the value of tier i in every version of offer's rate
+ * schedule (inc_alloc memory), and into *mean the projected part's value
+ * when the calculation projects (inc_calc_schedule_projecting).
+ */
+static IncRat *
+TierValues(IncCalc *c, const IncOffer *offer, int i, IncRat *mean)
+{
+	IncRat	   *values = inc_alloc(sizeof(IncRat) * offer->nschedule);
+	int			s;
+
+	for (s = 0; s < offer->nschedule; s++)
+		inc_rat_from_dec(&values[s], &offer->schedule[s].offer->stepped.tiers[i].value);
+	if (inc_calc_schedule_projecting(c, offer))
+		inc_calc_schedule_mean(c, offer, values, mean);
+	return values;
+}
+
+/*
+ * ScheduledTierRows: TierRows in an offer with a rate schedule
+ * (docs/lifecycle.md, Prospective rate changes): the tier chosen by the
+ * current version, each row at that tier's value, pay rate and key in
+ * the version of its date; in a projection, a projected row's projected
+ * part at the schedule's values over the days left.
+ */
+static void
+ScheduledTierRows(IncCalc *c, const IncOffer *offer, const SteppedState *st)
+{
+	int			tier = (int) (st->tier - offer->stepped.tiers);
+	IncRat	   *values = NULL;
+	IncRat		mean;
+	int			i;
+
+	for (i = 0; i < st->earning.n; i++)
+	{
+		const IncTxn *t = &c->txns[st->earning.items[i]];
+		int			s = inc_calc_version_index(offer, t);
+		const IncTier *version_tier = &offer->schedule[s].offer->stepped.tiers[tier];
+		IncRat		rate;
+
+		inc_calc_at(c, t);
+		if (!inc_calc_schedule_projected(c, offer, t))
+		{
+			inc_calc_emit_rate_row(c, offer, t, version_tier->key, version_tier->measure,
+								   &version_tier->value, &version_tier->pay_rate);
+			continue;
+		}
+		if (values == NULL)
+			values = TierValues(c, offer, tier, &mean);
+		inc_calc_schedule_rate(c, offer, t, &values[s], &mean, &rate);
+		inc_calc_emit_rate_row_rat(c, offer, t, version_tier->key, version_tier->measure,
+								   &version_tier->value, &version_tier->pay_rate, &rate);
+	}
+}
+
 /* TierRows: every earning transaction's row at the tier's rate. */
 static void
 TierRows(IncCalc *c, const IncOffer *offer, const SteppedState *st)
 {
 	int			i;
 
+	if (offer->nschedule > 0)
+	{
+		ScheduledTierRows(c, offer, st);
+		return;
+	}
 	for (i = 0; i < st->earning.n; i++)
 	{
 		const IncTxn *t = &c->txns[st->earning.items[i]];
@@ -477,23 +606,23 @@ SteppedFinish(IncCalc *c, const IncOffer *offer, void *state)
  * false when that is <= 0 (nothing earned) or the edges are not known.
  */
 static bool
-TierRate(const IncOffer *offer, const SteppedState *st, const IncTier *tier, IncRat *rate)
+TierRate(const IncStepped *stepped, const SteppedState *st, int tier, IncRat *rate)
 {
 	IncRat		v;
 
-	if (offer->stepped.tier_mode != INC_TIERS_INCREMENTAL)
+	if (stepped->tier_mode != INC_TIERS_INCREMENTAL)
 	{
-		inc_rat_from_dec(rate, &tier->value);
+		inc_rat_from_dec(rate, &stepped->tiers[tier].value);
 		return true;
 	}
 	if (!HasEdges(st))
 		return false;
-	Edge(&offer->stepped, st, (int) (tier - offer->stepped.tiers), &v);
+	Edge(stepped, st, tier, &v);
 	if (st->has_value && inc_rat_cmp(Volume(st), &v) > 0)
 		v = *Volume(st);
 	if (inc_rat_sign(&v) <= 0)
 		return false;
-	BlendedRate(&offer->stepped, st, &v, rate);
+	BlendedRate(stepped, st, &v, rate);
 	return true;
 }
 
@@ -513,21 +642,37 @@ TierTotal(IncCalc *c, const IncOffer *offer, const SteppedState *st,
 				sum,
 				rate,
 				num,
-				den;
+				den,
+				mean;
+	IncRat	   *rates = NULL;
 	bool		growth = offer->stepped.pays_on == INC_PAYS_ON_GROWTH;
+	int			index = (int) (tier - offer->stepped.tiers);
 	int			i;
 
 	inc_rat_from_int(total, 0);
 	inc_rat_from_int(&sum, 0);
-	if (!TierRate(offer, st, tier, &rate))
+	inc_rat_from_int(&mean, 0);
+	if (!TierRate(&offer->stepped, st, index, &rate))
 		return;
 	if (growth && !GrowthShare(st, &num, &den))
 		return;
+	if (offer->nschedule > 0)
+	{
+		/* each transaction at its date's version (docs/lifecycle.md, Prospective rate changes) */
+		rates = inc_alloc(sizeof(IncRat) * offer->nschedule);
+		for (i = 0; i < offer->nschedule; i++)
+			(void) TierRate(&offer->schedule[i].offer->stepped, st, index, &rates[i]);
+		if (inc_calc_schedule_projecting(c, offer))
+			inc_calc_schedule_mean(c, offer, rates, &mean);
+	}
 	for (i = 0; i < st->earning.n; i++)
 	{
 		const IncTxn *t = &c->txns[st->earning.items[i]];
 
 		inc_calc_at(c, t);
+		if (rates)
+			inc_calc_schedule_rate(c, offer, t, &rates[inc_calc_version_index(offer, t)], &mean,
+								   &rate);
 		inc_calc_rate_figures_rat(c, offer, t, &rate, &quantity, &base, &incentive);
 		if (offer->calculator == INC_FIXED_AMOUNT)
 			inc_rat_add(&sum, &sum, &base);
@@ -569,7 +714,8 @@ Bands(IncJsonBuf *b, const IncOffer *offer, const SteppedState *st, const IncTie
 	inc_json_raw(b, ",\"blended_rate\":");
 	inc_json_rat(b, st->tier ? &st->blended : NULL, 6);
 	inc_json_raw(b, ",\"next_blended_rate\":");
-	inc_json_rat(b, next && TierRate(offer, st, next, &rate) ? &rate : NULL, 6);
+	inc_json_rat(b, next && TierRate(stepped, st, (int) (next - stepped->tiers), &rate) ?
+				 &rate : NULL, 6);
 	inc_json_raw(b, ",\"bands\":[");
 	for (i = 0; i < stepped->ntiers; i++)
 	{
