@@ -20,6 +20,8 @@
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/date.h"
+#include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
@@ -46,6 +48,16 @@ typedef enum KeptRead
 #define OFFERS_IN_KEYS \
 	"($1 IS NULL OR offer_key OPERATOR(pg_catalog.=) ANY ($1))"
 #define OFFERS_ORDER " ORDER BY offer_key COLLATE \"C\""
+/*
+ * An offer's rate schedule (docs/lifecycle.md, Prospective rate changes):
+ * the effective_from dates and documents of the versions in force, in
+ * order, as of as_of (NULL: now); both NULL for an offer without one.
+ */
+#define SCHEDULE_COLUMNS(as_of) \
+	"(SELECT pg_catalog.array_agg(s.effective_from ORDER BY s.version)" \
+	" FROM incentives_internal.rate_schedule(offer_key, " as_of ") AS s)," \
+	" (SELECT pg_catalog.array_agg(s.document ORDER BY s.version)" \
+	" FROM incentives_internal.rate_schedule(offer_key, " as_of ") AS s)"
 #define PROPERTIES_SELECT \
 	"SELECT participant_key, property_key, value FROM incentives.participant_properties WHERE "
 #define PROPERTIES_IN_KEYS "property_key OPERATOR(pg_catalog.=) ANY ($1)"
@@ -56,9 +68,11 @@ static const struct
 	int			nargs;
 	Oid			argtypes[2];
 }			reads[NUM_READS] = {
-	[READ_OFFERS] = {"SELECT offer_key, document FROM incentives.offers"
+	[READ_OFFERS] = {"SELECT offer_key, document, " SCHEDULE_COLUMNS("NULL")
+		" FROM incentives.offers"
 		" WHERE " OFFERS_IN_KEYS OFFERS_ORDER, 1, {TEXTARRAYOID}},
-	[READ_OFFER_VERSIONS] = {"SELECT offer_key, document FROM incentives.offer_versions"
+	[READ_OFFER_VERSIONS] = {"SELECT offer_key, document, " SCHEDULE_COLUMNS("$2")
+		" FROM incentives.offer_versions"
 		" WHERE " OFFERS_IN_KEYS
 		" AND valid_from OPERATOR(pg_catalog.<=) $2"
 		" AND (valid_to IS NULL OR valid_to OPERATOR(pg_catalog.>) $2)"
@@ -118,6 +132,74 @@ OfferKeys(ArrayType *offer_keys, Datum **keys, int *nkeys)
 	return joined.data;
 }
 
+/* StoredOffer: a stored document compiled (through the offer cache). */
+static const IncOffer *
+StoredOffer(Jsonb *document)
+{
+	IncOfferError err;
+	const IncOffer *offer = pg_offer_cached(document, &err);
+
+	if (offer == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg_internal("%s", err.message),
+				 errhint("The stored offer no longer passes validation; fix it with UPDATE incentives.offers.")));
+	return offer;
+}
+
+/*
+ * AddOffer: offer into e (in context), with the rate schedule that row's
+ * columns 3 and 4 hold (the SCHEDULE_COLUMNS: effective_from dates and
+ * documents, the first version's date NULL), when it has one.
+ */
+static void
+AddOffer(IncEngine *e, MemoryContext context, const IncOffer *offer, HeapTuple row,
+		 TupleDesc desc)
+{
+	bool		dates_null;
+	bool		docs_null;
+	Datum		dates = SPI_getbinval(row, desc, 3, &dates_null);
+	Datum		docs = SPI_getbinval(row, desc, 4, &docs_null);
+	Datum	   *date_values;
+	bool	   *date_nulls;
+	Datum	   *doc_values;
+	bool	   *doc_nulls;
+	int			ndates;
+	int			ndocs;
+	int32_t    *effective_from;
+	const IncOffer **versions;
+	MemoryContext old;
+	int			i;
+
+	if (dates_null || docs_null)
+	{
+		old = MemoryContextSwitchTo(context);
+		inc_engine_add_offer(e, offer);
+		MemoryContextSwitchTo(old);
+		return;
+	}
+	deconstruct_array(DatumGetArrayTypeP(dates), DATEOID, sizeof(DateADT), true, TYPALIGN_INT,
+					  &date_values, &date_nulls, &ndates);
+	deconstruct_array(DatumGetArrayTypeP(docs), JSONBOID, -1, false, TYPALIGN_INT,
+					  &doc_values, &doc_nulls, &ndocs);
+	if (ndates != ndocs || ndocs < 2)
+		elog(ERROR, "rate schedule of offer \"%s\" has %d dates and %d documents",
+			 offer->offer_key, ndates, ndocs);
+	effective_from = palloc(sizeof(int32_t) * ndocs);
+	versions = palloc(sizeof(IncOffer *) * ndocs);
+	for (i = 0; i < ndocs; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (doc_nulls[i] || (i > 0 && date_nulls[i]))
+			elog(ERROR, "rate schedule of offer \"%s\" has a NULL at %d", offer->offer_key, i);
+		effective_from[i] = i > 0 ? DatumGetDateADT(date_values[i]) : PG_INT32_MIN;
+		versions[i] = StoredOffer(DatumGetJsonbP(doc_values[i]));
+	}
+	old = MemoryContextSwitchTo(context);
+	inc_engine_add_offer_schedule(e, offer, ndocs, effective_from, versions);
+	MemoryContextSwitchTo(old);
+}
+
 /*
  * LoadOffers: compile the offers into e (in context); every key in keys
  * must exist (with as_of: be valid then).
@@ -164,20 +246,11 @@ LoadOffers(IncEngine *e, MemoryContext context, ArrayType *offer_keys, Datum *ke
 	{
 		bool		isnull;
 		Datum		doc = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull);
-		IncOfferError err;
 		const IncOffer *offer;
-		MemoryContext old;
 
 		CHECK_FOR_INTERRUPTS();
-		offer = pg_offer_cached(DatumGetJsonbP(doc), &err);
-		if (offer == NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg_internal("%s", err.message),
-					 errhint("The stored offer no longer passes validation; fix it with UPDATE incentives.offers.")));
-		old = MemoryContextSwitchTo(context);
-		inc_engine_add_offer(e, offer);
-		MemoryContextSwitchTo(old);
+		offer = StoredOffer(DatumGetJsonbP(doc));
+		AddOffer(e, context, offer, SPI_tuptable->vals[i], SPI_tuptable->tupdesc);
 	}
 	SPI_freetuptable(SPI_tuptable);
 }

@@ -47,6 +47,7 @@ SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
     v_open incentives.offer_versions;
+    v_effective_from date;
 BEGIN
     IF TG_LEVEL = 'STATEMENT' THEN   -- TRUNCATE: every current version ends
         UPDATE incentives.offer_versions AS v
@@ -67,6 +68,12 @@ BEGIN
     END IF;
     -- One writer of versions at a time.
     LOCK TABLE incentives.offer_versions IN SHARE ROW EXCLUSIVE MODE;
+    -- a prospective rate change, or an annotation edit of one, has a date
+    -- (17_rate_changes.sql), read while the current version is open
+    IF TG_OP = 'UPDATE' AND OLD.offer_key = NEW.offer_key THEN
+        v_effective_from := incentives_internal.version_effective_from(NEW.offer_key, OLD.document,
+                                                                       NEW.document);
+    END IF;
     -- the old state ends
     IF TG_OP IN ('UPDATE', 'DELETE') THEN
         UPDATE incentives.offer_versions AS v
@@ -85,12 +92,14 @@ BEGIN
                SET valid_to = incentives_internal.offer_change_time(NEW.offer_key)
              WHERE v.offer_key = NEW.offer_key AND v.valid_to IS NULL;
         END IF;
-        INSERT INTO incentives.offer_versions (offer_key, version, document, valid_from, changed_by)
+        INSERT INTO incentives.offer_versions (offer_key, version, document, valid_from, changed_by,
+                                               effective_from)
         SELECT NEW.offer_key,
                COALESCE(max(v.version), 0) + 1,
                NEW.document,
                incentives_internal.offer_change_time(NEW.offer_key),
-               current_user
+               current_user,
+               v_effective_from
           FROM incentives.offer_versions AS v
          WHERE v.offer_key = NEW.offer_key;
     END IF;
@@ -127,6 +136,7 @@ AS $function$
        AND $2.offer_key = $1.offer_key AND $2.version = $1.version
        AND $2.document = $1.document AND $2.valid_from = $1.valid_from
        AND $2.changed_by = $1.changed_by
+       AND $2.effective_from IS NOT DISTINCT FROM $1.effective_from
        AND $2.valid_to = incentives_internal.offer_change_time($1.offer_key)
        AND NOT EXISTS (SELECT 1 FROM incentives.offers AS o
                         WHERE o.offer_key = $1.offer_key AND o.document = $1.document)

@@ -75,13 +75,22 @@ COMMENT ON COLUMN incentives.programs.threshold_type IS 'Stepped: aggregated_amo
 COMMENT ON COLUMN incentives.programs.pays_on IS 'Stepped: all_volume (the tier met pays every earning transaction) or growth (only the growth over the baseline pays); NULL for the other strategies';
 COMMENT ON COLUMN incentives.programs.baseline IS 'Stepped growth types: what the current value is compared with, {start_date, end_date} (the same sum over those dates) or {property_key}; NULL otherwise';
 
+-- An offer with a rate schedule (docs/lifecycle.md, Prospective rate
+-- changes) shows the rates of each version in force, with the days they
+-- apply to: effective_from (NULL: from the start) to effective_to (the
+-- day before the next version's effective_from; NULL: to the end).
 CREATE OR REPLACE VIEW incentives.program_rates WITH (security_invoker = true) AS
-SELECT r.*
+SELECT r.*, s.effective_from, s.effective_to
   FROM incentives.offers AS o
- CROSS JOIN LATERAL incentives_internal.offer_rates(o.document) AS r;
+  LEFT JOIN LATERAL (SELECT rs.document, rs.effective_from,
+                            lead(rs.effective_from) OVER (ORDER BY rs.version) - 1 AS effective_to
+                       FROM incentives_internal.rate_schedule(o.offer_key) AS rs) AS s ON true
+ CROSS JOIN LATERAL incentives_internal.offer_rates(COALESCE(s.document, o.document)) AS r;
 COMMENT ON VIEW incentives.program_rates IS
   'Every rate of every offer as a flat row, keyed as the calculation reports it (incentive_rate_key): standard, one row per entry and SKU; stepped, one row per tier; stacked, one row per stack, set and SKU';
 COMMENT ON COLUMN incentives.program_rates.offer_key IS 'The offer';
+COMMENT ON COLUMN incentives.program_rates.effective_from IS 'An offer with a rate schedule: the first transaction date the rate applies to (NULL: from the start)';
+COMMENT ON COLUMN incentives.program_rates.effective_to IS 'An offer with a rate schedule: the last transaction date the rate applies to (NULL: to the end)';
 COMMENT ON COLUMN incentives.program_rates.strategy_key IS 'standard, stepped or stacked';
 COMMENT ON COLUMN incentives.program_rates.calculator_key IS 'The offer''s calculator';
 COMMENT ON COLUMN incentives.program_rates.rate_key IS
@@ -136,9 +145,13 @@ STABLE PARALLEL SAFE
 ROWS 1000
 SET search_path = pg_catalog, pg_temp
 AS $function$
-    SELECT r.*
+    SELECT r.*, s.effective_from, s.effective_to
       FROM incentives.offer_versions AS v
-     CROSS JOIN LATERAL incentives_internal.offer_rates(v.document) AS r
+      LEFT JOIN LATERAL (SELECT rs.document, rs.effective_from,
+                                lead(rs.effective_from) OVER (ORDER BY rs.version) - 1 AS effective_to
+                           FROM incentives_internal.rate_schedule(v.offer_key, $1) AS rs) AS s
+        ON true
+     CROSS JOIN LATERAL incentives_internal.offer_rates(COALESCE(s.document, v.document)) AS r
      WHERE v.valid_from <= COALESCE($1, now())
        AND (v.valid_to IS NULL OR v.valid_to > COALESCE($1, now()))
 $function$;

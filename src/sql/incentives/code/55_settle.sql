@@ -527,10 +527,26 @@ COMMENT ON FUNCTION incentives.void_statement(bigint, text) IS
 -- earnings there, and rolls the subtransaction back: nothing is stored,
 -- no version written, no lock kept.  Per participant it compares them with
 -- the earnings under the stored offer and with what was settled for it.
--- The change previewed is retrospective, as an UPDATE of the offer is:
--- effective_from (a change from a date on) is refused, this version has no
--- prospective changes.
+-- Without effective_from the change previewed is retrospective, as an
+-- UPDATE of the offer is; with it, prospective, as incentives.change_rates
+-- makes it (docs/lifecycle.md, Prospective rate changes).
 ------------------------------------------------------------------------
+
+CREATE OR REPLACE FUNCTION incentives_internal.offer_earned(offer_key text, transactions regclass,
+                                                            through_date date)
+RETURNS jsonb
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+    SELECT COALESCE(jsonb_object_agg(e.participant_key, e.amount), '{}')
+      FROM (SELECT c.participant_key, sum(c.incentive_amount) AS amount
+              FROM incentives.incentive_calculate(offer_keys => ARRAY[$1], transactions => $2,
+                                                  through_date => $3) AS c
+             GROUP BY c.participant_key) AS e
+$function$;
+COMMENT ON FUNCTION incentives_internal.offer_earned(text, regclass, date) IS
+  'preview_offer_change helper: {participant_key: earned} under the offer as stored, over the transactions dated through through_date';
 
 CREATE OR REPLACE FUNCTION incentives.preview_offer_change(
     document       jsonb,
@@ -558,39 +574,27 @@ BEGIN
     IF v_txns IS NULL THEN
         RAISE EXCEPTION 'transactions must not be NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF preview_offer_change.effective_from IS NOT NULL THEN
-        RAISE EXCEPTION 'a change from % on cannot be previewed: this version has no prospective changes',
-                        preview_offer_change.effective_from
-              USING ERRCODE = 'feature_not_supported',
-                    DETAIL = 'A change of an offer applies to all its transactions, as an UPDATE of incentives.offers does.',
-                    HINT = 'Preview it with effective_from NULL.';
-    END IF;
     IF jsonb_typeof(v_document) = 'object' AND jsonb_typeof(v_document -> 'offer_key') = 'string' THEN
         v_key := v_document ->> 'offer_key';
     END IF;
 
     -- the earnings under the stored offer (none when it does not exist)
     IF v_key IS NOT NULL AND EXISTS (SELECT 1 FROM incentives.offers AS o WHERE o.offer_key = v_key) THEN
-        SELECT COALESCE(jsonb_object_agg(e.participant_key, e.amount), '{}') INTO v_now
-          FROM (SELECT c.participant_key, sum(c.incentive_amount) AS amount
-                  FROM incentives.incentive_calculate(offer_keys => ARRAY[v_key],
-                                                      transactions => v_txns,
-                                                      through_date => v_through) AS c
-                 GROUP BY c.participant_key) AS e;
+        v_now := incentives_internal.offer_earned(v_key, v_txns, v_through);
     END IF;
 
     -- the earnings under the document, stored in a subtransaction that is
-    -- rolled back (an invalid document is refused by the write's checks)
+    -- rolled back (an invalid document is refused by the write's checks):
+    -- from effective_from on, as incentives.change_rates stores it
     BEGIN
-        INSERT INTO incentives.offers (document) VALUES (v_document)
-            ON CONFLICT (offer_key) DO UPDATE SET document = EXCLUDED.document;
+        IF preview_offer_change.effective_from IS NULL THEN
+            INSERT INTO incentives.offers (document) VALUES (v_document)
+                ON CONFLICT (offer_key) DO UPDATE SET document = EXCLUDED.document;
+        ELSE
+            PERFORM incentives.change_rates(v_key, preview_offer_change.effective_from, v_document);
+        END IF;
         v_key := v_document ->> 'offer_key';
-        SELECT COALESCE(jsonb_object_agg(e.participant_key, e.amount), '{}') INTO v_after
-          FROM (SELECT c.participant_key, sum(c.incentive_amount) AS amount
-                  FROM incentives.incentive_calculate(offer_keys => ARRAY[v_key],
-                                                      transactions => v_txns,
-                                                      through_date => v_through) AS c
-                 GROUP BY c.participant_key) AS e;
+        v_after := incentives_internal.offer_earned(v_key, v_txns, v_through);
         RAISE EXCEPTION 'preview_offer_change: rolled back' USING ERRCODE = 'IP000';
     EXCEPTION WHEN SQLSTATE 'IP000' THEN
         NULL;
@@ -625,4 +629,4 @@ BEGIN
 END
 $function$;
 COMMENT ON FUNCTION incentives.preview_offer_change(jsonb, date, regclass, date) IS
-  'What storing an offer document would change, storing nothing: per participant earned_now (the stored offer), earned_after (the document), settled (the statements'' total for the offer), change (earned_after - earned_now) and due_after (earned_after - settled), over the transactions of transactions dated through through_date. The document passes every check of a write; effective_from (a prospective change) is refused in this version';
+  'What storing an offer document would change, storing nothing: per participant earned_now (the stored offer), earned_after (the document), settled (the statements'' total for the offer), change (earned_after - earned_now) and due_after (earned_after - settled), over the transactions of transactions dated through through_date. The document passes every check of a write; with effective_from, the change is previewed as incentives.change_rates would make it';

@@ -212,3 +212,8 @@ COMMENT ON COLUMN incentives.transaction_warning_row.participant_key IS 'The tra
 COMMENT ON COLUMN incentives.transaction_warning_row.transaction_id IS 'The transaction (NULL when that is what is missing)';
 COMMENT ON COLUMN incentives.transaction_warning_row.code IS 'null_column, no_unit_conversion, invalid_number or duplicate_transaction';
 COMMENT ON COLUMN incentives.transaction_warning_row.message IS 'A sentence naming the transaction, the column or the units';
+
+-- Prospective rate changes (docs/lifecycle.md, Prospective rate changes)
+ALTER TABLE incentives.offer_versions ADD COLUMN effective_from date;
+COMMENT ON COLUMN incentives.offer_versions.effective_from IS
+  'The first transaction date this version''s rate values apply to (incentives.change_rates); NULL: an ordinary, retrospective version';
