@@ -132,7 +132,8 @@ SELECT throws_ok($$SELECT * FROM incentives.preview_offer_change(
                  '22023', 'invalid offer "led.std": incentives[0].ratez is not a field of incentives[]; did you mean "rates"?',
                  'a document a write would refuse is refused, with the write''s message');
 SELECT throws_ok($$SELECT * FROM incentives.preview_offer_change((SELECT document FROM led_before), '2026-04-01')$$,
-                 '0A000', NULL, 'a change from a date on (effective_from) is refused in this version');
+                 '22023', 'offer "led.std": the document changes no rate value',
+                 'a change from a date on (effective_from) passes change_rates'' checks (46_rate_changes previews one)');
 
 ------------------------------------------------------------------------
 -- settle and accrue from another relation
