@@ -439,7 +439,7 @@ AS $$
                    o.offer_key AS key1, NULL::text AS key2, NULL::integer AS version
               FROM incentives.offers o
             UNION ALL
-            SELECT 'offer_versions', format('%s %s %s %s', v.offer_key, v.version, v.document, v.valid_to IS NULL),
+            SELECT 'offer_versions', format('%s %s %s %s %s', v.offer_key, v.version, v.document, v.valid_to IS NULL, v.effective_from),
                    v.offer_key, NULL, v.version
               FROM incentives.offer_versions v
             UNION ALL
