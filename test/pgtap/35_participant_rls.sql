@@ -527,5 +527,34 @@ SELECT is((SELECT transactions FROM incentives.program_skus WHERE offer_key = 'r
           6::bigint, '(the owner counts 6)');
 DELETE FROM incentives.transactions WHERE transaction_id IN ('A-8', 'B-8', 'C-8', 'D-8');
 
+-- A hidden member's transaction that cannot be calculated (a unit without
+-- a conversion): alice's group calculation fails, naming only the group.
+CREATE FUNCTION pg_temp.failure_as(r text, sql text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  m text;
+  c text;
+BEGIN
+  PERFORM pg_temp.exec_as(r, sql);
+  RETURN NULL;
+EXCEPTION WHEN OTHERS THEN
+  GET STACKED DIAGNOSTICS m = MESSAGE_TEXT, c = PG_EXCEPTION_CONTEXT;
+  RETURN m || ' / ' || c;
+END
+$$;
+INSERT INTO incentives.transactions VALUES ('SECRET-1', 'retailer_003', 'buy', '2026-03-01', 's1', 1, 'drum', 100);
+SELECT matches(pg_temp.failure_as('analyst_alice',
+                 $q$SELECT count(*) FROM incentives.incentive_calculate(offer_keys => ARRAY['rls.group'])$q$),
+               '^a transaction of another member of group "coop_rls" cannot be calculated / ',
+               'a hidden member''s bad transaction fails alice''s group calculation, naming the group only');
+SELECT doesnt_match(pg_temp.failure_as('analyst_alice',
+                      $q$SELECT count(*) FROM incentives.incentive_calculate(offer_keys => ARRAY['rls.group'])$q$),
+                    'SECRET|retailer_003',
+                    '... neither its message nor its context names the transaction or the member');
+SELECT matches(pg_temp.failure_as('analyst_bob',
+                 $q$SELECT count(*) FROM incentives.incentive_calculate(offer_keys => ARRAY['rls.group'])$q$),
+               'transaction "SECRET-1"',
+               'bob, who sees retailer_003, is told which transaction');
+DELETE FROM incentives.transactions WHERE transaction_id = 'SECRET-1';
+
 SELECT * FROM finish();
 ROLLBACK;

@@ -10,7 +10,7 @@ SET client_min_messages = warning;
 TRUNCATE incentives.offers, incentives.transactions, incentives.skus,
          incentives.participant_properties;
 
-SELECT plan(53);
+SELECT plan(54);
 
 -- at_commit(sql): sql, then the end-of-transaction checks at once
 CREATE FUNCTION pg_temp.at_commit(sql text) RETURNS void LANGUAGE plpgsql AS $$
@@ -131,9 +131,15 @@ SELECT throws_ok($$SELECT * FROM incentives.preview_offer_change(
                      jsonb_set((SELECT document FROM led_before), '{incentives,0,ratez}', '15'))$$,
                  '22023', 'invalid offer "led.std": incentives[0].ratez is not a field of incentives[]; did you mean "rates"?',
                  'a document a write would refuse is refused, with the write''s message');
-SELECT throws_ok($$SELECT * FROM incentives.preview_offer_change((SELECT document FROM led_before), '2026-04-01')$$,
-                 '22023', 'offer "led.std": the document changes no rate value',
-                 'a change from a date on (effective_from) passes change_rates'' checks (46_rate_changes previews one)');
+SELECT results_eq(
+  $$SELECT participant_key, earned_now, earned_after, change FROM incentives.preview_offer_change(
+      jsonb_set((SELECT document FROM led_before), '{incentives,0,rates,0,rate}', '15'), '2026-04-01')$$,
+  $$VALUES ('p1'::text, 140.00::numeric, 140.00::numeric, 0.00::numeric), ('p2', 50.00, 50.00, 0.00)$$,
+  'a change from a date after every transaction (effective_from) changes nothing earned');
+SELECT throws_like($$SELECT * FROM incentives.preview_offer_change(
+                       jsonb_set((SELECT document FROM led_before), '{incentives,0,rates,0,rate}', '15'), '2026-03-01')$$,
+                   '%is not after its latest statement, dated 2026-03-31',
+                   'a change from a settled date is refused, as change_rates refuses it');
 
 ------------------------------------------------------------------------
 -- settle and accrue from another relation

@@ -1,4 +1,4 @@
--- 46_rate_changes: prospective rate changes (docs/lifecycle.md, Prospective
+-- 47_rate_change_money: prospective rate changes (docs/lifecycle.md, Prospective
 -- rate changes): change_rates stores a version with effective_from and
 -- refuses what is not a rate change; annotation edits keep the schedule,
 -- other updates replace it; cancel_rate_change; the schedule

@@ -4,7 +4,8 @@
 -- fields, percent rates); what a database already holds stays as it is,
 -- and each existing violation is reported here, one NOTICE each naming the
 -- offer (or enrollment), the path and the code it has in
--- incentives.offer_warnings:
+-- incentives.offer_warnings (and each stored unit conversion factor the
+-- engine cannot calculate with):
 --   unknown_field             a field the contract does not define
 --   offer_key_format          an empty key, surrounding white space, a control character
 --   offer_key_case            a key equal to another offer's but for letter case
@@ -105,23 +106,10 @@ BEGIN
         RAISE NOTICE 'incentives 0.4.0: % of the stored offers and enrollments would be refused by a write now; they are kept as they are', n
               USING HINT = 'SELECT * FROM incentives.offer_warnings lists them; a write of the offer or enrollment that keeps the key is accepted.';
     END IF;
-END
-$function$;
-SELECT pg_temp.update_report_stored();
-DROP FUNCTION pg_temp.update_report_stored();
 
--- A unit conversion factor the engine cannot calculate with (0.4.0 refuses
--- it on a write, incentives_internal.uom_conversions_check): kept, and
--- reported, since every calculation fails while it is there.
-CREATE FUNCTION pg_temp.update_report_factors()
-RETURNS void
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-SET client_min_messages = notice
-AS $function$
-DECLARE
-    r record;
-BEGIN
+    -- a unit conversion factor the engine cannot calculate with (refused
+    -- on a write, incentives_internal.uom_conversions_check): kept, and
+    -- reported, since every calculation fails while it is there
     FOR r IN SELECT c.from_uom_key, c.to_uom_key, c.factor, incentives_internal.number_problem(c.factor) AS problem
                FROM incentives.uom_conversions AS c
               WHERE incentives_internal.number_problem(c.factor) IS NOT NULL
@@ -132,5 +120,5 @@ BEGIN
     END LOOP;
 END
 $function$;
-SELECT pg_temp.update_report_factors();
-DROP FUNCTION pg_temp.update_report_factors();
+SELECT pg_temp.update_report_stored();
+DROP FUNCTION pg_temp.update_report_stored();
