@@ -19,6 +19,8 @@
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "nodes/value.h"
+#include "parser/parse_func.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
 #include "utils/jsonb.h"
@@ -37,6 +39,8 @@ typedef enum KeptRead
 {
 	READ_OFFERS,
 	READ_OFFER_VERSIONS,
+	READ_OFFERS_UNSCHEDULED,
+	READ_OFFER_VERSIONS_UNSCHEDULED,
 	READ_SKUS,
 	READ_CONVERSIONS,
 	READ_PROPERTIES_ALL,
@@ -73,6 +77,14 @@ static const struct
 		" WHERE " OFFERS_IN_KEYS OFFERS_ORDER, 1, {TEXTARRAYOID}},
 	[READ_OFFER_VERSIONS] = {"SELECT offer_key, document, " SCHEDULE_COLUMNS("$2")
 		" FROM incentives.offer_versions"
+		" WHERE " OFFERS_IN_KEYS
+		" AND valid_from OPERATOR(pg_catalog.<=) $2"
+		" AND (valid_to IS NULL OR valid_to OPERATOR(pg_catalog.>) $2)"
+	OFFERS_ORDER, 2, {TEXTARRAYOID, TIMESTAMPTZOID}},
+	/* the same before 0.4.0's declarations (no rate schedules) */
+	[READ_OFFERS_UNSCHEDULED] = {"SELECT offer_key, document FROM incentives.offers"
+		" WHERE " OFFERS_IN_KEYS OFFERS_ORDER, 1, {TEXTARRAYOID}},
+	[READ_OFFER_VERSIONS_UNSCHEDULED] = {"SELECT offer_key, document FROM incentives.offer_versions"
 		" WHERE " OFFERS_IN_KEYS
 		" AND valid_from OPERATOR(pg_catalog.<=) $2"
 		" AND (valid_to IS NULL OR valid_to OPERATOR(pg_catalog.>) $2)"
@@ -132,6 +144,20 @@ OfferKeys(ArrayType *offer_keys, Datum **keys, int *nkeys)
 	return joined.data;
 }
 
+/*
+ * HasRateSchedules: do the extension's declarations have rate schedules
+ * (incentives_internal.rate_schedule, 0.4.0 on)?  A library newer than the
+ * declarations (before ALTER EXTENSION ... UPDATE) reads offers without.
+ */
+static bool
+HasRateSchedules(void)
+{
+	Oid			argtypes[2] = {TEXTOID, TIMESTAMPTZOID};
+	List	   *name = list_make2(makeString("incentives_internal"), makeString("rate_schedule"));
+
+	return OidIsValid(LookupFuncName(name, 2, argtypes, true));
+}
+
 /* StoredOffer: a stored document compiled (through the offer cache). */
 static const IncOffer *
 StoredOffer(Jsonb *document)
@@ -158,8 +184,8 @@ AddOffer(IncEngine *e, MemoryContext context, const IncOffer *offer, HeapTuple r
 {
 	bool		dates_null;
 	bool		docs_null;
-	Datum		dates = SPI_getbinval(row, desc, 3, &dates_null);
-	Datum		docs = SPI_getbinval(row, desc, 4, &docs_null);
+	Datum		dates = (Datum) 0;
+	Datum		docs = (Datum) 0;
 	Datum	   *date_values;
 	bool	   *date_nulls;
 	Datum	   *doc_values;
@@ -171,6 +197,13 @@ AddOffer(IncEngine *e, MemoryContext context, const IncOffer *offer, HeapTuple r
 	MemoryContext old;
 	int			i;
 
+	if (desc->natts < 4)
+		dates_null = docs_null = true;		/* READ_*_UNSCHEDULED */
+	else
+	{
+		dates = SPI_getbinval(row, desc, 3, &dates_null);
+		docs = SPI_getbinval(row, desc, 4, &docs_null);
+	}
 	if (dates_null || docs_null)
 	{
 		old = MemoryContextSwitchTo(context);
@@ -216,7 +249,10 @@ LoadOffers(IncEngine *e, MemoryContext context, ArrayType *offer_keys, Datum *ke
 	args[0] = PointerGetDatum(offer_keys);
 	args[1] = as_of ? TimestampTzGetDatum(*as_of) : (Datum) 0;
 	pg_offer_cache_prune();
-	Read(as_of ? READ_OFFER_VERSIONS : READ_OFFERS, args, nulls);
+	if (HasRateSchedules())
+		Read(as_of ? READ_OFFER_VERSIONS : READ_OFFERS, args, nulls);
+	else
+		Read(as_of ? READ_OFFER_VERSIONS_UNSCHEDULED : READ_OFFERS_UNSCHEDULED, args, nulls);
 
 	for (k = 0; k < nkeys; k++)
 	{

@@ -16,7 +16,8 @@
 -- a row of 0.2.0 leaves it as it was -- a row with a group_key keeps it; the ledger's columns that 0.4.0 adds
 -- -- kind and offer_version of the statement lines, transactions, reverses
 -- and reason of the statements and accruals -- are left out of their rows
--- in the same way.)
+-- in the same way; the offer versions are compared without their NULLs,
+-- so that the NULL effective_from 0.4.0 adds leaves a version as it was.)
 SELECT format($q$SELECT %L || ' rows ' || count(*) || ' md5 ' || coalesce(md5(string_agg(%s, E'\n' ORDER BY %s COLLATE "C")), '-') FROM %s AS t$q$,
               'table ' || c.oid::regclass::text,
               CASE WHEN c.oid::regclass::text = 'incentives.calculation_runs'
@@ -25,7 +26,7 @@ SELECT format($q$SELECT %L || ' rows ' || count(*) || ' md5 ' || coalesce(md5(st
                    THEN $e$(to_jsonb(t) - '{kind,offer_version}'::text[])::text$e$
                    WHEN c.oid::regclass::text IN ('incentives.statements', 'incentives.accruals')
                    THEN $e$(to_jsonb(t) - '{transactions,reverses,reason}'::text[])::text$e$
-                   WHEN g.attname IS NOT NULL OR c.oid::regclass::text = 'incentives.earnings'
+                   WHEN g.attname IS NOT NULL OR c.oid::regclass::text IN ('incentives.earnings', 'incentives.offer_versions')
                         OR c.oid::regclass::text LIKE 'incentives\_internal.earnings\_run\_%'
                    THEN 'jsonb_strip_nulls(to_jsonb(t))::text'
                    ELSE 't::text' END,
@@ -35,7 +36,7 @@ SELECT format($q$SELECT %L || ' rows ' || count(*) || ' md5 ' || coalesce(md5(st
                    THEN $e$(to_jsonb(t) - '{kind,offer_version}'::text[])::text$e$
                    WHEN c.oid::regclass::text IN ('incentives.statements', 'incentives.accruals')
                    THEN $e$(to_jsonb(t) - '{transactions,reverses,reason}'::text[])::text$e$
-                   WHEN g.attname IS NOT NULL OR c.oid::regclass::text = 'incentives.earnings'
+                   WHEN g.attname IS NOT NULL OR c.oid::regclass::text IN ('incentives.earnings', 'incentives.offer_versions')
                         OR c.oid::regclass::text LIKE 'incentives\_internal.earnings\_run\_%'
                    THEN 'jsonb_strip_nulls(to_jsonb(t))::text'
                    ELSE 't::text' END,

@@ -64,9 +64,11 @@ AS $function$
       FROM incentives.statements AS s
       JOIN incentives.statement_lines AS l ON l.statement_id = s.statement_id
      WHERE l.offer_key = $1
+       AND s.reverses IS NULL
+       AND NOT EXISTS (SELECT 1 FROM incentives.statements AS r WHERE r.reverses = s.statement_id)
 $function$;
 COMMENT ON FUNCTION incentives_internal.latest_statement_date(text) IS
-  'The date of the latest statement with a line of the offer (NULL: never settled)';
+  'The date of the latest statement with a line of the offer, voided statements and their reversals left out (NULL: never settled)';
 
 CREATE OR REPLACE FUNCTION incentives_internal.rate_change_check(offer_key text, old_document jsonb,
                                                                  new_document jsonb, effective_from date)
