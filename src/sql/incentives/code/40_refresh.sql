@@ -298,9 +298,18 @@ DECLARE
     -- participant groups (docs/lifecycle.md, Participant groups): an offer
     -- aggregated by group and memberships, so a group's members are
     -- calculated together, never split between batches
-    v_grouped     boolean := EXISTS (SELECT FROM incentives.programs AS p WHERE p.aggregation = 'group')
-                             AND EXISTS (SELECT FROM incentives_internal.participant_units());
+    v_grouped     boolean := EXISTS (SELECT FROM incentives.programs AS p WHERE p.aggregation = 'group');
+    -- incentives_internal.participant_units() reads every membership as
+    -- its owner, so only the roles granted it run it (docs/security.md,
+    -- step 2); a role that may refresh without it (a restricted role of
+    -- its own) refreshes whole: every participant it sees, groups whole
+    v_units       boolean := has_function_privilege('incentives_internal.participant_units()', 'EXECUTE');
 BEGIN
+    IF v_grouped AND v_units THEN
+        v_grouped := EXISTS (SELECT FROM incentives_internal.participant_units());
+    ELSIF v_grouped THEN
+        v_grouped := EXISTS (SELECT FROM incentives.participant_groups);
+    END IF;
     ---------------------------------------------------------------- what
     IF v_participant IS NOT NULL THEN
         -- One participant: refreshes of different participants run side
@@ -309,7 +318,11 @@ BEGIN
         PERFORM pg_advisory_xact_lock(hashtext('incentives.earnings'), hashtext(v_participant));
         v_everyone := false;
         v_keys := ARRAY[v_participant];
-        IF v_tracked AND v_grouped
+        IF v_tracked AND v_grouped AND NOT v_units THEN
+            -- its units unknown to the caller: the next changed_only
+            -- refresh recalculates it
+            NULL;
+        ELSIF v_tracked AND v_grouped
            AND EXISTS (SELECT FROM incentives_internal.participant_units() AS u
                         WHERE u.participant_key = v_participant) THEN
             -- its group's other members' rows depend on its transactions:
@@ -337,6 +350,11 @@ BEGIN
             -- earnings from another relation: everyone differs from a
             -- calculation on incentives.transactions now
             INSERT INTO incentives.earnings_changes (participant_key) VALUES (NULL);
+        END IF;
+        IF NOT v_everyone AND v_grouped AND NOT v_units THEN
+            -- the changed ones' groups unknown to the caller: everyone
+            -- it sees
+            v_everyone := true;
         END IF;
         IF NOT v_everyone THEN
             v_keys := COALESCE(v_changed, '{}');
@@ -376,6 +394,11 @@ BEGIN
         -- incentives.earnings (incentives_internal.earnings_run_<run_id>).
         EXECUTE format('CREATE TABLE incentives_internal.%I (LIKE incentives.earnings)', v_new);
         v_target := format('incentives_internal.%I', v_new)::regclass;
+        -- Read only through incentives.earnings and its row-level security
+        -- (docs/security.md, Refresh partitions): whatever default
+        -- privileges granted on the new table, PUBLIC and every role but
+        -- its owner lose them.
+        PERFORM incentives_internal.earnings_partition_revoke(v_target);
     ELSE
         v_target := 'incentives.earnings'::regclass;
     END IF;
@@ -683,14 +706,16 @@ AS $procedure$
 -- operator below is schema-qualified; the SQL work is in
 -- incentives_internal.refresh_earnings_work.
 DECLARE
-    v_run        bigint;
-    v_can_commit boolean;
-    v_failed     boolean := false;
-    v_state      text;
-    v_message    text;
-    v_detail     text;
-    v_hint       text;
-    v_where      text;
+    -- types too: a domain "text" in a schema before pg_catalog on the
+    -- caller's search_path must not run (docs/security.md, Search path)
+    v_run        pg_catalog.int8;
+    v_can_commit pg_catalog.bool;
+    v_failed     pg_catalog.bool := false;
+    v_state      pg_catalog.text;
+    v_message    pg_catalog.text;
+    v_detail     pg_catalog.text;
+    v_hint       pg_catalog.text;
+    v_where      pg_catalog.text;
 BEGIN
     PERFORM incentives_internal.refresh_earnings_check(refresh_earnings.participant_key,
                                                        refresh_earnings.transactions,
