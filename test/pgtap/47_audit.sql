@@ -191,6 +191,15 @@ ALTER DEFAULT PRIVILEGES REVOKE SELECT ON TABLES FROM PUBLIC;
 -- ===================================================================
 -- Locks a role without grants could take
 -- ===================================================================
+-- The jobs' locks are table and row locks a reader cannot take
+SELECT throws_ok(format($$SELECT pg_temp.exec_as(%L, %L)$$, r, q), '42501', NULL,
+                 r || ' cannot take the lock of a job: ' || q)
+  FROM (VALUES ('analyst_alice'), ('audit_nobody')) AS w(r),
+       (VALUES ('LOCK TABLE ONLY incentives.earnings IN ROW SHARE MODE'),
+               ('LOCK TABLE ONLY incentives.earnings IN EXCLUSIVE MODE'),
+               ('LOCK TABLE incentives.statements IN SHARE ROW EXCLUSIVE MODE'),
+               ('LOCK TABLE incentives.accruals IN SHARE ROW EXCLUSIVE MODE'),
+               ('SELECT FROM incentives.refresh_locks FOR UPDATE')) AS l(q);
 -- A session-level advisory lock on a predictable key, taken first by any
 -- role (no privilege is needed), would hang the job: no routine of the
 -- extension locks such keys for refresh_earnings, settle or accrue.

@@ -80,8 +80,11 @@ BEGIN
     INSERT INTO incentives.calculation_runs (participant_key, transactions, on_error, changed_only)
     VALUES ($1, $2::text, $3, $4)
     RETURNING run_id INTO v_run;
-    -- held by this session until refresh_earnings_end (or its end)
-    PERFORM pg_advisory_lock(hashtext('incentives.calculation_runs'), (v_run % 2147483647)::integer);
+    -- held by this session until refresh_earnings_end (or its end); never
+    -- waited for: a session of any role could hold the key first, and
+    -- then the run only looks alive to the next refresh while it does
+    -- (docs/operations.md, Concurrency)
+    PERFORM pg_try_advisory_lock(hashtext('incentives.calculation_runs'), (v_run % 2147483647)::integer);
     RETURN v_run;
 END
 $function$;
@@ -94,7 +97,15 @@ LANGUAGE sql
 VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $function$
-    SELECT pg_advisory_unlock(hashtext('incentives.calculation_runs'), ($1 % 2147483647)::integer);
+    -- only if this session holds it (the try-lock of begin may not have
+    -- got it)
+    SELECT pg_advisory_unlock(hashtext('incentives.calculation_runs'), ($1 % 2147483647)::integer)
+      FROM pg_locks AS l
+     WHERE l.locktype = 'advisory' AND l.pid = pg_backend_pid() AND l.granted
+       AND l.classid = hashtext('incentives.calculation_runs')::oid
+       AND l.objid = (($1 % 2147483647)::integer)::oid
+       AND l.objsubid = 2
+     LIMIT 1;
 $function$;
 COMMENT ON FUNCTION incentives_internal.refresh_earnings_end(bigint) IS
   'Part of incentives.refresh_earnings: releases the run''s lock';
@@ -314,8 +325,15 @@ BEGIN
     IF v_participant IS NOT NULL THEN
         -- One participant: refreshes of different participants run side
         -- by side, never beside a refresh of everyone.
-        PERFORM pg_advisory_xact_lock_shared(hashtext('incentives.earnings'), 0);
-        PERFORM pg_advisory_xact_lock(hashtext('incentives.earnings'), hashtext(v_participant));
+        -- Table and row locks only a role that may write the earnings can
+        -- take (docs/operations.md, Concurrency): ROW SHARE on
+        -- incentives.earnings itself (ONLY: its partitions are the
+        -- owner's), which a refresh of everyone's EXCLUSIVE waits for, and
+        -- the participant's row of incentives.refresh_locks.
+        LOCK TABLE ONLY incentives.earnings IN ROW SHARE MODE;
+        INSERT INTO incentives.refresh_locks AS l (participant_key) VALUES (v_participant)
+            ON CONFLICT (participant_key) DO NOTHING;
+        PERFORM FROM incentives.refresh_locks AS l WHERE l.participant_key = v_participant FOR UPDATE;
         v_everyone := false;
         v_keys := ARRAY[v_participant];
         IF v_tracked AND v_grouped AND NOT v_units THEN
@@ -334,7 +352,11 @@ BEGIN
             INSERT INTO incentives.earnings_changes (participant_key) VALUES (v_participant);
         END IF;
     ELSE
-        PERFORM pg_advisory_xact_lock(hashtext('incentives.earnings'), 0);
+        -- one refresh of everyone at a time, never beside a refresh of
+        -- one participant (ROW SHARE, above); readers' ACCESS SHARE does
+        -- not conflict, and a role that may not write the earnings
+        -- cannot take it
+        LOCK TABLE ONLY incentives.earnings IN EXCLUSIVE MODE;
         -- The change log is consumed first: what this statement deletes was
         -- committed before it, so the calculations below (later snapshots)
         -- include it; what commits after it stays for the next run.
