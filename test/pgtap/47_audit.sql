@@ -103,7 +103,20 @@ SELECT is(pg_temp.trapped('postgres', q), 0, 'no trap under a hostile search_pat
                ('CALL incentives.refresh_earnings(participant_key => ''retailer_001'')'),
                ('CALL incentives.refresh_earnings(changed_only => true)'),
                ('CALL incentives.settle(''2026-06-30'')'),
-               ('CALL incentives.accrue(''2026-06-30'')')) AS e(q);
+               ('CALL incentives.accrue(''2026-06-30'')'),
+               ('SELECT pg_catalog.count(*) FROM incentives.incentive_diagnostics()'),
+               ('SELECT pg_catalog.count(*) FROM incentives.tier_progress()'),
+               ('SELECT pg_catalog.count(*) FROM incentives.stack_progress()'),
+               ('SELECT pg_catalog.count(*) FROM incentives.incentive_explain(''retailer_001'', ''audit.std'')'),
+               ('SELECT pg_catalog.count(*) FROM incentives.forecast(''2026-06-30'')'),
+               ('SELECT pg_catalog.count(*) FROM incentives.offer_warnings()'),
+               ('SELECT pg_catalog.count(*) FROM incentives.program_skus()'),
+               ('SELECT pg_catalog.count(*) FROM incentives.transaction_warnings()')) AS e(q);
+-- and as a reader of two members of the chain (the group read as owner)
+SELECT is(pg_temp.trapped('analyst_alice', q), 0, 'no trap for a reader under a hostile search_path: ' || q)
+  FROM (VALUES ('SELECT pg_catalog.count(*) FROM incentives.incentive_calculate()'),
+               ('SELECT pg_catalog.count(*) FROM incentives.tier_progress()'),
+               ('SELECT pg_catalog.count(*) FROM incentives.forecast(''2026-06-30'')')) AS e(q);
 RESET client_min_messages;
 
 -- ===================================================================

@@ -155,7 +155,7 @@ AS $procedure$
 -- No SET clause: a procedure with one cannot COMMIT.  Every name is
 -- schema-qualified; the SQL work is in incentives_internal.settle_work.
 DECLARE
-    v_can_commit boolean := incentives_internal.transaction_control_allowed();
+    v_can_commit pg_catalog.bool := incentives_internal.transaction_control_allowed();
 BEGIN
     IF v_can_commit THEN
         -- a fresh READ COMMITTED transaction of its own, whatever the
