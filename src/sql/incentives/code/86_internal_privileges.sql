@@ -18,6 +18,11 @@ AS $function$
 DECLARE
     v_grantee pg_catalog.oid;
 BEGIN
+    -- no ACL: the default, its owner's privileges alone (left as it is)
+    IF (SELECT c.relacl FROM pg_catalog.pg_class AS c
+         WHERE c.oid OPERATOR(pg_catalog.=) partition) IS NULL THEN
+        RETURN;
+    END IF;
     EXECUTE pg_catalog.format('REVOKE ALL ON TABLE %s FROM PUBLIC', partition);
     FOR v_grantee IN
         SELECT DISTINCT a.grantee
