@@ -212,7 +212,8 @@ SELECT throws_ok(format($$SELECT pg_temp.exec_as(%L, %L)$$, r, q), '42501', NULL
                ('LOCK TABLE ONLY incentives.earnings IN EXCLUSIVE MODE'),
                ('LOCK TABLE incentives.statements IN SHARE ROW EXCLUSIVE MODE'),
                ('LOCK TABLE incentives.accruals IN SHARE ROW EXCLUSIVE MODE'),
-               ('SELECT FROM incentives.refresh_locks FOR UPDATE')) AS l(q);
+               ('SELECT FROM incentives.refresh_locks FOR UPDATE'),
+               ('DELETE FROM incentives.refresh_locks')) AS l(q);
 -- A session-level advisory lock on a predictable key, taken first by any
 -- role (no privilege is needed), would hang the job: no routine of the
 -- extension locks such keys for refresh_earnings, settle or accrue.

@@ -331,9 +331,12 @@ BEGIN
         -- owner's), which a refresh of everyone's EXCLUSIVE waits for, and
         -- the participant's row of incentives.refresh_locks.
         LOCK TABLE ONLY incentives.earnings IN ROW SHARE MODE;
+        -- (inserted, then deleted: the delete holds the row until the
+        -- refresh commits, a second refresh's insert waits for that, and
+        -- the table stays empty)
         INSERT INTO incentives.refresh_locks AS l (participant_key) VALUES (v_participant)
             ON CONFLICT (participant_key) DO NOTHING;
-        PERFORM FROM incentives.refresh_locks AS l WHERE l.participant_key = v_participant FOR UPDATE;
+        DELETE FROM incentives.refresh_locks AS l WHERE l.participant_key = v_participant;
         v_everyone := false;
         v_keys := ARRAY[v_participant];
         IF v_tracked AND v_grouped AND NOT v_units THEN

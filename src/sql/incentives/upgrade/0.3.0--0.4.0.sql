@@ -214,13 +214,14 @@ COMMENT ON COLUMN incentives.transaction_warning_row.code IS 'null_column, no_un
 COMMENT ON COLUMN incentives.transaction_warning_row.message IS 'A sentence naming the transaction, the column or the units';
 
 -- The locks of a refresh of one participant (docs/operations.md,
--- Concurrency): a row per participant, locked FOR UPDATE by the refresh
--- (which needs UPDATE on the table, as its writes do): a role without
--- that privilege cannot take it first, as it could an advisory lock.
+-- Concurrency): a participant's row, inserted and deleted by the refresh
+-- in its transaction, so a second refresh of it waits (which needs INSERT
+-- and DELETE on the table): a role without those privileges cannot take
+-- it first, as it could an advisory lock.  Empty between refreshes.
 CREATE TABLE incentives.refresh_locks (
     participant_key text NOT NULL PRIMARY KEY
 );
 COMMENT ON TABLE incentives.refresh_locks IS
-  'One row per participant refreshed on its own, which the refresh locks FOR UPDATE so that two refreshes of one participant take turns (docs/operations.md, Concurrency); no other data';
+  'The row of a participant refreshed on its own, inserted and deleted by the refresh so that two refreshes of one participant take turns (docs/operations.md, Concurrency); empty between refreshes';
 COMMENT ON COLUMN incentives.refresh_locks.participant_key IS 'The participant';
 SELECT pg_temp.update_grant_like('TABLE', 'incentives.refresh_locks', 'TABLE', 'incentives.earnings');
