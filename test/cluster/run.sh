@@ -185,6 +185,7 @@ DO $$ BEGIN CREATE ROLE incentives_app LOGIN; EXCEPTION WHEN duplicate_object TH
 GRANT USAGE ON SCHEMA incentives, incentives_internal TO incentives_app;
 GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA incentives TO incentives_app;
 GRANT USAGE ON ALL SEQUENCES IN SCHEMA incentives TO incentives_app;
+GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA incentives_internal TO incentives_app;
 EOF
 }
 

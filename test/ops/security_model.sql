@@ -15,6 +15,7 @@ GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA incentives TO incentives_reader;
 GRANT INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA incentives TO incentives_admin;
 GRANT USAGE ON ALL SEQUENCES IN SCHEMA incentives TO incentives_admin;
 GRANT EXECUTE ON ALL PROCEDURES IN SCHEMA incentives TO incentives_admin;
+GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA incentives_internal TO incentives_admin;
 
 -- Step 3: the DBA's own mapping of roles to participants (once)
 CREATE SCHEMA incentives_acl;

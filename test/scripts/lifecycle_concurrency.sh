@@ -18,7 +18,7 @@
 # 2. Two settles never count the same earnings twice.
 #    (a) Deterministic: session A settles inside a transaction block and
 #        holds it open; session B's settle of the same date must wait
-#        (an advisory lock), and once A commits B's lines are all zero.
+#        (its lock on incentives.statements), and once A commits B's lines are all zero.
 #    (b) A race, SETTLE_ROUNDS rounds: transactions change, then two
 #        sessions settle the same new date at the same moment.  After every
 #        round, for every participant and offer the amounts due of all
@@ -147,7 +147,7 @@ bpid=$!
 waited=0
 for _ in $(seq 1 200); do
   n=$(val "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'incentives_lc_b'
-            AND wait_event_type = 'Lock' AND wait_event = 'advisory'")
+            AND wait_event_type = 'Lock' AND wait_event = 'relation'")
   if [ "$n" = 1 ]; then waited=1; break; fi
   sleep 0.05
 done

@@ -80,8 +80,11 @@ BEGIN
     INSERT INTO incentives.calculation_runs (participant_key, transactions, on_error, changed_only)
     VALUES ($1, $2::text, $3, $4)
     RETURNING run_id INTO v_run;
-    -- held by this session until refresh_earnings_end (or its end)
-    PERFORM pg_advisory_lock(hashtext('incentives.calculation_runs'), (v_run % 2147483647)::integer);
+    -- held by this session until refresh_earnings_end (or its end); never
+    -- waited for: a session of any role could hold the key first, and
+    -- then the run only looks alive to the next refresh while it does
+    -- (docs/operations.md, Concurrency)
+    PERFORM pg_try_advisory_lock(hashtext('incentives.calculation_runs'), (v_run % 2147483647)::integer);
     RETURN v_run;
 END
 $function$;
@@ -94,7 +97,15 @@ LANGUAGE sql
 VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $function$
-    SELECT pg_advisory_unlock(hashtext('incentives.calculation_runs'), ($1 % 2147483647)::integer);
+    -- only if this session holds it (the try-lock of begin may not have
+    -- got it)
+    SELECT pg_advisory_unlock(hashtext('incentives.calculation_runs'), ($1 % 2147483647)::integer)
+      FROM pg_locks AS l
+     WHERE l.locktype = 'advisory' AND l.pid = pg_backend_pid() AND l.granted
+       AND l.classid = hashtext('incentives.calculation_runs')::oid
+       AND l.objid = (($1 % 2147483647)::integer)::oid
+       AND l.objsubid = 2
+     LIMIT 1;
 $function$;
 COMMENT ON FUNCTION incentives_internal.refresh_earnings_end(bigint) IS
   'Part of incentives.refresh_earnings: releases the run''s lock';
@@ -298,18 +309,41 @@ DECLARE
     -- participant groups (docs/lifecycle.md, Participant groups): an offer
     -- aggregated by group and memberships, so a group's members are
     -- calculated together, never split between batches
-    v_grouped     boolean := EXISTS (SELECT FROM incentives.programs AS p WHERE p.aggregation = 'group')
-                             AND EXISTS (SELECT FROM incentives_internal.participant_units());
+    v_grouped     boolean := EXISTS (SELECT FROM incentives.programs AS p WHERE p.aggregation = 'group');
+    -- incentives_internal.participant_units() reads every membership as
+    -- its owner, so only the roles granted it run it (docs/security.md,
+    -- step 2); a role that may refresh without it (a restricted role of
+    -- its own) refreshes whole: every participant it sees, groups whole
+    v_units       boolean := has_function_privilege('incentives_internal.participant_units()', 'EXECUTE');
 BEGIN
+    IF v_grouped AND v_units THEN
+        v_grouped := EXISTS (SELECT FROM incentives_internal.participant_units());
+    ELSIF v_grouped THEN
+        v_grouped := EXISTS (SELECT FROM incentives.participant_groups);
+    END IF;
     ---------------------------------------------------------------- what
     IF v_participant IS NOT NULL THEN
         -- One participant: refreshes of different participants run side
         -- by side, never beside a refresh of everyone.
-        PERFORM pg_advisory_xact_lock_shared(hashtext('incentives.earnings'), 0);
-        PERFORM pg_advisory_xact_lock(hashtext('incentives.earnings'), hashtext(v_participant));
+        -- Table and row locks only a role that may write the earnings can
+        -- take (docs/operations.md, Concurrency): ROW SHARE on
+        -- incentives.earnings itself (ONLY: its partitions are the
+        -- owner's), which a refresh of everyone's EXCLUSIVE waits for, and
+        -- the participant's row of incentives.refresh_locks.
+        LOCK TABLE ONLY incentives.earnings IN ROW SHARE MODE;
+        -- (inserted, then deleted: the delete holds the row until the
+        -- refresh commits, a second refresh's insert waits for that, and
+        -- the table stays empty)
+        INSERT INTO incentives.refresh_locks AS l (participant_key) VALUES (v_participant)
+            ON CONFLICT (participant_key) DO NOTHING;
+        DELETE FROM incentives.refresh_locks AS l WHERE l.participant_key = v_participant;
         v_everyone := false;
         v_keys := ARRAY[v_participant];
-        IF v_tracked AND v_grouped
+        IF v_tracked AND v_grouped AND NOT v_units THEN
+            -- its units unknown to the caller: the next changed_only
+            -- refresh recalculates it
+            NULL;
+        ELSIF v_tracked AND v_grouped
            AND EXISTS (SELECT FROM incentives_internal.participant_units() AS u
                         WHERE u.participant_key = v_participant) THEN
             -- its group's other members' rows depend on its transactions:
@@ -321,7 +355,11 @@ BEGIN
             INSERT INTO incentives.earnings_changes (participant_key) VALUES (v_participant);
         END IF;
     ELSE
-        PERFORM pg_advisory_xact_lock(hashtext('incentives.earnings'), 0);
+        -- one refresh of everyone at a time, never beside a refresh of
+        -- one participant (ROW SHARE, above); readers' ACCESS SHARE does
+        -- not conflict, and a role that may not write the earnings
+        -- cannot take it
+        LOCK TABLE ONLY incentives.earnings IN EXCLUSIVE MODE;
         -- The change log is consumed first: what this statement deletes was
         -- committed before it, so the calculations below (later snapshots)
         -- include it; what commits after it stays for the next run.
@@ -337,6 +375,11 @@ BEGIN
             -- earnings from another relation: everyone differs from a
             -- calculation on incentives.transactions now
             INSERT INTO incentives.earnings_changes (participant_key) VALUES (NULL);
+        END IF;
+        IF NOT v_everyone AND v_grouped AND NOT v_units THEN
+            -- the changed ones' groups unknown to the caller: everyone
+            -- it sees
+            v_everyone := true;
         END IF;
         IF NOT v_everyone THEN
             v_keys := COALESCE(v_changed, '{}');
@@ -376,6 +419,11 @@ BEGIN
         -- incentives.earnings (incentives_internal.earnings_run_<run_id>).
         EXECUTE format('CREATE TABLE incentives_internal.%I (LIKE incentives.earnings)', v_new);
         v_target := format('incentives_internal.%I', v_new)::regclass;
+        -- Read only through incentives.earnings and its row-level security
+        -- (docs/security.md, Refresh partitions): whatever default
+        -- privileges granted on the new table, PUBLIC and every role but
+        -- its owner lose them.
+        PERFORM incentives_internal.earnings_partition_revoke(v_target);
     ELSE
         v_target := 'incentives.earnings'::regclass;
     END IF;
@@ -683,14 +731,16 @@ AS $procedure$
 -- operator below is schema-qualified; the SQL work is in
 -- incentives_internal.refresh_earnings_work.
 DECLARE
-    v_run        bigint;
-    v_can_commit boolean;
-    v_failed     boolean := false;
-    v_state      text;
-    v_message    text;
-    v_detail     text;
-    v_hint       text;
-    v_where      text;
+    -- types too: a domain "text" in a schema before pg_catalog on the
+    -- caller's search_path must not run (docs/security.md, Search path)
+    v_run        pg_catalog.int8;
+    v_can_commit pg_catalog.bool;
+    v_failed     pg_catalog.bool := false;
+    v_state      pg_catalog.text;
+    v_message    pg_catalog.text;
+    v_detail     pg_catalog.text;
+    v_hint       pg_catalog.text;
+    v_where      pg_catalog.text;
 BEGIN
     PERFORM incentives_internal.refresh_earnings_check(refresh_earnings.participant_key,
                                                        refresh_earnings.transactions,

@@ -12,8 +12,9 @@
 -- outside a transaction block the procedure commits its statement before
 -- it returns; inside one, it is part of the caller's transaction.
 --
--- Serialized: every settle takes one transaction-level advisory lock
--- before it reads the earlier lines, and reads them with a snapshot taken
+-- Serialized: every settle (and void) locks incentives.statements in
+-- SHARE ROW EXCLUSIVE mode, which only a role that may write it can take
+-- (docs/operations.md, Concurrency), before it reads the earlier lines, and reads them with a snapshot taken
 -- after it has the lock (READ COMMITTED; a settle in a REPEATABLE READ or
 -- SERIALIZABLE transaction block is refused, its snapshot could predate
 -- another settle's commit).  So a second settle waits for the first to
@@ -65,7 +66,7 @@ BEGIN
     END IF;
 
     -- One settle at a time; everything below reads after the wait.
-    PERFORM pg_advisory_xact_lock(hashtext('incentives.statements'), 0);
+    LOCK TABLE incentives.statements IN SHARE ROW EXCLUSIVE MODE;  -- docs/operations.md, Concurrency
 
     CREATE TEMPORARY TABLE incentives_settle_lines (
         participant_key text NOT NULL,
@@ -154,7 +155,7 @@ AS $procedure$
 -- No SET clause: a procedure with one cannot COMMIT.  Every name is
 -- schema-qualified; the SQL work is in incentives_internal.settle_work.
 DECLARE
-    v_can_commit boolean := incentives_internal.transaction_control_allowed();
+    v_can_commit pg_catalog.bool := incentives_internal.transaction_control_allowed();
 BEGIN
     IF v_can_commit THEN
         -- a fresh READ COMMITTED transaction of its own, whatever the
@@ -479,7 +480,7 @@ BEGIN
                         upper(current_setting('transaction_isolation'))
               USING ERRCODE = 'invalid_transaction_state';
     END IF;
-    PERFORM pg_advisory_xact_lock(hashtext('incentives.statements'), 0);
+    LOCK TABLE incentives.statements IN SHARE ROW EXCLUSIVE MODE;  -- docs/operations.md, Concurrency
     SELECT * INTO v_old FROM incentives.statements AS s WHERE s.statement_id = void_statement.statement_id;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'statement % does not exist', void_statement.statement_id USING ERRCODE = 'no_data_found';

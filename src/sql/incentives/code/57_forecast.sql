@@ -12,8 +12,9 @@
 -- CALL incentives.accrue(as_of_date) books that share: one accrual and its
 -- lines, per participant and offer accrued to date, accrued before (the
 -- previous line's) and the difference, the journal entry.  As settle does
--- (55_settle.sql): one transaction, serialized by a transaction-level
--- advisory lock and a READ COMMITTED snapshot taken after it, and refused
+-- (55_settle.sql): one transaction, serialized by a lock on
+-- incentives.accruals (SHARE ROW EXCLUSIVE) and a READ COMMITTED snapshot
+-- taken after it, and refused
 -- for an as_of_date before the latest accrual; append-only tables
 -- (16_append_only.sql).
 ------------------------------------------------------------------------
@@ -69,7 +70,7 @@ BEGIN
     END IF;
 
     -- One accrue at a time; everything below reads after the wait.
-    PERFORM pg_advisory_xact_lock(hashtext('incentives.accruals'), 0);
+    LOCK TABLE incentives.accruals IN SHARE ROW EXCLUSIVE MODE;  -- docs/operations.md, Concurrency
 
     -- a voided accrual and its reversal hold no date
     SELECT max(a.as_of_date) INTO v_latest FROM incentives.accruals AS a
@@ -129,7 +130,7 @@ AS $procedure$
 -- No SET clause: a procedure with one cannot COMMIT.  Every name is
 -- schema-qualified; the SQL work is in incentives_internal.accrue_work.
 DECLARE
-    v_can_commit boolean := incentives_internal.transaction_control_allowed();
+    v_can_commit pg_catalog.bool := incentives_internal.transaction_control_allowed();
 BEGIN
     IF v_can_commit THEN
         -- a fresh READ COMMITTED transaction of its own, whatever the
@@ -222,7 +223,7 @@ BEGIN
                         upper(current_setting('transaction_isolation'))
               USING ERRCODE = 'invalid_transaction_state';
     END IF;
-    PERFORM pg_advisory_xact_lock(hashtext('incentives.accruals'), 0);
+    LOCK TABLE incentives.accruals IN SHARE ROW EXCLUSIVE MODE;  -- docs/operations.md, Concurrency
     SELECT * INTO v_old FROM incentives.accruals AS a WHERE a.accrual_id = void_accrual.accrual_id;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'accrual % does not exist', void_accrual.accrual_id USING ERRCODE = 'no_data_found';

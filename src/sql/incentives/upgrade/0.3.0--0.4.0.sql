@@ -217,3 +217,15 @@ COMMENT ON COLUMN incentives.transaction_warning_row.message IS 'A sentence nami
 ALTER TABLE incentives.offer_versions ADD COLUMN effective_from date;
 COMMENT ON COLUMN incentives.offer_versions.effective_from IS
   'The first transaction date this version''s rate values apply to (incentives.change_rates); NULL: an ordinary, retrospective version';
+-- The locks of a refresh of one participant (docs/operations.md,
+-- Concurrency): a participant's row, inserted and deleted by the refresh
+-- in its transaction, so a second refresh of it waits (which needs INSERT
+-- and DELETE on the table): a role without those privileges cannot take
+-- it first, as it could an advisory lock.  Empty between refreshes.
+CREATE TABLE incentives.refresh_locks (
+    participant_key text NOT NULL PRIMARY KEY
+);
+COMMENT ON TABLE incentives.refresh_locks IS
+  'The row of a participant refreshed on its own, inserted and deleted by the refresh so that two refreshes of one participant take turns (docs/operations.md, Concurrency); empty between refreshes';
+COMMENT ON COLUMN incentives.refresh_locks.participant_key IS 'The participant';
+SELECT pg_temp.update_grant_like('TABLE', 'incentives.refresh_locks', 'TABLE', 'incentives.earnings');
