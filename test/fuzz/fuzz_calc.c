@@ -86,7 +86,12 @@
  *     the same failure); in every row 1 <= elapsed_days <= span_days,
  *     accrual_to_date = max(round(projected_earnings x elapsed_days /
  *     span_days, 2), earned_to_date), no basis but for stepped offers, and once the span
- *     is over (k = 1) the projection equals the actual calculation.
+ *     is over (k = 1) the projection equals the actual calculation;
+ *   - rate schedules (docs/lifecycle.md, Prospective rate changes): a
+ *     third of the offers (not fixed_amount) get two or three versions
+ *     that differ only in rate values (fuzz_gen_schedule), added with
+ *     inc_engine_add_offer_schedule; every check above holds for them,
+ *     a row's rate value being one some version lists.
  *
  * With FUZZ_CALC_STATS set in the environment the harness prints, at exit,
  * how the inputs ended.  Build and run: `make fuzz` (mk/checks.mk);
@@ -133,6 +138,7 @@ static struct
 	unsigned long gated_failed; /* ... of a participant that failed with them */
 	unsigned long grouped;		/* units compared with their reference */
 	unsigned long forecasts;	/* forecasts completed */
+	unsigned long scheduled;	/* offers given a rate schedule */
 }			stats;
 
 static void
@@ -143,10 +149,11 @@ PrintStats(void)
 			"%lu invalid-input errors, %lu range errors, %lu inputs with small "
 			"numbers only, %lu fast/exact comparisons, %lu runs without the offers "
 			"certainly failing a requirement (%lu of a failed participant), %lu group "
-			"units compared with their reference, %lu forecasts\n",
+			"units compared with their reference, %lu forecasts, %lu offers with "
+			"a rate schedule\n",
 			stats.inputs, stats.no_offer, stats.completed, stats.rows, stats.diagnosed,
 			stats.invalid, stats.range, stats.small, stats.compared, stats.gated,
-			stats.gated_failed, stats.grouped, stats.forecasts);
+			stats.gated_failed, stats.grouped, stats.forecasts, stats.scheduled);
 	fuzz_rules_stats(stderr);
 }
 
@@ -285,7 +292,20 @@ Join3(const char *a, const char *b, const char *c)
 	return s;
 }
 
-/* ListRate: record one rate of the listing (rate_key, SKU) -> rate value. */
+/*
+ * RateKey: the key of a listed rate with its value: a rate schedule's
+ * versions list one rate key with several values.
+ */
+static char *
+RateKey(const char *offer_key, const char *rate_key, const char *sku_key, const IncDec *value)
+{
+	char		text[INC_NUM_BUF];
+
+	inc_dec_format_short(value, text, sizeof(text));
+	return Join3(offer_key, rate_key, Join3(sku_key, text, ""));
+}
+
+/* ListRate: record one rate of the listing (rate_key, SKU, value) -> rate value. */
 static void
 ListRate(void *ctx, const IncRateRow *row)
 {
@@ -297,8 +317,34 @@ ListRate(void *ctx, const IncRateRow *row)
 	EXPECT((row->sku_key == NULL) == (row->offer->strategy == INC_STEPPED));
 	EXPECT((row->threshold != NULL) == (row->offer->strategy == INC_STEPPED));
 	*value = row->rate_value;
-	*inc_strmap_slot(rates, Join3(row->offer->offer_key, row->rate_key,
-								  row->sku_key ? row->sku_key : "")) = value;
+	*inc_strmap_slot(rates, RateKey(row->offer->offer_key, row->rate_key,
+									row->sku_key ? row->sku_key : "", &row->rate_value)) = value;
+}
+
+/* ListedUnder: a version's listing, recorded under its offer's key (a twin's). */
+typedef struct ListedUnder
+{
+	IncStrMap  *rates;
+	const IncOffer *offer;
+} ListedUnder;
+
+static void
+ListVersionRate(void *ctx, const IncRateRow *row)
+{
+	ListedUnder *l = ctx;
+	IncRateRow	copy = *row;
+
+	copy.offer = l->offer;
+	ListRate(l->rates, &copy);
+}
+
+/* ListVersionRates: the rates of a schedule version of offer o, as o's. */
+static void
+ListVersionRates(const IncOffer *o, const IncOffer *version, IncStrMap *rates)
+{
+	ListedUnder l = {rates, o};
+
+	inc_offer_rates(version, ListVersionRate, &l);
 }
 
 /* ---- row checks ---------------------------------------------------------- */
@@ -361,9 +407,9 @@ Emit(void *ctx, const IncRow *row)
 	fuzz_check_row(row, desc);
 
 	/* the rate is one the offer lists, with this SKU and value */
-	listed = inc_strmap_get(r->rates, Join3(o->offer_key, row->rate_key,
-											o->strategy == INC_STEPPED ? "" :
-											row->txn->sku_key));
+	listed = inc_strmap_get(r->rates, RateKey(o->offer_key, row->rate_key,
+											  o->strategy == INC_STEPPED ? "" :
+											  row->txn->sku_key, &row->rate_value));
 	EXPECT_ROW(listed != NULL && inc_dec_cmp(listed, &row->rate_value) == 0, desc);
 
 	/* kept for the uniqueness and diagnostics checks */
@@ -481,6 +527,34 @@ typedef struct World
 	IncStrMap  *rates;
 } World;
 
+/*
+ * AddOffer: offer o to e; one with a rate schedule (fuzz_gen_schedule)
+ * through inc_engine_add_offer_schedule, as the glue hands it over: its
+ * effective dates and versions, o itself the current one.
+ */
+static void
+AddOffer(IncEngine *e, const IncOffer *o)
+{
+	int32_t    *from;
+	const IncOffer **versions;
+	int			s;
+
+	if (o->nschedule == 0)
+	{
+		inc_engine_add_offer(e, o);
+		return;
+	}
+	from = inc_alloc(sizeof(int32_t) * (size_t) o->nschedule);
+	versions = inc_alloc(sizeof(IncOffer *) * (size_t) o->nschedule);
+	for (s = 0; s < o->nschedule; s++)
+	{
+		/* the first date is ignored: any value */
+		from[s] = s == 0 ? 0 : o->schedule[s].effective_from;
+		versions[s] = o->schedule[s].offer;
+	}
+	inc_engine_add_offer_schedule(e, o, o->nschedule, from, versions);
+}
+
 /* NewEngine: an engine over w, as the glue builds one. */
 static IncEngine *
 NewEngine(const World *w, bool diagnostics)
@@ -500,7 +574,7 @@ NewEngine(const World *w, bool diagnostics)
 	int			k;
 
 	for (k = 0; k < w->noffers; k++)
-		inc_engine_add_offer(e, w->offers[k]);
+		AddOffer(e, w->offers[k]);
 	for (k = 0; k < (int) (sizeof(shipped) / sizeof(shipped[0])); k++)
 	{
 		IncDec		f;
@@ -544,8 +618,9 @@ RunParticipant(IncEngine *e, bool diagnostics, const World *w, int participant,
 	}
 	fail_jump = &jb;
 	r = inc_alloc(sizeof(Run));
+	/* the engine's: an offer with a schedule is its copy */
 	for (i = 0; i < w->noffers; i++)
-		r->out.offers[i] = w->offers[i];
+		r->out.offers[i] = inc_engine_offer(e, i);
 	r->out.noffers = w->noffers;
 	r->rates = w->rates;
 	r->txns = txns;
@@ -1102,10 +1177,23 @@ AcceptOffers(World *w, FuzzDriver *d, const uint8_t *const *parts,
 		}
 	}
 	parsing = false;
+	/* a third of the offers get a rate schedule (twins share it) */
+	for (k = 0; k < w->noffers; k++)
+		if (w->offers[k]->calculator != INC_FIXED_AMOUNT && fuzz_take(d, 3) == 0)
+		{
+			fuzz_gen_schedule(d, (IncOffer *) w->offers[k]);
+			stats.scheduled++;
+		}
 	w->noffers = fuzz_add_twins(w->offers, w->noffers, FUZZ_MAX_OFFERS);
 	w->rates = inc_strmap_create();
 	for (k = 0; k < w->noffers; k++)
+	{
+		int			s;
+
 		inc_offer_rates(w->offers[k], ListRate, w->rates);
+		for (s = 0; s < w->offers[k]->nschedule; s++)
+			ListVersionRates(w->offers[k], w->offers[k]->schedule[s].offer, w->rates);
+	}
 }
 
 static void

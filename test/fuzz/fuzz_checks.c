@@ -150,6 +150,24 @@ RowsPaid(const FuzzRows *r, const IncOffer *o, const char *rate_key, IncRat *sum
 }
 
 /*
+ * VersionTierKey: the key a row of stepped offer o dated as t reports for
+ * the tier keyed selected: that tier in the version of t's date under a
+ * rate schedule (docs/lifecycle.md, Prospective rate changes), else
+ * selected itself.
+ */
+static const char *
+VersionTierKey(const IncOffer *o, const char *selected, const IncTxn *t)
+{
+	const IncOffer *v = inc_offer_at(o, t->transaction_date);
+	int			j;
+
+	for (j = 0; selected && v != o && j < o->stepped.ntiers; j++)
+		if (strcmp(o->stepped.tiers[j].key, selected) == 0)
+			return v->stepped.tiers[j].key;
+	return selected ? selected : "";
+}
+
+/*
  * fuzz_check_diagnostics: each offer's diagnostics JSON (one per offer, in
  * offer order) against the participant's rows: a JSON object; a standard
  * entry's incentive_amount is what its rows pay (unless requirements or
@@ -227,7 +245,9 @@ fuzz_check_diagnostics(const FuzzRows *r)
 					const char *selected = json_object_get_string(Member(d, "selected_rate_key"));
 
 					if (r->rows[i].offer == o)
-						EXPECT_ROW(selected && strcmp(selected, r->rows[i].rate_key) == 0,
+						EXPECT_ROW(selected &&
+								   strcmp(VersionTierKey(o, selected, r->rows[i].txn),
+										  r->rows[i].rate_key) == 0,
 								   r->diagnostics[k]);
 				}
 				break;

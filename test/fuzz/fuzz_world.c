@@ -267,7 +267,148 @@ fuzz_small_offer(const IncOffer *o)
 			}
 			break;
 	}
+	/* a rate schedule's versions pay their own rates */
+	for (i = 0; i < o->nschedule; i++)
+		if (!fuzz_small_offer(o->schedule[i].offer))
+			return false;
 	return true;
+}
+
+/* ---- rate schedules ------------------------------------------------------ */
+
+/* NewRate: the current rate, or one of a few small decimals. */
+static IncDec
+NewRate(FuzzDriver *d, const IncDec *current)
+{
+	static const char *const small[] = {
+		"0", "0.5", "1", "1.25", "2", "3.5", "7", "12.125", "0.01", "0.333"
+	};
+	const char *text;
+	IncDec		v;
+
+	if (fuzz_take(d, 3) == 0)
+		return *current;
+	text = small[fuzz_take(d, sizeof(small) / sizeof(small[0]))];
+	inc_dec_parse(text, strlen(text), &v);
+	return v;
+}
+
+/* RateCopy: a copy of n rates, each given a new rate (fresh unless keep). */
+static IncSkuRate *
+RateCopy(FuzzDriver *d, IncCalculator calc, const IncSkuRate *rates, int n, bool keep)
+{
+	IncSkuRate *copy = inc_alloc(sizeof(IncSkuRate) * (size_t) (n + 1));
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		copy[i] = rates[i];
+		if (!keep)
+			copy[i].rate = NewRate(d, &rates[i].rate);
+		copy[i].pay_rate = inc_offer_pay_rate(calc, &copy[i].rate);
+	}
+	return copy;
+}
+
+/*
+ * TierKey: the key of tier t of value, as the parser generates it
+ * ({value}_{measure}_greater_than_or_equal_to_{threshold}).
+ */
+static char *
+TierKey(const IncTier *t, const IncDec *value)
+{
+	char		v[INC_NUM_BUF],
+				threshold[INC_NUM_BUF],
+				buf[3 * INC_NUM_BUF + 64];
+
+	inc_dec_format_short(value, v, sizeof(v));
+	inc_dec_format_short(&t->threshold, threshold, sizeof(threshold));
+	snprintf(buf, sizeof(buf), "%s_%s_greater_than_or_equal_to_%s", v, t->measure, threshold);
+	return inc_strdup(buf);
+}
+
+/*
+ * Version: a copy of o with every rate value new (or, keep, the same: the
+ * current version): standard rates, stepped tier values (a generated tier
+ * key names the new value) and stacked sets' rates.
+ */
+static IncOffer *
+Version(FuzzDriver *d, const IncOffer *o, bool keep)
+{
+	IncOffer   *v = inc_alloc(sizeof(IncOffer));
+	int			i;
+
+	*v = *o;
+	v->nschedule = 0;
+	v->schedule = NULL;
+	switch (o->strategy)
+	{
+		case INC_STANDARD:
+			v->entries = inc_alloc(sizeof(IncStandardEntry) * (size_t) (o->nentries + 1));
+			for (i = 0; i < o->nentries; i++)
+			{
+				v->entries[i] = o->entries[i];
+				v->entries[i].rates = RateCopy(d, o->calculator, o->entries[i].rates,
+											   o->entries[i].nrates, keep);
+			}
+			break;
+		case INC_STEPPED:
+			v->stepped.tiers = inc_alloc(sizeof(IncTier) * (size_t) (o->stepped.ntiers + 1));
+			for (i = 0; i < o->stepped.ntiers; i++)
+			{
+				const IncTier *t = &o->stepped.tiers[i];
+				IncTier    *c = &v->stepped.tiers[i];
+				char	   *generated = TierKey(t, &t->value);
+
+				*c = *t;
+				if (keep)
+					continue;
+				c->value = NewRate(d, &t->value);
+				c->pay_rate = inc_offer_pay_rate(o->calculator, &c->value);
+				if (strcmp(t->key, generated) == 0)
+					c->key = TierKey(t, &c->value);
+			}
+			break;
+		case INC_STACKED:
+			v->stacked.sets = inc_alloc(sizeof(IncSkuSet) * (size_t) (o->stacked.nsets + 1));
+			for (i = 0; i < o->stacked.nsets; i++)
+			{
+				v->stacked.sets[i] = o->stacked.sets[i];
+				v->stacked.sets[i].rates = RateCopy(d, o->calculator, o->stacked.sets[i].rates,
+													o->stacked.sets[i].nrates, keep);
+			}
+			break;
+	}
+	return v;
+}
+
+/* fuzz_gen_schedule: two or three versions, the last one o's rates. */
+void
+fuzz_gen_schedule(FuzzDriver *d, IncOffer *o)
+{
+	int			n = 2 + (int) fuzz_take(d, 2);
+	IncRateVersion *schedule = inc_alloc(sizeof(IncRateVersion) * (size_t) n);
+	int32_t		start,
+				end,
+				date;
+	int			i;
+
+	inc_offer_span(o, &start, &end);
+	date = start;
+	for (i = 0; i < n; i++)
+	{
+		schedule[i].offer = Version(d, o, i == n - 1);
+		if (i == 0)
+			schedule[i].effective_from = INT32_MIN;
+		else
+		{
+			/* after the one before, mostly inside the span */
+			date += 1 + (int32_t) fuzz_take(d, (uint32_t) (end - start) / 2 + 2);
+			schedule[i].effective_from = date;
+		}
+	}
+	o->nschedule = n;
+	o->schedule = schedule;
 }
 
 /* ---- built-in offers ----------------------------------------------------- */

@@ -54,6 +54,17 @@ extern IncDec fuzz_gen_dec(FuzzDriver *d, bool positive);
 extern bool fuzz_small_dec(const IncDec *d, bool divisor, bool nonneg);
 extern bool fuzz_small_offer(const IncOffer *o);
 
+/*
+ * fuzz_gen_schedule: give offer o (not fixed_amount) a rate schedule
+ * (docs/lifecycle.md, Prospective rate changes) of two or three versions,
+ * as a host hands them to inc_engine_add_offer_schedule: copies of o that
+ * differ only in rate values (each the current value or a small decimal;
+ * the last version the current values), with ascending effective dates
+ * drawn inside its span.  Sets o->nschedule and o->schedule; the versions
+ * have no schedule of their own.
+ */
+extern void fuzz_gen_schedule(FuzzDriver *d, IncOffer *o);
+
 /* Offers covering every strategy and calculator, sharing SKUs a, b, c. */
 extern const char *const fuzz_builtin_offers[];
 extern const int fuzz_nbuiltin;
