@@ -41,21 +41,30 @@ fuzz_check_row(const IncRow *row, const char *desc)
 	if (incremental)
 	{
 		/*
-		 * the blended rate is a weighted mean of the tiers' values: within
-		 * [0, the highest value] (/ 100 for percent), rounded to 6 places
+		 * the blended rate is a weighted mean of the tiers' values (of its
+		 * date's version; a forecast mixes versions): within [0, the
+		 * highest value of any version] (/ 100 for percent), rounded to 6
+		 * places
 		 */
 		IncRat		pay,
 					top,
 					value,
 					hundred;
-		int			i;
+		int			nversions = o->nschedule > 0 ? o->nschedule : 1;
+		int			i,
+					v;
 
 		inc_rat_from_int(&top, 0);
-		for (i = 0; i < o->stepped.ntiers; i++)
+		for (v = 0; v < nversions; v++)
 		{
-			inc_rat_from_dec(&value, &o->stepped.tiers[i].value);
-			if (inc_rat_cmp(&value, &top) > 0)
-				top = value;
+			const IncOffer *version = o->nschedule > 0 ? o->schedule[v].offer : o;
+
+			for (i = 0; i < version->stepped.ntiers; i++)
+			{
+				inc_rat_from_dec(&value, &version->stepped.tiers[i].value);
+				if (inc_rat_cmp(&value, &top) > 0)
+					top = value;
+			}
 		}
 		inc_rat_from_dec(&pay, &row->pay_rate);
 		if (o->calculator == INC_PERCENT_OF_AMOUNT)
