@@ -999,6 +999,7 @@ GroupRun(IncEngine *e, bool reference, const IncTxn *txns, int ntxns, const uint
 		IncUnit		unit;
 
 		unit.nkeys = 3;
+		unit.pages = NULL;
 		unit.keys = GroupKeys;
 		unit.flags = flags;
 		inc_engine_calculate_unit(e, &unit, txns, ntxns, Property, props, GroupEmit, g);

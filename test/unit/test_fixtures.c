@@ -283,6 +283,62 @@ FixtureTxn(char **f, IncTxn *t)
 	t->amount = Dec(f[7]);
 }
 
+/*
+ * Paged: the transactions handed to the engine in pages (IncTxnPages) of
+ * two, two pages in memory at once, as a host does past its memory limit.
+ * Each load copies the page's transaction_ids (after a 4-byte prefix)
+ * into its slot's buffer, first overwriting what the slot held, so that a
+ * pointer kept past its page reads a wrong id and fails the comparison.
+ */
+#define PAGE_TXNS	2
+#define PAGE_SLOTS	2
+#define PAGE_ID		64
+
+typedef struct Paged
+{
+	IncTxnPages pages;
+	const IncTxn *txns;
+	char		ids[PAGE_SLOTS][PAGE_TXNS][4 + PAGE_ID];
+} Paged;
+
+static bool paged;
+
+static void
+LoadPage(void *ctx, int page, int slot, IncTxn *out)
+{
+	Paged	   *p = ctx;
+	int			i;
+
+	memset(p->ids[slot], '#', sizeof(p->ids[slot]));
+	for (i = 0; i < PAGE_TXNS && page * PAGE_TXNS + i < p->pages.ntxns; i++)
+	{
+		char	   *id = p->ids[slot][i];
+
+		out[i] = p->txns[page * PAGE_TXNS + i];
+		memcpy(id, "len:", 4);
+		snprintf(id + 4, PAGE_ID, "%s", out[i].transaction_id);
+		out[i].transaction_id = id + 4;
+	}
+}
+
+/* UnitIn: unit, its transactions in pages when paged (in *p). */
+static const IncUnit *
+UnitIn(const IncUnit *unit, IncUnit *copy, Paged *p, const IncTxn *t, int n)
+{
+	if (!paged)
+		return unit;
+	*copy = *unit;
+	p->pages.ntxns = n;
+	p->pages.per_page = PAGE_TXNS;
+	p->pages.nslots = PAGE_SLOTS;
+	p->pages.id_prefix = 4;
+	p->pages.load = LoadPage;
+	p->pages.ctx = p;
+	p->txns = t;
+	copy->pages = &p->pages;
+	return copy;
+}
+
 /* RunFixture: the case's rows against expected (a file name in the case). */
 static void
 RunFixture(const char *name, const char *expected_file)
@@ -396,7 +452,21 @@ RunFixture(const char *name, const char *expected_file)
 				continue;
 			FixtureTxn(f, &t[n++]);
 		}
-		if (n > 0 && forecast)
+		if (n > 0 && paged)
+		{
+			static const uint8_t flags = INC_KEY_REPORT | INC_KEY_VISIBLE;
+			IncUnit		alone = {1, &participant, &flags, NULL};
+			IncUnit		copy;
+			static Paged p;
+			const IncUnit *in = UnitIn(&alone, &copy, &p, t, n);
+
+			if (forecast)
+				inc_engine_forecast_unit(e, as_of, in, NULL, n, Property, &host,
+										 PrintForecast, &printed);
+			else
+				inc_engine_calculate_unit(e, in, NULL, n, Property, &host, Print, &printed);
+		}
+		else if (n > 0 && forecast)
 			inc_engine_forecast(e, as_of, participant, t, n, Property, &host,
 								PrintForecast, &printed);
 		else if (n > 0)
@@ -408,6 +478,9 @@ RunFixture(const char *name, const char *expected_file)
 		IncTxn	   *t = inc_alloc(sizeof(IncTxn) * (txns.nrows + 1));
 		IncUnit		unit = inc_groups_unit(groups, u);
 		uint8_t    *flags = inc_alloc((size_t) unit.nkeys);
+		IncUnit		copy;
+		static Paged p;
+		const IncUnit *in;
 		int			n = 0,
 					index;
 
@@ -427,11 +500,13 @@ RunFixture(const char *name, const char *expected_file)
 			n++;
 		}
 		unit.flags = flags;
+		in = UnitIn(&unit, &copy, &p, t, n);
 		if (forecast)
-			inc_engine_forecast_unit(e, as_of, &unit, t, n, Property, &host,
+			inc_engine_forecast_unit(e, as_of, in, paged ? NULL : t, n, Property, &host,
 									 PrintForecast, &printed);
 		else
-			inc_engine_calculate_unit(e, &unit, t, n, Property, &host, Print, &printed);
+			inc_engine_calculate_unit(e, in, paged ? NULL : t, n, Property, &host, Print,
+									  &printed);
 	}
 
 	CHECK(printed.n == expected.nrows);
@@ -485,4 +560,13 @@ test_fixtures(void)
 		RunFixture(cases[i], "expected.csv");
 	RunFixture("stepped_property", "expected_stored.csv");
 	RunFixture("forecast_run_rate", "expected_forecast_2026-05-31.csv");
+}
+
+/* test_fixtures_paged: the same, the transactions in pages (Paged). */
+void
+test_fixtures_paged(void)
+{
+	paged = true;
+	test_fixtures();
+	paged = false;
 }

@@ -249,6 +249,7 @@ Run(IncOffer **offers, int noffers, const uint8_t *flags, bool diagnostics, Got 
 	for (i = 0; i < 4; i++)
 		f[i] = flags[i] | (i == 0 ? INC_KEY_GROUP : 0);
 	unit.nkeys = 4;
+	unit.pages = NULL;
 	unit.keys = Keys;
 	unit.flags = f;
 	memset(got, 0, sizeof(*got));
@@ -353,6 +354,7 @@ RunFailing(void *arg)
 	inc_engine_prepare(e);
 	failing_engine = e;
 	unit.nkeys = 4;
+	unit.pages = NULL;
 	unit.keys = Keys;
 	unit.flags = f->flags;
 	inc_engine_calculate_unit(e, &unit, t, Txns(t, "drum"), Props, NULL, Row, &got);

@@ -77,6 +77,7 @@ extern void test_engine(void);
 extern void test_strategy(void);
 extern void test_rates(void);
 extern void test_fixtures(void);
+extern void test_fixtures_paged(void);
 extern void test_rules(void);
 extern void test_rules_errors(void);
 extern void test_groups(void);

@@ -202,6 +202,8 @@ main(void)
 	unit_arena_reset();
 	test_fixtures();
 	unit_arena_reset();
+	test_fixtures_paged();
+	unit_arena_reset();
 	test_rules();
 	unit_arena_reset();
 	test_rules_errors();

@@ -29,6 +29,81 @@
 
 #include "calc.h"
 
+/* inc_txn_cache_create: an empty cache of pages' slots (calc.h). */
+IncTxnCache *
+inc_txn_cache_create(const IncTxnPages *pages)
+{
+	IncTxnCache *cache = inc_alloc(sizeof(IncTxnCache));
+	int			s;
+
+	cache->pages = pages;
+	cache->txns = inc_alloc(sizeof(IncTxn) * (size_t) pages->nslots * pages->per_page);
+	cache->page_of = inc_alloc(sizeof(int) * pages->nslots);
+	cache->used = inc_alloc(sizeof(uint64_t) * pages->nslots);
+	for (s = 0; s < pages->nslots; s++)
+	{
+		cache->page_of[s] = -1;
+		cache->used[s] = 0;
+	}
+	cache->clock = 0;
+	cache->last = 0;
+	return cache;
+}
+
+/* inc_txn_cache_load: transaction i from its slot, or its page loaded into the oldest one. */
+const IncTxn *
+inc_txn_cache_load(IncTxnCache *cache, int i)
+{
+	const IncTxnPages *pages = cache->pages;
+	int			page = i / pages->per_page;
+	int			oldest = 0;
+	int			s;
+
+	for (s = 0; s < pages->nslots; s++)
+	{
+		if (cache->page_of[s] == page)
+			break;
+		if (cache->used[s] < cache->used[oldest])
+			oldest = s;
+	}
+	if (s == pages->nslots)
+	{
+		s = oldest;
+		cache->page_of[s] = -1;
+		pages->load(pages->ctx, page, s, &cache->txns[(size_t) s * pages->per_page]);
+		cache->page_of[s] = page;
+	}
+	cache->used[s] = ++cache->clock;
+	cache->last = s;
+	return &cache->txns[(size_t) s * pages->per_page + i % pages->per_page];
+}
+
+/* inc_calc_keep: t, or a copy of it that outlives its page (calc.h). */
+const IncTxn *
+inc_calc_keep(const IncCalc *c, const IncTxn *t)
+{
+	const IncTxnCache *cache = c->cache;
+	const IncTxnPages *pages;
+	IncTxn	   *copy;
+	size_t		len;
+	char	   *id;
+
+	if (t == NULL || c->txns != NULL || cache == NULL)
+		return t;
+	pages = cache->pages;
+	/* a copy already, or a transaction the host keeps (not in a slot) */
+	if ((uintptr_t) t < (uintptr_t) cache->txns ||
+		(uintptr_t) t >= (uintptr_t) (cache->txns + (size_t) pages->nslots * pages->per_page))
+		return t;
+	len = strlen(t->transaction_id) + 1;
+	copy = inc_alloc(sizeof(IncTxn));
+	*copy = *t;
+	id = inc_alloc((size_t) pages->id_prefix + len);
+	memcpy(id, t->transaction_id - pages->id_prefix, (size_t) pages->id_prefix + len);
+	copy->transaction_id = id + pages->id_prefix;
+	return copy;
+}
+
 /* inc_calc_at: record the transaction being worked on (NULL: none). */
 void
 inc_calc_at(IncCalc *c, const IncTxn *t)
@@ -95,7 +170,7 @@ inc_calc_data_error(IncCalc *c, const IncTxn *t, IncErrKind kind, const char *su
 	c->defer->kind = kind;
 	c->defer->subject = subject;
 	c->defer->message = inc_strdup(buf);
-	c->defer->txn = t;
+	c->defer->txn = inc_calc_keep(c, t);
 }
 
 /* The transaction columns that may be NULL, in the order they are named. */
@@ -567,7 +642,10 @@ Emit(IncCalc *c, const IncOffer *offer, const IncTxn *t, const IncRowValues *v,
 	}
 	EffectiveRate(&row);
 	if (c->hold)
+	{
+		row.txn = inc_calc_keep(c, t);
 		c->hold(c->hold_ctx, &row, exact);
+	}
 	else
 		c->emit(c->emit_ctx, &row);
 	return row.incentive_amount;

@@ -87,6 +87,44 @@ typedef struct IncOfferIds
 } IncOfferIds;
 
 /*
+ * IncTxnCache: the pages of a unit's transactions in memory
+ * (IncTxnPages): nslots of them, the least recently used one reloaded
+ * when another page is wanted.
+ */
+typedef struct IncTxnCache
+{
+	const IncTxnPages *pages;
+	IncTxn	   *txns;			/* nslots * per_page, slot by slot */
+	int		   *page_of;		/* per slot: its page, or -1 */
+	uint64_t   *used;			/* per slot: when it was last wanted */
+	uint64_t	clock;
+	int			last;			/* the slot last wanted */
+} IncTxnCache;
+
+/* inc_txn_cache_create: an empty cache of pages' slots. */
+extern IncTxnCache *inc_txn_cache_create(const IncTxnPages *pages);
+
+/* inc_txn_cache_load: inc_txn_cache_get of a page other than the last one. */
+extern const IncTxn *inc_txn_cache_load(IncTxnCache *cache, int i);
+
+/*
+ * inc_txn_cache_get: transaction i, its page loaded when it is not in
+ * memory.  The pointer stays valid while fewer than nslots - 1 other
+ * pages are wanted; what must outlive that is copied (inc_calc_keep).
+ */
+
+static inline const IncTxn *
+inc_txn_cache_get(IncTxnCache *cache, int i)
+{
+	int			page = i / cache->pages->per_page;
+
+	if (cache->page_of[cache->last] == page)
+		return &cache->txns[cache->last * cache->pages->per_page +
+							i % cache->pages->per_page];
+	return inc_txn_cache_load(cache, i);
+}
+
+/*
  * One key's calculation in progress: a participant's (its own offers), or
  * an aggregation key's (the offers aggregated by group: a group's, or a
  * participant's outside every group window).  participant_key is the key
@@ -104,7 +142,8 @@ typedef struct IncCalc
 	const bool *carriers;		/* diagnostics: by unit key, whether that
 								 * participant's diagnostics are reported
 								 * under this key (NULL otherwise) */
-	const IncTxn *txns;			/* in any order */
+	const IncTxn *txns;			/* in any order; NULL: in pages (cache) */
+	IncTxnCache *cache;			/* the pages in memory, when txns is NULL */
 	IncPropertyFn props;		/* may be NULL: every property is missing */
 	void	   *props_ctx;
 	IncEmitFn	emit;
@@ -128,6 +167,23 @@ typedef struct IncCalc
 	 */
 	IncFault   *defer;
 } IncCalc;
+
+/* inc_calc_txn: transaction i of the unit (see inc_txn_cache_get). */
+static inline const IncTxn *
+inc_calc_txn(const IncCalc *c, int i)
+{
+	if (c->txns)
+		return &c->txns[i];
+	return inc_txn_cache_get(c->cache, i);
+}
+
+/*
+ * inc_calc_keep: t, or where its transactions are in pages a copy of t
+ * that stays valid for the whole calculation (its transaction_id copied
+ * with the host's prefix bytes), for what is kept past the transaction's
+ * turn: a held row, a noted error, a pool's sort.
+ */
+extern const IncTxn *inc_calc_keep(const IncCalc *c, const IncTxn *t);
 
 /* inc_calc_member: the key of t's own participant. */
 static inline const char *

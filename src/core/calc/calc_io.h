@@ -80,11 +80,37 @@ typedef struct IncTxn
 #define INC_KEY_REPORT	0x02
 #define INC_KEY_VISIBLE	0x04
 
+/*
+ * IncTxnPages: a unit's transactions kept by the host outside memory (a
+ * temporary file, once they pass its memory limit), read a page at a
+ * time: page p holds transactions p * per_page .. p * per_page +
+ * per_page - 1 (the last page fewer).  load fills out with the
+ * transactions of page p; their strings stay valid until load is next
+ * called with the same slot (0 .. nslots - 1).  A transaction_id is
+ * preceded by id_prefix bytes that belong to it (a host's length word):
+ * a copy the engine keeps (a row held for the program rules, a noted
+ * error) copies them too.
+ */
+typedef void (*IncTxnLoadFn) (void *ctx, int page, int slot, IncTxn *out);
+
+typedef struct IncTxnPages
+{
+	int			ntxns;
+	int			per_page;
+	int			nslots;			/* at least 2 */
+	int			id_prefix;
+	IncTxnLoadFn load;
+	void	   *ctx;
+} IncTxnPages;
+
 typedef struct IncUnit
 {
 	int			nkeys;
 	const char *const *keys;
 	const uint8_t *flags;
+	const IncTxnPages *pages;	/* NULL: the transactions are in memory,
+								 * else they are in these pages (and the
+								 * engine is passed no array) */
 } IncUnit;
 
 /*

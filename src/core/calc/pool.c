@@ -15,7 +15,7 @@
 
 #include "pool.h"
 
-/* A pool member while sorting: its id and its index into c->txns. */
+/* A pool member while sorting: its id (kept: inc_calc_keep) and its index. */
 typedef struct Member
 {
 	const char *id;
@@ -43,14 +43,14 @@ SortById(const IncCalc *c, const IncIndexList *txns)
 	bool		sorted = true;
 
 	for (i = 1; i < txns->n && sorted; i++)
-		sorted = strcmp(c->txns[txns->items[i - 1]].transaction_id,
-						c->txns[txns->items[i]].transaction_id) < 0;
+		sorted = strcmp(inc_calc_txn(c, txns->items[i - 1])->transaction_id,
+						inc_calc_txn(c, txns->items[i])->transaction_id) < 0;
 	if (sorted)
 		return;
 	m = inc_alloc(sizeof(Member) * txns->n);
 	for (i = 0; i < txns->n; i++)
 	{
-		m[i].id = c->txns[txns->items[i]].transaction_id;
+		m[i].id = inc_calc_keep(c, inc_calc_txn(c, txns->items[i]))->transaction_id;
 		m[i].txn = txns->items[i];
 	}
 	qsort(m, txns->n, sizeof(Member), CompareMembers);
@@ -94,7 +94,7 @@ PoolFast(IncCalc *c, const IncOffer *offer, const IncIndexList *txns, const IncD
 	inc_q_from_int(&total, 0);
 	for (i = 0; i < txns->n; i++)
 	{
-		const IncTxn *t = &c->txns[txns->items[i]];
+		const IncTxn *t = inc_calc_txn(c, txns->items[i]);
 		IncQ		quantity;
 
 		inc_calc_at(c, t);
@@ -130,7 +130,7 @@ PoolFast(IncCalc *c, const IncOffer *offer, const IncIndexList *txns, const IncD
 
 	for (i = 0; i < txns->n; i++)
 	{
-		const IncTxn *t = &c->txns[txns->items[i]];
+		const IncTxn *t = inc_calc_txn(c, txns->items[i]);
 		IncDec		amount;
 		IncQ		exact;
 
@@ -176,7 +176,7 @@ inc_allocate_pool(IncCalc *c, const IncOffer *offer, const IncIndexList *txns,
 	inc_rat_from_int(&total, 0);
 	for (i = 0; i < txns->n; i++)
 	{
-		const IncTxn *t = &c->txns[txns->items[i]];
+		const IncTxn *t = inc_calc_txn(c, txns->items[i]);
 
 		inc_calc_at(c, t);
 		inc_calc_sku_quantity(c, t, &quantities[i]);
@@ -194,7 +194,7 @@ inc_allocate_pool(IncCalc *c, const IncOffer *offer, const IncIndexList *txns,
 	inc_rat_from_int(&previous, 0);
 	for (i = 0; i < txns->n; i++)
 	{
-		const IncTxn *t = &c->txns[txns->items[i]];
+		const IncTxn *t = inc_calc_txn(c, txns->items[i]);
 		IncRowFigures f;
 		IncDec		amount;
 

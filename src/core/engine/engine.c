@@ -684,6 +684,7 @@ inc_engine_calculate(IncEngine *e, const char *participant_key,
 	unit->nkeys = 1;
 	unit->keys = keys;
 	unit->flags = &flags;
+	unit->pages = NULL;
 	inc_engine_calculate_unit(e, unit, txns, ntxns, props, props_ctx, emit, emit_ctx);
 }
 
@@ -707,10 +708,18 @@ inc_engine_calculate_unit(IncEngine *e, const IncUnit *unit,
 	bool	   *relevant = NULL;	/* filtered: keys with a wanted transaction */
 	bool	   *carries = NULL; /* diagnostics: [p * nkeys + k] */
 	bool		diagnostics = e->diagnostics != NULL;
+	IncTxnCache *cache = NULL;
 	int			i,
 				h,
 				k;
 
+	if (unit->pages)
+	{
+		/* the host keeps the transactions in pages: read through a cache */
+		cache = inc_txn_cache_create(unit->pages);
+		txns = NULL;
+		ntxns = unit->pages->ntxns;
+	}
 	if (e->sku_uoms_stale)
 		RefreshSkuUoms(e);
 	memset(&u, 0, sizeof(u));
@@ -746,6 +755,7 @@ inc_engine_calculate_unit(IncEngine *e, const IncUnit *unit,
 		c->key = k;
 		c->group_key = (unit->flags[k] & INC_KEY_GROUP) ? unit->keys[k] : NULL;
 		c->txns = txns;
+		c->cache = cache;
 		c->props = props;
 		c->props_ctx = props_ctx;
 		u.emits[k].u = &u;
@@ -774,8 +784,12 @@ inc_engine_calculate_unit(IncEngine *e, const IncUnit *unit,
 	{
 		relevant = inc_alloc(sizeof(bool) * nkeys);
 		for (i = 0; i < ntxns; i++)
-			if (unit->flags[txns[i].participant] & INC_KEY_REPORT)
-				relevant[txns[i].aggregation] = true;
+		{
+			const IncTxn *t = inc_calc_txn(&u.calcs[0], i);
+
+			if (unit->flags[t->participant] & INC_KEY_REPORT)
+				relevant[t->aggregation] = true;
+		}
 	}
 	if (diagnostics)
 	{
@@ -783,12 +797,16 @@ inc_engine_calculate_unit(IncEngine *e, const IncUnit *unit,
 		u.jsons = inc_alloc(sizeof(char *) * (nslots + 1));
 		carries = inc_alloc(sizeof(bool) * nkeys * nkeys);
 		for (i = 0; i < ntxns; i++)
-			carries[txns[i].participant * nkeys + txns[i].aggregation] = true;
+		{
+			const IncTxn *t = inc_calc_txn(&u.calcs[0], i);
+
+			carries[t->participant * nkeys + t->aggregation] = true;
+		}
 	}
 
 	for (i = 0; i < ntxns; i++)
 	{
-		const IncTxn *t = &txns[i];
+		const IncTxn *t = inc_calc_txn(&u.calcs[0], i);
 		const IncHookList *hooks = t->sku_id ? e->hook_lists[t->sku_id] :
 			inc_strmap_get(e->index, t->sku_key);
 

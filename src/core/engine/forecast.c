@@ -323,6 +323,7 @@ inc_engine_forecast(IncEngine *e, int32_t as_of_date, const char *participant_ke
 
 	keys[0] = participant_key;
 	unit->nkeys = 1;
+	unit->pages = NULL;
 	unit->keys = keys;
 	unit->flags = &flags;
 	inc_engine_forecast_unit(e, as_of_date, unit, txns, ntxns, props, props_ctx, fn, ctx);

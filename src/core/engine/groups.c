@@ -216,6 +216,7 @@ inc_groups_unit(const IncGroups *g, int u)
 	IncUnit		unit;
 
 	unit.nkeys = g->units[u].nkeys;
+	unit.pages = NULL;
 	unit.keys = g->units[u].keys;
 	unit.flags = g->units[u].flags;
 	return unit;

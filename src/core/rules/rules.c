@@ -291,7 +291,7 @@ MemberWindows(IncCalc *c, const IncOffer *offer, RulesState *rs, int m,
 static Admission
 Admit(IncCalc *c, const IncOffer *offer, RulesState *rs, int txn)
 {
-	const IncTxn *t = &c->txns[txn];
+	const IncTxn *t = inc_calc_txn(c, txn);
 
 	if (offer->rules.enrollment != INC_ENROLLMENT_REQUIRED)
 		return INSIDE;
@@ -328,7 +328,7 @@ ObserveRequirement(IncCalc *c, const IncOffer *offer, RulesState *rs,
 	const IncRequirement *req = &offer->rules.requirements[hook->a];
 	const IncFilter *filter = &req->filters[hook->b];
 	RequirementState *s = &rs->reqs[hook->a];
-	const IncTxn *t = &c->txns[txn];
+	const IncTxn *t = inc_calc_txn(c, txn);
 	Judged	   *j = req->scope == INC_SCOPE_MEMBER ? &s->members[t->participant] : &s->key;
 
 	if (hook->kind == RULES_BASELINE_HOOK)
@@ -515,9 +515,9 @@ Replay(IncCalc *c, const IncOffer *offer, RulesState *rs)
 
 		if (c->tick)
 			c->tick();
-		inc_calc_at(c, &c->txns[k->txn]);
+		inc_calc_at(c, inc_calc_txn(c, k->txn));
 		if (k->unknown)
-			(void) inc_calc_has(c, &c->txns[k->txn], INC_TXN_NULL_DATE);
+			(void) inc_calc_has(c, inc_calc_txn(c, k->txn), INC_TXN_NULL_DATE);
 		else
 			rs->strategy->observe(c, offer, rs->strategy_state, k->hook, k->txn);
 	}
@@ -599,17 +599,17 @@ RulesObserve(IncCalc *c, const IncOffer *offer, void *state, const IncHook *hook
 	Admission	admission;
 
 	if (rs->by_member && hook->kind != RULES_BASELINE_HOOK)
-		rs->seen[c->txns[txn].participant] = true;
+		rs->seen[inc_calc_txn(c, txn)->participant] = true;
 	if (hook->kind == RULES_HOOK || hook->kind == RULES_BASELINE_HOOK)
 	{
 		c->defer = offer->rules.requirements[hook->a].scope == INC_SCOPE_MEMBER ?
-			&rs->reqs[hook->a].members[c->txns[txn].participant].fault :
+			&rs->reqs[hook->a].members[inc_calc_txn(c, txn)->participant].fault :
 			&rs->reqs[hook->a].key.fault;
 		admission = hook->kind == RULES_HOOK ? Admit(c, offer, rs, txn) : INSIDE;
 		if (admission == INSIDE)
 			ObserveRequirement(c, offer, rs, hook, txn);
 		else if (admission == UNKNOWN)	/* noted in this requirement too */
-			(void) inc_calc_has(c, &c->txns[txn], INC_TXN_NULL_DATE);
+			(void) inc_calc_has(c, inc_calc_txn(c, txn), INC_TXN_NULL_DATE);
 		c->defer = NULL;
 		return;
 	}

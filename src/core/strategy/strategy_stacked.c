@@ -115,7 +115,7 @@ StackedObserve(IncCalc *c, const IncOffer *offer, void *state,
 	StackedState *st = state;
 	const IncSkuSet *set = &offer->stacked.sets[hook->a];
 	SetState   *ss = &st->sets[hook->a];
-	const IncTxn *t = &c->txns[txn];
+	const IncTxn *t = inc_calc_txn(c, txn);
 	IncRat		coverage;
 	IncQ		q;
 
@@ -245,7 +245,7 @@ EmitSet(IncCalc *c, const IncOffer *offer, const IncStack *stack,
 		contribution = inc_rat_to_dec(&f, 6);
 	for (i = 0; i < ss->n; i++)
 	{
-		const IncTxn *t = &c->txns[ss->members[i].txn];
+		const IncTxn *t = inc_calc_txn(c, ss->members[i].txn);
 		const IncSkuRate *pay = PayRate(set, ss->members[i].conversion);
 		IncRat		r,
 					quantity,

@@ -97,7 +97,7 @@ StandardObserve(IncCalc *c, const IncOffer *offer, void *state,
 	StandardState *st = state;
 	const IncStandardEntry *entry = &offer->entries[hook->a];
 	const IncSkuRate *rate = &entry->rates[hook->b];
-	const IncTxn *t = &c->txns[txn];
+	const IncTxn *t = inc_calc_txn(c, txn);
 	IncDec		amount;
 
 	if (!inc_txn_matches(c, offer, entry->period, entry->transaction_type, t))

@@ -151,7 +151,7 @@ SteppedObserve(IncCalc *c, const IncOffer *offer, void *state,
 {
 	SteppedState *st = state;
 	const IncStepped *stepped = &offer->stepped;
-	const IncTxn *t = &c->txns[txn];
+	const IncTxn *t = inc_calc_txn(c, txn);
 	const IncFilter *filter;
 
 	if (hook->kind == HOOK_EARN)
@@ -385,7 +385,7 @@ ScheduledIncrementalFinish(IncCalc *c, const IncOffer *offer, SteppedState *st)
 
 	for (i = 0; i < st->earning.n; i++)
 	{
-		const IncTxn *t = &c->txns[st->earning.items[i]];
+		const IncTxn *t = inc_calc_txn(c, st->earning.items[i]);
 		int			s = inc_calc_version_index(offer, t);
 		const IncTier *version_tier = &offer->schedule[s].offer->stepped.tiers[tier];
 		IncRat		rate;
@@ -411,7 +411,7 @@ IncrementalFinish(IncCalc *c, const IncOffer *offer, SteppedState *st)
 	}
 	for (i = 0; i < st->earning.n; i++)
 	{
-		const IncTxn *t = &c->txns[st->earning.items[i]];
+		const IncTxn *t = inc_calc_txn(c, st->earning.items[i]);
 		IncRat		quantity,
 					base,
 					incentive;
@@ -466,7 +466,7 @@ ScheduledTierRows(IncCalc *c, const IncOffer *offer, const SteppedState *st)
 
 	for (i = 0; i < st->earning.n; i++)
 	{
-		const IncTxn *t = &c->txns[st->earning.items[i]];
+		const IncTxn *t = inc_calc_txn(c, st->earning.items[i]);
 		int			s = inc_calc_version_index(offer, t);
 		const IncTier *version_tier = &offer->schedule[s].offer->stepped.tiers[tier];
 		IncRat		rate;
@@ -499,7 +499,7 @@ TierRows(IncCalc *c, const IncOffer *offer, const SteppedState *st)
 	}
 	for (i = 0; i < st->earning.n; i++)
 	{
-		const IncTxn *t = &c->txns[st->earning.items[i]];
+		const IncTxn *t = inc_calc_txn(c, st->earning.items[i]);
 
 		inc_calc_at(c, t);
 		inc_calc_emit_rate_row(c, offer, t, st->tier->key, st->tier->measure,
@@ -667,7 +667,7 @@ TierTotal(IncCalc *c, const IncOffer *offer, const SteppedState *st,
 	}
 	for (i = 0; i < st->earning.n; i++)
 	{
-		const IncTxn *t = &c->txns[st->earning.items[i]];
+		const IncTxn *t = inc_calc_txn(c, st->earning.items[i]);
 
 		inc_calc_at(c, t);
 		if (rates)
