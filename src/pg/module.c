@@ -29,10 +29,18 @@ PG_MODULE_MAGIC;
 
 void		_PG_init(void);
 
+/* PgAlloc, PgFree: the core's memory, in the current memory context. */
 static void *
 PgAlloc(size_t size)
 {
-	return palloc0(size);
+	return MemoryContextAllocExtended(CurrentMemoryContext, size,
+									  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+}
+
+static void
+PgFree(void *p)
+{
+	pfree(p);
 }
 
 /* ErrCode: the SQLSTATE of a kind of failure. */
@@ -101,6 +109,7 @@ _PG_init(void)
 {
 	inc_set_hooks(PgAlloc, PgFail);
 	inc_set_interrupt_hook(PgInterrupts);
+	inc_set_free_hook(PgFree);
 	pg_engine_cache_init();
 	pg_offer_checks_init();
 

@@ -968,7 +968,7 @@ void
 inc_index_list_push(IncIndexList *l, int value)
 {
 	if (l->n == l->cap)
-		l->items = inc_grow(l->items, l->n, &l->cap, sizeof(int), 8);
+		l->items = inc_grow_list(l->items, l->n, &l->cap, sizeof(int), 8);
 	l->items[l->n++] = value;
 }
 

@@ -20,6 +20,7 @@
 static IncAllocHook alloc_hook;
 static IncFailHook fail_hook;
 static IncInterruptHook interrupt_hook;
+static IncFreeHook free_hook;
 
 bool		inc_exact_only = false;
 
@@ -101,6 +102,33 @@ inc_grow(const void *items, int n, int *cap, size_t size, int first)
 		memcpy(grown, items, size * (size_t) n);
 	*cap = newcap;
 	return grown;
+}
+
+/* inc_grow_list: inc_grow, the replaced array released (core.h). */
+void *
+inc_grow_list(void *items, int n, int *cap, size_t size, int first)
+{
+	bool		had = *cap > 0 && items != NULL;
+	void	   *grown = inc_grow(items, n, cap, size, first);
+
+	if (had)
+		inc_free(items);
+	return grown;
+}
+
+/* inc_set_free_hook: install the host's release of memory. */
+void
+inc_set_free_hook(IncFreeHook release)
+{
+	free_hook = release;
+}
+
+/* inc_free: memory from inc_alloc back to the host, when it takes it. */
+void
+inc_free(void *p)
+{
+	if (free_hook && p)
+		free_hook(p);
 }
 
 static void FailV(IncErrKind kind, const char *subject, const char *fmt,

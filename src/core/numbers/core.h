@@ -95,6 +95,23 @@ extern char *inc_strdup(const char *s);
  */
 extern void *inc_grow(const void *items, int n, int *cap, size_t size, int first);
 
+/*
+ * inc_grow_list: the same for a list that grows with the transactions
+ * (whose elements nobody points at): the array it replaces goes back to
+ * the host (inc_free), so that the list never takes more than twice its
+ * length.
+ */
+extern void *inc_grow_list(void *items, int n, int *cap, size_t size, int first);
+
+/*
+ * A host's release of memory from inc_alloc (pfree).  Optional: without
+ * it, inc_free does nothing and the memory goes with the host's context.
+ */
+typedef void (*IncFreeHook) (void *p);
+
+extern void inc_set_free_hook(IncFreeHook release);
+extern void inc_free(void *p);
+
 /* inc_fail: format the message and hand it to the fail hook. */
 extern void inc_fail(IncErrKind kind, const char *fmt,...) INC_NORETURN INC_PRINTF(2, 3);
 

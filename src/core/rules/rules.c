@@ -355,7 +355,7 @@ Hold(void *ctx, const IncRow *row, const IncRat *exact)
 	RulesState *rs = ctx;
 
 	if (rs->nheld == rs->held_cap)
-		rs->held = inc_grow(rs->held, rs->nheld, &rs->held_cap, sizeof(HeldRow), 16);
+		rs->held = inc_grow_list(rs->held, rs->nheld, &rs->held_cap, sizeof(HeldRow), 16);
 	rs->held[rs->nheld].row = *row;
 	rs->held[rs->nheld].exact = *exact;
 	rs->nheld++;
@@ -622,7 +622,7 @@ RulesObserve(IncCalc *c, const IncOffer *offer, void *state, const IncHook *hook
 		if (admission == OUTSIDE)
 			return;
 		if (rs->nkept == rs->kept_cap)
-			rs->kept = inc_grow(rs->kept, rs->nkept, &rs->kept_cap, sizeof(Kept), 16);
+			rs->kept = inc_grow_list(rs->kept, rs->nkept, &rs->kept_cap, sizeof(Kept), 16);
 		rs->kept[rs->nkept++] = (Kept)
 		{
 			hook, txn, admission == UNKNOWN

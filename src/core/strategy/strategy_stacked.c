@@ -130,7 +130,7 @@ StackedObserve(IncCalc *c, const IncOffer *offer, void *state,
 		inc_sum_add_rat(&ss->sum, &coverage);
 	}
 	if (ss->n == ss->cap)
-		ss->members = inc_grow(ss->members, ss->n, &ss->cap, sizeof(SetMember), 8);
+		ss->members = inc_grow_list(ss->members, ss->n, &ss->cap, sizeof(SetMember), 8);
 	ss->members[ss->n++] = (SetMember)
 	{
 		txn, hook->b, hook->uom_id

@@ -514,7 +514,7 @@ HoldGrowthRow(void *ctx, const IncRow *row, const IncRat *exact)
 	GrowthRows *rows = ctx;
 
 	if (rows->n == rows->cap)
-		rows->rows = inc_grow(rows->rows, rows->n, &rows->cap, sizeof(GrowthRow), 16);
+		rows->rows = inc_grow_list(rows->rows, rows->n, &rows->cap, sizeof(GrowthRow), 16);
 	rows->rows[rows->n].row = *row;
 	rows->rows[rows->n].exact = *exact;
 	rows->n++;
