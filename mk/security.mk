@@ -14,6 +14,13 @@
 #                           pg_cancel_backend within 1 s (SQLSTATE 57014);
 #                           prints the figures (test/scripts/cancel_memory.sh;
 #                           about 2 min on 2 cores)
+#   make check-spill        install, then on a throwaway cluster: every
+#                           fixture, its transactions copied 150 times,
+#                           earns the same rows with work_mem = 64kB (its
+#                           units read in pages from temporary files) as
+#                           with the default: incentive_calculate, a
+#                           participant's call, forecast, refresh_earnings
+#                           (test/scripts/spill.sh; about 15 s)
 #   make check-concurrency  install, then on a throwaway cluster: a
 #                           calculation held half-way while another session
 #                           commits changes returns its snapshot's rows; a
@@ -30,11 +37,14 @@
 CANCEL_ENV      ?=
 CONCURRENCY_ENV ?=
 
-.PHONY: check-cancel check-concurrency
+.PHONY: check-cancel check-spill check-concurrency
 check-cancel: install-test
 	$(if $(CANCEL_ENV),env $(CANCEL_ENV)) $(PGVENV) bash test/scripts/cancel_memory.sh
+
+check-spill: install-test
+	$(PGVENV) bash test/scripts/spill.sh
 
 check-concurrency: install-test
 	$(if $(CONCURRENCY_ENV),env $(CONCURRENCY_ENV)) $(PGVENV) bash test/scripts/concurrency.sh
 
-EXTRA_CHECKS += check-cancel check-concurrency
+EXTRA_CHECKS += check-cancel check-spill check-concurrency

@@ -33,6 +33,8 @@ void		_PG_init(void);
 static void *
 PgAlloc(size_t size)
 {
+	if (AllocSizeIsValid(size))
+		return palloc0(size);
 	return MemoryContextAllocExtended(CurrentMemoryContext, size,
 									  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 }

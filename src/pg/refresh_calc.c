@@ -249,7 +249,7 @@ typedef struct HeldRow
 	int			participant;	/* the unit's key index of its participant */
 	const char *offer_key;		/* the engine's strings */
 	const char *rate_key;
-	const char *transaction_id; /* in the transaction's record */
+	const char *transaction_id; /* in its record, or a copy (pages) */
 	int			offer_rank;
 	int			rate_rank;
 } HeldRow;
@@ -389,7 +389,10 @@ EmitTuple(void *ctx, const IncRow *row)
 	h->participant = row->txn->participant;
 	h->offer_key = row->offer->offer_key;
 	h->rate_key = row->rate_key;
-	h->transaction_id = row->txn->transaction_id;
+	/* in pages, the record is gone once its page is reloaded: a copy */
+	h->transaction_id = sh->unit->unit.pages ?
+		MemoryContextStrdup(sh->tuple_context, row->txn->transaction_id) :
+		row->txn->transaction_id;
 	sh->held_bytes += tuple->t_len + sizeof(HeldRow);
 	if (sh->held_bytes > sh->hold_limit)
 		PutHeld(sh, false);

@@ -37,6 +37,7 @@
 #include "executor/tuptable.h"
 #include "miscadmin.h"
 #include "nodes/params.h"
+#include "storage/buffile.h"
 #include "tcop/dest.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
@@ -109,7 +110,33 @@ typedef struct Participant
 	uint32		first;			/* its records: order[first .. first + n) */
 	uint32		n;
 	uint32		placed;
+	struct FileUnit *file;		/* a batch in a file: where its records are */
 } Participant;
+
+/*
+ * FileUnit: the records of one unit of a batch that went to a file whole
+ * (txn_store_in_file), in a temporary file of their own, read a page at a
+ * time by the engine (IncTxnPages): each record is its length (a Size)
+ * and its bytes.  PAGE_SLOTS pages are in memory at once, taking about a
+ * quarter of work_mem (PageTxns).
+ */
+#define PAGE_SLOTS	8
+#define PAGE_BYTES_PER_TXN	(sizeof(IncTxn) + 128)
+
+typedef struct FileUnit
+{
+	BufFile    *file;
+	int			npages;
+	int			pages_cap;
+	int		   *page_filenos;	/* per page: where it starts */
+	off_t	   *page_offsets;
+	Size	   *page_bytes;		/* per page: its bytes */
+	bool	   *members;		/* per key of its unit: a record of it seen */
+	const TxnSource *src;
+	IncTxnPages pages;
+	char	   *slots[PAGE_SLOTS];	/* the pages' bytes in memory */
+	Size		slot_size[PAGE_SLOTS];
+} FileUnit;
 
 #define MAX_SMALL_ID 65535		/* units and transaction types per call */
 
@@ -169,6 +196,9 @@ struct TxnSource
 	uint32		last_ngroups;	/* participants in the last batch */
 	uint32	   *slot_of;		/* per record of the batch: its group's slot */
 	uint32		order_cap;
+	MemoryContext file_context; /* a batch in a file: its keys and FileUnits */
+	int			page_txns;		/* transactions per page (PageTxns) */
+	FileUnit   *handed;			/* the FileUnit handed out last */
 	/* what a refresh asked for (TxnSourceOptions) */
 	int			share;
 	int			nshares;
@@ -750,6 +780,7 @@ Reorder(TxnSource *src)
 	pfree(order);
 
 	ranged = txn_store_create_fixed(limit, nranges);
+	txn_store_allow_overflow(ranged);
 	while (txn_store_next_batch(src->store))
 	{
 		txn_store_iter_init(src->store, &it);
@@ -900,6 +931,7 @@ txn_source_open(Oid relid, const char *participant_key, const DateADT *through_d
 	if (participant_key)
 		rows = 0;				/* a participant's share: unknown, small */
 	src->store = txn_store_create(limit, rows * RECORD_ESTIMATE);
+	txn_store_allow_overflow(src->store);
 	if (!rel.unique_ids)
 		src->ids = txn_store_create(limit, rows * 48);
 
@@ -1197,6 +1229,110 @@ GroupsFor(TxnSource *src)
 		SortGroups(src, ngroups);
 }
 
+/* PageTxns: transactions per page, so that the pages take about work_mem / 4. */
+static int
+PageTxns(void)
+{
+	Size		per = (Size) work_mem * 1024 / 4 / PAGE_SLOTS / PAGE_BYTES_PER_TXN;
+
+	return (int) Min(Max(per, 16), 65536);
+}
+
+/*
+ * GroupsInFile: the units of a batch that went to a file whole, each
+ * unit's records copied to a file of its own (FileUnit), in one pass.
+ */
+static void
+GroupsInFile(TxnSource *src)
+{
+	TxnStoreIter it;
+	uint32		hash;
+	Size		len;
+	char	   *r;
+	uint32		ngroups = 0;
+	uint64		k = 0;
+
+	if (src->file_context == NULL)
+		src->file_context = AllocSetContextCreate(src->context, "incentives units in files",
+												  ALLOCSET_DEFAULT_SIZES);
+	else
+		MemoryContextReset(src->file_context);
+	if (src->groups)
+		pfree(src->groups);
+	src->groups_mask = 63;
+	src->groups = MemoryContextAllocZero(src->context, sizeof(Participant) * (src->groups_mask + 1));
+	src->page_txns = PageTxns();
+
+	txn_store_iter_init(src->store, &it);
+	while ((r = txn_store_iter_next_len(&it, &hash, &len)) != NULL)
+	{
+		const TxnRec *rec = (const TxnRec *) r;
+		uint32		klen;
+		int32		unit;
+		const char *key = UnitKeyOf(src, rec, &klen, &unit);
+		Participant *g = FindGroup(src->groups, src->groups_mask, hash, key, klen);
+		FileUnit   *fu;
+
+		if (g->key == NULL)
+		{
+			MemoryContext old = MemoryContextSwitchTo(src->file_context);
+
+			if ((ngroups + 1) * 2 > src->groups_mask + 1)
+			{
+				GrowGroups(src);
+				g = FindGroup(src->groups, src->groups_mask, hash, key, klen);
+			}
+			ngroups++;
+			g->key = pnstrdup(key, klen);
+			g->hash = hash;
+			g->plen = klen;
+			g->unit = unit;
+			fu = palloc0(sizeof(FileUnit));
+			fu->file = BufFileCreateTemp(false);
+			fu->src = src;
+			if (unit >= 0)
+				fu->members = palloc0(inc_groups_unit(src->membership, unit).nkeys);
+			g->file = fu;
+			MemoryContextSwitchTo(old);
+		}
+		fu = g->file;
+		if (g->n % (uint32) src->page_txns == 0)
+		{
+			if (fu->npages == fu->pages_cap)
+			{
+				MemoryContext old = MemoryContextSwitchTo(src->file_context);
+
+				fu->pages_cap = fu->pages_cap ? fu->pages_cap * 2 : 16;
+				fu->page_filenos = fu->page_filenos ?
+					repalloc(fu->page_filenos, sizeof(int) * fu->pages_cap) :
+					palloc(sizeof(int) * fu->pages_cap);
+				fu->page_offsets = fu->page_offsets ?
+					repalloc(fu->page_offsets, sizeof(off_t) * fu->pages_cap) :
+					palloc(sizeof(off_t) * fu->pages_cap);
+				fu->page_bytes = fu->page_bytes ?
+					repalloc(fu->page_bytes, sizeof(Size) * fu->pages_cap) :
+					palloc(sizeof(Size) * fu->pages_cap);
+				MemoryContextSwitchTo(old);
+			}
+			BufFileTell(fu->file, &fu->page_filenos[fu->npages], &fu->page_offsets[fu->npages]);
+			fu->page_bytes[fu->npages] = 0;
+			fu->npages++;
+		}
+		BufFileWrite(fu->file, &len, sizeof(Size));
+		BufFileWrite(fu->file, r, len);
+		fu->page_bytes[fu->npages - 1] += sizeof(Size) + len;
+		if (fu->members)
+			fu->members[RecordMember(rec).index] = true;
+		g->n++;
+		if ((++k & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	src->last_ngroups = ngroups;
+	src->next_group = 0;
+	if (src->ordered)
+		SortGroups(src, ngroups);
+}
+
 /*
  * RecordCoef: a coefficient of a record: the narrow one, or (wide) the
  * next 16 bytes after the record header at *p, which then moves past them.
@@ -1280,6 +1416,7 @@ UnitOf(const TxnSource *src, const Participant *g, MemoryContext context, TxnUni
 		out->unit.nkeys = 1;
 		out->unit.keys = keys;
 		out->unit.flags = flags;
+		out->unit.pages = NULL;
 		out->key_datums = MemoryContextAlloc(context, sizeof(Datum));
 		out->key_datums[0] = TextDatum(context, g->key, g->plen);
 		return;
@@ -1301,10 +1438,109 @@ UnitOf(const TxnSource *src, const Participant *g, MemoryContext context, TxnUni
 	out->unit.flags = flags;
 }
 
+/* LoadPage: a page of a FileUnit's records as transactions (IncTxnLoadFn). */
+static void
+LoadPage(void *ctx, int page, int slot, IncTxn *out)
+{
+	FileUnit   *fu = ctx;
+	Size		bytes = fu->page_bytes[page];
+	Size		off = 0;
+	char	   *p;
+	int			i = 0;
+
+	if (bytes > fu->slot_size[slot])
+	{
+		if (fu->slots[slot])
+			pfree(fu->slots[slot]);
+		fu->slots[slot] = MemoryContextAlloc(fu->src->file_context, bytes);
+		fu->slot_size[slot] = bytes;
+	}
+	p = fu->slots[slot];
+	if (BufFileSeek(fu->file, fu->page_filenos[page], fu->page_offsets[page], SEEK_SET) != 0 ||
+		BufFileRead(fu->file, p, bytes) != bytes)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not read a temporary file of the calculation")));
+	while (off < bytes)
+	{
+		Size		len;
+
+		memcpy(&len, p + off, sizeof(Size));
+		off += sizeof(Size);
+		ExpandRecord(fu->src, (const TxnRec *) (p + off), &out[i++]);
+		off += len;
+	}
+	CHECK_FOR_INTERRUPTS();
+}
+
+/* ReleaseFileUnit: a FileUnit's file and pages, once its unit is done. */
+static void
+ReleaseFileUnit(FileUnit *fu)
+{
+	int			s;
+
+	BufFileClose(fu->file);
+	fu->file = NULL;
+	for (s = 0; s < PAGE_SLOTS; s++)
+		if (fu->slots[s])
+		{
+			pfree(fu->slots[s]);
+			fu->slots[s] = NULL;
+		}
+}
+
+/* CloseFileUnits: the files of the batch's units not yet released. */
+static void
+CloseFileUnits(TxnSource *src)
+{
+	uint32		i;
+
+	if (src->groups == NULL)
+		return;
+	for (i = 0; i <= src->groups_mask; i++)
+		if (src->groups[i].key && src->groups[i].file && src->groups[i].file->file)
+			ReleaseFileUnit(src->groups[i].file);
+}
+
+/*
+ * HandFile: a unit of a batch in a file, its transactions read in pages
+ * (IncUnit.pages), so that memory holds only PAGE_SLOTS pages of them.
+ */
+static void
+HandFile(TxnSource *src, const Participant *g, MemoryContext context, TxnUnit *unit)
+{
+	FileUnit   *fu = g->file;
+	int			k;
+
+	UnitOf(src, g, context, unit);
+	/* everyone's call: each participant with transactions */
+	if (g->unit >= 0 && src->participant == NULL && !src->hiding)
+		for (k = 0; k < unit->unit.nkeys; k++)
+			if (fu->members[k])
+				((uint8 *) unit->unit.flags)[k] |= INC_KEY_REPORT;
+	fu->pages.ntxns = (int) g->n;
+	fu->pages.per_page = src->page_txns;
+	fu->pages.nslots = PAGE_SLOTS;
+	fu->pages.id_prefix = VARHDRSZ;
+	fu->pages.load = LoadPage;
+	fu->pages.ctx = fu;
+	unit->unit.pages = &fu->pages;
+	unit->txns = NULL;
+	unit->ntxns = (int) g->n;
+	src->handed = fu;
+	elog(DEBUG1, "the %u transactions of \"%s\" are read in pages from a temporary file (work_mem %d kB)",
+		 g->n, g->key, work_mem);
+}
+
 /* txn_source_next: the next unit and its transactions. */
 bool
 txn_source_next(TxnSource *src, MemoryContext context, TxnUnit *unit)
 {
+	if (src->handed)
+	{
+		ReleaseFileUnit(src->handed);
+		src->handed = NULL;
+	}
 	for (;;)
 	{
 		if (src->groups)
@@ -1321,6 +1557,11 @@ txn_source_next(TxnSource *src, MemoryContext context, TxnUnit *unit)
 				src->next_group++;
 				if (g->key == NULL)
 					continue;
+				if (g->file)
+				{
+					HandFile(src, g, context, unit);
+					return true;
+				}
 				UnitOf(src, g, context, unit);
 				out = MemoryContextAllocHuge(context, sizeof(IncTxn) * g->n);
 				for (i = 0; i < g->n; i++)
@@ -1338,9 +1579,13 @@ txn_source_next(TxnSource *src, MemoryContext context, TxnUnit *unit)
 			}
 		}
 		CHECK_FOR_INTERRUPTS();
+		CloseFileUnits(src);
 		if (!txn_store_next_batch(src->store))
 			return false;
-		GroupsFor(src);
+		if (txn_store_in_file(src->store))
+			GroupsInFile(src);
+		else
+			GroupsFor(src);
 	}
 }
 
@@ -1362,6 +1607,9 @@ txn_source_participants(const TxnSource *src)
 void
 txn_source_close(TxnSource *src)
 {
+	if (src->handed)
+		ReleaseFileUnit(src->handed);
+	CloseFileUnits(src);
 	if (src->counted_context)
 		MemoryContextDelete(src->counted_context);
 	if (src->sorted)

@@ -31,6 +31,8 @@ typedef struct Chunk
 
 #define CHUNK_HEADER	MAXALIGN(offsetof(Chunk, data))
 
+static void FreeChunks(TxnStore *s);
+
 typedef struct RecordHeader
 {
 	uint32		len;			/* header and payload, MAXALIGNed */
@@ -55,6 +57,11 @@ struct TxnStore
 	uint64		in_memory;		/* records in the chunks */
 	RecordHeader *room;			/* a record being built (txn_store_room) */
 	Size		room_size;
+	bool		may_overflow;	/* txn_store_allow_overflow */
+	BufFile    *overflow;		/* the batch in memory, when it went to a file whole */
+	uint64		in_overflow;	/* its records */
+	char	   *read;			/* txn_store_file_next's record */
+	Size		read_size;
 };
 
 static inline int
@@ -101,6 +108,33 @@ Spill(TxnStore *s, int b, const RecordHeader *rec)
 		MemoryContextSwitchTo(old);
 	}
 	BufFileWrite(s->files[b], (void *) rec, rec->len);
+}
+
+/*
+ * Overflow: a record of the batch in memory (or none) into the batch's own
+ * file, when the batch goes there whole (the first call moves what memory
+ * held).
+ */
+static void
+Overflow(TxnStore *s, const RecordHeader *rec)
+{
+	if (s->overflow == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(s->context);
+		Chunk	   *c;
+
+		s->overflow = BufFileCreateTemp(false);
+		MemoryContextSwitchTo(old);
+		for (c = s->head; c; c = c->next)
+			BufFileWrite(s->overflow, (char *) c + CHUNK_HEADER, c->used);
+		s->in_overflow = s->in_memory;
+		FreeChunks(s);
+	}
+	if (rec)
+	{
+		BufFileWrite(s->overflow, (void *) rec, rec->len);
+		s->in_overflow++;
+	}
 }
 
 /* FreeChunks: forget the records in memory. */
@@ -177,6 +211,28 @@ IncreaseBatches(TxnStore *s)
 		}
 		if (moved == 0)
 			s->grow = false;
+	}
+}
+
+/*
+ * Keep: a record of the batch in memory: appended, the batches doubled
+ * when memory passes the limit, and the batch sent to its file whole when
+ * doubling cannot bring it under (txn_store_allow_overflow).
+ */
+static void
+Keep(TxnStore *s, const RecordHeader *rec)
+{
+	if (s->overflow)
+	{
+		Overflow(s, rec);
+		return;
+	}
+	Append(s, rec);
+	if (s->used > s->limit)
+	{
+		IncreaseBatches(s);
+		if (s->used > s->limit && s->may_overflow)
+			Overflow(s, NULL);
 	}
 }
 
@@ -266,11 +322,7 @@ txn_store_put_built(TxnStore *s, uint32 hash, Size len)
 
 	b = BatchOf(s, hash);
 	if (b == s->curbatch)
-	{
-		Append(s, rec);
-		if (s->used > s->limit)
-			IncreaseBatches(s);
-	}
+		Keep(s, rec);
 	else
 		Spill(s, b, rec);
 }
@@ -313,11 +365,7 @@ LoadBatch(TxnStore *s, int b)
 					 errmsg("could not read a temporary file of the calculation")));
 		to = s->fixed ? b : BatchOf(s, header.hash);
 		if (to == b)
-		{
-			Append(s, (RecordHeader *) rec);
-			if (s->used > s->limit)
-				IncreaseBatches(s);
-		}
+			Keep(s, (RecordHeader *) rec);
 		else
 			Spill(s, to, (RecordHeader *) rec);
 		CHECK_FOR_INTERRUPTS();
@@ -338,6 +386,12 @@ txn_store_next_batch(TxnStore *s)
 			return true;		/* batch 0 is in memory */
 	}
 	FreeChunks(s);
+	if (s->overflow)
+	{
+		BufFileClose(s->overflow);
+		s->overflow = NULL;
+		s->in_overflow = 0;
+	}
 	while (++s->curbatch < s->nbatch)
 	{
 		if (s->files[s->curbatch] != NULL)
@@ -349,12 +403,72 @@ txn_store_next_batch(TxnStore *s)
 	return false;
 }
 
+/* txn_store_allow_overflow: a batch that cannot be split goes to a file whole. */
+void
+txn_store_allow_overflow(TxnStore *s)
+{
+	s->may_overflow = true;
+}
+
+/* txn_store_in_file: did the batch in memory go to its file whole? */
+bool
+txn_store_in_file(const TxnStore *s)
+{
+	return s->overflow != NULL;
+}
+
+/* FileRewind: FileNext from the batch's first record. */
+static void
+FileRewind(TxnStore *s)
+{
+	if (BufFileSeek(s->overflow, 0, 0, SEEK_SET) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not rewind a temporary file of the calculation: %m")));
+}
+
+/*
+ * FileNext: the next record of the batch in its file (its bytes valid
+ * until the next call), with its hash and length, or NULL.
+ */
+static void *
+FileNext(TxnStore *s, uint32 *hash, Size *len)
+{
+	RecordHeader header;
+	size_t		got = BufFileRead(s->overflow, &header, sizeof(header));
+
+	if (got == 0)
+		return NULL;
+	if (got != sizeof(header) || header.len < RECORD_HEADER)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not read a temporary file of the calculation")));
+	if (header.len > s->read_size)
+	{
+		s->read_size = Max(header.len, 1024);
+		if (s->read)
+			pfree(s->read);
+		s->read = MemoryContextAlloc(s->context, s->read_size);
+	}
+	if (BufFileRead(s->overflow, s->read + RECORD_HEADER, header.len - RECORD_HEADER) !=
+		header.len - RECORD_HEADER)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not read a temporary file of the calculation")));
+	*hash = header.hash;
+	*len = header.len - RECORD_HEADER;
+	return s->read + RECORD_HEADER;
+}
+
 /* txn_store_iter_init: from the first record of the batch in memory. */
 void
 txn_store_iter_init(TxnStore *s, TxnStoreIter *it)
 {
 	it->chunk = s->head;
 	it->offset = 0;
+	it->file = s->overflow ? s : NULL;
+	if (it->file)
+		FileRewind(s);
 }
 
 /* txn_store_iter_next: the next record's bytes and hash, or NULL. */
@@ -373,6 +487,8 @@ txn_store_iter_next_len(TxnStoreIter *it, uint32 *hash, Size *len)
 	Chunk	   *c = it->chunk;
 	RecordHeader *rec;
 
+	if (it->file)
+		return FileNext(it->file, hash, len);
 	while (c && it->offset >= c->used)
 	{
 		c = c->next;
@@ -391,7 +507,7 @@ txn_store_iter_next_len(TxnStoreIter *it, uint32 *hash, Size *len)
 uint64
 txn_store_batch_count(const TxnStore *s)
 {
-	return s->in_memory;
+	return s->in_memory + s->in_overflow;
 }
 
 /* txn_store_one_batch: has nothing left memory (a single batch, no file)? */
@@ -400,6 +516,8 @@ txn_store_one_batch(const TxnStore *s)
 {
 	int			b;
 
+	if (s->overflow)
+		return false;
 	for (b = 0; b < s->nbatch; b++)
 		if (s->files[b])
 			return false;
@@ -415,6 +533,8 @@ txn_store_end(TxnStore *s)
 	for (b = 0; b < s->nbatch; b++)
 		if (s->files[b])
 			BufFileClose(s->files[b]);
+	if (s->overflow)
+		BufFileClose(s->overflow);
 	MemoryContextDelete(s->context);
 	pfree(s);
 }

@@ -16,8 +16,10 @@
  * batches one after the other (batch 0 first, already there); a record
  * written before the number of batches grew is passed on to its later
  * batch as its file is read.  Records of one hash are never split, so a
- * batch may exceed the limit when one hash has more than the limit
- * (one participant's transactions), as the calculation always allowed.
+ * batch may exceed the limit when one hash has more than the limit (one
+ * participant's transactions); in a store that allows it
+ * (txn_store_allow_overflow), such a batch goes to a file of its own
+ * whole, and is read from there (txn_store_file_next).
  *
  * Everything lives in the memory context current at txn_store_create; the
  * temporary files are closed by txn_store_end or, on error, by the
@@ -35,6 +37,7 @@ typedef struct TxnStoreIter
 {
 	void	   *chunk;
 	Size		offset;
+	TxnStore   *file;			/* the batch is in its file (txn_store_in_file) */
 } TxnStoreIter;
 
 /*
@@ -53,6 +56,15 @@ extern TxnStore *txn_store_create(Size limit, uint64 expected_bytes);
  */
 extern TxnStore *txn_store_create_fixed(Size limit, int nbatch);
 extern void txn_store_put_to(TxnStore *s, int batch, uint32 hash, const void *data, Size len);
+
+/*
+ * txn_store_allow_overflow: a batch over the limit that doubling cannot
+ * split goes to a file whole, its memory freed: txn_store_in_file says so
+ * for the batch being handed out, whose records the iterator then reads
+ * from the file, each valid only until the next one is read.
+ */
+extern void txn_store_allow_overflow(TxnStore *s);
+extern bool txn_store_in_file(const TxnStore *s);
 
 /* txn_store_one_batch: everything in memory, nothing in a file? */
 extern bool txn_store_one_batch(const TxnStore *s);
@@ -74,7 +86,7 @@ extern void txn_store_put_built(TxnStore *s, uint32 hash, Size len);
  */
 extern bool txn_store_next_batch(TxnStore *s);
 
-/* txn_store_iter_init, txn_store_iter_next: the records of the batch in memory. */
+/* txn_store_iter_init, txn_store_iter_next: the records of the batch handed out. */
 extern void txn_store_iter_init(TxnStore *s, TxnStoreIter *it);
 extern void *txn_store_iter_next(TxnStoreIter *it, uint32 *hash);
 /* txn_store_iter_next_len: the same, and the record's length (padded). */

@@ -22,6 +22,10 @@
 #    the shared memory, or the 5M RssAnon, exceeds 1.5 x that at 1M + 50 MB:
 #    memory must not grow with the transaction count (rows spill to the
 #    tuplestore's files, one participant is held at a time).
+# 1b. One participant: a calculation over N_ONE_SMALL (300k) and N_ONE_LARGE
+#    (3M) transactions of one participant, with work_mem = 4MB: the 3M
+#    peak (VmHWM) must stay within 128 MB, shared memory included (its
+#    transactions are read in pages from a temporary file).
 # 2. Cancellation: over N_CANCEL (3M) transactions in incentives.transactions,
 #    SET statement_timeout = '2s'; SELECT count(*) FROM
 #    incentives.incentive_calculate() must fail with SQLSTATE 57014 within
@@ -31,12 +35,16 @@
 #    `cancel latency: X ms` for each.
 #
 # Environment knobs: N_SMALL (1000000), N_LARGE (5000000), N_CANCEL (3000000),
+# N_ONE_SMALL (300000), N_ONE_LARGE (3000000), ONE_LIMIT_MB (128),
 # TEST_DB (incentives_cancel_memory).
 set -euo pipefail
 
 N_SMALL=${N_SMALL:-1000000}
 N_LARGE=${N_LARGE:-5000000}
 N_CANCEL=${N_CANCEL:-3000000}
+N_ONE_SMALL=${N_ONE_SMALL:-300000}
+N_ONE_LARGE=${N_ONE_LARGE:-3000000}
+ONE_LIMIT_MB=${ONE_LIMIT_MB:-128}
 DB=${TEST_DB:-incentives_cancel_memory}
 TIMEOUT_MS=2000
 MAX_LATENCY_MS=1000
@@ -129,6 +137,21 @@ if [ "$anon_small" -gt 0 ] && [ "$anon_large" -gt 0 ]; then
 else
   echo "note: /proc/<backend>/status not readable from here; RssAnon not sampled"
 fi
+
+# ---------------------------------------------------------------------------
+# 1b. One participant's N_ONE_SMALL and N_ONE_LARGE transactions, work_mem 4MB
+# ---------------------------------------------------------------------------
+psql_db -c "CREATE TABLE load.one_small AS SELECT * FROM load.gen($N_ONE_SMALL, 1)" \
+        -c "CREATE TABLE load.one_large AS SELECT * FROM load.gen($N_ONE_LARGE, 1)" \
+        -c "ANALYZE load.one_small" -c "ANALYZE load.one_large"
+PGOPTIONS="${PGOPTIONS:-} -c work_mem=4MB" measure load.one_small "one_participant_$N_ONE_SMALL"
+PGOPTIONS="${PGOPTIONS:-} -c work_mem=4MB" measure load.one_large "one_participant_$N_ONE_LARGE"
+if [ "$PEAK_HWM_KB" -gt $(( ONE_LIMIT_MB * 1024 )) ]; then
+  fail "one participant's $N_ONE_LARGE transactions with work_mem 4MB: VmHWM $((PEAK_HWM_KB / 1024)) MB > $ONE_LIMIT_MB MB"
+else
+  echo "ok: one participant's $N_ONE_LARGE transactions with work_mem 4MB: VmHWM $((PEAK_HWM_KB / 1024)) MB <= $ONE_LIMIT_MB MB"
+fi
+psql_db -c "DROP TABLE load.one_small, load.one_large"
 
 # ---------------------------------------------------------------------------
 # 2. Cancellation
