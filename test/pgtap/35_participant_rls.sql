@@ -394,6 +394,28 @@ SELECT results_eq(
   $$VALUES ('(retailer_001,5233.33,2_percent_greater_than_or_equal_to_5000,coop_rls)'),
            ('(retailer_002,5233.33,2_percent_greater_than_or_equal_to_5000,coop_rls)')$$,
   'alice''s tier progress shows the group''s value and tier');
+-- What a reader of one member learns of the others over time
+-- (docs/security.md, Participant groups): the group's value at two dates,
+-- less its own members' transactions between them, is the hidden member's
+-- combined volume between them (retailer_003 bought $2,400.00 on 1 and 2
+-- April), by design; never that member's rows, keys or share.
+SELECT results_eq(
+  $$SELECT * FROM pg_temp.rows_as('analyst_alice', $q$SELECT threshold_value
+                                                      FROM incentives.tier_progress('retailer_001', through_date => date '2026-03-31')
+                                                     WHERE offer_key = 'rls.group'$q$)$$,
+  $$VALUES ('(2833.33)')$$,
+  'through 31 March, alice''s group value is her two members'' own purchases');
+SELECT results_eq(
+  $$SELECT * FROM pg_temp.rows_as('analyst_alice', $q$SELECT threshold_value
+                                                      FROM incentives.tier_progress('retailer_001', through_date => date '2026-04-30')
+                                                     WHERE offer_key = 'rls.group'$q$)$$,
+  $$VALUES ('(5233.33)')$$,
+  '... through 30 April it is 2,400.00 more: the hidden member''s combined April volume, as documented');
+SELECT is_empty(
+  $$SELECT * FROM pg_temp.rows_as('analyst_alice', $q$SELECT d FROM incentives.incentive_diagnostics('retailer_001', offer_keys => ARRAY['rls.group'],
+                                                                                                   through_date => date '2026-04-30') AS d
+                                                     WHERE d::text ~ 'retailer_003|C-1|C-2'$q$)$$,
+  '... while no diagnostics of that date name the member or its transactions');
 SELECT results_eq(
   $$SELECT * FROM pg_temp.rows_as('analyst_alice', $q$SELECT m ->> 'participant_key'
                                                       FROM incentives.incentive_diagnostics('retailer_001', offer_keys => ARRAY['rls.group']) AS d,
