@@ -14,7 +14,8 @@ MODULE_big  = incentives
 # the engine core, one folder per layer (docs/architecture.md, Layers)
 CORE_SRCS   = $(sort $(wildcard src/core/*/*.c))
 CORE_HDRS   = $(sort $(wildcard src/core/*/*.h))
-OBJS        = $(patsubst %.c,%.o,$(CORE_SRCS) $(sort $(wildcard src/pg/*.c)))
+GLUE_SRCS   = $(sort $(wildcard src/pg/*/*.c)) src/pg/module.c
+OBJS        = $(patsubst %.c,%.o,$(CORE_SRCS) $(GLUE_SRCS))
 
 # The PostgreSQL to build for: PG_CONFIG when given; else the major of
 # mk/pg_major.sh (PG_MAJOR, else the machine's: docs/architecture.md,
@@ -74,7 +75,7 @@ help:
 endif
 
 # objects depend on every header (PGXS tracks none)
-$(OBJS): $(CORE_HDRS) $(wildcard src/pg/*.h)
+$(OBJS): $(CORE_HDRS) $(wildcard src/pg/*/*.h)
 
 define script_rules
 build/$(1)--%--$(call version,$(1)).sql: src/sql/$(1)/upgrade/%--$(call version,$(1)).sql src/sql/update_begin.sql $(call code_parts,$(1)) $(wildcard src/sql/$(1)/upgrade/*.finish.sql) src/sql/update_end.sql $(1).control mk/sql_script.sh

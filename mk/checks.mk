@@ -177,7 +177,7 @@ export VALGRIND_REGRESS_SH := $(value _VALGRIND_REGRESS_SH)
 
 valgrind-regress: install-test
 	bash -c "$$VALGRIND_REGRESS_SH" valgrind-regress "$(PG_CONFIG)" \
-	  "$(notdir $(CORE_SRCS) $(wildcard src/pg/*.c))"
+	  "$(notdir $(CORE_SRCS) $(GLUE_SRCS))"
 
 # Under ~2 minutes together on a 2-core machine (FUZZ_SECONDS per harness).
 EXTRA_CHECKS += fuzz sanitize valgrind-unit

@@ -29,7 +29,7 @@
 
 /*
  * What kind of failure; the host maps each to a SQLSTATE and may add its
- * own hint (the PostgreSQL glue names the table to fix, src/pg/module.c).
+ * own hint (the PostgreSQL glue names the table to fix, src/pg/base/fail.c).
  * The core's messages name the data at fault, never a SQL object.
  */
 typedef enum IncErrKind

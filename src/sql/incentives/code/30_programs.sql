@@ -20,7 +20,7 @@
 ------------------------------------------------------------------------
 
 ------------------------------------------------------------------------
--- Programs: what the engine compiled from each offer document (src/pg/
+-- Programs: what the engine compiled from each offer document (src/pg/load/
 -- offer_info.c), so that no rule of the calculation -- generated rate
 -- keys, shortest-form numbers, the period a stepped offer's filters
 -- share -- is written a second time in SQL.

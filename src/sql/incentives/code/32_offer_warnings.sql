@@ -6,7 +6,7 @@
 -- would refuse (transaction_warnings).  All computed on read, against the
 -- data as it is.
 --
--- What an offer reads comes from the engine (src/pg/offer_info.c):
+-- What an offer reads comes from the engine (src/pg/load/offer_info.c):
 -- incentives_internal.offer_references (every SKU, transaction type and
 -- period of a document, with its JSON path and role) and
 -- incentives_internal.offer_findings (what the document alone says:
@@ -23,7 +23,7 @@
 ------------------------------------------------------------------------
 
 -- The transactions relation checked as the calculation checks it
--- (src/pg/txn_relation.c): every column present, of a type that converts
+-- (src/pg/read/txn_relation.c): every column present, of a type that converts
 -- exactly (through domains).  Returns whether a unique index on
 -- transaction_id alone makes a repeated transaction_id impossible.
 CREATE OR REPLACE FUNCTION incentives_internal.transactions_relation_check(transactions regclass)
@@ -461,7 +461,7 @@ STABLE PARALLEL SAFE
 ROWS 10
 SET search_path = pg_catalog, pg_temp
 AS $function$
--- The rules are the calculation's (src/pg/txn_source.c, src/core/calc/
+-- The rules are the calculation's (src/pg/read/txn_source.c, src/core/calc/
 -- calc.c): a row of a SKU no offer reads is never read (but for a NULL
 -- sku_key); a NULL transaction_id, participant_key or sku_key, a quantity
 -- or amount that is not a finite number, and a repeated transaction_id

@@ -1,7 +1,7 @@
 ------------------------------------------------------------------------
 -- incentives_internal.refresh_write: a full refresh's rows written from
 -- C into the run's new partition (docs/lifecycle.md, "How a refresh
--- replaces the earnings"; src/pg/refresh.h)
+-- replaces the earnings"; src/pg/refresh/refresh.h)
 ------------------------------------------------------------------------
 
 CREATE OR REPLACE FUNCTION incentives_internal.refresh_write(

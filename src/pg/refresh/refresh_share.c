@@ -1,5 +1,5 @@
 /*
- * refresh_calc.c
+ * refresh_share.c
  *    One share of a full refresh (refresh.h): the calculation of its
  *    participants, each row formed as a tuple of the earnings partition.
  *
@@ -27,7 +27,7 @@
  * ever).
  *
  * on_error => 'skip': each unit's calculation runs with the fail trap
- * armed (pg_glue.h).  A data failure of the engine jumps back here: the
+ * armed (base/fail.h).  A data failure of the engine jumps back here: the
  * unit's rows held so far are dropped and a failure for each of its
  * participants (the participant, the transaction the calculation was at,
  * SQLSTATE and message) goes to the sink -- a group's members fail
@@ -51,14 +51,14 @@
 #include "utils/varlena.h"
 #include "utils/memutils.h"
 
-#include "calc_load.h"
-#include "calc_row.h"
+#include "pg/load/calc_load.h"
+#include "pg/calc/calc_row.h"
 #include "core/engine/engine.h"
-#include "enrollments.h"
-#include "participant_groups.h"
-#include "pg_glue.h"
-#include "refresh.h"
-#include "txn_source.h"
+#include "pg/load/enrollments.h"
+#include "pg/load/participant_groups.h"
+#include "pg/base/fail.h"
+#include "pg/refresh/refresh.h"
+#include "pg/read/txn_source.h"
 
 /* A unit's rows held back until it is done: at least this much. */
 #define HOLD_BYTES (64 * 1024)
@@ -457,9 +457,9 @@ Reported(const IncUnit *unit)
 	return n;
 }
 
-/* refresh_calc_share: the share's units, each row to the sink. */
+/* refresh_share_calculate: the share's units, each row to the sink. */
 void
-refresh_calc_share(const RefreshArgs *args, int share, int nshares, TupleDesc desc,
+refresh_share_calculate(const RefreshArgs *args, int share, int nshares, TupleDesc desc,
 				   RefreshSink *sink, RefreshTotals *totals)
 {
 	MemoryContext call_context = CurrentMemoryContext;

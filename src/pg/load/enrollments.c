@@ -39,8 +39,9 @@
 #include "utils/snapmgr.h"
 
 #include "core/util/strmap.h"
-#include "enrollments.h"
-#include "participant_groups.h"
+#include "pg/base/convert.h"
+#include "pg/load/enrollments.h"
+#include "pg/load/participant_groups.h"
 
 /* The windows of one (participant, offer), growing as rows are read. */
 typedef struct WindowList

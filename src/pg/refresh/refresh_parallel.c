@@ -10,7 +10,7 @@
  * same transactions, offers, properties and enrollments.  The
  * participants are cut into shares (txn_share_of: by the hash of their
  * unit's key, so that a group stays together), each calculated exactly as
- * one process would (refresh_calc_share), forming each row as a tuple of
+ * one process would (refresh_share_calculate), forming each row as a tuple of
  * the partition; parallel workers may not insert, so a worker's tuples go
  * through a shared memory queue (shm_mq) to the backend, which writes
  * them all (row_writer.c).  Writing the rows (their indexes are built
@@ -53,9 +53,9 @@
 #include "utils/rel.h"
 #include "utils/varlena.h"
 
-#include "compat.h"
-#include "refresh.h"
-#include "txn_relation.h"
+#include "pg/base/compat.h"
+#include "pg/refresh/refresh.h"
+#include "pg/read/txn_relation.h"
 
 /* Keys of the shared memory table of contents. */
 #define KEY_SHARED		UINT64CONST(0x1AC0000000000001)
@@ -336,7 +336,7 @@ incentives_refresh_worker(dsm_segment *seg, shm_toc *toc)
 	qs.used = sizeof(MessageHeader);
 
 	rel = table_open(shared->target, AccessShareLock);
-	refresh_calc_share(&shared->args, shared->first_share + ParallelWorkerNumber, shared->nshares,
+	refresh_share_calculate(&shared->args, shared->first_share + ParallelWorkerNumber, shared->nshares,
 					   RelationGetDescr(rel), &qs.pub, &totals);
 	SendRows(&qs);
 	memset(&h, 0, sizeof(h));
@@ -689,7 +689,7 @@ CalculateMerged(const RefreshArgs *args, int nshares, TupleDesc desc, ParallelCo
 	ms.desc = desc;
 	ms.collation = TupleDescAttr(desc, REFRESH_PARTICIPANT_COLUMN)->attcollation;
 	ms.context = CurrentMemoryContext;
-	refresh_calc_share(args, 0, nshares, desc, &ms.pub, own);
+	refresh_share_calculate(args, 0, nshares, desc, &ms.pub, own);
 	while (PeekWorker(&ms))
 		PutWorkerRow(&ms);
 }
@@ -760,7 +760,7 @@ refresh_parallel(const RefreshArgs *args, int nworkers, int nshares, Relation ta
 	/* the shares of the workers that could not be started */
 	for (i = pcxt->nworkers_launched; i < nworkers; i++)
 	{
-		refresh_calc_share(args, shared->first_share + i, nshares, desc, leader_sink, &own);
+		refresh_share_calculate(args, shared->first_share + i, nshares, desc, leader_sink, &own);
 		AddTotals(totals, &own);
 	}
 

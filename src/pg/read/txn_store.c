@@ -16,7 +16,7 @@
 #include "storage/buffile.h"
 #include "utils/memutils.h"
 
-#include "txn_store.h"
+#include "pg/read/txn_store.h"
 
 #define CHUNK_SIZE		(64 * 1024)
 #define MAX_BATCHES		4096

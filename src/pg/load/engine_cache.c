@@ -19,7 +19,7 @@
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
-#include "engine_cache.h"
+#include "pg/load/engine_cache.h"
 
 /* The snapshot an engine was built in (what decides row visibility). */
 typedef struct SnapshotKey

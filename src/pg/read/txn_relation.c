@@ -22,8 +22,8 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
-#include "pg_glue.h"
-#include "txn_relation.h"
+#include "pg/base/convert.h"
+#include "pg/read/txn_relation.h"
 
 typedef enum ColumnKind
 {

@@ -7,14 +7,14 @@
  *    one process or by jobs processes that each calculate a share of the
  *    participants in one snapshot.
  *
- *    refresh_calc.c      one share: the calculation, its rows as tuples
+ *    refresh_share.c     one share: the calculation, its rows as tuples
  *                        of the partition, failing participants skipped
  *    row_writer.c        tuples into a table, a thousand at a time
  *                        (table_multi_insert with a BulkInsertState)
  *    refresh_parallel.c  jobs > 1: jobs - 1 parallel workers calculate,
  *                        their queues to the backend, which writes
  *                        every row
- *    refresh_write.c     incentives_internal.refresh_write: the SQL entry,
+ *    refresh_entry.c     incentives_internal.refresh_write: the SQL entry,
  *                        progress, the result
  */
 #ifndef INC_REFRESH_H
@@ -96,12 +96,12 @@ struct RefreshSink
 extern void refresh_check_desc(TupleDesc desc, const char *relname);
 
 /*
- * refresh_calc_share: calculate every participant of args->relid whose
+ * refresh_share_calculate: calculate every participant of args->relid whose
  * unit falls in share of nshares (txn_share_of: a group with all its
  * members in one share; nshares 1: everyone), in the current snapshot, forming each row as a tuple of desc
  * for sink; *totals gets what was calculated.  Connects to SPI itself.
  */
-extern void refresh_calc_share(const RefreshArgs *args, int share, int nshares, TupleDesc desc,
+extern void refresh_share_calculate(const RefreshArgs *args, int share, int nshares, TupleDesc desc,
 							   RefreshSink *sink, RefreshTotals *totals);
 
 /* refresh_add_cents: totals->cents += an incentive_amount (scale 2 or less). */

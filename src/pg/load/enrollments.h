@@ -12,7 +12,6 @@
 #include "utils/jsonb.h"
 
 #include "core/engine/engine.h"
-#include "pg_glue.h"
 
 typedef struct PgEnrollments
 {

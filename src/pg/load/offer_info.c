@@ -22,11 +22,12 @@
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
 
-#include "compat.h"
+#include "pg/base/compat.h"
 #include "core/calc/growth.h"
 #include "core/engine/engine.h"
 #include "core/rules/rules.h"
-#include "pg_glue.h"
+#include "pg/base/convert.h"
+#include "pg/load/offer_load.h"
 
 /* 0.3.0's rows; 0.2.0's declarations (before the update) stop earlier */
 #define NUM_RATE_COLUMNS 25

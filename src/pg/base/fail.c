@@ -1,35 +1,74 @@
 /*
- * lifecycle.c
- *    Two small helpers of the earnings lifecycle (docs/lifecycle.md), both
- *    so that incentives.refresh_earnings and incentives.settle never have
- *    to read an error message's text:
- *
- *    - incentives_internal.transaction_control_allowed(): may the calling
- *      procedure COMMIT?  True when it was CALLed outside a transaction
- *      block (psql, pg_cron) and is not inside an exception block.  The
- *      answer comes from SPI's own notion of a non-atomic context, so it is
- *      the same in every lc_messages language.
- *
- *    - incentives_internal.calculation_failure(): which participant and
- *      transaction the last failed calculation of this session was working
- *      on.  calculate.c notes them from an error context callback while the
- *      error is raised (pg_failure_note); a refresh with on_error => 'skip'
- *      reads them after catching the error, by SQLSTATE, to fill
- *      incentives.calculation_exceptions.transaction_id.
- *
- * The failure note lives in TopMemoryContext (two strings, replaced at
- * each note and cleared when a calculation starts).
+ * fail.c
+ *    The engine core's failures in PostgreSQL (see fail.h): the fail hook,
+ *    which adds the hints that name SQL objects (which table to fix, how
+ *    to pass a property) by the kind of failure; the trap a refresh that
+ *    skips failing participants arms; and the note of where the last
+ *    failed calculation was, which incentives_internal.calculation_failure()
+ *    returns (a refresh with on_error => 'skip' reads it by SQLSTATE,
+ *    never by a message's text).  The note lives in TopMemoryContext.
  */
 #include "postgres.h"
 
-#include "access/xact.h"
-#include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
-#include "pg_glue.h"
+#include "pg/base/fail.h"
+
+/* ErrCode: the SQLSTATE of a kind of failure. */
+static int
+ErrCode(IncErrKind kind)
+{
+	switch (kind)
+	{
+		case INC_ERR_INVALID:
+		case INC_ERR_NO_CONVERSION:
+		case INC_ERR_PROPERTY_NOT_NUMBER:
+			return ERRCODE_INVALID_PARAMETER_VALUE;
+		case INC_ERR_NULL:
+			return ERRCODE_NOT_NULL_VIOLATION;
+		case INC_ERR_RANGE:
+			return ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE;
+		case INC_ERR_INTERNAL:
+			break;
+	}
+	return ERRCODE_INTERNAL_ERROR;
+}
+
+PgFailTrap *pg_fail_trap = NULL;
+
+/*
+ * pg_fail: the core's fail hook: ereport(ERROR) with the hint of its kind,
+ * or, a data failure while a trap is armed, a jump there.
+ */
+void
+pg_fail(const IncFailure *f)
+{
+	char	   *hint = NULL;
+	PgFailTrap *trap = pg_fail_trap;
+
+	if (trap && f->kind != INC_ERR_INTERNAL)
+	{
+		pg_fail_trap = NULL;	/* whatever fails from here on is raised */
+		trap->sqlerrcode = ErrCode(f->kind);
+		trap->message = MemoryContextStrdup(trap->context, f->message);
+		siglongjmp(trap->jump, 1);
+	}
+
+	if (f->kind == INC_ERR_NO_CONVERSION)
+		hint = pstrdup("Add a row to incentives.uom_conversions for this pair of units.");
+	else if (f->kind == INC_ERR_PROPERTY_NOT_NUMBER && f->subject)
+		hint = psprintf("Pass the property as a JSON number in properties, e.g. {\"%s\": 90}.",
+						f->subject);
+
+	ereport(ERROR,
+			(errcode(ErrCode(f->kind)),
+			 errmsg_internal("%s", f->message),
+			 hint ? errhint("%s", hint) : 0));
+	pg_unreachable();
+}
 
 static char *failure_participant = NULL;
 static char *failure_txn = NULL;
@@ -99,18 +138,4 @@ incentives_calculation_failure(PG_FUNCTION_ARGS)
 	values[0] = nulls[0] ? (Datum) 0 : CStringGetTextDatum(failure_participant);
 	values[1] = nulls[1] ? (Datum) 0 : CStringGetTextDatum(failure_txn);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
-}
-
-PG_FUNCTION_INFO_V1(incentives_transaction_control_allowed);
-
-/*
- * incentives_transaction_control_allowed: true when the PL/pgSQL procedure
- * that evaluates this call may COMMIT: its SPI connection is non-atomic
- * (CALLed outside a transaction block, or from such a procedure) and no
- * subtransaction (exception block) is open.
- */
-Datum
-incentives_transaction_control_allowed(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_BOOL(SPI_inside_nonatomic_context() && !IsSubTransaction());
 }

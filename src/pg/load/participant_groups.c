@@ -34,8 +34,8 @@
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
-#include "participant_groups.h"
-#include "pg_glue.h"
+#include "pg/load/participant_groups.h"
+#include "pg/base/convert.h"
 
 static SPIPlanPtr read_plan;
 

@@ -1,5 +1,5 @@
 /*
- * refresh_write.c
+ * refresh_entry.c
  *    incentives_internal.refresh_write(target, run_id, transactions,
  *    progress_every, skip, jobs): a full refresh's rows straight into the
  *    run's new partition (refresh.h; docs/lifecycle.md, How a refresh
@@ -40,9 +40,9 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "pg_glue.h"
-#include "refresh.h"
-#include "row_writer.h"
+#include "pg/base/convert.h"
+#include "pg/refresh/refresh.h"
+#include "pg/refresh/row_writer.h"
 
 /* The leader: every row written here, progress reported from here. */
 typedef struct Leader
@@ -280,7 +280,7 @@ incentives_refresh_write(PG_FUNCTION_ARGS)
 	{
 		args.ordered = true;
 		l.unread = 1;
-		refresh_calc_share(&args, 0, 1, RelationGetDescr(rel), &l.pub, &totals);
+		refresh_share_calculate(&args, 0, 1, RelationGetDescr(rel), &l.pub, &totals);
 	}
 	row_writer_end(&l.writer);
 	table_close(rel, NoLock);

@@ -25,7 +25,7 @@
  * request's own through a fifth argument of the internal variants.  A
  * result may have group_key and the transaction's date after the 17
  * columns (below).  A second error context callback notes where a
- * failed calculation was (lifecycle.c), for refreshes that skip failing
+ * failed calculation was (base/fail.c), for refreshes that skip failing
  * participants (docs/lifecycle.md, on_error => 'skip').
  *
  * incentives.forecast(as_of_date, participant_key, offer_keys,
@@ -49,15 +49,16 @@
 #include "utils/regproc.h"
 #include "utils/timestamp.h"
 
-#include "calc_load.h"
-#include "calc_row.h"
-#include "compat.h"
+#include "pg/load/calc_load.h"
+#include "pg/calc/calc_row.h"
+#include "pg/base/compat.h"
 #include "core/engine/engine.h"
 #include "core/engine/forecast.h"
-#include "enrollments.h"
-#include "participant_groups.h"
-#include "pg_glue.h"
-#include "txn_source.h"
+#include "pg/load/enrollments.h"
+#include "pg/load/participant_groups.h"
+#include "pg/base/convert.h"
+#include "pg/base/fail.h"
+#include "pg/read/txn_source.h"
 
 #define NUM_EARNING_COLUMNS CALC_ROW_COLUMNS
 #define NUM_DIAGNOSTICS_COLUMNS 4
@@ -186,7 +187,7 @@ typedef struct FailureWhere
 
 /*
  * NoteFailure: error context callback of a calculation; notes the
- * participant and transaction it was at (lifecycle.c), so that a refresh
+ * participant and transaction it was at (base/fail.c), so that a refresh
  * that skips failing participants can say which transaction failed without
  * reading the message.  While the engine runs its position says where;
  * while reading, the row the source raised the error about does.

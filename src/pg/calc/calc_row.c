@@ -12,8 +12,8 @@
 #include "utils/date.h"
 #include "utils/memutils.h"
 
-#include "calc_row.h"
-#include "txn_source.h"
+#include "pg/calc/calc_row.h"
+#include "pg/read/txn_source.h"
 
 /* A text datum made once per engine. */
 typedef struct TextEntry

@@ -22,7 +22,7 @@
 #include "utils/memutils.h"
 
 #include "core/offer/offer_diff.h"
-#include "pg_glue.h"
+#include "pg/load/offer_load.h"
 
 /*
  * pg_offer_from_jsonb_checked: compile an offer document under checks

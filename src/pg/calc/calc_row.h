@@ -16,9 +16,9 @@
 
 #include "postgres.h"
 
-#include "calc_load.h"
+#include "pg/load/calc_load.h"
 #include "core/calc/calc_io.h"
-#include "pg_glue.h"
+#include "pg/base/convert.h"
 
 /* The earning row's columns before group_key (incentives.earning). */
 #define CALC_ROW_COLUMNS 17

@@ -34,8 +34,9 @@
 #include "utils/rel.h"
 
 #include "core/offer/offer_fields.h"
-#include "offer_checks.h"
-#include "pg_glue.h"
+#include "pg/load/offer_checks.h"
+#include "pg/base/convert.h"
+#include "pg/load/offer_load.h"
 
 /* incentives.unknown_offer_fields: 'error' (the default) or 'warning'. */
 static const struct config_enum_entry UnknownFieldsOptions[] = {

@@ -45,12 +45,12 @@
 #include "utils/varlena.h"
 
 #include "core/util/strmap.h"
-#include "compat.h"
-#include "participant_groups.h"
-#include "pg_glue.h"
-#include "txn_relation.h"
-#include "txn_source.h"
-#include "txn_store.h"
+#include "pg/base/compat.h"
+#include "pg/load/participant_groups.h"
+#include "pg/base/convert.h"
+#include "pg/read/txn_relation.h"
+#include "pg/read/txn_source.h"
+#include "pg/read/txn_store.h"
 
 /* Bytes of a transaction record per row, for the store's first estimate. */
 #define RECORD_ESTIMATE 96

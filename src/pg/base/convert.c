@@ -19,7 +19,7 @@
 #include "utils/builtins.h"
 #include "utils/numeric.h"
 
-#include "pg_glue.h"
+#include "pg/base/convert.h"
 
 /* The numeric on-disk header (src/backend/utils/adt/numeric.c). */
 #define NUM_SIGN_MASK			0xC000

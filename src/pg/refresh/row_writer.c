@@ -10,7 +10,7 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
-#include "row_writer.h"
+#include "pg/refresh/row_writer.h"
 
 /* row_writer_begin: slots made on first use, the bulk insert state now. */
 void

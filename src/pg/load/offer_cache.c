@@ -19,8 +19,8 @@
 #include "common/hashfn.h"
 #include "utils/memutils.h"
 
-#include "engine_cache.h"
-#include "pg_glue.h"
+#include "pg/load/engine_cache.h"
+#include "pg/load/offer_load.h"
 
 #define OFFER_CACHE_MAX 4096
 

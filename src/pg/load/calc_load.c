@@ -28,11 +28,12 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
-#include "calc_load.h"
+#include "pg/load/calc_load.h"
 #include "core/util/strmap.h"
-#include "engine_cache.h"
-#include "participant_groups.h"
-#include "pg_glue.h"
+#include "pg/load/engine_cache.h"
+#include "pg/load/participant_groups.h"
+#include "pg/base/convert.h"
+#include "pg/load/offer_load.h"
 
 /* The reads, prepared once per backend. */
 typedef enum KeptRead
