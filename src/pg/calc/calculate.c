@@ -4,29 +4,20 @@
  *    offer_keys, transactions, as_of, through_date) RETURNS SETOF
  *    incentives.earning.
  *
- * One call: the engine -- offers (all, or those named; the versions valid
- * at as_of when it is given), SKU units and unit conversions -- from
- * calc_load.c (kept per backend for calls in the same snapshot, never
- * with as_of); the property values the offers need; then the transactions
- * (dated on or before through_date when it is given), read once and
- * grouped by participant by txn_source.c, one participant
- * at a time through the engine, writing rows into a materialized
- * tuplestore (which spills to disk past work_mem).  Memory per
- * participant lives in a context reset after each participant.  Runs with
- * the caller's rights and snapshot (STABLE, read-only SPI), so row-level
- * security applies.  While the engine runs, an error context callback
- * names the transaction and the participant being calculated (from
- * inc_engine_position).  Rows are built without allocating (calc_row.h).
- * incentive_diagnostics shares all of this and returns the engine's
- * diagnostics of every requested offer instead of the rows; a participant
- * named by participant_key is reported even when it has no transactions.
- * The enrollment windows of offers that require enrollment come from
- * enrollments.c; the what-if entry point (incentives.calculate) adds the
- * request's own through a fifth argument of the internal variants.  A
- * result may have group_key and the transaction's date after the 17
- * columns (below).  A second error context callback notes where a
- * failed calculation was (base/fail.c), for refreshes that skip failing
- * participants (docs/lifecycle.md, on_error => 'skip').
+ * One call is a calculation session (calc_session.h: the engine, groups,
+ * properties, enrollments, the transactions read once), its rows written
+ * into a materialized tuplestore (which spills past work_mem), built
+ * without allocating (calc_row.h).  Runs with the caller's rights and
+ * snapshot (STABLE, read-only SPI), so row-level security applies.
+ * incentive_diagnostics returns the engine's diagnostics of every
+ * requested offer instead of the rows; a participant named by
+ * participant_key is reported even when it has no transactions.  The
+ * what-if entry point (incentives.calculate) adds the request's
+ * enrollment windows through a fifth argument of the internal variants.
+ * A result may have group_key and the transaction's date after the 17
+ * columns.  An error context callback notes where a failed calculation
+ * was (base/fail.c), for refreshes that skip failing participants
+ * (docs/lifecycle.md, on_error => 'skip').
  *
  * incentives.forecast(as_of_date, participant_key, offer_keys,
  * transactions) shares it too: the transactions dated on or before
@@ -49,15 +40,15 @@
 #include "utils/regproc.h"
 #include "utils/timestamp.h"
 
-#include "pg/load/calc_load.h"
-#include "pg/calc/calc_row.h"
-#include "pg/base/compat.h"
 #include "core/engine/engine.h"
 #include "core/engine/forecast.h"
-#include "pg/load/enrollments.h"
-#include "pg/load/participant_groups.h"
+#include "pg/base/compat.h"
 #include "pg/base/convert.h"
 #include "pg/base/fail.h"
+#include "pg/calc/calc_row.h"
+#include "pg/calc/calc_session.h"
+#include "pg/load/calc_load.h"
+#include "pg/load/enrollments.h"
 #include "pg/read/txn_source.h"
 
 #define NUM_EARNING_COLUMNS CALC_ROW_COLUMNS
@@ -241,26 +232,15 @@ Calculate(FunctionCallInfo fcinfo, CalcMode mode, bool request)
 	TimestampTz *as_of = NULL;
 	DateADT		through_value = 0;
 	DateADT    *through_date = NULL;
-	TxnPosition read_position = {NULL, NULL};
-	FailureWhere failure_where = {NULL, &read_position};
+	CalcSession session;
+	CalcSessionOptions options;
+	FailureWhere failure_where = {NULL, &session.read_position};
 	ErrorContextCallback failure_callback;
 	Oid			relid;
-	CalcEngine	ce;
 	IncEngine  *engine;
-	CalcProperties *props;
-	PgEnrollments enrollments;
 	Output		out;
-	TxnSource  *src;
-	ErrorContextCallback context;
 	bool		calculated_any = false;
-	MemoryContext participant_context,
-				call_context;
-	IncGroups  *groups;
-	const char *const *members = NULL;
-	int			nmembers = 0;
-	TxnUnit		unit;
-	const char *const *hidden;
-	int			nhidden;
+	MemoryContext call_context;
 	int			natts,
 				expected;
 
@@ -337,53 +317,35 @@ Calculate(FunctionCallInfo fcinfo, CalcMode mode, bool request)
 	failure_callback.previous = error_context_stack;
 	error_context_stack = &failure_callback;
 
-	/* offers, SKU units, conversions: cached when this snapshot has them */
-	pg_calc_engine(offer_keys, as_of, &ce);
-	engine = ce.engine;
+	memset(&options, 0, sizeof(options));
+	options.relid = relid;
+	options.offer_keys = offer_keys;
+	options.as_of = as_of;
+	options.through_date = through_date;
+	options.participant = participant_filter;
+	options.properties = properties;
+	options.request_enrollments = request_enrollments;
+	calc_session_open(&session, &options);
+	engine = session.engine;
 	failure_where.engine = engine;
-	calc_row_init(&out.rows, &ce);
-	inc_engine_set_tick(engine, pg_calc_tick);
+	calc_row_init(&out.rows, &session.ce);
 	inc_engine_set_diagnostics(engine, diagnostics ? EmitDiagnostics : NULL, &out);
-	/* the participant groups, and who a one-participant call reads */
-	groups = pg_groups_load(engine);
-	if (participant_filter)
-		members = pg_groups_members(groups, participant_filter, &nmembers);
-	props = pg_calc_properties(engine, properties, members, nmembers);
-	pg_enrollments_load(&enrollments, engine, participant_filter, members, nmembers,
-						request_enrollments);
-	inc_engine_set_enrollments(engine, pg_enrollments_lookup, &enrollments);
-
-	participant_context = AllocSetContextCreate(call_context, "incentives participant",
-												ALLOCSET_DEFAULT_SIZES);
 	out.row_context = AllocSetContextCreate(call_context, "incentives row",
 											ALLOCSET_SMALL_SIZES);
 
-	/* every transaction read, grouped by unit (txn_source.h) */
-	src = txn_source_open(relid, participant_filter, through_date, engine, ce.context, groups,
-						  &read_position, NULL);
-	/* what a group's figures need of members the caller cannot see */
-	hidden = txn_source_hidden_keys(src, &nhidden);
-	pg_calc_properties_hidden(props, engine, hidden, nhidden);
-	pg_enrollments_hidden(&enrollments, engine, hidden, nhidden);
-
-	/* the engine's position names what failed, while it calculates */
-	context.callback = pg_calc_error_context;
-	context.arg = engine;
-	context.previous = error_context_stack;
-	error_context_stack = &context;
-
-	while (txn_source_next(src, participant_context, &unit))
+	while (calc_session_next(&session))
 	{
-		MemoryContextSwitchTo(participant_context);
-		out.key_datums = unit.key_datums;
+		TxnUnit    *unit = &session.unit;
+
+		MemoryContextSwitchTo(session.unit_context);
+		out.key_datums = unit->key_datums;
 		if (forecast)
-			inc_engine_forecast_unit(engine, through_value, &unit.unit, unit.txns, unit.ntxns,
-									 pg_calc_property, props, EmitForecast, &out);
+			inc_engine_forecast_unit(engine, through_value, &unit->unit, unit->txns, unit->ntxns,
+									 pg_calc_property, session.props, EmitForecast, &out);
 		else
-			inc_engine_calculate_unit(engine, &unit.unit, unit.txns, unit.ntxns, pg_calc_property,
-									  props, EmitRow, &out);
+			inc_engine_calculate_unit(engine, &unit->unit, unit->txns, unit->ntxns,
+									  pg_calc_property, session.props, EmitRow, &out);
 		MemoryContextSwitchTo(call_context);
-		MemoryContextReset(participant_context);
 		calculated_any = true;
 	}
 
@@ -392,16 +354,14 @@ Calculate(FunctionCallInfo fcinfo, CalcMode mode, bool request)
 	{
 		Datum		key = CStringGetTextDatum(participant_filter);
 
-		MemoryContextSwitchTo(participant_context);
+		MemoryContextSwitchTo(session.unit_context);
 		out.key_datums = &key;
-		inc_engine_calculate(engine, participant_filter, NULL, 0, pg_calc_property, props,
-							 EmitRow, &out);
+		inc_engine_calculate(engine, participant_filter, NULL, 0, pg_calc_property,
+							 session.props, EmitRow, &out);
 		MemoryContextSwitchTo(call_context);
 	}
 
-	error_context_stack = context.previous;
-
-	txn_source_close(src);
+	calc_session_close(&session);
 	error_context_stack = failure_callback.previous;
 	SPI_finish();
 	return (Datum) 0;

@@ -3,12 +3,10 @@
  *    One share of a full refresh (refresh.h): the calculation of its
  *    participants, each row formed as a tuple of the earnings partition.
  *
- * The same path as incentive_calculate (calculate.c): the engine, the
- * participant groups, the properties and enrollments of everyone, the
- * transactions read once into the store partitioned by calculation unit
- * (only the share's, and counting the share's participants), one unit --
- * a participant in no group, or a group with all its members -- at a
- * time through the engine.  A row is formed straight into a heap tuple of
+ * The same calculation session as incentive_calculate (calc_session.h)
+ * over everyone: only the share's transactions, counting the share's
+ * participants, one unit -- a participant in no group, or a group with
+ * all its members -- at a time through the engine.  A row is formed straight into a heap tuple of
  * the partition (the 17 columns, the transaction's date, calculated_at,
  * run_id, group_key): no tuplestore, no executor.
  *
@@ -51,14 +49,13 @@
 #include "utils/varlena.h"
 #include "utils/memutils.h"
 
-#include "pg/load/calc_load.h"
-#include "pg/calc/calc_row.h"
 #include "core/engine/engine.h"
-#include "pg/load/enrollments.h"
-#include "pg/load/participant_groups.h"
 #include "pg/base/fail.h"
-#include "pg/refresh/refresh.h"
+#include "pg/calc/calc_row.h"
+#include "pg/calc/calc_session.h"
+#include "pg/load/calc_load.h"
 #include "pg/read/txn_source.h"
+#include "pg/refresh/refresh.h"
 
 /* A unit's rows held back until it is done: at least this much. */
 #define HOLD_BYTES (64 * 1024)
@@ -463,21 +460,12 @@ refresh_share_calculate(const RefreshArgs *args, int share, int nshares, TupleDe
 				   RefreshSink *sink, RefreshTotals *totals)
 {
 	MemoryContext call_context = CurrentMemoryContext;
-	MemoryContext participant_context;
-	CalcEngine	ce;
+	CalcSession session;
+	CalcSessionOptions options;
+	TxnSourceOptions source;
 	IncEngine  *engine;
-	CalcProperties *props;
-	PgEnrollments enrollments;
-	IncGroups  *groups;
-	TxnSourceOptions options;
-	TxnPosition read_position = {NULL, NULL};
-	TxnSource  *src;
-	const char *const *hidden;
-	int			nhidden;
-	ErrorContextCallback context;
 	Share		sh;
 	PgFailTrap	trap;
-	TxnUnit		unit;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -486,7 +474,7 @@ refresh_share_calculate(const RefreshArgs *args, int share, int nshares, TupleDe
 	sh.args = args;
 	sh.desc = desc;
 	sh.sink = sink;
-	sh.unit = &unit;
+	sh.unit = &session.unit;
 	sh.extra.date_column = REFRESH_DATE_COLUMN;
 	sh.extra.group_key_column = REFRESH_GROUP_KEY_COLUMN;
 	sh.tuple_context = AllocSetContextCreate(call_context, "incentives refresh rows",
@@ -498,65 +486,49 @@ refresh_share_calculate(const RefreshArgs *args, int share, int nshares, TupleDe
 	RankSetInit(&sh.rate_ranks, TupleDescAttr(desc, RATE_COLUMN)->attcollation, call_context);
 	sh.participant_collation = TupleDescAttr(desc, PARTICIPANT_COLUMN)->attcollation;
 	sh.id_collation = TupleDescAttr(desc, ID_COLUMN)->attcollation;
-	participant_context = AllocSetContextCreate(call_context, "incentives participant",
-												ALLOCSET_DEFAULT_SIZES);
 
-	/* the engine, groups, properties and enrollments of everyone (calculate.c) */
-	pg_calc_engine(NULL, NULL, &ce);
-	engine = ce.engine;
-	calc_row_init(&sh.rows, &ce);
-	inc_engine_set_tick(engine, pg_calc_tick);
-	inc_engine_set_diagnostics(engine, NULL, NULL);
-	groups = pg_groups_load(engine);
-	props = pg_calc_properties(engine, NULL, NULL, 0);
-	pg_enrollments_load(&enrollments, engine, NULL, NULL, 0, NULL);
-	inc_engine_set_enrollments(engine, pg_enrollments_lookup, &enrollments);
-
-	/* the share's transactions, grouped by unit */
+	/* the share's transactions, grouped by unit, and what they need */
+	memset(&source, 0, sizeof(source));
+	source.share = share;
+	source.nshares = nshares;
+	source.count_participants = true;
+	source.ordered = sh.ordered;
+	source.collation = sh.participant_collation;
 	memset(&options, 0, sizeof(options));
-	options.share = share;
-	options.nshares = nshares;
-	options.count_participants = true;
-	options.ordered = sh.ordered;
-	options.collation = sh.participant_collation;
-	src = txn_source_open(args->relid, NULL, NULL, engine, ce.context, groups, &read_position,
-						  &options);
-	/* what a group's figures need of members the caller cannot see */
-	hidden = txn_source_hidden_keys(src, &nhidden);
-	pg_calc_properties_hidden(props, engine, hidden, nhidden);
-	pg_enrollments_hidden(&enrollments, engine, hidden, nhidden);
-	totals->participants = txn_source_participants(src);
+	options.relid = args->relid;
+	options.source = &source;
+	calc_session_open(&session, &options);
+	engine = session.engine;
+	calc_row_init(&sh.rows, &session.ce);
+	totals->participants = txn_source_participants(session.src);
 	sink->read(sink, totals->participants);
 
-	context.callback = pg_calc_error_context;
-	context.arg = engine;
-	context.previous = error_context_stack;
-	error_context_stack = &context;
 	trap.context = call_context;
 
 	PG_TRY();
 	{
-		while (txn_source_next(src, participant_context, &unit))
+		while (calc_session_next(&session))
 		{
+			TxnUnit    *unit = &session.unit;
 			volatile bool failed = false;
 
 			sh.p_rows = 0;
 			sh.p_cents = 0;
 			sh.partial = false;
-			MemoryContextSwitchTo(participant_context);
+			MemoryContextSwitchTo(session.unit_context);
 			if (args->skip)
 			{
 				pg_fail_trap = &trap;
 				if (sigsetjmp(trap.jump, 0) == 0)
-					inc_engine_calculate_unit(engine, &unit.unit, unit.txns, unit.ntxns,
-											  pg_calc_property, props, EmitTuple, &sh);
+					inc_engine_calculate_unit(engine, &unit->unit, unit->txns, unit->ntxns,
+											  pg_calc_property, session.props, EmitTuple, &sh);
 				else
 					failed = true;
 				pg_fail_trap = NULL;
 			}
 			else
-				inc_engine_calculate_unit(engine, &unit.unit, unit.txns, unit.ntxns,
-										  pg_calc_property, props, EmitTuple, &sh);
+				inc_engine_calculate_unit(engine, &unit->unit, unit->txns, unit->ntxns,
+										  pg_calc_property, session.props, EmitTuple, &sh);
 			MemoryContextSwitchTo(call_context);
 
 			if (failed)
@@ -572,9 +544,8 @@ refresh_share_calculate(const RefreshArgs *args, int share, int nshares, TupleDe
 					ereport(ERROR,
 							(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 							 errmsg("the total incentive of the refresh is out of range")));
-				sink->done(sink, Reported(&unit.unit), sh.p_rows);
+				sink->done(sink, Reported(&unit->unit), sh.p_rows);
 			}
-			MemoryContextReset(participant_context);
 		}
 	}
 	PG_FINALLY();
@@ -583,8 +554,6 @@ refresh_share_calculate(const RefreshArgs *args, int share, int nshares, TupleDe
 	}
 	PG_END_TRY();
 
-	error_context_stack = context.previous;
-	txn_source_close(src);
-	MemoryContextDelete(participant_context);
+	calc_session_close(&session);
 	SPI_finish();
 }

@@ -1,0 +1,71 @@
+/*
+ * calc_session.c
+ *    One calculation set up once (see calc_session.h): the engine, the
+ *    participant groups and who a one-participant call reads, properties,
+ *    enrollment windows, the transactions, and what a group's figures need
+ *    of members the caller cannot see (docs/security.md).
+ */
+#include "postgres.h"
+
+#include "utils/memutils.h"
+
+#include "pg/calc/calc_session.h"
+#include "pg/load/participant_groups.h"
+
+/* calc_session_open: the calculation's data loaded, its transactions read. */
+void
+calc_session_open(CalcSession *s, const CalcSessionOptions *o)
+{
+	const char *const *members = NULL;
+	int			nmembers = 0;
+	const char *const *hidden;
+	int			nhidden;
+
+	memset(s, 0, sizeof(*s));
+	/* offers, SKU units, conversions: cached when this snapshot has them */
+	pg_calc_engine(o->offer_keys, o->as_of, &s->ce);
+	s->engine = s->ce.engine;
+	inc_engine_set_tick(s->engine, pg_calc_tick);
+	inc_engine_set_diagnostics(s->engine, NULL, NULL);
+	/* the participant groups, and who a one-participant call reads */
+	s->groups = pg_groups_load(s->engine);
+	if (o->participant)
+		members = pg_groups_members(s->groups, o->participant, &nmembers);
+	s->props = pg_calc_properties(s->engine, o->properties, members, nmembers);
+	pg_enrollments_load(&s->enrollments, s->engine, o->participant, members, nmembers,
+						o->request_enrollments);
+	inc_engine_set_enrollments(s->engine, pg_enrollments_lookup, &s->enrollments);
+
+	s->unit_context = AllocSetContextCreate(CurrentMemoryContext, "incentives participant",
+											ALLOCSET_DEFAULT_SIZES);
+	/* every transaction read, grouped by unit (txn_source.h) */
+	s->src = txn_source_open(o->relid, o->participant, o->through_date, s->engine,
+							 s->ce.context, s->groups, &s->read_position, o->source);
+	/* what a group's figures need of members the caller cannot see */
+	hidden = txn_source_hidden_keys(s->src, &nhidden);
+	pg_calc_properties_hidden(s->props, s->engine, hidden, nhidden);
+	pg_enrollments_hidden(&s->enrollments, s->engine, hidden, nhidden);
+
+	/* the engine's position names what failed, while it calculates */
+	s->context.callback = pg_calc_error_context;
+	s->context.arg = s->engine;
+	s->context.previous = error_context_stack;
+	error_context_stack = &s->context;
+}
+
+/* calc_session_next: the next unit, its memory reset first. */
+bool
+calc_session_next(CalcSession *s)
+{
+	MemoryContextReset(s->unit_context);
+	return txn_source_next(s->src, s->unit_context, &s->unit);
+}
+
+/* calc_session_close: the error context popped, the source closed. */
+void
+calc_session_close(CalcSession *s)
+{
+	error_context_stack = s->context.previous;
+	txn_source_close(s->src);
+	MemoryContextDelete(s->unit_context);
+}
