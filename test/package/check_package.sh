@@ -21,7 +21,8 @@
 #     the scripts of both folders: a script only the package has is seen by
 #     such clusters too; the check prints those, if any);
 #  4. apt-get remove; every file the package installed is gone, and every
-#     folder it listed that is still there belongs to another package.
+#     folder it listed that is still there belongs to another package or
+#     was there before it was installed.
 #
 # The package is removed at the end whatever happens (EXIT trap).  Other
 # checkouts on the machine may run their checks meanwhile: their clusters
@@ -91,6 +92,10 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 
 # ---- 1. install ---------------------------------------------------------
+# the package's folders that are there already (a `make install` into the
+# system leaves them, holding files of other builds): removal keeps them
+dpkg-deb --fsys-tarfile "$deb" | tar -t | sed -n 's|^\./\(.*[^/]\)/$|/\1|p' \
+	| while IFS= read -r d; do [ -d "$d" ] && echo "$d"; done > "$work/folders_before" || true
 echo "check-package: apt-get install $deb"
 "${apt[@]}" install --no-install-recommends "$deb" </dev/null >"$work/apt.log" 2>&1 \
 	|| { cat "$work/apt.log"; echo "check-package: apt-get install failed" >&2; exit 1; }
@@ -201,9 +206,12 @@ while IFS= read -r f; do
 	if [ -d "$f" ] && [ ! -L "$f" ] && dpkg-query -S "$f" >/dev/null 2>&1; then
 		continue    # a folder another package owns too
 	fi
+	if [ -d "$f" ] && [ ! -L "$f" ] && grep -qxF "$f" "$work/folders_before"; then
+		continue    # a folder that was there before the package
+	fi
 	echo "check-package: left behind after removal: $f" >&2
 	left=$((left + 1))
 done < "$work/files"
 [ "$left" -eq 0 ] || { echo "check-package: $left paths of $pkg left behind" >&2; exit 1; }
-echo "check-package: removed; none of its $(wc -l < "$work/files") paths left (folders shared with other packages aside)"
+echo "check-package: removed; none of its $(wc -l < "$work/files") paths left (folders shared with other packages or there before aside)"
 echo "check-package: passed"
