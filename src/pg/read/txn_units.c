@@ -1,0 +1,564 @@
+/*
+ * txn_units.c
+ *    The units of a read handed out (txn_source_int.h): each batch of the
+ *    store gathered by participant or unit into slots, its records turned
+ *    into IncTxns; a unit of a batch that went to a file copied to a file
+ *    of its own and handed to the engine in pages (FileUnit).
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "utils/memutils.h"
+
+#include "pg/read/txn_source_int.h"
+
+/* FindSlot: the slot of a participant (or unit), or the empty slot for it. */
+static inline Participant *
+FindSlot(Participant *slots, uint32 mask, uint32 hash, const char *key, uint32 plen)
+{
+	uint32		i = Slot(hash, mask);
+
+	for (;; i = (i + 1) & mask)
+	{
+		Participant *g = &slots[i];
+
+		if (g->key == NULL ||
+			(g->hash == hash && g->plen == plen && memcmp(g->key, key, plen) == 0))
+			return g;
+	}
+}
+
+/* GrowSlots: twice the slots, the participants moved over. */
+static void
+GrowSlots(TxnSource *src)
+{
+	Participant	   *old = src->slots;
+	uint32		oldmask = src->slots_mask;
+	uint32		i;
+
+	src->slots_mask = oldmask * 2 + 1;
+	src->slots = MemoryContextAllocZero(src->context, sizeof(Participant) * (src->slots_mask + 1));
+	for (i = 0; i <= oldmask; i++)
+		if (old[i].key)
+			*FindSlot(src->slots, src->slots_mask, old[i].hash, old[i].key, old[i].plen) = old[i];
+	pfree(old);
+}
+
+/* CompareSlots: two slots by their participants' keys. */
+static int
+CompareSlots(const void *a, const void *b, void *arg)
+{
+	const TxnSource *src = arg;
+	const Participant *x = &src->slots[*(const uint32 *) a];
+	const Participant *y = &src->slots[*(const uint32 *) b];
+
+	return CompareKeys(x->key, x->plen, y->key, y->plen, src->collation);
+}
+
+/* SortSlots: the batch's slots in the byte order of their keys. */
+static void
+SortSlots(TxnSource *src, uint32 nunits)
+{
+	uint32		i,
+				n = 0;
+
+	if (nunits > src->sorted_cap)
+	{
+		if (src->sorted)
+			pfree(src->sorted);
+		src->sorted_cap = Max(nunits, 64);
+		src->sorted = MemoryContextAllocHuge(src->context, sizeof(uint32) * src->sorted_cap);
+	}
+	for (i = 0; i <= src->slots_mask; i++)
+		if (src->slots[i].key)
+			src->sorted[n++] = i;
+	qsort_arg(src->sorted, n, sizeof(uint32), CompareSlots, src);
+	src->nsorted = n;
+}
+
+/*
+ * SlotsFor: the participants of the batch in memory (a hash table), and
+ * its records put in order by participant (a counting sort: each record's
+ * slot is found once, then the records are placed).
+ */
+static void
+SlotsFor(TxnSource *src)
+{
+	TxnStoreIter it;
+	uint32		hash;
+	TxnRec	   *r;
+	uint32		nunits = 0;
+	uint32		n = (uint32) txn_store_batch_count(src->store);
+	bool		grew = false,
+				rehash = false;
+	uint32		rehash_from = 0;
+	uint32		k = 0,
+				i,
+				next = 0;
+
+	/*
+	 * participants are few beside transactions: as many slots as twice the
+	 * last batch's participants (batches are alike), growing when needed
+	 */
+	if (src->slots)
+		pfree(src->slots);
+	src->slots_mask = 63;
+	while (src->slots_mask + 1 < src->last_nunits * 4)
+		src->slots_mask = src->slots_mask * 2 + 1;
+	src->slots = MemoryContextAllocZero(src->context, sizeof(Participant) * (src->slots_mask + 1));
+	if (n > src->order_cap)
+	{
+		if (src->order)
+		{
+			pfree(src->order);
+			pfree(src->slot_of);
+		}
+		src->order_cap = Max(n, 1024);
+		src->order = MemoryContextAllocHuge(src->context, sizeof(TxnRec *) * src->order_cap);
+		src->slot_of = MemoryContextAllocHuge(src->context, sizeof(uint32) * src->order_cap);
+	}
+
+	/*
+	 * each record's slot in slot_of (slots move when the table grows:
+	 * then they are found again in a second pass, from the hashes)
+	 */
+	txn_store_iter_init(src->store, &it);
+	while ((r = txn_store_iter_next(&it, &hash)) != NULL)
+	{
+		uint32		len;
+		int32		unit;
+		const char *key = UnitKeyOf(src, r, &len, &unit);
+		Participant *g = FindSlot(src->slots, src->slots_mask, hash, key, len);
+
+		if (g->key == NULL)
+		{
+			if ((nunits + 1) * 2 > src->slots_mask + 1)
+			{
+				GrowSlots(src);
+				g = FindSlot(src->slots, src->slots_mask, hash, key, len);
+				grew = true;
+			}
+			nunits++;
+			g->key = key;
+			g->hash = hash;
+			g->plen = len;
+			g->unit = unit;
+		}
+		g->n++;
+		src->slot_of[k] = grew ? hash : (uint32) (g - src->slots);
+		if (grew && !rehash)
+		{
+			/* the slots noted so far are stale: note hashes from here on */
+			rehash = true;
+			rehash_from = k;
+		}
+		src->order[k++] = r;
+		if ((k & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	for (i = 0; i <= src->slots_mask; i++)
+		if (src->slots[i].key)
+		{
+			src->slots[i].first = next;
+			next += src->slots[i].n;
+		}
+	for (i = 0; rehash && i < k; i++)
+	{
+		uint32		h,
+					len;
+		int32		unit;
+		const char *key;
+
+		r = src->order[i];
+		key = UnitKeyOf(src, r, &len, &unit);
+		h = i < rehash_from ? txn_aggregation_hash(key, len)
+			: src->slot_of[i];
+		src->slot_of[i] = (uint32) (FindSlot(src->slots, src->slots_mask, h,
+											  key, len) - src->slots);
+	}
+	src->last_nunits = nunits;
+	/* place: the records of slot g at order[first ..] (order is read first) */
+	{
+		TxnRec	  **placed = MemoryContextAllocHuge(src->context, sizeof(TxnRec *) * Max(k, 1));
+
+		for (i = 0; i < k; i++)
+		{
+			Participant *g = &src->slots[src->slot_of[i]];
+
+			placed[g->first + g->placed++] = src->order[i];
+		}
+		memcpy(src->order, placed, sizeof(TxnRec *) * k);
+		pfree(placed);
+	}
+	src->next_slot = 0;
+	if (src->ordered)
+		SortSlots(src, nunits);
+}
+
+/* PageTxns: transactions per page, so that the pages take about work_mem / 4. */
+static int
+PageTxns(void)
+{
+	Size		per = (Size) work_mem * 1024 / 4 / PAGE_SLOTS / PAGE_BYTES_PER_TXN;
+
+	return (int) Min(Max(per, 16), 65536);
+}
+
+/*
+ * SlotsInFile: the units of a batch that went to a file whole, each
+ * unit's records copied to a file of its own (FileUnit), in one pass.
+ */
+static void
+SlotsInFile(TxnSource *src)
+{
+	TxnStoreIter it;
+	uint32		hash;
+	Size		len;
+	char	   *r;
+	uint32		nunits = 0;
+	uint64		k = 0;
+
+	if (src->file_context == NULL)
+		src->file_context = AllocSetContextCreate(src->context, "incentives units in files",
+												  ALLOCSET_DEFAULT_SIZES);
+	else
+		MemoryContextReset(src->file_context);
+	if (src->slots)
+		pfree(src->slots);
+	src->slots_mask = 63;
+	src->slots = MemoryContextAllocZero(src->context, sizeof(Participant) * (src->slots_mask + 1));
+	src->page_txns = PageTxns();
+
+	txn_store_iter_init(src->store, &it);
+	while ((r = txn_store_iter_next_len(&it, &hash, &len)) != NULL)
+	{
+		const TxnRec *rec = (const TxnRec *) r;
+		uint32		klen;
+		int32		unit;
+		const char *key = UnitKeyOf(src, rec, &klen, &unit);
+		Participant *g = FindSlot(src->slots, src->slots_mask, hash, key, klen);
+		FileUnit   *fu;
+
+		if (g->key == NULL)
+		{
+			MemoryContext old = MemoryContextSwitchTo(src->file_context);
+
+			if ((nunits + 1) * 2 > src->slots_mask + 1)
+			{
+				GrowSlots(src);
+				g = FindSlot(src->slots, src->slots_mask, hash, key, klen);
+			}
+			nunits++;
+			g->key = pnstrdup(key, klen);
+			g->hash = hash;
+			g->plen = klen;
+			g->unit = unit;
+			fu = palloc0(sizeof(FileUnit));
+			fu->file = BufFileCreateTemp(false);
+			fu->src = src;
+			if (unit >= 0)
+				fu->members = palloc0(inc_groups_unit(src->membership, unit).nkeys);
+			g->file = fu;
+			MemoryContextSwitchTo(old);
+		}
+		fu = g->file;
+		if (g->n % (uint32) src->page_txns == 0)
+		{
+			if (fu->npages == fu->pages_cap)
+			{
+				MemoryContext old = MemoryContextSwitchTo(src->file_context);
+
+				fu->pages_cap = fu->pages_cap ? fu->pages_cap * 2 : 16;
+				fu->page_filenos = fu->page_filenos ?
+					repalloc(fu->page_filenos, sizeof(int) * fu->pages_cap) :
+					palloc(sizeof(int) * fu->pages_cap);
+				fu->page_offsets = fu->page_offsets ?
+					repalloc(fu->page_offsets, sizeof(off_t) * fu->pages_cap) :
+					palloc(sizeof(off_t) * fu->pages_cap);
+				fu->page_bytes = fu->page_bytes ?
+					repalloc(fu->page_bytes, sizeof(Size) * fu->pages_cap) :
+					palloc(sizeof(Size) * fu->pages_cap);
+				MemoryContextSwitchTo(old);
+			}
+			BufFileTell(fu->file, &fu->page_filenos[fu->npages], &fu->page_offsets[fu->npages]);
+			fu->page_bytes[fu->npages] = 0;
+			fu->npages++;
+		}
+		BufFileWrite(fu->file, &len, sizeof(Size));
+		BufFileWrite(fu->file, r, len);
+		fu->page_bytes[fu->npages - 1] += sizeof(Size) + len;
+		if (fu->members)
+			fu->members[RecordMember(rec).index] = true;
+		g->n++;
+		if ((++k & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	src->last_nunits = nunits;
+	src->next_slot = 0;
+	if (src->ordered)
+		SortSlots(src, nunits);
+}
+
+/*
+ * RecordCoef: a coefficient of a record: the narrow one, or (wide) the
+ * next 16 bytes after the record header at *p, which then moves past them.
+ */
+static inline inc_int128
+RecordCoef(const char **p, bool wide, int64 narrow)
+{
+	inc_int128	coef;
+
+	if (!wide)
+		return narrow;
+	memcpy(&coef, *p, sizeof(inc_int128));
+	*p += sizeof(inc_int128);
+	return coef;
+}
+
+/* ExpandRecord: a stored record as the engine's IncTxn. */
+static inline void
+ExpandRecord(const TxnSource *src, const TxnRec *r, IncTxn *t)
+{
+	const char *p = (const char *) r + sizeof(TxnRec);
+
+	t->transaction_type = src->type_names[r->type_id];
+	t->transaction_date = r->date;
+	t->nulls = r->flags >> REC_NULLS_SHIFT;
+	t->sku_id = r->sku_id;
+	t->sku_key = src->sku_names[r->sku_id];
+	t->uom_id = r->uom_id;
+	t->uom_key = src->uom_names[r->uom_id];
+	t->quantity.scale = r->qscale;
+	t->quantity.coef = RecordCoef(&p, r->flags & REC_WIDE_QUANTITY, r->quantity);
+	t->amount.scale = r->ascale;
+	t->amount.coef = RecordCoef(&p, r->flags & REC_WIDE_AMOUNT, r->amount);
+	t->participant = 0;
+	t->aggregation = 0;
+	if (r->flags & REC_MEMBER)
+	{
+		RecMember	m;
+
+		memcpy(&m, p, sizeof(RecMember));
+		p += sizeof(RecMember);
+		t->participant = m.index;
+		t->aggregation = inc_groups_aggregation(src->membership, m.unit, m.index, r->date,
+												!(t->nulls & INC_TXN_NULL_DATE));
+	}
+	p = (const char *) TYPEALIGN(4, p + r->plen + 1);
+	t->transaction_id = p + VARHDRSZ;
+}
+
+/* TextDatum: a text datum of len bytes at s, in context. */
+static Datum
+TextDatum(MemoryContext context, const char *s, size_t len)
+{
+	Datum		d = PointerGetDatum(MemoryContextAlloc(context, VARHDRSZ + len));
+
+	SET_VARSIZE(DatumGetPointer(d), VARHDRSZ + len);
+	memcpy(VARDATA(DatumGetPointer(d)), s, len);
+	return d;
+}
+
+/*
+ * UnitOf: the unit of a slot of the batch, in context: a participant in
+ * no group alone, else the keys of its participant groups' unit, each
+ * flagged INC_KEY_VISIBLE, and INC_KEY_REPORT for the participant read
+ * alone (a one-participant call) or else for every participant with
+ * transactions.
+ */
+static void
+UnitOf(const TxnSource *src, const Participant *g, MemoryContext context, TxnUnit *out)
+{
+	uint8	   *flags;
+	int			k;
+
+	if (g->unit < 0)
+	{
+		const char **keys = MemoryContextAlloc(context, sizeof(char *));
+
+		flags = MemoryContextAlloc(context, 1);
+		keys[0] = g->key;
+		flags[0] = INC_KEY_REPORT | INC_KEY_VISIBLE;
+		out->unit.nkeys = 1;
+		out->unit.keys = keys;
+		out->unit.flags = flags;
+		out->unit.pages = NULL;
+		out->key_datums = MemoryContextAlloc(context, sizeof(Datum));
+		out->key_datums[0] = TextDatum(context, g->key, g->plen);
+		return;
+	}
+	out->unit = inc_groups_unit(src->membership, g->unit);
+	flags = MemoryContextAlloc(context, out->unit.nkeys);
+	out->key_datums = MemoryContextAlloc(context, sizeof(Datum) * out->unit.nkeys);
+	for (k = 0; k < out->unit.nkeys; k++)
+	{
+		/* under row-level security, only what the caller read a row of */
+		bool		seen = !src->hiding || src->seen[src->unit_offsets[g->unit] + k];
+
+		flags[k] = out->unit.flags[k] | (seen ? INC_KEY_VISIBLE : 0);
+		if (src->participant ? strcmp(out->unit.keys[k], src->participant) == 0 && seen :
+			src->hiding && seen)
+			flags[k] |= INC_KEY_REPORT;
+		out->key_datums[k] = TextDatum(context, out->unit.keys[k], strlen(out->unit.keys[k]));
+	}
+	out->unit.flags = flags;
+}
+
+/* LoadPage: a page of a FileUnit's records as transactions (IncTxnLoadFn). */
+static void
+LoadPage(void *ctx, int page, int slot, IncTxn *out)
+{
+	FileUnit   *fu = ctx;
+	Size		bytes = fu->page_bytes[page];
+	Size		off = 0;
+	char	   *p;
+	int			i = 0;
+
+	if (bytes > fu->slot_size[slot])
+	{
+		if (fu->slots[slot])
+			pfree(fu->slots[slot]);
+		fu->slots[slot] = MemoryContextAlloc(fu->src->file_context, bytes);
+		fu->slot_size[slot] = bytes;
+	}
+	p = fu->slots[slot];
+	if (BufFileSeek(fu->file, fu->page_filenos[page], fu->page_offsets[page], SEEK_SET) != 0 ||
+		BufFileRead(fu->file, p, bytes) != bytes)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not read a temporary file of the calculation")));
+	while (off < bytes)
+	{
+		Size		len;
+
+		memcpy(&len, p + off, sizeof(Size));
+		off += sizeof(Size);
+		ExpandRecord(fu->src, (const TxnRec *) (p + off), &out[i++]);
+		off += len;
+	}
+	CHECK_FOR_INTERRUPTS();
+}
+
+/* txn_release_file_unit: a FileUnit's file and pages, once its unit is done. */
+void
+txn_release_file_unit(FileUnit *fu)
+{
+	int			s;
+
+	BufFileClose(fu->file);
+	fu->file = NULL;
+	for (s = 0; s < PAGE_SLOTS; s++)
+		if (fu->slots[s])
+		{
+			pfree(fu->slots[s]);
+			fu->slots[s] = NULL;
+		}
+}
+
+/* txn_close_file_units: the files of the batch's units not yet released. */
+void
+txn_close_file_units(TxnSource *src)
+{
+	uint32		i;
+
+	if (src->slots == NULL)
+		return;
+	for (i = 0; i <= src->slots_mask; i++)
+		if (src->slots[i].key && src->slots[i].file && src->slots[i].file->file)
+			txn_release_file_unit(src->slots[i].file);
+}
+
+/*
+ * HandFile: a unit of a batch in a file, its transactions read in pages
+ * (IncUnit.pages), so that memory holds only PAGE_SLOTS pages of them.
+ */
+static void
+HandFile(TxnSource *src, const Participant *g, MemoryContext context, TxnUnit *unit)
+{
+	FileUnit   *fu = g->file;
+	int			k;
+
+	UnitOf(src, g, context, unit);
+	/* everyone's call: each participant with transactions */
+	if (g->unit >= 0 && src->participant == NULL && !src->hiding)
+		for (k = 0; k < unit->unit.nkeys; k++)
+			if (fu->members[k])
+				((uint8 *) unit->unit.flags)[k] |= INC_KEY_REPORT;
+	fu->pages.ntxns = (int) g->n;
+	fu->pages.per_page = src->page_txns;
+	fu->pages.nslots = PAGE_SLOTS;
+	fu->pages.id_prefix = VARHDRSZ;
+	fu->pages.load = LoadPage;
+	fu->pages.ctx = fu;
+	unit->unit.pages = &fu->pages;
+	unit->txns = NULL;
+	unit->ntxns = (int) g->n;
+	src->handed = fu;
+	elog(DEBUG1, "the %u transactions of \"%s\" are read in pages from a temporary file (work_mem %d kB)",
+		 g->n, g->key, work_mem);
+}
+
+/* txn_source_next: the next unit and its transactions. */
+bool
+txn_source_next(TxnSource *src, MemoryContext context, TxnUnit *unit)
+{
+	if (src->handed)
+	{
+		txn_release_file_unit(src->handed);
+		src->handed = NULL;
+	}
+	for (;;)
+	{
+		if (src->slots)
+		{
+			while (src->ordered ? src->next_slot < src->nsorted :
+				   src->next_slot <= src->slots_mask)
+			{
+				uint32		slot = src->ordered ? src->sorted[src->next_slot] : src->next_slot;
+				Participant *g = &src->slots[slot];
+				TxnRec	  **recs = src->order + g->first;
+				IncTxn	   *out;
+				uint32		i;
+
+				src->next_slot++;
+				if (g->key == NULL)
+					continue;
+				if (g->file)
+				{
+					HandFile(src, g, context, unit);
+					return true;
+				}
+				UnitOf(src, g, context, unit);
+				out = MemoryContextAllocHuge(context, sizeof(IncTxn) * g->n);
+				for (i = 0; i < g->n; i++)
+				{
+					if (i + 4 < g->n)
+						__builtin_prefetch(recs[i + 4]);
+					ExpandRecord(src, recs[i], &out[i]);
+					/* everyone's call: each participant with transactions */
+					if (g->unit >= 0 && src->participant == NULL && !src->hiding)
+						((uint8 *) unit->unit.flags)[out[i].participant] |= INC_KEY_REPORT;
+				}
+				unit->txns = out;
+				unit->ntxns = (int) g->n;
+				return true;
+			}
+		}
+		CHECK_FOR_INTERRUPTS();
+		txn_close_file_units(src);
+		if (!txn_store_next_batch(src->store))
+			return false;
+		if (txn_store_in_file(src->store))
+			SlotsInFile(src);
+		else
+			SlotsFor(src);
+	}
+}
+
+/* txn_source_id_datum: the transaction_id datum, in the record. */
+Datum
+txn_source_id_datum(const IncTxn *txn)
+{
+	return PointerGetDatum(txn->transaction_id - VARHDRSZ);
+}
+
