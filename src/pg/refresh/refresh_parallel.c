@@ -1,36 +1,22 @@
 /*
  * refresh_parallel.c
  *    A full refresh with jobs > 1 (refresh.h; docs/architecture.md, A
- *    refresh).
+ *    refresh): whether the read may run in a parallel worker, the parallel
+ *    context, a worker's entry, and the backend's loops that write the
+ *    workers' rows, merged with its own share's in key order with two jobs
+ *    (MergeSink).  The messages of the queues: refresh_messages.c.
  *
- * PostgreSQL's parallel infrastructure, as a parallel index build
- * (nbtsort.c) uses it: the backend enters parallel mode and launches
- * jobs - 1 parallel workers, which share its transaction and snapshot (and
- * its settings, role and security context), so every process reads the
- * same transactions, offers, properties and enrollments.  The
- * participants are cut into shares (txn_share_of: by the hash of their
- * unit's key, so that a group stays together), each calculated exactly as
- * one process would (refresh_share_calculate), forming each row as a tuple of
- * the partition; parallel workers may not insert, so a worker's tuples go
- * through a shared memory queue (shm_mq) to the backend, which writes
- * them all (row_writer.c).  Writing the rows (their indexes are built
- * after) costs a fraction of calculating them, so with two jobs the
- * backend calculates share 0 of 2 itself, the worker share 1, and the
- * backend writes both shares' rows merged in the order of the partition's
- * key (MergeSink), as one process would have written them.  With more
- * jobs the workers calculate a share each and the backend writes their
- * rows as they come: writing is then work enough.  The backend calculates
- * the share of any worker that could not be started itself, after the
- * others.  Each queue carries messages of the kinds below; the workers'
- * errors reach the backend through the parallel infrastructure's own
- * error queues, are raised there with their SQLSTATE and context, and end
- * the workers (as a cancel of the backend does): the run fails, and the
- * rows written so far roll back with the transaction.  A worker that
- * dies (kill -9) makes the postmaster restart every backend, as any
- * backend's crash does.
- *
- * The transaction has its XID before parallel mode begins (the backend's
- * writes need it, and parallel mode cannot assign one).
+ * The backend enters parallel mode (its transaction has its XID first: its
+ * writes need one, and parallel mode cannot assign it) and launches
+ * jobs - 1 parallel workers, which share its transaction, snapshot,
+ * settings and role; each calculates a share (refresh_share_calculate) and
+ * sends its rows through its shm_mq queue, since a parallel worker may not
+ * insert.  The backend calculates the share of any worker that could not
+ * be started itself, after the others.  A worker's error reaches the
+ * backend through the parallel infrastructure's error queues and is raised
+ * there with its SQLSTATE and context: the run fails, and the rows written
+ * so far roll back with the transaction.  A worker that dies (kill -9)
+ * makes the postmaster restart every backend, as any backend's crash does.
  */
 #include "postgres.h"
 
@@ -193,8 +179,8 @@ incentives_refresh_worker(dsm_segment *seg, shm_toc *toc)
 	refresh_queue_sink_init(&qs, shm_mq_attach(mq, seg, NULL));
 
 	rel = table_open(shared->target, AccessShareLock);
-	refresh_share_calculate(&shared->args, shared->first_share + ParallelWorkerNumber, shared->nshares,
-					   RelationGetDescr(rel), &qs.pub, &totals);
+	refresh_share_calculate(&shared->args, shared->first_share + ParallelWorkerNumber,
+							shared->nshares, RelationGetDescr(rel), &qs.pub, &totals);
 	refresh_queue_sink_end(&qs, &totals);
 	table_close(rel, AccessShareLock);
 	shm_mq_detach(qs.mqh);
@@ -242,8 +228,8 @@ GatherRows(ParallelContext *pcxt, Queue *queues, int n, RefreshSink *sink, Refre
 /*
  * The backend's own share with two jobs: its rows and its worker's put to
  * the writer in the order of participant_key (each share's rows come in
- * that order), so that the partition's primary key build still finds
- * them sorted.  A row of the backend's goes after every row of the worker
+ * that order), so that the partition's primary key build finds them
+ * sorted, as with one job.  A row of the backend's goes after every row of the worker
  * with a smaller key: the worker's next row is read first, waiting for it
  * when the queue is empty (the worker never waits for the backend but
  * when its queue is full).  A participant, and a group with its members,
