@@ -12,8 +12,9 @@
  *    row_writer.c        tuples into a table, a thousand at a time
  *                        (table_multi_insert with a BulkInsertState)
  *    refresh_parallel.c  jobs > 1: jobs - 1 parallel workers calculate,
- *                        their queues to the backend, which writes
- *                        every row
+ *                        the backend writes every row
+ *    refresh_messages.c  the messages of a worker's queue to the backend:
+ *                        rows, failures, totals
  *    refresh_entry.c     incentives_internal.refresh_write: the SQL entry,
  *                        progress, the result
  */
@@ -98,11 +99,12 @@ extern void refresh_check_desc(TupleDesc desc, const char *relname);
 /*
  * refresh_share_calculate: calculate every participant of args->relid whose
  * unit falls in share of nshares (txn_share_of: a group with all its
- * members in one share; nshares 1: everyone), in the current snapshot, forming each row as a tuple of desc
- * for sink; *totals gets what was calculated.  Connects to SPI itself.
+ * members in one share; nshares 1: everyone), in the current snapshot,
+ * forming each row as a tuple of desc for sink; *totals gets what was
+ * calculated.  Connects to SPI itself.
  */
 extern void refresh_share_calculate(const RefreshArgs *args, int share, int nshares, TupleDesc desc,
-							   RefreshSink *sink, RefreshTotals *totals);
+									RefreshSink *sink, RefreshTotals *totals);
 
 /* refresh_add_cents: totals->cents += an incentive_amount (scale 2 or less). */
 extern void refresh_add_cents(inc_int128 *cents, const IncDec *amount);

@@ -2,18 +2,17 @@
  * refresh_entry.c
  *    incentives_internal.refresh_write(target, run_id, transactions,
  *    progress_every, skip, jobs): a full refresh's rows straight into the
- *    run's new partition (refresh.h; docs/lifecycle.md, How a refresh
- *    replaces the earnings).
+ *    run's new partition, the progress it reports, and its result
+ *    (refresh.h; docs/lifecycle.md, How a refresh replaces the earnings).
  *
  * The caller (refresh_earnings_work, 40_refresh.sql) has created target
  * in this transaction, without indexes; it builds them after this call,
- * then swaps the partition in.  Here every participant of transactions is
- * calculated, by this backend (jobs 1) or by jobs - 1 parallel workers
+ * then swaps the partition in.  Every participant of transactions is
+ * calculated by this backend (jobs 1) or by jobs - 1 parallel workers
  * while this backend writes (refresh_parallel.c), all in this statement's
- * snapshot, and every row is written by this backend through
- * row_writer.c.  Progress, as before the rows were
- * written from C: a NOTICE every progress_every participants and at the
- * end ("refresh_earnings: done of total participants, rows rows"), and
+ * snapshot, and every row is written by this backend through row_writer.c.
+ * Progress: a NOTICE every progress_every participants and at the end
+ * ("refresh_earnings: done of total participants, rows rows"), and
  * application_name "incentives refresh run N: done/total" (set for the
  * transaction, as set_config(..., true) does; in parallel mode, where
  * settings cannot change, only what pg_stat_activity shows).

@@ -1,36 +1,22 @@
 /*
  * refresh_parallel.c
  *    A full refresh with jobs > 1 (refresh.h; docs/architecture.md, A
- *    refresh).
+ *    refresh): whether the read may run in a parallel worker, the parallel
+ *    context, a worker's entry, and the backend's loops that write the
+ *    workers' rows, merged with its own share's in key order with two jobs
+ *    (MergeSink).  The messages of the queues: refresh_messages.c.
  *
- * PostgreSQL's parallel infrastructure, as a parallel index build
- * (nbtsort.c) uses it: the backend enters parallel mode and launches
- * jobs - 1 parallel workers, which share its transaction and snapshot (and
- * its settings, role and security context), so every process reads the
- * same transactions, offers, properties and enrollments.  The
- * participants are cut into shares (txn_share_of: by the hash of their
- * unit's key, so that a group stays together), each calculated exactly as
- * one process would (refresh_share_calculate), forming each row as a tuple of
- * the partition; parallel workers may not insert, so a worker's tuples go
- * through a shared memory queue (shm_mq) to the backend, which writes
- * them all (row_writer.c).  Writing the rows (their indexes are built
- * after) costs a fraction of calculating them, so with two jobs the
- * backend calculates share 0 of 2 itself, the worker share 1, and the
- * backend writes both shares' rows merged in the order of the partition's
- * key (MergeSink), as one process would have written them.  With more
- * jobs the workers calculate a share each and the backend writes their
- * rows as they come: writing is then work enough.  The backend calculates
- * the share of any worker that could not be started itself, after the
- * others.  Each queue carries messages of the kinds below; the workers'
- * errors reach the backend through the parallel infrastructure's own
- * error queues, are raised there with their SQLSTATE and context, and end
- * the workers (as a cancel of the backend does): the run fails, and the
- * rows written so far roll back with the transaction.  A worker that
- * dies (kill -9) makes the postmaster restart every backend, as any
- * backend's crash does.
- *
- * The transaction has its XID before parallel mode begins (the backend's
- * writes need it, and parallel mode cannot assign one).
+ * The backend enters parallel mode (its transaction has its XID first: its
+ * writes need one, and parallel mode cannot assign it) and launches
+ * jobs - 1 parallel workers, which share its transaction, snapshot,
+ * settings and role; each calculates a share (refresh_share_calculate) and
+ * sends its rows through its shm_mq queue, since a parallel worker may not
+ * insert.  The backend calculates the share of any worker that could not
+ * be started itself, after the others.  A worker's error reaches the
+ * backend through the parallel infrastructure's error queues and is raised
+ * there with its SQLSTATE and context: the run fails, and the rows written
+ * so far roll back with the transaction.  A worker that dies (kill -9)
+ * makes the postmaster restart every backend, as any backend's crash does.
  */
 #include "postgres.h"
 
@@ -55,15 +41,15 @@
 
 #include "pg/base/compat.h"
 #include "pg/refresh/refresh.h"
+#include "pg/refresh/refresh_messages.h"
 #include "pg/read/txn_relation.h"
 
 /* Keys of the shared memory table of contents. */
 #define KEY_SHARED		UINT64CONST(0x1AC0000000000001)
 #define KEY_QUEUES		UINT64CONST(0x1AC0000000000002)
 
-/* Each worker's queue to the backend, and the rows of one message. */
+/* Each worker's queue to the backend. */
 #define QUEUE_BYTES		(4 * 1024 * 1024)
-#define CHUNK_BYTES		(64 * 1024)
 
 /* What every worker reads first. */
 typedef struct Shared
@@ -73,35 +59,6 @@ typedef struct Shared
 	int			nshares;
 	int			first_share;	/* worker i calculates share first_share + i */
 } Shared;
-
-/*
- * The messages of a queue, each a header then its body:
- *   ROWS     participants done and their rows since the last message, then
- *            tuples (uint32 length, then the tuple's data);
- *   READ     the share's participants (after the read);
- *   FAILED   a skipped participant: partial, then the participant,
- *            transaction ("" when none: has_transaction), SQLSTATE and
- *            message, each NUL-terminated;
- *   END      the share's totals (the worker ends after it).
- */
-typedef enum MessageKind
-{
-	MSG_ROWS = 1,
-	MSG_READ,
-	MSG_FAILED,
-	MSG_END
-} MessageKind;
-
-typedef struct MessageHeader
-{
-	int32		kind;
-	bool		flag;			/* FAILED: partial; */
-	bool		has_transaction;	/* FAILED: a transaction is named */
-	uint64		participants;	/* ROWS: done; READ, END: of the share */
-	uint64		rows;
-	int64		cents_high;		/* END: the total, as two halves */
-	uint64		cents_low;
-} MessageHeader;
 
 /* ---- parallel safety ---------------------------------------------------- */
 
@@ -201,112 +158,6 @@ refresh_parallel_safe(Oid relid, const char **why)
 
 /* ---- the worker ----------------------------------------------------------- */
 
-/* A worker's sink: tuples into a message, messages into its queue. */
-typedef struct QueueSink
-{
-	RefreshSink pub;
-	shm_mq_handle *mqh;
-	char	   *buf;			/* the ROWS message being filled */
-	Size		used;
-	uint64		done;			/* since the last ROWS message */
-	uint64		rows;
-} QueueSink;
-
-/* Send: one message, waiting while the queue is full. */
-static void
-Send(shm_mq_handle *mqh, const void *data, Size len)
-{
-	shm_mq_result res = shm_mq_send(mqh, len, data, false, false);
-
-	if (res != SHM_MQ_SUCCESS)
-		ereport(ERROR,
-				(errcode(ERRCODE_INTERNAL_ERROR),
-				 errmsg("the backend of the refresh stopped reading its worker's rows")));
-}
-
-/* SendRows: the ROWS message so far (also with no tuple: progress only). */
-static void
-SendRows(QueueSink *qs)
-{
-	MessageHeader *h = (MessageHeader *) qs->buf;
-
-	if (qs->used == sizeof(MessageHeader) && qs->done == 0)
-		return;
-	memset(h, 0, sizeof(*h));
-	h->kind = MSG_ROWS;
-	h->participants = qs->done;
-	h->rows = qs->rows;
-	Send(qs->mqh, qs->buf, qs->used);
-	qs->used = sizeof(MessageHeader);
-	qs->done = 0;
-	qs->rows = 0;
-}
-
-static void
-QueueRead(RefreshSink *sink, uint64 participants)
-{
-	QueueSink  *qs = (QueueSink *) sink;
-	MessageHeader h;
-
-	memset(&h, 0, sizeof(h));
-	h.kind = MSG_READ;
-	h.participants = participants;
-	Send(qs->mqh, &h, sizeof(h));
-}
-
-static void
-QueuePut(RefreshSink *sink, HeapTuple tuple)
-{
-	QueueSink  *qs = (QueueSink *) sink;
-	uint32		len = tuple->t_len;
-
-	if (qs->used + sizeof(uint32) + len > CHUNK_BYTES && qs->used > sizeof(MessageHeader))
-		SendRows(qs);
-	if (qs->used + sizeof(uint32) + len > CHUNK_BYTES)
-	{
-		/* one tuple bigger than a message: a message of its own */
-		qs->buf = repalloc(qs->buf, qs->used + sizeof(uint32) + len);
-	}
-	memcpy(qs->buf + qs->used, &len, sizeof(uint32));
-	memcpy(qs->buf + qs->used + sizeof(uint32), tuple->t_data, len);
-	qs->used += sizeof(uint32) + len;
-	heap_freetuple(tuple);
-}
-
-static void
-QueueDone(RefreshSink *sink, uint64 participants, uint64 rows)
-{
-	QueueSink  *qs = (QueueSink *) sink;
-
-	qs->done += participants;
-	qs->rows += rows;
-	if (qs->used >= CHUNK_BYTES / 2)
-		SendRows(qs);
-}
-
-static void
-QueueFailed(RefreshSink *sink, const RefreshFailure *f)
-{
-	QueueSink  *qs = (QueueSink *) sink;
-	StringInfoData msg;
-	MessageHeader h;
-
-	SendRows(qs);				/* the partial participant's rows first */
-	memset(&h, 0, sizeof(h));
-	h.kind = MSG_FAILED;
-	h.flag = f->partial;
-	h.has_transaction = f->transaction_id != NULL;
-	initStringInfo(&msg);
-	appendBinaryStringInfo(&msg, (const char *) &h, sizeof(h));
-	appendBinaryStringInfo(&msg, f->participant_key, strlen(f->participant_key) + 1);
-	appendBinaryStringInfo(&msg, f->transaction_id ? f->transaction_id : "",
-						   f->transaction_id ? strlen(f->transaction_id) + 1 : 1);
-	appendBinaryStringInfo(&msg, f->sqlstate, strlen(f->sqlstate) + 1);
-	appendBinaryStringInfo(&msg, f->message, strlen(f->message) + 1);
-	Send(qs->mqh, msg.data, msg.len);
-	pfree(msg.data);
-}
-
 PGDLLEXPORT void incentives_refresh_worker(dsm_segment *seg, shm_toc *toc);
 
 /*
@@ -322,150 +173,20 @@ incentives_refresh_worker(dsm_segment *seg, shm_toc *toc)
 	shm_mq	   *mq = (shm_mq *) (queues + (Size) ParallelWorkerNumber * QUEUE_BYTES);
 	QueueSink	qs;
 	RefreshTotals totals;
-	MessageHeader h;
 	Relation	rel;
 
 	shm_mq_set_sender(mq, MyProc);
-	memset(&qs, 0, sizeof(qs));
-	qs.pub.read = QueueRead;
-	qs.pub.put = QueuePut;
-	qs.pub.done = QueueDone;
-	qs.pub.failed = QueueFailed;
-	qs.mqh = shm_mq_attach(mq, seg, NULL);
-	qs.buf = palloc(CHUNK_BYTES);
-	qs.used = sizeof(MessageHeader);
+	refresh_queue_sink_init(&qs, shm_mq_attach(mq, seg, NULL));
 
 	rel = table_open(shared->target, AccessShareLock);
-	refresh_share_calculate(&shared->args, shared->first_share + ParallelWorkerNumber, shared->nshares,
-					   RelationGetDescr(rel), &qs.pub, &totals);
-	SendRows(&qs);
-	memset(&h, 0, sizeof(h));
-	h.kind = MSG_END;
-	h.participants = totals.participants;
-	h.rows = totals.rows;
-	h.cents_high = (int64) (totals.cents >> 64);
-	h.cents_low = (uint64) totals.cents;
-	if (shm_mq_send(qs.mqh, sizeof(h), &h, false, true) != SHM_MQ_SUCCESS)
-		ereport(ERROR,
-				(errcode(ERRCODE_INTERNAL_ERROR),
-				 errmsg("the backend of the refresh stopped reading its worker's rows")));
+	refresh_share_calculate(&shared->args, shared->first_share + ParallelWorkerNumber,
+							shared->nshares, RelationGetDescr(rel), &qs.pub, &totals);
+	refresh_queue_sink_end(&qs, &totals);
 	table_close(rel, AccessShareLock);
 	shm_mq_detach(qs.mqh);
 }
 
 /* ---- the backend ---------------------------------------------------------- */
-
-/* A worker's queue, as the backend reads it. */
-typedef struct Queue
-{
-	shm_mq_handle *mqh;
-	bool		active;
-	bool		ended;			/* END received */
-	/* a ROWS message being read a tuple at a time (MergeSink) */
-	const char *data;			/* NULL: none (valid until the next receive) */
-	Size		len;
-	Size		off;
-	MessageHeader header;
-} Queue;
-
-/* CopyTuple: the tuple at data + *off of a ROWS message, as a HeapTuple. */
-static HeapTuple
-CopyTuple(const char *data, Size *off)
-{
-	uint32		tlen;
-	HeapTuple	tuple;
-
-	memcpy(&tlen, data + *off, sizeof(uint32));
-	*off += sizeof(uint32);
-	tuple = palloc(HEAPTUPLESIZE + tlen);
-	tuple->t_len = tlen;
-	ItemPointerSetInvalid(&tuple->t_self);
-	tuple->t_tableOid = InvalidOid;
-	tuple->t_data = (HeapTupleHeader) ((char *) tuple + HEAPTUPLESIZE);
-	memcpy(tuple->t_data, data + *off, tlen);
-	*off += tlen;
-	return tuple;
-}
-
-/*
- * ReceiveFrom: the queue's next message into *len, *data (waiting for one
- * if wait); false when there is none yet, or the worker has detached
- * after its END.  A worker that detached before its END raises its
- * error, or says it ended early.
- */
-static bool
-ReceiveFrom(ParallelContext *pcxt, Queue *q, bool wait, Size *len, void **data)
-{
-	shm_mq_result res = shm_mq_receive(q->mqh, len, data, !wait);
-
-	if (res == SHM_MQ_SUCCESS)
-		return true;
-	if (res == SHM_MQ_DETACHED)
-	{
-		q->active = false;
-		if (!q->ended)
-		{
-			/* its error, if it raised one, is raised here */
-			WaitForParallelWorkersToFinish(pcxt);
-			ereport(ERROR,
-					(errcode(ERRCODE_INTERNAL_ERROR),
-					 errmsg("a worker of the refresh ended before its share was calculated")));
-		}
-	}
-	return false;
-}
-
-/* Receive: one message of a worker: its rows written, the rest to sink. */
-static void
-Receive(const char *data, Size len, RefreshSink *sink, RefreshTotals *totals, Queue *q)
-{
-	MessageHeader h;
-
-	if (len < sizeof(MessageHeader))
-		elog(ERROR, "a refresh worker's message of %zu bytes", len);
-	memcpy(&h, data, sizeof(h));
-	switch ((MessageKind) h.kind)
-	{
-		case MSG_ROWS:
-			{
-				Size		off = sizeof(MessageHeader);
-
-				while (off < len)
-					sink->put(sink, CopyTuple(data, &off));
-				/* the participants done since the last message, and their rows */
-				if (h.participants > 0 || h.rows > 0)
-					sink->done(sink, h.participants, h.rows);
-				break;
-			}
-		case MSG_READ:
-			sink->read(sink, h.participants);
-			break;
-		case MSG_FAILED:
-			{
-				RefreshFailure f;
-				const char *p = data + sizeof(MessageHeader);
-
-				f.partial = h.flag;
-				f.participant_key = (char *) p;
-				p += strlen(p) + 1;
-				f.transaction_id = h.has_transaction ? (char *) p : NULL;
-				p += strlen(p) + 1;
-				strlcpy(f.sqlstate, p, sizeof(f.sqlstate));
-				p += strlen(p) + 1;
-				f.message = (char *) p;
-				sink->failed(sink, &f);
-				break;
-			}
-		case MSG_END:
-			totals->participants += h.participants;
-			totals->rows += h.rows;
-			totals->cents += ((inc_int128) h.cents_high << 64) | (inc_int128) h.cents_low;
-			q->ended = true;
-			break;
-		default:
-			elog(ERROR, "a refresh worker's message of kind %d", h.kind);
-	}
-}
 
 /* GatherRows: every worker's messages, until every queue is done. */
 static void
@@ -486,9 +207,9 @@ GatherRows(ParallelContext *pcxt, Queue *queues, int n, RefreshSink *sink, Refre
 
 			if (!q->active)
 				continue;
-			if (ReceiveFrom(pcxt, q, false, &len, &data))
+			if (refresh_queue_receive(pcxt, q, false, &len, &data))
 			{
-				Receive(data, len, sink, totals, q);
+				refresh_message_receive(data, len, sink, totals, q);
 				got = true;
 			}
 			else if (!q->active)
@@ -507,8 +228,8 @@ GatherRows(ParallelContext *pcxt, Queue *queues, int n, RefreshSink *sink, Refre
 /*
  * The backend's own share with two jobs: its rows and its worker's put to
  * the writer in the order of participant_key (each share's rows come in
- * that order), so that the partition's primary key build still finds
- * them sorted.  A row of the backend's goes after every row of the worker
+ * that order), so that the partition's primary key build finds them
+ * sorted, as with one job.  A row of the backend's goes after every row of the worker
  * with a smaller key: the worker's next row is read first, waiting for it
  * when the queue is empty (the worker never waits for the backend but
  * when its queue is full).  A participant, and a group with its members,
@@ -568,7 +289,7 @@ PeekWorker(MergeSink *ms)
 		{
 			MemoryContext old = MemoryContextSwitchTo(ms->context);
 
-			ms->next = CopyTuple(q->data, &q->off);
+			ms->next = refresh_message_tuple(q->data, &q->off);
 			MemoryContextSwitchTo(old);
 			ms->next_key = KeyOf(ms, ms->next, &ms->next_len);
 			ms->cmp_valid = false;
@@ -581,7 +302,7 @@ PeekWorker(MergeSink *ms)
 				ms->out->done(ms->out, q->header.participants, q->header.rows);
 			q->data = NULL;
 		}
-		if (q->ended || !q->active || !ReceiveFrom(ms->pcxt, q, true, &len, &data))
+		if (q->ended || !q->active || !refresh_queue_receive(ms->pcxt, q, true, &len, &data))
 			return false;
 		memcpy(&h, data, Min(len, sizeof(h)));
 		if (len >= sizeof(h) && h.kind == MSG_ROWS)
@@ -592,7 +313,7 @@ PeekWorker(MergeSink *ms)
 			q->header = h;
 		}
 		else
-			Receive(data, len, ms->out, ms->worker_totals, q);
+			refresh_message_receive(data, len, ms->out, ms->worker_totals, q);
 		CHECK_FOR_INTERRUPTS();
 	}
 	return true;

@@ -12,7 +12,7 @@
 
 #include "pg/refresh/row_writer.h"
 
-/* row_writer_begin: slots made on first use, the bulk insert state now. */
+/* row_writer_begin: the bulk insert state here, the slots on first use. */
 void
 row_writer_begin(RowWriter *w, Relation rel)
 {
