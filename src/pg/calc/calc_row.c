@@ -2,12 +2,13 @@
  * calc_row.c
  *    Engine rows as earning row datums (see calc_row.h).
  *
- * The text cache is an open-addressing table keyed by the string's
+ * The text cache is a lib/simplehash.h table keyed by the string's
  * address, kept beside the engine (CalcEngine.host) in the engine's memory
  * context, so a cached engine keeps its datums for the next call.
  */
 #include "postgres.h"
 
+#include "common/hashfn.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
 #include "utils/memutils.h"
@@ -18,40 +19,36 @@
 /* A text datum made once per engine. */
 typedef struct TextEntry
 {
-	const char *ptr;			/* the string's address; NULL: empty slot */
+	const char *ptr;			/* the string's address */
 	Datum		datum;			/* its text datum */
+	char		status;			/* simplehash's */
 } TextEntry;
+
+/* PointerHash: a hash of an address (its two halves folded; murmurhash64 is PG16+). */
+static inline uint32
+PointerHash(const char *p)
+{
+	uint64		v = (uint64) (uintptr_t) p;
+
+	return murmurhash32((uint32) v ^ (uint32) (v >> 32));
+}
+
+#define SH_PREFIX		texts
+#define SH_ELEMENT_TYPE	TextEntry
+#define SH_KEY_TYPE		const char *
+#define SH_KEY			ptr
+#define SH_HASH_KEY(tb, key)	PointerHash(key)
+#define SH_EQUAL(tb, a, b)	((a) == (b))
+#define SH_SCOPE		static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
 
 struct CalcTextCache
 {
 	MemoryContext context;		/* the engine's */
-	TextEntry  *texts;
-	uint32		mask;
-	uint32		n;
+	texts_hash *texts;
 };
-
-/* GrowTexts: twice the slots of the text cache. */
-static void
-GrowTexts(CalcTextCache *tc)
-{
-	TextEntry  *old = tc->texts;
-	uint32		oldmask = tc->mask;
-	uint32		i;
-
-	tc->mask = oldmask ? oldmask * 2 + 1 : 255;
-	tc->texts = MemoryContextAllocZero(tc->context, sizeof(TextEntry) * (tc->mask + 1));
-	for (i = 0; old && i <= oldmask; i++)
-		if (old[i].ptr)
-		{
-			uint32		j = (uint32) (((uintptr_t) old[i].ptr >> 3) * 2654435761u) & tc->mask;
-
-			while (tc->texts[j].ptr)
-				j = (j + 1) & tc->mask;
-			tc->texts[j] = old[i];
-		}
-	if (old)
-		pfree(old);
-}
 
 /* calc_row_init: the engine's text cache, made on first use. */
 void
@@ -64,7 +61,7 @@ calc_row_init(CalcRowState *st, CalcEngine *ce)
 	{
 		tc = MemoryContextAllocZero(ce->context, sizeof(CalcTextCache));
 		tc->context = ce->context;
-		GrowTexts(tc);
+		tc->texts = texts_create(ce->context, 256, NULL);
 		*ce->host = tc;
 	}
 	st->texts = tc;
@@ -75,33 +72,20 @@ Datum
 calc_row_text(CalcRowState *st, const char *s)
 {
 	CalcTextCache *tc = st->texts;
-	uint32		i = (uint32) (((uintptr_t) s >> 3) * 2654435761u) & tc->mask;
+	bool		found;
+	TextEntry  *t = texts_insert(tc->texts, s, &found);
+	size_t		len;
 
-	for (;; i = (i + 1) & tc->mask)
+	if (found)
 	{
-		TextEntry  *t = &tc->texts[i];
-		size_t		len;
-
-		if (t->ptr == s)
-		{
-			Assert(strcmp(text_to_cstring(DatumGetTextPP(t->datum)), s) == 0);
-			return t->datum;
-		}
-		if (t->ptr != NULL)
-			continue;
-		if ((tc->n + 1) * 2 > tc->mask + 1)
-		{
-			GrowTexts(tc);
-			return calc_row_text(st, s);
-		}
-		tc->n++;
-		t->ptr = s;
-		len = strlen(s);
-		t->datum = PointerGetDatum(MemoryContextAlloc(tc->context, VARHDRSZ + len));
-		SET_VARSIZE(DatumGetPointer(t->datum), VARHDRSZ + len);
-		memcpy(VARDATA(DatumGetPointer(t->datum)), s, len);
+		Assert(strcmp(text_to_cstring(DatumGetTextPP(t->datum)), s) == 0);
 		return t->datum;
 	}
+	len = strlen(s);
+	t->datum = PointerGetDatum(MemoryContextAlloc(tc->context, VARHDRSZ + len));
+	SET_VARSIZE(DatumGetPointer(t->datum), VARHDRSZ + len);
+	memcpy(VARDATA(DatumGetPointer(t->datum)), s, len);
+	return t->datum;
 }
 
 /* SameNumeric: the numeric of d, reused when the previous row had it too. */

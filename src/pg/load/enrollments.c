@@ -36,12 +36,12 @@
 #include "utils/date.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
-#include "utils/snapmgr.h"
 
 #include "core/util/strmap.h"
 #include "pg/base/convert.h"
 #include "pg/load/enrollments.h"
 #include "pg/load/participant_groups.h"
+#include "pg/load/stored_tables.h"
 
 /* The windows of one (participant, offer), growing as rows are read. */
 typedef struct WindowList
@@ -55,15 +55,6 @@ static char *
 PairKey(const char *participant, const char *offer)
 {
 	return psprintf("%s\037%s", participant, offer);
-}
-
-/* StoredTable: does incentives.enrollments exist (see the file header)? */
-static bool
-StoredTable(void)
-{
-	Oid			nsp = get_namespace_oid("incentives", true);
-
-	return OidIsValid(nsp) && OidIsValid(get_relname_relid("enrollments", nsp));
 }
 
 static void LoadWindows(PgEnrollments *en, const IncEngine *e, const char *participant_key,
@@ -92,7 +83,7 @@ pg_enrollments_hidden(PgEnrollments *en, const IncEngine *e, const char *const *
 	int			noffers;
 
 	(void) inc_engine_enrollment_offer_keys(e, &noffers);
-	if (n == 0 || noffers == 0 || !StoredTable())
+	if (n == 0 || noffers == 0 || !pg_stored_table_exists("enrollments"))
 		return;
 	pg_owner_read_begin(get_relname_relid("enrollments", get_namespace_oid("incentives", false)),
 						&owner);
@@ -141,7 +132,7 @@ LoadWindows(PgEnrollments *en, const IncEngine *e, const char *participant_key,
 									   " WHERE w.offer_key OPERATOR(pg_catalog.=) ANY ($1)"
 									   "   AND ($4 IS NULL OR w.participant_key OPERATOR(pg_catalog.=) ANY ($4))"
 									   " ORDER BY w.participant_key, w.offer_key, w.start_date",
-									   StoredTable() ?
+									   pg_stored_table_exists("enrollments") ?
 									   "SELECT n.participant_key, n.offer_key, n.start_date, n.end_date"
 									   "  FROM incentives.enrollments AS n"
 									   " WHERE n.offer_key OPERATOR(pg_catalog.=) ANY ($1)"
@@ -198,31 +189,6 @@ pg_enrollments_lookup(void *ctx, const char *participant_key, const char *offer_
 	return list ? list->n : 0;
 }
 
-/* WindowText: "from START to END" or "from START (open-ended)". */
-static char *
-WindowText(DateADT start, bool open_ended, DateADT end)
-{
-	char		s[16],
-				e[16];
-
-	inc_date_format(start, s, sizeof(s));
-	if (open_ended)
-		return psprintf("from %s (open-ended)", s);
-	inc_date_format(end, e, sizeof(e));
-	return psprintf("from %s to %s", s, e);
-}
-
-/* Column attnum of the enrollments relation, by name. */
-static int
-Column(Relation rel, const char *name)
-{
-	int			attnum = SPI_fnumber(RelationGetDescr(rel), name);
-
-	if (attnum <= 0)
-		elog(ERROR, "relation \"%s\" has no column \"%s\"", RelationGetRelationName(rel), name);
-	return attnum;
-}
-
 PG_FUNCTION_INFO_V1(incentives_enrollments_check);
 
 /*
@@ -254,17 +220,16 @@ incentives_enrollments_check(PG_FUNCTION_ARGS)
 	tuple = pg_row_trigger_tuple(fcinfo, true, "incentives_internal.enrollments_check");
 	rel = trigdata->tg_relation;
 	desc = RelationGetDescr(rel);
-	participant = TextDatumGetCString(heap_getattr(tuple, Column(rel, "participant_key"), desc, &isnull));
-	offer = TextDatumGetCString(heap_getattr(tuple, Column(rel, "offer_key"), desc, &isnull));
-	start = heap_getattr(tuple, Column(rel, "start_date"), desc, &isnull);
-	end = heap_getattr(tuple, Column(rel, "end_date"), desc, &end_null);
+	participant = TextDatumGetCString(heap_getattr(tuple, pg_column(rel, "participant_key"), desc, &isnull));
+	offer = TextDatumGetCString(heap_getattr(tuple, pg_column(rel, "offer_key"), desc, &isnull));
+	start = heap_getattr(tuple, pg_column(rel, "start_date"), desc, &isnull);
+	end = heap_getattr(tuple, pg_column(rel, "end_date"), desc, &end_null);
 
 	/* one (participant, offer) at a time, until this transaction ends */
 	pair = psprintf("%s%c%s", participant, '\0', offer);
-	DirectFunctionCall2(pg_advisory_xact_lock_int4,
-						Int32GetDatum((int32) hash_bytes((const unsigned char *) "incentives.enrollments", 22)),
-						Int32GetDatum((int32) hash_bytes((const unsigned char *) pair,
-														 (int) (strlen(participant) + 1 + strlen(offer)))));
+	pg_stored_key_lock("incentives.enrollments",
+					   hash_bytes((const unsigned char *) pair,
+								  (int) (strlen(participant) + 1 + strlen(offer))));
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -284,9 +249,7 @@ incentives_enrollments_check(PG_FUNCTION_ARGS)
 	args[2] = start;
 	args[3] = end_null ? (Datum) 0 : end;
 	nulls[3] = end_null ? 'n' : ' ';
-	rc = SPI_execute_snapshot(plan, args, nulls,
-							  IsolationUsesXactSnapshot() ? GetLatestSnapshot() : InvalidSnapshot,
-							  InvalidSnapshot, false, false, 1);
+	rc = pg_execute_latest(plan, args, nulls);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "could not check enrollment windows: %s", SPI_result_code_string(rc));
 	if (SPI_processed > 0)
@@ -302,9 +265,9 @@ incentives_enrollments_check(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_EXCLUSION_VIOLATION),
 				 errmsg("enrollment of participant \"%s\" in offer \"%s\" %s overlaps its enrollment %s",
 						participant, offer,
-						WindowText(DatumGetDateADT(start), end_null, end_null ? 0 : DatumGetDateADT(end)),
-						WindowText(DatumGetDateADT(other_start), other_end_null,
-								   other_end_null ? 0 : DatumGetDateADT(other_end))),
+						pg_window_text(DatumGetDateADT(start), end_null, end_null ? 0 : DatumGetDateADT(end)),
+						pg_window_text(DatumGetDateADT(other_start), other_end_null,
+									   other_end_null ? 0 : DatumGetDateADT(other_end))),
 				 errhint("Windows of one participant in one offer must not overlap: end one before the next starts.")));
 	}
 	SPI_finish();

@@ -31,24 +31,15 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/rls.h"
-#include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
 #include "pg/load/participant_groups.h"
 #include "pg/base/convert.h"
+#include "pg/load/stored_tables.h"
 
 static SPIPlanPtr read_plan;
 
 static IncGroups *LoadGroups(void);
-
-/* StoredTable: does incentives.participant_groups exist (see the file header)? */
-static bool
-StoredTable(void)
-{
-	Oid			nsp = get_namespace_oid("incentives", true);
-
-	return OidIsValid(nsp) && OidIsValid(get_relname_relid("participant_groups", nsp));
-}
 
 /* RelationOwner: the owner of relid. */
 static Oid
@@ -110,7 +101,7 @@ LoadGroups(void)
 	uint64		i;
 	int			rc;
 
-	if (!StoredTable())
+	if (!pg_stored_table_exists("participant_groups"))
 		return NULL;
 	if (read_plan == NULL)
 	{
@@ -187,40 +178,6 @@ pg_groups_members(const IncGroups *groups, const char *participant_key, int *n)
 
 /* ---- the trigger ---------------------------------------------------------- */
 
-/* WindowText: "from START to END" or "from START (open-ended)". */
-static char *
-WindowText(DateADT start, bool open_ended, DateADT end)
-{
-	char		s[16],
-				e[16];
-
-	inc_date_format(start, s, sizeof(s));
-	if (open_ended)
-		return psprintf("from %s (open-ended)", s);
-	inc_date_format(end, e, sizeof(e));
-	return psprintf("from %s to %s", s, e);
-}
-
-/* Column: attnum of a column of the trigger's relation, by name. */
-static int
-Column(Relation rel, const char *name)
-{
-	int			attnum = SPI_fnumber(RelationGetDescr(rel), name);
-
-	if (attnum <= 0)
-		elog(ERROR, "relation \"%s\" has no column \"%s\"", RelationGetRelationName(rel), name);
-	return attnum;
-}
-
-/* KeyLock: the transaction-level advisory lock of a key of the table. */
-static void
-KeyLock(uint32 key_hash)
-{
-	DirectFunctionCall2(pg_advisory_xact_lock_int4,
-						Int32GetDatum((int32) hash_bytes((const unsigned char *) "incentives.participant_groups", 29)),
-						Int32GetDatum((int32) key_hash));
-}
-
 /*
  * Check: run one check query of the trigger with the latest snapshot
  * (under REPEATABLE READ and SERIALIZABLE too, a row committed by the
@@ -236,9 +193,7 @@ Check(const char *query, int nargs, Oid *argtypes, Datum *args, const char *null
 	if (plan == NULL)
 		elog(ERROR, "could not prepare a participant groups check: %s",
 			 SPI_result_code_string(SPI_result));
-	rc = SPI_execute_snapshot(plan, args, nulls,
-							  IsolationUsesXactSnapshot() ? GetLatestSnapshot() : InvalidSnapshot,
-							  InvalidSnapshot, false, false, 1);
+	rc = pg_execute_latest(plan, args, nulls);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "could not check participant groups: %s", SPI_result_code_string(rc));
 	return SPI_processed > 0;
@@ -287,11 +242,11 @@ incentives_participant_groups_check(PG_FUNCTION_ARGS)
 	tuple = pg_row_trigger_tuple(fcinfo, true, "incentives_internal.participant_groups_check");
 	rel = trigdata->tg_relation;
 	desc = RelationGetDescr(rel);
-	participant = TextDatumGetCString(heap_getattr(tuple, Column(rel, "participant_key"), desc, &isnull));
-	group = TextDatumGetCString(heap_getattr(tuple, Column(rel, "group_key"), desc, &isnull));
-	start = heap_getattr(tuple, Column(rel, "start_date"), desc, &isnull);
-	end = heap_getattr(tuple, Column(rel, "end_date"), desc, &end_null);
-	window = WindowText(DatumGetDateADT(start), end_null, end_null ? 0 : DatumGetDateADT(end));
+	participant = TextDatumGetCString(heap_getattr(tuple, pg_column(rel, "participant_key"), desc, &isnull));
+	group = TextDatumGetCString(heap_getattr(tuple, pg_column(rel, "group_key"), desc, &isnull));
+	start = heap_getattr(tuple, pg_column(rel, "start_date"), desc, &isnull);
+	end = heap_getattr(tuple, pg_column(rel, "end_date"), desc, &end_null);
+	window = pg_window_text(DatumGetDateADT(start), end_null, end_null ? 0 : DatumGetDateADT(end));
 
 	if (strcmp(participant, group) == 0)
 		ereport(ERROR,
@@ -302,9 +257,9 @@ incentives_participant_groups_check(PG_FUNCTION_ARGS)
 	/* the row's keys, until this transaction ends, in hash order */
 	hp = hash_bytes((const unsigned char *) participant, (int) strlen(participant));
 	hg = hash_bytes((const unsigned char *) group, (int) strlen(group));
-	KeyLock(Min(hp, hg));
+	pg_stored_key_lock("incentives.participant_groups", Min(hp, hg));
 	if (hp != hg)
-		KeyLock(Max(hp, hg));
+		pg_stored_key_lock("incentives.participant_groups", Max(hp, hg));
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -331,8 +286,8 @@ incentives_participant_groups_check(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_EXCLUSION_VIOLATION),
 				 errmsg("membership of participant \"%s\" in group \"%s\" %s overlaps its membership in group \"%s\" %s",
 						participant, group, window, Text(1),
-						WindowText(DatumGetDateADT(other_start), other_end_null,
-								   other_end_null ? 0 : DatumGetDateADT(other_end))),
+						pg_window_text(DatumGetDateADT(other_start), other_end_null,
+									   other_end_null ? 0 : DatumGetDateADT(other_end))),
 				 errhint("A participant belongs to one group at a time: end one window before the next starts.")));
 	}
 
