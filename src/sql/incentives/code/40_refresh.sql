@@ -253,62 +253,31 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.refresh_earnings_one(regclass, boolean, bigint, text, regclass) IS
   'Part of incentives.refresh_earnings(on_error => ''skip''): one participant in a subtransaction; on a data error (class 22 or 23) it keeps its previous earnings and the exception is logged';
 
-CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_work(
-    run_id          bigint,
-    participant_key text,
-    transactions    regclass,
-    progress_every  integer,
-    on_error        text,
-    changed_only    boolean,
-    jobs            integer)
-RETURNS void
+-- refresh_earnings_plan: whom a run refreshes, with the locks that keep
+-- other refreshes off them, and the change log consumed.  everyone: every
+-- participant of the relation; else keys, in byte order (one participant,
+-- or the changed ones with their groups' members).  grouped: an offer
+-- aggregates by participant group and there are memberships (docs/
+-- lifecycle.md, Participant groups), so a group's members are calculated
+-- together, never split between batches.
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_plan(
+    participant_key  text,
+    transactions     regclass,
+    changed_only     boolean,
+    OUT everyone     boolean,
+    OUT keys         text[],
+    OUT grouped      boolean)
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $function$
 #variable_conflict use_column
 DECLARE
-    v_run         bigint   := refresh_earnings_work.run_id;
-    v_participant text     := refresh_earnings_work.participant_key;
-    v_relation    regclass := refresh_earnings_work.transactions;
-    v_every       integer  := GREATEST(COALESCE(refresh_earnings_work.progress_every, 1000), 1);
-    v_skip        boolean  := refresh_earnings_work.on_error = 'skip';
-    v_tracked     boolean  := refresh_earnings_work.transactions = 'incentives.transactions'::regclass;
+    v_participant text     := refresh_earnings_plan.participant_key;
+    v_tracked     boolean  := refresh_earnings_plan.transactions = 'incentives.transactions'::regclass;
     v_everyone    boolean;
     v_changed     text[];
-    v_swap        boolean;
-    v_target      regclass;
-    v_new         text;
-    v_keys        text[];          -- changed_only: the participants, in byte order
-    v_starts      text[];          -- everyone: the first key of each batch
-    v_start_rn    bigint[];        -- and how many participants come before it, plus 1
-    v_prev_done   integer := 0;
-    v_nbatches    integer;
-    v_total       integer;
-    v_batch       integer;
-    v_batch_rel   regclass;
-    v_members     text[];
-    v_member      text;
-    v_filter      text;
-    v_delete_filter text;
-    v_table       text;
-    v_old         regclass;
-    v_owner       oid;
-    v_done        integer := 0;
-    v_rows        bigint  := 0;
-    v_sum         numeric := 0.00;
-    v_step_rows   bigint;
-    v_step_sum    numeric;
-    v_failed      boolean;
-    v_one_rows    bigint;
-    v_one_sum     numeric;
-    v_batch_ok    boolean;
-    v_exceptions  integer := 0;
-    v_written     boolean := false;
-    v_w           record;
-    -- participant groups (docs/lifecycle.md, Participant groups): an offer
-    -- aggregated by group and memberships, so a group's members are
-    -- calculated together, never split between batches
+    v_keys        text[];
     v_grouped     boolean := EXISTS (SELECT FROM incentives.programs AS p WHERE p.aggregation = 'group');
     -- incentives_internal.participant_units() reads every membership as
     -- its owner, so only the roles granted it run it (docs/security.md,
@@ -321,7 +290,6 @@ BEGIN
     ELSIF v_grouped THEN
         v_grouped := EXISTS (SELECT FROM incentives.participant_groups);
     END IF;
-    ---------------------------------------------------------------- what
     IF v_participant IS NOT NULL THEN
         -- One participant: refreshes of different participants run side
         -- by side, never beside a refresh of everyone.
@@ -361,8 +329,9 @@ BEGIN
         -- cannot take it
         LOCK TABLE ONLY incentives.earnings IN EXCLUSIVE MODE;
         -- The change log is consumed first: what this statement deletes was
-        -- committed before it, so the calculations below (later snapshots)
-        -- include it; what commits after it stays for the next run.
+        -- committed before it, so the calculations after it (later
+        -- snapshots) include it; what commits after it stays for the next
+        -- run.
         WITH consumed AS (
             DELETE FROM incentives.earnings_changes AS c
             RETURNING c.participant_key)
@@ -370,7 +339,7 @@ BEGIN
                array_agg(DISTINCT c.participant_key COLLATE "C") FILTER (WHERE c.participant_key IS NOT NULL)
           INTO v_everyone, v_changed
           FROM consumed AS c;
-        v_everyone := NOT refresh_earnings_work.changed_only OR COALESCE(v_everyone, false);
+        v_everyone := NOT refresh_earnings_plan.changed_only OR COALESCE(v_everyone, false);
         IF NOT v_tracked THEN
             -- earnings from another relation: everyone differs from a
             -- calculation on incentives.transactions now
@@ -408,82 +377,163 @@ BEGIN
             END IF;
         END IF;
     END IF;
+    everyone := v_everyone;
+    keys := v_keys;
+    grouped := v_grouped;
+END
+$function$;
+COMMENT ON FUNCTION incentives_internal.refresh_earnings_plan(text, regclass, boolean) IS
+  'Part of incentives.refresh_earnings (call the procedure, not this): takes the run''s locks, consumes the change log and returns whom the run refreshes (everyone, or the keys) and whether participant groups are calculated whole';
 
-    ---------------------------------------------------------------- how
-    -- Everyone, by the owner: build a new partition and swap it in.
-    v_owner := (SELECT c.relowner FROM pg_class AS c WHERE c.oid = 'incentives.earnings'::regclass);
-    v_swap := v_everyone AND pg_has_role(v_owner, 'USAGE');
-    IF v_swap THEN
-        v_new := format('earnings_run_%s', v_run);
-        -- Runtime DDL, not a declaration: the run's new partition of
-        -- incentives.earnings (incentives_internal.earnings_run_<run_id>).
-        EXECUTE format('CREATE TABLE incentives_internal.%I (LIKE incentives.earnings)', v_new);
-        v_target := format('incentives_internal.%I', v_new)::regclass;
-        -- Read only through incentives.earnings and its row-level security
-        -- (docs/security.md, Refresh partitions): whatever default
-        -- privileges granted on the new table, PUBLIC and every role but
-        -- its owner lose them.
-        PERFORM incentives_internal.earnings_partition_revoke(v_target);
-    ELSE
-        v_target := 'incentives.earnings'::regclass;
-    END IF;
-
-    -- Everyone into the new partition: every row written from C, in one
-    -- snapshot, by jobs processes.  With skip, a participant that fails
-    -- is reported, and a read that fails (a NULL, a repeated
-    -- transaction_id) leaves the batches below to find the participant.
-    IF v_swap THEN
-        IF v_skip THEN
-            BEGIN
-                SELECT * INTO v_w
-                  FROM incentives_internal.refresh_write(v_target, v_run, v_relation, v_every, true,
-                                                         refresh_earnings_work.jobs);
-                v_written := true;
-            EXCEPTION WHEN data_exception OR integrity_constraint_violation THEN
-                v_written := false;
-            END;
-        ELSE
+-- refresh_earnings_partition: a refresh of everyone by the owner, written
+-- from C into a new partition incentives_internal.earnings_run_<run_id>,
+-- in one snapshot, by jobs processes.  With skip, a participant that
+-- fails keeps its previous earnings (copied into the partition), is
+-- logged and stays marked as changed; a read that fails (a NULL, a
+-- repeated transaction_id) returns written false, and the batches
+-- (refresh_earnings_in_batches) fill the partition instead.
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_partition(
+    run_id            bigint,
+    transactions      regclass,
+    progress_every    integer,
+    skip              boolean,
+    jobs              integer,
+    OUT target        regclass,
+    OUT written       boolean,
+    OUT participants  integer,
+    OUT rows          bigint,
+    OUT total         numeric,
+    OUT exceptions    integer)
+LANGUAGE plpgsql
+VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+#variable_conflict use_column
+DECLARE
+    v_run    bigint := refresh_earnings_partition.run_id;
+    v_target regclass;
+    v_w      record;
+BEGIN
+    -- Runtime DDL, not a declaration: the run's new partition of
+    -- incentives.earnings (incentives_internal.earnings_run_<run_id>).
+    EXECUTE format('CREATE TABLE incentives_internal.%I (LIKE incentives.earnings)',
+                   format('earnings_run_%s', v_run));
+    v_target := format('incentives_internal.%I', format('earnings_run_%s', v_run))::regclass;
+    -- Read only through incentives.earnings and its row-level security
+    -- (docs/security.md, Refresh partitions): whatever default
+    -- privileges granted on the new table, PUBLIC and every role but
+    -- its owner lose them.
+    PERFORM incentives_internal.earnings_partition_revoke(v_target);
+    target := v_target;
+    written := true;
+    IF refresh_earnings_partition.skip THEN
+        BEGIN
             SELECT * INTO v_w
-              FROM incentives_internal.refresh_write(v_target, v_run, v_relation, v_every, false,
-                                                     refresh_earnings_work.jobs);
-            v_written := true;
-        END IF;
+              FROM incentives_internal.refresh_write(v_target, v_run, refresh_earnings_partition.transactions,
+                                                     refresh_earnings_partition.progress_every, true,
+                                                     refresh_earnings_partition.jobs);
+        EXCEPTION WHEN data_exception OR integrity_constraint_violation THEN
+            written := false;
+            RETURN;
+        END;
+    ELSE
+        SELECT * INTO v_w
+          FROM incentives_internal.refresh_write(v_target, v_run, refresh_earnings_partition.transactions,
+                                                 refresh_earnings_partition.progress_every, false,
+                                                 refresh_earnings_partition.jobs);
     END IF;
-    IF v_written THEN
-        v_total := v_w.participants;
-        v_rows := v_w.rows;
-        v_sum := v_w.total;
-        v_exceptions := COALESCE(cardinality(v_w.failed_participants), 0);
-        IF v_exceptions > 0 THEN
-            -- the skipped keep their previous earnings (rows written before
-            -- a participant failed go first), are logged, and stay marked
-            -- as changed for the next changed_only refresh
-            IF cardinality(v_w.partial_participants) > 0 THEN
-                EXECUTE format('DELETE FROM %s AS t WHERE t.participant_key = ANY ($1)', v_target)
-                  USING v_w.partial_participants;
-            END IF;
-            INSERT INTO incentives.calculation_exceptions (run_id, participant_key, transaction_id, sqlstate, message)
-            SELECT v_run, f.p, f.t, f.s, f.m
-              FROM unnest(v_w.failed_participants, v_w.failed_transactions, v_w.failed_sqlstates,
-                          v_w.failed_messages) AS f(p, t, s, m);
-            INSERT INTO incentives.earnings_changes (participant_key)
-            SELECT unnest(v_w.failed_participants);
-            EXECUTE format('INSERT INTO %s SELECT * FROM incentives.earnings AS e WHERE e.participant_key = ANY ($1)',
-                           v_target)
-              USING v_w.failed_participants;
+    participants := v_w.participants;
+    rows := v_w.rows;
+    total := v_w.total;
+    exceptions := COALESCE(cardinality(v_w.failed_participants), 0);
+    IF exceptions > 0 THEN
+        -- the skipped keep their previous earnings (rows written before
+        -- a participant failed go first), are logged, and stay marked
+        -- as changed for the next changed_only refresh
+        IF cardinality(v_w.partial_participants) > 0 THEN
+            EXECUTE format('DELETE FROM %s AS t WHERE t.participant_key = ANY ($1)', v_target)
+              USING v_w.partial_participants;
         END IF;
-        v_nbatches := 0;
+        INSERT INTO incentives.calculation_exceptions (run_id, participant_key, transaction_id, sqlstate, message)
+        SELECT v_run, f.p, f.t, f.s, f.m
+          FROM unnest(v_w.failed_participants, v_w.failed_transactions, v_w.failed_sqlstates,
+                      v_w.failed_messages) AS f(p, t, s, m);
+        INSERT INTO incentives.earnings_changes (participant_key)
+        SELECT unnest(v_w.failed_participants);
+        EXECUTE format('INSERT INTO %s SELECT * FROM incentives.earnings AS e WHERE e.participant_key = ANY ($1)',
+                       v_target)
+          USING v_w.failed_participants;
     END IF;
+END
+$function$;
+COMMENT ON FUNCTION incentives_internal.refresh_earnings_partition(bigint, regclass, integer, boolean, integer) IS
+  'Part of incentives.refresh_earnings (call the procedure, not this): creates the run''s new partition and writes every participant''s rows into it from C; with skip, logs the participants skipped and keeps their previous rows, or returns written false when the read itself failed';
 
-    -- Batches: everyone, participants in byte order, at most progress_every
-    -- of them and about work_mem's worth of transactions per batch (so that
-    -- a batch's rows stay in memory instead of a temporary file), as key
-    -- ranges (the first and last ranges are open, so every row already
-    -- materialized falls in one); changed_only, the changed participants,
-    -- progress_every per batch.
-    IF v_written THEN
-        NULL;
-    ELSIF v_everyone THEN
+-- refresh_earnings_in_batches: the rows of everyone or of keys written batch
+-- by batch into target (incentives.earnings, whose rows of the batch's
+-- participants are deleted first, or a new partition when swap), each
+-- batch one statement.  Everyone: participants in byte order, at most
+-- progress_every of them and about work_mem's worth of transactions per
+-- batch (so that a batch's rows stay in memory instead of a temporary
+-- file), as key ranges (the first and last ranges are open, so every row
+-- already materialized falls in one); keys: progress_every per batch.
+-- With skip, a batch that fails for a data reason is done again
+-- participant by participant (refresh_earnings_one).  A NOTICE every
+-- progress_every participants and at the end.
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_in_batches(
+    run_id            bigint,
+    participant_key   text,
+    transactions      regclass,
+    target            regclass,
+    progress_every    integer,
+    skip              boolean,
+    everyone          boolean,
+    keys              text[],
+    grouped           boolean,
+    swap              boolean,
+    OUT participants  integer,
+    OUT rows          bigint,
+    OUT total         numeric,
+    OUT exceptions    integer)
+LANGUAGE plpgsql
+VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+#variable_conflict use_column
+DECLARE
+    v_run         bigint   := refresh_earnings_in_batches.run_id;
+    v_participant text     := refresh_earnings_in_batches.participant_key;
+    v_relation    regclass := refresh_earnings_in_batches.transactions;
+    v_target      regclass := refresh_earnings_in_batches.target;
+    v_every       integer  := refresh_earnings_in_batches.progress_every;
+    v_everyone    boolean  := refresh_earnings_in_batches.everyone;
+    v_keys        text[]   := refresh_earnings_in_batches.keys;
+    v_grouped     boolean  := refresh_earnings_in_batches.grouped;
+    v_swap        boolean  := refresh_earnings_in_batches.swap;
+    v_starts      text[];          -- everyone: the first key of each batch
+    v_start_rn    bigint[];        -- and how many participants come before it, plus 1
+    v_prev_done   integer := 0;
+    v_nbatches    integer;
+    v_total       integer;
+    v_batch       integer;
+    v_batch_rel   regclass;
+    v_members     text[];
+    v_member      text;
+    v_filter      text;
+    v_delete_filter text;
+    v_table       text;
+    v_done        integer := 0;
+    v_rows        bigint  := 0;
+    v_sum         numeric := 0.00;
+    v_step_rows   bigint;
+    v_step_sum    numeric;
+    v_failed      boolean;
+    v_one_rows    bigint;
+    v_one_sum     numeric;
+    v_batch_ok    boolean;
+    v_exceptions  integer := 0;
+BEGIN
+    IF v_everyone THEN
         EXECUTE format($sql$
             SELECT count(*)::integer,
                    array_agg(p ORDER BY p) FILTER (WHERE b IS DISTINCT FROM prev_b),
@@ -581,7 +631,7 @@ BEGIN
                                                                CASE WHEN v_grouped THEN v_participant END,
                                                                v_batch_rel, v_swap) AS b;
         EXCEPTION WHEN data_exception OR integrity_constraint_violation THEN
-            IF NOT v_skip THEN
+            IF NOT refresh_earnings_in_batches.skip THEN
                 RAISE;
             END IF;
             v_batch_ok := false;
@@ -624,7 +674,6 @@ BEGIN
         END IF;
         v_rows := v_rows + v_step_rows;
         v_sum  := v_sum + v_step_sum;     -- NULL once a batch counted only
-        -- a NOTICE every progress_every participants, and at the end
         IF v_participant IS NULL
            AND (v_done / v_every > v_prev_done / v_every OR v_batch = v_nbatches) THEN
             RAISE NOTICE 'refresh_earnings: % of % participants, % rows', v_done, v_total, v_rows;
@@ -636,58 +685,139 @@ BEGIN
                            format('incentives refresh run %s: %s/%s', v_run, v_done, v_total),
                            true);
     END LOOP;
+    participants := v_total;
+    rows := v_rows;
+    total := v_sum;
+    exceptions := v_exceptions;
+END
+$function$;
+COMMENT ON FUNCTION incentives_internal.refresh_earnings_in_batches(bigint, text, regclass, regclass, integer, boolean, boolean, text[], boolean, boolean) IS
+  'Part of incentives.refresh_earnings (call the procedure, not this): replaces the earnings of everyone or of the given participants batch by batch (with skip, a failing batch participant by participant) and returns the participants, rows, total and exceptions';
 
-    ---------------------------------------------------------------- swap
+-- refresh_earnings_attach: the new partition indexed once over all its
+-- rows, then swapped in for the old one(s); readers wait for the commit
+-- (the detach locks the table) and then see only the new rows.
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_attach(
+    run_id  bigint,
+    target  regclass,
+    jobs    integer)
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    v_target regclass := refresh_earnings_attach.target;
+    v_name   text := (SELECT c.relname FROM pg_class AS c WHERE c.oid = refresh_earnings_attach.target);
+    v_owner  oid := (SELECT c.relowner FROM pg_class AS c WHERE c.oid = 'incentives.earnings'::regclass);
+    v_old    regclass;
+BEGIN
+    -- Rows written in the primary key's order (jobs 1 and 2: one stream
+    -- of rows) build it fastest in one process (a parallel build writes
+    -- each worker's sorted run to a temporary file, and its leader merges
+    -- them); rows from several workers come unsorted, and jobs - 1
+    -- workers share the sort (the setting returns to the caller's when
+    -- this function ends).
+    PERFORM set_config('max_parallel_maintenance_workers',
+                       CASE WHEN refresh_earnings_attach.jobs <= 2 THEN 0
+                            ELSE refresh_earnings_attach.jobs - 1 END::text,
+                       true);
+    EXECUTE format('ALTER TABLE %s ADD CONSTRAINT %I PRIMARY KEY '
+                   '(participant_key, offer_key, incentive_rate_key, transaction_id)',
+                   v_target, v_name || '_pkey');
+    EXECUTE format('CREATE INDEX %I ON %s (offer_key)', v_name || '_offer_idx', v_target);
+    EXECUTE format('COMMENT ON TABLE %s IS %L', v_target,
+                   format('Partition of incentives.earnings written by refresh run %s (replaced by the next full refresh)',
+                          refresh_earnings_attach.run_id));
+    IF (SELECT c.relowner FROM pg_class AS c WHERE c.oid = v_target) <> v_owner THEN
+        -- every partition belongs to the table's owner, whichever
+        -- member of its role refreshed
+        EXECUTE format('ALTER TABLE %s OWNER TO %I', v_target, pg_get_userbyid(v_owner));
+    END IF;
+    FOR v_old IN SELECT i.inhrelid::regclass
+                   FROM pg_inherits AS i
+                  WHERE i.inhparent = 'incentives.earnings'::regclass
+                    AND i.inhrelid <> 'incentives_internal.earnings_default'::regclass
+                  ORDER BY i.inhrelid LOOP
+        EXECUTE format('ALTER TABLE incentives.earnings DETACH PARTITION %s', v_old);
+        EXECUTE format('DROP TABLE %s', v_old);
+    END LOOP;
+    DELETE FROM incentives_internal.earnings_default;
+    EXECUTE format('ALTER TABLE incentives.earnings ATTACH PARTITION %s FOR VALUES FROM (MINVALUE) TO (MAXVALUE)',
+                   v_target);
+END
+$function$;
+COMMENT ON FUNCTION incentives_internal.refresh_earnings_attach(bigint, regclass, integer) IS
+  'Part of incentives.refresh_earnings (call the procedure, not this): builds the new partition''s indexes and swaps it in for the old partitions of incentives.earnings';
+
+-- refresh_earnings_work: one run, start to end.  Everyone by a role that
+-- owns incentives.earnings (or is a member of its owner): a new partition
+-- written from C and swapped in.  Anything else (one participant, the
+-- changed ones, everyone by a role that may only insert and delete):
+-- batches replacing the rows in place.  Then the run row gets its counts.
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_work(
+    run_id          bigint,
+    participant_key text,
+    transactions    regclass,
+    progress_every  integer,
+    on_error        text,
+    changed_only    boolean,
+    jobs            integer)
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+#variable_conflict use_column
+DECLARE
+    v_run     bigint  := refresh_earnings_work.run_id;
+    v_every   integer := GREATEST(COALESCE(refresh_earnings_work.progress_every, 1000), 1);
+    v_skip    boolean := refresh_earnings_work.on_error = 'skip';
+    v_plan    record;
+    v_swap    boolean;
+    v_target  regclass := 'incentives.earnings'::regclass;
+    v_written boolean := false;
+    v_done    record;
+BEGIN
+    SELECT * INTO v_plan
+      FROM incentives_internal.refresh_earnings_plan(refresh_earnings_work.participant_key,
+                                                     refresh_earnings_work.transactions,
+                                                     refresh_earnings_work.changed_only);
+    v_swap := v_plan.everyone
+              AND pg_has_role((SELECT c.relowner FROM pg_class AS c
+                                WHERE c.oid = 'incentives.earnings'::regclass), 'USAGE');
+    IF v_swap THEN
+        SELECT * INTO v_done
+          FROM incentives_internal.refresh_earnings_partition(v_run, refresh_earnings_work.transactions,
+                                                              v_every, v_skip, refresh_earnings_work.jobs);
+        v_target := v_done.target;
+        v_written := v_done.written;
+    END IF;
+    IF NOT v_written THEN
+        SELECT * INTO v_done
+          FROM incentives_internal.refresh_earnings_in_batches(v_run, refresh_earnings_work.participant_key,
+                                                            refresh_earnings_work.transactions, v_target,
+                                                            v_every, v_skip, v_plan.everyone, v_plan.keys,
+                                                            v_plan.grouped, v_swap);
+    END IF;
     IF v_swap THEN
         IF NOT v_written THEN
-            EXECUTE format('SELECT COALESCE(sum(e.incentive_amount), 0.00) FROM %s AS e WHERE e.run_id = $1', v_target)
-               INTO v_sum
+            -- the batches into a new partition count rows only
+            EXECUTE format('SELECT COALESCE(sum(e.incentive_amount), 0.00) FROM %s AS e WHERE e.run_id = $1',
+                           v_target)
+               INTO v_done.total
               USING v_run;
         END IF;
-        -- Indexes built once over all rows, then the new partition replaces
-        -- the old one(s); readers wait for the commit (the detach locks the
-        -- table) and then see only the new rows.  Rows written in the
-        -- primary key's order (jobs 1 and 2: one stream of rows) build it
-        -- fastest in one process (a parallel build writes each worker's
-        -- sorted run to a temporary file, and its leader merges them); rows
-        -- from several workers come unsorted, and jobs - 1 workers share
-        -- the sort (the setting returns to the caller's when this function
-        -- ends).
-        PERFORM set_config('max_parallel_maintenance_workers',
-                           CASE WHEN refresh_earnings_work.jobs <= 2 THEN 0
-                                ELSE refresh_earnings_work.jobs - 1 END::text,
-                           true);
-        EXECUTE format('ALTER TABLE %s ADD CONSTRAINT %I PRIMARY KEY '
-                       '(participant_key, offer_key, incentive_rate_key, transaction_id)',
-                       v_target, v_new || '_pkey');
-        EXECUTE format('CREATE INDEX %I ON %s (offer_key)', v_new || '_offer_idx', v_target);
-        EXECUTE format('COMMENT ON TABLE %s IS %L', v_target,
-                       format('Partition of incentives.earnings written by refresh run %s (replaced by the next full refresh)', v_run));
-        IF (SELECT c.relowner FROM pg_class AS c WHERE c.oid = v_target) <> v_owner THEN
-            -- every partition belongs to the table's owner, whichever
-            -- member of its role refreshed
-            EXECUTE format('ALTER TABLE %s OWNER TO %I', v_target, pg_get_userbyid(v_owner));
-        END IF;
-        FOR v_old IN SELECT i.inhrelid::regclass
-                       FROM pg_inherits AS i
-                      WHERE i.inhparent = 'incentives.earnings'::regclass
-                        AND i.inhrelid <> 'incentives_internal.earnings_default'::regclass
-                      ORDER BY i.inhrelid LOOP
-            EXECUTE format('ALTER TABLE incentives.earnings DETACH PARTITION %s', v_old);
-            EXECUTE format('DROP TABLE %s', v_old);
-        END LOOP;
-        DELETE FROM incentives_internal.earnings_default;
-        EXECUTE format('ALTER TABLE incentives.earnings ATTACH PARTITION %s FOR VALUES FROM (MINVALUE) TO (MAXVALUE)',
-                       v_target);
+        PERFORM incentives_internal.refresh_earnings_attach(v_run, v_target, refresh_earnings_work.jobs);
     END IF;
 
     UPDATE incentives.calculation_runs AS r
-       SET status = CASE WHEN v_exceptions > 0 THEN 'completed_with_exceptions' ELSE 'succeeded' END,
+       SET status = CASE WHEN v_done.exceptions > 0 THEN 'completed_with_exceptions' ELSE 'succeeded' END,
            finished_at = clock_timestamp(),
-           participants = v_total,
-           rows = v_rows,
-           total_incentive = v_sum,
-           exceptions = v_exceptions
+           participants = v_done.participants,
+           rows = v_done.rows,
+           total_incentive = v_done.total,
+           exceptions = v_done.exceptions
      WHERE r.run_id = v_run;
 END
 $function$;
