@@ -509,7 +509,7 @@ refresh_share_calculate(const RefreshArgs *args, int share, int nshares, TupleDe
 	{
 		while (calc_session_next(&session))
 		{
-			TxnUnit    *unit = &session.unit;
+			TxnUnit    *volatile unit = &session.unit;
 			volatile bool failed = false;
 
 			sh.p_rows = 0;
