@@ -256,9 +256,9 @@ typedef struct MergeSink
 	bool		cmp_valid;
 } MergeSink;
 
-/* KeyOf: the tuple's participant_key, in place. */
+/* TupleParticipantKey: the tuple's participant_key, in place. */
 static const char *
-KeyOf(MergeSink *ms, HeapTuple tuple, int *len)
+TupleParticipantKey(MergeSink *ms, HeapTuple tuple, int *len)
 {
 	bool		isnull;
 	Datum		d = heap_getattr(tuple, REFRESH_PARTICIPANT_COLUMN + 1, ms->desc, &isnull);
@@ -291,7 +291,7 @@ PeekWorker(MergeSink *ms)
 
 			ms->next = refresh_message_tuple(q->data, &q->off);
 			MemoryContextSwitchTo(old);
-			ms->next_key = KeyOf(ms, ms->next, &ms->next_len);
+			ms->next_key = TupleParticipantKey(ms, ms->next, &ms->next_len);
 			ms->cmp_valid = false;
 			break;
 		}
@@ -335,7 +335,7 @@ MergePut(RefreshSink *sink, HeapTuple tuple)
 {
 	MergeSink  *ms = (MergeSink *) sink;
 	int			len;
-	const char *key = KeyOf(ms, tuple, &len);
+	const char *key = TupleParticipantKey(ms, tuple, &len);
 
 	if (len != ms->own_len || memcmp(key, ms->own_key, len) != 0)
 	{
