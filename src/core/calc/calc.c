@@ -369,8 +369,8 @@ SkuQuantityQ(IncCalc *c, const IncTxn *t, IncQ *out)
 
 /*
  * inc_calc_sku_quantity_q: inc_calc_sku_quantity on the fast path (a
- * calculation without projection takes the first return, as before there
- * was one).
+ * calculation without projection takes the first return, which converts
+ * the quantity alone).
  */
 bool
 inc_calc_sku_quantity_q(IncCalc *c, const IncTxn *t, IncQ *out)

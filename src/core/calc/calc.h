@@ -31,7 +31,8 @@ typedef struct IncPosition
 {
 	const char *participant_key;	/* NULL outside a calculation */
 	const IncTxn *txn;
-	const IncUnit *unit;		/* whose keys the transactions name */
+	const IncUnit *unit;		/* the calculation unit whose keys the
+								 * transactions name */
 } IncPosition;
 
 /*
@@ -133,10 +134,10 @@ inc_txn_cache_get(IncTxnCache *cache, int i)
  */
 typedef struct IncCalc
 {
-	const IncUnits *units;
-	const int32_t *sku_uom_ids; /* by IncTxn.sku_id: the SKU's unit id, or 0 */
+	const IncUnits *units;		/* the units of measure (uoms), units.h */
+	const int32_t *sku_uom_ids; /* by IncTxn.sku_id: the SKU's uom id, or 0 */
 	const char *participant_key;
-	const IncUnit *unit;		/* the unit's keys and their flags */
+	const IncUnit *unit;		/* the calculation unit: keys and flags */
 	int			key;			/* participant_key's index in unit */
 	const char *group_key;		/* participant_key when it is a group, else NULL */
 	const bool *carriers;		/* diagnostics: by unit key, whether that

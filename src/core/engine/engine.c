@@ -9,8 +9,12 @@
  * the hooks of its own SKU, so a calculation is O(transactions x offers
  * that mention their SKU).  Offer state is per participant and created on
  * first touch; a generation counter makes "forget the last participant"
- * O(1).  The shared figures (units, base amounts, rounding) are in
- * calc.c, the unit tables in units.c.
+ * O(1).  The shared figures (quantities in a unit of measure, base
+ * amounts, rounding) are in calc.c, the unit-of-measure tables in units.c.
+ *
+ * Two kinds of unit meet here: a unit of measure is a uom (IncCalc.units
+ * holds their tables), a calculation unit (IncUnit: the participants
+ * calculated together; IncCalc.unit, IncPosition.unit) a calc_unit.
  *
  * A forecast's projection (inc_engine_set_projection) is one pointer per
  * offer, handed to the calculation helpers (IncCalc.projection) before
@@ -48,13 +52,13 @@ struct IncEngine
 	const IncStrategyOps **ops;	/* per offer, set by inc_engine_prepare: the
 								 * rules' for an offer with rules, else its
 								 * strategy's */
-	IncUnits   *units;
+	IncUnits   *uoms;			/* units of measure and their conversions */
 	IncStrMap  *index;			/* sku_key -> IncHookList * */
 	const char **sku_keys;		/* by id - 1 */
 	int			nsku_keys;
 	IncHookList **hook_lists;	/* by SKU id; [0] unused */
-	int32_t    *sku_uom_ids;	/* by SKU id: its unit's id, 0 for none */
-	bool		sku_uoms_stale; /* a SKU unit was set since they were made */
+	int32_t    *sku_uom_ids;	/* by SKU id: its uom's id, 0 for none */
+	bool		sku_uoms_stale; /* a SKU's uom was set since they were made */
 	const char **property_keys;
 	int			nproperty_keys;
 	int			property_keys_cap;
@@ -91,7 +95,7 @@ inc_engine_create(void)
 {
 	IncEngine  *e = inc_alloc(sizeof(IncEngine));
 
-	e->units = inc_units_create();
+	e->uoms = inc_units_create();
 	e->index = inc_strmap_create();
 	return e;
 }
@@ -145,7 +149,7 @@ inc_engine_add_offer_schedule(IncEngine *e, const IncOffer *offer, int nversions
 void
 inc_engine_set_sku_uom(IncEngine *e, const char *sku_key, const char *uom_key)
 {
-	inc_units_set_sku_uom(e->units, sku_key, uom_key);
+	inc_units_set_sku_uom(e->uoms, sku_key, uom_key);
 	e->sku_uoms_stale = true;
 }
 
@@ -154,7 +158,7 @@ void
 inc_engine_add_conversion(IncEngine *e, const char *from_uom, const char *to_uom,
 						  const IncDec *factor)
 {
-	inc_units_add_conversion(e->units, from_uom, to_uom, factor);
+	inc_units_add_conversion(e->uoms, from_uom, to_uom, factor);
 }
 
 /* inc_engine_set_diagnostics: report every offer's diagnostics to fn. */
@@ -213,9 +217,9 @@ inc_engine_set_tick(IncEngine *e, IncTickFn tick)
 	e->tick = tick;
 }
 
-/* AddHookUnit: the index sink's hook_unit: AddHook, with the id of uom_key. */
+/* AddHookUom: the index sink's hook_uom: AddHook, with the id of uom_key. */
 static void
-AddHookUnit(void *ctx, const char *sku_key, int kind, int a, int b, const char *uom_key)
+AddHookUom(void *ctx, const char *sku_key, int kind, int a, int b, const char *uom_key)
 {
 	Indexing   *ix = ctx;
 	IncEngine  *e = ix->engine;
@@ -232,7 +236,7 @@ AddHookUnit(void *ctx, const char *sku_key, int kind, int a, int b, const char *
 	l->hooks[l->n++] = (IncHook)
 	{
 		ix->offer, kind, a, b,
-			uom_key ? inc_units_intern(e->units, uom_key, strlen(uom_key)) : 0
+			uom_key ? inc_units_intern(e->uoms, uom_key, strlen(uom_key)) : 0
 	};
 }
 
@@ -240,7 +244,7 @@ AddHookUnit(void *ctx, const char *sku_key, int kind, int a, int b, const char *
 static void
 AddHook(void *ctx, const char *sku_key, int kind, int a, int b)
 {
-	AddHookUnit(ctx, sku_key, kind, a, b, NULL);
+	AddHookUom(ctx, sku_key, kind, a, b, NULL);
 }
 
 /* AddProperty: the index sink's property: a property key to load, once. */
@@ -264,7 +268,7 @@ void
 inc_engine_prepare(IncEngine *e)
 {
 	Indexing	ix = {e, 0};
-	IncIndexSink sink = {AddHook, AddHookUnit, AddProperty, &ix};
+	IncIndexSink sink = {AddHook, AddHookUom, AddProperty, &ix};
 	uint32_t	i;
 	int			o;
 
@@ -346,21 +350,21 @@ inc_engine_sku_key(const IncEngine *e, int id)
 	return e->sku_keys[id - 1];
 }
 
-/* inc_engine_uom_id: the id of the unit named by len bytes at uom (interned). */
+/* inc_engine_uom_id: the id of the uom named by len bytes at uom (interned). */
 int
 inc_engine_uom_id(IncEngine *e, const char *uom, size_t len)
 {
-	return inc_units_intern(e->units, uom, len);
+	return inc_units_intern(e->uoms, uom, len);
 }
 
-/* inc_engine_uom_key: the name of unit id. */
+/* inc_engine_uom_key: the name of uom id. */
 const char *
 inc_engine_uom_key(const IncEngine *e, int id)
 {
-	return inc_units_name(e->units, id);
+	return inc_units_name(e->uoms, id);
 }
 
-/* RefreshSkuUoms: each indexed SKU's unit id, after the SKU units changed. */
+/* RefreshSkuUoms: each indexed SKU's uom id, after the SKUs' uoms changed. */
 static void
 RefreshSkuUoms(IncEngine *e)
 {
@@ -368,9 +372,9 @@ RefreshSkuUoms(IncEngine *e)
 
 	for (i = 0; i < e->nsku_keys; i++)
 	{
-		const char *uom = inc_units_sku_uom(e->units, e->sku_keys[i]);
+		const char *uom = inc_units_sku_uom(e->uoms, e->sku_keys[i]);
 
-		e->sku_uom_ids[i + 1] = uom ? inc_units_find(e->units, uom) : 0;
+		e->sku_uom_ids[i + 1] = uom ? inc_units_find(e->uoms, uom) : 0;
 	}
 	e->sku_uoms_stale = false;
 }
@@ -437,20 +441,20 @@ typedef struct MemberList
 	Member	   *items;
 } MemberList;
 
-typedef struct Unit Unit;
+typedef struct UnitRun UnitRun;
 
 /* The emit context of one key's calculation. */
 typedef struct KeyEmit
 {
-	Unit	   *u;
+	UnitRun    *run;
 	int			key;
 } KeyEmit;
 
-/* What one unit's calculation keeps (inc_engine_calculate_unit). */
-struct Unit
+/* What one calculation unit's calculation keeps (inc_engine_calculate_unit). */
+struct UnitRun
 {
 	IncEngine  *e;
-	const IncUnit *unit;
+	const IncUnit *calc_unit;
 	int			nkeys;
 	IncCalc    *calcs;			/* per key */
 	KeyEmit    *emits;			/* per key: its calculation's emit_ctx */
@@ -474,32 +478,32 @@ struct Unit
  * while a forecast projects (inc_engine_set_projection).
  */
 static IncCalc *
-CalcOf(Unit *u, int o, int k)
+CalcOf(UnitRun *run, int o, int k)
 {
-	IncCalc    *c = &u->calcs[k];
+	IncCalc    *c = &run->calcs[k];
 
-	c->ids = &u->e->offer_ids[o];
-	if (u->e->projecting)
-		c->projection = u->e->projected[o];
+	c->ids = &run->e->offer_ids[o];
+	if (run->e->projecting)
+		c->projection = run->e->projected[o];
 	return c;
 }
 
 /*
- * OfferState: the state of offer o for key k of the unit, begun (and
- * recorded as touched) on first use.
+ * OfferState: the state of offer o for key k of the calculation unit,
+ * begun (and recorded as touched) on first use.
  */
 static void *
-OfferState(Unit *u, int o, int k)
+OfferState(UnitRun *run, int o, int k)
 {
-	IncEngine  *e = u->e;
-	int			slot = o * u->nkeys + k;
+	IncEngine  *e = run->e;
+	int			slot = o * run->nkeys + k;
 
-	if (u->gens[slot] == u->gen)
-		return u->states[slot];
-	u->states[slot] = e->ops[o]->begin(CalcOf(u, o, k), e->offers[o]);
-	u->gens[slot] = u->gen;
-	u->touched[u->ntouched++] = slot;
-	return u->states[slot];
+	if (run->gens[slot] == run->gen)
+		return run->states[slot];
+	run->states[slot] = e->ops[o]->begin(CalcOf(run, o, k), e->offers[o]);
+	run->gens[slot] = run->gen;
+	run->touched[run->ntouched++] = slot;
+	return run->states[slot];
 }
 
 static int
@@ -511,9 +515,9 @@ CompareInts(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* MemberOf: member p's entry in a group offer state's list (made on first use). */
+/* MemberEntry: member p's entry in a group offer state's list, made on first use. */
 static Member *
-MemberOf(MemberList *l, int p)
+MemberEntry(MemberList *l, int p)
 {
 	int			i;
 
@@ -530,33 +534,33 @@ MemberOf(MemberList *l, int p)
 }
 
 /*
- * UnitEmit: a row of one key's calculation: counted for the diagnostics
+ * UnitRunEmit: a row of one key's calculation: counted for the diagnostics
  * of a group offer, then to the host when it wants the row's participant
  * (INC_KEY_REPORT: a group's other members' rows are made for the group's
  * figures, pools and limits, and dropped here).
  */
 static void
-UnitEmit(void *ctx, const IncRow *row)
+UnitRunEmit(void *ctx, const IncRow *row)
 {
 	const KeyEmit *ke = ctx;
-	Unit	   *u = ke->u;
+	UnitRun    *run = ke->run;
 
-	if (u->members && row->offer->aggregation == INC_AGGREGATE_GROUP)
+	if (run->members && row->offer->aggregation == INC_AGGREGATE_GROUP)
 	{
-		Member	   *m = MemberOf(&u->members[u->offer * u->nkeys + ke->key],
+		Member	   *m = MemberEntry(&run->members[run->offer * run->nkeys + ke->key],
 								 row->txn->participant);
 		IncRat		a;
 
 		inc_rat_from_dec(&a, &row->incentive_amount);
 		inc_rat_add(&m->amount, &m->amount, &a);
 	}
-	if (u->unit->flags[row->txn->participant] & INC_KEY_REPORT)
-		u->emit(u->emit_ctx, row);
+	if (run->calc_unit->flags[row->txn->participant] & INC_KEY_REPORT)
+		run->emit(run->emit_ctx, row);
 }
 
-/* KeyOf: the key of offer o's state for transaction t. */
+/* StateKeyOf: the key of offer o's state for transaction t. */
 static inline int
-KeyOf(const IncEngine *e, int o, const IncTxn *t)
+StateKeyOf(const IncEngine *e, int o, const IncTxn *t)
 {
 	return e->offers[o]->aggregation == INC_AGGREGATE_GROUP ? t->aggregation : t->participant;
 }
@@ -569,20 +573,20 @@ KeyOf(const IncEngine *e, int o, const IncTxn *t)
  * show (INC_KEY_VISIBLE), in key order.
  */
 static void
-GroupPart(Unit *u, int slot, int k, IncJsonBuf *b)
+GroupPart(UnitRun *run, int slot, int k, IncJsonBuf *b)
 {
-	const IncUnit *unit = u->unit;
-	MemberList *l = &u->members[slot];
+	const IncUnit *calc_unit = run->calc_unit;
+	MemberList *l = &run->members[slot];
 	int			p,
 				i;
 	bool		first = true;
 
 	inc_json_raw(b, "\"aggregation\":{");
-	inc_json_key_string(b, "key", unit->keys[k]);
+	inc_json_key_string(b, "key", calc_unit->keys[k]);
 	inc_json_raw(b, ",");
-	inc_json_key_string(b, "group_key", (unit->flags[k] & INC_KEY_GROUP) ? unit->keys[k] : NULL);
+	inc_json_key_string(b, "group_key", (calc_unit->flags[k] & INC_KEY_GROUP) ? calc_unit->keys[k] : NULL);
 	inc_json_raw(b, ",\"members\":[");
-	for (p = 0; p < unit->nkeys; p++)
+	for (p = 0; p < calc_unit->nkeys; p++)
 	{
 		const Member *m = NULL;
 		IncRat		zero;
@@ -592,14 +596,14 @@ GroupPart(Unit *u, int slot, int k, IncJsonBuf *b)
 			if (l->items[i].participant == p)
 				m = &l->items[i];
 		/* a member reported under the key with no transaction of the offer */
-		if (m == NULL && !u->calcs[k].carriers[p])
+		if (m == NULL && !run->calcs[k].carriers[p])
 			continue;
-		if (!(unit->flags[p] & (INC_KEY_VISIBLE | INC_KEY_REPORT)))
+		if (!(calc_unit->flags[p] & (INC_KEY_VISIBLE | INC_KEY_REPORT)))
 			continue;
 		inc_rat_from_int(&zero, 0);
 		inc_json_raw(b, first ? "{" : ",{");
 		first = false;
-		inc_json_key_string(b, "participant_key", unit->keys[p]);
+		inc_json_key_string(b, "participant_key", calc_unit->keys[p]);
 		snprintf(count, sizeof(count), ",\"transactions\":%d,\"incentive_amount\":",
 				 m ? m->transactions : 0);
 		inc_json_raw(b, count);
@@ -617,17 +621,17 @@ GroupPart(Unit *u, int slot, int k, IncJsonBuf *b)
  * p's own key when it has none), with GroupPart's "aggregation" added.
  */
 static void
-Diagnose(Unit *u, const bool *carries)
+Diagnose(UnitRun *run, const bool *carries)
 {
-	IncEngine  *e = u->e;
-	const IncUnit *unit = u->unit;
+	IncEngine  *e = run->e;
+	const IncUnit *calc_unit = run->calc_unit;
 	int			o,
 				p,
 				k;
 
-	for (p = 0; p < u->nkeys; p++)
+	for (p = 0; p < run->nkeys; p++)
 	{
-		if (!(unit->flags[p] & INC_KEY_REPORT))
+		if (!(calc_unit->flags[p] & INC_KEY_REPORT))
 			continue;
 		for (o = 0; o < e->noffers; o++)
 		{
@@ -635,19 +639,19 @@ Diagnose(Unit *u, const bool *carries)
 
 			if (offer->aggregation != INC_AGGREGATE_GROUP)
 			{
-				e->diagnostics(e->diagnostics_ctx, offer, unit->keys[p], NULL,
-							   u->jsons[o * u->nkeys + p]);
+				e->diagnostics(e->diagnostics_ctx, offer, calc_unit->keys[p], NULL,
+							   run->jsons[o * run->nkeys + p]);
 				continue;
 			}
-			for (k = 0; k < u->nkeys; k++)
+			for (k = 0; k < run->nkeys; k++)
 			{
-				int			slot = o * u->nkeys + k;
-				const char *json = u->jsons[slot];
+				int			slot = o * run->nkeys + k;
+				const char *json = run->jsons[slot];
 				size_t		len;
 				char	   *head;
 				IncJsonBuf	b;
 
-				if (!carries[p * u->nkeys + k])
+				if (!carries[p * run->nkeys + k])
 					continue;
 				len = strlen(json);
 				/* the state's object without its closing brace */
@@ -659,16 +663,16 @@ Diagnose(Unit *u, const bool *carries)
 				inc_json_init(&b);
 				inc_json_raw(&b, head);
 				inc_json_raw(&b, strcmp(head, "{") == 0 ? "" : ",");
-				GroupPart(u, slot, k, &b);
+				GroupPart(run, slot, k, &b);
 				inc_json_raw(&b, "}");
-				e->diagnostics(e->diagnostics_ctx, offer, unit->keys[p],
-							   (unit->flags[k] & INC_KEY_GROUP) ? unit->keys[k] : NULL, b.data);
+				e->diagnostics(e->diagnostics_ctx, offer, calc_unit->keys[p],
+							   (calc_unit->flags[k] & INC_KEY_GROUP) ? calc_unit->keys[k] : NULL, b.data);
 			}
 		}
 	}
 }
 
-/* inc_engine_calculate: every earning row of one participant (a unit of one key). */
+/* inc_engine_calculate: every earning row of one participant (a calc_unit of one key). */
 void
 inc_engine_calculate(IncEngine *e, const char *participant_key,
 					 const IncTxn *txns, int ntxns,
@@ -677,32 +681,32 @@ inc_engine_calculate(IncEngine *e, const char *participant_key,
 {
 	static const uint8_t flags = INC_KEY_REPORT | INC_KEY_VISIBLE;
 	/* in the calculation's memory: the position points at it after a failure */
-	IncUnit    *unit = inc_alloc(sizeof(IncUnit));
+	IncUnit    *calc_unit = inc_alloc(sizeof(IncUnit));
 	const char **keys = inc_alloc(sizeof(char *));
 
 	keys[0] = participant_key;
-	unit->nkeys = 1;
-	unit->keys = keys;
-	unit->flags = &flags;
-	unit->pages = NULL;
-	inc_engine_calculate_unit(e, unit, txns, ntxns, props, props_ctx, emit, emit_ctx);
+	calc_unit->nkeys = 1;
+	calc_unit->keys = keys;
+	calc_unit->flags = &flags;
+	calc_unit->pages = NULL;
+	inc_engine_calculate_unit(e, calc_unit, txns, ntxns, props, props_ctx, emit, emit_ctx);
 }
 
 /*
- * inc_engine_calculate_unit: every earning row of a unit.  One pass over
- * the transactions: each goes past the offers of its SKU, into the state
+ * inc_engine_calculate_unit: every earning row of a calculation unit.  One
+ * pass over the transactions: each goes past the offers of its SKU, into the state
  * of the offer for its participant (an offer aggregated by participant)
  * or its aggregation key (by group); then every state begun finishes, in
  * offer order, then key order.
  */
 void
-inc_engine_calculate_unit(IncEngine *e, const IncUnit *unit,
+inc_engine_calculate_unit(IncEngine *e, const IncUnit *calc_unit,
 						  const IncTxn *txns, int ntxns,
 						  IncPropertyFn props, void *props_ctx,
 						  IncEmitFn emit, void *emit_ctx)
 {
-	Unit		u;
-	int			nkeys = unit->nkeys;
+	UnitRun		run;
+	int			nkeys = calc_unit->nkeys;
 	int			nslots = e->noffers * nkeys;
 	bool		filtered = false;
 	bool	   *relevant = NULL;	/* filtered: keys with a wanted transaction */
@@ -713,66 +717,66 @@ inc_engine_calculate_unit(IncEngine *e, const IncUnit *unit,
 				h,
 				k;
 
-	if (unit->pages)
+	if (calc_unit->pages)
 	{
 		/* the host keeps the transactions in pages: read through a cache */
-		cache = inc_txn_cache_create(unit->pages);
+		cache = inc_txn_cache_create(calc_unit->pages);
 		txns = NULL;
-		ntxns = unit->pages->ntxns;
+		ntxns = calc_unit->pages->ntxns;
 	}
 	if (e->sku_uoms_stale)
 		RefreshSkuUoms(e);
-	memset(&u, 0, sizeof(u));
-	u.e = e;
-	u.unit = unit;
-	u.nkeys = nkeys;
-	u.emit = emit;
-	u.emit_ctx = emit_ctx;
-	u.touched = inc_alloc(sizeof(int) * (nslots + 1));
+	memset(&run, 0, sizeof(run));
+	run.e = e;
+	run.calc_unit = calc_unit;
+	run.nkeys = nkeys;
+	run.emit = emit;
+	run.emit_ctx = emit_ctx;
+	run.touched = inc_alloc(sizeof(int) * (nslots + 1));
 	if (nkeys == 1)
 	{
 		/* one participant: the engine's own arrays, forgotten by generation */
-		u.gens = e->state_gen;
-		u.states = e->state;
-		u.gen = ++e->gen;
+		run.gens = e->state_gen;
+		run.states = e->state;
+		run.gen = ++e->gen;
 	}
 	else
 	{
-		u.gens = inc_alloc(sizeof(uint64_t) * (nslots + 1));
-		u.states = inc_alloc(sizeof(void *) * (nslots + 1));
-		u.gen = 1;
+		run.gens = inc_alloc(sizeof(uint64_t) * (nslots + 1));
+		run.states = inc_alloc(sizeof(void *) * (nslots + 1));
+		run.gen = 1;
 	}
-	u.calcs = inc_alloc(sizeof(IncCalc) * nkeys);
-	u.emits = inc_alloc(sizeof(KeyEmit) * nkeys);
+	run.calcs = inc_alloc(sizeof(IncCalc) * nkeys);
+	run.emits = inc_alloc(sizeof(KeyEmit) * nkeys);
 	for (k = 0; k < nkeys; k++)
 	{
-		IncCalc    *c = &u.calcs[k];
+		IncCalc    *c = &run.calcs[k];
 
-		c->units = e->units;
+		c->units = e->uoms;
 		c->sku_uom_ids = e->sku_uom_ids;
-		c->participant_key = unit->keys[k];
-		c->unit = unit;
+		c->participant_key = calc_unit->keys[k];
+		c->unit = calc_unit;
 		c->key = k;
-		c->group_key = (unit->flags[k] & INC_KEY_GROUP) ? unit->keys[k] : NULL;
+		c->group_key = (calc_unit->flags[k] & INC_KEY_GROUP) ? calc_unit->keys[k] : NULL;
 		c->txns = txns;
 		c->cache = cache;
 		c->props = props;
 		c->props_ctx = props_ctx;
-		u.emits[k].u = &u;
-		u.emits[k].key = k;
-		c->emit = UnitEmit;
-		c->emit_ctx = &u.emits[k];
+		run.emits[k].run = &run;
+		run.emits[k].key = k;
+		c->emit = UnitRunEmit;
+		c->emit_ctx = &run.emits[k];
 		c->tick = e->tick;
 		/* a basis is reported whether or not the rules let rows out */
 		c->diagnostics = diagnostics || e->basis != NULL;
 		c->position = &e->position;
 		c->enrollments = e->enrollments;
 		c->enrollments_ctx = e->enrollments_ctx;
-		if (!(unit->flags[k] & INC_KEY_REPORT))
+		if (!(calc_unit->flags[k] & INC_KEY_REPORT))
 			filtered = true;
 	}
-	e->position.unit = unit;
-	e->position.participant_key = unit->keys[0];
+	e->position.unit = calc_unit;
+	e->position.participant_key = calc_unit->keys[0];
 	e->position.txn = NULL;
 
 	/*
@@ -785,20 +789,20 @@ inc_engine_calculate_unit(IncEngine *e, const IncUnit *unit,
 		relevant = inc_alloc(sizeof(bool) * nkeys);
 		for (i = 0; i < ntxns; i++)
 		{
-			const IncTxn *t = inc_calc_txn(&u.calcs[0], i);
+			const IncTxn *t = inc_calc_txn(&run.calcs[0], i);
 
-			if (unit->flags[t->participant] & INC_KEY_REPORT)
+			if (calc_unit->flags[t->participant] & INC_KEY_REPORT)
 				relevant[t->aggregation] = true;
 		}
 	}
 	if (diagnostics)
 	{
-		u.members = inc_alloc(sizeof(MemberList) * (nslots + 1));
-		u.jsons = inc_alloc(sizeof(char *) * (nslots + 1));
+		run.members = inc_alloc(sizeof(MemberList) * (nslots + 1));
+		run.jsons = inc_alloc(sizeof(char *) * (nslots + 1));
 		carries = inc_alloc(sizeof(bool) * nkeys * nkeys);
 		for (i = 0; i < ntxns; i++)
 		{
-			const IncTxn *t = inc_calc_txn(&u.calcs[0], i);
+			const IncTxn *t = inc_calc_txn(&run.calcs[0], i);
 
 			carries[t->participant * nkeys + t->aggregation] = true;
 		}
@@ -806,7 +810,7 @@ inc_engine_calculate_unit(IncEngine *e, const IncUnit *unit,
 
 	for (i = 0; i < ntxns; i++)
 	{
-		const IncTxn *t = inc_calc_txn(&u.calcs[0], i);
+		const IncTxn *t = inc_calc_txn(&run.calcs[0], i);
 		const IncHookList *hooks = t->sku_id ? e->hook_lists[t->sku_id] :
 			inc_strmap_get(e->index, t->sku_key);
 
@@ -821,15 +825,15 @@ inc_engine_calculate_unit(IncEngine *e, const IncUnit *unit,
 			int			o = hook->offer;
 			void	   *state;
 
-			k = KeyOf(e, o, t);
+			k = StateKeyOf(e, o, t);
 			if (filtered && !(e->offers[o]->aggregation == INC_AGGREGATE_GROUP ? relevant[k] :
-							  (unit->flags[k] & INC_KEY_REPORT) != 0))
+							  (calc_unit->flags[k] & INC_KEY_REPORT) != 0))
 				continue;
-			state = OfferState(&u, o, k);
-			u.offer = o;
-			if (u.members && e->offers[o]->aggregation == INC_AGGREGATE_GROUP)
+			state = OfferState(&run, o, k);
+			run.offer = o;
+			if (run.members && e->offers[o]->aggregation == INC_AGGREGATE_GROUP)
 			{
-				Member	   *m = MemberOf(&u.members[o * nkeys + k], t->participant);
+				Member	   *m = MemberEntry(&run.members[o * nkeys + k], t->participant);
 
 				if (m->last_txn != i)
 				{
@@ -837,7 +841,7 @@ inc_engine_calculate_unit(IncEngine *e, const IncUnit *unit,
 					m->transactions++;
 				}
 			}
-			e->ops[o]->observe(CalcOf(&u, o, k), e->offers[o], state, hook, i);
+			e->ops[o]->observe(CalcOf(&run, o, k), e->offers[o], state, hook, i);
 		}
 	}
 	e->position.txn = NULL;
@@ -852,7 +856,7 @@ inc_engine_calculate_unit(IncEngine *e, const IncUnit *unit,
 			int			o,
 						g;
 
-			if (!(unit->flags[k] & INC_KEY_REPORT))
+			if (!(calc_unit->flags[k] & INC_KEY_REPORT))
 				continue;
 			if (!carries[k * nkeys + k])
 			{
@@ -866,11 +870,11 @@ inc_engine_calculate_unit(IncEngine *e, const IncUnit *unit,
 			for (o = 0; o < e->noffers; o++)
 			{
 				if (e->offers[o]->aggregation != INC_AGGREGATE_GROUP)
-					(void) OfferState(&u, o, k);
+					(void) OfferState(&run, o, k);
 				else
 					for (g = 0; g < nkeys; g++)
 						if (carries[k * nkeys + g])
-							(void) OfferState(&u, o, g);
+							(void) OfferState(&run, o, g);
 			}
 		}
 
@@ -882,40 +886,40 @@ inc_engine_calculate_unit(IncEngine *e, const IncUnit *unit,
 			int			p;
 
 			for (p = 0; p < nkeys; p++)
-				carriers[p] = (unit->flags[p] & INC_KEY_REPORT) && carries[p * nkeys + k];
-			u.calcs[k].carriers = carriers;
+				carriers[p] = (calc_unit->flags[p] & INC_KEY_REPORT) && carries[p * nkeys + k];
+			run.calcs[k].carriers = carriers;
 		}
 
 	/* finish in offer order, then key order, so output order is stable */
-	qsort(u.touched, u.ntouched, sizeof(int), CompareInts);
-	for (i = 0; i < u.ntouched; i++)
+	qsort(run.touched, run.ntouched, sizeof(int), CompareInts);
+	for (i = 0; i < run.ntouched; i++)
 	{
-		int			slot = u.touched[i];
+		int			slot = run.touched[i];
 		int			o = slot / nkeys;
 		IncCalc    *c;
 
 		k = slot % nkeys;
-		c = CalcOf(&u, o, k);
-		e->position.participant_key = unit->keys[k];
-		u.offer = o;
-		e->ops[o]->finish(c, e->offers[o], u.states[slot]);
+		c = CalcOf(&run, o, k);
+		e->position.participant_key = calc_unit->keys[k];
+		run.offer = o;
+		e->ops[o]->finish(c, e->offers[o], run.states[slot]);
 		inc_calc_at(c, NULL);
 		if (diagnostics)
 		{
-			u.jsons[slot] = e->ops[o]->diagnose(c, e->offers[o], u.states[slot]);
+			run.jsons[slot] = e->ops[o]->diagnose(c, e->offers[o], run.states[slot]);
 			inc_calc_at(c, NULL);
 		}
 		if (e->basis)
 		{
 			IncBasis	basis;
-			bool		known = e->ops[o]->basis(c, e->offers[o], u.states[slot], &basis);
+			bool		known = e->ops[o]->basis(c, e->offers[o], run.states[slot], &basis);
 
 			inc_calc_at(c, NULL);
 			e->basis(e->basis_ctx, e->offers[o], k, known ? &basis : NULL);
 		}
 	}
 	if (diagnostics)
-		Diagnose(&u, carries);
+		Diagnose(&run, carries);
 	e->position.participant_key = NULL;
 	e->position.unit = NULL;
 }

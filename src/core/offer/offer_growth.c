@@ -9,8 +9,8 @@
  * incentive.pays_on) and offer_rules.c (each requirement), with the path
  * at the object that holds the field.  Faults are reported in the
  * `invalid offer "KEY": PATH problem` form, like every other rule of the
- * parser.  An offer without growth types compiles as before: its
- * baselines are INC_BASELINE_NONE and pays_on is all_volume.
+ * parser.  An offer without growth types compiles with no baseline:
+ * its baselines are INC_BASELINE_NONE and pays_on is all_volume.
  */
 #include <string.h>
 

@@ -54,20 +54,20 @@ typedef struct IncHook
 	int			kind;
 	int			a;
 	int			b;
-	int			uom_id;			/* hook_unit: the id of its unit (units.h); else 0 */
+	int			uom_id;			/* hook_uom: the id of its uom (units.h); else 0 */
 } IncHook;
 
 /*
  * Where a strategy's index operation reports what its offer needs: hooks,
- * a hook whose transactions convert to a unit (hook_unit: the engine
- * resolves the unit's id once, so the calculation converts by id), and
- * properties.
+ * a hook whose transactions convert to a unit of measure (hook_uom: the
+ * engine resolves the uom's id once, so the calculation converts by id),
+ * and properties.
  */
 typedef struct IncIndexSink
 {
 	void		(*hook) (void *ctx, const char *sku_key, int kind, int a, int b);
-	void		(*hook_unit) (void *ctx, const char *sku_key, int kind, int a, int b,
-							  const char *uom_key);
+	void		(*hook_uom) (void *ctx, const char *sku_key, int kind, int a, int b,
+							 const char *uom_key);
 	void		(*property) (void *ctx, const char *property_key);
 	void	   *ctx;
 } IncIndexSink;

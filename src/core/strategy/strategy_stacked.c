@@ -61,7 +61,7 @@ StackedIndex(const IncOffer *offer, const IncIndexSink *sink)
 		{
 			const IncConversionRate *conv = &offer->stacked.sets[i].conversions[j];
 
-			sink->hook_unit(sink->ctx, conv->sku_key, 0, i, j, conv->from_uom);
+			sink->hook_uom(sink->ctx, conv->sku_key, 0, i, j, conv->from_uom);
 		}
 }
 

@@ -2,29 +2,8 @@
  * calculate.c
  *    incentives.incentive_calculate(participant_key, properties,
  *    offer_keys, transactions, as_of, through_date) RETURNS SETOF
- *    incentives.earning.
- *
- * One call is a calculation session (calc_session.h: the engine, groups,
- * properties, enrollments, the transactions read once), its rows written
- * into a materialized tuplestore (which spills past work_mem), built
- * without allocating (calc_row.h).  Runs with the caller's rights and
- * snapshot (STABLE, read-only SPI), so row-level security applies.
- * incentive_diagnostics returns the engine's diagnostics of every
- * requested offer instead of the rows; a participant named by
- * participant_key is reported even when it has no transactions.  The
- * what-if entry point (incentives.calculate) adds the request's
- * enrollment windows through a fifth argument of the internal variants.
- * A result may have group_key and the transaction's date after the 17
- * columns.  An error context callback notes where a failed calculation
- * was (base/fail.c), for refreshes that skip failing participants
- * (docs/lifecycle.md, on_error => 'skip').
- *
- * incentives.forecast(as_of_date, participant_key, offer_keys,
- * transactions) shares it too: the transactions dated on or before
- * as_of_date, the stored properties, and per calculation unit the
- * engine's forecast (core/engine/forecast.h: the actual and the projected
- * calculation) instead of the rows, one row per participant and offer
- * (and group, in an offer aggregated by group).
+ *    incentives.earning, and incentive_diagnostics, the what-if variants
+ *    and forecast, which share its body (Calculate).
  */
 #include "postgres.h"
 
@@ -180,7 +159,8 @@ typedef struct FailureWhere
  * NoteFailure: error context callback of a calculation; notes the
  * participant and transaction it was at (base/fail.c), so that a refresh
  * that skips failing participants can say which transaction failed without
- * reading the message.  While the engine runs its position says where;
+ * reading the message (docs/lifecycle.md, on_error => 'skip').  While the
+ * engine runs its position says where;
  * while reading, the row the source raised the error about does.
  */
 static void
@@ -205,10 +185,22 @@ OptionalArg(FunctionCallInfo fcinfo, int n)
 
 /*
  * Calculate: the body of incentive_calculate, incentive_diagnostics and
- * forecast; mode selects what is returned.  The first two share their
- * arguments (participant_key, properties, offer_keys, transactions),
- * which go on with as_of and through_date (0.1.0's declarations stop
- * before them: PG_NARGS tells).  The request variants
+ * forecast; mode selects what is returned.  One call is a calculation
+ * session (calc_session.h: the engine, groups, properties, enrollments,
+ * the transactions read once), its rows written into a materialized
+ * tuplestore (which spills past work_mem), built without allocating
+ * (calc_row.h), with the caller's rights and snapshot (STABLE, read-only
+ * SPI), so row-level security applies.  A result may have group_key and
+ * the transaction's date after the 17 columns.  Diagnostics report a
+ * participant named by participant_key even when it has no transactions.
+ * forecast reads the transactions dated on or before as_of_date and
+ * returns the engine's forecast per calculation unit (forecast.h), one
+ * row per participant and offer (and group, in an offer aggregated by
+ * group).
+ *
+ * The first two share their arguments (participant_key, properties,
+ * offer_keys, transactions), which go on with as_of and through_date
+ * (extension version 0.1.0 declares them without these: PG_NARGS tells).  The request variants
  * (calculate_request, diagnostics_request; request) have the request's
  * enrollment windows (jsonb) fifth, then as_of and through_date.  forecast
  * has (as_of_date, participant_key, offer_keys, transactions): the

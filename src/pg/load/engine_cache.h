@@ -2,26 +2,8 @@
  * engine_cache.h
  *    The engine of the last calculation, kept per backend for the next
  *    one that sees the same data: a thousand per-participant calls in one
- *    statement build it once.
- *
- * An engine holds what a calculation reads besides transactions and
- * properties: the compiled offers, the SKU units and the unit
- * conversions.  It is reused only by a call that would read exactly the
- * same rows:
- *   - the same snapshot (xmin, xmax, in-progress transactions, command
- *     id): every other transaction's change is either seen by both or by
- *     neither;
- *   - no change by this backend since: statement-level triggers on
- *     incentives.offers, skus and uom_conversions send a relcache
- *     invalidation (incentives_internal.reference_changed), which this
- *     backend receives at its next command (and at a rolled-back
- *     subtransaction), and the callback drops the engine -- as pg_cron
- *     drops its job cache;
- *   - the same role, the same offer_keys, no as_of, and none of the three
- *     tables under row-level security (whose policies may depend on more
- *     than the snapshot and the role); never in a serializable
- *     transaction, whose reads must take their predicate locks.
- * The engine lives in its own memory context under CacheMemoryContext.
+ *    statement build it once, in its own memory context under
+ *    CacheMemoryContext.
  */
 #ifndef INC_ENGINE_CACHE_H
 #define INC_ENGINE_CACHE_H
@@ -49,7 +31,26 @@ extern void pg_engine_cache_init(void);
  */
 extern bool pg_engine_cache_usable(void);
 
-/* pg_engine_cache_lookup: the cached engine for this call, or NULL. */
+/*
+ * pg_engine_cache_lookup: the cached engine for this call, or NULL.  An
+ * engine holds what a calculation reads besides transactions and
+ * properties: the compiled offers, the SKUs' units of measure and their
+ * conversions.  It is reused only by a call that would read exactly the
+ * same rows:
+ *   - the same snapshot (xmin, xmax, in-progress transactions, command
+ *     id): every other transaction's change is either seen by both or by
+ *     neither;
+ *   - no change by this backend since: statement-level triggers on
+ *     incentives.offers, skus and uom_conversions send a relcache
+ *     invalidation (incentives_internal.reference_changed), which this
+ *     backend receives at its next command (and at a rolled-back
+ *     subtransaction), and the callback drops the engine -- as pg_cron
+ *     drops its job cache;
+ *   - the same role, the same offer_keys, no as_of, and none of the three
+ *     tables under row-level security (whose policies may depend on more
+ *     than the snapshot and the role); never in a serializable
+ *     transaction, whose reads must take their predicate locks.
+ */
 extern EngineEntry *pg_engine_cache_lookup(const char *offer_keys);
 
 /*

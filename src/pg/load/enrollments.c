@@ -4,24 +4,6 @@
  *    Enrollment): the windows a calculation hands the engine through its
  *    IncEnrollmentFn, and the trigger that refuses two overlapping windows
  *    of one participant and offer.
- *
- * Loading: only the offers whose enrollment is "required" are looked up
- * (none: no query at all), for the participant being calculated or all
- * of them, with the caller's rights and snapshot like every other read of
- * a calculation; a what-if request may add windows of its own (a jsonb
- * array, already validated by incentives.calculate).  The windows are
- * kept per (participant, offer) in start_date order in the call's memory.
- * A database whose extension is still at a version without the table
- * (this library loaded before ALTER EXTENSION ... UPDATE) has no stored
- * windows: nobody is enrolled there.
- *
- * The overlap check runs after each inserted or updated row.  It first
- * takes a transaction-level advisory lock on the (participant, offer)
- * pair, so two sessions adding windows of the same pair take turns, then
- * looks for another window of the pair that overlaps, reading with the
- * latest snapshot: under REPEATABLE READ or SERIALIZABLE too, a window
- * committed by the session it waited for is seen (as the foreign key
- * checks of ri_triggers.c do).
  */
 #include "postgres.h"
 
@@ -66,6 +48,14 @@ static void LoadWindows(PgEnrollments *en, const IncEngine *e, const char *parti
  * of its groups; NULL: everyone), plus the request's (may be NULL: a
  * jsonb array of {participant_key?, offer_key, start_date, end_date?}; a
  * missing participant_key is participant_key's).  Must run inside SPI.
+ *
+ * Only the offers whose enrollment is "required" are looked up (none: no
+ * query at all), with the caller's rights and snapshot like every other
+ * read of a calculation; the request's array is already validated by
+ * incentives.calculate.  The windows are kept per (participant, offer) in
+ * start_date order in the call's memory.  A database whose extension is
+ * at a version without the table (this library loaded before ALTER
+ * EXTENSION ... UPDATE) has no stored windows: nobody is enrolled there.
  */
 void
 pg_enrollments_load(PgEnrollments *en, const IncEngine *e, const char *participant_key,
@@ -196,6 +186,10 @@ PG_FUNCTION_INFO_V1(incentives_enrollments_check);
  * incentives.enrollments: another window of the row's participant and
  * offer that overlaps it (both ends inclusive, a NULL end_date never ends)
  * is an error (23P01) naming the participant, the offer and both windows.
+ * A transaction-level advisory lock on the pair makes two sessions adding
+ * windows of one pair take turns; the search reads with the latest
+ * snapshot, so under REPEATABLE READ or SERIALIZABLE too a window
+ * committed by the session it waited for is seen (as ri_triggers.c does).
  */
 Datum
 incentives_enrollments_check(PG_FUNCTION_ARGS)

@@ -1,18 +1,7 @@
 /*
  * offer_cache.c
  *    Compiled offers kept per backend, keyed by the exact bytes of their
- *    jsonb documents.
- *
- * Every calculation reads the offers it needs from incentives.offers in
- * its own snapshot; only turning a document into an IncOffer (jsonb to
- * text, json-c, validation) is skipped when the very same document bytes
- * were compiled before.  Equal bytes are the same document, so a hit can
- * never be stale: an edited offer has other bytes and is compiled afresh.
- * Compiled offers are never modified by the engine.  The cache lives in its
- * own memory context under TopMemoryContext.  It is emptied whole only
- * between calculations (pg_offer_cache_prune, when more than half full), so
- * offers handed out stay valid for the whole call; when it fills up during
- * one call, further offers are compiled for that call alone.
+ *    jsonb documents, in a memory context under TopMemoryContext.
  */
 #include "postgres.h"
 
@@ -48,7 +37,12 @@ ResetCache(void)
 	nentries = 0;
 }
 
-/* pg_offer_cache_prune: before a calculation, empty a cache over half full. */
+/*
+ * pg_offer_cache_prune: before a calculation, empty a cache over half
+ * full.  The cache is emptied whole only here, so offers handed out stay
+ * valid for the whole call; when it fills up during one call, further
+ * offers are compiled for that call alone.
+ */
 void
 pg_offer_cache_prune(void)
 {
@@ -64,6 +58,13 @@ pg_offer_cache_prune(void)
  * compiled now (and kept); NULL with err filled when it is not valid.  The
  * offer belongs to the cache (or, when the cache is full, to the current
  * memory context): the caller must not free or change it.
+ *
+ * Every calculation reads the offers it needs from incentives.offers in
+ * its own snapshot; only turning a document into an IncOffer (jsonb to
+ * text, json-c, validation) is skipped when the very same document bytes
+ * were compiled before.  Equal bytes are the same document, so a hit can
+ * never be stale: an edited offer has other bytes and is compiled afresh.
+ * The engine never modifies compiled offers.
  */
 const IncOffer *
 pg_offer_cached(Jsonb *document, IncOfferError *err)

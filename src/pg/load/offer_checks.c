@@ -8,15 +8,6 @@
  *    validation trigger on incentives.offers and offer_error(), and the
  *    functions the SQL layer asks: offer_findings, offer_references,
  *    offer_fields and unknown_fields.
- *
- * A field the stored document already has, unchanged, never makes a
- * write fail: the stored document is the row's old one for an UPDATE,
- * else the offer's latest stored version (incentives.offers, else
- * incentives.offer_versions: an offer deleted and inserted again keeps its
- * history), read only when the new document has a field to excuse.  In a
- * restore session (incentives_internal.restoring(); a parallel restore
- * may write the offers before their versions) every field is the stored
- * document's: reported, never refused.
  */
 #include "postgres.h"
 
@@ -183,6 +174,15 @@ NoteFinding(void *ctx, const char *path, const char *code, const char *message,
  * stored (the row's old document, or NULL: the offer's stored version is
  * read when needed), or NULL when it may be written; with warn, its
  * findings are then raised as WARNINGs.
+ *
+ * A field the stored document already has, unchanged, never makes a
+ * write fail: the stored document is the row's old one for an UPDATE,
+ * else the offer's latest stored version (incentives.offers, else
+ * incentives.offer_versions: an offer deleted and inserted again keeps its
+ * history), read only when the new document has a field to excuse.  In a
+ * restore session (incentives_internal.restoring(); a parallel restore
+ * may write the offers before their versions) every field is the stored
+ * document's: reported, never refused.
  */
 char *
 pg_offer_write_error(Jsonb *document, Jsonb *stored, bool warn)

@@ -2,17 +2,8 @@
  * participant_groups.c
  *    incentives.participant_groups in and out of the engine
  *    (docs/reference.md, Participant groups): the windows a calculation
- *    reads once and turns into units (core/engine/groups.h), and the
- *    trigger that refuses overlapping windows and groups of groups.
- *
- * Loading: only when some offer of the engine is aggregated by group (else
- * nothing is read and the data path is the one without groups), one kept
- * plan reading the whole table -- a small one: a row per membership -- in
- * the caller's snapshot, as the table's owner once the caller's SELECT
- * privilege is checked (docs/security.md, Participant groups: a group is
- * whole to a reader that sees some of its members only).  A database whose extension is still at a version without
- * the table (this library loaded before ALTER EXTENSION ... UPDATE) has no
- * groups.
+ *    reads once and turns into calculation units (core/engine/groups.h),
+ *    and the trigger that refuses overlapping windows and groups of groups.
  */
 #include "postgres.h"
 
@@ -83,7 +74,17 @@ pg_rls_hides(Oid relid)
 	return check_enable_rls(relid, InvalidOid, true) == RLS_ENABLED;
 }
 
-/* pg_groups_load: the table's windows as units, or NULL (see the header). */
+/*
+ * pg_groups_load: the table's windows as calculation units, or NULL.  Read
+ * only when some offer of the engine is aggregated by group (else the data
+ * path is the one without groups): one kept plan reading the whole table
+ * -- a small one: a row per membership -- in the caller's snapshot, as the
+ * table's owner once the caller's SELECT privilege is checked
+ * (docs/security.md, Participant groups: a group is whole to a reader that
+ * sees some of its members only).  A database whose extension is at a
+ * version without the table (this library loaded before ALTER EXTENSION
+ * ... UPDATE) has no groups.
+ */
 IncGroups *
 pg_groups_load(const IncEngine *e)
 {
@@ -92,7 +93,7 @@ pg_groups_load(const IncEngine *e)
 	return LoadGroups();
 }
 
-/* LoadGroups: the table's windows as units, or NULL (none, or no table). */
+/* LoadGroups: pg_groups_load's read, or NULL (none, or no table). */
 static IncGroups *
 LoadGroups(void)
 {

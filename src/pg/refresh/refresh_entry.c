@@ -4,24 +4,6 @@
  *    progress_every, skip, jobs): a full refresh's rows straight into the
  *    run's new partition, the progress it reports, and its result
  *    (refresh.h; docs/lifecycle.md, How a refresh replaces the earnings).
- *
- * The caller (refresh_earnings_work, 40_refresh.sql) has created target
- * in this transaction, without indexes; it builds them after this call,
- * then swaps the partition in.  Every participant of transactions is
- * calculated by this backend (jobs 1) or by jobs - 1 parallel workers
- * while this backend writes (refresh_parallel.c), all in this statement's
- * snapshot, and every row is written by this backend through row_writer.c.
- * Progress: a NOTICE every progress_every participants and at the end
- * ("refresh_earnings: done of total participants, rows rows"), and
- * application_name "incentives refresh run N: done/total" (set for the
- * transaction, as set_config(..., true) does; in parallel mode, where
- * settings cannot change, only what pg_stat_activity shows).
- *
- * Returns what the run log and the skip handling need: the participants
- * read, the rows written and their incentive total, and the participants
- * skipped (on_error => 'skip': participant, transaction, SQLSTATE,
- * message), those of them with rows already written listed apart (the
- * caller deletes those rows).
  */
 #include "postgres.h"
 
@@ -61,7 +43,11 @@ typedef struct Leader
 	MemoryContext context;		/* the failures */
 } Leader;
 
-/* SetProgress: application_name for pg_stat_activity (see the top). */
+/*
+ * SetProgress: application_name "incentives refresh run N: done/total",
+ * set for the transaction as set_config(..., true) does; in parallel mode,
+ * where settings cannot change, only what pg_stat_activity shows.
+ */
 static void
 SetProgress(const char *text)
 {
@@ -73,7 +59,11 @@ SetProgress(const char *text)
 								 GUC_ACTION_LOCAL, true, 0, false);
 }
 
-/* Progress: a NOTICE and application_name when due. */
+/*
+ * Progress: when due, a NOTICE (every progress_every participants and at
+ * the end: "refresh_earnings: done of total participants, rows rows") and
+ * application_name.
+ */
 static void
 Progress(Leader *l)
 {
@@ -212,6 +202,18 @@ PG_FUNCTION_INFO_V1(incentives_refresh_write);
  * OUT failed_participants text[], OUT failed_transactions text[], OUT
  * failed_sqlstates text[], OUT failed_messages text[], OUT
  * partial_participants text[]).
+ *
+ * The caller (refresh_earnings_work, 40_refresh.sql) has created target
+ * in this transaction, without indexes; it builds them after this call,
+ * then swaps the partition in.  Every participant of transactions is
+ * calculated by this backend (jobs 1) or by jobs - 1 parallel workers
+ * while this backend writes (refresh_parallel.c), all in this statement's
+ * snapshot; every row is written by this backend through row_writer.c.
+ * The result is what the run log and the skip handling need: the
+ * participants read, the rows written and their incentive total, and the
+ * participants skipped (on_error => 'skip': participant, transaction,
+ * SQLSTATE, message), those with rows already written listed apart (the
+ * caller deletes those rows).
  */
 Datum
 incentives_refresh_write(PG_FUNCTION_ARGS)

@@ -5,18 +5,6 @@
  *    context, a worker's entry, and the backend's loops that write the
  *    workers' rows, merged with its own share's in key order with two jobs
  *    (MergeSink).  The messages of the queues: refresh_messages.c.
- *
- * The backend enters parallel mode (its transaction has its XID first: its
- * writes need one, and parallel mode cannot assign it) and launches
- * jobs - 1 parallel workers, which share its transaction, snapshot,
- * settings and role; each calculates a share (refresh_share_calculate) and
- * sends its rows through its shm_mq queue, since a parallel worker may not
- * insert.  The backend calculates the share of any worker that could not
- * be started itself, after the others.  A worker's error reaches the
- * backend through the parallel infrastructure's error queues and is raised
- * there with its SQLSTATE and context: the run fails, and the rows written
- * so far roll back with the transaction.  A worker that dies (kill -9)
- * makes the postmaster restart every backend, as any backend's crash does.
  */
 #include "postgres.h"
 
@@ -256,9 +244,9 @@ typedef struct MergeSink
 	bool		cmp_valid;
 } MergeSink;
 
-/* KeyOf: the tuple's participant_key, in place. */
+/* TupleParticipantKey: the tuple's participant_key, in place. */
 static const char *
-KeyOf(MergeSink *ms, HeapTuple tuple, int *len)
+TupleParticipantKey(MergeSink *ms, HeapTuple tuple, int *len)
 {
 	bool		isnull;
 	Datum		d = heap_getattr(tuple, REFRESH_PARTICIPANT_COLUMN + 1, ms->desc, &isnull);
@@ -291,7 +279,7 @@ PeekWorker(MergeSink *ms)
 
 			ms->next = refresh_message_tuple(q->data, &q->off);
 			MemoryContextSwitchTo(old);
-			ms->next_key = KeyOf(ms, ms->next, &ms->next_len);
+			ms->next_key = TupleParticipantKey(ms, ms->next, &ms->next_len);
 			ms->cmp_valid = false;
 			break;
 		}
@@ -335,7 +323,7 @@ MergePut(RefreshSink *sink, HeapTuple tuple)
 {
 	MergeSink  *ms = (MergeSink *) sink;
 	int			len;
-	const char *key = KeyOf(ms, tuple, &len);
+	const char *key = TupleParticipantKey(ms, tuple, &len);
 
 	if (len != ms->own_len || memcmp(key, ms->own_key, len) != 0)
 	{
@@ -424,7 +412,20 @@ AddTotals(RefreshTotals *into, const RefreshTotals *add)
 	into->cents += add->cents;
 }
 
-/* refresh_parallel: the shares of nworkers workers (and the backend's). */
+/*
+ * refresh_parallel: the shares of nworkers workers (and the backend's).
+ * The backend enters parallel mode (its transaction has its XID first: its
+ * writes need one, and parallel mode cannot assign it) and launches the
+ * workers, which share its transaction, snapshot, settings and role; each
+ * calculates a share (refresh_share_calculate) and sends its rows through
+ * its shm_mq queue, since a parallel worker may not insert.  The backend
+ * calculates the share of any worker that could not be started itself,
+ * after the others.  A worker's error reaches the backend through the
+ * parallel infrastructure's error queues and is raised there with its
+ * SQLSTATE and context: the run fails, and the rows written so far roll
+ * back with the transaction.  A worker that dies (kill -9) makes the
+ * postmaster restart every backend, as any backend's crash does.
+ */
 void
 refresh_parallel(const RefreshArgs *args, int nworkers, int nshares, Relation target,
 				 RefreshSink *leader_sink, RefreshTotals *totals)
