@@ -13,15 +13,37 @@
 
 /* ---- identity ------------------------------------------------------------ */
 
+#define IdOf(r)				((const char *) (r) + sizeof(IdRec))
+#define ParticipantOf(r)	(IdOf(r) + (r)->idlen + 1)
+
 /* An id seen in the batch of the identity check. */
 typedef struct SeenId
 {
-	uint32		hash;
-	const IdRec *rec;			/* NULL: empty slot */
+	const IdRec *rec;
+	uint32		hash;			/* MixHash of its record's hash */
+	char		status;			/* simplehash's */
 } SeenId;
 
-#define IdOf(r)				((const char *) (r) + sizeof(IdRec))
-#define ParticipantOf(r)	(IdOf(r) + (r)->idlen + 1)
+/* IdEqual: two records of the same transaction_id. */
+static inline bool
+IdEqual(const IdRec *a, const IdRec *b)
+{
+	return a->idlen == b->idlen && memcmp(IdOf(a), IdOf(b), a->idlen) == 0;
+}
+
+/* The ids of a batch of the identity store, by id (their records' hash, hash_bytes). */
+#define SH_PREFIX		seen
+#define SH_ELEMENT_TYPE	SeenId
+#define SH_KEY_TYPE		const IdRec *
+#define SH_KEY			rec
+#define SH_HASH_KEY(tb, key)	MixHash(hash_bytes((const unsigned char *) IdOf(key), (int) (key)->idlen))
+#define SH_EQUAL(tb, a, b)	IdEqual(a, b)
+#define SH_STORE_HASH
+#define SH_GET_HASH(tb, a)	((a)->hash)
+#define SH_SCOPE		static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
 
 /* txn_check_identity: every transaction_id once, batch by batch of the id store. */
 void
@@ -32,50 +54,36 @@ txn_check_identity(TxnSource *src)
 		TxnStoreIter it;
 		uint32		hash;
 		const IdRec *r;
-		uint32		n = (uint32) txn_store_batch_count(src->ids),
-					mask;
-		SeenId	   *seen;
+		uint32		n = (uint32) txn_store_batch_count(src->ids);
+		seen_hash  *seen = seen_create(src->context, Max(n, 16), NULL);
 
-		for (mask = 15; mask + 1 < n * 2; mask = mask * 2 + 1)
-			;
-		seen = MemoryContextAllocZero(src->context, sizeof(SeenId) * (mask + 1));
 		txn_store_iter_init(src->ids, &it);
 		while ((r = txn_store_iter_next(&it, &hash)) != NULL)
 		{
-			uint32		i = Slot(hash, mask);
+			bool		found;
+			const IdRec *o;
 
 			CHECK_FOR_INTERRUPTS();
-			for (;; i = (i + 1) & mask)
-			{
-				const IdRec *o = seen[i].rec;
-
-				if (o == NULL)
-				{
-					seen[i].hash = hash;
-					seen[i].rec = r;
-					break;
-				}
-				if (seen[i].hash != hash || o->idlen != r->idlen ||
-					memcmp(IdOf(o), IdOf(r), r->idlen) != 0)
-					continue;
-				src->position->participant_key = ParticipantOf(r);
-				src->position->transaction_id = IdOf(r);
-				if (o->plen == r->plen && memcmp(ParticipantOf(o), ParticipantOf(r), r->plen) == 0)
-					ereport(ERROR,
-							(errcode(ERRCODE_UNIQUE_VIOLATION),
-							 errmsg("transaction \"%s\" appears more than once in relation %s",
-									IdOf(r), src->relname),
-							 errdetail("Participant \"%s\" has it more than once; it would earn each time.",
-									   ParticipantOf(r))));
+			o = seen_insert_hash(seen, r, MixHash(hash), &found)->rec;
+			if (!found)
+				continue;
+			src->position->participant_key = ParticipantOf(r);
+			src->position->transaction_id = IdOf(r);
+			if (o->plen == r->plen && memcmp(ParticipantOf(o), ParticipantOf(r), r->plen) == 0)
 				ereport(ERROR,
 						(errcode(ERRCODE_UNIQUE_VIOLATION),
 						 errmsg("transaction \"%s\" appears more than once in relation %s",
 								IdOf(r), src->relname),
-						 errdetail("It belongs to participant \"%s\" and to participant \"%s\"; it would earn under both.",
-								   ParticipantOf(o), ParticipantOf(r))));
-			}
+						 errdetail("Participant \"%s\" has it more than once; it would earn each time.",
+								   ParticipantOf(r))));
+			ereport(ERROR,
+					(errcode(ERRCODE_UNIQUE_VIOLATION),
+					 errmsg("transaction \"%s\" appears more than once in relation %s",
+							IdOf(r), src->relname),
+					 errdetail("It belongs to participant \"%s\" and to participant \"%s\"; it would earn under both.",
+							   ParticipantOf(o), ParticipantOf(r))));
 		}
-		pfree(seen);
+		seen_destroy(seen);
 	}
 	txn_store_end(src->ids);
 	src->ids = NULL;
@@ -97,16 +105,16 @@ CompareCounted(const void *a, const void *b, void *arg)
 
 	if (x->unit != y->unit && (x->unit >= 0 || y->unit >= 0))
 	{
-		const char *xk = x->unit >= 0 ? src->unit_keys[x->unit] : x->key;
-		const char *yk = y->unit >= 0 ? src->unit_keys[y->unit] : y->key;
-		uint32		xl = x->unit >= 0 ? src->unit_key_lens[x->unit] : x->len;
-		uint32		yl = y->unit >= 0 ? src->unit_key_lens[y->unit] : y->len;
+		const char *xk = x->unit >= 0 ? src->unit_keys[x->unit] : x->k.key;
+		const char *yk = y->unit >= 0 ? src->unit_keys[y->unit] : y->k.key;
+		uint32		xl = x->unit >= 0 ? src->unit_key_lens[x->unit] : x->k.len;
+		uint32		yl = y->unit >= 0 ? src->unit_key_lens[y->unit] : y->k.len;
 		int			c = CompareKeys(xk, xl, yk, yl, src->collation);
 
 		if (c != 0)
 			return c;
 	}
-	return CompareKeys(x->key, x->len, y->key, y->len, src->collation);
+	return CompareKeys(x->k.key, x->k.len, y->k.key, y->k.len, src->collation);
 }
 
 /*
@@ -125,7 +133,10 @@ void
 txn_reorder(TxnSource *src)
 {
 	Size		limit = (Size) work_mem * 1024;
-	Counted   **order = MemoryContextAllocHuge(src->context, sizeof(Counted *) * Max(src->ncounted, 1));
+	Counted   **order = MemoryContextAllocHuge(src->context,
+											   sizeof(Counted *) * Max(src->counted->members, 1));
+	counted_iterator ci;
+	Counted    *c;
 	uint64		n = 0,
 				records = 0,
 				done = 0,
@@ -138,12 +149,12 @@ txn_reorder(TxnSource *src)
 	Size		len;
 	char	   *r;
 
-	for (i = 0; i <= src->counted_mask; i++)
-		if (src->counted[i].key)
-		{
-			order[n++] = &src->counted[i];
-			records += src->counted[i].records;
-		}
+	counted_start_iterate(src->counted, &ci);
+	while ((c = counted_iterate(src->counted, &ci)) != NULL)
+	{
+		order[n++] = c;
+		records += c->records;
+	}
 	qsort_arg(order, n, sizeof(Counted *), CompareCounted, src);
 	nranges = (int) Min((records * RECORD_ESTIMATE) / limit + 1, 4096);
 	per = records / nranges + 1;
@@ -165,9 +176,14 @@ txn_reorder(TxnSource *src)
 		while ((r = txn_store_iter_next_len(&it, &hash, &len)) != NULL)
 		{
 			const TxnRec *rec = (const TxnRec *) r;
-			Counted    *e = FindCounted(src, hash, KeyOf(rec), rec->plen);
+			PartKey		k;
+			Counted    *e;
 
-			Assert(e->key != NULL);
+			k.key = KeyOf(rec);
+			k.len = rec->plen;
+			k.hash = hash;
+			e = counted_lookup(src->counted, k);
+			Assert(e != NULL);
 			txn_store_put_to(ranged, e->range, hash, r, len);
 		}
 		CHECK_FOR_INTERRUPTS();

@@ -120,29 +120,6 @@ PutNumber(const IncDec *d, int64 *narrow, uint8 *scale, uint8 *flags, uint8 flag
 	return wide + sizeof(d->coef);
 }
 
-/* txn_grow_counted: twice the slots of the participants counted (or the first 1024). */
-void
-txn_grow_counted(TxnSource *src)
-{
-	Counted	   *old = src->counted;
-	uint32		oldmask = src->counted_mask;
-	uint32		i;
-
-	src->counted_mask = old ? oldmask * 2 + 1 : 1023;
-	src->counted = MemoryContextAllocZero(src->counted_context, sizeof(Counted) * (src->counted_mask + 1));
-	for (i = 0; old && i <= oldmask; i++)
-		if (old[i].key)
-		{
-			uint32		j = murmurhash32(old[i].hash) & src->counted_mask;
-
-			while (src->counted[j].key)
-				j = (j + 1) & src->counted_mask;
-			src->counted[j] = old[i];
-		}
-	if (old)
-		pfree(old);
-}
-
 /*
  * CountParticipant: a participant's key (len bytes; hash: its record's,
  * StoreHash) of unit, counted once; a participant read only as the owner
@@ -152,24 +129,25 @@ txn_grow_counted(TxnSource *src)
 static Counted *
 CountParticipant(TxnSource *src, uint32 hash, const char *key, uint32 len, int32 unit)
 {
-	Counted    *e = FindCounted(src, hash, key, len);
+	PartKey		k;
+	Counted    *e;
+	bool		found;
 	char	   *copy;
 
-	if (e->key != NULL)
+	k.key = key;
+	k.len = len;
+	k.hash = hash;
+	e = counted_insert(src->counted, k, &found);
+	if (found)
 		return e;
 	copy = MemoryContextAlloc(src->counted_context, Max(len, 1));
 	memcpy(copy, key, len);
-	e->hash = hash;
-	e->len = len;
-	e->key = copy;
+	e->k.key = copy;
 	e->unit = unit;
+	e->records = 0;
+	e->range = 0;
 	if (!src->reading_hidden)
 		src->nparticipants++;
-	if (++src->ncounted * 2 > src->counted_mask + 1)
-	{
-		txn_grow_counted(src);
-		e = FindCounted(src, hash, copy, len);
-	}
 	return e;
 }
 

@@ -126,7 +126,7 @@ txn_source_open(Oid relid, const char *participant_key, const DateADT *through_d
 		src->counted_context = AllocSetContextCreate(CurrentMemoryContext,
 													 "incentives participants read",
 													 ALLOCSET_DEFAULT_SIZES);
-		txn_grow_counted(src);
+		src->counted = counted_create(src->counted_context, 512, NULL);
 	}
 	rows = rel.rows;
 	{
@@ -221,6 +221,8 @@ txn_source_close(TxnSource *src)
 		txn_store_end(src->ids);
 	txn_store_end(src->store);
 	MemoryContextDelete(src->row_context);
+	if (src->slot_table)
+		slots_destroy(src->slot_table);
 	if (src->slots)
 		pfree(src->slots);
 }

@@ -93,21 +93,39 @@ typedef struct IdRec
 } IdRec;
 
 /*
- * A slot of the batch's table (TxnSource.slots): one participant of the
- * batch in memory, or one unit of the participant groups (its first key
- * stands for it).
+ * A key of the tables by participant: its bytes, their length and the
+ * hash its records are stored under (StoreHash in txn_receive.c: for a
+ * member of the participant groups, its unit's).
+ */
+typedef struct PartKey
+{
+	const char *key;
+	uint32		len;
+	uint32		hash;
+} PartKey;
+
+/*
+ * A participant of the batch in memory (TxnSource.slots), or one unit of
+ * the participant groups (its first key stands for it).
  */
 typedef struct Participant
 {
-	uint32		hash;
+	const char *key;
 	uint32		plen;
-	const char *key;			/* NULL: empty slot */
 	int32		unit;			/* -1: a participant in no group */
 	uint32		first;			/* its records: order[first .. first + n) */
 	uint32		n;
 	uint32		placed;
 	struct FileUnit *file;		/* a batch in a file: where its records are */
 } Participant;
+
+/* An entry of the batch's table of participants (TxnSource.slot_table). */
+typedef struct SlotEntry
+{
+	PartKey		k;
+	uint32		index;			/* its participant in TxnSource.slots */
+	char		status;			/* simplehash's */
+} SlotEntry;
 
 /*
  * FileUnit: the records of one unit of a batch that went to a file whole
@@ -137,13 +155,54 @@ typedef struct FileUnit
 /* A participant counted (count_participants). */
 typedef struct Counted
 {
-	uint32		hash;
-	uint32		len;
-	const char *key;			/* NULL: empty slot */
+	PartKey		k;
 	int32		unit;			/* its unit of the participant groups, or -1 */
 	uint64		records;		/* its transactions in the store */
 	int			range;			/* ordered: its range of keys (txn_reorder) */
+	char		status;			/* simplehash's */
 } Counted;
+
+/*
+ * MixHash: a hash mixed for a table's slots: a batch of the store holds
+ * only hashes whose bits 16 and up share the batch number (txn_store.c),
+ * so its own low bits would crowd a large table's slots into a few runs.
+ */
+static inline uint32
+MixHash(uint32 hash)
+{
+	return (uint32) (((uint64) hash * 0x9E3779B97F4A7C15ULL) >> 32);
+}
+
+/* PartKeyEqual: two keys of the same participant. */
+static inline bool
+PartKeyEqual(PartKey a, PartKey b)
+{
+	return a.hash == b.hash && a.len == b.len && memcmp(a.key, b.key, a.len) == 0;
+}
+
+/* The batch's participants by key (SlotEntry; txn_units.c). */
+#define SH_PREFIX		slots
+#define SH_ELEMENT_TYPE	SlotEntry
+#define SH_KEY_TYPE		PartKey
+#define SH_KEY			k
+#define SH_HASH_KEY(tb, key)	MixHash((key).hash)
+#define SH_EQUAL(tb, a, b)	PartKeyEqual(a, b)
+#define SH_SCOPE		static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+/* The participants counted, by key (count_participants). */
+#define SH_PREFIX		counted
+#define SH_ELEMENT_TYPE	Counted
+#define SH_KEY_TYPE		PartKey
+#define SH_KEY			k
+#define SH_HASH_KEY(tb, key)	murmurhash32((key).hash)
+#define SH_EQUAL(tb, a, b)	PartKeyEqual(a, b)
+#define SH_SCOPE		static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
 
 typedef struct Receiver
 {
@@ -183,8 +242,10 @@ struct TxnSource
 	const char **uom_names;		/* by id: the engine's names; [0] is "" (NULL) */
 	int			uom_names_cap;
 	/* the batch being handed out */
-	Participant *slots;
-	uint32		slots_mask;
+	slots_hash *slot_table;		/* its participants by key */
+	Participant *slots;			/* its participants, in the order first read */
+	uint32		nslots;
+	uint32		slots_cap;
 	uint32		next_slot;
 	TxnRec	  **order;			/* the batch's records, by participant */
 	uint32		last_nunits;	/* participants in the last batch */
@@ -203,40 +264,10 @@ struct TxnSource
 	uint32		sorted_cap;
 	/* count_participants: every participant read, once */
 	bool		counting;
-	Counted    *counted;
-	uint32		counted_mask;
-	uint64		ncounted;		/* its entries */
+	counted_hash *counted;		/* in counted_context */
 	uint64		nparticipants;	/* of them, participants of the caller's rows */
 	MemoryContext counted_context;
 };
-
-/*
- * Slot: the first slot of hash in a table of mask + 1 slots.  The hash is
- * mixed first: a batch of the store holds only hashes whose bits 16 and up
- * share the batch number (txn_store.c), so its own low bits would crowd a
- * large table's slots into a few runs.
- */
-static inline uint32
-Slot(uint32 hash, uint32 mask)
-{
-	return (uint32) (((uint64) hash * 0x9E3779B97F4A7C15ULL) >> 32) & mask;
-}
-
-/* FindCounted: the slot of a participant counted, or the empty slot for it. */
-static inline Counted *
-FindCounted(TxnSource *src, uint32 hash, const char *key, uint32 len)
-{
-	uint32		i = murmurhash32(hash) & src->counted_mask;
-
-	for (;; i = (i + 1) & src->counted_mask)
-	{
-		Counted	   *e = &src->counted[i];
-
-		if (e->key == NULL ||
-			(e->hash == hash && e->len == len && memcmp(e->key, key, len) == 0))
-			return e;
-	}
-}
 
 /* MemberOf: where a record's member place is (REC_MEMBER). */
 static inline const char *
@@ -300,7 +331,6 @@ CompareKeys(const char *a, uint32 alen, const char *b, uint32 blen, Oid collatio
 
 /* txn_receive.c */
 extern void txn_receiver_init(Receiver *receiver, TxnSource *src);
-extern void txn_grow_counted(TxnSource *src);
 
 /* txn_order.c */
 extern void txn_check_identity(TxnSource *src);

@@ -12,36 +12,62 @@
 
 #include "pg/read/txn_source_int.h"
 
-/* FindSlot: the slot of a participant (or unit), or the empty slot for it. */
-static inline Participant *
-FindSlot(Participant *slots, uint32 mask, uint32 hash, const char *key, uint32 plen)
+/*
+ * NewTable: the batch's table of participants, empty, sized for as many
+ * as the last batch had (batches are alike), growing when needed; the
+ * participants' array emptied.
+ */
+static void
+NewTable(TxnSource *src)
 {
-	uint32		i = Slot(hash, mask);
-
-	for (;; i = (i + 1) & mask)
-	{
-		Participant *g = &slots[i];
-
-		if (g->key == NULL ||
-			(g->hash == hash && g->plen == plen && memcmp(g->key, key, plen) == 0))
-			return g;
-	}
+	if (src->slot_table)
+		slots_destroy(src->slot_table);
+	src->slot_table = slots_create(src->context, Max(src->last_nunits * 2, 64), NULL);
+	src->nslots = 0;
 }
 
-/* GrowSlots: twice the slots, the participants moved over. */
-static void
-GrowSlots(TxnSource *src)
+/*
+ * FindSlot: the index in slots of the participant (or unit) of key (len
+ * bytes, stored under hash), *found whether it was there; when new, one
+ * more participant with no records, of unit, its key the one given (or,
+ * with keep, a copy of it there).
+ */
+static inline uint32
+FindSlot(TxnSource *src, uint32 hash, const char *key, uint32 len, int32 unit,
+		 MemoryContext keep, bool *found)
 {
-	Participant	   *old = src->slots;
-	uint32		oldmask = src->slots_mask;
-	uint32		i;
+	PartKey		k;
+	SlotEntry  *e;
+	Participant *g;
 
-	src->slots_mask = oldmask * 2 + 1;
-	src->slots = MemoryContextAllocZero(src->context, sizeof(Participant) * (src->slots_mask + 1));
-	for (i = 0; i <= oldmask; i++)
-		if (old[i].key)
-			*FindSlot(src->slots, src->slots_mask, old[i].hash, old[i].key, old[i].plen) = old[i];
-	pfree(old);
+	k.key = key;
+	k.len = len;
+	k.hash = hash;
+	e = slots_insert(src->slot_table, k, found);
+	if (*found)
+		return e->index;
+	if (src->nslots == src->slots_cap)
+	{
+		src->slots_cap = src->slots_cap ? src->slots_cap * 2 : 64;
+		src->slots = src->slots ?
+			repalloc_huge(src->slots, sizeof(Participant) * src->slots_cap) :
+			MemoryContextAllocHuge(src->context, sizeof(Participant) * src->slots_cap);
+	}
+	if (keep)
+	{
+		char	   *copy = MemoryContextAlloc(keep, len + 1);
+
+		memcpy(copy, key, len);
+		copy[len] = '\0';
+		e->k.key = copy;
+	}
+	e->index = src->nslots++;
+	g = &src->slots[e->index];
+	memset(g, 0, sizeof(Participant));
+	g->key = e->k.key;
+	g->plen = len;
+	g->unit = unit;
+	return e->index;
 }
 
 /* CompareSlots: two slots by their participants' keys. */
@@ -69,9 +95,8 @@ SortSlots(TxnSource *src, uint32 nunits)
 		src->sorted_cap = Max(nunits, 64);
 		src->sorted = MemoryContextAllocHuge(src->context, sizeof(uint32) * src->sorted_cap);
 	}
-	for (i = 0; i <= src->slots_mask; i++)
-		if (src->slots[i].key)
-			src->sorted[n++] = i;
+	for (i = 0; i < src->nslots; i++)
+		src->sorted[n++] = i;
 	qsort_arg(src->sorted, n, sizeof(uint32), CompareSlots, src);
 	src->nsorted = n;
 }
@@ -87,25 +112,12 @@ SlotsFor(TxnSource *src)
 	TxnStoreIter it;
 	uint32		hash;
 	TxnRec	   *r;
-	uint32		nunits = 0;
 	uint32		n = (uint32) txn_store_batch_count(src->store);
-	bool		grew = false,
-				rehash = false;
-	uint32		rehash_from = 0;
 	uint32		k = 0,
 				i,
 				next = 0;
 
-	/*
-	 * participants are few beside transactions: as many slots as twice the
-	 * last batch's participants (batches are alike), growing when needed
-	 */
-	if (src->slots)
-		pfree(src->slots);
-	src->slots_mask = 63;
-	while (src->slots_mask + 1 < src->last_nunits * 4)
-		src->slots_mask = src->slots_mask * 2 + 1;
-	src->slots = MemoryContextAllocZero(src->context, sizeof(Participant) * (src->slots_mask + 1));
+	NewTable(src);
 	if (n > src->order_cap)
 	{
 		if (src->order)
@@ -118,65 +130,28 @@ SlotsFor(TxnSource *src)
 		src->slot_of = MemoryContextAllocHuge(src->context, sizeof(uint32) * src->order_cap);
 	}
 
-	/*
-	 * each record's slot in slot_of (slots move when the table grows:
-	 * then they are found again in a second pass, from the hashes)
-	 */
+	/* each record's slot in slot_of */
 	txn_store_iter_init(src->store, &it);
 	while ((r = txn_store_iter_next(&it, &hash)) != NULL)
 	{
 		uint32		len;
 		int32		unit;
 		const char *key = UnitKeyOf(src, r, &len, &unit);
-		Participant *g = FindSlot(src->slots, src->slots_mask, hash, key, len);
+		bool		found;
+		uint32		slot = FindSlot(src, hash, key, len, unit, NULL, &found);
 
-		if (g->key == NULL)
-		{
-			if ((nunits + 1) * 2 > src->slots_mask + 1)
-			{
-				GrowSlots(src);
-				g = FindSlot(src->slots, src->slots_mask, hash, key, len);
-				grew = true;
-			}
-			nunits++;
-			g->key = key;
-			g->hash = hash;
-			g->plen = len;
-			g->unit = unit;
-		}
-		g->n++;
-		src->slot_of[k] = grew ? hash : (uint32) (g - src->slots);
-		if (grew && !rehash)
-		{
-			/* the slots noted so far are stale: note hashes from here on */
-			rehash = true;
-			rehash_from = k;
-		}
+		src->slots[slot].n++;
+		src->slot_of[k] = slot;
 		src->order[k++] = r;
 		if ((k & 0xFFFF) == 0)
 			CHECK_FOR_INTERRUPTS();
 	}
-	for (i = 0; i <= src->slots_mask; i++)
-		if (src->slots[i].key)
-		{
-			src->slots[i].first = next;
-			next += src->slots[i].n;
-		}
-	for (i = 0; rehash && i < k; i++)
+	for (i = 0; i < src->nslots; i++)
 	{
-		uint32		h,
-					len;
-		int32		unit;
-		const char *key;
-
-		r = src->order[i];
-		key = UnitKeyOf(src, r, &len, &unit);
-		h = i < rehash_from ? txn_aggregation_hash(key, len)
-			: src->slot_of[i];
-		src->slot_of[i] = (uint32) (FindSlot(src->slots, src->slots_mask, h,
-											  key, len) - src->slots);
+		src->slots[i].first = next;
+		next += src->slots[i].n;
 	}
-	src->last_nunits = nunits;
+	src->last_nunits = src->nslots;
 	/* place: the records of slot g at order[first ..] (order is read first) */
 	{
 		TxnRec	  **placed = MemoryContextAllocHuge(src->context, sizeof(TxnRec *) * Max(k, 1));
@@ -192,7 +167,7 @@ SlotsFor(TxnSource *src)
 	}
 	src->next_slot = 0;
 	if (src->ordered)
-		SortSlots(src, nunits);
+		SortSlots(src, src->nslots);
 }
 
 /* PageTxns: transactions per page, so that the pages take about work_mem / 4. */
@@ -215,7 +190,6 @@ SlotsInFile(TxnSource *src)
 	uint32		hash;
 	Size		len;
 	char	   *r;
-	uint32		nunits = 0;
 	uint64		k = 0;
 
 	if (src->file_context == NULL)
@@ -223,10 +197,7 @@ SlotsInFile(TxnSource *src)
 												  ALLOCSET_DEFAULT_SIZES);
 	else
 		MemoryContextReset(src->file_context);
-	if (src->slots)
-		pfree(src->slots);
-	src->slots_mask = 63;
-	src->slots = MemoryContextAllocZero(src->context, sizeof(Participant) * (src->slots_mask + 1));
+	NewTable(src);
 	src->page_txns = PageTxns();
 
 	txn_store_iter_init(src->store, &it);
@@ -236,23 +207,16 @@ SlotsInFile(TxnSource *src)
 		uint32		klen;
 		int32		unit;
 		const char *key = UnitKeyOf(src, rec, &klen, &unit);
-		Participant *g = FindSlot(src->slots, src->slots_mask, hash, key, klen);
+		bool		found;
+		uint32		slot = FindSlot(src, hash, key, klen, unit,
+									   src->file_context, &found);
+		Participant *g = &src->slots[slot];
 		FileUnit   *fu;
 
-		if (g->key == NULL)
+		if (!found)
 		{
 			MemoryContext old = MemoryContextSwitchTo(src->file_context);
 
-			if ((nunits + 1) * 2 > src->slots_mask + 1)
-			{
-				GrowSlots(src);
-				g = FindSlot(src->slots, src->slots_mask, hash, key, klen);
-			}
-			nunits++;
-			g->key = pnstrdup(key, klen);
-			g->hash = hash;
-			g->plen = klen;
-			g->unit = unit;
 			fu = palloc0(sizeof(FileUnit));
 			fu->file = BufFileCreateTemp(false);
 			fu->src = src;
@@ -293,10 +257,10 @@ SlotsInFile(TxnSource *src)
 		if ((++k & 0xFFFF) == 0)
 			CHECK_FOR_INTERRUPTS();
 	}
-	src->last_nunits = nunits;
+	src->last_nunits = src->nslots;
 	src->next_slot = 0;
 	if (src->ordered)
-		SortSlots(src, nunits);
+		SortSlots(src, src->nslots);
 }
 
 /*
@@ -461,10 +425,8 @@ txn_close_file_units(TxnSource *src)
 {
 	uint32		i;
 
-	if (src->slots == NULL)
-		return;
-	for (i = 0; i <= src->slots_mask; i++)
-		if (src->slots[i].key && src->slots[i].file && src->slots[i].file->file)
+	for (i = 0; i < src->nslots; i++)
+		if (src->slots[i].file && src->slots[i].file->file)
 			txn_release_file_unit(src->slots[i].file);
 }
 
@@ -509,40 +471,35 @@ txn_source_next(TxnSource *src, MemoryContext context, TxnUnit *unit)
 	}
 	for (;;)
 	{
-		if (src->slots)
+		while (src->ordered ? src->next_slot < src->nsorted :
+			   src->next_slot < src->nslots)
 		{
-			while (src->ordered ? src->next_slot < src->nsorted :
-				   src->next_slot <= src->slots_mask)
-			{
-				uint32		slot = src->ordered ? src->sorted[src->next_slot] : src->next_slot;
-				Participant *g = &src->slots[slot];
-				TxnRec	  **recs = src->order + g->first;
-				IncTxn	   *out;
-				uint32		i;
+			uint32		slot = src->ordered ? src->sorted[src->next_slot] : src->next_slot;
+			Participant *g = &src->slots[slot];
+			TxnRec	  **recs = src->order + g->first;
+			IncTxn	   *out;
+			uint32		i;
 
-				src->next_slot++;
-				if (g->key == NULL)
-					continue;
-				if (g->file)
-				{
-					HandFile(src, g, context, unit);
-					return true;
-				}
-				UnitOf(src, g, context, unit);
-				out = MemoryContextAllocHuge(context, sizeof(IncTxn) * g->n);
-				for (i = 0; i < g->n; i++)
-				{
-					if (i + 4 < g->n)
-						__builtin_prefetch(recs[i + 4]);
-					ExpandRecord(src, recs[i], &out[i]);
-					/* everyone's call: each participant with transactions */
-					if (g->unit >= 0 && src->participant == NULL && !src->hiding)
-						((uint8 *) unit->unit.flags)[out[i].participant] |= INC_KEY_REPORT;
-				}
-				unit->txns = out;
-				unit->ntxns = (int) g->n;
+			src->next_slot++;
+			if (g->file)
+			{
+				HandFile(src, g, context, unit);
 				return true;
 			}
+			UnitOf(src, g, context, unit);
+			out = MemoryContextAllocHuge(context, sizeof(IncTxn) * g->n);
+			for (i = 0; i < g->n; i++)
+			{
+				if (i + 4 < g->n)
+					__builtin_prefetch(recs[i + 4]);
+				ExpandRecord(src, recs[i], &out[i]);
+				/* everyone's call: each participant with transactions */
+				if (g->unit >= 0 && src->participant == NULL && !src->hiding)
+					((uint8 *) unit->unit.flags)[out[i].participant] |= INC_KEY_REPORT;
+			}
+			unit->txns = out;
+			unit->ntxns = (int) g->n;
+			return true;
 		}
 		CHECK_FOR_INTERRUPTS();
 		txn_close_file_units(src);

@@ -123,11 +123,31 @@ typedef struct RankEntry
 	int			rank;
 } RankEntry;
 
+/* An engine string's entry, by its address. */
 typedef struct RankSlot
 {
-	const char *ptr;			/* NULL: empty */
+	const char *ptr;
 	RankEntry  *entry;
+	char		status;			/* simplehash's */
 } RankSlot;
+
+/* PointerHash: a hash of an address. */
+static inline uint32
+PointerHash(const char *p)
+{
+	return (uint32) (((uintptr_t) p >> 3) * 2654435761u);
+}
+
+#define SH_PREFIX		ranks
+#define SH_ELEMENT_TYPE	RankSlot
+#define SH_KEY_TYPE		const char *
+#define SH_KEY			ptr
+#define SH_HASH_KEY(tb, key)	PointerHash(key)
+#define SH_EQUAL(tb, a, b)	((a) == (b))
+#define SH_SCOPE		static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
 
 typedef struct RankSet
 {
@@ -135,9 +155,7 @@ typedef struct RankSet
 	RankEntry **sorted;			/* distinct strings, in order */
 	int			n;
 	int			cap;
-	RankSlot   *slots;			/* by address */
-	uint32		mask;
-	uint32		used;
+	ranks_hash *slots;			/* by address */
 	MemoryContext context;
 } RankSet;
 
@@ -147,44 +165,16 @@ RankSetInit(RankSet *rs, Oid collation, MemoryContext context)
 	memset(rs, 0, sizeof(*rs));
 	rs->collation = collation;
 	rs->context = context;
-	rs->mask = 255;
-	rs->slots = MemoryContextAllocZero(context, sizeof(RankSlot) * (rs->mask + 1));
-}
-
-static inline uint32
-PointerSlot(const char *p, uint32 mask)
-{
-	return (uint32) (((uintptr_t) p >> 3) * 2654435761u) & mask;
+	rs->slots = ranks_create(context, 128, NULL);
 }
 
 /* AddSlot: ptr -> entry in the table by address. */
 static void
 AddSlot(RankSet *rs, const char *ptr, RankEntry *e)
 {
-	uint32		i;
+	bool		found;
 
-	if ((rs->used + 1) * 2 > rs->mask + 1)
-	{
-		RankSlot   *old = rs->slots;
-		uint32		oldmask = rs->mask,
-					k;
-
-		rs->mask = rs->mask * 2 + 1;
-		rs->slots = MemoryContextAllocZero(rs->context, sizeof(RankSlot) * (rs->mask + 1));
-		for (k = 0; k <= oldmask; k++)
-			if (old[k].ptr)
-			{
-				for (i = PointerSlot(old[k].ptr, rs->mask); rs->slots[i].ptr; i = (i + 1) & rs->mask)
-					;
-				rs->slots[i] = old[k];
-			}
-		pfree(old);
-	}
-	for (i = PointerSlot(ptr, rs->mask); rs->slots[i].ptr; i = (i + 1) & rs->mask)
-		;
-	rs->slots[i].ptr = ptr;
-	rs->slots[i].entry = e;
-	rs->used++;
+	ranks_insert(rs->slots, ptr, &found)->entry = e;
 }
 
 /*
@@ -195,15 +185,14 @@ AddSlot(RankSet *rs, const char *ptr, RankEntry *e)
 static int
 RankOf(RankSet *rs, const char *s)
 {
-	uint32		i;
+	RankSlot   *slot = ranks_lookup(rs->slots, s);
 	int			lo = 0,
 				hi,
 				len;
 	RankEntry  *e;
 
-	for (i = PointerSlot(s, rs->mask); rs->slots[i].ptr; i = (i + 1) & rs->mask)
-		if (rs->slots[i].ptr == s)
-			return rs->slots[i].entry->rank;
+	if (slot)
+		return slot->entry->rank;
 	len = (int) strlen(s);
 	hi = rs->n;
 	while (lo < hi)
