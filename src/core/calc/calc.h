@@ -77,6 +77,14 @@ typedef struct IncProjection
 typedef void (*IncHoldFn) (void *ctx, const IncRow *row, const IncRat *exact_amount);
 
 /*
+ * IncReplayFn: a second look at transaction txn through one hook of the
+ * offer being finished (IncCalc.replay); the hook is the strategy's own
+ * (strategy.h).
+ */
+struct IncHook;
+typedef void (*IncReplayFn) (void *ctx, const struct IncHook *hook, int txn);
+
+/*
  * What the engine resolved once for an offer (inc_engine_prepare), for the
  * calculation of that offer: its program prices by SKU id.
  */
@@ -145,6 +153,17 @@ typedef struct IncCalc
 								 * under this key (NULL otherwise) */
 	const IncTxn *txns;			/* in any order; NULL: in pages (cache) */
 	IncTxnCache *cache;			/* the pages in memory, when txns is NULL */
+
+	/*
+	 * replay: with the transactions in pages, the engine's walk over
+	 * transactions first..last again, calling visit for each hook of the
+	 * offer being finished under this key, in the order observe saw them:
+	 * a strategy that looks at its transactions again at finish keeps
+	 * their range instead of a list of them, so that its memory does not
+	 * grow with the transactions.
+	 */
+	void		(*replay) (struct IncCalc *c, int first, int last, IncReplayFn visit, void *ctx);
+	void	   *replay_ctx;
 	IncPropertyFn props;		/* may be NULL: every property is missing */
 	void	   *props_ctx;
 	IncEmitFn	emit;

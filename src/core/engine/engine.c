@@ -477,12 +477,16 @@ struct UnitRun
  * CalcOf: key k's calculation, set up for offer o: with o's projection
  * while a forecast projects (inc_engine_set_projection).
  */
+static void ReplayHooks(IncCalc *c, int first, int last, IncReplayFn visit, void *ctx);
+
 static IncCalc *
 CalcOf(UnitRun *run, int o, int k)
 {
 	IncCalc    *c = &run->calcs[k];
 
 	c->ids = &run->e->offer_ids[o];
+	/* the program rules admit transactions of their own: no replay */
+	c->replay = c->cache && !run->e->offers[o]->rules.any ? ReplayHooks : NULL;
 	if (run->e->projecting)
 		c->projection = run->e->projected[o];
 	return c;
@@ -563,6 +567,36 @@ static inline int
 StateKeyOf(const IncEngine *e, int o, const IncTxn *t)
 {
 	return e->offers[o]->aggregation == INC_AGGREGATE_GROUP ? t->aggregation : t->participant;
+}
+
+/*
+ * ReplayHooks: IncCalc.replay, for the offer being finished (run->offer)
+ * under the calculation's key: its hooks at transactions first..last whose
+ * state is that key's, in observe's order.
+ */
+static void
+ReplayHooks(IncCalc *c, int first, int last, IncReplayFn visit, void *ctx)
+{
+	const KeyEmit *ke = c->replay_ctx;
+	IncEngine  *e = ke->run->e;
+	int			o = ke->run->offer;
+	int			i,
+				h;
+
+	for (i = first; i <= last; i++)
+	{
+		const IncTxn *t = inc_calc_txn(c, i);
+		const IncHookList *hooks = t->sku_id ? e->hook_lists[t->sku_id] :
+			inc_strmap_get(e->index, t->sku_key);
+
+		if (e->tick)
+			e->tick();
+		if (hooks == NULL || StateKeyOf(e, o, t) != ke->key)
+			continue;
+		for (h = 0; h < hooks->n; h++)
+			if (hooks->hooks[h].offer == o)
+				visit(ctx, &hooks->hooks[h], i);
+	}
 }
 
 /*
@@ -760,6 +794,7 @@ inc_engine_calculate_unit(IncEngine *e, const IncUnit *calc_unit,
 		c->group_key = (calc_unit->flags[k] & INC_KEY_GROUP) ? calc_unit->keys[k] : NULL;
 		c->txns = txns;
 		c->cache = cache;
+		c->replay_ctx = &run.emits[k];
 		c->props = props;
 		c->props_ctx = props_ctx;
 		run.emits[k].run = &run;

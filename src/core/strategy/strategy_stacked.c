@@ -31,11 +31,18 @@ typedef struct SetMember
 	int			uom_id;			/* the id of the conversion's from_uom */
 } SetMember;
 
+/*
+ * A set's members: in a list, or where the engine walks the transactions
+ * again (IncCalc.replay: they are in pages, the offer has no program
+ * rules) only the range first..last of their indexes.
+ */
 typedef struct SetState
 {
 	int			n;
 	int			cap;
 	SetMember  *members;
+	int			first;			/* the first member's transaction */
+	int			last;			/* the last member's transaction */
 	IncSum		sum;			/* C(s) while observing */
 	IncRat		coverage;		/* C(s), once settled */
 } SetState;
@@ -128,6 +135,14 @@ StackedObserve(IncCalc *c, const IncOffer *offer, void *state,
 	{
 		Coverage(c, t, &set->conversions[hook->b], hook->uom_id, &coverage);
 		inc_sum_add_rat(&ss->sum, &coverage);
+	}
+	if (ss->n == 0)
+		ss->first = txn;
+	ss->last = txn;
+	if (c->replay)
+	{
+		ss->n++;
+		return;
 	}
 	if (ss->n == ss->cap)
 		ss->members = inc_grow_list(ss->members, ss->n, &ss->cap, sizeof(SetMember), 8);
@@ -226,70 +241,119 @@ Scheduled(IncCalc *c, const IncOffer *offer, int stack_index, int set_index, int
 	inc_calc_schedule_rate(c, offer, t, rate, &mean, rate);
 }
 
+/* What the rows of one set within one stack share (EmitSet). */
+typedef struct SetEmit
+{
+	IncCalc    *c;
+	const IncOffer *offer;
+	const IncStack *stack;
+	const IncSkuSet *set;
+	int			stack_index;
+	int			set_index;
+	IncRat		f;				/* the set's factor O / C(s) */
+	IncQ		fq;				/* f on the fast path */
+	IncDec		contribution;	/* f to 6 places, on the fast path */
+	bool		fast;
+} SetEmit;
+
+/* EmitMember: the row of one member of the set. */
+static void
+EmitMember(const SetEmit *se, const SetMember *m)
+{
+	IncCalc    *c = se->c;
+	const IncOffer *offer = se->offer;
+	const IncSkuSet *set = se->set;
+	const IncStack *stack = se->stack;
+	const IncTxn *t = inc_calc_txn(c, m->txn);
+	const IncSkuRate *pay = PayRate(set, m->conversion);
+	IncRat		r,
+				quantity,
+				base,
+				incentive;
+	IncRowFigures fig;
+	bool		blended = false;
+
+	if (offer->nschedule > 0)
+	{
+		Scheduled(c, offer, se->stack_index, se->set_index, m->conversion, t,
+				  &pay, &stack, &r);
+		/* a rate blended over versions has no decimal: the exact path */
+		blended = inc_calc_schedule_projected(c, offer, t);
+		if (pay == NULL || (blended ? inc_rat_sign(&r) : inc_dec_sign(&pay->rate)) <= 0)
+			return;
+	}
+	else if (pay == NULL || inc_dec_sign(&pay->rate) <= 0)
+		return;
+	inc_calc_at(c, t);
+	if (se->fast && !blended &&
+		RowFast(c, offer, stack, set, m, t, pay, &se->fq, &se->contribution))
+		return;
+	inc_calc_sku_quantity(c, t, &quantity);
+	inc_calc_base_amount(c, offer, t, &quantity, &base);
+	Coverage(c, t, &set->conversions[m->conversion], m->uom_id, &incentive);
+	if (!blended)
+		inc_rat_from_dec(&r, &pay->rate);
+	inc_rat_mul(&incentive, &incentive, &se->f);
+	inc_rat_mul(&incentive, &incentive, &r);
+	inc_rat_mul(&quantity, &quantity, &se->f);
+	inc_rat_mul(&base, &base, &se->f);
+
+	fig.rate_key = stack->key;
+	fig.rate_measure = "dollars";
+	fig.rate_value = &pay->rate;
+	fig.pay_rate = pay->pay_rate;
+	fig.incentivized_quantity = &quantity;
+	fig.incentivized_amount = &base;
+	fig.incentive_amount = &incentive;
+	fig.contribution = &se->f;
+	inc_calc_emit(c, offer, t, &fig);
+}
+
+/*
+ * ReplayMember: IncReplayFn over the set's range: the transactions
+ * StackedObserve made members of the set, again.
+ */
+static void
+ReplayMember(void *ctx, const IncHook *hook, int txn)
+{
+	const SetEmit *se = ctx;
+	SetMember	m;
+
+	if (hook->a != se->set_index ||
+		!inc_txn_matches(se->c, se->offer, se->set->period, se->set->transaction_type,
+						 inc_calc_txn(se->c, txn)))
+		return;
+	m.txn = txn;
+	m.conversion = hook->b;
+	m.uom_id = hook->uom_id;
+	EmitMember(se, &m);
+}
+
 /* EmitSet: the rows of set s within a stack of overlap O. */
 static void
 EmitSet(IncCalc *c, const IncOffer *offer, const IncStack *stack,
 		const IncSkuSet *set, const SetState *ss, const IncRat *overlap)
 {
-	IncRat		f;
-	IncQ		fq;
-	IncDec		contribution;
-	bool		fast;
-	int			stack_index = (int) (stack - offer->stacked.stacks);
-	int			set_index = (int) (set - offer->stacked.sets);
+	SetEmit		se;
 	int			i;
 
-	inc_rat_div(&f, overlap, &ss->coverage);
-	fast = inc_fast() && inc_q_from_rat(&fq, &f);
-	if (fast)
-		contribution = inc_rat_to_dec(&f, 6);
-	for (i = 0; i < ss->n; i++)
-	{
-		const IncTxn *t = inc_calc_txn(c, ss->members[i].txn);
-		const IncSkuRate *pay = PayRate(set, ss->members[i].conversion);
-		IncRat		r,
-					quantity,
-					base,
-					incentive;
-		IncRowFigures fig;
-		bool		blended = false;
-
-		if (offer->nschedule > 0)
-		{
-			Scheduled(c, offer, stack_index, set_index, ss->members[i].conversion, t,
-					  &pay, &stack, &r);
-			/* a rate blended over versions has no decimal: the exact path */
-			blended = inc_calc_schedule_projected(c, offer, t);
-			if (pay == NULL || (blended ? inc_rat_sign(&r) : inc_dec_sign(&pay->rate)) <= 0)
-				continue;
-		}
-		else if (pay == NULL || inc_dec_sign(&pay->rate) <= 0)
-			continue;
-		inc_calc_at(c, t);
-		if (fast && !blended &&
-			RowFast(c, offer, stack, set, &ss->members[i], t, pay, &fq, &contribution))
-			continue;
-		inc_calc_sku_quantity(c, t, &quantity);
-		inc_calc_base_amount(c, offer, t, &quantity, &base);
-		Coverage(c, t, &set->conversions[ss->members[i].conversion], ss->members[i].uom_id,
-				 &incentive);
-		if (!blended)
-			inc_rat_from_dec(&r, &pay->rate);
-		inc_rat_mul(&incentive, &incentive, &f);
-		inc_rat_mul(&incentive, &incentive, &r);
-		inc_rat_mul(&quantity, &quantity, &f);
-		inc_rat_mul(&base, &base, &f);
-
-		fig.rate_key = stack->key;
-		fig.rate_measure = "dollars";
-		fig.rate_value = &pay->rate;
-		fig.pay_rate = pay->pay_rate;
-		fig.incentivized_quantity = &quantity;
-		fig.incentivized_amount = &base;
-		fig.incentive_amount = &incentive;
-		fig.contribution = &f;
-		inc_calc_emit(c, offer, t, &fig);
-	}
+	if (ss->n == 0)
+		return;
+	se.c = c;
+	se.offer = offer;
+	se.stack = stack;
+	se.set = set;
+	se.stack_index = (int) (stack - offer->stacked.stacks);
+	se.set_index = (int) (set - offer->stacked.sets);
+	inc_rat_div(&se.f, overlap, &ss->coverage);
+	se.fast = inc_fast() && inc_q_from_rat(&se.fq, &se.f);
+	if (se.fast)
+		se.contribution = inc_rat_to_dec(&se.f, 6);
+	if (c->replay)
+		c->replay(c, ss->first, ss->last, ReplayMember, &se);
+	else
+		for (i = 0; i < ss->n; i++)
+			EmitMember(&se, &ss->members[i]);
 }
 
 /* Overlap: O(k), the smallest coverage of the stack's sets. */

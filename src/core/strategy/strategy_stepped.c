@@ -58,7 +58,9 @@
 
 typedef struct SteppedState
 {
-	IncIndexList earning;		/* transactions that earn, in id order */
+	IncIndexList earning;		/* transactions that earn, in id order; only
+								 * counted (n) where KeepsRange */
+	int			first_earning;	/* KeepsRange: the first earning transaction */
 	int			last_earning;	/* last transaction added to earning */
 	int			last_threshold; /* last transaction added to the sum */
 	int			last_baseline;	/* last transaction added to the baseline */
@@ -124,6 +126,22 @@ SteppedIndex(const IncOffer *offer, const IncIndexSink *sink)
 		sink->property(sink->ctx, stepped->baseline.property_key);
 }
 
+/*
+ * KeepsRange: whether the earning transactions are kept as their range
+ * first_earning..last_earning instead of a list: the engine walks them
+ * again (IncCalc.replay, transactions in pages), and finish pays them one
+ * by one at the tier's own rate (TierRows without a rate schedule) with
+ * no diagnostics to report them.
+ */
+static bool
+KeepsRange(const IncCalc *c, const IncOffer *offer)
+{
+	return c->replay != NULL && !c->diagnostics && offer->nschedule == 0 &&
+		offer->stepped.tier_mode != INC_TIERS_INCREMENTAL &&
+		offer->stepped.pays_on != INC_PAYS_ON_GROWTH &&
+		offer->calculator != INC_FIXED_AMOUNT;
+}
+
 /* SteppedBegin: the state of one offer for one participant. */
 static void *
 SteppedBegin(IncCalc *c, const IncOffer *offer)
@@ -160,7 +178,12 @@ SteppedObserve(IncCalc *c, const IncOffer *offer, void *state,
 		if (st->last_earning != txn &&
 			inc_txn_matches(c, offer, filter->period, filter->transaction_type, t))
 		{
-			inc_index_list_push(&st->earning, txn);
+			if (st->earning.n == 0)
+				st->first_earning = txn;
+			if (KeepsRange(c, offer))
+				st->earning.n++;
+			else
+				inc_index_list_push(&st->earning, txn);
 			st->last_earning = txn;
 		}
 		return;
@@ -486,6 +509,45 @@ ScheduledTierRows(IncCalc *c, const IncOffer *offer, const SteppedState *st)
 	}
 }
 
+/* What ReplayTierRow needs. */
+typedef struct TierReplay
+{
+	IncCalc    *c;
+	const IncOffer *offer;
+	const SteppedState *st;
+	int			last;			/* the last transaction given a row */
+} TierReplay;
+
+/* TierRow: t's row at the tier's rate. */
+static void
+TierRow(IncCalc *c, const IncOffer *offer, const SteppedState *st, const IncTxn *t)
+{
+	inc_calc_at(c, t);
+	inc_calc_emit_rate_row(c, offer, t, st->tier->key, st->tier->measure,
+						   &st->tier->value, &st->tier->pay_rate);
+}
+
+/*
+ * ReplayTierRow: IncReplayFn over the earning range: the transactions
+ * SteppedObserve counted as earning, again, each once.
+ */
+static void
+ReplayTierRow(void *ctx, const IncHook *hook, int txn)
+{
+	TierReplay *r = ctx;
+	const IncFilter *filter;
+	const IncTxn *t;
+
+	if (hook->kind != HOOK_EARN || r->last == txn)
+		return;
+	filter = &r->offer->stepped.filters[hook->a];
+	t = inc_calc_txn(r->c, txn);
+	if (!inc_txn_matches(r->c, r->offer, filter->period, filter->transaction_type, t))
+		return;
+	r->last = txn;
+	TierRow(r->c, r->offer, r->st, t);
+}
+
 /* TierRows: every earning transaction's row at the tier's rate. */
 static void
 TierRows(IncCalc *c, const IncOffer *offer, const SteppedState *st)
@@ -497,14 +559,15 @@ TierRows(IncCalc *c, const IncOffer *offer, const SteppedState *st)
 		ScheduledTierRows(c, offer, st);
 		return;
 	}
-	for (i = 0; i < st->earning.n; i++)
+	if (KeepsRange(c, offer))
 	{
-		const IncTxn *t = inc_calc_txn(c, st->earning.items[i]);
+		TierReplay	r = {c, offer, st, -1};
 
-		inc_calc_at(c, t);
-		inc_calc_emit_rate_row(c, offer, t, st->tier->key, st->tier->measure,
-							   &st->tier->value, &st->tier->pay_rate);
+		c->replay(c, st->first_earning, st->last_earning, ReplayTierRow, &r);
+		return;
 	}
+	for (i = 0; i < st->earning.n; i++)
+		TierRow(c, offer, st, inc_calc_txn(c, st->earning.items[i]));
 }
 
 /* HoldGrowthRow: the hold hook of GrowthFinish: keep the row and its exact amount. */
