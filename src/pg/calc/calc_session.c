@@ -9,8 +9,30 @@
 
 #include "utils/memutils.h"
 
+#include "pg/base/fail.h"
 #include "pg/calc/calc_session.h"
 #include "pg/load/participant_groups.h"
+
+/*
+ * NoteFailure: error context callback of a session; notes the participant
+ * and transaction it was at (base/fail.c), so that a refresh that skips
+ * failing participants can say which transaction failed without reading
+ * the message (docs/lifecycle.md, on_error => 'skip').  While the engine
+ * runs its position says where; while reading, the row the source raised
+ * the error about does.
+ */
+static void
+NoteFailure(void *arg)
+{
+	CalcSession *s = arg;
+	const char *participant;
+	const char *transaction_id;
+
+	if (s->engine && inc_engine_position(s->engine, &participant, &transaction_id))
+		pg_failure_note(participant, transaction_id);
+	else
+		pg_failure_note(s->read_position.participant_key, s->read_position.transaction_id);
+}
 
 /* calc_session_open: the calculation's data loaded, its transactions read. */
 void
@@ -22,6 +44,12 @@ calc_session_open(CalcSession *s, const CalcSessionOptions *o)
 	int			nhidden;
 
 	memset(s, 0, sizeof(*s));
+	/* where a failure happens, from the first load on */
+	pg_failure_clear();
+	s->failure.callback = NoteFailure;
+	s->failure.arg = s;
+	s->failure.previous = error_context_stack;
+	error_context_stack = &s->failure;
 	/* offers, SKU units, conversions: cached when this snapshot has them */
 	pg_calc_engine(o->offer_keys, o->as_of, &s->ce);
 	s->engine = s->ce.engine;
@@ -61,11 +89,11 @@ calc_session_next(CalcSession *s)
 	return txn_source_next(s->src, s->unit_context, &s->unit);
 }
 
-/* calc_session_close: the error context popped, the source closed. */
+/* calc_session_close: the error contexts popped, the source closed. */
 void
 calc_session_close(CalcSession *s)
 {
-	error_context_stack = s->context.previous;
+	error_context_stack = s->failure.previous;
 	txn_source_close(s->src);
 	MemoryContextDelete(s->unit_context);
 }

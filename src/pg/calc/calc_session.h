@@ -46,13 +46,17 @@ typedef struct CalcSession
 	TxnPosition read_position;	/* the row a read error is about */
 	MemoryContext unit_context; /* the unit being calculated, reset per unit */
 	TxnUnit		unit;			/* the unit handed out last */
+	ErrorContextCallback failure;	/* notes where a failure was (fail.h) */
 	ErrorContextCallback context;	/* names the engine's position */
 } CalcSession;
 
 /*
  * calc_session_open: everything the calculation needs loaded and its
- * transactions read (in the current memory context, under SPI); then the
- * error context of the engine's position is pushed.
+ * transactions read (in the current memory context, under SPI).  From the
+ * start an error notes the participant and transaction it was about, the
+ * row being read or the engine's position (pg_failure_note, for
+ * calculation_failure()); after the read the error context that names the
+ * engine's position is pushed too.
  */
 extern void calc_session_open(CalcSession *s, const CalcSessionOptions *options);
 
@@ -62,7 +66,7 @@ extern void calc_session_open(CalcSession *s, const CalcSessionOptions *options)
  */
 extern bool calc_session_next(CalcSession *s);
 
-/* calc_session_close: the error context popped, the source closed. */
+/* calc_session_close: the error contexts popped, the source closed. */
 extern void calc_session_close(CalcSession *s);
 
 #endif							/* INC_PG_CALC_SESSION_H */

@@ -23,7 +23,6 @@
 #include "core/engine/forecast.h"
 #include "pg/base/compat.h"
 #include "pg/base/convert.h"
-#include "pg/base/fail.h"
 #include "pg/calc/calc_row.h"
 #include "pg/calc/calc_session.h"
 #include "pg/load/calc_load.h"
@@ -148,34 +147,6 @@ EmitForecast(void *ctx, const IncForecastRow *row)
 	MemoryContextReset(out->row_context);
 }
 
-/* What NoteFailure looks at. */
-typedef struct FailureWhere
-{
-	const IncEngine *engine;	/* NULL until the call has one */
-	const TxnPosition *read;	/* the row a read error was about */
-} FailureWhere;
-
-/*
- * NoteFailure: error context callback of a calculation; notes the
- * participant and transaction it was at (base/fail.c), so that a refresh
- * that skips failing participants can say which transaction failed without
- * reading the message (docs/lifecycle.md, on_error => 'skip').  While the
- * engine runs its position says where;
- * while reading, the row the source raised the error about does.
- */
-static void
-NoteFailure(void *arg)
-{
-	FailureWhere *where = arg;
-	const char *participant;
-	const char *transaction_id;
-
-	if (where->engine && inc_engine_position(where->engine, &participant, &transaction_id))
-		pg_failure_note(participant, transaction_id);
-	else
-		pg_failure_note(where->read->participant_key, where->read->transaction_id);
-}
-
 /* OptionalArg: argument n when the call has it and it is not NULL. */
 static bool
 OptionalArg(FunctionCallInfo fcinfo, int n)
@@ -226,8 +197,6 @@ Calculate(FunctionCallInfo fcinfo, CalcMode mode, bool request)
 	DateADT    *through_date = NULL;
 	CalcSession session;
 	CalcSessionOptions options;
-	FailureWhere failure_where = {NULL, &session.read_position};
-	ErrorContextCallback failure_callback;
 	Oid			relid;
 	IncEngine  *engine;
 	Output		out;
@@ -302,13 +271,6 @@ Calculate(FunctionCallInfo fcinfo, CalcMode mode, bool request)
 		elog(ERROR, "SPI_connect failed");
 	call_context = CurrentMemoryContext;
 
-	/* where a failure happened, for refresh_earnings(on_error => 'skip') */
-	pg_failure_clear();
-	failure_callback.callback = NoteFailure;
-	failure_callback.arg = &failure_where;
-	failure_callback.previous = error_context_stack;
-	error_context_stack = &failure_callback;
-
 	memset(&options, 0, sizeof(options));
 	options.relid = relid;
 	options.offer_keys = offer_keys;
@@ -319,7 +281,6 @@ Calculate(FunctionCallInfo fcinfo, CalcMode mode, bool request)
 	options.request_enrollments = request_enrollments;
 	calc_session_open(&session, &options);
 	engine = session.engine;
-	failure_where.engine = engine;
 	calc_row_init(&out.rows, &session.ce);
 	inc_engine_set_diagnostics(engine, diagnostics ? EmitDiagnostics : NULL, &out);
 	out.row_context = AllocSetContextCreate(call_context, "incentives row",
@@ -354,7 +315,6 @@ Calculate(FunctionCallInfo fcinfo, CalcMode mode, bool request)
 	}
 
 	calc_session_close(&session);
-	error_context_stack = failure_callback.previous;
 	SPI_finish();
 	return (Datum) 0;
 }

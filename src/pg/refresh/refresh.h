@@ -48,6 +48,8 @@ typedef struct RefreshArgs
 	bool		skip;			/* on_error => 'skip' */
 	bool		ordered;		/* each share's rows in the partition key's order
 								 * (they are written as one stream) */
+	const char *participant;	/* one participant (with its groups' members),
+								 * or NULL: everyone; one process only */
 } RefreshArgs;
 
 /*

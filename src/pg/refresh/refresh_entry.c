@@ -1,9 +1,10 @@
 /*
  * refresh_entry.c
  *    incentives_internal.refresh_write(target, run_id, transactions,
- *    progress_every, skip, jobs): a full refresh's rows straight into the
- *    run's new partition, the progress it reports, and its result
- *    (refresh.h; docs/lifecycle.md, How a refresh replaces the earnings).
+ *    progress_every, skip, jobs, participant): a refresh's rows straight
+ *    into a table of this transaction (the run's new partition, or the
+ *    rows of a batch), the progress it reports, and its result (refresh.h;
+ *    docs/lifecycle.md, How a refresh replaces the earnings).
  */
 #include "postgres.h"
 
@@ -31,7 +32,7 @@ typedef struct Leader
 	RefreshSink pub;
 	RowWriter	writer;
 	int64		run_id;
-	uint64		every;
+	uint64		every;			/* 0: no progress reported */
 	int			unread;			/* shares whose read is not reported yet */
 	uint64		total;			/* their participants so far */
 	uint64		done;
@@ -69,7 +70,7 @@ Progress(Leader *l)
 {
 	char		text[NAMEDATALEN * 2];
 
-	if (l->unread > 0 || l->total == 0)
+	if (l->every == 0 || l->unread > 0 || l->total == 0)
 		return;
 	if (l->done / l->every == l->reported / l->every && l->done < l->total)
 		return;
@@ -195,33 +196,47 @@ TextArray(Leader *l, int field)
 
 PG_FUNCTION_INFO_V1(incentives_refresh_write);
 
+/* ArgNotNull: argument n, which must not be NULL. */
+static void
+ArgNotNull(FunctionCallInfo fcinfo, int n, const char *name)
+{
+	if (PG_ARGISNULL(n))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("refresh_write: %s must not be NULL", name)));
+}
+
 /*
  * incentives_refresh_write: refresh_write(target regclass, run_id bigint,
  * transactions regclass, progress_every integer, skip boolean, jobs
- * integer, OUT participants integer, OUT rows bigint, OUT total numeric,
- * OUT failed_participants text[], OUT failed_transactions text[], OUT
- * failed_sqlstates text[], OUT failed_messages text[], OUT
- * partial_participants text[]).
+ * integer, participant text DEFAULT NULL, OUT participants integer, OUT
+ * rows bigint, OUT total numeric, OUT failed_participants text[], OUT
+ * failed_transactions text[], OUT failed_sqlstates text[], OUT
+ * failed_messages text[], OUT partial_participants text[]).
  *
- * The caller (refresh_earnings_work, 40_refresh.sql) has created target
- * in this transaction, without indexes; it builds them after this call,
- * then swaps the partition in.  Every participant of transactions is
+ * The caller (40_refresh.sql) has created target in this transaction,
+ * without indexes: the run's new partition, whose indexes it builds after
+ * this call before it swaps the partition in, or a temporary table whose
+ * rows it then moves into incentives.earnings in place.  Every participant
+ * of transactions (or only participant, with its groups' members) is
  * calculated by this backend (jobs 1) or by jobs - 1 parallel workers
  * while this backend writes (refresh_parallel.c), all in this statement's
  * snapshot; every row is written by this backend through row_writer.c.
- * The result is what the run log and the skip handling need: the
- * participants read, the rows written and their incentive total, and the
- * participants skipped (on_error => 'skip': participant, transaction,
- * SQLSTATE, message), those with rows already written listed apart (the
- * caller deletes those rows).
+ * progress_every 0 reports no progress.  The result is what the run log
+ * and the skip handling need: the participants read, the rows written and
+ * their incentive total, and the participants skipped (on_error =>
+ * 'skip': participant, transaction, SQLSTATE, message), those with rows
+ * already written listed apart (the caller deletes those rows).  Version
+ * 0.3.0 of the extension declares the function without participant
+ * (PG_NARGS tells).
  */
 Datum
 incentives_refresh_write(PG_FUNCTION_ARGS)
 {
-	Oid			target = PG_GETARG_OID(0);
+	Oid			target;
 	RefreshArgs args;
-	int			every = PG_GETARG_INT32(3);
-	int			jobs = PG_GETARG_INT32(5);
+	int			every;
+	int			jobs;
 	Relation	rel;
 	Leader		l;
 	RefreshTotals totals;
@@ -229,13 +244,28 @@ incentives_refresh_write(PG_FUNCTION_ARGS)
 	Datum		values[8];
 	bool		nulls[8] = {false, false, false, false, false, false, false, false};
 	IncDec		total;
-	char		text[NAMEDATALEN * 2];
+	char		appname[NAMEDATALEN * 2];
 	const char *why;
 
+	ArgNotNull(fcinfo, 0, "target");
+	ArgNotNull(fcinfo, 1, "run_id");
+	ArgNotNull(fcinfo, 2, "transactions");
+	ArgNotNull(fcinfo, 3, "progress_every");
+	ArgNotNull(fcinfo, 4, "skip");
+	ArgNotNull(fcinfo, 5, "jobs");
+	target = PG_GETARG_OID(0);
+	every = PG_GETARG_INT32(3);
+	jobs = PG_GETARG_INT32(5);
 	memset(&args, 0, sizeof(args));
 	args.run_id = PG_GETARG_INT64(1);
 	args.relid = PG_GETARG_OID(2);
 	args.skip = PG_GETARG_BOOL(4);
+	if (PG_NARGS() > 6 && !PG_ARGISNULL(6))
+	{
+		args.participant = text_to_cstring(PG_GETARG_TEXT_PP(6));
+		/* one participant: one unit, in this process */
+		jobs = 1;
+	}
 	args.calculated_at = GetCurrentTransactionStartTimestamp();
 	if (get_call_result_type(fcinfo, NULL, &result_desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "refresh_write must return a record");
@@ -249,10 +279,13 @@ incentives_refresh_write(PG_FUNCTION_ARGS)
 	l.pub.done = LeaderDone;
 	l.pub.failed = LeaderFailed;
 	l.run_id = args.run_id;
-	l.every = Max(every, 1);
+	l.every = Max(every, 0);
 	l.context = CurrentMemoryContext;
-	snprintf(text, sizeof(text), "incentives refresh run " INT64_FORMAT, args.run_id);
-	SetProgress(text);
+	if (l.every > 0)
+	{
+		snprintf(appname, sizeof(appname), "incentives refresh run " INT64_FORMAT, args.run_id);
+		SetProgress(appname);
+	}
 
 	if (jobs > 1 && !refresh_parallel_safe(args.relid, &why))
 	{
@@ -287,11 +320,11 @@ incentives_refresh_write(PG_FUNCTION_ARGS)
 	table_close(rel, NoLock);
 
 	/* the final progress, as a setting for the rest of the transaction */
-	if (l.total > 0)
+	if (l.every > 0 && l.total > 0)
 	{
-		snprintf(text, sizeof(text), "incentives refresh run " INT64_FORMAT ": " UINT64_FORMAT "/"
+		snprintf(appname, sizeof(appname), "incentives refresh run " INT64_FORMAT ": " UINT64_FORMAT "/"
 				 UINT64_FORMAT, args.run_id, l.done, l.total);
-		SetProgress(text);
+		SetProgress(appname);
 	}
 
 	if (totals.participants > PG_INT32_MAX)

@@ -447,6 +447,7 @@ refresh_parallel(const RefreshArgs *args, int nworkers, int nshares, Relation ta
 	InitializeParallelDSM(pcxt);
 
 	shared = shm_toc_allocate(pcxt->toc, sizeof(Shared));
+	Assert(args->participant == NULL);
 	shared->args = *args;
 	shared->target = RelationGetRelid(target);
 	shared->nshares = nshares;

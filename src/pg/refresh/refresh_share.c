@@ -485,6 +485,7 @@ refresh_share_calculate(const RefreshArgs *args, int share, int nshares, TupleDe
 	source.collation = sh.participant_collation;
 	memset(&options, 0, sizeof(options));
 	options.relid = args->relid;
+	options.participant = args->participant;
 	options.source = &source;
 	calc_session_open(&session, &options);
 	engine = session.engine;

@@ -16,7 +16,11 @@
 --     mix.  Any other role with INSERT and DELETE on the table replaces
 --     the rows batch by batch in one transaction (the same result,
 --     slower; one process).
---   one participant: its rows are deleted and calculated again.
+--   one participant: its rows are calculated again and replace its old
+--     ones.
+-- Every row is written by refresh_write (refresh_earnings_rows): into
+-- the new partition, or, in place, into a temporary table whose rows then
+-- replace the batch's.
 --   changed_only: the participants incentives.earnings_changes
 --     names (their transactions, properties or enrollments changed), or
 --     everyone when it says so (an offer, SKU or unit conversion changed).
@@ -27,9 +31,8 @@
 -- completed_with_exceptions.  refresh_write skips a participant whose
 -- calculation fails (every member of a participant group's unit that
 -- fails) and reports it; a read that fails (a NULL key, a repeated
--- transaction_id), and the batches of the slower ways, run in
--- subtransactions, and what failed is calculated again participant by
--- participant.
+-- transaction_id) runs in a subtransaction, and what failed is read and
+-- calculated again participant by participant.
 --
 -- The run log: the 'running' row is committed before the work when the
 -- procedure may commit (incentives_internal.transaction_control_allowed(),
@@ -152,54 +155,94 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.refresh_earnings_check(text, regclass, text, boolean, integer) IS
   'Part of incentives.refresh_earnings: refuses arguments it cannot run with (22023; 0A000 for changed_only over anything but incentives.transactions)';
 
--- refresh_earnings_batch: one batch's rows into target, as one statement.
--- batch is the relation to calculate on (the caller's, or a temporary
--- view of part of it); participant: one participant, or NULL for all of
--- batch.  Returns the rows written and, unless only_count, their incentive
--- total (a new partition's total is summed once at the end instead: a
--- RETURNING clause costs more than that scan).
-CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_batch(
-    target      regclass,
-    run_id      bigint,
-    participant text,
-    batch       regclass,
-    only_count  boolean,
-    OUT rows    bigint,
-    OUT total   numeric)
+-- refresh_earnings_rows: the rows of batch (the caller's relation, or a
+-- temporary view of part of it; participant: only it, with its groups'
+-- members) calculated and written from C by refresh_write, in one
+-- snapshot, by jobs processes.  replace_filter NULL: into target, a table
+-- this transaction created (the run's new partition).  Else into a
+-- temporary table, then moved in place: the rows of incentives.earnings
+-- that match replace_filter (a condition on t) are deleted and the new
+-- ones inserted, with the caller's privileges and row-level security.
+-- With skip, a participant whose calculation fails keeps its previous
+-- earnings (in place, or copied into target; rows written before it
+-- failed go first), gets a row in incentives.calculation_exceptions and
+-- stays marked as changed for the next changed_only refresh.  A NOTICE
+-- every progress_every participants (0: none).  Returns the participants
+-- read, the rows written and their total (the skipped ones' not
+-- counted), and how many were skipped.
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_rows(
+    target            regclass,
+    run_id            bigint,
+    batch             regclass,
+    participant       text,
+    skip              boolean,
+    replace_filter    text,
+    progress_every    integer,
+    jobs              integer,
+    OUT participants  integer,
+    OUT rows          bigint,
+    OUT total         numeric,
+    OUT exceptions    integer)
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $function$
+#variable_conflict use_column
 DECLARE
-    v_insert text := format($sql$
-        INSERT INTO %s
-        SELECT e.participant_key, e.offer_key, e.offer_calculator, e.sku_key,
-               e.incentive_rate_key, e.incentive_rate_measure, e.incentive_rate_value,
-               e.offer_sku_pay_rate, e.transaction_id, e.provided_quantity,
-               e.provided_uom_key, e.provided_amount, e.incentivized_quantity,
-               e.incentivized_amount, e.incentive_amount,
-               e.incentive_contribution_percent, e.incentive_effective_rate,
-               e.transaction_date, now(), $1, e.group_key
-          FROM incentives_internal.calculate_dated($2, '{}', NULL, $3, NULL, NULL) AS e$sql$, target);
+    v_run     bigint   := refresh_earnings_rows.run_id;
+    v_replace boolean  := refresh_earnings_rows.replace_filter IS NOT NULL;
+    v_rows    regclass := refresh_earnings_rows.target;
+    v_w       record;
 BEGIN
-    IF only_count THEN
-        EXECUTE v_insert USING run_id, participant, batch;
-        GET DIAGNOSTICS rows = ROW_COUNT;
-        total := NULL;
-    ELSE
-        EXECUTE format($sql$
-            WITH ins AS (%s RETURNING incentive_amount)
-            SELECT count(*), COALESCE(sum(incentive_amount), 0.00) FROM ins$sql$, v_insert)
-           INTO rows, total
-          USING run_id, participant, batch;
+    IF v_replace THEN
+        -- Runtime DDL, not a declaration: the batch's rows before they
+        -- move (a table this transaction creates, as refresh_write needs)
+        IF to_regclass('pg_temp.incentives_refresh_rows') IS NOT NULL THEN
+            DROP TABLE pg_temp.incentives_refresh_rows;
+        END IF;
+        CREATE TEMPORARY TABLE incentives_refresh_rows (LIKE incentives.earnings) ON COMMIT DROP;
+        v_rows := 'pg_temp.incentives_refresh_rows'::regclass;
+    END IF;
+    SELECT * INTO v_w
+      FROM incentives_internal.refresh_write(v_rows, v_run, refresh_earnings_rows.batch,
+                                             refresh_earnings_rows.progress_every,
+                                             refresh_earnings_rows.skip, refresh_earnings_rows.jobs,
+                                             refresh_earnings_rows.participant);
+    participants := v_w.participants;
+    rows := v_w.rows;
+    total := v_w.total;
+    exceptions := COALESCE(cardinality(v_w.failed_participants), 0);
+    IF exceptions > 0 THEN
+        IF cardinality(v_w.partial_participants) > 0 THEN
+            EXECUTE format('DELETE FROM %s AS t WHERE t.participant_key = ANY ($1)', v_rows)
+              USING v_w.partial_participants;
+        END IF;
+        INSERT INTO incentives.calculation_exceptions (run_id, participant_key, transaction_id, sqlstate, message)
+        SELECT v_run, f.p, f.t, f.s, f.m
+          FROM unnest(v_w.failed_participants, v_w.failed_transactions, v_w.failed_sqlstates,
+                      v_w.failed_messages) AS f(p, t, s, m);
+        INSERT INTO incentives.earnings_changes (participant_key)
+        SELECT unnest(v_w.failed_participants);
+    END IF;
+    IF v_replace THEN
+        EXECUTE format('DELETE FROM incentives.earnings AS t WHERE (%s) AND t.participant_key <> ALL ($1)',
+                       refresh_earnings_rows.replace_filter)
+          USING COALESCE(v_w.failed_participants, '{}');
+        INSERT INTO incentives.earnings SELECT * FROM pg_temp.incentives_refresh_rows;
+        DROP TABLE pg_temp.incentives_refresh_rows;
+    ELSIF exceptions > 0 THEN
+        EXECUTE format('INSERT INTO %s SELECT * FROM incentives.earnings AS e WHERE e.participant_key = ANY ($1)',
+                       v_rows)
+          USING v_w.failed_participants;
     END IF;
 END
 $function$;
-COMMENT ON FUNCTION incentives_internal.refresh_earnings_batch(regclass, bigint, text, regclass, boolean) IS
-  'Part of incentives.refresh_earnings: writes one batch''s calculated rows into the target table in one statement';
+COMMENT ON FUNCTION incentives_internal.refresh_earnings_rows(regclass, bigint, regclass, text, boolean, text, integer, integer) IS
+  'Part of incentives.refresh_earnings (call the procedure, not this): writes the calculated rows of a relation (or of one participant) from C into a new partition, or in place of the earnings that match a filter; with skip, a failing participant keeps its previous earnings and is logged';
 
 -- refresh_earnings_one: one participant, in a subtransaction, for
--- on_error => 'skip'.  Replaces its rows in incentives.earnings (replace)
+-- on_error => 'skip' when a batch's read failed (a NULL key, a repeated
+-- transaction_id).  Replaces its rows in incentives.earnings (replace)
 -- or adds them to a new partition (not replace).  A failure for a data
 -- reason keeps its previous rows (copied into the new partition when not
 -- replace), logs the exception and logs the participant as changed, so
@@ -223,14 +266,16 @@ DECLARE
     v_message text;
     v_detail  text;
     v_txn     text;
+    v_done    record;
 BEGIN
-    failed := false;
     BEGIN
-        IF replace THEN
-            DELETE FROM incentives.earnings AS e WHERE e.participant_key = refresh_earnings_one.participant;
-        END IF;
-        SELECT b.rows, b.total INTO rows, total
-          FROM incentives_internal.refresh_earnings_batch(target, run_id, participant, relation, false) AS b;
+        SELECT * INTO v_done
+          FROM incentives_internal.refresh_earnings_rows(
+                   target, run_id, relation, participant, true,
+                   CASE WHEN replace THEN format('t.participant_key = %L', participant) END, 0, 1);
+        rows := v_done.rows;
+        total := v_done.total;
+        failed := v_done.exceptions > 0;
     EXCEPTION WHEN data_exception OR integrity_constraint_violation THEN
         GET STACKED DIAGNOSTICS v_state = RETURNED_SQLSTATE, v_message = MESSAGE_TEXT,
                                 v_detail = PG_EXCEPTION_DETAIL;
@@ -429,55 +474,40 @@ BEGIN
     IF refresh_earnings_partition.skip THEN
         BEGIN
             SELECT * INTO v_w
-              FROM incentives_internal.refresh_write(v_target, v_run, refresh_earnings_partition.transactions,
-                                                     refresh_earnings_partition.progress_every, true,
-                                                     refresh_earnings_partition.jobs);
+              FROM incentives_internal.refresh_earnings_rows(v_target, v_run, refresh_earnings_partition.transactions,
+                                                             NULL, true, NULL,
+                                                             refresh_earnings_partition.progress_every,
+                                                             refresh_earnings_partition.jobs);
         EXCEPTION WHEN data_exception OR integrity_constraint_violation THEN
             written := false;
             RETURN;
         END;
     ELSE
         SELECT * INTO v_w
-          FROM incentives_internal.refresh_write(v_target, v_run, refresh_earnings_partition.transactions,
-                                                 refresh_earnings_partition.progress_every, false,
-                                                 refresh_earnings_partition.jobs);
+          FROM incentives_internal.refresh_earnings_rows(v_target, v_run, refresh_earnings_partition.transactions,
+                                                         NULL, false, NULL,
+                                                         refresh_earnings_partition.progress_every,
+                                                         refresh_earnings_partition.jobs);
     END IF;
     participants := v_w.participants;
     rows := v_w.rows;
     total := v_w.total;
-    exceptions := COALESCE(cardinality(v_w.failed_participants), 0);
-    IF exceptions > 0 THEN
-        -- the skipped keep their previous earnings (rows written before
-        -- a participant failed go first), are logged, and stay marked
-        -- as changed for the next changed_only refresh
-        IF cardinality(v_w.partial_participants) > 0 THEN
-            EXECUTE format('DELETE FROM %s AS t WHERE t.participant_key = ANY ($1)', v_target)
-              USING v_w.partial_participants;
-        END IF;
-        INSERT INTO incentives.calculation_exceptions (run_id, participant_key, transaction_id, sqlstate, message)
-        SELECT v_run, f.p, f.t, f.s, f.m
-          FROM unnest(v_w.failed_participants, v_w.failed_transactions, v_w.failed_sqlstates,
-                      v_w.failed_messages) AS f(p, t, s, m);
-        INSERT INTO incentives.earnings_changes (participant_key)
-        SELECT unnest(v_w.failed_participants);
-        EXECUTE format('INSERT INTO %s SELECT * FROM incentives.earnings AS e WHERE e.participant_key = ANY ($1)',
-                       v_target)
-          USING v_w.failed_participants;
-    END IF;
+    exceptions := v_w.exceptions;
 END
 $function$;
 COMMENT ON FUNCTION incentives_internal.refresh_earnings_partition(bigint, regclass, integer, boolean, integer) IS
   'Part of incentives.refresh_earnings (call the procedure, not this): creates the run''s new partition and writes every participant''s rows into it from C; with skip, logs the participants skipped and keeps their previous rows, or returns written false when the read itself failed';
 
 -- refresh_earnings_in_batches: the rows of everyone or of keys written batch
--- by batch into target (incentives.earnings, whose rows of the batch's
--- participants are deleted first, or a new partition when swap), each
--- batch one statement.  Everyone: participants in byte order, at most
--- progress_every of them and about work_mem's worth of transactions per
--- batch (so that a batch's rows stay in memory instead of a temporary
+-- by batch (refresh_earnings_rows) into target: in place in
+-- incentives.earnings (the batch's participants' rows replaced), or into
+-- a new partition when swap.  Everyone: participants in byte order, at
+-- most progress_every of them and about work_mem's worth of transactions
+-- per batch (so that a batch's rows stay in memory instead of a temporary
 -- file), as key ranges (the first and last ranges are open, so every row
 -- already materialized falls in one); keys: progress_every per batch.
--- With skip, a batch that fails for a data reason is done again
+-- With skip, a participant whose calculation fails keeps its earnings
+-- (refresh_earnings_rows), and a batch whose read fails is done again
 -- participant by participant (refresh_earnings_one).  A NOTICE every
 -- progress_every participants and at the end.
 CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_in_batches(
@@ -530,6 +560,7 @@ DECLARE
     v_failed      boolean;
     v_one_rows    bigint;
     v_one_sum     numeric;
+    v_step        record;
     v_batch_ok    boolean;
     v_exceptions  integer := 0;
 BEGIN
@@ -620,16 +651,19 @@ BEGIN
             v_batch_rel := to_regclass('pg_temp.incentives_refresh_batch');
         END IF;
 
-        -- the batch in one statement (in a subtransaction with skip)
+        -- the batch written from C (in a subtransaction: with skip, a
+        -- batch whose read fails is done again participant by participant)
         v_batch_ok := true;
         BEGIN
-            IF NOT v_swap THEN
-                EXECUTE format('DELETE FROM incentives.earnings AS t WHERE %s', v_delete_filter);
-            END IF;
-            SELECT b.rows, b.total INTO v_step_rows, v_step_sum
-              FROM incentives_internal.refresh_earnings_batch(v_target, v_run,
-                                                               CASE WHEN v_grouped THEN v_participant END,
-                                                               v_batch_rel, v_swap) AS b;
+            SELECT * INTO v_step
+              FROM incentives_internal.refresh_earnings_rows(v_target, v_run, v_batch_rel,
+                                                             CASE WHEN v_grouped THEN v_participant END,
+                                                             refresh_earnings_in_batches.skip,
+                                                             CASE WHEN NOT v_swap THEN v_delete_filter END,
+                                                             0, 1);
+            v_step_rows := v_step.rows;
+            v_step_sum := v_step.total;
+            v_exceptions := v_exceptions + v_step.exceptions;
         EXCEPTION WHEN data_exception OR integrity_constraint_violation THEN
             IF NOT refresh_earnings_in_batches.skip THEN
                 RAISE;
@@ -673,7 +707,7 @@ BEGIN
             v_done := LEAST(v_batch * v_every, v_total);
         END IF;
         v_rows := v_rows + v_step_rows;
-        v_sum  := v_sum + v_step_sum;     -- NULL once a batch counted only
+        v_sum  := v_sum + v_step_sum;
         IF v_participant IS NULL
            AND (v_done / v_every > v_prev_done / v_every OR v_batch = v_nbatches) THEN
             RAISE NOTICE 'refresh_earnings: % of % participants, % rows', v_done, v_total, v_rows;
@@ -801,13 +835,6 @@ BEGIN
                                                             v_plan.grouped, v_swap);
     END IF;
     IF v_swap THEN
-        IF NOT v_written THEN
-            -- the batches into a new partition count rows only
-            EXECUTE format('SELECT COALESCE(sum(e.incentive_amount), 0.00) FROM %s AS e WHERE e.run_id = $1',
-                           v_target)
-               INTO v_done.total
-              USING v_run;
-        END IF;
         PERFORM incentives_internal.refresh_earnings_attach(v_run, v_target, refresh_earnings_work.jobs);
     END IF;
 

@@ -1,7 +1,9 @@
 ------------------------------------------------------------------------
--- incentives_internal.refresh_write: a full refresh's rows written from
--- C into the run's new partition (docs/lifecycle.md, "How a refresh
--- replaces the earnings"; src/pg/refresh/refresh.h)
+-- incentives_internal.refresh_write: a refresh's rows written from C into
+-- a table of the run's transaction: the new partition of a full refresh,
+-- or the temporary table a batch moves into the earnings in place
+-- (docs/lifecycle.md, "How a refresh replaces the earnings";
+-- src/pg/refresh/refresh.h)
 ------------------------------------------------------------------------
 
 CREATE OR REPLACE FUNCTION incentives_internal.refresh_write(
@@ -11,6 +13,7 @@ CREATE OR REPLACE FUNCTION incentives_internal.refresh_write(
     progress_every           integer,
     skip                     boolean,
     jobs                     integer,
+    participant              text DEFAULT NULL,
     OUT participants         integer,
     OUT rows                 bigint,
     OUT total                numeric,
@@ -20,7 +23,7 @@ CREATE OR REPLACE FUNCTION incentives_internal.refresh_write(
     OUT failed_messages      text[],
     OUT partial_participants text[])
 AS 'MODULE_PATHNAME', 'incentives_refresh_write'
-LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE
+LANGUAGE C VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
-COMMENT ON FUNCTION incentives_internal.refresh_write(regclass, bigint, regclass, integer, boolean, integer) IS
-  'Part of incentives.refresh_earnings (call the procedure, not this): calculates every participant of the transactions relation in one snapshot, by jobs processes (a participant group with all its members in one), and writes the rows straight into target (a table this transaction created, without indexes); returns the participants read, the rows and total written, and the participants skipped (skip: participant, transaction, SQLSTATE, message; those with rows already written apart)';
+COMMENT ON FUNCTION incentives_internal.refresh_write(regclass, bigint, regclass, integer, boolean, integer, text) IS
+  'Part of incentives.refresh_earnings (call the procedure, not this): calculates every participant of the transactions relation (or only participant, with its groups'' members) in one snapshot, by jobs processes (a participant group with all its members in one), and writes the rows straight into target (a table this transaction created, without indexes); a NOTICE every progress_every participants (0: none); returns the participants read, the rows and total written, and the participants skipped (skip: participant, transaction, SQLSTATE, message; those with rows already written apart)';

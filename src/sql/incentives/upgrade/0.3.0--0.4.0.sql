@@ -139,6 +139,11 @@ SELECT pg_temp.update_replace_function('incentives_internal.settle_work(date, te
 SELECT pg_temp.update_replace_function('incentives_internal.accrue_work(date)');
 SELECT pg_temp.update_replace_function('incentives_internal.settle_run(date, text)');
 SELECT pg_temp.update_replace_function('incentives_internal.accrue_run(date)');
+-- A refresh in place writes its rows from C as a full one does:
+-- refresh_write takes the participant (a new last argument), and the
+-- batch's INSERT ... SELECT is gone.
+SELECT pg_temp.update_replace_function('incentives_internal.refresh_write(regclass, bigint, regclass, integer, boolean, integer)');
+SELECT pg_temp.update_drop_function('incentives_internal.refresh_earnings_batch(regclass, bigint, text, regclass, boolean)');
 SELECT pg_temp.update_check();
 DROP PROCEDURE incentives.settle(date, text);
 DROP PROCEDURE incentives.accrue(date);
@@ -146,6 +151,8 @@ DROP FUNCTION incentives_internal.settle_work(date, text);
 DROP FUNCTION incentives_internal.accrue_work(date);
 DROP FUNCTION incentives_internal.settle_run(date, text);
 DROP FUNCTION incentives_internal.accrue_run(date);
+DROP FUNCTION incentives_internal.refresh_write(regclass, bigint, regclass, integer, boolean, integer);
+DROP FUNCTION incentives_internal.refresh_earnings_batch(regclass, bigint, text, regclass, boolean);
 
 -- The accrual floor: what is already earned is owed.
 COMMENT ON COLUMN incentives.forecast_row.accrual_to_date IS
