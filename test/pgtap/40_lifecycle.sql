@@ -10,7 +10,7 @@ SET client_min_messages = warning;
 TRUNCATE incentives.offers, incentives.transactions, incentives.skus,
          incentives.participant_properties;
 
-SELECT plan(62);
+SELECT plan(67);
 
 ------------------------------------------------------------------------
 -- The surface
@@ -335,6 +335,34 @@ SELECT bag_eq($$SELECT participant_key, offer_key, incentive_rate_key, transacti
               'with the same result');
 SELECT is((SELECT count(*) FROM pg_inherits WHERE inhparent = 'incentives.earnings'::regclass), 2::bigint,
           '(no partition swapped: it has no right to)');
+
+-- on_error => 'skip' when the read fails (a repeated transaction_id): the
+-- batch is read again participant by participant, and only the one whose
+-- rows repeat is skipped, in a refresh of everyone and of one participant.
+CREATE TEMP VIEW life_doubled AS
+SELECT * FROM incentives.transactions
+UNION ALL
+SELECT * FROM incentives.transactions WHERE transaction_id = 'L01';
+CREATE TEMP TABLE life_before_read AS
+SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount FROM incentives.earnings;
+CALL incentives.refresh_earnings(transactions => 'pg_temp.life_doubled', on_error => 'skip');
+SELECT results_eq($$SELECT status, exceptions FROM incentives.calculation_runs ORDER BY run_id DESC LIMIT 1$$,
+                  $$VALUES ('completed_with_exceptions', 1)$$,
+                  'skip: a read that fails skips its participant only');
+SELECT results_eq($$SELECT participant_key, transaction_id FROM incentives.calculation_exceptions
+                     WHERE run_id = (SELECT max(run_id) FROM incentives.calculation_runs)$$,
+                  $$VALUES ('p1', 'L01')$$,
+                  'the exception names the participant and the repeated transaction');
+SELECT bag_eq($$SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount FROM incentives.earnings$$,
+              $$SELECT * FROM life_before_read$$,
+              'p1 keeps its earnings, everyone else is refreshed from the same transactions');
+CALL incentives.refresh_earnings(participant_key => 'p1', transactions => 'pg_temp.life_doubled', on_error => 'skip');
+SELECT results_eq($$SELECT status, exceptions FROM incentives.calculation_runs ORDER BY run_id DESC LIMIT 1$$,
+                  $$VALUES ('completed_with_exceptions', 1)$$,
+                  'skip: a refresh of one participant whose read fails keeps going');
+SELECT bag_eq($$SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount FROM incentives.earnings$$,
+              $$SELECT * FROM life_before_read$$,
+              'and the participant keeps its earnings');
 
 SELECT * FROM finish();
 ROLLBACK;

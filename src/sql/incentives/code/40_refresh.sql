@@ -498,6 +498,95 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.refresh_earnings_partition(bigint, regclass, integer, boolean, integer) IS
   'Part of incentives.refresh_earnings (call the procedure, not this): creates the run''s new partition and writes every participant''s rows into it from C; with skip, logs the participants skipped and keeps their previous rows, or returns written false when the read itself failed';
 
+-- refresh_earnings_ranges: the batches of a refresh of everyone in
+-- place: the participants of relation in byte order, cut into key ranges
+-- of at most every participants and about work_mem's worth of
+-- transactions each; returns how many participants there are, each
+-- range's first key, and how many participants come before it, plus 1.
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_ranges(
+    relation          regclass,
+    every             integer,
+    OUT participants  integer,
+    OUT starts        text[],
+    OUT start_rn      bigint[])
+LANGUAGE plpgsql
+STABLE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+BEGIN
+    EXECUTE format($sql$
+        SELECT count(*)::integer,
+               array_agg(p ORDER BY p) FILTER (WHERE b IS DISTINCT FROM prev_b),
+               array_agg(rn ORDER BY p) FILTER (WHERE b IS DISTINCT FROM prev_b)
+          FROM (SELECT p, rn, b, lag(b) OVER (ORDER BY p) AS prev_b
+                  FROM (SELECT p,
+                               row_number() OVER w AS rn,
+                               GREATEST((row_number() OVER w - 1) / $1,
+                                        floor((sum(n) OVER w - n) / $2)) AS b
+                          FROM (SELECT participant_key::text COLLATE "C" AS p, count(*) AS n
+                                  FROM %s WHERE participant_key IS NOT NULL
+                                 GROUP BY 1) AS d
+                        WINDOW w AS (ORDER BY p)) AS x) AS y$sql$, relation)
+       INTO participants, starts, start_rn
+      USING every, GREATEST(50000, pg_size_bytes(current_setting('work_mem')) / 256);
+END
+$function$;
+COMMENT ON FUNCTION incentives_internal.refresh_earnings_ranges(regclass, integer) IS
+  'Part of incentives.refresh_earnings: the key ranges of a refresh of everyone batch by batch (at most every participants, about work_mem''s worth of transactions each)';
+
+-- refresh_earnings_retry: with on_error => 'skip', a batch whose read
+-- failed, participant by participant (refresh_earnings_one): members, or
+-- with filter (a key range) those with transactions in the range and
+-- those with earnings there, so that a participant whose transactions
+-- are gone loses its rows.  Returns the rows, their total and how many
+-- participants were skipped.
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_retry(
+    target           regclass,
+    swap             boolean,
+    run_id           bigint,
+    relation         regclass,
+    filter           text,
+    members          text[],
+    OUT rows         bigint,
+    OUT total        numeric,
+    OUT exceptions   integer)
+LANGUAGE plpgsql
+VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+#variable_conflict use_column
+DECLARE
+    v_members text[] := refresh_earnings_retry.members;
+    v_member  text;
+    v_one     record;
+BEGIN
+    IF refresh_earnings_retry.filter IS NOT NULL THEN
+        EXECUTE format($sql$
+            SELECT array_agg(k ORDER BY k)
+              FROM (SELECT t.participant_key::text COLLATE "C" AS k FROM %s AS t WHERE %s
+                    UNION
+                    SELECT t.participant_key COLLATE "C" FROM incentives.earnings AS t WHERE %s) AS u
+             WHERE k IS NOT NULL$sql$, relation, refresh_earnings_retry.filter, refresh_earnings_retry.filter)
+           INTO v_members;
+    END IF;
+    rows := 0;
+    total := 0.00;
+    exceptions := 0;
+    FOREACH v_member IN ARRAY COALESCE(v_members, '{}') LOOP
+        SELECT * INTO v_one
+          FROM incentives_internal.refresh_earnings_one(target, NOT swap, refresh_earnings_retry.run_id,
+                                                        v_member, relation);
+        rows := rows + v_one.rows;
+        total := total + v_one.total;
+        IF v_one.failed THEN
+            exceptions := exceptions + 1;
+        END IF;
+    END LOOP;
+END
+$function$;
+COMMENT ON FUNCTION incentives_internal.refresh_earnings_retry(regclass, boolean, bigint, regclass, text, text[]) IS
+  'Part of incentives.refresh_earnings(on_error => ''skip''): a batch whose read failed, participant by participant; returns the rows, their total and the participants skipped';
+
 -- refresh_earnings_in_batches: the rows of everyone or of keys written batch
 -- by batch (refresh_earnings_rows) into target: in place in
 -- incentives.earnings (the batch's participants' rows replaced), or into
@@ -548,7 +637,6 @@ DECLARE
     v_batch       integer;
     v_batch_rel   regclass;
     v_members     text[];
-    v_member      text;
     v_filter      text;
     v_delete_filter text;
     v_table       text;
@@ -557,29 +645,13 @@ DECLARE
     v_sum         numeric := 0.00;
     v_step_rows   bigint;
     v_step_sum    numeric;
-    v_failed      boolean;
-    v_one_rows    bigint;
-    v_one_sum     numeric;
     v_step        record;
     v_batch_ok    boolean;
     v_exceptions  integer := 0;
 BEGIN
     IF v_everyone THEN
-        EXECUTE format($sql$
-            SELECT count(*)::integer,
-                   array_agg(p ORDER BY p) FILTER (WHERE b IS DISTINCT FROM prev_b),
-                   array_agg(rn ORDER BY p) FILTER (WHERE b IS DISTINCT FROM prev_b)
-              FROM (SELECT p, rn, b, lag(b) OVER (ORDER BY p) AS prev_b
-                      FROM (SELECT p,
-                                   row_number() OVER w AS rn,
-                                   GREATEST((row_number() OVER w - 1) / $1,
-                                            floor((sum(n) OVER w - n) / $2)) AS b
-                              FROM (SELECT participant_key::text COLLATE "C" AS p, count(*) AS n
-                                      FROM %s WHERE participant_key IS NOT NULL
-                                     GROUP BY 1) AS d
-                            WINDOW w AS (ORDER BY p)) AS x) AS y$sql$, v_relation)
-           INTO v_total, v_starts, v_start_rn
-          USING v_every, GREATEST(50000, pg_size_bytes(current_setting('work_mem')) / 256);
+        SELECT r.participants, r.starts, r.start_rn INTO v_total, v_starts, v_start_rn
+          FROM incentives_internal.refresh_earnings_ranges(v_relation, v_every) AS r;
         v_nbatches := COALESCE(array_length(v_starts, 1), 0);
         IF v_nbatches = 0 AND NOT v_swap THEN
             DELETE FROM incentives.earnings;
@@ -671,31 +743,14 @@ BEGIN
             v_batch_ok := false;
         END;
         IF NOT v_batch_ok THEN
-            -- skip: the batch again, participant by participant (everyone:
-            -- those with transactions in the range and those with earnings
-            -- there, so that a participant whose transactions are gone
-            -- loses its rows)
-            IF v_everyone THEN
-                EXECUTE format($sql$
-                    SELECT array_agg(k ORDER BY k)
-                      FROM (SELECT t.participant_key::text COLLATE "C" AS k FROM %s AS t WHERE %s
-                            UNION
-                            SELECT t.participant_key COLLATE "C" FROM incentives.earnings AS t WHERE %s) AS u
-                     WHERE k IS NOT NULL$sql$, v_relation, v_filter, v_filter)
-                   INTO v_members;
-            END IF;
-            v_step_rows := 0;
-            v_step_sum := 0.00;
-            FOREACH v_member IN ARRAY COALESCE(v_members, '{}') LOOP
-                SELECT o.rows, o.total, o.failed INTO v_one_rows, v_one_sum, v_failed
-                  FROM incentives_internal.refresh_earnings_one(v_target, NOT v_swap, v_run, v_member,
-                                                                v_relation) AS o;
-                v_step_rows := v_step_rows + v_one_rows;
-                v_step_sum := v_step_sum + v_one_sum;
-                IF v_failed THEN
-                    v_exceptions := v_exceptions + 1;
-                END IF;
-            END LOOP;
+            -- skip: the batch's read failed; again, participant by participant
+            SELECT * INTO v_step
+              FROM incentives_internal.refresh_earnings_retry(v_target, v_swap, v_run, v_relation,
+                                                              CASE WHEN v_everyone THEN v_filter END,
+                                                              v_members);
+            v_step_rows := v_step.rows;
+            v_step_sum := v_step.total;
+            v_exceptions := v_exceptions + v_step.exceptions;
         END IF;
         IF v_batch_rel <> v_relation THEN
             EXECUTE format('DROP VIEW %s', v_batch_rel);
