@@ -9,7 +9,8 @@ cd "$root"
 : "${BENCH_N:=1000000}"
 : "${BENCH_RUNS:=3}"
 : "${BENCH_SEED:=42}"
-: "${BENCH_SHARED_BUFFERS:=4GB}"
+: "${BENCH_SHARED_BUFFERS:=128MB}"
+: "${BENCH_MAINTENANCE_WORK_MEM:=64MB}"
 : "${BENCH_OUT:=$root/bench/out}"
 
 # bench_cluster SCRIPT ARGS...: unless running inside one already
@@ -17,8 +18,9 @@ cd "$root"
 # (BENCH_USE_CURRENT), run SCRIPT ARGS again in a throwaway cluster, with
 # BENCH_CLUSTER_OPTS (more pg_virtualenv options, an array) and the same
 # settings for every measure: no JIT (its compile time is noise at these
-# sizes), no parallel query (the engine is one backend), the data in shared
-# buffers (BENCH_SHARED_BUFFERS), work_mem BENCH_WORK_MEM, room for the WAL
+# sizes), no parallel query (the engine is one backend), memory as
+# PostgreSQL ships it unless told (BENCH_SHARED_BUFFERS 128MB,
+# BENCH_WORK_MEM, BENCH_MAINTENANCE_WORK_MEM 64MB), room for the WAL
 # between checkpoints.  Durability as the server ships it (fsync,
 # synchronous_commit, full_page_writes on; wal_level replica), set here
 # because pg_virtualenv turns fsync off: the figures are what a user's
@@ -36,7 +38,7 @@ bench_cluster() {
             ${BENCH_CLUSTER_OPTS[@]+"${BENCH_CLUSTER_OPTS[@]}"} \
             -o "shared_buffers=$BENCH_SHARED_BUFFERS" \
             -o "work_mem=$BENCH_WORK_MEM" \
-            -o "maintenance_work_mem=1GB" \
+            -o "maintenance_work_mem=$BENCH_MAINTENANCE_WORK_MEM" \
             -o "max_parallel_workers_per_gather=0" \
             -o "jit=off" \
             -o "max_wal_size=16GB" \

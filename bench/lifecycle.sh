@@ -31,14 +31,17 @@
 # calculate (target <= 2), jobs => J /
 # jobs => 1 (target for 2 jobs <= 0.65), the tracking
 # overhead of a bulk load ((load - load_untracked) / load_untracked,
-# target <= 30%), and the changed-only speed-up (full_after / changed_only).
+# target <= 30%), and the changed-only speed-up (full_after / changed_only);
+# with several N, the growth of the calculation and of each refresh from the
+# smallest N to the largest (target <= 1.05 x the growth of N).
 # After the rounds the materialized earnings must equal a fresh calculation
 # row for row (exit status 1 otherwise).
 #
 # Settings (environment): BENCH_N (1000000), BENCH_RUNS (3), BENCH_SEED (42),
 # BENCH_CHANGED_PCT (1), BENCH_LOADS (1; 0 leaves the bulk loads out),
 # BENCH_JOBS (the cores: nproc),
-# BENCH_SHARED_BUFFERS (4GB), BENCH_WORK_MEM (64MB),
+# BENCH_SHARED_BUFFERS (128MB), BENCH_WORK_MEM (4MB),
+# BENCH_MAINTENANCE_WORK_MEM (64MB): PostgreSQL's defaults,
 # BENCH_OUT (bench/out).  Output: the table on stdout and in
 # bench/out/lifecycle-N.txt.
 set -euo pipefail
@@ -46,7 +49,7 @@ set -euo pipefail
 : "${BENCH_CHANGED_PCT:=1}"
 : "${BENCH_LOADS:=1}"
 : "${BENCH_JOBS:=$(nproc)}"
-: "${BENCH_WORK_MEM:=64MB}"
+: "${BENCH_WORK_MEM:=4MB}"
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 BENCH_CLUSTER_OPTS=(-c "-p $("$root/mk/free_port.sh")")
@@ -201,4 +204,15 @@ for n in $BENCH_N; do
         echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine skews the timings)"
     } | tee "$BENCH_OUT/lifecycle-$n.txt"
 done
+
+# the growth from the smallest N to the largest, by medians
+read -r -a sizes <<<"$BENCH_N"
+if [ "${#sizes[@]}" -gt 1 ]; then
+    small=${sizes[0]} large=${sizes[${#sizes[@]} - 1]}
+    for measure in calculate refresh $(for jobs in $(seq 2 "$BENCH_JOBS"); do echo "refresh_jobs_$jobs"; done); do
+        awk -v m="$measure" -v s="$small" -v l="$large" -v a="$(median "$small" "$measure")" -v b="$(median "$large" "$measure")" 'BEGIN {
+            printf "%s, %d / %d transactions: %.1f (%.2f s against %.2f s; target <= 1.05 x the growth of N, %.1f)\n", m, l, s, b / a, b / 1000, a / 1000, 1.05 * l / s
+        }'
+    done | tee "$BENCH_OUT/lifecycle-growth.txt"
+fi
 exit "$status"

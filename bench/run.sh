@@ -39,9 +39,9 @@
 #   BENCH_PERF          1: perf record the engine's backend during the memory
 #                       run (flat profile), dwarf: with call graphs (inclusive
 #                       %); report in bench/out/perf-N.txt
-#   BENCH_SHARED_BUFFERS, BENCH_WORK_MEM (default 4GB, 4MB: work_mem as the
-#                       server ships it, so temporary files are part of the
-#                       figures)
+#   BENCH_SHARED_BUFFERS, BENCH_WORK_MEM, BENCH_MAINTENANCE_WORK_MEM
+#                       (default 128MB, 4MB, 64MB: as the server ships them,
+#                       so temporary files are part of the figures)
 # Output: the tables on stdout and in bench/out/.
 set -euo pipefail
 

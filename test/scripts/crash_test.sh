@@ -14,9 +14,9 @@
 #            (the server restarts every backend and recovers);
 #   round 2: the same with jobs => 2, cut off by an immediate shutdown
 #            (pg_ctlcluster ... stop -m immediate) and a start;
-#   round 3: jobs => 3 over a "gate" view whose qual, on one transaction,
-#            reads a table this script holds locked, so both parallel
-#            workers wait in their read: kill -9 of one worker.
+#   round 3: jobs => 3 over a "gate" view whose qual reads a table this
+#            script holds locked, so every share waits in its read: kill -9
+#            of one of the two background writers.
 #
 # After each: the earnings are exactly those of the last complete refresh
 # (md5 of every row), incentives.earnings has its one partition (and the
@@ -67,21 +67,15 @@ echo "check-crash: $(psql -X -At -d postgres -c 'SHOW server_version'), $N_TXNS 
 psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB"
 q -c "SET client_min_messages = warning" -c "CREATE EXTENSION incentives"
 q -v n_transactions="$N_TXNS" -v seed=11 -f bench/generate.sql >/dev/null
-# the gate: one transaction of the 701st participant; gate.pass reads
-# gate.blocker there (a plain read, allowed in a parallel worker), which
-# waits while this script holds the table locked
-gate_id=$(val "SELECT min(transaction_id) FROM incentives.transactions
-                WHERE participant_key = (SELECT DISTINCT participant_key COLLATE \"C\" FROM incentives.transactions
-                                          ORDER BY 1 OFFSET 700 LIMIT 1)")
+# the gate: gate.pass reads gate.blocker (a plain read, allowed in a
+# parallel worker), which waits while this script holds the table locked
 q <<SQL
 SET client_min_messages = warning;
 CREATE SCHEMA gate;
 CREATE TABLE gate.blocker ();
-CREATE FUNCTION gate.pass(id text) RETURNS boolean LANGUAGE plpgsql VOLATILE PARALLEL SAFE AS \$\$
+CREATE FUNCTION gate.pass(id text) RETURNS boolean LANGUAGE plpgsql STABLE PARALLEL SAFE AS \$\$
 BEGIN
-    IF id = '$gate_id' THEN
-        PERFORM 1 FROM gate.blocker;
-    END IF;
+    PERFORM 1 FROM gate.blocker;
     RETURN true;
 END
 \$\$;
@@ -128,12 +122,17 @@ crash_round() {
                      AND query LIKE '%refresh_earnings%' LIMIT 1" 2>/dev/null || true)
         victim=$pid ;;
       gate)
-        # both workers wait at the gate
-        victim=$(val "SELECT min(w.pid) FROM pg_stat_activity w JOIN pg_stat_activity l ON l.pid = w.leader_pid
-                       WHERE w.backend_type = 'parallel worker' AND w.wait_event_type = 'Lock'
-                         AND l.query LIKE '%refresh_earnings%'
-                      HAVING count(*) = 2" 2>/dev/null || true)
-        pid=$(val "SELECT leader_pid FROM pg_stat_activity WHERE pid = '${victim:-0}'" 2>/dev/null || true) ;;
+        # every share (the backend's and each writer's, itself or one of
+        # its parallel workers) waits at the gate
+        victim=$(val "SELECT (SELECT min(w.pid) FROM pg_stat_activity w
+                               WHERE w.backend_type = 'incentives refresh writer')
+                        FROM pg_locks k JOIN pg_stat_activity a ON a.pid = k.pid
+                       WHERE k.relation = 'gate.blocker'::regclass AND NOT k.granted
+                      HAVING count(DISTINCT coalesce(a.leader_pid, a.pid)) = 3
+                         AND (SELECT count(*) FROM pg_stat_activity
+                               WHERE backend_type = 'incentives refresh writer') = 2" 2>/dev/null || true)
+        pid=$(val "SELECT pid FROM pg_stat_activity WHERE backend_type = 'client backend'
+                     AND query LIKE '%refresh_earnings(transactions%' AND pid <> pg_backend_pid() LIMIT 1" 2>/dev/null || true) ;;
     esac
     [ -n "$victim" ] && [ -n "$pid" ] && break
     sleep 0.1
@@ -168,8 +167,14 @@ crash_round() {
   status=$(val "SELECT status FROM incentives.calculation_runs WHERE run_id > $runs_before ORDER BY run_id LIMIT 1")
   [ "$status" = running ] || fail "$name: the interrupted run is '$status' before the next refresh"
 
+  orphans="SELECT count(*) FROM pg_class WHERE relname ~ '^earnings_run_[0-9]+$' AND relkind = 'r' AND NOT relispartition"
+  if [ "$jobs" -gt 1 ]; then
+    # the run's partition was committed before its writers started
+    [ "$(val "$orphans")" = 1 ] || fail "$name: the interrupted run left $(val "$orphans") unattached partitions, not its own"
+  fi
   q -c "SET client_min_messages = warning" -c "CALL incentives.refresh_earnings(jobs => $jobs)" \
     || fail "$name: the next refresh failed"
+  [ "$(val "$orphans")" = 0 ] || fail "$name: an unattached partition survived the next refresh"
   interrupted=$(val "SELECT status || ' ' || (finished_at IS NOT NULL) FROM incentives.calculation_runs
                       WHERE run_id > $runs_before ORDER BY run_id LIMIT 1")
   [ "$interrupted" = "interrupted true" ] || fail "$name: the interrupted run is '$interrupted' after the next refresh"
@@ -192,6 +197,6 @@ crash_round() {
 
 crash_round r1 "round 1 (kill -9 of the refresh's backend)" kill swap 1
 crash_round r2 "round 2 (immediate shutdown, jobs => 2)" immediate swap 2
-crash_round r3 "round 3 (kill -9 of one of two parallel workers, jobs => 3)" kill-worker gate 3
+crash_round r3 "round 3 (kill -9 of one of two background writers, jobs => 3)" kill-worker gate 3
 
-echo "check-crash: PASS (a refresh killed, its parallel worker killed, or cut off by an immediate shutdown left the earnings of the last complete refresh; the next refresh marked it interrupted and succeeded)"
+echo "check-crash: PASS (a refresh killed, a background writer killed, or cut off by an immediate shutdown left the earnings of the last complete refresh; the next refresh marked it interrupted, dropped its partition and succeeded)"

@@ -127,7 +127,7 @@ reader_during() {
 }
 
 reader_during "1a refresh by the owner (partition swap)" "CALL incentives.refresh_earnings()"
-reader_during "1a' refresh by the owner with jobs => 2 (parallel workers)" "CALL incentives.refresh_earnings(jobs => 2)"
+reader_during "1a' refresh by the owner with jobs => 2 (a background writer)" "CALL incentives.refresh_earnings(jobs => 2)"
 reader_during "1b refresh by a non-owner (batches in one transaction)" \
   "CALL incentives.refresh_earnings(progress_every => 10)" incentives_lc_admin
 reader_during "1c changed_only refresh of a fifth of the participants (batches of 10)" \

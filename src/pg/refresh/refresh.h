@@ -4,17 +4,20 @@
  *    (docs/lifecycle.md, Refreshing the earnings; docs/architecture.md,
  *    A refresh): every participant's rows calculated and written straight
  *    into the run's new partition with PostgreSQL's bulk insert path, by
- *    one process or by jobs processes that each calculate a share of the
- *    participants in one snapshot.
+ *    one process or by jobs processes that each calculate and write a
+ *    share of the participants in one snapshot.
  *
  *    refresh_share.c     one share: the calculation, its rows as tuples
  *                        of the partition, failing participants skipped
  *    row_writer.c        tuples into a table, a thousand at a time
  *                        (table_multi_insert with a BulkInsertState)
- *    refresh_parallel.c  jobs > 1: jobs - 1 parallel workers calculate,
- *                        the backend writes every row
- *    refresh_messages.c  the messages of a worker's queue to the backend:
- *                        rows, failures, totals
+ *    refresh_parallel.c  jobs > 1: jobs - 1 background writers, each
+ *                        calculating and writing a share in a
+ *                        transaction of its own, the backend a share too
+ *    refresh_messages.c  the messages of a writer's queue to the backend:
+ *                        progress, failures, totals
+ *    transaction_control.c  the lock a refresh holds across its
+ *                        transactions
  *    refresh_entry.c     incentives_internal.refresh_write: the SQL entry,
  *                        progress, the result
  */
@@ -46,8 +49,8 @@ typedef struct RefreshArgs
 	int64		run_id;
 	TimestampTz calculated_at;	/* the refresh's transaction start */
 	bool		skip;			/* on_error => 'skip' */
-	bool		ordered;		/* each share's rows in the partition key's order
-								 * (they are written as one stream) */
+	bool		ordered;		/* the rows in the partition key's order (one
+								 * process writes them all) */
 	const char *participant;	/* one participant (with its groups' members),
 								 * or NULL: everyone; one process only */
 } RefreshArgs;
@@ -120,15 +123,22 @@ extern void refresh_add_cents(inc_int128 *cents, const IncDec *amount);
 extern bool refresh_parallel_safe(Oid relid, const char **why);
 
 /*
- * refresh_parallel: jobs > 1: nshares shares, nworkers (jobs - 1) of them
- * calculated by parallel workers, every row written by the backend into
- * target through leader_sink meanwhile.  With one share more than workers
- * (nshares = 2, nworkers = 1) the backend calculates share 0 itself and
- * puts its rows and the worker's in the partition key's order.  The
- * shares of workers that could not start are calculated by the backend
- * after the others; *totals of all shares.
+ * refresh_parallel: jobs > 1 (outside a transaction block, into target,
+ * a partition committed before, under the session's refresh lock): jobs
+ * shares, jobs - 1 of them calculated and written by background writers
+ * in transactions of their own, in this statement's snapshot; share 0
+ * (and the share of any writer that could not be started) calculated and
+ * written here through leader_sink, in this transaction.  Returns once
+ * every writer has committed its rows; an error of one is raised here
+ * with its SQLSTATE.  *totals of all shares.
  */
-extern void refresh_parallel(const RefreshArgs *args, int nworkers, int nshares, Relation target,
+extern void refresh_parallel(const RefreshArgs *args, int jobs, Relation target,
 							 RefreshSink *leader_sink, RefreshTotals *totals);
+
+/*
+ * refresh_holds: does this session hold the lock of a refresh that spans
+ * transactions (transaction_control.c)?
+ */
+extern bool refresh_holds(void);
 
 #endif							/* INC_REFRESH_H */

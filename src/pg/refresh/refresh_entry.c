@@ -10,6 +10,7 @@
 
 #include "access/table.h"
 #include "access/xact.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
@@ -46,18 +47,14 @@ typedef struct Leader
 
 /*
  * SetProgress: application_name "incentives refresh run N: done/total",
- * set for the transaction as set_config(..., true) does; in parallel mode,
- * where settings cannot change, only what pg_stat_activity shows.
+ * set for the transaction as set_config(..., true) does.
  */
 static void
 SetProgress(const char *text)
 {
-	if (IsInParallelMode())
-		pgstat_report_appname(text);
-	else
-		(void) set_config_option("application_name", text,
-								 superuser() ? PGC_SUSET : PGC_USERSET, PGC_S_SESSION,
-								 GUC_ACTION_LOCAL, true, 0, false);
+	(void) set_config_option("application_name", text,
+							 superuser() ? PGC_SUSET : PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_LOCAL, true, 0, false);
 }
 
 /*
@@ -134,18 +131,23 @@ LeaderFailed(RefreshSink *sink, const RefreshFailure *f)
 }
 
 /*
- * CheckTarget: target is a plain table this transaction created, which
- * the caller may write and which has nothing the bulk path would skip:
- * no index, trigger, CHECK constraint, rule or row-level security.
+ * CheckTarget: target is a plain table this transaction created, or the
+ * partition of a refresh that holds the refresh lock across transactions
+ * (an unattached table of incentives_internal), which the caller may
+ * write and which has nothing the bulk path would skip: no index,
+ * trigger, CHECK constraint, rule or row-level security.
  */
 static void
 CheckTarget(Relation rel)
 {
 	const char *name = RelationGetRelationName(rel);
 	List	   *indexes = RelationGetIndexList(rel);
+	bool		created = rel->rd_createSubid != InvalidSubTransactionId;
+	bool		held = refresh_holds() && !rel->rd_rel->relispartition &&
+		get_namespace_oid("incentives_internal", false) == RelationGetNamespace(rel);
 
-	if (rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_createSubid == InvalidSubTransactionId)
-		elog(ERROR, "refresh_write: \"%s\" is not a table created by this transaction", name);
+	if (rel->rd_rel->relkind != RELKIND_RELATION || !(created || held))
+		elog(ERROR, "refresh_write: \"%s\" is not a table created by this transaction or this refresh", name);
 	if (indexes != NIL || rel->trigdesc != NULL || rel->rd_rules != NULL ||
 		rel->rd_rel->relrowsecurity ||
 		(rel->rd_att->constr && rel->rd_att->constr->num_check > 0))
@@ -214,14 +216,15 @@ ArgNotNull(FunctionCallInfo fcinfo, int n, const char *name)
  * failed_transactions text[], OUT failed_sqlstates text[], OUT
  * failed_messages text[], OUT partial_participants text[]).
  *
- * The caller (40_refresh.sql) has created target in this transaction,
- * without indexes: the run's new partition, whose indexes it builds after
- * this call before it swaps the partition in, or a temporary table whose
- * rows it then moves into incentives.earnings in place.  Every participant
- * of transactions (or only participant, with its groups' members) is
- * calculated by this backend (jobs 1) or by jobs - 1 parallel workers
- * while this backend writes (refresh_parallel.c), all in this statement's
- * snapshot; every row is written by this backend through row_writer.c.
+ * The caller (40_refresh.sql) has created target without indexes: the
+ * run's new partition, whose indexes it builds after this call before it
+ * swaps the partition in, or a temporary table whose rows it then moves
+ * into incentives.earnings in place.  Every participant of transactions
+ * (or only participant, with its groups' members) is calculated and
+ * written (row_writer.c) by this backend (jobs 1: target created by this
+ * transaction), or by this backend and jobs - 1 background writers
+ * (refresh_parallel.c: target committed before, under the refresh lock),
+ * all in this statement's snapshot.
  * progress_every 0 reports no progress.  The result is what the run log
  * and the skip handling need: the participants read, the rows written and
  * their incentive total, and the participants skipped (on_error =>
@@ -294,26 +297,20 @@ incentives_refresh_write(PG_FUNCTION_ARGS)
 		jobs = 1;
 	}
 
+	if (jobs > 1 && rel->rd_createSubid != InvalidSubTransactionId)
+		elog(ERROR, "refresh_write: jobs > 1 writes into a partition committed before the call");
+
 	row_writer_begin(&l.writer, rel);
+	l.unread = jobs;
 	if (jobs > 1)
 	{
-		/*
-		 * Two jobs: the backend calculates a share too, since writing the
-		 * rows leaves it idle most of the time, and merges the two shares'
-		 * rows in key order (refresh_parallel.c); with more, writing every
-		 * worker's rows as they come is work enough.
-		 */
-		bool		merged = jobs == 2;
-		int			nshares = merged ? 2 : jobs - 1;
-
-		args.ordered = merged;
-		l.unread = nshares;
-		refresh_parallel(&args, jobs - 1, nshares, rel, &l.pub, &totals);
+		/* each process writes its share's rows as they come */
+		args.ordered = false;
+		refresh_parallel(&args, jobs, rel, &l.pub, &totals);
 	}
 	else
 	{
 		args.ordered = true;
-		l.unread = 1;
 		refresh_share_calculate(&args, 0, 1, RelationGetDescr(rel), &l.pub, &totals);
 	}
 	row_writer_end(&l.writer);

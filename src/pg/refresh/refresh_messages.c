@@ -1,20 +1,18 @@
 /*
  * refresh_messages.c
  *    The messages of a refresh's worker queues (refresh_messages.h): a
- *    worker's sink that encodes its share's rows, failures and totals, and
- *    the backend's receiving and decoding of them.
+ *    worker's sink that encodes its share's progress, failures and totals,
+ *    and the backend's receiving and decoding of them.
  */
 #include "postgres.h"
 
-#include "access/htup_details.h"
-#include "access/parallel.h"
 #include "lib/stringinfo.h"
 #include "storage/shm_mq.h"
 
 #include "pg/refresh/refresh_messages.h"
 
-/* The rows of one ROWS message. */
-#define CHUNK_BYTES		(64 * 1024)
+/* How many units' progress a worker sends in one PROGRESS message. */
+#define PROGRESS_UNITS	256
 
 /* ---- the worker ----------------------------------------------------------- */
 
@@ -30,20 +28,20 @@ Send(shm_mq_handle *mqh, const void *data, Size len)
 				 errmsg("the backend of the refresh stopped reading its worker's rows")));
 }
 
-/* SendRows: the ROWS message so far (also with no tuple: progress only). */
+/* SendProgress: the participants done and their rows since the last one. */
 static void
-SendRows(QueueSink *qs)
+SendProgress(QueueSink *qs)
 {
-	MessageHeader *h = (MessageHeader *) qs->buf;
+	MessageHeader h;
 
-	if (qs->used == sizeof(MessageHeader) && qs->done == 0)
+	if (qs->units == 0)
 		return;
-	memset(h, 0, sizeof(*h));
-	h->kind = MSG_ROWS;
-	h->participants = qs->done;
-	h->rows = qs->rows;
-	Send(qs->mqh, qs->buf, qs->used);
-	qs->used = sizeof(MessageHeader);
+	memset(&h, 0, sizeof(h));
+	h.kind = MSG_PROGRESS;
+	h.participants = qs->done;
+	h.rows = qs->rows;
+	Send(qs->mqh, &h, sizeof(h));
+	qs->units = 0;
 	qs->done = 0;
 	qs->rows = 0;
 }
@@ -61,33 +59,14 @@ QueueRead(RefreshSink *sink, uint64 participants)
 }
 
 static void
-QueuePut(RefreshSink *sink, HeapTuple tuple)
-{
-	QueueSink  *qs = (QueueSink *) sink;
-	uint32		len = tuple->t_len;
-
-	if (qs->used + sizeof(uint32) + len > CHUNK_BYTES && qs->used > sizeof(MessageHeader))
-		SendRows(qs);
-	if (qs->used + sizeof(uint32) + len > CHUNK_BYTES)
-	{
-		/* one tuple bigger than a message: a message of its own */
-		qs->buf = repalloc(qs->buf, qs->used + sizeof(uint32) + len);
-	}
-	memcpy(qs->buf + qs->used, &len, sizeof(uint32));
-	memcpy(qs->buf + qs->used + sizeof(uint32), tuple->t_data, len);
-	qs->used += sizeof(uint32) + len;
-	heap_freetuple(tuple);
-}
-
-static void
 QueueDone(RefreshSink *sink, uint64 participants, uint64 rows)
 {
 	QueueSink  *qs = (QueueSink *) sink;
 
 	qs->done += participants;
 	qs->rows += rows;
-	if (qs->used >= CHUNK_BYTES / 2)
-		SendRows(qs);
+	if (++qs->units >= PROGRESS_UNITS)
+		SendProgress(qs);
 }
 
 static void
@@ -97,7 +76,7 @@ QueueFailed(RefreshSink *sink, const RefreshFailure *f)
 	StringInfoData msg;
 	MessageHeader h;
 
-	SendRows(qs);				/* the partial participant's rows first */
+	SendProgress(qs);
 	memset(&h, 0, sizeof(h));
 	h.kind = MSG_FAILED;
 	h.flag = f->partial;
@@ -113,27 +92,25 @@ QueueFailed(RefreshSink *sink, const RefreshFailure *f)
 	pfree(msg.data);
 }
 
-/* refresh_queue_sink_init: the sink's callbacks, an empty ROWS message. */
+/* refresh_queue_sink_init: the sink's callbacks. */
 void
 refresh_queue_sink_init(QueueSink *qs, shm_mq_handle *mqh)
 {
 	memset(qs, 0, sizeof(*qs));
 	qs->pub.read = QueueRead;
-	qs->pub.put = QueuePut;
+	qs->pub.put = NULL;			/* the worker writes its rows itself */
 	qs->pub.done = QueueDone;
 	qs->pub.failed = QueueFailed;
 	qs->mqh = mqh;
-	qs->buf = palloc(CHUNK_BYTES);
-	qs->used = sizeof(MessageHeader);
 }
 
-/* refresh_queue_sink_end: the rows left, then the share's totals. */
+/* refresh_queue_sink_end: the progress left, then the share's totals. */
 void
 refresh_queue_sink_end(QueueSink *qs, const RefreshTotals *totals)
 {
 	MessageHeader h;
 
-	SendRows(qs);
+	SendProgress(qs);
 	memset(&h, 0, sizeof(h));
 	h.kind = MSG_END;
 	h.participants = totals->participants;
@@ -149,59 +126,23 @@ refresh_queue_sink_end(QueueSink *qs, const RefreshTotals *totals)
 /* ---- the backend ---------------------------------------------------------- */
 
 /*
- * refresh_message_tuple: the tuple at data + *off of a ROWS message, as a
- * HeapTuple.
- */
-HeapTuple
-refresh_message_tuple(const char *data, Size *off)
-{
-	uint32		tlen;
-	HeapTuple	tuple;
-
-	memcpy(&tlen, data + *off, sizeof(uint32));
-	*off += sizeof(uint32);
-	tuple = palloc(HEAPTUPLESIZE + tlen);
-	tuple->t_len = tlen;
-	ItemPointerSetInvalid(&tuple->t_self);
-	tuple->t_tableOid = InvalidOid;
-	tuple->t_data = (HeapTupleHeader) ((char *) tuple + HEAPTUPLESIZE);
-	memcpy(tuple->t_data, data + *off, tlen);
-	*off += tlen;
-	return tuple;
-}
-
-/*
  * refresh_queue_receive: the queue's next message into *len, *data
  * (waiting for one if wait); false when there is none yet, or the worker
- * has detached after its END.  A worker that detached before its END
- * raises its error, or says it ended early.
+ * has detached (q->active false; q->ended tells whether it sent its END).
  */
 bool
-refresh_queue_receive(ParallelContext *pcxt, Queue *q, bool wait, Size *len, void **data)
+refresh_queue_receive(Queue *q, bool wait, Size *len, void **data)
 {
 	shm_mq_result res = shm_mq_receive(q->mqh, len, data, !wait);
 
 	if (res == SHM_MQ_SUCCESS)
 		return true;
 	if (res == SHM_MQ_DETACHED)
-	{
 		q->active = false;
-		if (!q->ended)
-		{
-			/* its error, if it raised one, is raised here */
-			WaitForParallelWorkersToFinish(pcxt);
-			ereport(ERROR,
-					(errcode(ERRCODE_INTERNAL_ERROR),
-					 errmsg("a worker of the refresh ended before its share was calculated")));
-		}
-	}
 	return false;
 }
 
-/*
- * refresh_message_receive: one message of a worker: its rows written, the
- * rest to sink.
- */
+/* refresh_message_receive: one message of a worker, to sink. */
 void
 refresh_message_receive(const char *data, Size len, RefreshSink *sink, RefreshTotals *totals,
 						Queue *q)
@@ -213,17 +154,10 @@ refresh_message_receive(const char *data, Size len, RefreshSink *sink, RefreshTo
 	memcpy(&h, data, sizeof(h));
 	switch ((MessageKind) h.kind)
 	{
-		case MSG_ROWS:
-			{
-				Size		off = sizeof(MessageHeader);
-
-				while (off < len)
-					sink->put(sink, refresh_message_tuple(data, &off));
-				/* the participants done since the last message, and their rows */
-				if (h.participants > 0 || h.rows > 0)
-					sink->done(sink, h.participants, h.rows);
-				break;
-			}
+		case MSG_PROGRESS:
+			/* the participants done since the last message, and their rows */
+			sink->done(sink, h.participants, h.rows);
+			break;
 		case MSG_READ:
 			sink->read(sink, h.participants);
 			break;

@@ -1,33 +1,32 @@
 /*
  * refresh_messages.h
- *    The messages a refresh's parallel worker sends the backend over its
+ *    The messages a refresh's background writer sends the backend over its
  *    shm_mq queue (refresh_parallel.c): the worker's sink that encodes a
- *    share's rows, failures and totals, and the backend's reading of them
- *    (docs/architecture.md, A refresh).
+ *    share's progress, failures and totals (its rows it writes itself),
+ *    and the backend's reading of them (docs/architecture.md, A refresh of everyone).
  */
 #ifndef INC_REFRESH_MESSAGES_H
 #define INC_REFRESH_MESSAGES_H
 
 #include "postgres.h"
 
-#include "access/parallel.h"
 #include "storage/shm_mq.h"
 
 #include "pg/refresh/refresh.h"
 
 /*
  * The messages of a queue, each a header then its body:
- *   ROWS     participants done and their rows since the last message, then
- *            tuples (uint32 length, then the tuple's data);
+ *   PROGRESS participants done and their rows since the last message;
  *   READ     the share's participants (after the read);
  *   FAILED   a skipped participant: partial, then the participant,
  *            transaction ("" when none: has_transaction), SQLSTATE and
  *            message, each NUL-terminated;
- *   END      the share's totals (the worker ends after it).
+ *   END      the share's totals, sent once its rows are committed (the
+ *            worker ends after it).
  */
 typedef enum MessageKind
 {
-	MSG_ROWS = 1,
+	MSG_PROGRESS = 1,
 	MSG_READ,
 	MSG_FAILED,
 	MSG_END
@@ -38,20 +37,22 @@ typedef struct MessageHeader
 	int32		kind;
 	bool		flag;			/* FAILED: partial; */
 	bool		has_transaction;	/* FAILED: a transaction is named */
-	uint64		participants;	/* ROWS: done; READ, END: of the share */
+	uint64		participants;	/* PROGRESS: done; READ, END: of the share */
 	uint64		rows;
 	int64		cents_high;		/* END: the total, as two halves */
 	uint64		cents_low;
 } MessageHeader;
 
-/* A worker's sink: tuples into a message, messages into its queue. */
+/*
+ * A worker's sink for what is not a row: read, done and failed as
+ * messages into its queue (put is NULL).
+ */
 typedef struct QueueSink
 {
 	RefreshSink pub;
 	shm_mq_handle *mqh;
-	char	   *buf;			/* the ROWS message being filled */
-	Size		used;
-	uint64		done;			/* since the last ROWS message */
+	int			units;			/* done since the last PROGRESS message */
+	uint64		done;
 	uint64		rows;
 } QueueSink;
 
@@ -59,13 +60,8 @@ typedef struct QueueSink
 typedef struct Queue
 {
 	shm_mq_handle *mqh;
-	bool		active;
+	bool		active;			/* attached, not yet seen detached */
 	bool		ended;			/* END received */
-	/* a ROWS message being read a tuple at a time (MergeSink) */
-	const char *data;			/* NULL: none (valid until the next receive) */
-	Size		len;
-	Size		off;
-	MessageHeader header;
 } Queue;
 
 /*
@@ -74,27 +70,19 @@ typedef struct Queue
  */
 extern void refresh_queue_sink_init(QueueSink *qs, shm_mq_handle *mqh);
 
-/* refresh_queue_sink_end: the last ROWS message, then END with *totals. */
+/* refresh_queue_sink_end: the last PROGRESS message, then END with *totals. */
 extern void refresh_queue_sink_end(QueueSink *qs, const RefreshTotals *totals);
-
-/*
- * refresh_message_tuple: the tuple at data + *off of a ROWS message, as a
- * HeapTuple; *off past it.
- */
-extern HeapTuple refresh_message_tuple(const char *data, Size *off);
 
 /*
  * refresh_queue_receive: q's next message into *len, *data (waiting for
  * one if wait); false when there is none yet, or the worker has detached
- * after its END.
+ * (then q->active is false).
  */
-extern bool refresh_queue_receive(ParallelContext *pcxt, Queue *q, bool wait, Size *len,
-								  void **data);
+extern bool refresh_queue_receive(Queue *q, bool wait, Size *len, void **data);
 
 /*
- * refresh_message_receive: one message of q's worker: a ROWS message's
- * tuples put to sink, READ, FAILED and ROWS' progress passed to it, END's
- * totals added to *totals.
+ * refresh_message_receive: one message of q's worker: PROGRESS, READ and
+ * FAILED passed to sink, END's totals added to *totals.
  */
 extern void refresh_message_receive(const char *data, Size len, RefreshSink *sink,
 									RefreshTotals *totals, Queue *q);

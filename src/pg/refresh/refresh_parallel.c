@@ -1,15 +1,13 @@
 /*
  * refresh_parallel.c
  *    A full refresh with jobs > 1 (refresh.h; docs/architecture.md, A
- *    refresh): whether the read may run in a parallel worker, the parallel
- *    context, a worker's entry, and the backend's loops that write the
- *    workers' rows, merged with its own share's in key order with two jobs
- *    (MergeSink).  The messages of the queues: refresh_messages.c.
+ *    refresh of everyone, jobs => N): whether the read may run in another process, the
+ *    background writers' entry, and the backend's launch of them, its own
+ *    share, and its wait for their commits.  The messages of the queues:
+ *    refresh_messages.c.
  */
 #include "postgres.h"
 
-#include "access/htup_details.h"
-#include "access/parallel.h"
 #include "access/table.h"
 #include "access/xact.h"
 #include "catalog/pg_class.h"
@@ -18,34 +16,61 @@
 #include "nodes/nodeFuncs.h"
 #include "optimizer/clauses.h"
 #include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "storage/dsm.h"
+#include "storage/ipc.h"
 #include "storage/latch.h"
+#include "storage/proc.h"
 #include "storage/shm_mq.h"
 #include "storage/shm_toc.h"
 #include "tcop/tcopprot.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
-#include "utils/varlena.h"
+#include "utils/resowner.h"
+#include "utils/snapmgr.h"
 
 #include "pg/base/compat.h"
 #include "pg/refresh/refresh.h"
 #include "pg/refresh/refresh_messages.h"
+#include "pg/refresh/row_writer.h"
 #include "pg/read/txn_relation.h"
 
-/* Keys of the shared memory table of contents. */
+/* The shared memory segment: its magic number and table of contents. */
+#define SEGMENT_MAGIC	0x1AC0F00D
 #define KEY_SHARED		UINT64CONST(0x1AC0000000000001)
 #define KEY_QUEUES		UINT64CONST(0x1AC0000000000002)
+#define KEY_SNAPSHOT	UINT64CONST(0x1AC0000000000003)
+#define KEY_SETTINGS	UINT64CONST(0x1AC0000000000004)
 
-/* Each worker's queue to the backend. */
-#define QUEUE_BYTES		(4 * 1024 * 1024)
+/* Each writer's queue to the backend (progress, failures, totals). */
+#define QUEUE_BYTES		(256 * 1024)
 
-/* What every worker reads first. */
+/* What a writer tells the backend through shared memory. */
+typedef struct WriterSlot
+{
+	bool		committed;		/* its rows are committed */
+	bool		failed;			/* it raised the error below */
+	char		sqlstate[6];
+	char		message[1024];
+	char		detail[1024];
+	char		hint[512];
+	char		context[2048];
+} WriterSlot;
+
+/* What every writer reads first. */
 typedef struct Shared
 {
 	RefreshArgs args;
-	Oid			target;			/* the partition (its tuple descriptor) */
+	Oid			database;
+	Oid			authenticated_user;
+	Oid			current_user;
+	int			sec_context;
+	Oid			target;			/* the partition */
 	int			nshares;
-	int			first_share;	/* worker i calculates share first_share + i */
+	PGPROC	   *leader;			/* whose snapshot the writers share */
+	WriterSlot	slots[FLEXIBLE_ARRAY_MEMBER];	/* writer i: share i + 1 */
 } Shared;
 
 /* ---- parallel safety ---------------------------------------------------- */
@@ -76,7 +101,8 @@ TemporaryOrForeign(Node *node, void *context)
 }
 
 /*
- * QuerySafe: may query_text run in a parallel worker: every function it
+ * QuerySafe: may query_text run in a background writer, as it would in a
+ * parallel worker (its own session, the caller's snapshot): every function it
  * calls, its row-level security policies' and its views' included,
  * parallel safe, and no temporary or foreign table read?
  */
@@ -105,7 +131,7 @@ QuerySafe(const char *query_text, const char **why)
 			}
 			if (TemporaryOrForeign((Node *) query, &rel))
 			{
-				*why = psprintf("it reads %s, which parallel workers cannot read",
+				*why = psprintf("it reads %s, which the background writers cannot read",
 								get_rel_name(rel));
 				return false;
 			}
@@ -132,7 +158,7 @@ refresh_parallel_safe(Oid relid, const char **why)
 
 	if (!IsUnderPostmaster)
 	{
-		*why = "a single-user server has no parallel workers";
+		*why = "a single-user server has no background workers";
 		return false;
 	}
 	txn_relation_check(relid, &rel);
@@ -144,66 +170,245 @@ refresh_parallel_safe(Oid relid, const char **why)
 	return true;
 }
 
-/* ---- the worker ----------------------------------------------------------- */
+/* ---- a background writer ------------------------------------------------- */
 
-PGDLLEXPORT void incentives_refresh_worker(dsm_segment *seg, shm_toc *toc);
+PGDLLEXPORT void incentives_refresh_writer(Datum arg);
 
 /*
- * incentives_refresh_worker: a parallel worker's share (the parallel
- * infrastructure has restored the backend's transaction, snapshot,
- * settings and role).
+ * A writer's sink: its rows into the partition, the rest (read, done,
+ * failed) to the backend through its queue.
+ */
+typedef struct WriterSink
+{
+	RefreshSink pub;
+	RowWriter	writer;
+	QueueSink	queue;
+} WriterSink;
+
+static void
+WriterRead(RefreshSink *sink, uint64 participants)
+{
+	WriterSink *ws = (WriterSink *) sink;
+
+	ws->queue.pub.read(&ws->queue.pub, participants);
+}
+
+static void
+WriterPut(RefreshSink *sink, HeapTuple tuple)
+{
+	row_writer_put(&((WriterSink *) sink)->writer, tuple);
+}
+
+static void
+WriterDone(RefreshSink *sink, uint64 participants, uint64 rows)
+{
+	WriterSink *ws = (WriterSink *) sink;
+
+	ws->queue.pub.done(&ws->queue.pub, participants, rows);
+}
+
+static void
+WriterFailed(RefreshSink *sink, const RefreshFailure *f)
+{
+	WriterSink *ws = (WriterSink *) sink;
+
+	ws->queue.pub.failed(&ws->queue.pub, f);
+}
+
+/* CopyText: src into a slot's field of size bytes ("" for NULL). */
+static void
+CopyText(char *dst, const char *src, Size size)
+{
+	strlcpy(dst, src ? src : "", size);
+}
+
+/*
+ * WriteShare: the writer's transaction: the backend's settings, then,
+ * in REPEATABLE READ with the backend's snapshot and as its role, the
+ * share calculated and its rows written into the partition, committed.
+ */
+static void
+WriteShare(Shared *shared, int share, char *snapshot, char *settings, QueueSink *qs,
+		   RefreshTotals *totals)
+{
+	WriterSink	ws;
+	Relation	rel;
+	char		activity[NAMEDATALEN * 2];
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	RestoreGUCState(settings);
+	CommitTransactionCommand();
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	/* one snapshot for the whole share, the backend's */
+	XactIsoLevel = XACT_REPEATABLE_READ;
+	RestoreTransactionSnapshot(RestoreSnapshot(snapshot), shared->leader);
+	PushActiveSnapshot(GetTransactionSnapshot());
+	SetUserIdAndSecContext(shared->current_user, shared->sec_context);
+	snprintf(activity, sizeof(activity), "incentives refresh run " INT64_FORMAT ": share %d of %d",
+			 shared->args.run_id, share + 1, shared->nshares);
+	pgstat_report_activity(STATE_RUNNING, activity);
+
+	rel = table_open(shared->target, RowExclusiveLock);
+	memset(&ws, 0, sizeof(ws));
+	ws.pub.read = WriterRead;
+	ws.pub.put = WriterPut;
+	ws.pub.done = WriterDone;
+	ws.pub.failed = WriterFailed;
+	ws.queue = *qs;
+	row_writer_begin(&ws.writer, rel);
+	refresh_share_calculate(&shared->args, share, shared->nshares, RelationGetDescr(rel),
+							&ws.pub, totals);
+	row_writer_end(&ws.writer);
+	*qs = ws.queue;
+	table_close(rel, NoLock);
+
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	pgstat_report_activity(STATE_IDLE, NULL);
+}
+
+/*
+ * incentives_refresh_writer: a background writer's entry (arg: the
+ * segment's handle; bgw_extra: its number).  An error is copied into its
+ * slot for the backend, then ends the process, which rolls its
+ * transaction back.
  */
 void
-incentives_refresh_worker(dsm_segment *seg, shm_toc *toc)
+incentives_refresh_writer(Datum arg)
 {
-	Shared	   *shared = shm_toc_lookup(toc, KEY_SHARED, false);
-	char	   *queues = shm_toc_lookup(toc, KEY_QUEUES, false);
-	shm_mq	   *mq = (shm_mq *) (queues + (Size) ParallelWorkerNumber * QUEUE_BYTES);
+	dsm_segment *seg;
+	shm_toc    *toc;
+	Shared	   *shared;
+	WriterSlot *slot;
+	shm_mq	   *mq;
 	QueueSink	qs;
 	RefreshTotals totals;
-	Relation	rel;
+	int			i;
 
+	pqsignal(SIGTERM, die);
+	pqsignal(SIGINT, StatementCancelHandler);
+	BackgroundWorkerUnblockSignals();
+
+	CurrentResourceOwner = ResourceOwnerCreate(NULL, "incentives refresh writer");
+	seg = dsm_attach(DatumGetUInt32(arg));
+	if (seg == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("a refresh writer found its refresh gone")));
+	toc = shm_toc_attach(SEGMENT_MAGIC, dsm_segment_address(seg));
+	if (toc == NULL)
+		elog(ERROR, "a refresh writer's segment is not its refresh's");
+	memcpy(&i, MyBgworkerEntry->bgw_extra, sizeof(int));
+	shared = shm_toc_lookup(toc, KEY_SHARED, false);
+	slot = &shared->slots[i];
+	mq = (shm_mq *) ((char *) shm_toc_lookup(toc, KEY_QUEUES, false) + (Size) i * QUEUE_BYTES);
 	shm_mq_set_sender(mq, MyProc);
 	refresh_queue_sink_init(&qs, shm_mq_attach(mq, seg, NULL));
 
-	rel = table_open(shared->target, AccessShareLock);
-	refresh_share_calculate(&shared->args, shared->first_share + ParallelWorkerNumber,
-							shared->nshares, RelationGetDescr(rel), &qs.pub, &totals);
-	refresh_queue_sink_end(&qs, &totals);
-	table_close(rel, AccessShareLock);
+	BackgroundWorkerInitializeConnectionByOid(shared->database, shared->authenticated_user, 0);
+
+	PG_TRY();
+	{
+		WriteShare(shared, i + 1, shm_toc_lookup(toc, KEY_SNAPSHOT, false),
+				   shm_toc_lookup(toc, KEY_SETTINGS, false), &qs, &totals);
+		pg_write_barrier();
+		slot->committed = true;
+		refresh_queue_sink_end(&qs, &totals);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *e;
+
+		MemoryContextSwitchTo(TopMemoryContext);
+		e = CopyErrorData();
+		strlcpy(slot->sqlstate, unpack_sql_state(e->sqlerrcode), sizeof(slot->sqlstate));
+		CopyText(slot->message, e->message, sizeof(slot->message));
+		CopyText(slot->detail, e->detail, sizeof(slot->detail));
+		CopyText(slot->hint, e->hint, sizeof(slot->hint));
+		CopyText(slot->context, e->context, sizeof(slot->context));
+		pg_write_barrier();
+		slot->failed = true;
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+
 	shm_mq_detach(qs.mqh);
+	dsm_detach(seg);
+	proc_exit(0);
 }
 
 /* ---- the backend ---------------------------------------------------------- */
 
-/* GatherRows: every worker's messages, until every queue is done. */
-static void
-GatherRows(ParallelContext *pcxt, Queue *queues, int n, RefreshSink *sink, RefreshTotals *totals)
+/* The backend's view of its writers. */
+typedef struct Writers
 {
-	int			active = n;
+	int			n;				/* registered */
+	BackgroundWorkerHandle **handles;
+	Queue	   *queues;
+	Shared	   *shared;
+	RefreshSink *sink;			/* the leader's: progress and failures */
+	RefreshTotals *totals;		/* the writers' END totals added here */
+} Writers;
 
-	while (active > 0)
+/* RaiseWriterError: writer i's error, or that it ended without committing. */
+static void
+RaiseWriterError(Writers *w, int i)
+{
+	WriterSlot *slot = &w->shared->slots[i];
+
+	pg_read_barrier();
+	if (slot->failed)
+		ereport(ERROR,
+				(errcode(MAKE_SQLSTATE(slot->sqlstate[0], slot->sqlstate[1], slot->sqlstate[2],
+									   slot->sqlstate[3], slot->sqlstate[4])),
+				 errmsg_internal("%s", slot->message),
+				 slot->detail[0] ? errdetail_internal("%s", slot->detail) : 0,
+				 slot->hint[0] ? errhint("%s", slot->hint) : 0,
+				 slot->context[0] ? errcontext("%s", slot->context) : 0));
+	ereport(ERROR,
+			(errcode(ERRCODE_INTERNAL_ERROR),
+			 errmsg("a writer of refresh run " INT64_FORMAT " ended before its share was committed",
+					w->shared->args.run_id)));
+}
+
+/*
+ * Drain: every message the writers have sent, to the leader's sink; with
+ * wait, until every writer has detached.  A writer that detached without
+ * its END raises its error.
+ */
+static void
+Drain(Writers *w, bool wait)
+{
+	for (;;)
 	{
 		bool		got = false;
+		int			active = 0;
 		int			i;
 
-		for (i = 0; i < n; i++)
+		for (i = 0; i < w->n; i++)
 		{
-			Queue	   *q = &queues[i];
+			Queue	   *q = &w->queues[i];
 			Size		len;
 			void	   *data;
 
 			if (!q->active)
 				continue;
-			if (refresh_queue_receive(pcxt, q, false, &len, &data))
+			if (refresh_queue_receive(q, false, &len, &data))
 			{
-				refresh_message_receive(data, len, sink, totals, q);
+				refresh_message_receive(data, len, w->sink, w->totals, q);
 				got = true;
 			}
-			else if (!q->active)
-				active--;
+			else if (!q->active && !q->ended)
+				RaiseWriterError(w, i);
+			if (q->active)
+				active++;
 		}
-		if (!got && active > 0)
+		if (!wait || active == 0)
+			return;
+		if (!got)
 		{
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, -1,
 							 WAIT_EVENT_MESSAGE_QUEUE_RECEIVE);
@@ -214,193 +419,47 @@ GatherRows(ParallelContext *pcxt, Queue *queues, int n, RefreshSink *sink, Refre
 }
 
 /*
- * The backend's own share with two jobs: its rows and its worker's put to
- * the writer in the order of participant_key (each share's rows come in
- * that order), so that the partition's primary key build finds them
- * sorted, as with one job.  A row of the backend's goes after every row of the worker
- * with a smaller key: the worker's next row is read first, waiting for it
- * when the queue is empty (the worker never waits for the backend but
- * when its queue is full).  A participant, and a group with its members,
- * is in one share, so the two never have rows of one key.
+ * The backend's own shares' sink: the leader's, with the writers'
+ * messages read after each unit, so that progress counts them and no
+ * queue fills up.
  */
-typedef struct MergeSink
+typedef struct OwnSink
 {
-	RefreshSink pub;			/* the backend's own rows come here */
-	RefreshSink *out;			/* the writer */
-	ParallelContext *pcxt;
-	Queue	   *q;				/* the worker's queue */
-	RefreshTotals *worker_totals;	/* from its END */
-	TupleDesc	desc;
-	Oid			collation;		/* participant_key's */
-	MemoryContext context;		/* the worker's rows and own_key (the share's
-								 * own contexts end with it) */
-	HeapTuple	next;			/* the worker's next row, NULL: not read */
-	const char *next_key;
-	int			next_len;
-	char	   *own_key;		/* the backend's last row's key (a copy) */
-	int			own_len;
-	int			own_cap;
-	int			cmp;			/* next_key against own_key, when cmp_valid */
-	bool		cmp_valid;
-} MergeSink;
+	RefreshSink pub;
+	Writers    *writers;
+} OwnSink;
 
-/* TupleParticipantKey: the tuple's participant_key, in place. */
-static const char *
-TupleParticipantKey(MergeSink *ms, HeapTuple tuple, int *len)
-{
-	bool		isnull;
-	Datum		d = heap_getattr(tuple, REFRESH_PARTICIPANT_COLUMN + 1, ms->desc, &isnull);
-
-	if (isnull)
-		elog(ERROR, "a refresh row without participant_key");
-	*len = (int) VARSIZE_ANY_EXHDR(DatumGetPointer(d));
-	return VARDATA_ANY(DatumGetPointer(d));
-}
-
-/*
- * PeekWorker: the worker's next row in ms->next (read from its queue,
- * waiting for it; the queue's other messages passed to the writer on the
- * way); false when the worker has no more.
- */
-static bool
-PeekWorker(MergeSink *ms)
-{
-	Queue	   *q = ms->q;
-
-	while (ms->next == NULL)
-	{
-		Size		len;
-		void	   *data;
-		MessageHeader h;
-
-		if (q->data != NULL && q->off < q->len)
-		{
-			MemoryContext old = MemoryContextSwitchTo(ms->context);
-
-			ms->next = refresh_message_tuple(q->data, &q->off);
-			MemoryContextSwitchTo(old);
-			ms->next_key = TupleParticipantKey(ms, ms->next, &ms->next_len);
-			ms->cmp_valid = false;
-			break;
-		}
-		if (q->data != NULL)
-		{
-			/* a ROWS message read: its participants are done */
-			if (q->header.participants > 0 || q->header.rows > 0)
-				ms->out->done(ms->out, q->header.participants, q->header.rows);
-			q->data = NULL;
-		}
-		if (q->ended || !q->active || !refresh_queue_receive(ms->pcxt, q, true, &len, &data))
-			return false;
-		memcpy(&h, data, Min(len, sizeof(h)));
-		if (len >= sizeof(h) && h.kind == MSG_ROWS)
-		{
-			q->data = data;
-			q->len = len;
-			q->off = sizeof(MessageHeader);
-			q->header = h;
-		}
-		else
-			refresh_message_receive(data, len, ms->out, ms->worker_totals, q);
-		CHECK_FOR_INTERRUPTS();
-	}
-	return true;
-}
-
-/* PutWorkerRow: the worker's next row to the writer. */
 static void
-PutWorkerRow(MergeSink *ms)
+OwnRead(RefreshSink *sink, uint64 participants)
 {
-	HeapTuple	tuple = ms->next;
+	OwnSink    *os = (OwnSink *) sink;
 
-	ms->next = NULL;
-	ms->cmp_valid = false;
-	ms->out->put(ms->out, tuple);
+	os->writers->sink->read(os->writers->sink, participants);
 }
 
 static void
-MergePut(RefreshSink *sink, HeapTuple tuple)
+OwnPut(RefreshSink *sink, HeapTuple tuple)
 {
-	MergeSink  *ms = (MergeSink *) sink;
-	int			len;
-	const char *key = TupleParticipantKey(ms, tuple, &len);
+	OwnSink    *os = (OwnSink *) sink;
 
-	if (len != ms->own_len || memcmp(key, ms->own_key, len) != 0)
-	{
-		if (len > ms->own_cap)
-		{
-			ms->own_cap = Max(len, 64);
-			ms->own_key = ms->own_key ? repalloc(ms->own_key, ms->own_cap) :
-				MemoryContextAlloc(ms->context, ms->own_cap);
-		}
-		memcpy(ms->own_key, key, len);
-		ms->own_len = len;
-		ms->cmp_valid = false;
-	}
-	while (PeekWorker(ms))
-	{
-		if (!ms->cmp_valid)
-		{
-			ms->cmp = varstr_cmp(ms->next_key, ms->next_len, ms->own_key, ms->own_len,
-								 ms->collation);
-			ms->cmp_valid = true;
-		}
-		if (ms->cmp >= 0)
-			break;
-		PutWorkerRow(ms);
-	}
-	ms->out->put(ms->out, tuple);
+	os->writers->sink->put(os->writers->sink, tuple);
 }
 
 static void
-MergeRead(RefreshSink *sink, uint64 participants)
+OwnDone(RefreshSink *sink, uint64 participants, uint64 rows)
 {
-	MergeSink  *ms = (MergeSink *) sink;
+	OwnSink    *os = (OwnSink *) sink;
 
-	ms->out->read(ms->out, participants);
+	os->writers->sink->done(os->writers->sink, participants, rows);
+	Drain(os->writers, false);
 }
 
 static void
-MergeDone(RefreshSink *sink, uint64 participants, uint64 rows)
+OwnFailed(RefreshSink *sink, const RefreshFailure *f)
 {
-	MergeSink  *ms = (MergeSink *) sink;
+	OwnSink    *os = (OwnSink *) sink;
 
-	ms->out->done(ms->out, participants, rows);
-}
-
-static void
-MergeFailed(RefreshSink *sink, const RefreshFailure *f)
-{
-	MergeSink  *ms = (MergeSink *) sink;
-
-	ms->out->failed(ms->out, f);
-}
-
-/*
- * CalculateMerged: the backend's share 0 of nshares, merged with the rows
- * of the worker reading q (if it started), then the worker's rest.
- */
-static void
-CalculateMerged(const RefreshArgs *args, int nshares, TupleDesc desc, ParallelContext *pcxt,
-				Queue *q, RefreshSink *leader_sink, RefreshTotals *own, RefreshTotals *worker_totals)
-{
-	MergeSink	ms;
-
-	memset(&ms, 0, sizeof(ms));
-	ms.pub.read = MergeRead;
-	ms.pub.put = MergePut;
-	ms.pub.done = MergeDone;
-	ms.pub.failed = MergeFailed;
-	ms.out = leader_sink;
-	ms.pcxt = pcxt;
-	ms.q = q;
-	ms.worker_totals = worker_totals;
-	ms.desc = desc;
-	ms.collation = TupleDescAttr(desc, REFRESH_PARTICIPANT_COLUMN)->attcollation;
-	ms.context = CurrentMemoryContext;
-	refresh_share_calculate(args, 0, nshares, desc, &ms.pub, own);
-	while (PeekWorker(&ms))
-		PutWorkerRow(&ms);
+	os->writers->sink->failed(os->writers->sink, f);
 }
 
 /* AddTotals: *into += *add. */
@@ -413,80 +472,139 @@ AddTotals(RefreshTotals *into, const RefreshTotals *add)
 }
 
 /*
- * refresh_parallel: the shares of nworkers workers (and the backend's).
- * The backend enters parallel mode (its transaction has its XID first: its
- * writes need one, and parallel mode cannot assign it) and launches the
- * workers, which share its transaction, snapshot, settings and role; each
- * calculates a share (refresh_share_calculate) and sends its rows through
- * its shm_mq queue, since a parallel worker may not insert.  The backend
- * calculates the share of any worker that could not be started itself,
- * after the others.  A worker's error reaches the backend through the
- * parallel infrastructure's error queues and is raised there with its
- * SQLSTATE and context: the run fails, and the rows written so far roll
- * back with the transaction.  A worker that dies (kill -9) makes the
- * postmaster restart every backend, as any backend's crash does.
+ * Register: writer i's background worker, notifying this backend; false
+ * when no slot is free (max_worker_processes).
+ */
+static bool
+Register(Writers *w, int i, dsm_segment *seg)
+{
+	BackgroundWorker worker;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_ConsistentState;
+	worker.bgw_restart_time = BGW_NEVER_RESTART;
+	snprintf(worker.bgw_library_name, BGW_MAXLEN, "$libdir/incentives");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "incentives_refresh_writer");
+	snprintf(worker.bgw_name, BGW_MAXLEN, "incentives refresh writer %d of run " INT64_FORMAT,
+			 i + 1, w->shared->args.run_id);
+	snprintf(worker.bgw_type, BGW_MAXLEN, "incentives refresh writer");
+	worker.bgw_main_arg = UInt32GetDatum(dsm_segment_handle(seg));
+	worker.bgw_notify_pid = MyProcPid;
+	memcpy(worker.bgw_extra, &i, sizeof(int));
+	return RegisterDynamicBackgroundWorker(&worker, &w->handles[i]);
+}
+
+/*
+ * refresh_parallel: the segment (the arguments, the snapshot, the
+ * settings, a queue and a slot per writer), jobs - 1 writers registered,
+ * the backend's shares, then the wait for every writer's END (sent after
+ * its commit) and its exit.  On any error here (a writer's, a cancel) the
+ * writers still running are told to stop; their transactions roll back.
  */
 void
-refresh_parallel(const RefreshArgs *args, int nworkers, int nshares, Relation target,
-				 RefreshSink *leader_sink, RefreshTotals *totals)
+refresh_parallel(const RefreshArgs *args, int jobs, Relation target, RefreshSink *leader_sink,
+				 RefreshTotals *totals)
 {
-	TupleDesc	desc = RelationGetDescr(target);
-	ParallelContext *pcxt;
-	Shared	   *shared;
+	int			nwriters = jobs - 1;
+	Snapshot	snapshot = GetActiveSnapshot();
+	Size		snapshot_bytes = EstimateSnapshotSpace(snapshot);
+	Size		settings_bytes = EstimateGUCStateSpace();
+	Size		shared_bytes = add_size(offsetof(Shared, slots),
+										mul_size(sizeof(WriterSlot), nwriters));
+	shm_toc_estimator e;
+	dsm_segment *seg;
+	shm_toc    *toc;
 	char	   *queue_space;
-	Queue	   *queues;
-	RefreshTotals own;
+	char	   *space;
+	Writers		w;
+	OwnSink		own;
+	RefreshTotals share_totals;
+	int			registered;
 	int			i;
 
-	(void) GetCurrentTransactionId();	/* before parallel mode */
-	EnterParallelMode();
-	pcxt = CreateParallelContext("$libdir/incentives", "incentives_refresh_worker", nworkers);
-	shm_toc_estimate_chunk(&pcxt->estimator, sizeof(Shared));
-	shm_toc_estimate_chunk(&pcxt->estimator, (Size) QUEUE_BYTES * nworkers);
-	shm_toc_estimate_keys(&pcxt->estimator, 2);
-	InitializeParallelDSM(pcxt);
-
-	shared = shm_toc_allocate(pcxt->toc, sizeof(Shared));
 	Assert(args->participant == NULL);
-	shared->args = *args;
-	shared->target = RelationGetRelid(target);
-	shared->nshares = nshares;
-	shared->first_share = nshares - nworkers;
-	shm_toc_insert(pcxt->toc, KEY_SHARED, shared);
-	queue_space = shm_toc_allocate(pcxt->toc, (Size) QUEUE_BYTES * nworkers);
-	shm_toc_insert(pcxt->toc, KEY_QUEUES, queue_space);
-	queues = palloc0(sizeof(Queue) * nworkers);
-	for (i = 0; i < nworkers; i++)
-	{
-		shm_mq	   *mq = shm_mq_create(queue_space + (Size) i * QUEUE_BYTES, QUEUE_BYTES);
+	shm_toc_initialize_estimator(&e);
+	shm_toc_estimate_chunk(&e, shared_bytes);
+	shm_toc_estimate_chunk(&e, (Size) QUEUE_BYTES * nwriters);
+	shm_toc_estimate_chunk(&e, snapshot_bytes);
+	shm_toc_estimate_chunk(&e, settings_bytes);
+	shm_toc_estimate_keys(&e, 4);
+	seg = dsm_create(shm_toc_estimate(&e), 0);
+	toc = shm_toc_create(SEGMENT_MAGIC, dsm_segment_address(seg), shm_toc_estimate(&e));
 
-		shm_mq_set_receiver(mq, MyProc);
-		queues[i].mqh = shm_mq_attach(mq, pcxt->seg, NULL);
-	}
-	LaunchParallelWorkers(pcxt);
-	for (i = 0; i < pcxt->nworkers_launched; i++)
-	{
-		shm_mq_set_handle(queues[i].mqh, pcxt->worker[i].bgwhandle);
-		queues[i].active = true;
-	}
+	memset(&w, 0, sizeof(w));
+	w.shared = shm_toc_allocate(toc, shared_bytes);
+	memset(w.shared, 0, shared_bytes);
+	w.shared->args = *args;
+	w.shared->database = MyDatabaseId;
+	w.shared->authenticated_user = GetAuthenticatedUserId();
+	GetUserIdAndSecContext(&w.shared->current_user, &w.shared->sec_context);
+	w.shared->target = RelationGetRelid(target);
+	w.shared->nshares = jobs;
+	w.shared->leader = MyProc;
+	shm_toc_insert(toc, KEY_SHARED, w.shared);
+	space = shm_toc_allocate(toc, snapshot_bytes);
+	SerializeSnapshot(snapshot, space);
+	shm_toc_insert(toc, KEY_SNAPSHOT, space);
+	space = shm_toc_allocate(toc, settings_bytes);
+	SerializeGUCState(settings_bytes, space);
+	shm_toc_insert(toc, KEY_SETTINGS, space);
+	queue_space = shm_toc_allocate(toc, (Size) QUEUE_BYTES * nwriters);
+	shm_toc_insert(toc, KEY_QUEUES, queue_space);
+
+	w.handles = palloc0(sizeof(BackgroundWorkerHandle *) * nwriters);
+	w.queues = palloc0(sizeof(Queue) * nwriters);
+	w.sink = leader_sink;
+	w.totals = totals;
 	memset(totals, 0, sizeof(*totals));
-	if (shared->first_share == 1)
-	{
-		Assert(nworkers == 1);
-		CalculateMerged(args, nshares, desc, pcxt, &queues[0], leader_sink, &own, totals);
-		AddTotals(totals, &own);
-	}
-	else
-		GatherRows(pcxt, queues, pcxt->nworkers_launched, leader_sink, totals);
-	WaitForParallelWorkersToFinish(pcxt);
+	memset(&own, 0, sizeof(own));
+	own.pub.read = OwnRead;
+	own.pub.put = OwnPut;
+	own.pub.done = OwnDone;
+	own.pub.failed = OwnFailed;
+	own.writers = &w;
 
-	/* the shares of the workers that could not be started */
-	for (i = pcxt->nworkers_launched; i < nworkers; i++)
+	PG_TRY();
 	{
-		refresh_share_calculate(args, shared->first_share + i, nshares, desc, leader_sink, &own);
-		AddTotals(totals, &own);
-	}
+		for (registered = 0; registered < nwriters; registered++)
+		{
+			shm_mq	   *mq = shm_mq_create(queue_space + (Size) registered * QUEUE_BYTES,
+										   QUEUE_BYTES);
 
-	DestroyParallelContext(pcxt);
-	ExitParallelMode();
+			if (!Register(&w, registered, seg))
+				break;
+			shm_mq_set_receiver(mq, MyProc);
+			w.queues[registered].mqh = shm_mq_attach(mq, seg, w.handles[registered]);
+			w.queues[registered].active = true;
+			w.n = registered + 1;
+		}
+		if (registered < nwriters)
+			ereport(NOTICE,
+					(errmsg("refresh_earnings: %d of %d background writers started; this process writes the other shares",
+							registered, nwriters),
+					 errhint("max_worker_processes limits the background workers of the server.")));
+
+		/* share 0, then the shares of the writers that could not start */
+		refresh_share_calculate(args, 0, jobs, RelationGetDescr(target), &own.pub, &share_totals);
+		AddTotals(totals, &share_totals);
+		for (i = registered; i < nwriters; i++)
+		{
+			refresh_share_calculate(args, i + 1, jobs, RelationGetDescr(target), &own.pub,
+									&share_totals);
+			AddTotals(totals, &share_totals);
+		}
+		Drain(&w, true);
+		for (i = 0; i < w.n; i++)
+			(void) WaitForBackgroundWorkerShutdown(w.handles[i]);
+	}
+	PG_CATCH();
+	{
+		for (i = 0; i < w.n; i++)
+			TerminateBackgroundWorker(w.handles[i]);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+
+	dsm_detach(seg);
 }

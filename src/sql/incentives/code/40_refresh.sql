@@ -430,19 +430,108 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.refresh_earnings_plan(text, regclass, boolean) IS
   'Part of incentives.refresh_earnings (call the procedure, not this): takes the run''s locks, consumes the change log and returns whom the run refreshes (everyone, or the keys) and whether participant groups are calculated whole';
 
+-- refresh_earnings_drop_orphans: every table a refresh of everyone left
+-- behind unattached (incentives_internal.earnings_run_<run_id>: a run
+-- with jobs > 1 that failed, was cancelled or whose server crashed).
+-- Called only under a lock no other refresh of everyone holds (the
+-- session's refresh lock, or EXCLUSIVE on incentives.earnings), so that
+-- none of them belongs to a live run; one-transaction runs' tables are
+-- not visible until they commit, attached.
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_drop_orphans()
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    v_orphan regclass;
+BEGIN
+    FOR v_orphan IN SELECT c.oid::regclass
+                      FROM pg_class AS c
+                     WHERE c.relnamespace = 'incentives_internal'::regnamespace
+                       AND c.relkind = 'r'
+                       AND NOT c.relispartition
+                       AND c.relname ~ '^earnings_run_[0-9]+$'
+                     ORDER BY c.oid LOOP
+        EXECUTE format('DROP TABLE %s', v_orphan);
+    END LOOP;
+END
+$function$;
+COMMENT ON FUNCTION incentives_internal.refresh_earnings_drop_orphans() IS
+  'Part of incentives.refresh_earnings (call the procedure, not this): drops the unattached partitions of runs that ended without their swap';
+
+-- refresh_earnings_new_partition: the run's new, empty partition
+-- incentives_internal.earnings_run_<run_id>, owned by the owner of
+-- incentives.earnings (whichever member of its role refreshes) and read
+-- only through incentives.earnings and its row-level security (docs/
+-- security.md, Refresh partitions): whatever default privileges granted
+-- on it, PUBLIC and every role but its owner lose them.
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_new_partition(run_id bigint)
+RETURNS regclass
+LANGUAGE plpgsql
+VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    v_name   text := format('earnings_run_%s', refresh_earnings_new_partition.run_id);
+    v_owner  oid := (SELECT c.relowner FROM pg_class AS c WHERE c.oid = 'incentives.earnings'::regclass);
+    v_target regclass;
+BEGIN
+    -- Runtime DDL, not a declaration.
+    EXECUTE format('CREATE TABLE incentives_internal.%I (LIKE incentives.earnings)', v_name);
+    v_target := format('incentives_internal.%I', v_name)::regclass;
+    IF (SELECT c.relowner FROM pg_class AS c WHERE c.oid = v_target) <> v_owner THEN
+        EXECUTE format('ALTER TABLE %s OWNER TO %I', v_target, pg_get_userbyid(v_owner));
+    END IF;
+    PERFORM incentives_internal.earnings_partition_revoke(v_target);
+    RETURN v_target;
+END
+$function$;
+COMMENT ON FUNCTION incentives_internal.refresh_earnings_new_partition(bigint) IS
+  'Part of incentives.refresh_earnings (call the procedure, not this): creates the run''s new, empty partition, owned by the owner of incentives.earnings and without privileges for anyone else';
+
+-- refresh_earnings_prepare: the first transaction of a refresh of
+-- everyone with jobs > 1 (outside a transaction block): the refresh lock
+-- this session holds until the run ends, across its commits
+-- (refresh_hold), the orphans of earlier runs dropped, and the run's new
+-- partition, committed by the procedure before the writers start.
+-- NULL for a role that does not own incentives.earnings: it refreshes in
+-- place, in one process.
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_prepare(run_id bigint)
+RETURNS regclass
+LANGUAGE plpgsql
+VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+BEGIN
+    IF NOT pg_has_role((SELECT c.relowner FROM pg_class AS c
+                         WHERE c.oid = 'incentives.earnings'::regclass), 'USAGE') THEN
+        RETURN NULL;
+    END IF;
+    PERFORM incentives_internal.refresh_hold();
+    PERFORM incentives_internal.refresh_earnings_drop_orphans();
+    RETURN incentives_internal.refresh_earnings_new_partition(refresh_earnings_prepare.run_id);
+END
+$function$;
+COMMENT ON FUNCTION incentives_internal.refresh_earnings_prepare(bigint) IS
+  'Part of incentives.refresh_earnings (call the procedure, not this): with jobs > 1, takes the refresh lock held across the run''s transactions, drops orphaned partitions and creates the run''s new partition (NULL for a role that refreshes in place)';
+
 -- refresh_earnings_partition: a refresh of everyone by the owner, written
--- from C into a new partition incentives_internal.earnings_run_<run_id>,
--- in one snapshot, by jobs processes.  With skip, a participant that
--- fails keeps its previous earnings (copied into the partition), is
--- logged and stays marked as changed; a read that fails (a NULL, a
--- repeated transaction_id) returns written false, and the batches
--- (refresh_earnings_in_batches) fill the partition instead.
+-- from C into the run's new partition, in one snapshot, by jobs
+-- processes: partition, committed before by refresh_earnings_prepare
+-- (jobs > 1), or, when NULL, a table this transaction creates.  With
+-- skip, a participant that fails keeps its previous earnings (copied into
+-- the partition), is logged and stays marked as changed; a read that
+-- fails (a NULL, a repeated transaction_id) returns written false with
+-- the partition emptied, and the batches (refresh_earnings_in_batches)
+-- fill it instead.
 CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_partition(
     run_id            bigint,
     transactions      regclass,
     progress_every    integer,
     skip              boolean,
     jobs              integer,
+    partition         regclass,
     OUT target        regclass,
     OUT written       boolean,
     OUT participants  integer,
@@ -456,19 +545,14 @@ AS $function$
 #variable_conflict use_column
 DECLARE
     v_run    bigint := refresh_earnings_partition.run_id;
-    v_target regclass;
+    v_target regclass := refresh_earnings_partition.partition;
     v_w      record;
 BEGIN
-    -- Runtime DDL, not a declaration: the run's new partition of
-    -- incentives.earnings (incentives_internal.earnings_run_<run_id>).
-    EXECUTE format('CREATE TABLE incentives_internal.%I (LIKE incentives.earnings)',
-                   format('earnings_run_%s', v_run));
-    v_target := format('incentives_internal.%I', format('earnings_run_%s', v_run))::regclass;
-    -- Read only through incentives.earnings and its row-level security
-    -- (docs/security.md, Refresh partitions): whatever default
-    -- privileges granted on the new table, PUBLIC and every role but
-    -- its owner lose them.
-    PERFORM incentives_internal.earnings_partition_revoke(v_target);
+    IF v_target IS NULL THEN
+        -- EXCLUSIVE on incentives.earnings is held (refresh_earnings_plan)
+        PERFORM incentives_internal.refresh_earnings_drop_orphans();
+        v_target := incentives_internal.refresh_earnings_new_partition(v_run);
+    END IF;
     target := v_target;
     written := true;
     IF refresh_earnings_partition.skip THEN
@@ -479,6 +563,8 @@ BEGIN
                                                              refresh_earnings_partition.progress_every,
                                                              refresh_earnings_partition.jobs);
         EXCEPTION WHEN data_exception OR integrity_constraint_violation THEN
+            -- the rows the other writers committed go too
+            EXECUTE format('TRUNCATE %s', v_target);
             written := false;
             RETURN;
         END;
@@ -495,8 +581,8 @@ BEGIN
     exceptions := v_w.exceptions;
 END
 $function$;
-COMMENT ON FUNCTION incentives_internal.refresh_earnings_partition(bigint, regclass, integer, boolean, integer) IS
-  'Part of incentives.refresh_earnings (call the procedure, not this): creates the run''s new partition and writes every participant''s rows into it from C; with skip, logs the participants skipped and keeps their previous rows, or returns written false when the read itself failed';
+COMMENT ON FUNCTION incentives_internal.refresh_earnings_partition(bigint, regclass, integer, boolean, integer, regclass) IS
+  'Part of incentives.refresh_earnings (call the procedure, not this): writes every participant''s rows from C into the run''s new partition (the one given, or one it creates); with skip, logs the participants skipped and keeps their previous rows, or returns written false when the read itself failed';
 
 -- refresh_earnings_ranges: the batches of a refresh of everyone in
 -- place: the participants of relation in byte order, cut into key ranges
@@ -798,19 +884,16 @@ AS $function$
 DECLARE
     v_target regclass := refresh_earnings_attach.target;
     v_name   text := (SELECT c.relname FROM pg_class AS c WHERE c.oid = refresh_earnings_attach.target);
-    v_owner  oid := (SELECT c.relowner FROM pg_class AS c WHERE c.oid = 'incentives.earnings'::regclass);
     v_old    regclass;
 BEGIN
-    -- Rows written in the primary key's order (jobs 1 and 2: one stream
-    -- of rows) build it fastest in one process (a parallel build writes
-    -- each worker's sorted run to a temporary file, and its leader merges
-    -- them); rows from several workers come unsorted, and jobs - 1
+    -- Rows written in the primary key's order (jobs 1: one stream of
+    -- rows) build it fastest in one process (a parallel build writes each
+    -- worker's sorted run to a temporary file, and its leader merges
+    -- them); rows from several writers come unsorted, and jobs - 1
     -- workers share the sort (the setting returns to the caller's when
     -- this function ends).
     PERFORM set_config('max_parallel_maintenance_workers',
-                       CASE WHEN refresh_earnings_attach.jobs <= 2 THEN 0
-                            ELSE refresh_earnings_attach.jobs - 1 END::text,
-                       true);
+                       (refresh_earnings_attach.jobs - 1)::text, true);
     EXECUTE format('ALTER TABLE %s ADD CONSTRAINT %I PRIMARY KEY '
                    '(participant_key, offer_key, incentive_rate_key, transaction_id)',
                    v_target, v_name || '_pkey');
@@ -818,11 +901,6 @@ BEGIN
     EXECUTE format('COMMENT ON TABLE %s IS %L', v_target,
                    format('Partition of incentives.earnings written by refresh run %s (replaced by the next full refresh)',
                           refresh_earnings_attach.run_id));
-    IF (SELECT c.relowner FROM pg_class AS c WHERE c.oid = v_target) <> v_owner THEN
-        -- every partition belongs to the table's owner, whichever
-        -- member of its role refreshed
-        EXECUTE format('ALTER TABLE %s OWNER TO %I', v_target, pg_get_userbyid(v_owner));
-    END IF;
     FOR v_old IN SELECT i.inhrelid::regclass
                    FROM pg_inherits AS i
                   WHERE i.inhparent = 'incentives.earnings'::regclass
@@ -839,9 +917,10 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.refresh_earnings_attach(bigint, regclass, integer) IS
   'Part of incentives.refresh_earnings (call the procedure, not this): builds the new partition''s indexes and swaps it in for the old partitions of incentives.earnings';
 
--- refresh_earnings_work: one run, start to end.  Everyone by a role that
--- owns incentives.earnings (or is a member of its owner): a new partition
--- written from C and swapped in.  Anything else (one participant, the
+-- refresh_earnings_work: one run, start to end (partition: the run's
+-- partition committed by refresh_earnings_prepare, with jobs > 1).
+-- Everyone by a role that owns incentives.earnings (or is a member of its
+-- owner): a new partition written from C and swapped in.  Anything else (one participant, the
 -- changed ones, everyone by a role that may only insert and delete):
 -- batches replacing the rows in place.  Then the run row gets its counts.
 CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_work(
@@ -851,7 +930,8 @@ CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_work(
     progress_every  integer,
     on_error        text,
     changed_only    boolean,
-    jobs            integer)
+    jobs            integer,
+    partition       regclass)
 RETURNS void
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
@@ -878,7 +958,8 @@ BEGIN
     IF v_swap THEN
         SELECT * INTO v_done
           FROM incentives_internal.refresh_earnings_partition(v_run, refresh_earnings_work.transactions,
-                                                              v_every, v_skip, refresh_earnings_work.jobs);
+                                                              v_every, v_skip, refresh_earnings_work.jobs,
+                                                              refresh_earnings_work.partition);
         v_target := v_done.target;
         v_written := v_done.written;
     END IF;
@@ -903,7 +984,7 @@ BEGIN
      WHERE r.run_id = v_run;
 END
 $function$;
-COMMENT ON FUNCTION incentives_internal.refresh_earnings_work(bigint, text, regclass, integer, text, boolean, integer) IS
+COMMENT ON FUNCTION incentives_internal.refresh_earnings_work(bigint, text, regclass, integer, text, boolean, integer, regclass) IS
   'Part of incentives.refresh_earnings (call the procedure, not this): replaces one participant''s, the changed participants'' or all earnings and marks the run succeeded';
 
 -- An error raised again from what GET STACKED DIAGNOSTICS read of it (a
@@ -953,6 +1034,11 @@ DECLARE
     v_detail     pg_catalog.text;
     v_hint       pg_catalog.text;
     v_where      pg_catalog.text;
+    -- jobs apply to a refresh of everyone (changed_only: one process)
+    v_jobs       pg_catalog.int4 := CASE WHEN refresh_earnings.participant_key IS NULL
+                                              AND NOT refresh_earnings.changed_only
+                                         THEN refresh_earnings.jobs ELSE 1 END;
+    v_partition  pg_catalog.regclass;
 BEGIN
     PERFORM incentives_internal.refresh_earnings_check(refresh_earnings.participant_key,
                                                        refresh_earnings.transactions,
@@ -963,6 +1049,13 @@ BEGIN
     -- outside a transaction block (psql, pg_cron); no inside BEGIN ... COMMIT
     -- or a function.  Asked of SPI, never read from an error message.
     v_can_commit := incentives_internal.transaction_control_allowed();
+    -- jobs > 1: background writers in transactions of their own, which
+    -- need the run's partition committed before they start
+    IF refresh_earnings.jobs OPERATOR(pg_catalog.>) 1 AND NOT v_can_commit THEN
+        PERFORM incentives_internal.raise_error(
+            '25001', 'refresh_earnings with jobs > 1 cannot run inside a transaction block or a function', '',
+            'CALL it as a statement of its own (outside BEGIN ... COMMIT), or use jobs => 1 here.');
+    END IF;
 
     v_run := incentives_internal.refresh_earnings_begin(refresh_earnings.participant_key,
                                                         refresh_earnings.transactions,
@@ -972,27 +1065,55 @@ BEGIN
         COMMIT;   -- the 'running' row is visible while the refresh runs
     END IF;
 
+    -- jobs > 1: the refresh lock and the new partition, committed
+    IF v_jobs OPERATOR(pg_catalog.>) 1 THEN
+        BEGIN
+            v_partition := incentives_internal.refresh_earnings_prepare(v_run);
+        EXCEPTION WHEN OTHERS OR query_canceled THEN
+            GET STACKED DIAGNOSTICS v_state   = RETURNED_SQLSTATE,
+                                    v_message = MESSAGE_TEXT,
+                                    v_detail  = PG_EXCEPTION_DETAIL,
+                                    v_hint    = PG_EXCEPTION_HINT;
+            v_failed := true;
+        END;
+        IF v_partition IS NULL THEN
+            v_jobs := 1;   -- a role that refreshes in place: one process
+        END IF;
+        IF NOT v_failed THEN
+            COMMIT;
+        END IF;
+    END IF;
+
     -- The replacement runs in a subtransaction: on error its deletes and
     -- inserts are undone, the previous earnings stay, and the failure is
     -- recorded after it.
-    BEGIN
-        PERFORM incentives_internal.refresh_earnings_work(v_run, refresh_earnings.participant_key,
-                                                          refresh_earnings.transactions,
-                                                          refresh_earnings.progress_every,
-                                                          refresh_earnings.on_error,
-                                                          refresh_earnings.changed_only,
-                                                          refresh_earnings.jobs);
-    EXCEPTION WHEN OTHERS OR query_canceled THEN
-        GET STACKED DIAGNOSTICS v_state   = RETURNED_SQLSTATE,
-                                v_message = MESSAGE_TEXT,
-                                v_detail  = PG_EXCEPTION_DETAIL,
-                                v_hint    = PG_EXCEPTION_HINT,
-                                v_where   = PG_EXCEPTION_CONTEXT;
-        -- where the engine was when a calculation failed: its own context
-        -- line ("calculating transaction ... of participant ..."), if any
-        v_where := pg_catalog.substring(v_where, '(?n)^calculating .*$');
-        v_failed := true;
-    END;
+    IF NOT v_failed THEN
+        BEGIN
+            PERFORM incentives_internal.refresh_earnings_work(v_run, refresh_earnings.participant_key,
+                                                              refresh_earnings.transactions,
+                                                              refresh_earnings.progress_every,
+                                                              refresh_earnings.on_error,
+                                                              refresh_earnings.changed_only,
+                                                              v_jobs, v_partition);
+        EXCEPTION WHEN OTHERS OR query_canceled THEN
+            GET STACKED DIAGNOSTICS v_state   = RETURNED_SQLSTATE,
+                                    v_message = MESSAGE_TEXT,
+                                    v_detail  = PG_EXCEPTION_DETAIL,
+                                    v_hint    = PG_EXCEPTION_HINT,
+                                    v_where   = PG_EXCEPTION_CONTEXT;
+            -- where the engine was when a calculation failed: its own context
+            -- line ("calculating transaction ... of participant ..."), if any
+            v_where := pg_catalog.substring(v_where, '(?n)^calculating .*$');
+            v_failed := true;
+        END;
+    END IF;
+    IF v_failed AND v_partition IS NOT NULL THEN
+        -- the writers' committed rows go with the run's partition
+        PERFORM incentives_internal.refresh_earnings_drop_orphans();
+    END IF;
+    IF refresh_earnings.jobs OPERATOR(pg_catalog.>) 1 THEN
+        PERFORM incentives_internal.refresh_release();
+    END IF;
     PERFORM incentives_internal.refresh_earnings_end(v_run);
 
     IF v_failed THEN

@@ -27,3 +27,19 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives_internal.refresh_write(regclass, bigint, regclass, integer, boolean, integer, text) IS
   'Part of incentives.refresh_earnings (call the procedure, not this): calculates every participant of the transactions relation (or only participant, with its groups'' members) in one snapshot, by jobs processes (a participant group with all its members in one), and writes the rows straight into target (a table this transaction created, without indexes); a NOTICE every progress_every participants (0: none); returns the participants read, the rows and total written, and the participants skipped (skip: participant, transaction, SQLSTATE, message; those with rows already written apart)';
+
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_hold()
+RETURNS void
+AS 'MODULE_PATHNAME', 'incentives_refresh_hold'
+LANGUAGE C VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION incentives_internal.refresh_hold() IS
+  'Part of incentives.refresh_earnings (call the procedure, not this): takes the lock a refresh with jobs > 1 holds across its transactions (incentives.earnings in EXCLUSIVE mode, for the session; the privileges LOCK TABLE asks for that mode), released by refresh_release, by an error that ends the transaction or by the session''s end';
+
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_release()
+RETURNS void
+AS 'MODULE_PATHNAME', 'incentives_refresh_release'
+LANGUAGE C VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION incentives_internal.refresh_release() IS
+  'Part of incentives.refresh_earnings (call the procedure, not this): releases the lock refresh_hold took, if this session holds it';

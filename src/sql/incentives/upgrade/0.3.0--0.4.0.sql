@@ -144,6 +144,9 @@ SELECT pg_temp.update_replace_function('incentives_internal.accrue_run(date)');
 -- batch's INSERT ... SELECT is gone.
 SELECT pg_temp.update_replace_function('incentives_internal.refresh_write(regclass, bigint, regclass, integer, boolean, integer)');
 SELECT pg_temp.update_drop_function('incentives_internal.refresh_earnings_batch(regclass, bigint, text, regclass, boolean)');
+-- A refresh with jobs > 1 writes into a partition committed before its
+-- writers start: refresh_earnings_work takes it (a new last argument).
+SELECT pg_temp.update_replace_function('incentives_internal.refresh_earnings_work(bigint, text, regclass, integer, text, boolean, integer)');
 SELECT pg_temp.update_check();
 DROP PROCEDURE incentives.settle(date, text);
 DROP PROCEDURE incentives.accrue(date);
@@ -153,6 +156,7 @@ DROP FUNCTION incentives_internal.settle_run(date, text);
 DROP FUNCTION incentives_internal.accrue_run(date);
 DROP FUNCTION incentives_internal.refresh_write(regclass, bigint, regclass, integer, boolean, integer);
 DROP FUNCTION incentives_internal.refresh_earnings_batch(regclass, bigint, text, regclass, boolean);
+DROP FUNCTION incentives_internal.refresh_earnings_work(bigint, text, regclass, integer, text, boolean, integer);
 
 -- The accrual floor: what is already earned is owed.
 COMMENT ON COLUMN incentives.forecast_row.accrual_to_date IS
