@@ -20,10 +20,20 @@ row_writer_begin(RowWriter *w, Relation rel)
 	w->rel = rel;
 	w->bistate = GetBulkInsertState();
 	w->cid = GetCurrentCommandId(true);
-	/* as COPY: a table new in this transaction has no free space to find */
-	if (rel->rd_createSubid != InvalidSubTransactionId)
-		w->options |= TABLE_INSERT_SKIP_FSM;
+	/*
+	 * As COPY into a table new in its transaction: a new table (a run's
+	 * partition or leaf, written by this writer alone) has no free space
+	 * to find, and a page left behind is never filled again, so the rows
+	 * stay in the order they come.
+	 */
+	w->options |= TABLE_INSERT_SKIP_FSM;
 	w->context = CurrentMemoryContext;
+	/*
+	 * A slot pins a reference-counted descriptor in the resource owner,
+	 * whose search for one more pin of the same descriptor grows with the
+	 * pins: a copy is not counted.
+	 */
+	w->desc = CreateTupleDescCopy(RelationGetDescr(rel));
 	w->flush_context = AllocSetContextCreate(CurrentMemoryContext, "incentives row writer",
 											 ALLOCSET_DEFAULT_SIZES);
 }
@@ -58,8 +68,7 @@ row_writer_put(RowWriter *w, HeapTuple tuple)
 	{
 		MemoryContext old = MemoryContextSwitchTo(w->context);
 
-		slot = w->slots[w->nused] = MakeSingleTupleTableSlot(RelationGetDescr(w->rel),
-															 &TTSOpsHeapTuple);
+		slot = w->slots[w->nused] = MakeSingleTupleTableSlot(w->desc, &TTSOpsHeapTuple);
 		MemoryContextSwitchTo(old);
 	}
 	ExecStoreHeapTuple(tuple, slot, true);

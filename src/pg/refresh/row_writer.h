@@ -22,6 +22,7 @@
 typedef struct RowWriter
 {
 	Relation	rel;
+	TupleDesc	desc;			/* rel's, copied: the slots do not pin it */
 	BulkInsertState bistate;
 	CommandId	cid;
 	int			options;
@@ -33,9 +34,9 @@ typedef struct RowWriter
 } RowWriter;
 
 /*
- * row_writer_begin: a writer into rel (opened by the caller), in the
- * current command; rel created by this transaction skips the free space
- * map.
+ * row_writer_begin: a writer into rel (opened by the caller), a new table
+ * only this writer fills, in the current command: pages in order, the
+ * free space map skipped.
  */
 extern void row_writer_begin(RowWriter *w, Relation rel);
 
