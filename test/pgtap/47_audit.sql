@@ -198,6 +198,21 @@ SELECT is((SELECT array_agg(DISTINCT participant_key ORDER BY participant_key) F
           ARRAY['retailer_001', 'retailer_002', 'retailer_004'],
           'through incentives.earnings a reader sees its own participants only');
 RESET ROLE;
+-- a partition in leaves (a refresh with jobs, or of many rows), and each leaf
+SELECT is(incentives_internal.refresh_earnings_new_partition(999999, 3)::text,
+          'incentives_internal.earnings_run_999999', 'a run''s partition in three leaves');
+SELECT is((SELECT count(*)::int FROM pg_partition_tree('incentives_internal.earnings_run_999999') AS t
+            WHERE t.isleaf), 3, 'it has its three leaves');
+SELECT is((SELECT count(*)::int FROM pg_partition_tree('incentives_internal.earnings_run_999999') AS t
+                  JOIN pg_class AS c ON c.oid = t.relid,
+                  LATERAL aclexplode(c.relacl) AS a
+            WHERE a.grantee <> c.relowner), 0,
+          'neither it nor a leaf carries a privilege but its owner''s');
+SELECT is((SELECT count(*)::int FROM pg_partition_tree('incentives_internal.earnings_run_999999') AS t
+            WHERE has_table_privilege('incentives_reader', t.relid, 'SELECT')
+               OR has_table_privilege('audit_nobody', t.relid, 'SELECT')), 0,
+          'a reader or PUBLIC reads neither it nor a leaf');
+DROP TABLE incentives_internal.earnings_run_999999;
 ALTER DEFAULT PRIVILEGES REVOKE SELECT ON TABLES FROM incentives_reader;
 ALTER DEFAULT PRIVILEGES REVOKE SELECT ON TABLES FROM PUBLIC;
 

@@ -16,7 +16,7 @@
 #            (pg_ctlcluster ... stop -m immediate) and a start;
 #   round 3: jobs => 3 over a "gate" view whose qual reads a table this
 #            script holds locked, so every share waits in its read: kill -9
-#            of one of the two background writers.
+#            of one of the three background writers.
 #
 # After each: the earnings are exactly those of the last complete refresh
 # (md5 of every row), incentives.earnings has its one partition (and the
@@ -122,15 +122,15 @@ crash_round() {
                      AND query LIKE '%refresh_earnings%' LIMIT 1" 2>/dev/null || true)
         victim=$pid ;;
       gate)
-        # every share (the backend's and each writer's, itself or one of
-        # its parallel workers) waits at the gate
+        # every share (each writer's, itself or one of its parallel
+        # workers) waits at the gate
         victim=$(val "SELECT (SELECT min(w.pid) FROM pg_stat_activity w
                                WHERE w.backend_type = 'incentives refresh writer')
                         FROM pg_locks k JOIN pg_stat_activity a ON a.pid = k.pid
                        WHERE k.relation = 'gate.blocker'::regclass AND NOT k.granted
                       HAVING count(DISTINCT coalesce(a.leader_pid, a.pid)) = 3
                          AND (SELECT count(*) FROM pg_stat_activity
-                               WHERE backend_type = 'incentives refresh writer') = 2" 2>/dev/null || true)
+                               WHERE backend_type = 'incentives refresh writer') = 3" 2>/dev/null || true)
         pid=$(val "SELECT pid FROM pg_stat_activity WHERE backend_type = 'client backend'
                      AND query LIKE '%refresh_earnings(transactions%' AND pid <> pg_backend_pid() LIMIT 1" 2>/dev/null || true) ;;
     esac
@@ -167,7 +167,7 @@ crash_round() {
   status=$(val "SELECT status FROM incentives.calculation_runs WHERE run_id > $runs_before ORDER BY run_id LIMIT 1")
   [ "$status" = running ] || fail "$name: the interrupted run is '$status' before the next refresh"
 
-  orphans="SELECT count(*) FROM pg_class WHERE relname ~ '^earnings_run_[0-9]+$' AND relkind = 'r' AND NOT relispartition"
+  orphans="SELECT count(*) FROM pg_class WHERE relname ~ '^earnings_run_[0-9]+$' AND relkind IN ('r', 'p') AND NOT relispartition"
   if [ "$jobs" -gt 1 ]; then
     # the run's partition was committed before its writers started
     [ "$(val "$orphans")" = 1 ] || fail "$name: the interrupted run left $(val "$orphans") unattached partitions, not its own"
@@ -197,6 +197,6 @@ crash_round() {
 
 crash_round r1 "round 1 (kill -9 of the refresh's backend)" kill swap 1
 crash_round r2 "round 2 (immediate shutdown, jobs => 2)" immediate swap 2
-crash_round r3 "round 3 (kill -9 of one of two background writers, jobs => 3)" kill-worker gate 3
+crash_round r3 "round 3 (kill -9 of one of three background writers, jobs => 3)" kill-worker gate 3
 
 echo "check-crash: PASS (a refresh killed, a background writer killed, or cut off by an immediate shutdown left the earnings of the last complete refresh; the next refresh marked it interrupted, dropped its partition and succeeded)"

@@ -10,24 +10,27 @@
 #
 # 1. The same earnings: full refreshes with jobs 1, 2 and 3 write the same
 #    rows (every column but calculated_at and run_id) and log the same
-#    participants, rows and total.
+#    participants, rows and total; with jobs, the run's partition is in
+#    leaves by hash of participant_key, each row in the leaf PostgreSQL
+#    routes it to, each leaf's rows in the primary key's order, each leaf
+#    indexed by its writer.
 # 2. on_error => 'skip': two participants with a transaction no unit
 #    converts keep their previous earnings with jobs 3 as with jobs 1: the
 #    same exceptions, the same earnings.
 # 3. A worker's error (one of them, on_error => 'raise'): the run fails
 #    with the same SQLSTATE and error text as with one job, the earnings
 #    stay.
-# 4. A cancel (jobs => 3: two background writers): the refresh's backend,
-#    while its writers wait in their read (a "gate" view whose qual reads
-#    a table this script holds locked), then one of the
+# 4. A cancel (jobs => 3: three background writers): the refresh's
+#    backend, while its writers wait in their read (a "gate" view whose
+#    qual reads a table this script holds locked), then one of the
 #    writers: the run fails with 57014, the earnings stay, no writer and no
 #    unattached partition is left.
 # 5. A relation other processes cannot read (a temporary table): a NOTICE,
 #    one process, the same earnings.  Inside a transaction block jobs > 1
 #    are refused (25001) before a run is logged; jobs => 1 works there.
 # 6. on_error => 'skip' when a participant fails after some of its rows
-#    were written (more rows than the refresh holds back: work_mem 64kB
-#    here), and when the read itself fails (a NULL sku_key, from a view):
+#    were written (more rows than the refresh holds back:
+#    maintenance_work_mem 1MB and work_mem 64kB here), and when the read itself fails (a NULL sku_key, from a view):
 #    the participant keeps its previous earnings, everyone else is
 #    refreshed, with one job and with three.
 # 7. Participant groups (docs/lifecycle.md, Participant groups): four
@@ -74,16 +77,35 @@ last_run() {
          FROM incentives.calculation_runs ORDER BY run_id DESC LIMIT 1"
 }
 refresh() { psql_db -c "SET client_min_messages = warning" -c "CALL incentives.refresh_earnings($1)"; }
-# out_of_order: the earning rows that come, in the table's physical order,
-# after a row with a greater primary key (a full refresh writes them in the
-# key's order, with two jobs too: the two shares merged)
+# out_of_order: the earning rows that come, in their table's physical
+# order, after a row with a greater primary key (a full refresh writes
+# them in the key's order, leaf by leaf with jobs)
 out_of_order() {
   val "SELECT count(*)
          FROM (SELECT (participant_key, offer_key, incentive_rate_key, transaction_id)
                       < (lag(participant_key) OVER w, lag(offer_key) OVER w,
                          lag(incentive_rate_key) OVER w, lag(transaction_id) OVER w) AS back
-                 FROM incentives.earnings WINDOW w AS (ORDER BY ctid)) AS r
+                 FROM incentives.earnings WINDOW w AS (PARTITION BY tableoid ORDER BY ctid)) AS r
         WHERE back"
+}
+# leaves: the leaves of the earnings' partition, each row's leaf the one
+# PostgreSQL routes it to, and each leaf's own indexes (its writer built
+# them): "leaves misrouted unindexed"
+leaves() {
+  val "SELECT concat_ws(' ', count(*),
+                        coalesce(sum((SELECT count(*) FROM incentives.earnings AS e
+                                       WHERE e.tableoid = l.relid
+                                         AND NOT satisfies_hash_partition(l.parent, l.modulus, l.remainder,
+                                                                          e.participant_key))), 0),
+                        count(*) FILTER (WHERE NOT EXISTS (SELECT FROM pg_index AS x
+                                                            WHERE x.indrelid = l.relid AND x.indisunique)
+                                            OR NOT EXISTS (SELECT FROM pg_index AS x
+                                                            WHERE x.indrelid = l.relid AND NOT x.indisunique)))
+         FROM (SELECT t.relid, t.parentrelid AS parent, b[1]::int AS modulus, b[2]::int AS remainder
+                 FROM pg_partition_tree('incentives.earnings') AS t
+                 JOIN pg_class AS c ON c.oid = t.relid,
+                      regexp_match(pg_get_expr(c.relpartbound, c.oid), 'modulus (\d+), remainder (\d+)') AS b
+                WHERE t.isleaf AND t.level = 2) AS l"
 }
 
 echo "== refresh jobs: server $(psql_admin -At -c 'SHOW server_version'), $N_TXNS transactions, max_worker_processes $(psql_admin -At -c 'SHOW max_worker_processes')"
@@ -103,6 +125,9 @@ for jobs in 2 3; do
   [ "$(earnings)" = "$one" ] && [ "$(last_run)" = "$one_run" ] \
     && ok "jobs => $jobs writes the earnings of jobs => 1 ($one_run)" \
     || fail "jobs => $jobs: $(last_run), earnings $(earnings); jobs => 1: $one_run, earnings $one"
+  [ "$(leaves)" = "$jobs 0 0" ] && [ "$(out_of_order)" = 0 ] \
+    && ok "jobs => $jobs: $jobs leaves, every row in its leaf, each leaf in the key's order and indexed" \
+    || fail "jobs => $jobs: leaves, misrouted rows, unindexed leaves: $(leaves); rows out of order: $(out_of_order)"
 done
 
 # ---- 2. and 3. failing participants ------------------------------------------
@@ -189,8 +214,8 @@ cancel_round() {
     >"$WORK/$tag.refresh" 2>&1 &
   refresh=$!
   for i in $(seq 1 1200); do
-    # every share (the backend's and each writer's, itself or one of its
-    # parallel workers) waits at the gate
+    # every share (each writer's, itself or one of its parallel workers)
+    # waits at the gate
     victim=$(val "SELECT CASE '$who' WHEN 'backend'
                          THEN (SELECT min(l.pid) FROM pg_stat_activity l
                                 WHERE l.backend_type = 'client backend' AND l.pid <> pg_backend_pid()
@@ -201,7 +226,7 @@ cancel_round() {
                    WHERE k.relation = 'gate.blocker'::regclass AND NOT k.granted
                   HAVING count(DISTINCT coalesce(a.leader_pid, a.pid)) = 3
                      AND (SELECT count(*) FROM pg_stat_activity
-                           WHERE backend_type = 'incentives refresh writer') = 2" 2>/dev/null || true)
+                           WHERE backend_type = 'incentives refresh writer') = 3" 2>/dev/null || true)
     [ -n "$victim" ] && break
     sleep 0.1
   done
@@ -212,14 +237,13 @@ $(val "SELECT string_agg(concat_ws(' ', pid, backend_type, state, wait_event_typ
   else
     val "SELECT pg_cancel_backend($victim)" >/dev/null
   fi
-  # the gate opens: the refresh's own share goes on to the end of its
-  # unit, where it finds that a writer failed
+  # the gate opens (the other writers, cancelled, stop at once)
   printf '%s\n' "ROLLBACK;" >&"$cfd"
   wait "$refresh" 2>/dev/null || true
   exec {cfd}>&-
   wait "$ctl" 2>/dev/null || true
   left=$(val "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'incentives refresh writer'")
-  orphans=$(val "SELECT count(*) FROM pg_class WHERE relname ~ '^earnings_run_[0-9]+$' AND relkind = 'r' AND NOT relispartition")
+  orphans=$(val "SELECT count(*) FROM pg_class WHERE relname ~ '^earnings_run_[0-9]+$' AND relkind IN ('r', 'p') AND NOT relispartition")
   run=$(val "SELECT concat_ws(' ', status, sqlstate) FROM incentives.calculation_runs ORDER BY run_id DESC LIMIT 1")
   [ "$run" = "failed 57014" ] && [ "$(earnings)" = "$one" ] && [ "$left" = 0 ] && [ "$orphans" = 0 ] \
     && ok "$name: the run failed ($run), the earnings stayed, no writer and no partition of it is left" \
@@ -277,13 +301,13 @@ others_equal() {
             FROM incentives.earnings WHERE participant_key <> '$1')) d"
 }
 big=$(val "SELECT participant_key FROM incentives.transactions GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1")
-# five more copies of its transactions, then one whose unit does not convert
+# sixty more copies of its transactions (more rows than 1MB holds), then one whose unit does not convert
 # (a dollars_per_unit offer converts its quantities while it writes its
 # rows, after the offers before it wrote theirs)
 val "INSERT INTO incentives.transactions
      SELECT transaction_id || '-copy' || c, participant_key, transaction_type, transaction_date, sku_key,
             quantity, uom_key, amount
-       FROM incentives.transactions, generate_series(1, 5) c WHERE participant_key = '$big'" >/dev/null
+       FROM incentives.transactions, generate_series(1, 60) c WHERE participant_key = '$big'" >/dev/null
 # failing_offer(P, ID, KEYS): the SKU, date and type of a transaction ID
 # of P that fails P's calculation (a drum, which no unit converts), in
 # the last dollars_per_unit offer whose key is LIKE KEYS (or else the last
@@ -324,14 +348,14 @@ refresh "jobs => 1"
 kept=$(participant_rows "$big")
 val "INSERT INTO incentives.transactions VALUES
        ('BAD-LATE', '$big', '$dpu_type', date '$dpu_day', '$dpu_sku', 1, 'drum', 10)" >/dev/null
-partial=$(psql_db -At -c "SET work_mem = '64kB'" -c "BEGIN" \
+partial=$(psql_db -At -c "SET work_mem = '64kB'" -c "SET maintenance_work_mem = '1MB'" -c "BEGIN" \
   -c "CREATE TABLE incentives_internal.partial_probe (LIKE incentives.earnings)" \
   -c "SELECT array_to_string(partial_participants, ',') FROM incentives_internal.refresh_write(
         'incentives_internal.partial_probe', -1, 'incentives.transactions', 1000, true, 1)" -c "ROLLBACK" | tail -n 1)
-[ "$partial" = "$big" ] && ok "a participant with more rows than work_mem fails after some were written ($big)" \
+[ "$partial" = "$big" ] && ok "a participant with more rows than the refresh holds fails after some were written ($big)" \
   || fail "the partial participants of the probe: '$partial', expected '$big'"
 for jobs in 1 2 3; do
-  psql_db -c "SET client_min_messages = warning" -c "SET work_mem = '64kB'" \
+  psql_db -c "SET client_min_messages = warning" -c "SET work_mem = '64kB'" -c "SET maintenance_work_mem = '1MB'" \
     -c "CALL incentives.refresh_earnings(on_error => 'skip', jobs => $jobs)"
   [ "$(participant_rows "$big")" = "$kept" ] && [ "$(others_equal "$big")" = 0 ] \
     && [ "$(exceptions)" = "$big:BAD-LATE:22023:$(val "SELECT message FROM incentives.calculation_exceptions ORDER BY run_id DESC LIMIT 1")" ] \

@@ -163,6 +163,24 @@ StoreHash(const TxnSource *src, int unit, const char *key, size_t len)
 	return unit >= 0 ? src->unit_hashes[unit] : txn_aggregation_hash(key, len);
 }
 
+/*
+ * ShareOf: the share of a participant's unit (unit: its unit among the
+ * participant groups, or -1; hash: StoreHash's): by the caller's
+ * share_hash of the unit's first key, else by txn_share_of.
+ */
+static inline int
+ShareOf(const TxnSource *src, int unit, const char *key, size_t len, uint32 hash)
+{
+	if (src->share_hash == NULL)
+		return txn_share_of(hash, src->nshares);
+	if (unit >= 0)
+	{
+		key = src->unit_keys[unit];
+		len = src->unit_key_lens[unit];
+	}
+	return (int) (src->share_hash(key, len, src->share_hash_arg) % (uint64) src->nshares);
+}
+
 /* ReceiveRow: one row of the read into the stores. */
 static bool
 ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
@@ -217,7 +235,7 @@ ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
 				inc_groups_find(src->membership, pp, plen, &member.index) : -1;
 			hash = StoreHash(src, unit, pp, plen);
 			placed = true;
-			if (src->nshares > 1 && txn_share_of(hash, src->nshares) != src->share)
+			if (src->nshares > 1 && ShareOf(src, unit, pp, plen, hash) != src->share)
 			{
 				MemoryContextSwitchTo(old);
 				MemoryContextReset(src->row_context);

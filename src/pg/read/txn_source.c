@@ -117,6 +117,8 @@ txn_source_open(Oid relid, const char *participant_key, const DateADT *through_d
 	{
 		src->share = asked->share;
 		src->nshares = asked->nshares;
+		src->share_hash = asked->share_hash;
+		src->share_hash_arg = asked->share_hash_arg;
 		src->ordered = asked->ordered;
 		src->collation = asked->collation;
 		src->counting = asked->count_participants || asked->ordered;

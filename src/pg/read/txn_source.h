@@ -45,9 +45,9 @@ typedef struct TxnPosition
  * What a refresh asks of a read beyond incentive_calculate's (NULL
  * options: none of it).
  *
- * share, nshares: read only the transactions whose unit's hash (below)
- * falls in share (0 .. nshares - 1) of txn_share_of; nshares 0 or 1 reads
- * all.
+ * share, nshares: read only the transactions whose unit falls in share
+ * (0 .. nshares - 1): by share_hash when given, else by txn_share_of of
+ * its hash (below); nshares 0 or 1 reads all.
  * count_participants: count the distinct participants read (of the share),
  * those whose every transaction has a SKU no offer mentions included
  * (txn_source_participants).  ordered: hand every participant out in the
@@ -61,6 +61,13 @@ typedef struct TxnSourceOptions
 {
 	int			share;
 	int			nshares;
+	/*
+	 * share_hash: with nshares > 1, the hash of a unit's key (its first
+	 * key for a group) whose remainder by nshares is its share; NULL:
+	 * txn_share_of of the unit's hash.
+	 */
+	uint64		(*share_hash) (const char *key, size_t len, void *arg);
+	void	   *share_hash_arg;
 	bool		count_participants;
 	bool		ordered;
 	Oid			collation;		/* ordered: in this collation's order (0: bytes) */
@@ -82,9 +89,10 @@ txn_aggregation_hash(const char *key, size_t len)
 
 /*
  * txn_share_of: which of nshares processes calculates the unit whose hash
- * (txn_aggregation_hash) is given (0 .. nshares - 1): the one place a refresh with
- * jobs divides the work (docs/lifecycle.md, jobs).  The hash is mixed
- * first: the store uses its bits as they are.
+ * (txn_aggregation_hash) is given (0 .. nshares - 1), when the caller
+ * gives no share_hash (a refresh with jobs gives its partition's, so that
+ * each process fills leaves of its own: docs/lifecycle.md, jobs).  The
+ * hash is mixed first: the store uses its bits as they are.
  */
 static inline int
 txn_share_of(uint32 aggregation_hash, int nshares)

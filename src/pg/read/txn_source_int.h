@@ -257,6 +257,8 @@ struct TxnSource
 	/* what a refresh asked for (TxnSourceOptions) */
 	int			share;
 	int			nshares;
+	uint64		(*share_hash) (const char *key, size_t len, void *arg);
+	void	   *share_hash_arg;
 	bool		ordered;
 	Oid			collation;		/* ordered: the keys' collation (0: bytes) */
 	uint32	   *sorted;			/* ordered: the batch's slots by key */

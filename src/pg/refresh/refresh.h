@@ -11,9 +11,12 @@
  *                        of the partition, failing participants skipped
  *    row_writer.c        tuples into a table, a thousand at a time
  *                        (table_multi_insert with a BulkInsertState)
- *    refresh_parallel.c  jobs > 1: jobs - 1 background writers, each
+ *    target_writer.c     tuples into the target: a table, or the leaves
+ *                        of one partitioned by hash of participant_key
+ *    refresh_parallel.c  jobs > 1: jobs background writers, each
  *                        calculating and writing a share in a
- *                        transaction of its own, the backend a share too
+ *                        transaction of its own, then indexing its
+ *                        leaves
  *    refresh_messages.c  the messages of a writer's queue to the backend:
  *                        progress, failures, totals
  *    transaction_control.c  the lock a refresh holds across its
@@ -33,6 +36,9 @@
 
 #include "core/numbers/core.h"
 
+/* A partitioned target's route of rows to its leaves (target_writer.h). */
+struct TargetRoute;
+
 /* The columns of an earnings partition: the earning row's 17, then these. */
 #define REFRESH_COLUMNS 21
 #define REFRESH_DATE_COLUMN 17
@@ -49,8 +55,7 @@ typedef struct RefreshArgs
 	int64		run_id;
 	TimestampTz calculated_at;	/* the refresh's transaction start */
 	bool		skip;			/* on_error => 'skip' */
-	bool		ordered;		/* the rows in the partition key's order (one
-								 * process writes them all) */
+	bool		ordered;		/* the rows in the primary key's order */
 	const char *participant;	/* one participant (with its groups' members),
 								 * or NULL: everyone; one process only */
 } RefreshArgs;
@@ -103,12 +108,15 @@ extern void refresh_check_desc(TupleDesc desc, const char *relname);
 
 /*
  * refresh_share_calculate: calculate every participant of args->relid whose
- * unit falls in share of nshares (txn_share_of: a group with all its
- * members in one share; nshares 1: everyone), in the current snapshot,
- * forming each row as a tuple of desc for sink; *totals gets what was
- * calculated.  Connects to SPI itself.
+ * unit falls in share of nshares (a group with all its members in one
+ * share; nshares 1: everyone): with route (a hash-partitioned target's),
+ * the units of the leaves whose remainder is share modulo nshares, else
+ * by txn_share_of; in the current snapshot, forming each row as a tuple
+ * of desc for sink; *totals gets what was calculated.  Connects to SPI
+ * itself.
  */
-extern void refresh_share_calculate(const RefreshArgs *args, int share, int nshares, TupleDesc desc,
+extern void refresh_share_calculate(const RefreshArgs *args, int share, int nshares,
+									const struct TargetRoute *route, TupleDesc desc,
 									RefreshSink *sink, RefreshTotals *totals);
 
 /* refresh_add_cents: totals->cents += an incentive_amount (scale 2 or less). */
@@ -123,17 +131,21 @@ extern void refresh_add_cents(inc_int128 *cents, const IncDec *amount);
 extern bool refresh_parallel_safe(Oid relid, const char **why);
 
 /*
- * refresh_parallel: jobs > 1 (outside a transaction block, into target,
- * a partition committed before, under the session's refresh lock): jobs
- * shares, jobs - 1 of them calculated and written by background writers
- * in transactions of their own, in this statement's snapshot; share 0
- * (and the share of any writer that could not be started) calculated and
- * written here through leader_sink, in this transaction.  Returns once
- * every writer has committed its rows; an error of one is raised here
- * with its SQLSTATE.  *totals of all shares.
+ * refresh_parallel: jobs > 1 (outside a transaction block, under the
+ * session's refresh lock, into target: the run's partition, partitioned
+ * by hash of participant_key and committed before): jobs background
+ * writers, writer k calculating share k (the participants of the leaves
+ * whose remainder is k modulo jobs) in this statement's snapshot, in a
+ * transaction of its own; once every writer has committed its rows, each
+ * builds the indexes of its leaves (refresh_earnings_index) and commits.
+ * A share whose writer could not be started is calculated here through
+ * leader_sink, in this transaction, and then no writer builds: the caller
+ * builds every leaf.  Returns once every writer has ended; an error of one
+ * is raised here with its SQLSTATE.  *totals of all shares.
  */
 extern void refresh_parallel(const RefreshArgs *args, int jobs, Relation target,
-							 RefreshSink *leader_sink, RefreshTotals *totals);
+							 const struct TargetRoute *route, RefreshSink *leader_sink,
+							 RefreshTotals *totals);
 
 /*
  * refresh_holds: does this session hold the lock of a refresh that spans

@@ -25,13 +25,13 @@
 
 #include "pg/base/convert.h"
 #include "pg/refresh/refresh.h"
-#include "pg/refresh/row_writer.h"
+#include "pg/refresh/target_writer.h"
 
 /* The leader: every row written here, progress reported from here. */
 typedef struct Leader
 {
 	RefreshSink pub;
-	RowWriter	writer;
+	TargetWriter writer;
 	int64		run_id;
 	uint64		every;			/* 0: no progress reported */
 	int			unread;			/* shares whose read is not reported yet */
@@ -95,7 +95,7 @@ LeaderRead(RefreshSink *sink, uint64 participants)
 static void
 LeaderPut(RefreshSink *sink, HeapTuple tuple)
 {
-	row_writer_put(&((Leader *) sink)->writer, tuple);
+	target_writer_put(&((Leader *) sink)->writer, tuple);
 }
 
 static void
@@ -131,30 +131,55 @@ LeaderFailed(RefreshSink *sink, const RefreshFailure *f)
 }
 
 /*
- * CheckTarget: target is a plain table this transaction created, or the
+ * CheckWritable: rel has nothing the bulk path would skip: no index,
+ * trigger, CHECK constraint, rule or row-level security.
+ */
+static void
+CheckWritable(Relation rel)
+{
+	List	   *indexes = RelationGetIndexList(rel);
+
+	if (indexes != NIL || rel->trigdesc != NULL || rel->rd_rules != NULL ||
+		rel->rd_rel->relrowsecurity ||
+		(rel->rd_att->constr && rel->rd_att->constr->num_check > 0))
+		elog(ERROR, "refresh_write: \"%s\" has indexes, triggers, rules, checks or row security",
+			 RelationGetRelationName(rel));
+}
+
+/*
+ * CheckTarget: target is a table this transaction created, or the
  * partition of a refresh that holds the refresh lock across transactions
  * (an unattached table of incentives_internal), which the caller may
- * write and which has nothing the bulk path would skip: no index,
- * trigger, CHECK constraint, rule or row-level security.
+ * write: a plain table, or one partitioned by hash of participant_key
+ * whose leaves are plain tables; it and its leaves writable by the bulk
+ * path (CheckWritable).
  */
 static void
 CheckTarget(Relation rel)
 {
 	const char *name = RelationGetRelationName(rel);
-	List	   *indexes = RelationGetIndexList(rel);
 	bool		created = rel->rd_createSubid != InvalidSubTransactionId;
 	bool		held = refresh_holds() && !rel->rd_rel->relispartition &&
 		get_namespace_oid("incentives_internal", false) == RelationGetNamespace(rel);
+	TargetRoute route;
+	int			i;
 
-	if (rel->rd_rel->relkind != RELKIND_RELATION || !(created || held))
+	if ((rel->rd_rel->relkind != RELKIND_RELATION &&
+		 rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE) || !(created || held))
 		elog(ERROR, "refresh_write: \"%s\" is not a table created by this transaction or this refresh", name);
-	if (indexes != NIL || rel->trigdesc != NULL || rel->rd_rules != NULL ||
-		rel->rd_rel->relrowsecurity ||
-		(rel->rd_att->constr && rel->rd_att->constr->num_check > 0))
-		elog(ERROR, "refresh_write: \"%s\" has indexes, triggers, rules, checks or row security", name);
+	CheckWritable(rel);
 	if (pg_class_aclcheck(RelationGetRelid(rel), GetUserId(), ACL_INSERT) != ACLCHECK_OK)
 		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, name);
 	refresh_check_desc(RelationGetDescr(rel), name);
+	if (target_route_init(&route, rel))
+		for (i = 0; i < route.nleaves; i++)
+		{
+			/* released at once: a writer's index build must not wait for it */
+			Relation	leaf = table_open(route.leaves[i], AccessShareLock);
+
+			CheckWritable(leaf);
+			table_close(leaf, AccessShareLock);
+		}
 }
 
 /* TextArray: n strings (or NULLs) as text[]. */
@@ -217,14 +242,16 @@ ArgNotNull(FunctionCallInfo fcinfo, int n, const char *name)
  * failed_messages text[], OUT partial_participants text[]).
  *
  * The caller (40_refresh.sql) has created target without indexes: the
- * run's new partition, whose indexes it builds after this call before it
- * swaps the partition in, or a temporary table whose rows it then moves
- * into incentives.earnings in place.  Every participant of transactions
- * (or only participant, with its groups' members) is calculated and
- * written (row_writer.c) by this backend (jobs 1: target created by this
- * transaction), or by this backend and jobs - 1 background writers
- * (refresh_parallel.c: target committed before, under the refresh lock),
- * all in this statement's snapshot.
+ * run's new partition (a table, or one partitioned by hash of
+ * participant_key into leaves), whose indexes it builds after this call
+ * (those of the leaves its writers have not built) before it swaps the
+ * partition in, or a temporary table whose rows it then moves into
+ * incentives.earnings in place.  Every participant of transactions (or
+ * only participant, with its groups' members) is calculated and written
+ * (target_writer.c) by this backend (jobs 1: target created by this
+ * transaction), or by jobs background writers, each into leaves of its
+ * own, which it then indexes (refresh_parallel.c: target committed
+ * before, under the refresh lock), all in this statement's snapshot.
  * progress_every 0 reports no progress.  The result is what the run log
  * and the skip handling need: the participants read, the rows written and
  * their incentive total, and the participants skipped (on_error =>
@@ -300,20 +327,19 @@ incentives_refresh_write(PG_FUNCTION_ARGS)
 	if (jobs > 1 && rel->rd_createSubid != InvalidSubTransactionId)
 		elog(ERROR, "refresh_write: jobs > 1 writes into a partition committed before the call");
 
-	row_writer_begin(&l.writer, rel);
+	target_writer_begin(&l.writer, rel);
 	l.unread = jobs;
+	/* each process's rows in the primary key's order, leaf by leaf */
+	args.ordered = true;
 	if (jobs > 1)
 	{
-		/* each process writes its share's rows as they come */
-		args.ordered = false;
-		refresh_parallel(&args, jobs, rel, &l.pub, &totals);
+		if (!l.writer.partitioned)
+			elog(ERROR, "refresh_write: jobs > 1 writes into a partitioned table");
+		refresh_parallel(&args, jobs, rel, &l.writer.route, &l.pub, &totals);
 	}
 	else
-	{
-		args.ordered = true;
-		refresh_share_calculate(&args, 0, 1, RelationGetDescr(rel), &l.pub, &totals);
-	}
-	row_writer_end(&l.writer);
+		refresh_share_calculate(&args, 0, 1, NULL, RelationGetDescr(rel), &l.pub, &totals);
+	target_writer_end(&l.writer);
 	table_close(rel, NoLock);
 
 	/* the final progress, as a setting for the rest of the transaction */

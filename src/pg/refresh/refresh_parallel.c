@@ -1,10 +1,11 @@
 /*
  * refresh_parallel.c
  *    A full refresh with jobs > 1 (refresh.h; docs/architecture.md, A
- *    refresh of everyone, jobs => N): whether the read may run in another process, the
- *    background writers' entry, and the backend's launch of them, its own
- *    share, and its wait for their commits.  The messages of the queues:
- *    refresh_messages.c.
+ *    refresh of everyone, jobs => N): whether the read may run in another
+ *    process, the background writers' entry (a share written and
+ *    committed, then, once every share is, its leaves indexed), and the
+ *    backend's launch of them and its wait for their ends.  The messages
+ *    of the queues: refresh_messages.c.
  */
 #include "postgres.h"
 
@@ -12,11 +13,15 @@
 #include "access/xact.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_proc.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/clauses.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
+#include "port/atomics.h"
+#include "storage/condition_variable.h"
 #include "storage/dsm.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
@@ -34,7 +39,7 @@
 #include "pg/base/compat.h"
 #include "pg/refresh/refresh.h"
 #include "pg/refresh/refresh_messages.h"
-#include "pg/refresh/row_writer.h"
+#include "pg/refresh/target_writer.h"
 #include "pg/read/txn_relation.h"
 
 /* The shared memory segment: its magic number and table of contents. */
@@ -59,6 +64,11 @@ typedef struct WriterSlot
 	char		context[2048];
 } WriterSlot;
 
+/* Who builds the leaves' indexes (Shared.builds). */
+#define BUILDS_UNDECIDED	0
+#define BUILDS_WRITERS		1	/* each writer its own, once every share is committed */
+#define BUILDS_CALLER		2	/* the caller, every leaf (a writer did not start) */
+
 /* What every writer reads first. */
 typedef struct Shared
 {
@@ -68,9 +78,12 @@ typedef struct Shared
 	Oid			current_user;
 	int			sec_context;
 	Oid			target;			/* the partition */
-	int			nshares;
+	int			nshares;		/* = writers */
 	PGPROC	   *leader;			/* whose snapshot the writers share */
-	WriterSlot	slots[FLEXIBLE_ARRAY_MEMBER];	/* writer i: share i + 1 */
+	pg_atomic_uint32 committed; /* shares whose rows are committed */
+	pg_atomic_uint32 builds;	/* BUILDS_* */
+	ConditionVariable changed;	/* committed or builds changed */
+	WriterSlot	slots[FLEXIBLE_ARRAY_MEMBER];	/* writer i: share i */
 } Shared;
 
 /* ---- parallel safety ---------------------------------------------------- */
@@ -181,7 +194,7 @@ PGDLLEXPORT void incentives_refresh_writer(Datum arg);
 typedef struct WriterSink
 {
 	RefreshSink pub;
-	RowWriter	writer;
+	TargetWriter writer;
 	QueueSink	queue;
 } WriterSink;
 
@@ -196,7 +209,7 @@ WriterRead(RefreshSink *sink, uint64 participants)
 static void
 WriterPut(RefreshSink *sink, HeapTuple tuple)
 {
-	row_writer_put(&((WriterSink *) sink)->writer, tuple);
+	target_writer_put(&((WriterSink *) sink)->writer, tuple);
 }
 
 static void
@@ -225,7 +238,8 @@ CopyText(char *dst, const char *src, Size size)
 /*
  * WriteShare: the writer's transaction: the backend's settings, then,
  * in REPEATABLE READ with the backend's snapshot and as its role, the
- * share calculated and its rows written into the partition, committed.
+ * share calculated and its rows written into the partition's leaves,
+ * committed.
  */
 static void
 WriteShare(Shared *shared, int share, char *snapshot, char *settings, QueueSink *qs,
@@ -258,12 +272,95 @@ WriteShare(Shared *shared, int share, char *snapshot, char *settings, QueueSink 
 	ws.pub.done = WriterDone;
 	ws.pub.failed = WriterFailed;
 	ws.queue = *qs;
-	row_writer_begin(&ws.writer, rel);
-	refresh_share_calculate(&shared->args, share, shared->nshares, RelationGetDescr(rel),
-							&ws.pub, totals);
-	row_writer_end(&ws.writer);
+	target_writer_begin(&ws.writer, rel);
+	refresh_share_calculate(&shared->args, share, shared->nshares,
+							ws.writer.partitioned ? &ws.writer.route : NULL,
+							RelationGetDescr(rel), &ws.pub, totals);
+	target_writer_end(&ws.writer);
 	*qs = ws.queue;
 	table_close(rel, NoLock);
+
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	pgstat_report_activity(STATE_IDLE, NULL);
+}
+
+/*
+ * AwaitBuilds: after this writer's commit, wait until the backend has
+ * said who builds the indexes and, when the writers do, until every share
+ * is committed (no other writer inserts into this writer's leaves any
+ * more: a group's members may be in other leaves than its first key).
+ * True when this writer builds.
+ */
+static bool
+AwaitBuilds(Shared *shared)
+{
+	uint32		builds;
+
+	pg_atomic_add_fetch_u32(&shared->committed, 1);
+	ConditionVariableBroadcast(&shared->changed);
+	ConditionVariablePrepareToSleep(&shared->changed);
+	for (;;)
+	{
+		builds = pg_atomic_read_u32(&shared->builds);
+		if (builds == BUILDS_CALLER ||
+			(builds == BUILDS_WRITERS &&
+			 pg_atomic_read_u32(&shared->committed) == (uint32) shared->nshares))
+			break;
+		ConditionVariableSleep(&shared->changed, PG_WAIT_EXTENSION);
+	}
+	ConditionVariableCancelSleep();
+	return builds == BUILDS_WRITERS;
+}
+
+/*
+ * BuildLeaves: the writer's second transaction: the primary key and the
+ * offer index of each of its leaves (incentives_internal.
+ * refresh_earnings_index, one build after the other), with its share of
+ * maintenance_work_mem (PostgreSQL's parallel index build divides it among
+ * its processes too), committed.
+ */
+static void
+BuildLeaves(Shared *shared, int share)
+{
+	Relation	rel;
+	TargetRoute route;
+	Oid		   *leaves;
+	int			nleaves;
+	int			i;
+	char		memory[32];
+	char		activity[NAMEDATALEN * 2];
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	SetUserIdAndSecContext(shared->current_user, shared->sec_context);
+	snprintf(activity, sizeof(activity), "incentives refresh run " INT64_FORMAT ": indexes of share %d of %d",
+			 shared->args.run_id, share + 1, shared->nshares);
+	pgstat_report_activity(STATE_RUNNING, activity);
+	snprintf(memory, sizeof(memory), "%dkB", Max(maintenance_work_mem / shared->nshares, 1024));
+	(void) set_config_option("maintenance_work_mem", memory, PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_LOCAL, true, 0, false);
+
+	rel = table_open(shared->target, AccessShareLock);
+	if (!target_route_init(&route, rel))
+		elog(ERROR, "refresh_write: a writer's target is not partitioned");
+	leaves = palloc(sizeof(Oid) * route.nleaves);
+	nleaves = target_route_share_leaves(&route, share, shared->nshares, leaves);
+	table_close(rel, NoLock);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	for (i = 0; i < nleaves; i++)
+	{
+		Oid			argtypes[1] = {REGCLASSOID};
+		Datum		values[1] = {ObjectIdGetDatum(leaves[i])};
+
+		if (SPI_execute_with_args("SELECT incentives_internal.refresh_earnings_index($1)",
+								  1, argtypes, values, NULL, false, 0) != SPI_OK_SELECT)
+			elog(ERROR, "refresh_write: the indexes of a leaf could not be built");
+	}
+	SPI_finish();
 
 	PopActiveSnapshot();
 	CommitTransactionCommand();
@@ -312,10 +409,12 @@ incentives_refresh_writer(Datum arg)
 
 	PG_TRY();
 	{
-		WriteShare(shared, i + 1, shm_toc_lookup(toc, KEY_SNAPSHOT, false),
+		WriteShare(shared, i, shm_toc_lookup(toc, KEY_SNAPSHOT, false),
 				   shm_toc_lookup(toc, KEY_SETTINGS, false), &qs, &totals);
 		pg_write_barrier();
 		slot->committed = true;
+		if (AwaitBuilds(shared))
+			BuildLeaves(shared, i);
 		refresh_queue_sink_end(&qs, &totals);
 	}
 	PG_CATCH();
@@ -497,16 +596,18 @@ Register(Writers *w, int i, dsm_segment *seg)
 
 /*
  * refresh_parallel: the segment (the arguments, the snapshot, the
- * settings, a queue and a slot per writer), jobs - 1 writers registered,
- * the backend's shares, then the wait for every writer's END (sent after
- * its commit) and its exit.  On any error here (a writer's, a cancel) the
- * writers still running are told to stop; their transactions roll back.
+ * settings, a queue and a slot per writer), jobs writers registered, who
+ * builds the indexes said, the shares of writers that could not start
+ * calculated here, then the wait for every writer's END (sent after its
+ * last commit) and its exit.  On any error here (a writer's, a cancel)
+ * the writers still running are told to stop; their open transactions
+ * roll back.
  */
 void
-refresh_parallel(const RefreshArgs *args, int jobs, Relation target, RefreshSink *leader_sink,
-				 RefreshTotals *totals)
+refresh_parallel(const RefreshArgs *args, int jobs, Relation target, const TargetRoute *route,
+				 RefreshSink *leader_sink, RefreshTotals *totals)
 {
-	int			nwriters = jobs - 1;
+	int			nwriters = jobs;
 	Snapshot	snapshot = GetActiveSnapshot();
 	Size		snapshot_bytes = EstimateSnapshotSpace(snapshot);
 	Size		settings_bytes = EstimateGUCStateSpace();
@@ -543,6 +644,9 @@ refresh_parallel(const RefreshArgs *args, int jobs, Relation target, RefreshSink
 	w.shared->target = RelationGetRelid(target);
 	w.shared->nshares = jobs;
 	w.shared->leader = MyProc;
+	pg_atomic_init_u32(&w.shared->committed, 0);
+	pg_atomic_init_u32(&w.shared->builds, BUILDS_UNDECIDED);
+	ConditionVariableInit(&w.shared->changed);
 	shm_toc_insert(toc, KEY_SHARED, w.shared);
 	space = shm_toc_allocate(toc, snapshot_bytes);
 	SerializeSnapshot(snapshot, space);
@@ -579,18 +683,22 @@ refresh_parallel(const RefreshArgs *args, int jobs, Relation target, RefreshSink
 			w.queues[registered].active = true;
 			w.n = registered + 1;
 		}
+		/*
+		 * Every writer started: each builds its leaves.  Else this process
+		 * calculates the other shares and the caller builds every leaf, as
+		 * a writer cannot build a leaf this transaction writes into.
+		 */
+		pg_atomic_write_u32(&w.shared->builds,
+							registered == nwriters ? BUILDS_WRITERS : BUILDS_CALLER);
+		ConditionVariableBroadcast(&w.shared->changed);
 		if (registered < nwriters)
 			ereport(NOTICE,
 					(errmsg("refresh_earnings: %d of %d background writers started; this process writes the other shares",
 							registered, nwriters),
 					 errhint("max_worker_processes limits the background workers of the server.")));
-
-		/* share 0, then the shares of the writers that could not start */
-		refresh_share_calculate(args, 0, jobs, RelationGetDescr(target), &own.pub, &share_totals);
-		AddTotals(totals, &share_totals);
 		for (i = registered; i < nwriters; i++)
 		{
-			refresh_share_calculate(args, i + 1, jobs, RelationGetDescr(target), &own.pub,
+			refresh_share_calculate(args, i, jobs, route, RelationGetDescr(target), &own.pub,
 									&share_totals);
 			AddTotals(totals, &share_totals);
 		}

@@ -10,19 +10,20 @@
  * the partition (the 17 columns, the transaction's date, calculated_at,
  * run_id, group_key): no tuplestore, no executor.
  *
- * With one or two jobs (one stream of rows to the writer: two shares are
- * merged in key order, refresh_parallel.c) a share writes its rows in
- * the order of the partition's primary key (participant_key,
- * offer_key, incentive_rate_key, transaction_id, each in its column's
- * collation), so that the index build's sort finds them sorted (it then
- * only checks the order: about half the build's time): the source hands
+ * A share writes its rows in the order of the partition's primary key
+ * (participant_key, offer_key, incentive_rate_key, transaction_id, each
+ * in its column's collation), so that each index build's sort finds them
+ * sorted (it then only checks the order: about half the build's time);
+ * the rows of a partition in leaves go to their leaves in that order too
+ * (target_writer.c), each leaf filled by one process: the source hands
  * the units out in key order (txn_source.h, ordered), and each unit's
  * rows are held until it is done and sorted by participant, the ranks of
  * their offer and rate keys (found once per engine string) and their
  * transaction_id (a group's members come where its first key is: the
- * build sorts what is out of place).  A unit with more than work_mem's
- * worth of rows writes them as they come (the build then sorts them, as
- * ever).
+ * build sorts what is out of place).  A unit with more rows than its
+ * share's part of maintenance_work_mem (the memory its leaves' builds
+ * sort in; at least work_mem) writes them as they come (the build then
+ * sorts them, as ever).
  *
  * on_error => 'skip': each unit's calculation runs with the fail trap
  * armed (base/fail.h).  A data failure of the engine jumps back here: the
@@ -31,8 +32,8 @@
  * SQLSTATE and message) goes to the sink -- a group's members fail
  * together, as their rows are computed together -- and the calculation
  * goes on with the next unit, without an error, a subtransaction or a
- * rollback.  A unit's rows are held until it is done, up to work_mem (at
- * least HOLD_BYTES): a unit with more rows than that has its first rows
+ * rollback.  A unit's rows are held until it is done, up to that limit
+ * (at least HOLD_BYTES): a unit with more rows than that has its first rows
  * written before it is done, and its participants are marked partial if
  * it then fails (the caller deletes their rows).  An error of any other
  * kind (a cancel, out of memory, a read error) is raised.
@@ -56,6 +57,7 @@
 #include "pg/load/calc_load.h"
 #include "pg/read/txn_source.h"
 #include "pg/refresh/refresh.h"
+#include "pg/refresh/target_writer.h"
 
 /* A unit's rows held back until it is done: at least this much. */
 #define HOLD_BYTES (64 * 1024)
@@ -445,8 +447,9 @@ Reported(const IncUnit *unit)
 
 /* refresh_share_calculate: the share's units, each row to the sink. */
 void
-refresh_share_calculate(const RefreshArgs *args, int share, int nshares, TupleDesc desc,
-				   RefreshSink *sink, RefreshTotals *totals)
+refresh_share_calculate(const RefreshArgs *args, int share, int nshares,
+						const TargetRoute *route, TupleDesc desc, RefreshSink *sink,
+						RefreshTotals *totals)
 {
 	MemoryContext call_context = CurrentMemoryContext;
 	CalcSession session;
@@ -470,7 +473,13 @@ refresh_share_calculate(const RefreshArgs *args, int share, int nshares, TupleDe
 											 ALLOCSET_DEFAULT_SIZES);
 	/* rows written as one stream: in the order of the partition's key */
 	sh.ordered = args->ordered;
-	sh.hold_limit = Max((Size) work_mem * 1024, HOLD_BYTES);
+	/*
+	 * The held rows are the index builds' sort done early: up to the
+	 * share's part of maintenance_work_mem, as the builds get, and never
+	 * less than work_mem.
+	 */
+	sh.hold_limit = Max((Size) maintenance_work_mem * 1024 / Max(nshares, 1),
+						Max((Size) work_mem * 1024, HOLD_BYTES));
 	RankSetInit(&sh.offer_ranks, TupleDescAttr(desc, OFFER_COLUMN)->attcollation, call_context);
 	RankSetInit(&sh.rate_ranks, TupleDescAttr(desc, RATE_COLUMN)->attcollation, call_context);
 	sh.participant_collation = TupleDescAttr(desc, PARTICIPANT_COLUMN)->attcollation;
@@ -480,6 +489,12 @@ refresh_share_calculate(const RefreshArgs *args, int share, int nshares, TupleDe
 	memset(&source, 0, sizeof(source));
 	source.share = share;
 	source.nshares = nshares;
+	if (route)
+	{
+		/* the share's units are those of its leaves */
+		source.share_hash = target_route_key_hash;
+		source.share_hash_arg = (void *) route;
+	}
 	source.count_participants = true;
 	source.ordered = sh.ordered;
 	source.collation = sh.participant_collation;

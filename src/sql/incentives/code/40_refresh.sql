@@ -431,8 +431,9 @@ COMMENT ON FUNCTION incentives_internal.refresh_earnings_plan(text, regclass, bo
   'Part of incentives.refresh_earnings (call the procedure, not this): takes the run''s locks, consumes the change log and returns whom the run refreshes (everyone, or the keys) and whether participant groups are calculated whole';
 
 -- refresh_earnings_drop_orphans: every table a refresh of everyone left
--- behind unattached (incentives_internal.earnings_run_<run_id>: a run
--- with jobs > 1 that failed, was cancelled or whose server crashed).
+-- behind unattached (incentives_internal.earnings_run_<run_id>, with its
+-- leaves: a run with jobs > 1 that failed, was cancelled or whose server
+-- crashed).
 -- Called only under a lock no other refresh of everyone holds (the
 -- session's refresh lock, or EXCLUSIVE on incentives.earnings), so that
 -- none of them belongs to a live run; one-transaction runs' tables are
@@ -449,7 +450,7 @@ BEGIN
     FOR v_orphan IN SELECT c.oid::regclass
                       FROM pg_class AS c
                      WHERE c.relnamespace = 'incentives_internal'::regnamespace
-                       AND c.relkind = 'r'
+                       AND c.relkind IN ('r', 'p')
                        AND NOT c.relispartition
                        AND c.relname ~ '^earnings_run_[0-9]+$'
                      ORDER BY c.oid LOOP
@@ -461,12 +462,15 @@ COMMENT ON FUNCTION incentives_internal.refresh_earnings_drop_orphans() IS
   'Part of incentives.refresh_earnings (call the procedure, not this): drops the unattached partitions of runs that ended without their swap';
 
 -- refresh_earnings_new_partition: the run's new, empty partition
--- incentives_internal.earnings_run_<run_id>, owned by the owner of
+-- incentives_internal.earnings_run_<run_id>: a table, or with leaves > 1
+-- a table partitioned by hash of participant_key into that many leaves
+-- incentives_internal.earnings_run_<run_id>_<remainder> (jobs > 1: each
+-- writer fills and indexes leaves of its own).  Owned by the owner of
 -- incentives.earnings (whichever member of its role refreshes) and read
 -- only through incentives.earnings and its row-level security (docs/
 -- security.md, Refresh partitions): whatever default privileges granted
--- on it, PUBLIC and every role but its owner lose them.
-CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_new_partition(run_id bigint)
+-- on it or its leaves, PUBLIC and every role but its owner lose them.
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_new_partition(run_id bigint, leaves integer)
 RETURNS regclass
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
@@ -475,29 +479,110 @@ AS $function$
 DECLARE
     v_name   text := format('earnings_run_%s', refresh_earnings_new_partition.run_id);
     v_owner  oid := (SELECT c.relowner FROM pg_class AS c WHERE c.oid = 'incentives.earnings'::regclass);
+    v_leaves integer := refresh_earnings_new_partition.leaves;
     v_target regclass;
+    v_rel    regclass;
 BEGIN
     -- Runtime DDL, not a declaration.
-    EXECUTE format('CREATE TABLE incentives_internal.%I (LIKE incentives.earnings)', v_name);
-    v_target := format('incentives_internal.%I', v_name)::regclass;
-    IF (SELECT c.relowner FROM pg_class AS c WHERE c.oid = v_target) <> v_owner THEN
-        EXECUTE format('ALTER TABLE %s OWNER TO %I', v_target, pg_get_userbyid(v_owner));
+    IF v_leaves > 1 THEN
+        EXECUTE format('CREATE TABLE incentives_internal.%I (LIKE incentives.earnings) PARTITION BY HASH (participant_key)',
+                       v_name);
+        FOR r IN 0 .. v_leaves - 1 LOOP
+            EXECUTE format('CREATE TABLE incentives_internal.%I PARTITION OF incentives_internal.%I '
+                           'FOR VALUES WITH (MODULUS %s, REMAINDER %s)',
+                           v_name || '_' || r, v_name, v_leaves, r);
+        END LOOP;
+    ELSE
+        EXECUTE format('CREATE TABLE incentives_internal.%I (LIKE incentives.earnings)', v_name);
     END IF;
-    PERFORM incentives_internal.earnings_partition_revoke(v_target);
+    v_target := format('incentives_internal.%I', v_name)::regclass;
+    FOR v_rel IN SELECT v_target
+                 UNION ALL
+                 (SELECT i.inhrelid::regclass FROM pg_inherits AS i WHERE i.inhparent = v_target ORDER BY 1) LOOP
+        IF (SELECT c.relowner FROM pg_class AS c WHERE c.oid = v_rel) <> v_owner THEN
+            EXECUTE format('ALTER TABLE %s OWNER TO %I', v_rel, pg_get_userbyid(v_owner));
+        END IF;
+        PERFORM incentives_internal.earnings_partition_revoke(v_rel);
+    END LOOP;
     RETURN v_target;
 END
 $function$;
-COMMENT ON FUNCTION incentives_internal.refresh_earnings_new_partition(bigint) IS
-  'Part of incentives.refresh_earnings (call the procedure, not this): creates the run''s new, empty partition, owned by the owner of incentives.earnings and without privileges for anyone else';
+COMMENT ON FUNCTION incentives_internal.refresh_earnings_new_partition(bigint, integer) IS
+  'Part of incentives.refresh_earnings (call the procedure, not this): creates the run''s new, empty partition (with more than one leaf: partitioned by hash of participant_key), owned by the owner of incentives.earnings and without privileges for anyone else';
+
+-- refresh_earnings_leaves: how many leaves the run's partition gets: at
+-- least one per job, and enough that each leaf's primary key build sorts
+-- in memory (about 256 bytes of maintenance_work_mem a row; with jobs,
+-- each writer builds with its share of it), for the rows of the earnings
+-- now (the statistics their index builds left) or, in an empty table, the
+-- transactions relation's estimate; a multiple of jobs, at most 64 (or
+-- jobs, when more).  A build in memory over rows in its order only checks the order
+-- (docs/architecture.md, A refresh of everyone).
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_leaves(transactions regclass, jobs integer)
+RETURNS integer
+LANGUAGE sql
+STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+    WITH rows AS (
+        SELECT COALESCE(NULLIF((SELECT sum(GREATEST(c.reltuples, 0))
+                                  FROM pg_partition_tree('incentives.earnings') AS t
+                                  JOIN pg_class AS c ON c.oid = t.relid
+                                 WHERE t.isleaf), 0),
+                        (SELECT GREATEST(c.reltuples, 0) FROM pg_class AS c
+                          WHERE c.oid = $1 AND c.relkind = 'r'),
+                        0) AS n),
+    per_leaf AS (
+        SELECT GREATEST(pg_size_bytes(current_setting('maintenance_work_mem')) / $2 / 256, 1000) AS n)
+    SELECT LEAST(GREATEST(ceil(rows.n / per_leaf.n / $2)::integer, 1), GREATEST(64 / $2, 1)) * $2
+      FROM rows, per_leaf
+$function$;
+COMMENT ON FUNCTION incentives_internal.refresh_earnings_leaves(regclass, integer) IS
+  'Part of incentives.refresh_earnings: the leaves of a run''s partition (a multiple of jobs, enough for each leaf''s index build to sort in maintenance_work_mem)';
+
+-- refresh_earnings_index: the primary key and the offer index of an
+-- earnings partition, named after it; on one partitioned into leaves,
+-- they take in the leaves' own (each leaf is indexed first, by a writer
+-- of a refresh with jobs > 1 or here).  One process per build: a
+-- partition's rows come in its primary key's order, which a parallel
+-- build would sort again.
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_index(target regclass)
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    v_target regclass := refresh_earnings_index.target;
+    v_name   text := (SELECT c.relname FROM pg_class AS c WHERE c.oid = refresh_earnings_index.target);
+    v_leaf   regclass;
+BEGIN
+    -- until this function returns (its SET clause ends what it set)
+    PERFORM set_config('max_parallel_maintenance_workers', '0', true);
+    FOR v_leaf IN SELECT i.inhrelid::regclass
+                    FROM pg_inherits AS i
+                   WHERE i.inhparent = v_target
+                     AND NOT EXISTS (SELECT FROM pg_index AS x WHERE x.indrelid = i.inhrelid)
+                   ORDER BY i.inhrelid LOOP
+        PERFORM incentives_internal.refresh_earnings_index(v_leaf);
+    END LOOP;
+    EXECUTE format('ALTER TABLE %s ADD CONSTRAINT %I PRIMARY KEY '
+                   '(participant_key, offer_key, incentive_rate_key, transaction_id)',
+                   v_target, v_name || '_pkey');
+    EXECUTE format('CREATE INDEX %I ON %s (offer_key)', v_name || '_offer_idx', v_target);
+END
+$function$;
+COMMENT ON FUNCTION incentives_internal.refresh_earnings_index(regclass) IS
+  'Part of incentives.refresh_earnings (call the procedure, not this): builds an earnings partition''s primary key and offer index (on a partitioned one, those of its leaves first)';
 
 -- refresh_earnings_prepare: the first transaction of a refresh of
 -- everyone with jobs > 1 (outside a transaction block): the refresh lock
 -- this session holds until the run ends, across its commits
 -- (refresh_hold), the orphans of earlier runs dropped, and the run's new
--- partition, committed by the procedure before the writers start.
--- NULL for a role that does not own incentives.earnings: it refreshes in
--- place, in one process.
-CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_prepare(run_id bigint)
+-- partition, its leaves shared among the jobs (refresh_earnings_leaves),
+-- committed by the procedure before the writers start.  NULL for a role that does not own incentives.earnings:
+-- it refreshes in place, in one process.
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_prepare(run_id bigint, transactions regclass, jobs integer)
 RETURNS regclass
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
@@ -510,11 +595,14 @@ BEGIN
     END IF;
     PERFORM incentives_internal.refresh_hold();
     PERFORM incentives_internal.refresh_earnings_drop_orphans();
-    RETURN incentives_internal.refresh_earnings_new_partition(refresh_earnings_prepare.run_id);
+    RETURN incentives_internal.refresh_earnings_new_partition(
+               refresh_earnings_prepare.run_id,
+               incentives_internal.refresh_earnings_leaves(refresh_earnings_prepare.transactions,
+                                                           refresh_earnings_prepare.jobs));
 END
 $function$;
-COMMENT ON FUNCTION incentives_internal.refresh_earnings_prepare(bigint) IS
-  'Part of incentives.refresh_earnings (call the procedure, not this): with jobs > 1, takes the refresh lock held across the run''s transactions, drops orphaned partitions and creates the run''s new partition (NULL for a role that refreshes in place)';
+COMMENT ON FUNCTION incentives_internal.refresh_earnings_prepare(bigint, regclass, integer) IS
+  'Part of incentives.refresh_earnings (call the procedure, not this): with jobs > 1, takes the refresh lock held across the run''s transactions, drops orphaned partitions and creates the run''s new partition, its leaves shared among the jobs (NULL for a role that refreshes in place)';
 
 -- refresh_earnings_partition: a refresh of everyone by the owner, written
 -- from C into the run's new partition, in one snapshot, by jobs
@@ -551,7 +639,8 @@ BEGIN
     IF v_target IS NULL THEN
         -- EXCLUSIVE on incentives.earnings is held (refresh_earnings_plan)
         PERFORM incentives_internal.refresh_earnings_drop_orphans();
-        v_target := incentives_internal.refresh_earnings_new_partition(v_run);
+        v_target := incentives_internal.refresh_earnings_new_partition(
+                        v_run, incentives_internal.refresh_earnings_leaves(refresh_earnings_partition.transactions, 1));
     END IF;
     target := v_target;
     written := true;
@@ -563,8 +652,10 @@ BEGIN
                                                              refresh_earnings_partition.progress_every,
                                                              refresh_earnings_partition.jobs);
         EXCEPTION WHEN data_exception OR integrity_constraint_violation THEN
-            -- the rows the other writers committed go too
-            EXECUTE format('TRUNCATE %s', v_target);
+            -- the rows the writers committed go too; the batches write
+            -- into a table of this transaction
+            EXECUTE format('DROP TABLE %s', v_target);
+            target := incentives_internal.refresh_earnings_new_partition(v_run, 1);
             written := false;
             RETURN;
         END;
@@ -869,13 +960,13 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.refresh_earnings_in_batches(bigint, text, regclass, regclass, integer, boolean, boolean, text[], boolean, boolean) IS
   'Part of incentives.refresh_earnings (call the procedure, not this): replaces the earnings of everyone or of the given participants batch by batch (with skip, a failing batch participant by participant) and returns the participants, rows, total and exceptions';
 
--- refresh_earnings_attach: the new partition indexed once over all its
--- rows, then swapped in for the old one(s); readers wait for the commit
--- (the detach locks the table) and then see only the new rows.
+-- refresh_earnings_attach: the new partition indexed (the leaves its
+-- writers indexed are taken as they are), then swapped in for the old
+-- one(s); readers wait for the commit (the detach locks the table) and
+-- then see only the new rows.
 CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_attach(
     run_id  bigint,
-    target  regclass,
-    jobs    integer)
+    target  regclass)
 RETURNS void
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
@@ -883,21 +974,9 @@ SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
     v_target regclass := refresh_earnings_attach.target;
-    v_name   text := (SELECT c.relname FROM pg_class AS c WHERE c.oid = refresh_earnings_attach.target);
     v_old    regclass;
 BEGIN
-    -- Rows written in the primary key's order (jobs 1: one stream of
-    -- rows) build it fastest in one process (a parallel build writes each
-    -- worker's sorted run to a temporary file, and its leader merges
-    -- them); rows from several writers come unsorted, and jobs - 1
-    -- workers share the sort (the setting returns to the caller's when
-    -- this function ends).
-    PERFORM set_config('max_parallel_maintenance_workers',
-                       (refresh_earnings_attach.jobs - 1)::text, true);
-    EXECUTE format('ALTER TABLE %s ADD CONSTRAINT %I PRIMARY KEY '
-                   '(participant_key, offer_key, incentive_rate_key, transaction_id)',
-                   v_target, v_name || '_pkey');
-    EXECUTE format('CREATE INDEX %I ON %s (offer_key)', v_name || '_offer_idx', v_target);
+    PERFORM incentives_internal.refresh_earnings_index(v_target);
     EXECUTE format('COMMENT ON TABLE %s IS %L', v_target,
                    format('Partition of incentives.earnings written by refresh run %s (replaced by the next full refresh)',
                           refresh_earnings_attach.run_id));
@@ -914,7 +993,7 @@ BEGIN
                    v_target);
 END
 $function$;
-COMMENT ON FUNCTION incentives_internal.refresh_earnings_attach(bigint, regclass, integer) IS
+COMMENT ON FUNCTION incentives_internal.refresh_earnings_attach(bigint, regclass) IS
   'Part of incentives.refresh_earnings (call the procedure, not this): builds the new partition''s indexes and swaps it in for the old partitions of incentives.earnings';
 
 -- refresh_earnings_work: one run, start to end (partition: the run's
@@ -971,7 +1050,7 @@ BEGIN
                                                             v_plan.grouped, v_swap);
     END IF;
     IF v_swap THEN
-        PERFORM incentives_internal.refresh_earnings_attach(v_run, v_target, refresh_earnings_work.jobs);
+        PERFORM incentives_internal.refresh_earnings_attach(v_run, v_target);
     END IF;
 
     UPDATE incentives.calculation_runs AS r
@@ -1068,7 +1147,8 @@ BEGIN
     -- jobs > 1: the refresh lock and the new partition, committed
     IF v_jobs OPERATOR(pg_catalog.>) 1 THEN
         BEGIN
-            v_partition := incentives_internal.refresh_earnings_prepare(v_run);
+            v_partition := incentives_internal.refresh_earnings_prepare(v_run, refresh_earnings.transactions,
+                                                                        v_jobs);
         EXCEPTION WHEN OTHERS OR query_canceled THEN
             GET STACKED DIAGNOSTICS v_state   = RETURNED_SQLSTATE,
                                     v_message = MESSAGE_TEXT,

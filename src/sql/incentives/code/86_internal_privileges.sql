@@ -44,9 +44,9 @@ DO $partitions$
 DECLARE
     p record;
 BEGIN
-    FOR p IN SELECT i.inhrelid::pg_catalog.regclass AS rel
-               FROM pg_catalog.pg_inherits AS i
-              WHERE i.inhparent OPERATOR(pg_catalog.=) 'incentives.earnings'::pg_catalog.regclass
+    FOR p IN SELECT t.relid AS rel
+               FROM pg_catalog.pg_partition_tree('incentives.earnings'::pg_catalog.regclass) AS t
+              WHERE t.level OPERATOR(pg_catalog.>) 0
               ORDER BY 1
     LOOP
         PERFORM incentives_internal.earnings_partition_revoke(p.rel);
