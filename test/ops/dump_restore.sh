@@ -5,9 +5,9 @@
 # pg_virtualenv), from the repository root.
 #
 #   1. ops_src: CREATE EXTENSION incentives, the generated data set
-#      (DUMP_N transactions), every fixture case, refreshed earnings, the
-#      shipped unit conversions deleted/edited/added to
-#      (test/ops/dataset*.psql).  Every table of the extension must hold
+#      (DUMP_N transactions), every fixture case, refreshed earnings (last
+#      with jobs => 2: a partition in leaves), the shipped unit
+#      conversions deleted/edited/added to (test/ops/dataset*.psql).  Every table of the extension must hold
 #      rows, and each table the dump leaves out must hold exactly what
 #      CREATE EXTENSION puts there (both found from the catalog, so a table
 #      added later is checked too).
@@ -46,6 +46,12 @@ psql_db ops_src -c "CREATE EXTENSION incentives$version"
 psql_db ops_src -v n_transactions="$n" -f test/ops/dataset.psql >/dev/null
 test/ops/fixtures.sh -d ops_src
 psql_db ops_src -f test/ops/dataset_finish.psql
+# the earnings in a partition in leaves (a refresh with jobs)
+if [ -z "$version" ]; then
+	psql_db ops_src -c "CALL incentives.refresh_earnings(jobs => 2)"
+	[ "$(psql -X -A -t -d ops_src -c "SELECT count(*) FROM pg_partition_tree('incentives.earnings') WHERE level = 2")" = 2 ] \
+		|| fail "the refresh with jobs => 2 left no partition in leaves"
+fi
 # the privilege and row-level security model of docs/security.md (roles
 # are the cluster's: created once)
 psql -X -q -d postgres -c "DROP ROLE IF EXISTS analyst_alice, analyst_bob, manager_carol, incentives_admin, incentives_reader"
