@@ -211,9 +211,11 @@ RESET client_min_messages;
 SELECT participants, rows, total_incentive, status, changed_only
   FROM incentives.calculation_runs ORDER BY run_id DESC LIMIT 1;
 SELECT count(*) AS pending FROM incentives.earnings_changes;
--- Nothing changed: nothing recalculated.
+-- Nothing changed: nothing recalculated, and no run logged (docs/
+-- analyst-guide.md, Live earnings).
+SELECT count(*) AS runs_before FROM incentives.calculation_runs \gset
 CALL incentives.refresh_earnings(changed_only => true);
-SELECT participants, rows, status FROM incentives.calculation_runs ORDER BY run_id DESC LIMIT 1;
+SELECT count(*) - :runs_before AS runs_logged FROM incentives.calculation_runs;
 -- A stored property or a SKU change.
 INSERT INTO incentives.participant_properties VALUES ('retailer_001', 'unused_property', 1);
 SELECT participant_key FROM incentives.earnings_changes ORDER BY 1;

@@ -28,6 +28,12 @@
 #    every round, for every participant and offer the deltas of all its
 #    lines add up to its latest accrual, which is the forecast's
 #    accrual_to_date of that date, and only one line of the date books it.
+# 4. Live refreshes (changed_only, docs/analyst-guide.md, Live earnings):
+#    with nothing changed one returns at once and logs no run; while one
+#    runs (held at its run row by this script's lock on
+#    incentives.calculation_runs) a second returns at once with a NOTICE,
+#    logs no run, and the changes it saw are refreshed by the first or
+#    stay logged for the next.
 # Prints ok/FAIL lines; exits non-zero on any failure.
 # Environment: N_TXNS (200000), SETTLE_ROUNDS (6), ACCRUE_ROUNDS (3), TEST_DB.
 set -euo pipefail
@@ -226,6 +232,59 @@ for r in $(seq 1 "$ACCRUE_ROUNDS"); do
     fail "3 round $r ($d): $wrong pairs whose booked total differs from the forecast, $twice booked twice, $accruals accruals"
   fi
 done
+
+# ---- 4. live refreshes ----------------------------------------------------------
+psql_db -c "SET client_min_messages = warning" -c "CALL incentives.refresh_earnings(changed_only => true)"
+runs=$(val "SELECT count(*) FROM incentives.calculation_runs")
+start=$(now_ms)
+for i in $(seq 20); do
+  psql_db -c "CALL incentives.refresh_earnings(changed_only => true)"
+done
+idle_ms=$(( ($(now_ms) - start) / 20 ))
+[ "$(val "SELECT count(*) FROM incentives.earnings_changes")" = 0 ] \
+  && [ "$(val "SELECT count(*) FROM incentives.calculation_runs")" = "$runs" ] \
+  && ok "4a: 20 changed_only refreshes with nothing changed logged no run (${idle_ms} ms each with psql's start)" \
+  || fail "4a: changed_only with nothing changed logged $(( $(val "SELECT count(*) FROM incentives.calculation_runs") - runs )) runs"
+val "UPDATE incentives.transactions SET amount = amount + 1
+      WHERE transaction_id IN (SELECT min(transaction_id) FROM incentives.transactions
+                                GROUP BY participant_key ORDER BY 1 LIMIT 5)" >/dev/null
+mkfifo "$WORK/live.in"
+psql -X -q -At -d "$DB" <"$WORK/live.in" >"$WORK/live.ctl" 2>&1 &
+ctl=$!
+exec {lfd}>"$WORK/live.in"
+printf '%s\n' "BEGIN;" "LOCK TABLE incentives.calculation_runs IN SHARE MODE;" "\\echo HELD" >&"$lfd"
+for i in $(seq 1 200); do grep -q HELD "$WORK/live.ctl" && break; sleep 0.05; done
+psql_db -c "CALL incentives.refresh_earnings(changed_only => true)" >"$WORK/live1.out" 2>&1 &
+first=$!
+# the first holds the refresh lock and waits at its run row
+for i in $(seq 1 200); do
+  [ "$(val "SELECT count(*) FROM pg_locks k JOIN pg_stat_activity a USING (pid)
+             WHERE k.relation = 'incentives.calculation_runs'::regclass AND NOT k.granted")" -gt 0 ] && break
+  sleep 0.05
+done
+runs=$(val "SELECT count(*) FROM incentives.calculation_runs")
+start=$(now_ms)
+psql_db -c "CALL incentives.refresh_earnings(changed_only => true)" >"$WORK/live2.out" 2>&1
+second_ms=$(( $(now_ms) - start ))
+grep -q "another refresh is running; the changes stay for the next one" "$WORK/live2.out" \
+  && [ "$second_ms" -lt 5000 ] && kill -0 "$first" 2>/dev/null \
+  && ok "4b: a changed_only refresh while another runs returned in $second_ms ms with a NOTICE" \
+  || fail "4b: the second changed_only refresh took $second_ms ms: $(cat "$WORK/live2.out")"
+printf '%s\n' "COMMIT;" >&"$lfd"
+exec {lfd}>&-
+wait "$ctl" 2>/dev/null || true
+wait "$first" || fail "4b: the first changed_only refresh failed: $(cat "$WORK/live1.out")"
+diff=$(val "SELECT count(*) FROM (
+              (SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount FROM incentives.earnings
+               EXCEPT ALL
+               SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount FROM incentives.incentive_calculate())
+              UNION ALL
+              (SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount FROM incentives.incentive_calculate()
+               EXCEPT ALL
+               SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount FROM incentives.earnings)) d")
+[ "$diff" = 0 ] && [ "$(val "SELECT count(*) FROM incentives.calculation_runs")" = $((runs + 1)) ] \
+  && ok "4b: one run logged, by the first, and the earnings equal a calculation" \
+  || fail "4b: $diff rows differ from a calculation; runs logged: $(( $(val "SELECT count(*) FROM incentives.calculation_runs") - runs ))"
 
 if [ "$failures" -gt 0 ]; then
   echo "check-lifecycle-concurrency: $failures FAILED" >&2

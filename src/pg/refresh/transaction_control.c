@@ -8,12 +8,14 @@
  *    comes from SPI's own notion of a non-atomic context, so refresh_earnings
  *    and settle never read an error message's text to learn it.
  *
- *    incentives_internal.refresh_hold() and refresh_release(): the lock a
- *    refresh with jobs > 1 holds across its transactions: a session lock
- *    on incentives.earnings in EXCLUSIVE mode, as the one-transaction
- *    refresh's LOCK TABLE takes it for its transaction.  Only a role that
- *    may take that lock with LOCK TABLE may take it here; it is released
- *    by refresh_release, by an error that ends the transaction, or by the
+ *    incentives_internal.refresh_hold(), refresh_try_hold() and
+ *    refresh_release(): the lock a refresh with jobs > 1 (or a
+ *    changed_only refresh that may commit) holds across its transactions:
+ *    a session lock on incentives.earnings in EXCLUSIVE mode, as the
+ *    one-transaction refresh's LOCK TABLE takes it for its transaction;
+ *    refresh_try_hold does not wait for it.  Only a role that may take
+ *    that lock with LOCK TABLE may take it here; it is released by
+ *    refresh_release, by an error that ends the transaction, or by the
  *    session's end.
  */
 #include "postgres.h"
@@ -77,18 +79,17 @@ refresh_holds(void)
 	return OidIsValid(held.relId);
 }
 
-PG_FUNCTION_INFO_V1(incentives_refresh_hold);
-
 /*
- * incentives_refresh_hold: take the session lock (waiting for it as LOCK
- * TABLE does), after LOCK TABLE's privilege check for EXCLUSIVE mode.
+ * Hold: take the session lock after LOCK TABLE's privilege check for
+ * EXCLUSIVE mode, waiting for it as LOCK TABLE does, or with nowait not at
+ * all (false when another session holds a conflicting lock).
  */
-Datum
-incentives_refresh_hold(PG_FUNCTION_ARGS)
+static bool
+Hold(bool nowait)
 {
 	Oid			relid = get_relname_relid("earnings", get_namespace_oid("incentives", false));
 	AclResult	aclresult;
-	LockRelId	lock;
+	LOCKTAG		tag;
 
 	if (!OidIsValid(relid))
 		elog(ERROR, "incentives.earnings does not exist");
@@ -96,17 +97,41 @@ incentives_refresh_hold(PG_FUNCTION_ARGS)
 	if (aclresult != ACLCHECK_OK)
 		aclcheck_error(aclresult, OBJECT_TABLE, "earnings");
 	if (OidIsValid(held.relId))
-		PG_RETURN_VOID();
+		return true;
 	if (!callback_registered)
 	{
 		RegisterXactCallback(ReleaseOnAbort, NULL);
 		callback_registered = true;
 	}
-	lock.relId = relid;
-	lock.dbId = MyDatabaseId;
-	LockRelationIdForSession(&lock, ExclusiveLock);
-	held = lock;
+	SET_LOCKTAG_RELATION(tag, MyDatabaseId, relid);
+	if (LockAcquire(&tag, ExclusiveLock, true, nowait) == LOCKACQUIRE_NOT_AVAIL)
+		return false;
+	held.relId = relid;
+	held.dbId = MyDatabaseId;
+	return true;
+}
+
+PG_FUNCTION_INFO_V1(incentives_refresh_hold);
+
+/* incentives_refresh_hold: the session lock, waiting for it. */
+Datum
+incentives_refresh_hold(PG_FUNCTION_ARGS)
+{
+	(void) Hold(false);
 	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(incentives_refresh_try_hold);
+
+/*
+ * incentives_refresh_try_hold: the session lock if no other session
+ * holds a conflicting one (a refresh of everyone or of a participant, a
+ * live refresh); false at once otherwise.
+ */
+Datum
+incentives_refresh_try_hold(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(Hold(true));
 }
 
 PG_FUNCTION_INFO_V1(incentives_refresh_release);

@@ -1128,6 +1128,20 @@ BEGIN
     -- outside a transaction block (psql, pg_cron); no inside BEGIN ... COMMIT
     -- or a function.  Asked of SPI, never read from an error message.
     v_can_commit := incentives_internal.transaction_control_allowed();
+    -- changed_only with nothing changed: nothing to do, no run logged
+    -- (a live job every few seconds, docs/analyst-guide.md, Live earnings)
+    IF refresh_earnings.changed_only AND NOT EXISTS (SELECT FROM incentives.earnings_changes) THEN
+        RETURN;
+    END IF;
+    -- changed_only that may commit never waits for another refresh: it
+    -- takes the refresh lock for the run or returns at once, and the
+    -- changes stay logged for the next run
+    IF refresh_earnings.changed_only AND v_can_commit THEN
+        IF NOT incentives_internal.refresh_try_hold() THEN
+            RAISE NOTICE 'refresh_earnings: another refresh is running; the changes stay for the next one';
+            RETURN;
+        END IF;
+    END IF;
     -- jobs > 1: background writers in transactions of their own, which
     -- need the run's partition committed before they start
     IF refresh_earnings.jobs OPERATOR(pg_catalog.>) 1 AND NOT v_can_commit THEN
@@ -1191,9 +1205,7 @@ BEGIN
         -- the writers' committed rows go with the run's partition
         PERFORM incentives_internal.refresh_earnings_drop_orphans();
     END IF;
-    IF refresh_earnings.jobs OPERATOR(pg_catalog.>) 1 THEN
-        PERFORM incentives_internal.refresh_release();
-    END IF;
+    PERFORM incentives_internal.refresh_release();
     PERFORM incentives_internal.refresh_earnings_end(v_run);
 
     IF v_failed THEN

@@ -36,6 +36,14 @@ SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives_internal.refresh_hold() IS
   'Part of incentives.refresh_earnings (call the procedure, not this): takes the lock a refresh with jobs > 1 holds across its transactions (incentives.earnings in EXCLUSIVE mode, for the session; the privileges LOCK TABLE asks for that mode), released by refresh_release, by an error that ends the transaction or by the session''s end';
 
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_try_hold()
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'incentives_refresh_try_hold'
+LANGUAGE C VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION incentives_internal.refresh_try_hold() IS
+  'Part of incentives.refresh_earnings (call the procedure, not this): takes the lock of refresh_hold if no other session holds a conflicting one, without waiting; false when it could not';
+
 CREATE OR REPLACE FUNCTION incentives_internal.refresh_release()
 RETURNS void
 AS 'MODULE_PATHNAME', 'incentives_refresh_release'
