@@ -55,7 +55,6 @@ typedef struct RefreshArgs
 	int64		run_id;
 	TimestampTz calculated_at;	/* the refresh's transaction start */
 	bool		skip;			/* on_error => 'skip' */
-	bool		ordered;		/* the rows in the primary key's order */
 	const char *participant;	/* one participant (with its groups' members),
 								 * or NULL: everyone; one process only */
 } RefreshArgs;

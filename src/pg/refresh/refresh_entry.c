@@ -329,8 +329,6 @@ incentives_refresh_write(PG_FUNCTION_ARGS)
 
 	target_writer_begin(&l.writer, rel);
 	l.unread = jobs;
-	/* each process's rows in the primary key's order, leaf by leaf */
-	args.ordered = true;
 	if (jobs > 1)
 	{
 		if (!l.writer.partitioned)

@@ -251,7 +251,6 @@ typedef struct Share
 	CalcRowState rows;
 	CalcRowExtra extra;			/* the partition's date and group_key columns */
 	MemoryContext tuple_context;	/* the tuples, until the sink frees them */
-	bool		ordered;		/* rows in the order of the partition's key */
 	RankSet		offer_ranks;
 	RankSet		rate_ranks;
 	Oid			participant_collation;
@@ -293,13 +292,13 @@ CompareHeld(const void *a, const void *b, void *arg)
 					  sh->id_collation);
 }
 
-/* PutHeld: the held rows to the sink (sorted first when whole and ordered). */
+/* PutHeld: the held rows to the sink (sorted first when whole). */
 static void
 PutHeld(Share *sh, bool whole)
 {
 	int			i;
 
-	if (whole && sh->ordered && !sh->partial && sh->nheld > 1)
+	if (whole && !sh->partial && sh->nheld > 1)
 	{
 		/* every string placed first: a new one moves the later ranks up */
 		for (i = 0; i < sh->nheld; i++)
@@ -335,9 +334,9 @@ DropHeld(Share *sh)
 }
 
 /*
- * EmitTuple: one engine row as a tuple of the partition: to the sink, or
- * held until the unit is done (to order its rows, or to drop them
- * if it fails); past hold_limit the held rows go out as they are.
+ * EmitTuple: one engine row as a tuple of the partition, held until the
+ * unit is done (to order its rows, and to drop them if it fails); past
+ * hold_limit the held rows go out as they are.
  */
 static void
 EmitTuple(void *ctx, const IncRow *row)
@@ -360,12 +359,6 @@ EmitTuple(void *ctx, const IncRow *row)
 	MemoryContextSwitchTo(old);
 	refresh_add_cents(&sh->p_cents, &row->incentive_amount);
 	sh->p_rows++;
-
-	if (!sh->args->skip && !sh->ordered)
-	{
-		sh->sink->put(sh->sink, tuple);
-		return;
-	}
 	if (sh->nheld == sh->held_cap)
 	{
 		sh->held_cap = sh->held_cap ? sh->held_cap * 2 : 256;
@@ -471,8 +464,6 @@ refresh_share_calculate(const RefreshArgs *args, int share, int nshares,
 	sh.extra.group_key_column = REFRESH_GROUP_KEY_COLUMN;
 	sh.tuple_context = AllocSetContextCreate(call_context, "incentives refresh rows",
 											 ALLOCSET_DEFAULT_SIZES);
-	/* rows written as one stream: in the order of the partition's key */
-	sh.ordered = args->ordered;
 	/*
 	 * The held rows are the index builds' sort done early: up to the
 	 * share's part of maintenance_work_mem, as the builds get, and never
@@ -496,7 +487,7 @@ refresh_share_calculate(const RefreshArgs *args, int share, int nshares,
 		source.share_hash_arg = (void *) route;
 	}
 	source.count_participants = true;
-	source.ordered = sh.ordered;
+	source.ordered = true;
 	source.collation = sh.participant_collation;
 	memset(&options, 0, sizeof(options));
 	options.relid = args->relid;
