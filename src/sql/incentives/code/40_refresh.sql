@@ -1128,6 +1128,13 @@ BEGIN
     -- outside a transaction block (psql, pg_cron); no inside BEGIN ... COMMIT
     -- or a function.  Asked of SPI, never read from an error message.
     v_can_commit := incentives_internal.transaction_control_allowed();
+    -- jobs > 1: background writers in transactions of their own, which
+    -- need the run's partition committed before they start
+    IF refresh_earnings.jobs OPERATOR(pg_catalog.>) 1 AND NOT v_can_commit THEN
+        PERFORM incentives_internal.raise_error(
+            '25001', 'refresh_earnings with jobs > 1 cannot run inside a transaction block or a function', '',
+            'CALL it as a statement of its own (outside BEGIN ... COMMIT), or use jobs => 1 here.');
+    END IF;
     -- changed_only with nothing changed: nothing to do, no run logged
     -- (a live job every few seconds, docs/analyst-guide.md, Live earnings)
     IF refresh_earnings.changed_only AND NOT EXISTS (SELECT FROM incentives.earnings_changes) THEN
@@ -1141,13 +1148,6 @@ BEGIN
             RAISE NOTICE 'refresh_earnings: another refresh is running; the changes stay for the next one';
             RETURN;
         END IF;
-    END IF;
-    -- jobs > 1: background writers in transactions of their own, which
-    -- need the run's partition committed before they start
-    IF refresh_earnings.jobs OPERATOR(pg_catalog.>) 1 AND NOT v_can_commit THEN
-        PERFORM incentives_internal.raise_error(
-            '25001', 'refresh_earnings with jobs > 1 cannot run inside a transaction block or a function', '',
-            'CALL it as a statement of its own (outside BEGIN ... COMMIT), or use jobs => 1 here.');
     END IF;
 
     v_run := incentives_internal.refresh_earnings_begin(refresh_earnings.participant_key,
