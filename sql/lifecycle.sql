@@ -223,10 +223,23 @@ UPDATE incentives.skus SET label = 'relabelled' WHERE false;
 SELECT count(*) AS pending_after_an_update_of_nothing FROM incentives.earnings_changes;
 UPDATE incentives.skus SET label = 'relabelled';
 SELECT participant_key IS NULL AS everyone FROM incentives.earnings_changes ORDER BY 1;
+-- Everyone changed, and a changed_only run still replaces the rows in
+-- place: the partition is the same table before and after (no swap).  A
+-- SKU's label moves no figure: every row stays as the run before wrote it.
+SELECT string_agg(i.inhrelid::regclass::text, ',') AS partition_before
+  FROM pg_inherits i
+ WHERE i.inhparent = 'incentives.earnings'::regclass
+   AND i.inhrelid <> 'incentives_internal.earnings_default'::regclass \gset
 SET client_min_messages = warning;
 CALL incentives.refresh_earnings(changed_only => true);
 RESET client_min_messages;
 SELECT participants, status FROM incentives.calculation_runs ORDER BY run_id DESC LIMIT 1;
+SELECT string_agg(i.inhrelid::regclass::text, ',') = :'partition_before' AS same_partition,
+       (SELECT count(*) FILTER (WHERE e.run_id = (SELECT max(run_id) FROM incentives.calculation_runs))
+          FROM incentives.earnings AS e) AS rows_rewritten
+  FROM pg_inherits i
+ WHERE i.inhparent = 'incentives.earnings'::regclass
+   AND i.inhrelid <> 'incentives_internal.earnings_default'::regclass;
 -- The result equals a full calculation.
 (SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount FROM incentives.earnings
  EXCEPT ALL
@@ -235,6 +248,38 @@ UNION ALL
 (SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount FROM incentives.incentive_calculate()
  EXCEPT ALL
  SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount FROM incentives.earnings);
+-- One transaction's amount: only the rows whose figures moved are
+-- written again (the run's id); the participant's other rows stay.
+UPDATE incentives.transactions SET amount = amount + 100
+ WHERE transaction_id = (SELECT min(transaction_id) FROM incentives.earnings WHERE participant_key = 'retailer_001');
+SET client_min_messages = warning;
+CALL incentives.refresh_earnings(changed_only => true);
+RESET client_min_messages;
+SELECT e.transaction_id, e.offer_key, e.incentive_amount,
+       e.run_id = (SELECT max(run_id) FROM incentives.calculation_runs) AS rewritten
+  FROM incentives.earnings AS e WHERE e.participant_key = 'retailer_001'
+ ORDER BY e.transaction_id, e.offer_key;
+(SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount FROM incentives.earnings
+ EXCEPT ALL
+ SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount FROM incentives.incentive_calculate())
+UNION ALL
+(SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount FROM incentives.incentive_calculate()
+ EXCEPT ALL
+ SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount FROM incentives.earnings);
+-- Everyone again, and one participant's transactions all gone: its rows
+-- go too.
+CREATE TEMP TABLE gone AS SELECT * FROM incentives.transactions WHERE participant_key = 'retailer_002';
+DELETE FROM incentives.transactions WHERE participant_key = 'retailer_002';
+UPDATE incentives.skus SET label = 'relabelled again';
+SET client_min_messages = warning;
+CALL incentives.refresh_earnings(changed_only => true);
+RESET client_min_messages;
+SELECT participant_key, count(*) FROM incentives.earnings GROUP BY 1 ORDER BY 1;
+INSERT INTO incentives.transactions SELECT * FROM gone;
+SET client_min_messages = warning;
+CALL incentives.refresh_earnings(changed_only => true);
+RESET client_min_messages;
+SELECT participant_key, count(*) FROM incentives.earnings GROUP BY 1 ORDER BY 1;
 -- Only incentives.transactions is tracked.
 CREATE VIEW public.lifecycle_lines AS SELECT * FROM incentives.transactions;
 \set VERBOSITY terse
@@ -248,6 +293,38 @@ CALL incentives.refresh_earnings(transactions => 'public.lifecycle_lines');
 RESET client_min_messages;
 SELECT participant_key IS NULL AS everyone FROM incentives.earnings_changes;
 DROP VIEW public.lifecycle_lines;
+
+------------------------------------------------------------------------
+-- The run log: live runs' rows kept incentives.run_log_keep
+------------------------------------------------------------------------
+SHOW incentives.run_log_keep;
+SET client_min_messages = warning;
+CALL incentives.refresh_earnings(changed_only => true);
+RESET client_min_messages;
+SELECT count(*) FILTER (WHERE changed_only AND status = 'succeeded') > 1 AS live_runs_logged
+  FROM incentives.calculation_runs;
+SELECT count(*) FILTER (WHERE NOT changed_only) AS other_runs,
+       count(*) FILTER (WHERE status <> 'succeeded') AS not_succeeded
+  FROM incentives.calculation_runs \gset
+-- Kept no time at all: the next live run deletes the succeeded live runs
+-- before it; it keeps its own row, the other refreshes' and those that
+-- did not succeed.
+SET incentives.run_log_keep = 0;
+INSERT INTO incentives.participant_properties VALUES ('retailer_002', 'unused_property', 1);
+SET client_min_messages = warning;
+CALL incentives.refresh_earnings(changed_only => true);
+RESET client_min_messages;
+SELECT count(*) FILTER (WHERE changed_only AND status = 'succeeded') AS live_runs,
+       count(*) FILTER (WHERE NOT changed_only) = :other_runs AS other_runs_kept,
+       count(*) FILTER (WHERE status <> 'succeeded') = :not_succeeded AS others_kept
+  FROM incentives.calculation_runs;
+SELECT participant_key, participants FROM incentives.calculation_runs ORDER BY run_id DESC LIMIT 1;
+-- -1 keeps every row; the setting takes units of time.
+SET incentives.run_log_keep = -1;
+SELECT incentives_internal.run_log_keep() IS NULL AS keep_all;
+SET incentives.run_log_keep = '90d';
+SHOW incentives.run_log_keep;
+RESET incentives.run_log_keep;
 
 ------------------------------------------------------------------------
 -- The swap: one partition at a time, owned by the table's owner

@@ -17,6 +17,7 @@
 #include "pg/base/fail.h"
 #include "pg/load/engine_cache.h"
 #include "pg/load/offer_checks.h"
+#include "pg/refresh/refresh.h"
 
 PG_MODULE_MAGIC;
 
@@ -54,6 +55,7 @@ _PG_init(void)
 	inc_set_free_hook(PgFree);
 	pg_engine_cache_init();
 	pg_offer_checks_init();
+	pg_run_log_init();
 
 	/*
 	 * incentives.exact_only: a developer setting that turns the arithmetic's

@@ -33,7 +33,12 @@
 #    runs (held at its run row by this script's lock on
 #    incentives.calculation_runs) a second returns at once with a NOTICE,
 #    logs no run, and the changes it saw are refreshed by the first or
-#    stay logged for the next.
+#    stay logged for the next.  (c) A change of every participant (a
+#    SKU): the live run replaces every row in place, the partition kept;
+#    it never waits for an idle repeatable-read reader (who keeps seeing
+#    the old totals), inserts, updates and deletes of transactions made
+#    while it runs do not wait for it and stay logged for the next run,
+#    after which the earnings equal a calculation.
 # Prints ok/FAIL lines; exits non-zero on any failure.
 # Environment: N_TXNS (200000), SETTLE_ROUNDS (6), ACCRUE_ROUNDS (3), TEST_DB.
 set -euo pipefail
@@ -285,6 +290,96 @@ diff=$(val "SELECT count(*) FROM (
 [ "$diff" = 0 ] && [ "$(val "SELECT count(*) FROM incentives.calculation_runs")" = $((runs + 1)) ] \
   && ok "4b: one run logged, by the first, and the earnings equal a calculation" \
   || fail "4b: $diff rows differ from a calculation; runs logged: $(( $(val "SELECT count(*) FROM incentives.calculation_runs") - runs ))"
+
+# ---- 4c. a live refresh of everyone: in place, beside readers and writers ------
+same_as_calculation() {
+  val "SELECT count(*) FROM (
+         (SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount FROM incentives.earnings
+          EXCEPT ALL
+          SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount FROM incentives.incentive_calculate())
+         UNION ALL
+         (SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount FROM incentives.incentive_calculate()
+          EXCEPT ALL
+          SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount FROM incentives.earnings)) d"
+}
+partition=$(val "SELECT i.inhrelid::regclass FROM pg_inherits i
+                  WHERE i.inhparent = 'incentives.earnings'::regclass
+                    AND i.inhrelid <> 'incentives_internal.earnings_default'::regclass")
+old=$(totals_materialized)
+# an idle reader: a repeatable-read transaction that read the earnings
+mkfifo "$WORK/idle.in"
+psql -X -q -At -d "$DB" <"$WORK/idle.in" >"$WORK/idle.out" 2>&1 &
+idle=$!
+exec {ifd}>"$WORK/idle.in"
+printf '%s\n' "BEGIN ISOLATION LEVEL REPEATABLE READ;" \
+  "SELECT 'BEFORE ' || count(*) || ' ' || sum(incentive_amount) FROM incentives.earnings;" >&"$ifd"
+for i in $(seq 1 200); do grep -q BEFORE "$WORK/idle.out" && break; sleep 0.05; done
+# every participant changed (a SKU's label logs everyone)
+val "UPDATE incentives.transactions SET amount = amount + 1
+      WHERE transaction_type = 'retailer_purchases_from_distribution'" >/dev/null
+val "UPDATE incentives.skus SET label = COALESCE(label, '') || '.'
+      WHERE sku_key = (SELECT min(sku_key) FROM incentives.skus)" >/dev/null
+new=$(totals_calculated)
+# the live run is held once it consumed the change log, at its first write
+mkfifo "$WORK/hold.in"
+psql -X -q -At -d "$DB" <"$WORK/hold.in" >"$WORK/hold.out" 2>&1 &
+holder=$!
+exec {hfd}>"$WORK/hold.in"
+printf '%s\n' "BEGIN;" "LOCK TABLE $partition IN SHARE MODE;" "\\echo HELD" >&"$hfd"
+for i in $(seq 1 200); do grep -q HELD "$WORK/hold.out" && break; sleep 0.05; done
+start=$(now_ms)
+psql_db -c "SET client_min_messages = warning" -c "CALL incentives.refresh_earnings(changed_only => true)" \
+  >"$WORK/live3.out" 2>&1 &
+live=$!
+for i in $(seq 1 400); do
+  [ "$(val "SELECT count(*) FROM pg_locks WHERE relation = '$partition'::regclass AND NOT granted")" -gt 0 ] && break
+  sleep 0.05
+done
+# writers meanwhile: an insert, an update and a delete, none of them waiting
+tid=$(val "SELECT min(transaction_id) FROM incentives.transactions")
+wstart=$(now_ms)
+if psql_db -c "SET lock_timeout = '2s'" \
+     -c "INSERT INTO incentives.transactions (transaction_id, participant_key, transaction_type, transaction_date,
+                                               sku_key, quantity, uom_key, amount)
+         SELECT 'LIVE-4C', participant_key, transaction_type, transaction_date, sku_key, quantity, uom_key, amount
+           FROM incentives.transactions WHERE transaction_id = '$tid'" \
+     -c "UPDATE incentives.transactions SET amount = amount + 2 WHERE transaction_id = '$tid'" \
+     -c "DELETE FROM incentives.transactions WHERE transaction_id = (SELECT max(transaction_id) FROM incentives.transactions)" \
+     >"$WORK/writer.out" 2>&1; then
+  ok "4c: an insert, an update and a delete of transactions took $(( $(now_ms) - wstart )) ms during a live refresh"
+else
+  fail "4c: a writer waited for the live refresh: $(cat "$WORK/writer.out")"
+fi
+printf '%s\n' "COMMIT;" >&"$hfd"
+exec {hfd}>&-
+wait "$holder" 2>/dev/null || true
+# the live run ends while the idle reader still holds its snapshot
+for i in $(seq 1 1200); do kill -0 "$live" 2>/dev/null || break; sleep 0.05; done
+if kill -0 "$live" 2>/dev/null; then
+  fail "4c: the live refresh of everyone waits for an idle reader: $(val "SELECT wait_event_type || ' ' || wait_event FROM pg_stat_activity WHERE query LIKE 'CALL incentives.refresh_earnings%'")"
+  kill "$live" 2>/dev/null || true
+fi
+wait "$live" || fail "4c: the live refresh failed: $(cat "$WORK/live3.out")"
+live_ms=$(( $(now_ms) - start ))
+printf '%s\n' "SELECT 'AFTER ' || count(*) || ' ' || sum(incentive_amount) FROM incentives.earnings;" "COMMIT;" >&"$ifd"
+exec {ifd}>&-
+wait "$idle" 2>/dev/null || true
+now_partition=$(val "SELECT i.inhrelid::regclass FROM pg_inherits i
+                      WHERE i.inhparent = 'incentives.earnings'::regclass
+                        AND i.inhrelid <> 'incentives_internal.earnings_default'::regclass")
+[ "$now_partition" = "$partition" ] && [ "$(totals_materialized)" != "$old" ] \
+  && grep -q "^BEFORE $old\$" "$WORK/idle.out" && grep -q "^AFTER $old\$" "$WORK/idle.out" \
+  && ok "4c: everyone refreshed in place ($partition kept) in $live_ms ms while an idle reader kept seeing $old" \
+  || fail "4c: partition $partition -> $now_partition; totals $old -> $(totals_materialized); the reader saw: $(cat "$WORK/idle.out")"
+pending=$(val "SELECT count(*) FROM incentives.earnings_changes")
+[ "$pending" -gt 0 ] \
+  && ok "4c: the writers' $pending changes logged during the run stay for the next one" \
+  || fail "4c: the changes logged during the live run were consumed by it"
+psql_db -c "SET client_min_messages = warning" -c "CALL incentives.refresh_earnings(changed_only => true)"
+diff=$(same_as_calculation)
+[ "$diff" = 0 ] && [ "$(val "SELECT count(*) FROM incentives.earnings_changes")" = 0 ] \
+  && ok "4c: after the next live run the earnings equal a calculation" \
+  || fail "4c: $diff rows differ from a calculation after the next live run"
 
 if [ "$failures" -gt 0 ]; then
   echo "check-lifecycle-concurrency: $failures FAILED" >&2

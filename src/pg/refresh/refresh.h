@@ -23,6 +23,8 @@
  *                        transactions
  *    refresh_entry.c     incentives_internal.refresh_write: the SQL entry,
  *                        progress, the result
+ *    run_log.c           incentives.run_log_keep: how long a live
+ *                        refresh's run row is kept
  */
 #ifndef INC_REFRESH_H
 #define INC_REFRESH_H
@@ -151,5 +153,8 @@ extern void refresh_parallel(const RefreshArgs *args, int jobs, Relation target,
  * transactions (transaction_control.c)?
  */
 extern bool refresh_holds(void);
+
+/* Defines incentives.run_log_keep (run_log.c); called by _PG_init. */
+extern void pg_run_log_init(void);
 
 #endif							/* INC_REFRESH_H */

@@ -18,12 +18,13 @@
 --     slower; one process).
 --   one participant: its rows are calculated again and replace its old
 --     ones.
--- Every row is written by refresh_write (refresh_earnings_rows): into
--- the new partition, or, in place, into a temporary table whose rows then
--- replace the batch's.
 --   changed_only: the participants incentives.earnings_changes
 --     names (their transactions, properties or enrollments changed), or
---     everyone when it says so (an offer, SKU or unit conversion changed).
+--     everyone when it says so (an offer, SKU or unit conversion changed),
+--     always in place, never swapped.
+-- Every row is written by refresh_write (refresh_earnings_rows): into
+-- the new partition, or, in place, into a temporary table whose rows then
+-- replace the batch's rows that differ from them.
 --
 -- on_error => 'skip': a participant whose calculation fails for a data
 -- reason (SQLSTATE class 22 or 23) keeps its previous earnings and gets a
@@ -155,14 +156,20 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.refresh_earnings_check(text, regclass, text, boolean, integer) IS
   'Part of incentives.refresh_earnings: refuses arguments it cannot run with (22023; 0A000 for changed_only over anything but incentives.transactions)';
 
+COMMENT ON COLUMN incentives.earnings.calculated_at IS
+  'Start of the transaction of the refresh that wrote the row (a refresh in place leaves a row whose figures did not move as it was)';
+COMMENT ON COLUMN incentives.earnings.run_id IS
+  'The incentives.calculation_runs row of the refresh that wrote it (the partition key; a refresh in place leaves a row whose figures did not move as it was)';
+
 -- refresh_earnings_rows: the rows of batch (the caller's relation, or a
 -- temporary view of part of it; participant: only it, with its groups'
 -- members) calculated and written from C by refresh_write, in one
 -- snapshot, by jobs processes.  replace_filter NULL: into target, a table
 -- this transaction created (the run's new partition).  Else into a
 -- temporary table, then moved in place: the rows of incentives.earnings
--- that match replace_filter (a condition on t) are deleted and the new
--- ones inserted, with the caller's privileges and row-level security.
+-- that match replace_filter (a condition on t) and differ from the new
+-- ones are deleted and the new ones not already there inserted, with the
+-- caller's privileges and row-level security.
 -- With skip, a participant whose calculation fails keeps its previous
 -- earnings (in place, or copied into target; rows written before it
 -- failed go first), gets a row in incentives.calculation_exceptions and
@@ -193,6 +200,8 @@ DECLARE
     v_replace boolean  := refresh_earnings_rows.replace_filter IS NOT NULL;
     v_rows    regclass := refresh_earnings_rows.target;
     v_w       record;
+    v_same_key     text;
+    v_same_figures text;
 BEGIN
     IF v_replace THEN
         -- Runtime DDL, not a declaration: the batch's rows before they
@@ -225,10 +234,30 @@ BEGIN
         SELECT unnest(v_w.failed_participants);
     END IF;
     IF v_replace THEN
-        EXECUTE format('DELETE FROM incentives.earnings AS t WHERE (%s) AND t.participant_key <> ALL ($1)',
-                       refresh_earnings_rows.replace_filter)
+        -- A row whose figures did not move stays as it is, with the run
+        -- and the time that wrote it; the others are deleted and the new
+        -- rows that are not already there inserted (docs/lifecycle.md,
+        -- changed_only => true).  The same row: the same primary key and,
+        -- byte for byte, every other column but run_id and calculated_at.
+        v_same_key := 'n.participant_key = t.participant_key AND n.offer_key = t.offer_key
+                       AND n.incentive_rate_key = t.incentive_rate_key AND n.transaction_id = t.transaction_id';
+        SELECT format('record_image_eq(ROW(%s), ROW(%s))',
+                      string_agg(format('n.%I', a.attname), ', ' ORDER BY a.attnum),
+                      string_agg(format('t.%I', a.attname), ', ' ORDER BY a.attnum))
+          INTO v_same_figures
+          FROM pg_attribute AS a
+         WHERE a.attrelid = 'incentives.earnings'::regclass
+           AND a.attnum > 0 AND NOT a.attisdropped
+           AND a.attname NOT IN ('participant_key', 'offer_key', 'incentive_rate_key', 'transaction_id',
+                                 'run_id', 'calculated_at');
+        EXECUTE format('DELETE FROM incentives.earnings AS t WHERE (%s) AND t.participant_key <> ALL ($1)
+                          AND NOT EXISTS (SELECT FROM pg_temp.incentives_refresh_rows AS n WHERE %s AND %s)',
+                       refresh_earnings_rows.replace_filter, v_same_key, v_same_figures)
           USING COALESCE(v_w.failed_participants, '{}');
-        INSERT INTO incentives.earnings SELECT * FROM pg_temp.incentives_refresh_rows;
+        EXECUTE format('INSERT INTO incentives.earnings
+                        SELECT n.* FROM pg_temp.incentives_refresh_rows AS n
+                         WHERE NOT EXISTS (SELECT FROM incentives.earnings AS t WHERE (%s) AND %s)',
+                       refresh_earnings_rows.replace_filter, v_same_key);
         DROP TABLE pg_temp.incentives_refresh_rows;
     ELSIF exceptions > 0 THEN
         EXECUTE format('INSERT INTO %s SELECT * FROM incentives.earnings AS e WHERE e.participant_key = ANY ($1)',
@@ -832,6 +861,19 @@ BEGIN
         v_nbatches := COALESCE(array_length(v_starts, 1), 0);
         IF v_nbatches = 0 AND NOT v_swap THEN
             DELETE FROM incentives.earnings;
+        ELSIF NOT v_swap THEN
+            -- in place, each batch replaces the rows of its participants
+            -- (found through the primary key); the rows of participants
+            -- with no transactions left go first
+            EXECUTE format('SELECT array_agg(e.k) FROM (SELECT DISTINCT e.participant_key::text AS k
+                                                          FROM incentives.earnings AS e) AS e
+                             WHERE NOT EXISTS (SELECT FROM %s AS t
+                                                WHERE t.participant_key::text COLLATE "C" = e.k COLLATE "C")',
+                           v_relation)
+              INTO v_members;
+            IF v_members IS NOT NULL THEN
+                DELETE FROM incentives.earnings AS t WHERE t.participant_key = ANY (v_members);
+            END IF;
         END IF;
         IF v_grouped THEN
             -- one batch: key ranges would split groups
@@ -871,7 +913,12 @@ BEGIN
             IF v_filter = '' THEN
                 v_filter := 'true';
             END IF;
-            v_delete_filter := v_filter;
+            IF NOT v_swap THEN
+                EXECUTE format('SELECT array_agg(DISTINCT t.participant_key::text) FROM %s AS t WHERE %s',
+                               v_relation, v_filter)
+                  INTO v_members;
+                v_delete_filter := format('t.participant_key = ANY (%L::text[])', v_members);
+            END IF;
         ELSE
             v_members := v_keys[(v_batch - 1) * v_every + 1 : v_batch * v_every];
             -- the relation through its participant index (COLLATE "C"),
@@ -996,6 +1043,33 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.refresh_earnings_attach(bigint, regclass) IS
   'Part of incentives.refresh_earnings (call the procedure, not this): builds the new partition''s indexes and swaps it in for the old partitions of incentives.earnings';
 
+-- refresh_earnings_purge: the run log's rows of changed_only refreshes
+-- that succeeded without exceptions and finished longer ago than
+-- incentives.run_log_keep (docs/lifecycle.md, The run log).  With the
+-- caller's rights: a role that may not delete from the run log (or sees
+-- none of its rows) purges nothing.
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_purge()
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    v_before timestamptz := now() - incentives_internal.run_log_keep();
+BEGIN
+    IF v_before IS NULL OR NOT has_table_privilege('incentives.calculation_runs', 'DELETE') THEN
+        RETURN;
+    END IF;
+    DELETE FROM incentives.calculation_runs AS r
+     WHERE r.started_at < v_before
+       AND r.finished_at < v_before
+       AND r.changed_only
+       AND r.status = 'succeeded';
+END
+$function$;
+COMMENT ON FUNCTION incentives_internal.refresh_earnings_purge() IS
+  'Part of incentives.refresh_earnings (call the procedure, not this): deletes the run log''s rows of changed_only refreshes that succeeded without exceptions longer ago than incentives.run_log_keep';
+
 -- refresh_earnings_work: one run, start to end (partition: the run's
 -- partition committed by refresh_earnings_prepare, with jobs > 1).
 -- Everyone by a role that owns incentives.earnings (or is a member of its
@@ -1031,7 +1105,10 @@ BEGIN
       FROM incentives_internal.refresh_earnings_plan(refresh_earnings_work.participant_key,
                                                      refresh_earnings_work.transactions,
                                                      refresh_earnings_work.changed_only);
-    v_swap := v_plan.everyone
+    -- a changed_only run replaces rows in place even when everyone
+    -- changed: it never waits for the swap's detach (docs/analyst-guide.md,
+    -- Live earnings)
+    v_swap := v_plan.everyone AND NOT refresh_earnings_work.changed_only
               AND pg_has_role((SELECT c.relowner FROM pg_class AS c
                                 WHERE c.oid = 'incentives.earnings'::regclass), 'USAGE');
     IF v_swap THEN
@@ -1061,6 +1138,9 @@ BEGIN
            total_incentive = v_done.total,
            exceptions = v_done.exceptions
      WHERE r.run_id = v_run;
+    IF refresh_earnings_work.changed_only THEN
+        PERFORM incentives_internal.refresh_earnings_purge();
+    END IF;
 END
 $function$;
 COMMENT ON FUNCTION incentives_internal.refresh_earnings_work(bigint, text, regclass, integer, text, boolean, integer, regclass) IS

@@ -51,3 +51,11 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives_internal.refresh_release() IS
   'Part of incentives.refresh_earnings (call the procedure, not this): releases the lock refresh_hold took, if this session holds it';
+
+CREATE OR REPLACE FUNCTION incentives_internal.run_log_keep()
+RETURNS interval
+AS 'MODULE_PATHNAME', 'incentives_run_log_keep'
+LANGUAGE C STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION incentives_internal.run_log_keep() IS
+  'Part of incentives.refresh_earnings: the setting incentives.run_log_keep as an interval, NULL when it is -1 (keep every run)';
