@@ -11,9 +11,13 @@
 #                     incentives.calculation_runs; a second round checks
 #                     that a failing scheduled refresh keeps the earnings and
 #                     logs the failure, a third runs the monthly settle of
-#                     docs/lifecycle.md and a fourth its monthly accrual
-#                     (test/scripts/cron_test.sh; about 20 s; needs
-#                     Debian's postgresql-15-cron)
+#                     docs/lifecycle.md, a fourth its monthly accrual and
+#                     a fifth the live changed_only job of
+#                     docs/analyst-guide.md while transactions are
+#                     inserted (test/scripts/cron_test.sh; about 20 s with
+#                     pg_cron 1.5 and later, up to 2 minutes with 1.4,
+#                     whose job runs on the minute; needs Debian's
+#                     postgresql-NN-cron)
 
 .PHONY: check-cron
 check-cron: install-test

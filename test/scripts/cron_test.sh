@@ -32,6 +32,12 @@
 # 4. The monthly accrual (CALL incentives.accrue(<the same date>)) as an
 #    @reboot job; one accrual of that date, its lines equal to the forecast
 #    of that date (docs/lifecycle.md, Accruals).
+# 5. The live job (docs/analyst-guide.md, Live earnings): CALL
+#    incentives.refresh_earnings(changed_only => true) every 5 seconds
+#    (pg_cron 1.5 and later) or every minute (1.4); transactions inserted
+#    one at a time while it runs are each in incentives.earnings within
+#    two intervals, idle runs log no run, and once the inserts stop the
+#    earnings equal a fresh calculation.
 #
 # Prints one PASS or FAIL line at the end; exits non-zero on failure.
 set -euo pipefail
@@ -166,4 +172,74 @@ case "$lines" in 0\ *) fail "round 4: the accrual has no lines: the fixture prov
 q -c "SELECT cron.unschedule($job)" >/dev/null
 echo "check-cron: round 4: the accrue job succeeded; accrual of $month_end with $lines (lines, accrued, booked) = the forecast of that date"
 
-echo "check-cron: PASS (pg_cron ran CALL incentives.refresh_earnings(): a success, then a logged failure that kept the earnings; the monthly CALL incentives.settle and CALL incentives.accrue)"
+# ---- round 5: the live job of docs/analyst-guide.md, Live earnings -----------
+# pg_cron 1.5 and later: every 5 seconds; 1.4: every minute.  Transactions
+# inserted one at a time while it runs each show in incentives.earnings
+# within two intervals; runs with nothing to do log no run; once the
+# inserts stop the earnings equal a fresh calculation.
+cron_version=$(val "SELECT extversion FROM pg_extension WHERE extname = 'pg_cron'")
+if [ "$(val "SELECT (regexp_match('$cron_version', '^(\d+)\.(\d+)'))::int[] >= '{1,5}'")" = t ]; then
+	schedule='5 seconds' interval=5 inserts=6 gap=1.5
+else
+	schedule='* * * * *' interval=60 inserts=4 gap=5
+fi
+q -c "CREATE TABLE public.live_probe (transaction_id text PRIMARY KEY, participant_key text,
+                                      inserted_at timestamptz, seen_at timestamptz)"
+runs_before=$(val "SELECT count(*) FROM incentives.calculation_runs")
+job=$(val "SELECT cron.schedule('incentives-live', '$schedule', \$\$CALL incentives.refresh_earnings(changed_only => true)\$\$)")
+echo "check-cron: round 5: pg_cron $cron_version, live job $job every '$schedule'; $inserts inserts ${gap} s apart"
+# mark_seen: the inserted transactions now in incentives.earnings get the time
+mark_seen() {
+	q -c "UPDATE public.live_probe AS p SET seen_at = clock_timestamp()
+	       WHERE p.seen_at IS NULL
+	         AND EXISTS (SELECT FROM incentives.earnings AS e
+	                      WHERE e.participant_key = p.participant_key AND e.transaction_id = p.transaction_id)" >/dev/null
+}
+(while :; do mark_seen; sleep 0.25; done) &
+poller=$!
+for i in $(seq "$inserts"); do
+	q -c "WITH template AS (
+	          SELECT t.* FROM incentives.transactions AS t
+	           WHERE t.transaction_id = (SELECT min(e.transaction_id) FROM incentives.earnings AS e))
+	      , ins AS (
+	          INSERT INTO incentives.transactions (transaction_id, participant_key, transaction_type, transaction_date,
+	                                               sku_key, quantity, uom_key, amount)
+	          SELECT 'LIVE-$i', participant_key, transaction_type, transaction_date, sku_key, quantity, uom_key, amount
+	            FROM template
+	          RETURNING transaction_id, participant_key)
+	      INSERT INTO public.live_probe (transaction_id, participant_key, inserted_at)
+	      SELECT transaction_id, participant_key, clock_timestamp() FROM ins" >/dev/null
+	sleep "$gap"
+done
+deadline=$((SECONDS + 3 * interval + 10))
+while [ "$(val "SELECT count(*) FROM public.live_probe WHERE seen_at IS NULL")" != 0 ] && [ "$SECONDS" -lt "$deadline" ]; do
+	sleep 0.25
+done
+kill "$poller" 2>/dev/null || true
+wait "$poller" 2>/dev/null || true
+late=$(val "SELECT count(*) FROM public.live_probe
+             WHERE seen_at IS NULL OR seen_at - inserted_at > $interval * 2 * interval '1 second'")
+worst=$(val "SELECT round(extract(epoch FROM max(seen_at - inserted_at)), 1) FROM public.live_probe")
+[ "$late" = 0 ] || fail "round 5: $late of $inserts inserted transactions were not in incentives.earnings within $((2 * interval)) s: $(val "SELECT string_agg(transaction_id || ' ' || COALESCE(round(extract(epoch FROM seen_at - inserted_at), 1)::text, 'never'), ', ') FROM public.live_probe")"
+# one more run after the last insert, then everything equals a calculation
+deadline=$((SECONDS + 2 * interval + 10))
+while [ "$(val "SELECT count(*) FROM incentives.earnings_changes")" != 0 ] && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.5; done
+diff=$(val "SELECT count(*) FROM (
+              (SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount FROM incentives.earnings
+               EXCEPT ALL
+               SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount FROM incentives.incentive_calculate())
+              UNION ALL
+              (SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount FROM incentives.incentive_calculate()
+               EXCEPT ALL
+               SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount FROM incentives.earnings)) d")
+[ "$diff" = 0 ] || fail "round 5: after the inserts stopped, $diff earning rows differ from a calculation"
+q -c "SELECT cron.unschedule($job)" >/dev/null
+job_runs=$(val "SELECT count(*) FROM cron.job_run_details WHERE jobid = $job")
+job_failed=$(val "SELECT count(*) FROM cron.job_run_details WHERE jobid = $job AND status = 'failed'")
+runs_logged=$(( $(val "SELECT count(*) FROM incentives.calculation_runs") - runs_before ))
+[ "$job_failed" = 0 ] || fail "round 5: $job_failed runs of the live job failed: $(val "SELECT string_agg(DISTINCT return_message, '; ') FROM cron.job_run_details WHERE jobid = $job AND status = 'failed'")"
+[ "$runs_logged" -le $((inserts + 1)) ] || fail "round 5: the live job logged $runs_logged runs for $inserts inserts"
+echo "check-cron: round 5: inserted at (s): $(val "SELECT string_agg(round(extract(epoch FROM inserted_at - s.t0), 1)::text || ' seen ' || COALESCE(round(extract(epoch FROM seen_at - s.t0), 1)::text, 'never'), ', ' ORDER BY inserted_at) FROM public.live_probe, (SELECT min(inserted_at) AS t0 FROM public.live_probe) AS s"); job runs at (s): $(val "SELECT string_agg(round(extract(epoch FROM d.start_time - s.t0), 1) || '-' || round(extract(epoch FROM d.end_time - s.t0), 1), ', ' ORDER BY d.runid) FROM cron.job_run_details AS d, (SELECT min(inserted_at) AS t0 FROM public.live_probe) AS s WHERE d.jobid = $job")"
+echo "check-cron: round 5: each of $inserts transactions was in incentives.earnings within $worst s at worst (limit $((2 * interval)) s); the job ran $job_runs times and logged $runs_logged runs; the earnings equal a calculation"
+
+echo "check-cron: PASS (pg_cron ran CALL incentives.refresh_earnings(): a success, then a logged failure that kept the earnings; the monthly CALL incentives.settle and CALL incentives.accrue; the live changed_only job)"
