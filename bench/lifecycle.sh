@@ -26,6 +26,15 @@
 #   changed_only   CALL refresh_earnings(changed_only => true) after one
 #                  transaction of each of 1% of the participants changed
 #   full_after     CALL refresh_earnings() after the same kind of change
+#   live_everyone  CALL refresh_earnings(changed_only => true) after a SKU's
+#                  label changed: every row rewritten in place
+#
+# then the live job (pg_cron, at its shortest interval): the cost of an idle
+# changed_only call (1,000 in one session), the writers' insert rate
+# (pgbench, BENCH_LIVE_CLIENTS clients for BENCH_LIVE_SECONDS, with
+# bench/load/insert.sql) without and with the job, and insert -> visible
+# in incentives.earnings (p50, p99) over BENCH_LIVE_INSERTS inserts, one a
+# second;
 #
 # and reports medians (wall time, and the backend's CPU time): refresh /
 # calculate (target <= 2.5), jobs => J /
@@ -39,6 +48,7 @@
 #
 # Settings (environment): BENCH_N (1000000), BENCH_RUNS (3), BENCH_SEED (42),
 # BENCH_CHANGED_PCT (1), BENCH_LOADS (1; 0 leaves the bulk loads out),
+# BENCH_LIVE_CLIENTS (4), BENCH_LIVE_SECONDS (60), BENCH_LIVE_INSERTS (100),
 # BENCH_JOBS (the cores: nproc),
 # BENCH_SHARED_BUFFERS (128MB), BENCH_WORK_MEM (4MB),
 # BENCH_MAINTENANCE_WORK_MEM (64MB): PostgreSQL's defaults,
@@ -50,9 +60,14 @@ set -euo pipefail
 : "${BENCH_LOADS:=1}"
 : "${BENCH_JOBS:=$(nproc)}"
 : "${BENCH_WORK_MEM:=4MB}"
+: "${BENCH_LIVE_CLIENTS:=4}"
+: "${BENCH_LIVE_SECONDS:=60}"
+: "${BENCH_LIVE_INSERTS:=100}"
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-BENCH_CLUSTER_OPTS=(-c "-p $("$root/mk/free_port.sh")")
+BENCH_CLUSTER_OPTS=(-c "-p $("$root/mk/free_port.sh")"
+                    -o shared_preload_libraries=pg_cron -o cron.database_name=incentives_lifecycle_bench
+                    -o cron.use_background_workers=on)
 bench_cluster "$here/lifecycle.sh" "$@"
 bench_database incentives_lifecycle_bench
 echo "settings: $(bench_settings)" | tee "$BENCH_OUT/lifecycle-settings.txt"
@@ -97,6 +112,97 @@ record() {
 # median N MEASURE [cpu_ms]
 median() {
     q "SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY ${3:-ms}) FROM lifecycle_bench.timings WHERE n = $1 AND measure = '$2'"
+}
+
+# live N: the live job of docs/analyst-guide.md (Live earnings), scheduled
+# by pg_cron at its shortest interval ('1 seconds' with pg_cron 1.5 and
+# later, every minute with 1.4): what an idle run costs, the writers' insert
+# rate with and without the job, and how long a new transaction takes to
+# show in incentives.earnings.  Prints its lines into $live_report.
+live() {
+    local n=$1 version schedule interval calls=1000 i deadline poller
+    q "CREATE EXTENSION IF NOT EXISTS pg_cron" >/dev/null
+    version=$(q "SELECT extversion FROM pg_extension WHERE extname = 'pg_cron'")
+    if [ "$(q "SELECT (regexp_match('$version', '^(\d+)\.(\d+)'))::int[] >= '{1,5}'")" = t ]; then
+        schedule='1 seconds' interval=1
+    else
+        schedule='* * * * *' interval=60
+    fi
+    "${PSQL[@]}" -c "CALL incentives.refresh_earnings(changed_only => true)" -c "VACUUM ANALYZE"
+
+    log "N=$n: live: $calls idle changed_only calls"
+    for i in $(seq "$calls"); do echo "CALL incentives.refresh_earnings(changed_only => true);"; done >"$BENCH_OUT/idle.sql"
+    record "$n" live_idle_x1000 1 "$(ms -f "$BENCH_OUT/idle.sql")"
+
+    log "N=$n: live: writers ($BENCH_LIVE_CLIENTS clients, $BENCH_LIVE_SECONDS s) without the job"
+    local tps_without tps_with
+    tps_without=$(pgbench -n -c "$BENCH_LIVE_CLIENTS" -j 2 -T "$BENCH_LIVE_SECONDS" -D participants="$participants" \
+                      -f bench/load/insert.sql | awk '/^tps/ { print $3; exit }')
+    "${PSQL[@]}" -c "CALL incentives.refresh_earnings(changed_only => true)" -c "VACUUM ANALYZE incentives.transactions"
+
+    local job
+    job=$(q "SELECT cron.schedule('incentives-live', '$schedule', \$\$CALL incentives.refresh_earnings(changed_only => true)\$\$)")
+    log "N=$n: live: writers with the job (pg_cron $version, every '$schedule')"
+    tps_with=$(pgbench -n -c "$BENCH_LIVE_CLIENTS" -j 2 -T "$BENCH_LIVE_SECONDS" -D participants="$participants" \
+                   -f bench/load/insert.sql | awk '/^tps/ { print $3; exit }')
+    # the job catches up with the writers' changes
+    deadline=$((SECONDS + 600))
+    while [ "$(q "SELECT count(*) FROM incentives.earnings_changes")" != 0 ] && [ "$SECONDS" -lt "$deadline" ]; do sleep 1; done
+
+    log "N=$n: live: $BENCH_LIVE_INSERTS inserts, one a second, each timed until it is in incentives.earnings"
+    "${PSQL[@]}" -c "DROP TABLE IF EXISTS lifecycle_bench.live" \
+        -c "CREATE TABLE lifecycle_bench.live (transaction_id text PRIMARY KEY, participant_key text,
+                                               inserted_at timestamptz, seen_at timestamptz)"
+    (
+        while :; do
+            q "UPDATE lifecycle_bench.live AS l SET seen_at = clock_timestamp()
+                WHERE l.seen_at IS NULL
+                  AND EXISTS (SELECT FROM incentives.earnings AS e
+                               WHERE e.participant_key = l.participant_key AND e.transaction_id = l.transaction_id)" >/dev/null
+            sleep 0.2
+        done
+    ) &
+    poller=$!
+    for i in $(seq "$BENCH_LIVE_INSERTS"); do
+        # a copy of one of the participant's transactions that earn
+        q "WITH p AS (SELECT 'retailer_' || lpad((($i * 37) % $participants + 1)::text, 4, '0') AS k),
+           template AS (
+               SELECT t.* FROM incentives.transactions AS t
+                WHERE t.transaction_id = (SELECT e.transaction_id FROM incentives.earnings AS e, p
+                                           WHERE e.participant_key = p.k LIMIT 1)),
+           ins AS (
+               INSERT INTO incentives.transactions (transaction_id, participant_key, transaction_type, transaction_date,
+                                                    sku_key, quantity, uom_key, amount)
+               SELECT 'live-$n-$i', participant_key, transaction_type, transaction_date, sku_key, quantity, uom_key, amount
+                 FROM template
+               RETURNING transaction_id, participant_key)
+           INSERT INTO lifecycle_bench.live SELECT transaction_id, participant_key, clock_timestamp() FROM ins" >/dev/null
+        sleep 1
+    done
+    deadline=$((SECONDS + 2 * interval + 120))
+    while [ "$(q "SELECT count(*) FROM lifecycle_bench.live WHERE seen_at IS NULL")" != 0 ] && [ "$SECONDS" -lt "$deadline" ]; do
+        sleep 1
+    done
+    kill "$poller" 2>/dev/null; wait "$poller" 2>/dev/null || true
+    q "SELECT cron.unschedule($job)" >/dev/null
+    {
+        echo "live job: pg_cron $version, every '$schedule'"
+        awk -v t="$(median "$n" live_idle_x1000)" -v c="$calls" 'BEGIN {
+            printf "idle changed_only refresh: %.2f ms a call (%d calls in one psql session, over a socket)\n", t / c, c
+        }'
+        awk -v a="$tps_without" -v b="$tps_with" -v c="$BENCH_LIVE_CLIENTS" -v s="$BENCH_LIVE_SECONDS" 'BEGIN {
+            printf "writers (pgbench, %d clients, %d s, bench/load/insert.sql): %.0f inserts/s without the job, %.0f with it: %.0f%% (target >= 90%%)\n", c, s, a, b, b * 100 / a
+        }'
+        q "SELECT format('insert -> visible in incentives.earnings, %s inserts: p50 %s s, p99 %s s, max %s s; %s never seen',
+                         count(*),
+                         round(extract(epoch FROM percentile_disc(0.5) WITHIN GROUP (ORDER BY seen_at - inserted_at)), 1),
+                         round(extract(epoch FROM percentile_disc(0.99) WITHIN GROUP (ORDER BY seen_at - inserted_at)), 1),
+                         round(extract(epoch FROM max(seen_at - inserted_at)), 1),
+                         count(*) FILTER (WHERE seen_at IS NULL))
+             FROM lifecycle_bench.live"
+        q "SELECT format('live runs logged: %s (%s with every participant)', count(*), count(*) FILTER (WHERE participants >= $participants))
+             FROM incentives.calculation_runs WHERE changed_only AND started_at > now() - interval '1 hour'"
+    } >"$BENCH_OUT/lifecycle-live-$n.txt"
 }
 
 status=0
@@ -148,7 +254,13 @@ for n in $BENCH_N; do
         log "  changed_only: $changed transactions changed, $recalculated participants recalculated"
         q "SELECT lifecycle_bench.change($BENCH_CHANGED_PCT, $run * 2)" >/dev/null
         record "$n" full_after "$run" "$(ms -c 'CALL incentives.refresh_earnings()')"
+        # everyone changed (a SKU's label): the live run rewrites every row in place
+        q "UPDATE incentives.skus SET label = COALESCE(label, '') || '.'
+            WHERE sku_key = (SELECT min(sku_key) FROM incentives.skus)" >/dev/null
+        record "$n" live_everyone "$run" "$(ms -c 'CALL incentives.refresh_earnings(changed_only => true)')"
     done
+
+    live "$n"
 
     log "N=$n: earnings against a fresh calculation"
     q "SELECT lifecycle_bench.change($BENCH_CHANGED_PCT, 100)" >/dev/null
@@ -200,6 +312,10 @@ for n in $BENCH_N; do
                 printf "refresh jobs => %d / jobs => 1: %.2f by medians (%.2f s against %.2f s; target for 2 jobs <= 0.65)\n", j, rj / r, rj / 1000, r / 1000
             }'
         done
+        awk -v e="$(median "$n" live_everyone)" -v r="$refresh" 'BEGIN {
+            printf "changed_only after everyone changed (rows rewritten in place): %.2f s; a full refresh %.2f s\n", e / 1000, r / 1000
+        }'
+        cat "$BENCH_OUT/lifecycle-live-$n.txt"
         echo "earnings equal a fresh calculation after changed_only: $([ "$diff" = 0 ] && echo yes || echo "NO ($diff rows differ)")"
         echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine skews the timings)"
     } | tee "$BENCH_OUT/lifecycle-$n.txt"

@@ -50,7 +50,7 @@ test) wanted="$demo postgresql-$pg-pgtap libtap-parser-sourcehandler-pgtap-perl
 server) wanted="$demo postgresql-$pg-pgtap libtap-parser-sourcehandler-pgtap-perl
         postgresql-$pg-cron postgresql-$pg-plproxy locales-all
         debhelper dpkg-dev fakeroot postgresql-server-dev-all jq unzip" ;;
-bench) wanted="$demo linux-perf" ;;
+bench) wanted="$demo postgresql-$pg-cron linux-perf" ;;
 deb) wanted="$demo debhelper dpkg-dev fakeroot postgresql-server-dev-all" ;;
 *) echo "mk/packages.sh: unknown goal $goal" >&2; exit 2 ;;
 esac
