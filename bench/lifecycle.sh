@@ -313,7 +313,7 @@ for n in $BENCH_N; do
             }'
         done
         awk -v e="$(median "$n" live_everyone)" -v r="$refresh" 'BEGIN {
-            printf "changed_only after everyone changed (rows rewritten in place): %.2f s; a full refresh %.2f s\n", e / 1000, r / 1000
+            printf "changed_only after everyone changed (recalculated in place, nothing moved): %.2f s; a full refresh %.2f s\n", e / 1000, r / 1000
         }'
         cat "$BENCH_OUT/lifecycle-live-$n.txt"
         echo "earnings equal a fresh calculation after changed_only: $([ "$diff" = 0 ] && echo yes || echo "NO ($diff rows differ)")"
