@@ -100,6 +100,17 @@ SQL
 # totals: "count total" of the materialized earnings / of a calculation
 totals_materialized() { val "SELECT count(*) || ' ' || COALESCE(sum(incentive_amount), 0) FROM incentives.earnings"; }
 totals_calculated() { val "SELECT count(*) || ' ' || COALESCE(sum(incentive_amount), 0) FROM incentives.incentive_calculate()"; }
+# same_as_calculation: how many rows the earnings and a calculation do not share
+same_as_calculation() {
+  val "SELECT count(*) FROM (
+         (SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount FROM incentives.earnings
+          EXCEPT ALL
+          SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount FROM incentives.incentive_calculate())
+         UNION ALL
+         (SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount FROM incentives.incentive_calculate()
+          EXCEPT ALL
+          SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount FROM incentives.earnings)) d"
+}
 
 # reader_during NAME CALL-SQL [ROLE [WHICH]]: the reader runs while CALL-SQL
 # runs, after the purchases of the participants WHICH selects (default:
@@ -279,29 +290,12 @@ printf '%s\n' "COMMIT;" >&"$lfd"
 exec {lfd}>&-
 wait "$ctl" 2>/dev/null || true
 wait "$first" || fail "4b: the first changed_only refresh failed: $(cat "$WORK/live1.out")"
-diff=$(val "SELECT count(*) FROM (
-              (SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount FROM incentives.earnings
-               EXCEPT ALL
-               SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount FROM incentives.incentive_calculate())
-              UNION ALL
-              (SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount FROM incentives.incentive_calculate()
-               EXCEPT ALL
-               SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount FROM incentives.earnings)) d")
+diff=$(same_as_calculation)
 [ "$diff" = 0 ] && [ "$(val "SELECT count(*) FROM incentives.calculation_runs")" = $((runs + 1)) ] \
   && ok "4b: one run logged, by the first, and the earnings equal a calculation" \
   || fail "4b: $diff rows differ from a calculation; runs logged: $(( $(val "SELECT count(*) FROM incentives.calculation_runs") - runs ))"
 
 # ---- 4c. a live refresh of everyone: in place, beside readers and writers ------
-same_as_calculation() {
-  val "SELECT count(*) FROM (
-         (SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount FROM incentives.earnings
-          EXCEPT ALL
-          SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount FROM incentives.incentive_calculate())
-         UNION ALL
-         (SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount FROM incentives.incentive_calculate()
-          EXCEPT ALL
-          SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount FROM incentives.earnings)) d"
-}
 partition=$(val "SELECT i.inhrelid::regclass FROM pg_inherits i
                   WHERE i.inhparent = 'incentives.earnings'::regclass
                     AND i.inhrelid <> 'incentives_internal.earnings_default'::regclass")
