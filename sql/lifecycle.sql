@@ -327,6 +327,52 @@ SHOW incentives.run_log_keep;
 RESET incentives.run_log_keep;
 
 ------------------------------------------------------------------------
+-- A live run under incentives.changed_only_limit: the participants
+-- logged first, the others left for the next run
+------------------------------------------------------------------------
+SHOW incentives.changed_only_limit;
+SELECT count(*) AS pending FROM incentives.earnings_changes;
+-- Three participants change, one transaction each, in this order.
+UPDATE incentives.transactions SET amount = amount + 700, quantity = quantity + 7
+ WHERE transaction_id = (SELECT min(transaction_id) FROM incentives.earnings WHERE participant_key = 'retailer_003');
+UPDATE incentives.transactions SET amount = amount + 700, quantity = quantity + 7
+ WHERE transaction_id = (SELECT min(transaction_id) FROM incentives.earnings WHERE participant_key = 'retailer_001');
+UPDATE incentives.transactions SET amount = amount + 700, quantity = quantity + 7
+ WHERE transaction_id = (SELECT min(transaction_id) FROM incentives.earnings WHERE participant_key = 'retailer_002');
+SELECT participant_key FROM incentives.earnings_changes ORDER BY logged_at;
+SET incentives.changed_only_limit = 2;
+CALL incentives.refresh_earnings(changed_only => true);
+SELECT participants, changed_only FROM incentives.calculation_runs ORDER BY run_id DESC LIMIT 1;
+SELECT participant_key AS left_for_the_next_run FROM incentives.earnings_changes;
+-- The two taken equal a calculation; the one left does not yet.
+SELECT c.participant_key, sum(c.incentive_amount) = (SELECT sum(e.incentive_amount) FROM incentives.earnings AS e
+                                                      WHERE e.participant_key = c.participant_key) AS current
+  FROM incentives.incentive_calculate() AS c
+ WHERE c.participant_key IN ('retailer_001', 'retailer_002', 'retailer_003')
+ GROUP BY 1 ORDER BY 1;
+CALL incentives.refresh_earnings(changed_only => true);
+SELECT participants FROM incentives.calculation_runs ORDER BY run_id DESC LIMIT 1;
+SELECT count(*) AS pending FROM incentives.earnings_changes;
+-- A change for everyone is never limited.
+SET incentives.changed_only_limit = 1;
+UPDATE incentives.skus SET label = 'relabelled under a limit';
+SET client_min_messages = warning;
+CALL incentives.refresh_earnings(changed_only => true);
+RESET client_min_messages;
+SELECT participants = (SELECT count(DISTINCT participant_key) FROM incentives.transactions) AS everyone
+  FROM incentives.calculation_runs ORDER BY run_id DESC LIMIT 1;
+(SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount FROM incentives.earnings
+ EXCEPT ALL
+ SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount FROM incentives.incentive_calculate())
+UNION ALL
+(SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount FROM incentives.incentive_calculate()
+ EXCEPT ALL
+ SELECT participant_key, offer_key, incentive_rate_key, transaction_id, incentive_amount FROM incentives.earnings);
+SET incentives.changed_only_limit = -1;
+SELECT incentives_internal.changed_only_limit() IS NULL AS no_limit;
+RESET incentives.changed_only_limit;
+
+------------------------------------------------------------------------
 -- The swap: one partition at a time, owned by the table's owner
 ------------------------------------------------------------------------
 SET client_min_messages = warning;

@@ -25,6 +25,8 @@
  *                        progress, the result
  *    run_log.c           incentives.run_log_keep: how long a live
  *                        refresh's run row is kept
+ *    change_log.c        incentives.changed_only_limit: how many changed
+ *                        participants a changed_only refresh takes
  */
 #ifndef INC_REFRESH_H
 #define INC_REFRESH_H
@@ -156,5 +158,8 @@ extern bool refresh_holds(void);
 
 /* Defines incentives.run_log_keep (run_log.c); called by _PG_init. */
 extern void pg_run_log_init(void);
+
+/* Defines incentives.changed_only_limit (change_log.c); called by _PG_init. */
+extern void pg_change_log_init(void);
 
 #endif							/* INC_REFRESH_H */

@@ -19,9 +19,10 @@
 --   one participant: its rows are calculated again and replace its old
 --     ones.
 --   changed_only: the participants incentives.earnings_changes
---     names (their transactions, properties or enrollments changed), or
---     everyone when it says so (an offer, SKU or unit conversion changed),
---     always in place, never swapped.
+--     names (their transactions, properties or enrollments changed; under
+--     incentives.changed_only_limit the ones logged first), or everyone
+--     when it says so (an offer, SKU or unit conversion changed), always
+--     in place, never swapped.
 -- Every row is written by refresh_write (refresh_earnings_rows): into
 -- the new partition, or, in place, into a temporary table whose rows then
 -- replace the batch's rows that differ from them.
@@ -358,6 +359,8 @@ DECLARE
     -- step 2); a role that may refresh without it (a restricted role of
     -- its own) refreshes whole: every participant it sees, groups whole
     v_units       boolean := has_function_privilege('incentives_internal.participant_units()', 'EXECUTE');
+    v_limit       integer := CASE WHEN refresh_earnings_plan.changed_only
+                                  THEN incentives_internal.changed_only_limit() END;
 BEGIN
     IF v_grouped AND v_units THEN
         v_grouped := EXISTS (SELECT FROM incentives_internal.participant_units());
@@ -406,13 +409,37 @@ BEGIN
         -- committed before it, so the calculations after it (later
         -- snapshots) include it; what commits after it stays for the next
         -- run.
-        WITH consumed AS (
-            DELETE FROM incentives.earnings_changes AS c
-            RETURNING c.participant_key)
-        SELECT bool_or(c.participant_key IS NULL),
-               array_agg(DISTINCT c.participant_key COLLATE "C") FILTER (WHERE c.participant_key IS NOT NULL)
-          INTO v_everyone, v_changed
-          FROM consumed AS c;
+        IF v_limit IS NOT NULL
+           AND NOT EXISTS (SELECT FROM incentives.earnings_changes AS c WHERE c.participant_key IS NULL) THEN
+            -- incentives.changed_only_limit: the participants logged
+            -- first; the others' rows stay for the next run
+            WITH first_logged AS (
+                SELECT c.participant_key
+                  FROM incentives.earnings_changes AS c
+                 WHERE c.participant_key IS NOT NULL
+                 GROUP BY c.participant_key
+                 ORDER BY min(c.logged_at), c.participant_key COLLATE "C"
+                 LIMIT v_limit),
+            consumed AS (
+                DELETE FROM incentives.earnings_changes AS c
+                 WHERE c.participant_key IN (SELECT f.participant_key FROM first_logged AS f)
+                RETURNING c.participant_key)
+            SELECT false, array_agg(DISTINCT c.participant_key COLLATE "C")
+              INTO v_everyone, v_changed
+              FROM consumed AS c;
+            IF EXISTS (SELECT FROM incentives.earnings_changes) THEN
+                RAISE NOTICE 'refresh_earnings: % changed participants taken (incentives.changed_only_limit); the others stay for the next run',
+                             COALESCE(cardinality(v_changed), 0);
+            END IF;
+        ELSE
+            WITH consumed AS (
+                DELETE FROM incentives.earnings_changes AS c
+                RETURNING c.participant_key)
+            SELECT bool_or(c.participant_key IS NULL),
+                   array_agg(DISTINCT c.participant_key COLLATE "C") FILTER (WHERE c.participant_key IS NOT NULL)
+              INTO v_everyone, v_changed
+              FROM consumed AS c;
+        END IF;
         v_everyone := NOT refresh_earnings_plan.changed_only OR COALESCE(v_everyone, false);
         IF NOT v_tracked THEN
             -- earnings from another relation: everyone differs from a
@@ -442,8 +469,9 @@ BEGIN
             END IF;
             -- half of the participants or more changed (a reload): a
             -- refresh of everyone is cheaper than replacing them one batch
-            -- at a time
-            IF array_length(v_keys, 1) >= 100
+            -- at a time (not under incentives.changed_only_limit, which
+            -- bounds what a run takes)
+            IF v_limit IS NULL AND array_length(v_keys, 1) >= 100
                AND array_length(v_keys, 1) * 2 >= (SELECT count(DISTINCT t.participant_key)
                                                      FROM incentives.transactions AS t) THEN
                 v_everyone := true;

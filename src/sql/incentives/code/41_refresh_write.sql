@@ -59,3 +59,11 @@ LANGUAGE C STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives_internal.run_log_keep() IS
   'Part of incentives.refresh_earnings: the setting incentives.run_log_keep as an interval, NULL when it is -1 (keep every run)';
+
+CREATE OR REPLACE FUNCTION incentives_internal.changed_only_limit()
+RETURNS integer
+AS 'MODULE_PATHNAME', 'incentives_changed_only_limit'
+LANGUAGE C STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION incentives_internal.changed_only_limit() IS
+  'Part of incentives.refresh_earnings: the setting incentives.changed_only_limit, NULL when it is -1 (no limit)';

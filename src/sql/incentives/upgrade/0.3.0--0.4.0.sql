@@ -240,3 +240,10 @@ COMMENT ON TABLE incentives.refresh_locks IS
   'The row of a participant refreshed on its own, inserted and deleted by the refresh so that two refreshes of one participant take turns (docs/operations.md, Concurrency); empty between refreshes';
 COMMENT ON COLUMN incentives.refresh_locks.participant_key IS 'The participant';
 SELECT pg_temp.update_grant_like('TABLE', 'incentives.refresh_locks', 'TABLE', 'incentives.earnings');
+-- When a change was logged, so that a changed_only refresh under
+-- incentives.changed_only_limit takes the participants logged first
+-- (docs/lifecycle.md, changed_only => true).  The rows of 0.3.0 get the
+-- time of the update.
+ALTER TABLE incentives.earnings_changes ADD COLUMN logged_at timestamptz NOT NULL DEFAULT pg_catalog.now();
+COMMENT ON COLUMN incentives.earnings_changes.logged_at IS
+  'Start of the transaction that logged the change; a changed_only refresh under incentives.changed_only_limit takes the participants logged first';
