@@ -29,12 +29,12 @@
 #   live_everyone  CALL refresh_earnings(changed_only => true) after a SKU's
 #                  label changed: every row rewritten in place
 #
-# then the live job (pg_cron, at its shortest interval): the cost of an idle
-# changed_only call (1,000 in one session), the writers' insert rate
-# (pgbench, BENCH_LIVE_CLIENTS clients for BENCH_LIVE_SECONDS, with
-# bench/load/insert.sql) without and with the job, and insert -> visible
-# in incentives.earnings (p50, p99) over BENCH_LIVE_INSERTS inserts, one a
-# second;
+# then the live job (pg_cron): the cost of an idle changed_only call (1,000
+# in one session), the writers' insert rate (pgbench, BENCH_LIVE_CLIENTS
+# clients for BENCH_LIVE_SECONDS, with bench/load/insert.sql) without and
+# with the recipe's job, and insert -> visible in incentives.earnings (p50,
+# p99) over BENCH_LIVE_INSERTS inserts, one a second, with the job at its
+# shortest interval;
 #
 # and reports medians (wall time, and the backend's CPU time): refresh /
 # calculate (target <= 2.5), jobs => J /
@@ -49,7 +49,6 @@
 # Settings (environment): BENCH_N (1000000), BENCH_RUNS (3), BENCH_SEED (42),
 # BENCH_CHANGED_PCT (1), BENCH_LOADS (1; 0 leaves the bulk loads out),
 # BENCH_LIVE_CLIENTS (4), BENCH_LIVE_SECONDS (60), BENCH_LIVE_INSERTS (100),
-# BENCH_LIVE_LIMIT (100: the job's incentives.changed_only_limit),
 # BENCH_JOBS (the cores: nproc),
 # BENCH_SHARED_BUFFERS (128MB), BENCH_WORK_MEM (4MB),
 # BENCH_MAINTENANCE_WORK_MEM (64MB): PostgreSQL's defaults,
@@ -64,7 +63,6 @@ set -euo pipefail
 : "${BENCH_LIVE_CLIENTS:=4}"
 : "${BENCH_LIVE_SECONDS:=60}"
 : "${BENCH_LIVE_INSERTS:=100}"
-: "${BENCH_LIVE_LIMIT:=100}"
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 BENCH_CLUSTER_OPTS=(-c "-p $("$root/mk/free_port.sh")"
@@ -116,20 +114,27 @@ median() {
     q "SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY ${3:-ms}) FROM lifecycle_bench.timings WHERE n = $1 AND measure = '$2'"
 }
 
-# live N: the live job of docs/analyst-guide.md (Live earnings), scheduled
-# by pg_cron at its shortest interval ('1 seconds' with pg_cron 1.5 and
-# later, every minute with 1.4): what an idle run costs, the writers' insert
-# rate with and without the job, and how long a new transaction takes to
-# show in incentives.earnings.  Prints its lines into $live_report.
+# live N: the live job of docs/analyst-guide.md (Live earnings) on pg_cron:
+# what an idle run costs, the writers' insert rate without the job and with
+# the recipe's job, and how long a new transaction takes to show in
+# incentives.earnings with the job at pg_cron's shortest interval ('1
+# seconds' with pg_cron 1.5 and later, every minute with 1.4).  Prints its
+# lines into $BENCH_OUT/lifecycle-live-N.txt.
 live() {
-    local n=$1 version schedule interval calls=1000 i deadline poller left
+    local n=$1 version schedule interval calls=1000 i deadline poller left writers_from job_runs
     q "CREATE EXTENSION IF NOT EXISTS pg_cron" >/dev/null
     version=$(q "SELECT extversion FROM pg_extension WHERE extname = 'pg_cron'")
+    # the writers run beside the job of docs/analyst-guide.md (every 5
+    # seconds, 5 participants a run at most; every minute and 60 with 1.4);
+    # the inserts are timed with the job at pg_cron's shortest interval,
+    # as many participants a run at most as the interval has seconds
+    local writers_schedule writers_limit limit command
     if [ "$(q "SELECT (regexp_match('$version', '^(\d+)\.(\d+)'))::int[] >= '{1,5}'")" = t ]; then
-        schedule='1 seconds' interval=1
+        schedule='1 seconds' interval=1 writers_schedule='5 seconds' writers_limit=5
     else
-        schedule='* * * * *' interval=60
+        schedule='* * * * *' interval=60 writers_schedule='* * * * *' writers_limit=60
     fi
+    limit=$interval
     "${PSQL[@]}" -c "CALL incentives.refresh_earnings(changed_only => true)" -c "VACUUM ANALYZE"
 
     log "N=$n: live: $calls idle changed_only calls"
@@ -143,15 +148,28 @@ live() {
     "${PSQL[@]}" -c "CALL incentives.refresh_earnings(changed_only => true)" -c "VACUUM ANALYZE incentives.transactions"
 
     local job
-    job=$(q "SELECT cron.schedule('incentives-live', '$schedule',
-                 \$\$SET incentives.changed_only_limit = $BENCH_LIVE_LIMIT; CALL incentives.refresh_earnings(changed_only => true)\$\$)")
-    log "N=$n: live: writers with the job (pg_cron $version, every '$schedule', changed_only_limit $BENCH_LIVE_LIMIT)"
+    command="SET incentives.changed_only_limit = $writers_limit; CALL incentives.refresh_earnings(changed_only => true)"
+    job=$(q "SELECT cron.schedule('incentives-live', '$writers_schedule', \$\$$command\$\$)")
+    log "N=$n: live: writers with the job (pg_cron $version, every '$writers_schedule', changed_only_limit $writers_limit)"
+    writers_from=$(q "SELECT clock_timestamp()")
     tps_with=$(pgbench -n -c "$BENCH_LIVE_CLIENTS" -j 2 -T "$BENCH_LIVE_SECONDS" -D participants="$participants" \
                    -f bench/load/insert.sql | awk '/^tps/ { print $3; exit }')
     # what the writers left for the job, then caught up at once (the job
-    # would take it $BENCH_LIVE_LIMIT participants a run)
+    # would take it $writers_limit participants a run): unscheduled, the
+    # job's last run finishes, and a refresh without a limit takes the rest
+    q "SELECT cron.unschedule($job)" >/dev/null
     left=$(q "SELECT count(DISTINCT participant_key) FROM incentives.earnings_changes")
-    "${PSQL[@]}" -c "CALL incentives.refresh_earnings(changed_only => true)"
+    job_runs=$(q "SELECT format('%s runs of the job during the writers, %s participants each at most, %s s each at most',
+                                count(*), max(participants), round(extract(epoch FROM max(finished_at - started_at)), 1))
+                    FROM incentives.calculation_runs
+                   WHERE changed_only AND started_at >= '$writers_from'")
+    deadline=$((SECONDS + 1200))
+    while [ "$(q "SELECT count(*) FROM incentives.earnings_changes")" != 0 ] && [ "$SECONDS" -lt "$deadline" ]; do
+        "${PSQL[@]}" -c "CALL incentives.refresh_earnings(changed_only => true)" >/dev/null
+        sleep 1
+    done
+    command="SET incentives.changed_only_limit = $limit; CALL incentives.refresh_earnings(changed_only => true)"
+    job=$(q "SELECT cron.schedule('incentives-live', '$schedule', \$\$$command\$\$)")
 
     log "N=$n: live: $BENCH_LIVE_INSERTS inserts, one a second, each timed until it is in incentives.earnings"
     "${PSQL[@]}" -c "DROP TABLE IF EXISTS lifecycle_bench.live" \
@@ -190,14 +208,14 @@ live() {
     kill "$poller" 2>/dev/null; wait "$poller" 2>/dev/null || true
     q "SELECT cron.unschedule($job)" >/dev/null
     {
-        echo "live job: pg_cron $version, every '$schedule'"
+        echo "live job: pg_cron $version; writers beside it every '$writers_schedule' (changed_only_limit $writers_limit), inserts timed with it every '$schedule' (changed_only_limit $limit)"
         awk -v t="$(median "$n" live_idle_x1000)" -v c="$calls" 'BEGIN {
             printf "idle changed_only refresh: %.2f ms a call (%d calls in one psql session, over a socket)\n", t / c, c
         }'
         awk -v a="$tps_without" -v b="$tps_with" -v c="$BENCH_LIVE_CLIENTS" -v s="$BENCH_LIVE_SECONDS" 'BEGIN {
             printf "writers (pgbench, %d clients, %d s, bench/load/insert.sql): %.0f inserts/s without the job, %.0f with it: %.0f%% (target >= 90%%)\n", c, s, a, b, b * 100 / a
         }'
-        echo "changed_only_limit $BENCH_LIVE_LIMIT: $left of $participants participants still logged when the writers stopped"
+        echo "the job beside the writers: $job_runs; $left of $participants participants still logged when the writers stopped"
         q "SELECT format('insert -> visible in incentives.earnings, %s inserts: p50 %s s, p99 %s s, max %s s; %s never seen',
                          count(*),
                          round(extract(epoch FROM percentile_disc(0.5) WITHIN GROUP (ORDER BY seen_at - inserted_at)), 1),

@@ -173,22 +173,22 @@ q -c "SELECT cron.unschedule($job)" >/dev/null
 echo "check-cron: round 4: the accrue job succeeded; accrual of $month_end with $lines (lines, accrued, booked) = the forecast of that date"
 
 # ---- round 5: the live job of docs/analyst-guide.md, Live earnings -----------
-# pg_cron 1.5 and later: every 5 seconds; 1.4: every minute; at most 100
-# changed participants a run (two statements in the job).  Transactions
+# pg_cron 1.5 and later: every 5 seconds, at most 5 changed participants a
+# run; 1.4: every minute, at most 60 (two statements in the job).  Transactions
 # inserted one at a time while it runs each show in incentives.earnings
 # within two intervals; runs with nothing to do log no run; once the
 # inserts stop the earnings equal a fresh calculation.
 cron_version=$(val "SELECT extversion FROM pg_extension WHERE extname = 'pg_cron'")
 if [ "$(val "SELECT (regexp_match('$cron_version', '^(\d+)\.(\d+)'))::int[] >= '{1,5}'")" = t ]; then
-	schedule='5 seconds' interval=5 inserts=6 gap=1.5
+	schedule='5 seconds' interval=5 inserts=6 gap=1.5 limit=5
 else
-	schedule='* * * * *' interval=60 inserts=4 gap=5
+	schedule='* * * * *' interval=60 inserts=4 gap=5 limit=60
 fi
 q -c "CREATE TABLE public.live_probe (transaction_id text PRIMARY KEY, participant_key text,
                                       inserted_at timestamptz, seen_at timestamptz)"
 runs_before=$(val "SELECT count(*) FROM incentives.calculation_runs")
 job=$(val "SELECT cron.schedule('incentives-live', '$schedule',
-                 \$\$SET incentives.changed_only_limit = 100; CALL incentives.refresh_earnings(changed_only => true)\$\$)")
+                 \$\$SET incentives.changed_only_limit = $limit; CALL incentives.refresh_earnings(changed_only => true)\$\$)")
 echo "check-cron: round 5: pg_cron $cron_version, live job $job every '$schedule'; $inserts inserts ${gap} s apart"
 # mark_seen: the inserted transactions now in incentives.earnings get the time
 mark_seen() {
