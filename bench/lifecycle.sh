@@ -121,20 +121,19 @@ median() {
 # seconds' with pg_cron 1.5 and later, every minute with 1.4).  Prints its
 # lines into $BENCH_OUT/lifecycle-live-N.txt.
 live() {
-    local n=$1 version schedule interval calls=1000 i deadline poller left writers_from job_runs
+    local n=$1 version schedule interval limit writers_schedule writers_limit command job
+    local calls=1000 i deadline poller left writers_from job_runs tps_without tps_with
     q "CREATE EXTENSION IF NOT EXISTS pg_cron" >/dev/null
     version=$(q "SELECT extversion FROM pg_extension WHERE extname = 'pg_cron'")
     # the writers run beside the job of docs/analyst-guide.md (every 5
     # seconds, 5 participants a run at most; every minute and 60 with 1.4);
     # the inserts are timed with the job at pg_cron's shortest interval,
     # as many participants a run at most as the interval has seconds
-    local writers_schedule writers_limit limit command
     if [ "$(q "SELECT (regexp_match('$version', '^(\d+)\.(\d+)'))::int[] >= '{1,5}'")" = t ]; then
-        schedule='1 seconds' interval=1 writers_schedule='5 seconds' writers_limit=5
+        schedule='1 seconds' interval=1 limit=1 writers_schedule='5 seconds' writers_limit=5
     else
-        schedule='* * * * *' interval=60 writers_schedule='* * * * *' writers_limit=60
+        schedule='* * * * *' interval=60 limit=60 writers_schedule='* * * * *' writers_limit=60
     fi
-    limit=$interval
     "${PSQL[@]}" -c "CALL incentives.refresh_earnings(changed_only => true)" -c "VACUUM ANALYZE"
 
     log "N=$n: live: $calls idle changed_only calls"
@@ -142,12 +141,10 @@ live() {
     record "$n" live_idle_x1000 1 "$(ms -f "$BENCH_OUT/idle.sql")"
 
     log "N=$n: live: writers ($BENCH_LIVE_CLIENTS clients, $BENCH_LIVE_SECONDS s) without the job"
-    local tps_without tps_with
     tps_without=$(pgbench -n -c "$BENCH_LIVE_CLIENTS" -j 2 -T "$BENCH_LIVE_SECONDS" -D participants="$participants" \
                       -f bench/load/insert.sql | awk '/^tps/ { print $3; exit }')
     "${PSQL[@]}" -c "CALL incentives.refresh_earnings(changed_only => true)" -c "VACUUM ANALYZE incentives.transactions"
 
-    local job
     command="SET incentives.changed_only_limit = $writers_limit; CALL incentives.refresh_earnings(changed_only => true)"
     job=$(q "SELECT cron.schedule('incentives-live', '$writers_schedule', \$\$$command\$\$)")
     log "N=$n: live: writers with the job (pg_cron $version, every '$writers_schedule', changed_only_limit $writers_limit)"
