@@ -339,6 +339,10 @@ UPDATE incentives.transactions SET amount = amount + 700, quantity = quantity + 
  WHERE transaction_id = (SELECT min(transaction_id) FROM incentives.earnings WHERE participant_key = 'retailer_001');
 UPDATE incentives.transactions SET amount = amount + 700, quantity = quantity + 7
  WHERE transaction_id = (SELECT min(transaction_id) FROM incentives.earnings WHERE participant_key = 'retailer_002');
+-- The first again: it keeps its place, and a run that takes it takes
+-- both of its entries.
+UPDATE incentives.transactions SET amount = amount + 100
+ WHERE transaction_id = (SELECT max(transaction_id) FROM incentives.earnings WHERE participant_key = 'retailer_003');
 SELECT participant_key FROM incentives.earnings_changes ORDER BY logged_at;
 SET incentives.changed_only_limit = 2;
 CALL incentives.refresh_earnings(changed_only => true);

@@ -240,6 +240,10 @@ BEGIN
         -- rows that are not already there inserted (docs/lifecycle.md,
         -- changed_only => true).  The same row: the same primary key and,
         -- byte for byte, every other column but run_id and calculated_at.
+        -- Both statements join the batch's rows to the earnings in primary
+        -- key order: the index spares them a sort or a hash of the whole
+        -- batch, which spill to disk beyond work_mem.
+        CREATE INDEX ON pg_temp.incentives_refresh_rows (participant_key, offer_key, incentive_rate_key, transaction_id);
         v_same_key := 'n.participant_key = t.participant_key AND n.offer_key = t.offer_key
                        AND n.incentive_rate_key = t.incentive_rate_key AND n.transaction_id = t.transaction_id';
         SELECT format('record_image_eq(ROW(%s), ROW(%s))',
@@ -352,6 +356,7 @@ DECLARE
     v_tracked     boolean  := refresh_earnings_plan.transactions = 'incentives.transactions'::regclass;
     v_everyone    boolean;
     v_changed     text[];
+    v_first       text[];
     v_keys        text[];
     v_grouped     boolean := EXISTS (SELECT FROM incentives.programs AS p WHERE p.aggregation = 'group');
     -- incentives_internal.participant_units() reads every membership as
@@ -412,17 +417,29 @@ BEGIN
         IF v_limit IS NOT NULL
            AND NOT EXISTS (SELECT FROM incentives.earnings_changes AS c WHERE c.participant_key IS NULL) THEN
             -- incentives.changed_only_limit: the participants logged
-            -- first; the others' rows stay for the next run
-            WITH first_logged AS (
-                SELECT c.participant_key
-                  FROM incentives.earnings_changes AS c
-                 WHERE c.participant_key IS NOT NULL
-                 GROUP BY c.participant_key
-                 ORDER BY min(c.logged_at), c.participant_key COLLATE "C"
-                 LIMIT v_limit),
-            consumed AS (
+            -- first; the others' rows stay for the next run.  Read
+            -- through the log's participant index, one participant to the
+            -- next and the first entry of each, not the whole log (which
+            -- grows while writers outpace the runs).
+            WITH RECURSIVE logged AS (
+                SELECT (SELECT min(c.participant_key) FROM incentives.earnings_changes AS c) AS participant_key
+                UNION ALL
+                SELECT (SELECT min(c.participant_key) FROM incentives.earnings_changes AS c
+                         WHERE c.participant_key > l.participant_key)
+                  FROM logged AS l
+                 WHERE l.participant_key IS NOT NULL)
+            SELECT array_agg(f.participant_key)
+              INTO v_first
+              FROM (SELECT l.participant_key
+                      FROM logged AS l
+                     WHERE l.participant_key IS NOT NULL
+                     ORDER BY (SELECT min(c.logged_at) FROM incentives.earnings_changes AS c
+                                WHERE c.participant_key = l.participant_key),
+                              l.participant_key COLLATE "C"
+                     LIMIT v_limit) AS f;
+            WITH consumed AS (
                 DELETE FROM incentives.earnings_changes AS c
-                 WHERE c.participant_key IN (SELECT f.participant_key FROM first_logged AS f)
+                 WHERE c.participant_key = ANY (v_first)
                 RETURNING c.participant_key)
             SELECT false, array_agg(DISTINCT c.participant_key COLLATE "C")
               INTO v_everyone, v_changed

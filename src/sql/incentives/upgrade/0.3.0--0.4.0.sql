@@ -247,3 +247,11 @@ SELECT pg_temp.update_grant_like('TABLE', 'incentives.refresh_locks', 'TABLE', '
 ALTER TABLE incentives.earnings_changes ADD COLUMN logged_at timestamptz NOT NULL DEFAULT pg_catalog.now();
 COMMENT ON COLUMN incentives.earnings_changes.logged_at IS
   'Start of the transaction that logged the change; a changed_only refresh under incentives.changed_only_limit takes the participants logged first';
+-- The change log by participant: a changed_only refresh under
+-- incentives.changed_only_limit finds each participant's first entry and
+-- deletes the entries of those it takes without reading the whole log,
+-- which grows while writers outpace the runs (docs/lifecycle.md,
+-- changed_only => true).
+CREATE INDEX earnings_changes_participant_idx ON incentives.earnings_changes (participant_key, logged_at);
+COMMENT ON INDEX incentives.earnings_changes_participant_idx IS
+  'Each participant''s entries in the order they were logged: a changed_only refresh under incentives.changed_only_limit reads the first of each and deletes those of the participants it takes';
