@@ -31,10 +31,10 @@
 #
 # then the live job (pg_cron): the cost of an idle changed_only call (1,000
 # in one session), the writers' insert rate (pgbench, BENCH_LIVE_CLIENTS
-# clients for BENCH_LIVE_SECONDS, with bench/load/insert.sql) without and
-# with the recipe's job, and insert -> visible in incentives.earnings (p50,
-# p99) over BENCH_LIVE_INSERTS inserts, one a second, with the job at its
-# shortest interval;
+# clients, with bench/load/insert.sql) without and with the recipe's job,
+# in alternating windows of BENCH_LIVE_SECONDS in all for each, and insert
+# -> visible in incentives.earnings (p50, p99) over BENCH_LIVE_INSERTS
+# inserts, one a second, with the job at its shortest interval;
 #
 # and reports medians (wall time, and the backend's CPU time): refresh /
 # calculate (target <= 2.5), jobs => J /
@@ -121,8 +121,8 @@ median() {
 # seconds' with pg_cron 1.5 and later, every minute with 1.4).  Prints its
 # lines into $BENCH_OUT/lifecycle-live-N.txt.
 live() {
-    local n=$1 version schedule interval limit writers_schedule writers_limit command job
-    local calls=1000 i deadline poller left writers_from job_runs tps_without tps_with
+    local n=$1 version schedule interval limit writers_schedule writers_limit window command job
+    local calls=1000 i deadline poller left writers_from job_runs pairs order w tps tps_without tps_with
     q "CREATE EXTENSION IF NOT EXISTS pg_cron" >/dev/null
     version=$(q "SELECT extversion FROM pg_extension WHERE extname = 'pg_cron'")
     # the writers run beside the job of docs/analyst-guide.md (every 5
@@ -130,9 +130,9 @@ live() {
     # the inserts are timed with the job at pg_cron's shortest interval,
     # as many participants a run at most as the interval has seconds
     if [ "$(q "SELECT (regexp_match('$version', '^(\d+)\.(\d+)'))::int[] >= '{1,5}'")" = t ]; then
-        schedule='1 seconds' interval=1 limit=1 writers_schedule='5 seconds' writers_limit=5
+        schedule='1 seconds' interval=1 limit=1 writers_schedule='5 seconds' writers_limit=5 window=10
     else
-        schedule='* * * * *' interval=60 limit=60 writers_schedule='* * * * *' writers_limit=60
+        schedule='* * * * *' interval=60 limit=60 writers_schedule='* * * * *' writers_limit=60 window=60
     fi
     "${PSQL[@]}" -c "CALL incentives.refresh_earnings(changed_only => true)" -c "VACUUM ANALYZE"
 
@@ -140,21 +140,41 @@ live() {
     for i in $(seq "$calls"); do echo "CALL incentives.refresh_earnings(changed_only => true);"; done >"$BENCH_OUT/idle.sql"
     record "$n" live_idle_x1000 1 "$(ms -f "$BENCH_OUT/idle.sql")"
 
-    log "N=$n: live: writers ($BENCH_LIVE_CLIENTS clients, $BENCH_LIVE_SECONDS s) without the job"
-    tps_without=$(pgbench -n -c "$BENCH_LIVE_CLIENTS" -j 2 -T "$BENCH_LIVE_SECONDS" -D participants="$participants" \
-                      -f bench/load/insert.sql | awk '/^tps/ { print $3; exit }')
-    "${PSQL[@]}" -c "CALL incentives.refresh_earnings(changed_only => true)" -c "VACUUM ANALYZE incentives.transactions"
-
+    # The writers' rate with and without the job, in windows of $window
+    # seconds (two of the job's runs; one with pg_cron 1.4), by pairs in the
+    # order without-with, with-without, ... until each has
+    # BENCH_LIVE_SECONDS: one window's rate moves by a fifth with the
+    # disk's flushes and checkpoints, and the order cancels a drift.
     command="SET incentives.changed_only_limit = $writers_limit; CALL incentives.refresh_earnings(changed_only => true)"
-    job=$(q "SELECT cron.schedule('incentives-live', '$writers_schedule', \$\$$command\$\$)")
-    log "N=$n: live: writers with the job (pg_cron $version, every '$writers_schedule', changed_only_limit $writers_limit)"
+    pairs=$(( (BENCH_LIVE_SECONDS + window - 1) / window ))
+    [ "$pairs" -ge 2 ] || pairs=2
+    log "N=$n: live: writers ($BENCH_LIVE_CLIENTS clients), $pairs windows of $window s without and $pairs beside the job (pg_cron $version, every '$writers_schedule', changed_only_limit $writers_limit)"
+    "${PSQL[@]}" -c "CALL incentives.refresh_earnings(changed_only => true)" -c "VACUUM ANALYZE incentives.transactions"
     writers_from=$(q "SELECT clock_timestamp()")
-    tps_with=$(pgbench -n -c "$BENCH_LIVE_CLIENTS" -j 2 -T "$BENCH_LIVE_SECONDS" -D participants="$participants" \
-                   -f bench/load/insert.sql | awk '/^tps/ { print $3; exit }')
+    : >"$BENCH_OUT/live-writers-$n.txt"
+    for i in $(seq "$pairs"); do
+        if [ $((i % 2)) = 1 ]; then order="without with"; else order="with without"; fi
+        for w in $order; do
+            if [ "$w" = with ]; then
+                job=$(q "SELECT cron.schedule('incentives-live', '$writers_schedule', \$\$$command\$\$)")
+            fi
+            tps=$(pgbench -n -c "$BENCH_LIVE_CLIENTS" -j 2 -T "$window" -D participants="$participants" \
+                      -f bench/load/insert.sql | awk '/^tps/ { print $3; exit }')
+            if [ "$w" = with ]; then
+                # unscheduled, and its run finished before the next window
+                q "SELECT cron.unschedule($job)" >/dev/null
+                while [ "$(q "SELECT count(*) FROM pg_stat_activity
+                               WHERE pid <> pg_backend_pid() AND state = 'active' AND query = \$\$$command\$\$")" != 0 ]; do
+                    sleep 0.1
+                done
+            fi
+            echo "$w $tps" >>"$BENCH_OUT/live-writers-$n.txt"
+        done
+    done
+    tps_without=$(awk '$1 == "without" { s += $2; c++ } END { print s / c }' "$BENCH_OUT/live-writers-$n.txt")
+    tps_with=$(awk '$1 == "with" { s += $2; c++ } END { print s / c }' "$BENCH_OUT/live-writers-$n.txt")
     # what the writers left for the job, then caught up at once (the job
-    # would take it $writers_limit participants a run): unscheduled, the
-    # job's last run finishes, and a refresh without a limit takes the rest
-    q "SELECT cron.unschedule($job)" >/dev/null
+    # would take it $writers_limit participants a run)
     left=$(q "SELECT count(DISTINCT participant_key) FROM incentives.earnings_changes")
     job_runs=$(q "SELECT format('%s runs of the job during the writers, %s participants each at most, %s s each at most',
                                 count(*), max(participants), round(extract(epoch FROM max(finished_at - started_at)), 1))
@@ -209,9 +229,10 @@ live() {
         awk -v t="$(median "$n" live_idle_x1000)" -v c="$calls" 'BEGIN {
             printf "idle changed_only refresh: %.2f ms a call (%d calls in one psql session, over a socket)\n", t / c, c
         }'
-        awk -v a="$tps_without" -v b="$tps_with" -v c="$BENCH_LIVE_CLIENTS" -v s="$BENCH_LIVE_SECONDS" 'BEGIN {
-            printf "writers (pgbench, %d clients, %d s, bench/load/insert.sql): %.0f inserts/s without the job, %.0f with it: %.0f%% (target >= 90%%)\n", c, s, a, b, b * 100 / a
+        awk -v a="$tps_without" -v b="$tps_with" -v c="$BENCH_LIVE_CLIENTS" -v p="$pairs" -v w="$window" 'BEGIN {
+            printf "writers (pgbench, %d clients, bench/load/insert.sql, mean of %d windows of %d s each): %.0f inserts/s without the job, %.0f with it: %.0f%% (target >= 90%%)\n", c, p, w, a, b, b * 100 / a
         }'
+        echo "the windows in order: $(tr '\n' ' ' <"$BENCH_OUT/live-writers-$n.txt")"
         echo "the job beside the writers: $job_runs; $left of $participants participants still logged when the writers stopped"
         q "SELECT format('insert -> visible in incentives.earnings, %s inserts: p50 %s s, p99 %s s, max %s s; %s never seen',
                          count(*),
