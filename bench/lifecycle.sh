@@ -156,7 +156,14 @@ live() {
         if [ $((i % 2)) = 1 ]; then order="without with"; else order="with without"; fi
         for w in $order; do
             if [ "$w" = with ]; then
+                # scheduled, and the window starts with its first run (pg_cron
+                # takes up to an interval to start it): the job's whole load
                 job=$(q "SELECT cron.schedule('incentives-live', '$writers_schedule', \$\$$command\$\$)")
+                deadline=$((SECONDS + 2 * window + 30))
+                while [ "$(q "SELECT count(*) FROM cron.job_run_details WHERE jobid = $job")" = 0 ] \
+                      && [ "$SECONDS" -lt "$deadline" ]; do
+                    sleep 0.1
+                done
             fi
             tps=$(pgbench -n -c "$BENCH_LIVE_CLIENTS" -j 2 -T "$window" -D participants="$participants" \
                       -f bench/load/insert.sql | awk '/^tps/ { print $3; exit }')
