@@ -368,6 +368,19 @@ BuildLeaves(Shared *shared, int share)
 }
 
 /*
+ * CancelSleepAtDetach: the writer's sleep on the segment's condition
+ * variable cancelled while the segment is still mapped.  A writer ended
+ * while it waits in AwaitBuilds (a SIGTERM from the backend, between its
+ * transactions) would otherwise cancel it at process exit, after the
+ * segment is gone.
+ */
+static void
+CancelSleepAtDetach(dsm_segment *seg, Datum arg)
+{
+	(void) ConditionVariableCancelSleep();
+}
+
+/*
  * incentives_refresh_writer: a background writer's entry (arg: the
  * segment's handle; bgw_extra: its number).  An error is copied into its
  * slot for the backend, then ends the process, which rolls its
@@ -395,6 +408,7 @@ incentives_refresh_writer(Datum arg)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("a refresh writer found its refresh gone")));
+	on_dsm_detach(seg, CancelSleepAtDetach, (Datum) 0);
 	toc = shm_toc_attach(SEGMENT_MAGIC, dsm_segment_address(seg));
 	if (toc == NULL)
 		elog(ERROR, "a refresh writer's segment is not its refresh's");
