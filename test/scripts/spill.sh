@@ -18,6 +18,7 @@
 #    without their run_id and calculated_at).
 # 2. The pages were used: the DEBUG1 message of the unit read from a file
 #    comes with 64kB and not with the default.
+# 3. So do the parts of a batch split as it is read back (DEBUG1 too).
 set -euo pipefail
 DB=${TEST_DB:-incentives_spill}
 COPIES=${COPIES:-150}
@@ -76,17 +77,27 @@ else
   fail "refresh_earnings(): $diff rows differ with work_mem 64kB"
 fi
 
+# debug_lines WORK_MEM PATTERN: the DEBUG1 lines of a calculation that match
 debug_lines() {
   psql_db -c "SET client_min_messages = debug1" -c "SET work_mem = '$1'" \
     -c "SELECT count(*) FROM incentives.incentive_calculate()" 2>&1 >/dev/null |
-    grep -c 'are read in pages from a temporary file' || true
+    grep -c "$2" || true
 }
-paged=$(debug_lines 64kB)
-unpaged=$(debug_lines 4MB)
+paged=$(debug_lines 64kB 'are read in pages from a temporary file')
+unpaged=$(debug_lines 4MB 'are read in pages from a temporary file')
 if [ "$paged" -gt 0 ] && [ "$unpaged" -eq 0 ]; then
   ok "units read in pages: $paged with work_mem 64kB, none with 4MB"
 else
   fail "units read in pages: $paged with work_mem 64kB, $unpaged with 4MB"
+fi
+# 3. A batch over work_mem when read back is split into parts (the rows of
+#    step 1 came through them), and none is with the default.
+split=$(debug_lines 64kB "of the calculation's records is read in")
+unsplit=$(debug_lines 4MB "of the calculation's records is read in")
+if [ "$split" -gt 0 ] && [ "$unsplit" -eq 0 ]; then
+  ok "batches read in parts: $split with work_mem 64kB, none with 4MB"
+else
+  fail "batches read in parts: $split with work_mem 64kB, $unsplit with 4MB"
 fi
 
 finish spill

@@ -20,6 +20,7 @@
 
 #define CHUNK_SIZE		(64 * 1024)
 #define MAX_BATCHES		4096
+#define MAX_PARTS		64
 
 typedef struct Chunk
 {
@@ -52,6 +53,11 @@ struct TxnStore
 	bool		grow;			/* doubling still helps */
 	bool		fixed;			/* the caller names each record's batch */
 	BufFile   **files;			/* per batch, NULL until written */
+	Size	   *bytes;			/* per batch, bytes written to its file */
+	BufFile    *parts[MAX_PARTS];	/* the batch in memory's parts, when split */
+	int			nparts;
+	int			nextpart;		/* the part to load next */
+	bool		splitting;		/* the batch being loaded goes to its parts */
 	Chunk	   *head;
 	Chunk	   *tail;
 	uint64		in_memory;		/* records in the chunks */
@@ -108,6 +114,7 @@ Spill(TxnStore *s, int b, const RecordHeader *rec)
 		MemoryContextSwitchTo(old);
 	}
 	BufFileWrite(s->files[b], (void *) rec, rec->len);
+	s->bytes[b] += rec->len;
 }
 
 /*
@@ -160,11 +167,16 @@ static void
 SetBatches(TxnStore *s, int n)
 {
 	if (s->files == NULL)
+	{
 		s->files = MemoryContextAllocZero(s->context, sizeof(BufFile *) * n);
+		s->bytes = MemoryContextAllocZero(s->context, sizeof(Size) * n);
+	}
 	else
 	{
 		s->files = repalloc(s->files, sizeof(BufFile *) * n);
 		memset(s->files + s->nbatch, 0, sizeof(BufFile *) * (n - s->nbatch));
+		s->bytes = repalloc(s->bytes, sizeof(Size) * n);
+		memset(s->bytes + s->nbatch, 0, sizeof(Size) * (n - s->nbatch));
 	}
 	s->nbatch = n;
 }
@@ -217,7 +229,10 @@ IncreaseBatches(TxnStore *s)
 /*
  * Keep: a record of the batch in memory: appended, the batches doubled
  * when memory passes the limit, and the batch sent to its file whole when
- * doubling cannot bring it under (txn_store_allow_overflow).
+ * doubling cannot bring it under (txn_store_allow_overflow).  Once the
+ * batches are handed out, a store that allows it sends the batch to its
+ * file at once: a doubling then would write again half of every batch
+ * still to come.
  */
 static void
 Keep(TxnStore *s, const RecordHeader *rec)
@@ -230,10 +245,74 @@ Keep(TxnStore *s, const RecordHeader *rec)
 	Append(s, rec);
 	if (s->used > s->limit)
 	{
-		IncreaseBatches(s);
+		if (!(s->started && s->may_overflow))
+			IncreaseBatches(s);
 		if (s->used > s->limit && s->may_overflow)
 			Overflow(s, NULL);
 	}
+}
+
+/*
+ * PartOf: the part of a split batch that a hash goes to, from the bits
+ * above those that name its batch.
+ */
+static inline int
+PartOf(const TxnStore *s, uint32 hash)
+{
+	return (int) ((pg_rotate_right32(hash, 16) >> pg_leftmost_one_pos32(s->nbatch)) &
+				  (uint32) (s->nparts - 1));
+}
+
+/* WritePart: a record into its part's file. */
+static void
+WritePart(TxnStore *s, const RecordHeader *rec)
+{
+	int			p = PartOf(s, rec->hash);
+
+	if (s->parts[p] == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(s->context);
+
+		s->parts[p] = BufFileCreateTemp(false);
+		MemoryContextSwitchTo(old);
+	}
+	BufFileWrite(s->parts[p], (void *) rec, rec->len);
+}
+
+/*
+ * Split: the batch being loaded passed the limit; its records go to parts
+ * by further bits of their hash, enough parts for each to be about half
+ * the limit (file_bytes is what the batch's file held), those in memory
+ * first.  The parts are then loaded one after the other (NextPart).  A
+ * doubling would write half of every batch still to come again; a split
+ * writes this batch's records once more.
+ */
+static void
+Split(TxnStore *s, Size file_bytes)
+{
+	Chunk	   *c;
+
+	s->nparts = 2;
+	while (s->nparts < MAX_PARTS && (Size) s->nparts * s->limit < 2 * file_bytes)
+		s->nparts *= 2;
+	s->nextpart = 0;
+	s->splitting = true;
+	for (c = s->head; c; c = c->next)
+	{
+		Size		off = 0;
+
+		while (off < c->used)
+		{
+			RecordHeader *rec = (RecordHeader *) ((char *) c + CHUNK_HEADER + off);
+
+			WritePart(s, rec);
+			off += rec->len;
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+	FreeChunks(s);
+	elog(DEBUG1, "a batch of %zu bytes of the calculation's records is read in %d parts (work_mem %d kB)",
+		 file_bytes, s->nparts, work_mem);
 }
 
 /* txn_store_create: an empty store (see txn_store.h). */
@@ -327,16 +406,18 @@ txn_store_put_built(TxnStore *s, uint32 hash, Size len)
 		Spill(s, b, rec);
 }
 
-/* LoadBatch: read batch b's file into memory, passing on later records. */
+/*
+ * LoadFile: read a file of batch b's records into memory, passing on
+ * records of later batches; split (Split) when the batch passes the limit
+ * and splitting is allowed.
+ */
 static void
-LoadBatch(TxnStore *s, int b)
+LoadFile(TxnStore *s, BufFile *file, int b, bool split, Size file_bytes)
 {
-	BufFile    *file = s->files[b];
 	RecordHeader header;
 	char	   *rec = NULL;
 	Size		cap = 0;
 
-	s->files[b] = NULL;
 	if (BufFileSeek(file, 0, 0, SEEK_SET) != 0)
 		ereport(ERROR,
 				(errcode_for_file_access(),
@@ -364,15 +445,57 @@ LoadBatch(TxnStore *s, int b)
 					(errcode_for_file_access(),
 					 errmsg("could not read a temporary file of the calculation")));
 		to = s->fixed ? b : BatchOf(s, header.hash);
-		if (to == b)
+		if (to != b)
+			Spill(s, to, (RecordHeader *) rec);
+		else if (s->splitting)
+			WritePart(s, (RecordHeader *) rec);
+		else if (!split)
 			Keep(s, (RecordHeader *) rec);
 		else
-			Spill(s, to, (RecordHeader *) rec);
+		{
+			Append(s, (RecordHeader *) rec);
+			if (s->used > s->limit)
+				Split(s, file_bytes);
+		}
 		CHECK_FOR_INTERRUPTS();
 	}
 	BufFileClose(file);
 	if (rec)
 		pfree(rec);
+}
+
+/*
+ * LoadBatch: batch b's file into memory; a batch of a store that doubles
+ * (not txn_store_create_fixed) is split when it passes the limit.
+ */
+static void
+LoadBatch(TxnStore *s, int b)
+{
+	BufFile    *file = s->files[b];
+
+	s->files[b] = NULL;
+	LoadFile(s, file, b, !s->fixed, s->bytes[b]);
+	s->bytes[b] = 0;
+	s->splitting = false;
+}
+
+/* NextPart: load the next part of the split batch in memory; false after the last. */
+static bool
+NextPart(TxnStore *s)
+{
+	while (s->nextpart < s->nparts)
+	{
+		BufFile    *file = s->parts[s->nextpart];
+
+		s->parts[s->nextpart++] = NULL;
+		if (file != NULL)
+		{
+			LoadFile(s, file, s->curbatch, false, 0);
+			return true;
+		}
+	}
+	s->nparts = 0;
+	return false;
 }
 
 /* txn_store_next_batch: the next batch in memory; false after the last. */
@@ -392,11 +515,15 @@ txn_store_next_batch(TxnStore *s)
 		s->overflow = NULL;
 		s->in_overflow = 0;
 	}
+	if (s->nparts > 0 && NextPart(s))
+		return true;
 	while (++s->curbatch < s->nbatch)
 	{
 		if (s->files[s->curbatch] != NULL)
 		{
 			LoadBatch(s, s->curbatch);
+			if (s->nparts > 0)
+				NextPart(s);
 			return true;
 		}
 	}
@@ -533,6 +660,9 @@ txn_store_end(TxnStore *s)
 	for (b = 0; b < s->nbatch; b++)
 		if (s->files[b])
 			BufFileClose(s->files[b]);
+	for (b = 0; b < s->nparts; b++)
+		if (s->parts[b])
+			BufFileClose(s->parts[b]);
 	if (s->overflow)
 		BufFileClose(s->overflow);
 	MemoryContextDelete(s->context);

@@ -15,7 +15,11 @@
  * whatever the input's size).  Then txn_store_next_batch loads the
  * batches one after the other (batch 0 first, already there); a record
  * written before the number of batches grew is passed on to its later
- * batch as its file is read.  Records of one hash are never split, so a
+ * batch as its file is read.  A batch that passes the limit as it is loaded
+ * (after the input) is split instead: its records go to parts by further
+ * bits of their hash, each about half the limit, and the parts are handed
+ * out one after the other as batches of their own, so that only that
+ * batch is written again.  Records of one hash are never split, so a
  * batch may exceed the limit when one hash has more than the limit (one
  * participant's transactions); in a store that allows it
  * (txn_store_allow_overflow), such a batch goes to a file of its own
