@@ -73,3 +73,25 @@ SELECT v.n, count(*)
                                               as_of => v.t) e
  GROUP BY 1 ORDER BY 1;
 ROLLBACK;
+
+-- An invalidation of the reference tables that arrives in the middle of a
+-- call (here an ANALYZE of incentives.offers run for each transaction
+-- read, as autovacuum's would arrive when the call takes a lock) leaves
+-- the engine that call is using in place: the rows equal a plain call's,
+-- and the next call builds a new engine.  make valgrind-regress shows no
+-- read of freed memory.
+CREATE FUNCTION pg_temp.analyze_offers(participant_key text) RETURNS text
+LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+    ANALYZE incentives.offers;
+    RETURN participant_key;
+END
+$$;
+CREATE TEMP VIEW analyzing_transactions AS
+SELECT transaction_id, pg_temp.analyze_offers(participant_key) AS participant_key,
+       transaction_type, transaction_date, sku_key, quantity, uom_key, amount
+  FROM incentives.transactions;
+SELECT count(*), sum(incentive_amount) FROM incentives.incentive_calculate();
+SELECT count(*), sum(incentive_amount)
+  FROM incentives.incentive_calculate(transactions => 'analyzing_transactions');
+SELECT count(*), sum(incentive_amount) FROM incentives.incentive_calculate();

@@ -41,6 +41,7 @@ typedef struct Cached
 	Oid			userid;
 	char	   *offer_keys;		/* NULL: every offer */
 	SnapshotKey snapshot;
+	bool		stale;			/* the reference data changed: never handed out again */
 } Cached;
 
 static Cached *cached = NULL;
@@ -60,7 +61,13 @@ pg_engine_cache_reset(void)
 	}
 }
 
-/* RelcacheChanged: a relcache invalidation; drop the engine for ours. */
+/*
+ * RelcacheChanged: a relcache invalidation; the engine marked stale for
+ * ours.  It is not freed here: an invalidation arrives whenever the
+ * backend takes a lock, in the middle of a calculation that uses the
+ * engine (an ANALYZE of incentives.offers by autovacuum is one).  The next
+ * call's lookup frees it.
+ */
 static void
 RelcacheChanged(Datum arg, Oid relid)
 {
@@ -70,13 +77,13 @@ RelcacheChanged(Datum arg, Oid relid)
 		return;
 	if (relid == InvalidOid)
 	{
-		pg_engine_cache_reset();
+		cached->stale = true;
 		return;
 	}
 	for (i = 0; i < (int) lengthof(reference_oids); i++)
 		if (reference_oids[i] == relid)
 		{
-			pg_engine_cache_reset();
+			cached->stale = true;
 			return;
 		}
 }
@@ -155,6 +162,8 @@ pg_engine_cache_lookup(const char *offer_keys)
 		return NULL;
 	/* a change this backend made reaches RelcacheChanged through here */
 	AcceptInvalidationMessages();
+	if (cached != NULL && cached->stale)
+		pg_engine_cache_reset();
 	if (cached == NULL ||
 		cached->userid != GetUserId() ||
 		(cached->offer_keys == NULL) != (offer_keys == NULL) ||
