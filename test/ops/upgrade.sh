@@ -125,11 +125,12 @@ done
 [ "$walks" -gt 0 ] || fail "no upgrade path was walked"
 
 # The update refuses nothing it finds stored (docs/backup-and-upgrade.md,
-# Upgrade): a database of the latest released version holding what 0.4.0
-# refuses on a write (test/ops/dataset_legacy.psql) updates with a NOTICE
-# for each, and its dump restores completely (custom format in one session
-# and in parallel, and plain), every table as it was (test/ops/digest.sql).
-last=$(ls src/sql/released/ | sed -n "s/^incentives--[^-]*--\([^-]*\)\.sql$/\1/p" | sort -V | tail -n 1)
+# Upgrade): a database of 0.3.0, the last version before 0.4.0's checks,
+# holding what 0.4.0 refuses on a write (test/ops/dataset_legacy.psql)
+# updates to the current version with a NOTICE for each, and its dump
+# restores completely (custom format in one session and in parallel, and
+# plain), every table as it was (test/ops/digest.sql).
+last=0.3.0
 current=$(sed -n "s/^default_version *= *'\([^']*\)'.*/\1/p" incentives.control)
 if [ "$last" != "$current" ]; then
 	db=upg_legacy
@@ -165,11 +166,10 @@ if [ "$last" != "$current" ]; then
 	echo "check-upgrade: incentives $last -> $current with stored keys, enrollments and rates 0.4.0 refuses: $(grep -c '^NOTICE: .*: stored before' "$work/legacy.notices") NOTICEs, restored completely (custom, parallel, plain)"
 fi
 
-# A ledger the latest released version let lock (docs/lifecycle.md,
-# Statements dated in the future; test/ops/ledger_legacy.psql): the update
-# keeps it, computes the lines' kind and offer_version, and reports the
-# statement and the accrual dated in the future; voided by appending, the
-# ledger goes on.
+# A ledger 0.3.0 let lock (docs/lifecycle.md, Statements dated in the
+# future; test/ops/ledger_legacy.psql): the update keeps it, computes the
+# lines' kind and offer_version, and reports the statement and the accrual
+# dated in the future; voided by appending, the ledger goes on.
 if [ "$last" != "$current" ]; then
 	db=upg_ledger
 	recreate $db

@@ -1,0 +1,13 @@
+-- incentives 0.4.0 -> 0.5.0: what changes in schemas, tables and types,
+-- and the 0.4.0 objects that cannot be changed in place.  The update
+-- script is src/sql/update_begin.sql, this file, the code parts (every
+-- function, procedure and view of 0.5.0, created or replaced in place;
+-- triggers and policies created again), 0.4.0--0.5.0.finish.sql if there
+-- is one, then src/sql/update_end.sql (the Makefile).  A fresh install
+-- runs the released scripts up to 0.4.0 and then this same update script,
+-- so this file is where 0.5.0's tables and types are defined.  How a
+-- feature adds a table, a column of incentives.earning or a column of a
+-- function's result, and what to do when a signature must change:
+-- docs/architecture.md, Install and upgrade scripts.  What the update does
+-- to each object a user can depend on: docs/backup-and-upgrade.md,
+-- Upgrade (keep it listed there).

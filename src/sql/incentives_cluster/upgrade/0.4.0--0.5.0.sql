@@ -1,0 +1,8 @@
+-- incentives_cluster 0.4.0 -> 0.5.0: what changes in schemas and types,
+-- and the 0.4.0 objects that cannot be changed in place.  The update
+-- script is src/sql/update_begin.sql, this file, the code parts (every
+-- function and procedure of 0.5.0, created or replaced in place), then
+-- src/sql/update_end.sql (the Makefile).  A result type the shards' type
+-- gains a column (incentives.earning, incentives.tier_progress_row, ...)
+-- gains it here too, with the same ALTER TYPE ... ADD ATTRIBUTE
+-- (docs/architecture.md, Install and upgrade scripts).
