@@ -12,7 +12,8 @@
 --     (docs/operations.md, Concurrency);
 --   * every entry point runs the same under a hostile search_path (a
 --     writable schema before pg_catalog whose domains and operators call a
---     trap function): no call of the trap.
+--     trap function): no call of the trap; every routine but the three
+--     procedures that commit pins search_path.
 -- Run by pg_prove as a superuser; everything is rolled back.
 \ir ../sql/pgtap_begin.psql
 TRUNCATE incentives.offers, incentives.transactions, incentives.skus,
@@ -73,6 +74,15 @@ CREATE FUNCTION evil.numeric_add(pg_catalog.numeric, pg_catalog.numeric) RETURNS
   'SELECT CASE WHEN evil.trap($1) THEN pg_catalog.numeric_add($1, $2) END';
 CREATE OPERATOR evil.+ (LEFTARG = pg_catalog.numeric, RIGHTARG = pg_catalog.numeric, FUNCTION = evil.numeric_add);
 
+-- audit.std carries a field no object defines, stored under 'warning':
+-- a write of it, and offer_error(), read its stored version (a field it
+-- already has is kept), through a query of the C validation
+SET client_min_messages = error;
+SET incentives.unknown_offer_fields = 'warning';
+UPDATE incentives.offers SET document = document || '{"legacy_note": "kept"}' WHERE offer_key = 'audit.std';
+RESET incentives.unknown_offer_fields;
+RESET client_min_messages;
+
 -- every entry point, each under the hostile path, first in the session
 -- (PL/pgSQL keeps what a body resolved for the session); the trap must
 -- never run
@@ -111,7 +121,18 @@ SELECT is(pg_temp.trapped('postgres', q), 0, 'no trap under a hostile search_pat
                ('SELECT pg_catalog.count(*) FROM incentives.forecast(''2026-06-30'')'),
                ('SELECT pg_catalog.count(*) FROM incentives.offer_warnings()'),
                ('SELECT pg_catalog.count(*) FROM incentives.program_skus()'),
-               ('SELECT pg_catalog.count(*) FROM incentives.transaction_warnings()')) AS e(q);
+               ('SELECT pg_catalog.count(*) FROM incentives.transaction_warnings()'),
+               ('UPDATE incentives.offers SET document = document WHERE offer_key OPERATOR(pg_catalog.=) ''audit.std'''),
+               ('SELECT incentives.offer_error(o.document) FROM incentives.offers AS o'),
+               ('SELECT pg_catalog.count(*) FROM incentives.offer_warnings'),
+               ('SELECT pg_catalog.count(*) FROM incentives.programs'),
+               ('SELECT pg_catalog.count(*) FROM incentives.program_rates'),
+               ('INSERT INTO incentives.participant_groups VALUES (''retailer_009'', ''chain_9'', ''2026-01-01'', NULL)')) AS e(q);
+-- and as an admin who is not the table's owner
+SELECT is(pg_temp.trapped('manager_carol', q), 0, 'no trap for an admin under a hostile search_path: ' || q)
+  FROM (VALUES ('UPDATE incentives.offers SET document = document WHERE offer_key OPERATOR(pg_catalog.=) ''audit.std'''),
+               ('SELECT incentives.offer_error(o.document) FROM incentives.offers AS o'),
+               ('INSERT INTO incentives.skus (sku_key, uom_key) VALUES (''s9'', ''gal'')')) AS e(q);
 -- and as a reader of two members of the chain (the group read as owner)
 SELECT is(pg_temp.trapped('analyst_alice', q), 0, 'no trap for a reader under a hostile search_path: ' || q)
   FROM (VALUES ('SELECT pg_catalog.count(*) FROM incentives.incentive_calculate()'),
@@ -238,6 +259,18 @@ SELECT is((SELECT array_agg(p.oid::regprocedure::text ORDER BY 1)
               AND p.prosrc ~ 'pg_advisory(_xact)?_lock(_shared)?\s*\(\s*(pg_catalog\.)?hashtext\(''incentives\.(earnings|statements|accruals|calculation_runs)'''),
           NULL,
           'no job takes an advisory lock on a key any role could hold');
+
+-- Every routine pins search_path (docs/security.md, Principles), but the
+-- procedures that commit, which qualify every name of their bodies instead.
+SELECT is((SELECT array_agg(p.oid::regprocedure::text ORDER BY 1)
+             FROM pg_proc AS p
+            WHERE p.pronamespace IN ('incentives'::regnamespace, 'incentives_internal'::regnamespace)
+              AND p.oid NOT IN ('incentives.refresh_earnings(text,regclass,integer,text,boolean,integer)'::regprocedure,
+                                'incentives.settle(date,text,regclass)'::regprocedure,
+                                'incentives.accrue(date,regclass)'::regprocedure)
+              AND NOT COALESCE(p.proconfig @> ARRAY['search_path=pg_catalog, pg_temp'], false)),
+          NULL,
+          'every routine but the procedures that commit pins search_path = pg_catalog, pg_temp');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -95,9 +95,11 @@ StoredDocument(const char *offer_key, bool *restoring)
 	nulls[0] = offer_key ? ' ' : 'n';
 	SPI_connect();
 	if (SPI_execute_with_args("SELECT incentives_internal.restoring(), COALESCE("
-							  "(SELECT o.document FROM incentives.offers AS o WHERE o.offer_key = $1),"
+							  "(SELECT o.document FROM incentives.offers AS o"
+							  "  WHERE o.offer_key OPERATOR(pg_catalog.=) $1),"
 							  "(SELECT v.document FROM incentives.offer_versions AS v"
-							  "  WHERE v.offer_key = $1 ORDER BY v.version DESC LIMIT 1))",
+							  "  WHERE v.offer_key OPERATOR(pg_catalog.=) $1"
+							  "  ORDER BY v.version DESC LIMIT 1))",
 							  1, argtypes, args, nulls, true, 1) != SPI_OK_SELECT ||
 		SPI_processed != 1)
 		elog(ERROR, "reading the stored offer \"%s\" failed", offer_key ? offer_key : "");

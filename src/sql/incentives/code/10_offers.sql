@@ -5,14 +5,16 @@
 CREATE OR REPLACE FUNCTION incentives.offer_error(document jsonb)
 RETURNS text
 AS 'MODULE_PATHNAME', 'incentives_offer_error'
-LANGUAGE C STABLE STRICT PARALLEL SAFE;
+LANGUAGE C STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives.offer_error(jsonb) IS
   'Checks an offer document against every rule a write does (unknown fields under incentives.unknown_offer_fields, a percent above 100), over the offer''s stored version if any; NULL when it may be stored, else the message the offers table would raise';
 
 CREATE OR REPLACE FUNCTION incentives_internal.offers_validate()
 RETURNS trigger
 AS 'MODULE_PATHNAME', 'incentives_offers_validate'
-LANGUAGE C;
+LANGUAGE C
+SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives_internal.offers_validate() IS
   'Trigger: rejects an invalid offer document with SQLSTATE 22023, naming the offer and the JSON path';
 
@@ -32,14 +34,16 @@ COMMENT ON TRIGGER offers_validate ON incentives.offers IS 'Validates every offe
 CREATE OR REPLACE FUNCTION incentives.offer_fields()
 RETURNS TABLE (object text, field text)
 AS 'MODULE_PATHNAME', 'incentives_offer_fields'
-LANGUAGE C IMMUTABLE PARALLEL SAFE;
+LANGUAGE C IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives.offer_fields() IS
   'Every object of an offer document (and of the request of incentives.calculate(jsonb)) with the fields it defines, besides the annotation fields label, description and name (and the offer''s metadata): any other field is refused when a document is written (docs/reference.md, Fields of every object)';
 
 CREATE OR REPLACE FUNCTION incentives_internal.offer_findings(document jsonb)
 RETURNS TABLE (path text, code text, message text)
 AS 'MODULE_PATHNAME', 'incentives_offer_findings'
-LANGUAGE C STABLE STRICT PARALLEL SAFE;
+LANGUAGE C STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives_internal.offer_findings(jsonb) IS
   'offer_warnings helper: what an offer document says alone that is legal but likely wrong (unknown_field: a field no object defines, with the field meant; implausible_rate: a percent rate above 25 or below 0.1, or a percent tier more than 4 times the next lower one), each at its JSON path; an invalid document is an error (22023)';
 
@@ -48,13 +52,15 @@ RETURNS TABLE (path text, kind text, role text, sku_key text, transaction_type t
                period_key text, start_date date, end_date date, from_uom text,
                per_unit boolean)
 AS 'MODULE_PATHNAME', 'incentives_offer_references'
-LANGUAGE C STABLE STRICT PARALLEL SAFE;
+LANGUAGE C STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives_internal.offer_references(jsonb) IS
   'program_skus and offer_warnings helper: what an offer reads, read from the compiled offer: each SKU key (kind sku) with its role (earning, threshold, requirement, set:KEY, price, conversion), the transaction type and period of the item holding it, a stacked conversion''s from unit and whether it is paid per unit; each transaction_type (kind transaction_type) and each period (kind period), at its JSON path';
 
 CREATE OR REPLACE FUNCTION incentives_internal.unknown_fields(object jsonb, kind text)
 RETURNS TABLE (field text, problem text)
 AS 'MODULE_PATHNAME', 'incentives_unknown_fields'
-LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives_internal.unknown_fields(jsonb, text) IS
   'calculate(jsonb) helper: each field of a JSON object that an object of kind (an object of incentives.offer_fields()) does not define, with the problem ("is not a field of ...; did you mean ...?")';

@@ -133,7 +133,8 @@ COMMENT ON TRIGGER uom_conversion_changes_apply ON incentives.uom_conversion_cha
 CREATE OR REPLACE FUNCTION incentives_internal.number_problem(value numeric)
 RETURNS text
 AS 'MODULE_PATHNAME', 'incentives_number_problem'
-LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives_internal.number_problem(numeric) IS
   'NULL when the engine calculates with the number exactly (at most 38 digits and 38 decimal places, finite), else what is wrong with it';
 

@@ -8,6 +8,7 @@ CREATE OR REPLACE FUNCTION incentives_internal.offer_difference(old_document jso
                                                                 OUT kind text, OUT path text)
 RETURNS record
 AS 'MODULE_PATHNAME', 'incentives_offer_difference'
-LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives_internal.offer_difference(jsonb, jsonb) IS
   'How new_document differs from old_document: kind same, annotations (label, description, name, metadata only), rates (rate values: standard and stacked rates[].rate, stepped tiers'' value), pool (a fixed_amount pool) or structure (anything else); path: the first field of the strongest kind found (NULL: none)';

@@ -6,7 +6,8 @@
 CREATE OR REPLACE FUNCTION incentives_internal.enrollments_check()
 RETURNS trigger
 AS 'MODULE_PATHNAME', 'incentives_enrollments_check'
-LANGUAGE C;
+LANGUAGE C
+SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives_internal.enrollments_check() IS
   'Trigger: refuses an enrollment window that overlaps another of the same participant and offer (SQLSTATE 23P01, naming the participant, the offer and both windows); concurrent writers of one participant and offer take turns';
 

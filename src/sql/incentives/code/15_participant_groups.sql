@@ -6,7 +6,8 @@
 CREATE OR REPLACE FUNCTION incentives_internal.participant_groups_check()
 RETURNS trigger
 AS 'MODULE_PATHNAME', 'incentives_participant_groups_check'
-LANGUAGE C;
+LANGUAGE C
+SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives_internal.participant_groups_check() IS
   'Trigger: refuses a membership window that overlaps another of the same participant (SQLSTATE 23P01, naming the participant and both windows), a group_key that is itself a member and a member that is itself a group (22023, naming both keys); concurrent writers of the same keys take turns';
 

@@ -10,7 +10,8 @@
 CREATE OR REPLACE FUNCTION incentives_internal.reference_changed()
 RETURNS trigger
 AS 'MODULE_PATHNAME', 'incentives_reference_changed'
-LANGUAGE C;
+LANGUAGE C
+SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives_internal.reference_changed() IS
   'Trigger: tells every backend that offers, SKU units or unit conversions changed, so that no calculation reuses an engine built from the old rows';
 

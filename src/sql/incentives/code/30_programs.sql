@@ -29,7 +29,8 @@
 CREATE OR REPLACE FUNCTION incentives_internal.offer_summary(document jsonb)
 RETURNS incentives_internal.offer_summary_row
 AS 'MODULE_PATHNAME', 'incentives_offer_summary'
-LANGUAGE C STABLE STRICT PARALLEL SAFE;
+LANGUAGE C STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives_internal.offer_summary(jsonb) IS
   'programs helper: an offer document''s label (NULL when absent), strategy_key, calculator_key, program rules (tier_mode of a stepped offer, enrollment, requirements, limits), aggregation and a stepped offer''s threshold type, pays_on and baseline, read from the compiled offer; an invalid document is an error (22023)';
 
@@ -37,7 +38,8 @@ CREATE OR REPLACE FUNCTION incentives_internal.offer_rates(document jsonb)
 RETURNS SETOF incentives_internal.offer_rate_row
 AS 'MODULE_PATHNAME', 'incentives_offer_rates'
 LANGUAGE C STABLE STRICT PARALLEL SAFE
-ROWS 10;
+ROWS 10
+SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives_internal.offer_rates(jsonb) IS
   'program_rates helper: every rate of an offer document as a flat row, listed by the engine from the compiled offer (the columns of incentives.program_rates); an invalid document is an error (22023)';
 
