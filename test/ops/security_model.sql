@@ -28,8 +28,8 @@ GRANT USAGE ON SCHEMA incentives_acl TO incentives_reader;
 GRANT SELECT ON incentives_acl.participant_access TO incentives_reader;
 
 -- Step 4: which participants each role sees, set once on the transactions,
--- and who sees the runs of every participant (after CREATE EXTENSION and
--- after every restore of a dump)
+-- and who sees the runs of every participant and every removal of a
+-- settled offer (after CREATE EXTENSION and after every restore of a dump)
 ALTER TABLE incentives.transactions ENABLE ROW LEVEL SECURITY;
 CREATE POLICY reader_participants ON incentives.transactions
     FOR SELECT TO incentives_reader
@@ -40,6 +40,9 @@ CREATE POLICY admin_all_participants ON incentives.transactions
     TO incentives_admin
     USING (true) WITH CHECK (true);
 CREATE POLICY admin_all_runs ON incentives.calculation_runs
+    TO incentives_admin
+    USING (true) WITH CHECK (true);
+CREATE POLICY admin_all_removals ON incentives.offer_removals
     TO incentives_admin
     USING (true) WITH CHECK (true);
 

@@ -119,6 +119,12 @@ INSERT INTO incentives.calculation_runs (participant_key, transactions, status, 
 VALUES (NULL, 'incentives.transactions', 'failed', clock_timestamp(), '22023',
         'no unit conversion from "drum" to "gal" for transaction "D-9" (sku "s1")' || chr(10)
         || 'CONTEXT: calculating transaction "D-9" of participant "retailer_004"');
+-- A settled offer removed on purpose by the owner: the removal's totals
+-- sum over every participant it settled (docs/security.md, Removals of
+-- settled offers), written as incentives.remove_settled_offer writes it.
+INSERT INTO incentives.offer_removals (offer_key, reason, settled_total, participants,
+                                       last_statement_date, document)
+VALUES ('rls.withdrawn', 'a program withdrawn', 8100.00, 2, '2026-11-30', '{}');
 RESET client_min_messages;
 
 -- ===================================================================
@@ -142,7 +148,9 @@ INSERT INTO allowed VALUES
   ('manager_carol', 'retailer_003'), ('manager_carol', 'retailer_004'), ('manager_carol', '(none)');
 GRANT SELECT ON allowed TO PUBLIC;
 -- Who may see the runs of every participant by other roles (their totals
--- and errors): the admins (step 4's policy admin_all_runs).
+-- and errors) and the removals of settled offers by other roles (their
+-- totals): the admins (step 4's policies admin_all_runs and
+-- admin_all_removals).
 CREATE TEMP TABLE sees_all_runs (role_name text);
 INSERT INTO sees_all_runs VALUES ('manager_carol');
 
@@ -200,7 +208,8 @@ $$;
 -- them after deleting (in a subtransaction, undone) every row of a
 -- participant the role may not see from every participant table, the
 -- transactions included, and the runs of every participant by other roles
--- unless the role may see them (append-only triggers off meanwhile).
+-- and the removals of settled offers by other roles, unless the role may
+-- see them (append-only triggers off meanwhile).
 CREATE FUNCTION pg_temp.rows_limited_to(r text, rel regclass)
 RETURNS SETOF text LANGUAGE plpgsql AS $$
 DECLARE
@@ -217,6 +226,7 @@ BEGIN
     END LOOP;
     IF NOT EXISTS (SELECT FROM sees_all_runs s WHERE s.role_name = r) THEN
       DELETE FROM incentives.calculation_runs AS d WHERE d.participant_key IS NULL AND d.run_by <> r;
+      DELETE FROM incentives.offer_removals AS d WHERE d.removed_by <> r;
     END IF;
     EXECUTE format('SELECT array_agg(x::text) FROM %s AS x', rel) INTO v_rows;
     RAISE EXCEPTION 'undone';

@@ -13,7 +13,11 @@
 --   * every entry point runs the same under a hostile search_path (a
 --     writable schema before pg_catalog whose domains and operators call a
 --     trap function): no call of the trap; every routine but the three
---     procedures that commit pins search_path.
+--     procedures that commit pins search_path;
+--   * the log of removed settled offers shows a restricted role only its
+--     own removals (their totals sum over participants it may not see);
+--   * a reader's own relation passed as transactions => learns no group
+--     of a participant it may not see in incentives.transactions.
 -- Run by pg_prove as a superuser; everything is rolled back.
 \ir ../sql/pgtap_begin.psql
 TRUNCATE incentives.offers, incentives.transactions, incentives.skus,
@@ -271,6 +275,93 @@ SELECT is((SELECT array_agg(p.oid::regprocedure::text ORDER BY 1)
               AND NOT COALESCE(p.proconfig @> ARRAY['search_path=pg_catalog, pg_temp'], false)),
           NULL,
           'every routine but the procedures that commit pins search_path = pg_catalog, pg_temp');
+
+-- ===================================================================
+-- The log of removed settled offers
+-- ===================================================================
+-- A settled offer removed on purpose by the owner: its row carries the
+-- settled total over every participant (retailer_003's money among it,
+-- which analyst_alice may not see).
+INSERT INTO incentives.offers (document) VALUES
+(pg_temp.standard_offer('audit.removed', 'percent_of_amount',
+   '[{"sku_key": "s1", "rate": 1, "measure": "percent"}]'));
+SET client_min_messages = warning;
+CALL incentives.settle('2026-06-30');
+SELECT incentives.remove_settled_offer('audit.removed', 'audit: a program withdrawn');
+RESET client_min_messages;
+SELECT is((SELECT settled_total FROM incentives.offer_removals WHERE offer_key = 'audit.removed'), 112.00,
+          'the owner reads the removal with its settled total over every participant');
+SET ROLE analyst_alice;
+SELECT is((SELECT count(*)::int FROM incentives.offer_removals), 0,
+          'a reader reads no removal of another role (its total sums over participants it may not see)');
+RESET ROLE;
+SET ROLE manager_carol;
+SELECT is((SELECT count(*)::int FROM incentives.offer_removals), 1,
+          'an admin reads every removal (step 4''s admin_all_removals)');
+RESET ROLE;
+-- A restricted role that may write: it removes an offer and reads its own
+-- removal, with the total over the participants it sees, and no other.
+CREATE ROLE audit_regional LOGIN IN ROLE incentives_reader;
+GRANT INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA incentives TO audit_regional;
+GRANT USAGE ON ALL SEQUENCES IN SCHEMA incentives TO audit_regional;
+INSERT INTO incentives_acl.participant_access VALUES ('audit_regional', 'retailer_004');
+INSERT INTO incentives.offers (document) VALUES
+(pg_temp.standard_offer('audit.removed_2', 'percent_of_amount',
+   '[{"sku_key": "s1", "rate": 2, "measure": "percent"}]'));
+SET client_min_messages = warning;
+CALL incentives.settle('2026-07-31');
+RESET client_min_messages;
+SELECT lives_ok($$SELECT pg_temp.exec_as('audit_regional',
+                    'SELECT incentives.remove_settled_offer(''audit.removed_2'', ''audit: regional withdrawal'')')$$,
+                'a restricted role that may write removes a settled offer on purpose');
+-- the end-of-transaction check, now, as that role: it finds the removal
+SELECT lives_ok($$SELECT pg_temp.exec_as('audit_regional', 'SET CONSTRAINTS ALL IMMEDIATE')$$,
+                'its removal passes the end-of-transaction check, which reads its own removal');
+SET ROLE audit_regional;
+SELECT is((SELECT array_agg(offer_key || ' ' || settled_total ORDER BY offer_key) FROM incentives.offer_removals),
+          ARRAY['audit.removed_2 80.00'],
+          'and reads its own removal only, totalled over the participant it sees');
+RESET ROLE;
+SELECT is((SELECT count(*)::int FROM incentives.offers WHERE offer_key = 'audit.removed_2'), 0,
+          'and the offer is gone');
+
+-- ===================================================================
+-- A reader's own relation learns no group it may not see
+-- ===================================================================
+-- coop_south has members analyst_alice sees none of; chain_1 has
+-- retailer_004, which she sees, and retailer_003, which she does not.
+INSERT INTO incentives.participant_groups (participant_key, group_key, start_date) VALUES
+  ('retailer_201', 'coop_south', '2026-01-01'), ('retailer_202', 'coop_south', '2026-01-01');
+INSERT INTO incentives.offers (document) VALUES
+(pg_temp.offer('audit.group', 'stepped', 'percent_of_amount', '{
+   "aggregation": "group",
+   "incentive": {"filters": [{"period_key": "p", "sku_keys": ["s1"], "transaction_type": "buy"}],
+                 "threshold_definition": {"type": "aggregated_amount",
+                                          "filters": [{"period_key": "p", "sku_keys": ["s1"], "transaction_type": "buy"}]},
+                 "rates": [{"threshold": 0, "value": 1, "measure": "percent"}]}}'));
+SELECT lives_ok($$SELECT pg_temp.exec_as('analyst_alice',
+  'CREATE TEMP TABLE alice_lines AS SELECT * FROM incentives.transactions WITH NO DATA;
+   INSERT INTO alice_lines VALUES
+     (''X-1'', ''retailer_003'', ''buy'', ''2026-02-01'', ''s1'', 1, ''gal'', 100.00),
+     (''X-2'', ''retailer_201'', ''buy'', ''2026-02-01'', ''s1'', 1, ''gal'', 100.00),
+     (''X-3'', ''retailer_004'', ''buy'', ''2026-02-01'', ''s1'', 1, ''gal'', 100.00)')$$,
+  'a reader writes invented rows into a relation of its own');
+SET ROLE analyst_alice;
+SELECT is((SELECT array_agg(participant_key || ' ' || COALESCE(group_key, '-') ORDER BY participant_key)
+             FROM incentives.incentive_calculate(offer_keys => ARRAY['audit.group'],
+                                                 transactions => 'pg_temp.alice_lines')),
+          ARRAY['retailer_003 -', 'retailer_004 chain_1', 'retailer_201 -'],
+          'its own relation gives group keys only for members it sees in incentives.transactions');
+SELECT is((SELECT array_agg(participant_key || ' ' || COALESCE(group_key, '-') ORDER BY participant_key)
+             FROM incentives.incentive_diagnostics(offer_keys => ARRAY['audit.group'],
+                                                   transactions => 'pg_temp.alice_lines')),
+          ARRAY['retailer_003 -', 'retailer_004 chain_1', 'retailer_201 -'],
+          'and so do its diagnostics');
+SELECT is((SELECT array_agg(participant_key || ' ' || COALESCE(group_key, '-') ORDER BY participant_key)
+             FROM incentives.incentive_calculate(offer_keys => ARRAY['audit.group'])),
+          ARRAY['retailer_001 chain_1', 'retailer_002 chain_1', 'retailer_004 chain_1'],
+          'while incentives.transactions still gives its members their group''s figures');
+RESET ROLE;
 
 SELECT * FROM finish();
 ROLLBACK;

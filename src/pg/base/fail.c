@@ -139,3 +139,17 @@ incentives_calculation_failure(PG_FUNCTION_ARGS)
 	values[1] = nulls[1] ? (Datum) 0 : CStringGetTextDatum(failure_txn);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
 }
+
+PG_FUNCTION_INFO_V1(incentives_calculation_failure_clear);
+
+/*
+ * incentives_calculation_failure_clear: calculation_failure_clear(): forget
+ * the last failure, so that calculation_failure() then names a failure of
+ * a calculation started after the call only.
+ */
+Datum
+incentives_calculation_failure_clear(PG_FUNCTION_ARGS)
+{
+	pg_failure_clear();
+	PG_RETURN_VOID();
+}

@@ -56,7 +56,7 @@ calc_session_open(CalcSession *s, const CalcSessionOptions *o)
 	inc_engine_set_tick(s->engine, pg_calc_tick);
 	inc_engine_set_diagnostics(s->engine, NULL, NULL);
 	/* the participant groups, and who a one-participant call reads */
-	s->groups = pg_groups_load(s->engine);
+	s->groups = pg_groups_load(s->engine, o->relid);
 	if (o->participant)
 		members = pg_groups_members(s->groups, o->participant, &nmembers);
 	s->props = pg_calc_properties(s->engine, o->properties, members, nmembers);

@@ -30,7 +30,7 @@
 
 static SPIPlanPtr read_plan;
 
-static IncGroups *LoadGroups(void);
+static IncGroups *LoadGroups(bool as_owner);
 
 /* RelationOwner: the owner of relid. */
 static Oid
@@ -78,24 +78,37 @@ pg_rls_hides(Oid relid)
  * pg_groups_load: the table's windows as calculation units, or NULL.  Read
  * only when some offer of the engine is aggregated by group (else the data
  * path is the one without groups): one kept plan reading the whole table
- * -- a small one: a row per membership -- in the caller's snapshot, as the
- * table's owner once the caller's SELECT privilege is checked
- * (docs/security.md, Participant groups: a group is whole to a reader that
- * sees some of its members only).  A database whose extension is at a
- * version without the table (this library loaded before ALTER EXTENSION
- * ... UPDATE) has no groups.
+ * -- a small one: a row per membership -- in the caller's snapshot
+ * (docs/security.md, Participant groups).  It is read as the table's
+ * owner, once the caller's SELECT privilege is checked, so that a group
+ * is whole to a reader that sees some of its members only, when the
+ * transactions come from relid hiding rows from the caller; a caller
+ * subject to row-level security on incentives.transactions whose relid
+ * hides nothing from it (a table of its own, say, whose rows may name any
+ * participant) reads it with its own rights: the table's policy shows it
+ * the memberships of the participants it sees in incentives.transactions,
+ * and no other.  A database whose extension is at a version without the
+ * table (this library loaded before ALTER EXTENSION ... UPDATE) has no
+ * groups.
  */
 IncGroups *
-pg_groups_load(const IncEngine *e)
+pg_groups_load(const IncEngine *e, Oid relid)
 {
+	Oid			transactions;
+
 	if (!inc_engine_aggregates_groups(e))
 		return NULL;
-	return LoadGroups();
+	transactions = get_relname_relid("transactions", get_namespace_oid("incentives", false));
+	return LoadGroups(!OidIsValid(transactions) || !pg_rls_hides(transactions) ||
+					  pg_rls_hides(relid));
 }
 
-/* LoadGroups: pg_groups_load's read, or NULL (none, or no table). */
+/*
+ * LoadGroups: pg_groups_load's read, or NULL (none, or no table); as the
+ * table's owner, or with the caller's rights.
+ */
 static IncGroups *
-LoadGroups(void)
+LoadGroups(bool as_owner)
 {
 	IncGroups  *groups;
 	PgOwnerRead owner;
@@ -114,10 +127,13 @@ LoadGroups(void)
 				 SPI_result_code_string(SPI_result));
 		read_plan = plan;
 	}
-	pg_owner_read_begin(get_relname_relid("participant_groups", get_namespace_oid("incentives", false)),
-						&owner);
+	if (as_owner)
+		pg_owner_read_begin(get_relname_relid("participant_groups",
+											  get_namespace_oid("incentives", false)),
+							&owner);
 	rc = SPI_execute_plan(read_plan, NULL, NULL, true, 0);
-	pg_owner_read_end(&owner);
+	if (as_owner)
+		pg_owner_read_end(&owner);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "could not read incentives.participant_groups");
 	if (SPI_processed == 0)
@@ -339,7 +355,7 @@ incentives_participant_units(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	groups = LoadGroups();
+	groups = LoadGroups(true);
 	for (u = 0; groups && u < inc_groups_count(groups); u++)
 	{
 		IncUnit		unit = inc_groups_unit(groups, u);

@@ -14,14 +14,18 @@
 
 /*
  * pg_groups_load: the windows of incentives.participant_groups as units
- * (groups.h), read once in the caller's snapshot -- as the table's owner,
- * once the caller's SELECT privilege is checked: a group is whole even to
- * a reader that sees some of its members only -- in the current memory
- * context; NULL when no offer of e is aggregated by group, or the table is
- * empty or missing (a database still at a version without it).  Must run
- * inside SPI.
+ * (groups.h), read once in the caller's snapshot, in the current memory
+ * context, for a calculation whose transactions come from relid.  Read as
+ * the table's owner, once the caller's SELECT privilege is checked (a
+ * group is whole even to a reader that sees some of its members only),
+ * unless the caller is subject to row-level security on
+ * incentives.transactions and relid hides nothing from it: then with the
+ * caller's rights, so that it learns no membership of a participant it may
+ * not see (docs/security.md, Participant groups).  NULL when no offer of e
+ * is aggregated by group, or the table is empty or missing (a database
+ * still at a version without it).  Must run inside SPI.
  */
-extern IncGroups *pg_groups_load(const IncEngine *e);
+extern IncGroups *pg_groups_load(const IncEngine *e, Oid relid);
 
 /*
  * Reading as a relation's owner (docs/security.md, Participant groups): a

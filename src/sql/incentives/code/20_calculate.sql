@@ -97,6 +97,14 @@ SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives_internal.calculation_failure() IS
   'The participant and transaction the last failed calculation of this session was at (NULLs when it was at neither); read by refresh_earnings(on_error => ''skip'') after catching the error';
 
+CREATE OR REPLACE FUNCTION incentives_internal.calculation_failure_clear()
+RETURNS void
+AS 'MODULE_PATHNAME', 'incentives_calculation_failure_clear'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION incentives_internal.calculation_failure_clear() IS
+  'Forgets where the last failed calculation of this session was, so that incentives_internal.calculation_failure() speaks of a failure after this call only; refresh_earnings calls it before its work';
+
 CREATE OR REPLACE FUNCTION incentives_internal.transaction_control_allowed()
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'incentives_transaction_control_allowed'

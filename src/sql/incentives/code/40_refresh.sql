@@ -115,6 +115,74 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.refresh_earnings_end(bigint) IS
   'Part of incentives.refresh_earnings: releases the run''s lock';
 
+-- refresh_earnings_failed: the run marked failed, with its error
+-- (docs/security.md, The run log).  A run of one participant is read by
+-- every role that sees that participant; when its calculation failed on a
+-- transaction of another member of its group, the row says only that a
+-- transaction of another member of the group cannot be calculated (as
+-- incentives.calculation_exceptions says it to the participant's rows),
+-- and the error with the transaction goes to calculation_exceptions under
+-- the member's key, where only the roles that see the member read it (the
+-- owner among them), when the caller may write it there.
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_failed(
+    run_id      bigint,
+    participant text,
+    state       text,
+    message     text,
+    detail      text,
+    context     text)
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    v_full    text := message
+                      || CASE WHEN detail IS NULL OR detail = '' THEN '' ELSE chr(10) || 'DETAIL: ' || detail END;
+    v_member  text;
+    v_txn     text;
+    v_group   text;
+    v_error   text;
+BEGIN
+    IF participant IS NOT NULL THEN
+        SELECT f.participant_key, f.transaction_id INTO v_member, v_txn
+          FROM incentives_internal.calculation_failure() AS f;
+    END IF;
+    IF v_member IS NULL OR v_member = participant THEN
+        v_error := v_full || CASE WHEN context IS NULL THEN '' ELSE chr(10) || 'CONTEXT: ' || context END;
+    ELSE
+        -- the group the two share: the participant's (the one the member
+        -- is in first), or the participant itself, a group buying directly
+        SELECT COALESCE((SELECT g.group_key FROM incentives.participant_groups AS g
+                          WHERE g.participant_key = refresh_earnings_failed.participant
+                          ORDER BY (g.group_key = v_member
+                                    OR EXISTS (SELECT FROM incentives.participant_groups AS h
+                                                WHERE h.participant_key = v_member
+                                                  AND h.group_key = g.group_key)) DESC,
+                                   g.start_date
+                          LIMIT 1),
+                        refresh_earnings_failed.participant)
+          INTO v_group;
+        v_error := format('a transaction of another member of group "%s" cannot be calculated', v_group);
+        IF NOT row_security_active('incentives.transactions'::regclass)
+           OR v_member IN (SELECT incentives.visible_participants()) THEN
+            INSERT INTO incentives.calculation_exceptions (run_id, participant_key, transaction_id, sqlstate, message)
+            VALUES (refresh_earnings_failed.run_id, v_member, v_txn, state, v_full)
+            ON CONFLICT DO NOTHING;
+            v_error := v_error || chr(10) || 'DETAIL: incentives.calculation_exceptions of this run names it to the roles that see that member.';
+        END IF;
+    END IF;
+    UPDATE incentives.calculation_runs AS r
+       SET status = 'failed',
+           finished_at = clock_timestamp(),
+           sqlstate = state,
+           error = v_error
+     WHERE r.run_id = refresh_earnings_failed.run_id;
+END
+$function$;
+COMMENT ON FUNCTION incentives_internal.refresh_earnings_failed(bigint, text, text, text, text, text) IS
+  'Part of incentives.refresh_earnings: marks the run failed with its error; a run of one participant that failed on a transaction of another member of its group says only that, the transaction going to calculation_exceptions under that member''s key (docs/security.md, The run log)';
+
 CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_check(
     participant_key text,
     transactions    regclass,
@@ -1275,6 +1343,9 @@ BEGIN
         END IF;
     END IF;
 
+    -- a failure of this run's calculation is the one calculation_failure()
+    -- names when the run fails (refresh_earnings_failed)
+    PERFORM incentives_internal.calculation_failure_clear();
     v_run := incentives_internal.refresh_earnings_begin(refresh_earnings.participant_key,
                                                         refresh_earnings.transactions,
                                                         refresh_earnings.on_error,
@@ -1334,18 +1405,8 @@ BEGIN
     PERFORM incentives_internal.refresh_earnings_end(v_run);
 
     IF v_failed THEN
-        UPDATE incentives.calculation_runs AS r
-           SET status = 'failed',
-               finished_at = pg_catalog.clock_timestamp(),
-               sqlstate = v_state,
-               error = v_message
-                       OPERATOR(pg_catalog.||) CASE WHEN v_detail OPERATOR(pg_catalog.=) '' THEN ''
-                            ELSE pg_catalog.chr(10) OPERATOR(pg_catalog.||) 'DETAIL: '
-                                 OPERATOR(pg_catalog.||) v_detail END
-                       OPERATOR(pg_catalog.||) CASE WHEN v_where IS NULL THEN ''
-                            ELSE pg_catalog.chr(10) OPERATOR(pg_catalog.||) 'CONTEXT: '
-                                 OPERATOR(pg_catalog.||) v_where END
-         WHERE r.run_id OPERATOR(pg_catalog.=) v_run;
+        PERFORM incentives_internal.refresh_earnings_failed(v_run, refresh_earnings.participant_key,
+                                                            v_state, v_message, v_detail, v_where);
         IF v_can_commit THEN
             COMMIT;   -- the failed run's row survives the error below
         END IF;

@@ -36,6 +36,14 @@
 -- (run_by), and no run of every participant by another role; a DBA lets a
 -- role see those too with a policy of its own (docs/security.md, step 4,
 -- does so for incentives_admin).
+--
+-- removal_visible: a row of incentives.offer_removals names no
+-- participant, yet its settled_total and participants are a sum over
+-- every participant the remover could see (with two participants, one
+-- hidden participant's settled money).  So where row-level security on
+-- incentives.transactions applies to a role, the role sees only its own
+-- removals; a DBA lets a role see the others with a policy of its own
+-- (docs/security.md, step 4, does so for incentives_admin).
 ------------------------------------------------------------------------
 
 CREATE OR REPLACE FUNCTION incentives.visible_participants()
@@ -120,3 +128,12 @@ CREATE POLICY run_visible ON incentives.calculation_runs
            OR (participant_key IS NULL AND run_by OPERATOR(pg_catalog.=) CURRENT_USER::text));
 COMMENT ON POLICY run_visible ON incentives.calculation_runs IS
   'Runs of the participants the role can see in incentives.transactions, and the role''s own runs; a run of every participant by another role only where row-level security on incentives.transactions does not apply to the role (it carries the program''s totals); docs/security.md';
+
+-- The log of offers removed with their settled money.
+ALTER TABLE incentives.offer_removals ENABLE ROW LEVEL SECURITY;
+DROP POLICY IF EXISTS removal_visible ON incentives.offer_removals;
+CREATE POLICY removal_visible ON incentives.offer_removals
+    USING (NOT pg_catalog.row_security_active('incentives.transactions'::pg_catalog.regclass)
+           OR removed_by OPERATOR(pg_catalog.=) CURRENT_USER::text);
+COMMENT ON POLICY removal_visible ON incentives.offer_removals IS
+  'The role''s own removals; another role''s (their settled totals sum over participants the role may not see) only where row-level security on incentives.transactions does not apply to the role; docs/security.md';

@@ -11,3 +11,12 @@
 -- docs/architecture.md, Install and upgrade scripts.  What the update does
 -- to each object a user can depend on: docs/backup-and-upgrade.md,
 -- Upgrade (keep it listed there).
+
+------------------------------------------------------------------------
+-- The run log's failed runs of one participant (docs/security.md, The run
+-- log): the transaction of another member of its group that failed the
+-- run is logged in incentives.calculation_exceptions under that member's
+-- key.
+------------------------------------------------------------------------
+COMMENT ON TABLE incentives.calculation_exceptions IS
+  'Participants a refresh_earnings(on_error => ''skip'') could not calculate for a data reason (they kept their previous earnings), and the member of a group whose transaction failed a refresh of another of its participants (docs/security.md, The run log)';
