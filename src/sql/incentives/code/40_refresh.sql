@@ -1191,29 +1191,30 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.refresh_earnings_work(bigint, text, regclass, integer, text, boolean, integer, regclass) IS
   'Part of incentives.refresh_earnings (call the procedure, not this): replaces one participant''s, the changed participants'' or all earnings and marks the run succeeded';
 
--- An error raised again from what GET STACKED DIAGNOSTICS read of it (a
--- DETAIL or HINT only when it had one: RAISE cannot leave an option out
--- by its value).  incentives.calculate uses it too.
+-- The errors of the extension's routines: raised from C with their
+-- SQLSTATE (five characters), message, and the detail and hint when they
+-- are not empty (as RAISE writes them), and a CONTEXT without the frames
+-- of the extension's own routines: the caller's own frames stay
+-- (docs/reference.md, Error context).  refresh_earnings raises again what
+-- GET STACKED DIAGNOSTICS read of an error through it.
 CREATE OR REPLACE FUNCTION incentives_internal.raise_error(state text, message text, detail text, hint text)
 RETURNS void
-LANGUAGE plpgsql
-VOLATILE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $function$
-BEGIN
-    IF detail <> '' AND hint <> '' THEN
-        RAISE EXCEPTION USING ERRCODE = state, MESSAGE = message, DETAIL = detail, HINT = hint;
-    ELSIF detail <> '' THEN
-        RAISE EXCEPTION USING ERRCODE = state, MESSAGE = message, DETAIL = detail;
-    ELSIF hint <> '' THEN
-        RAISE EXCEPTION USING ERRCODE = state, MESSAGE = message, HINT = hint;
-    ELSE
-        RAISE EXCEPTION USING ERRCODE = state, MESSAGE = message;
-    END IF;
-END
-$function$;
+AS 'MODULE_PATHNAME', 'incentives_raise_error'
+LANGUAGE C VOLATILE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives_internal.raise_error(text, text, text, text) IS
-  'Raises an error with the given SQLSTATE (or condition name), message, and the detail and hint when they are not empty';
+  'Raises an error with the given SQLSTATE (five characters) and message, and the detail and hint when they are not empty; its CONTEXT leaves out the frames of the extension''s own routines (docs/reference.md, Error context)';
+
+-- raise_error with the schema, table and column fields of the error too
+-- (as RAISE ... USING SCHEMA, TABLE, COLUMN), each when it is not empty.
+CREATE OR REPLACE FUNCTION incentives_internal.raise_column_error(state text, message text, detail text, hint text,
+                                                                  schema_name text, table_name text, column_name text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'incentives_raise_error'
+LANGUAGE C VOLATILE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION incentives_internal.raise_column_error(text, text, text, text, text, text, text) IS
+  'raise_error with the error''s schema, table and column fields too, each when it is not empty';
 
 CREATE OR REPLACE PROCEDURE incentives.refresh_earnings(
     participant_key text     DEFAULT NULL,
