@@ -128,29 +128,30 @@ SET search_path = pg_catalog, pg_temp
 AS $function$
 BEGIN
     IF jobs IS NULL OR jobs < 1 OR jobs > 1024 THEN
-        RAISE EXCEPTION 'jobs must be between 1 and 1024, not %', COALESCE(jobs::text, 'NULL')
-              USING ERRCODE = 'invalid_parameter_value';
+        PERFORM incentives_internal.raise_error(
+            '22023', format('jobs must be between 1 and 1024, not %s', COALESCE(jobs::text, 'NULL')), '', '');
     END IF;
     IF on_error IS NULL OR on_error NOT IN ('raise', 'skip') THEN
-        RAISE EXCEPTION 'on_error must be ''raise'' or ''skip'', not %', COALESCE(quote_literal(on_error), 'NULL')
-              USING ERRCODE = 'invalid_parameter_value';
+        PERFORM incentives_internal.raise_error(
+            '22023', format('on_error must be ''raise'' or ''skip'', not %s', COALESCE(quote_literal(on_error), 'NULL')),
+            '', '');
     END IF;
     IF changed_only IS NULL THEN
-        RAISE EXCEPTION 'changed_only must be true or false, not NULL' USING ERRCODE = 'invalid_parameter_value';
+        PERFORM incentives_internal.raise_error('22023', 'changed_only must be true or false, not NULL', '', '');
     END IF;
     IF transactions IS NULL THEN
-        RAISE EXCEPTION 'transactions must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+        PERFORM incentives_internal.raise_error('22023', 'transactions must not be NULL', '', '');
     END IF;
     IF changed_only AND participant_key IS NOT NULL THEN
-        RAISE EXCEPTION 'changed_only refreshes whoever changed: give no participant_key'
-              USING ERRCODE = 'invalid_parameter_value',
-                    HINT = 'CALL incentives.refresh_earnings(participant_key => ...) refreshes one participant.';
+        PERFORM incentives_internal.raise_error(
+            '22023', 'changed_only refreshes whoever changed: give no participant_key', '',
+            'CALL incentives.refresh_earnings(participant_key => ...) refreshes one participant.');
     END IF;
     IF changed_only AND transactions <> 'incentives.transactions'::regclass THEN
-        RAISE EXCEPTION 'changed_only needs the transactions of incentives.transactions, not %', transactions
-              USING ERRCODE = 'feature_not_supported',
-                    DETAIL = format('Changes to %s cannot be tracked: only incentives.transactions has the change-tracking triggers.', transactions),
-                    HINT = format('Refresh from %s without changed_only.', transactions);
+        PERFORM incentives_internal.raise_error(
+            '0A000', format('changed_only needs the transactions of incentives.transactions, not %s', transactions),
+            format('Changes to %s cannot be tracked: only incentives.transactions has the change-tracking triggers.', transactions),
+            format('Refresh from %s without changed_only.', transactions));
     END IF;
 END
 $function$;

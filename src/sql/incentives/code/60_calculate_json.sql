@@ -256,7 +256,7 @@ SET search_path = pg_catalog, pg_temp
 AS $function$
 BEGIN
     IF problem IS NOT NULL THEN
-        RAISE EXCEPTION 'invalid request: %', problem USING ERRCODE = 'invalid_parameter_value';
+        PERFORM incentives_internal.raise_error('22023', format('invalid request: %s', problem), '', '');
     END IF;
 END
 $function$;

@@ -36,10 +36,10 @@ DECLARE
     v_result      jsonb;
 BEGIN
     IF v_participant IS NULL THEN
-        RAISE EXCEPTION 'participant_key must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+        PERFORM incentives_internal.raise_error('22023', 'participant_key must not be NULL', '', '');
     END IF;
     IF v_offer IS NULL THEN
-        RAISE EXCEPTION 'offer_key must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+        PERFORM incentives_internal.raise_error('22023', 'offer_key must not be NULL', '', '');
     END IF;
     IF v_as_of IS NULL THEN
         SELECT s.label, s.calculator_key INTO v_label, v_calculator
@@ -55,14 +55,14 @@ BEGIN
            AND v.valid_from <= v_as_of AND (v.valid_to IS NULL OR v.valid_to > v_as_of);
     END IF;
     IF NOT FOUND AND v_as_of IS NULL THEN
-        RAISE EXCEPTION 'offer "%" does not exist', v_offer
-              USING ERRCODE = 'invalid_parameter_value',
-                    HINT = 'offer_key must name an offer in incentives.offers.';
+        PERFORM incentives_internal.raise_error(
+            '22023', format('offer "%s" does not exist', v_offer), '',
+            'offer_key must name an offer in incentives.offers.');
     ELSIF NOT FOUND THEN
-        RAISE EXCEPTION 'offer "%" does not exist', v_offer
-              USING ERRCODE = 'invalid_parameter_value',
-                    DETAIL = format('The calculation is as of %s.', v_as_of),
-                    HINT = 'offer_key must name an offer that incentives.offer_versions shows valid at as_of.';
+        PERFORM incentives_internal.raise_error(
+            '22023', format('offer "%s" does not exist', v_offer),
+            format('The calculation is as of %s.', v_as_of),
+            'offer_key must name an offer that incentives.offer_versions shows valid at as_of.');
     END IF;
 
     -- The calculation's own rows: the totals are theirs.
