@@ -24,6 +24,44 @@ SELECT participant_key, offer_key, group_key, diagnostics ->> 'threshold_value' 
   FROM incentives.incentive_diagnostics(offer_keys => ARRAY['mfr.2026.group_volume'])
  ORDER BY participant_key, group_key;
 
+-- incentive_explain says whose figures it shows (docs/analyst-guide.md,
+-- incentive_explain).  For retailer_001, a member of coop_north under the
+-- group offer: the threshold, the tiers and the earning transactions are
+-- the group's ("basis": "group": $240,000, 5 earning transactions, the 4%
+-- tier paying the group $9,600); the totals are the member's own rows
+-- ("basis": "member": 2 transactions, $2,400.00).
+SELECT x ->> 'basis' AS basis,
+       (x ->> 'threshold_value')::numeric AS group_value,
+       (x ->> 'earning_transactions')::integer AS group_transactions,
+       x ->> 'selected_rate_key' AS group_tier,
+       (SELECT (t ->> 'incentive_amount')::numeric FROM jsonb_array_elements(x -> 'tiers') AS t
+         WHERE t ->> 'rate_key' = x ->> 'selected_rate_key') AS group_tier_pays,
+       x -> 'totals' ->> 'basis' AS totals_basis,
+       (x -> 'totals' ->> 'transactions')::integer AS member_transactions,
+       (x -> 'totals' ->> 'incentive_amount')::numeric AS member_incentive_amount,
+       jsonb_array_length(x -> 'rows') AS member_rows
+  FROM incentives.incentive_explain('retailer_001', 'mfr.2026.group_volume') AS x;
+-- ... which are the calculation's: the group's rows and the member's own.
+SELECT count(DISTINCT transaction_id) AS group_transactions, sum(incentive_amount) AS group_pays,
+       count(*) FILTER (WHERE participant_key = 'retailer_001') AS member_transactions,
+       sum(incentive_amount) FILTER (WHERE participant_key = 'retailer_001') AS member_incentive_amount
+  FROM incentives.incentive_calculate(offer_keys => ARRAY['mfr.2026.group_volume'])
+ WHERE group_key = 'coop_north';
+SELECT sum(provided_amount) AS group_value
+  FROM incentives.incentive_calculate(offer_keys => ARRAY['mfr.2026.group_volume'])
+ WHERE group_key = 'coop_north';
+-- Figures of the participant's own: in no group (retailer_solo), under an
+-- offer aggregated by participant, and retailer_004, whose January
+-- purchase (before it joined) is its own but whose figures explain shows
+-- are its group's (the first of its aggregation keys).
+SELECT p AS participant_key, o AS offer_key, x ->> 'basis' AS basis,
+       x -> 'totals' ->> 'basis' AS totals_basis, x ->> 'threshold_value' AS threshold_value,
+       x -> 'totals' ->> 'incentive_amount' AS own_incentive_amount
+  FROM (VALUES ('retailer_solo', 'mfr.2026.group_volume'), ('retailer_001', 'mfr.2026.location_volume'),
+               ('retailer_004', 'mfr.2026.group_volume'), ('retailer_004', 'mfr.2026.location_volume')) AS v(p, o),
+       incentives.incentive_explain(p, o) AS x
+ ORDER BY 1, 2;
+
 -- A group is no participant: its key in a call of its own has no rows.
 SELECT count(*) FROM incentives.incentive_calculate('coop_north');
 

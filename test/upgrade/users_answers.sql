@@ -6,15 +6,20 @@
 SET ROLE bi_reader;
 -- (the statement lines of participant_statements.lines gain the keys
 -- 0.4.0 adds -- kind and offer_version, docs/lifecycle.md: the lines are
--- compared without them)
+-- compared without them; incentive_explain's totals gain 0.5.0's "basis",
+-- docs/analyst-guide.md: they are compared without it)
 SELECT format($q$SELECT %L || ' rows ' || count(*) || ' md5 ' || md5(coalesce(string_agg(%s, E'\n' ORDER BY %s COLLATE "C"), '')) FROM %s AS t$q$,
               'view ' || c.oid::regclass, r.expr, r.expr, c.oid::regclass)
   FROM pg_class c
   LEFT JOIN pg_attribute l ON l.attrelid = c.oid AND l.attname = 'lines' AND l.atttypid = 'jsonb'::regtype AND NOT l.attisdropped
-  CROSS JOIN LATERAL (SELECT CASE WHEN l.attname IS NULL THEN 't::text'
-                                  ELSE $e$(to_jsonb(t) || jsonb_build_object('lines',
+  LEFT JOIN pg_attribute x ON x.attrelid = c.oid AND x.attname = 'totals' AND x.atttypid = 'jsonb'::regtype AND NOT x.attisdropped
+  CROSS JOIN LATERAL (SELECT CASE WHEN l.attname IS NOT NULL
+                                  THEN $e$(to_jsonb(t) || jsonb_build_object('lines',
                                              (SELECT jsonb_agg(x - '{kind,offer_version}'::text[] ORDER BY o)
                                                 FROM jsonb_array_elements(t.lines) WITH ORDINALITY AS e(x, o))))::text$e$
+                                  WHEN x.attname IS NOT NULL
+                                  THEN $e$(to_jsonb(t) || jsonb_build_object('totals', t.totals - 'basis'))::text$e$
+                                  ELSE 't::text'
                              END AS expr) AS r
  WHERE c.relnamespace = 'bi'::regnamespace AND c.relkind = 'v'
  ORDER BY c.relname

@@ -20,6 +20,7 @@
 #include "utils/numeric.h"
 
 #include "pg/base/convert.h"
+#include "pg/base/error_context.h"
 
 /* The numeric on-disk header (src/backend/utils/adt/numeric.c). */
 #define NUM_SIGN_MASK			0xC000
@@ -159,6 +160,8 @@ pg_numeric_to_dec(Datum numeric, const char *what, const char *txn_id)
 	rc = inc_dec_parse(text, strlen(text), &d);
 
 	if (rc != INC_DEC_OK)
+	{
+		pg_error_context_trim();
 		ereport(ERROR,
 				(errcode(rc == INC_DEC_RANGE ? ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE
 						 : ERRCODE_INVALID_PARAMETER_VALUE),
@@ -170,6 +173,7 @@ pg_numeric_to_dec(Datum numeric, const char *what, const char *txn_id)
 				 rc == INC_DEC_RANGE ?
 				 errdetail("Numbers are calculated exactly with at most %d digits and %d decimal places.",
 						   INC_DEC_MAX_DIGITS, INC_DEC_MAX_SCALE) : 0));
+	}
 	pfree(text);
 	return d;
 }

@@ -15,6 +15,7 @@
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
+#include "pg/base/error_context.h"
 #include "pg/base/fail.h"
 
 /* ErrCode: the SQLSTATE of a kind of failure. */
@@ -63,6 +64,8 @@ pg_fail(const IncFailure *f)
 		hint = psprintf("Pass the property as a JSON number in properties, e.g. {\"%s\": 90}.",
 						f->subject);
 
+	/* the CONTEXT without the frames of the extension's routines */
+	pg_error_context_trim();
 	ereport(ERROR,
 			(errcode(ErrCode(f->kind)),
 			 errmsg_internal("%s", f->message),

@@ -23,6 +23,7 @@
 #include "core/engine/forecast.h"
 #include "pg/base/compat.h"
 #include "pg/base/convert.h"
+#include "pg/base/error_context.h"
 #include "pg/calc/calc_row.h"
 #include "pg/calc/calc_session.h"
 #include "pg/load/calc_load.h"
@@ -208,14 +209,20 @@ Calculate(FunctionCallInfo fcinfo, CalcMode mode, bool request)
 	if (forecast)
 	{
 		if (PG_ARGISNULL(0))
+		{
+			pg_error_context_trim();
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("as_of_date of a forecast must not be NULL")));
+		}
 		through_value = PG_GETARG_DATEADT(0);
 		if (DATE_NOT_FINITE(through_value))
+		{
+			pg_error_context_trim();
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("as_of_date of a forecast must be a finite date")));
+		}
 		through_date = &through_value;
 	}
 	else if (OptionalArg(fcinfo, as_of_arg))

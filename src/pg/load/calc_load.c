@@ -33,6 +33,7 @@
 #include "pg/load/engine_cache.h"
 #include "pg/load/participant_groups.h"
 #include "pg/base/convert.h"
+#include "pg/base/error_context.h"
 #include "pg/load/offer_load.h"
 
 /* The reads, prepared once per backend. */
@@ -136,9 +137,12 @@ OfferKeys(ArrayType *offer_keys, Datum **keys, int *nkeys)
 	for (k = 0; k < *nkeys; k++)
 	{
 		if (keynulls[k])
+		{
+			pg_error_context_trim();
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("offer_keys must not contain NULL")));
+		}
 		appendStringInfoString(&joined, TextDatumGetCString((*keys)[k]));
 		appendStringInfoChar(&joined, '\037');
 	}
@@ -167,10 +171,13 @@ StoredOffer(Jsonb *document)
 	const IncOffer *offer = pg_offer_cached(document, &err);
 
 	if (offer == NULL)
+	{
+		pg_error_context_trim();
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg_internal("%s", err.message),
 				 errhint("The stored offer no longer passes validation; fix it with UPDATE incentives.offers.")));
+	}
 	return offer;
 }
 
@@ -267,16 +274,22 @@ LoadOffers(IncEngine *e, MemoryContext context, ArrayType *offer_keys, Datum *ke
 			found = strcmp(have, wanted) == 0;
 		}
 		if (!found && as_of == NULL)
+		{
+			pg_error_context_trim();
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("offer \"%s\" does not exist", wanted),
 					 errhint("offer_keys must name offers in incentives.offers.")));
+		}
 		if (!found)
+		{
+			pg_error_context_trim();
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("offer \"%s\" does not exist", wanted),
 					 errdetail("The calculation is as of %s.", timestamptz_to_str(*as_of)),
 					 errhint("offer_keys must name offers that incentives.offer_versions shows valid at as_of.")));
+		}
 	}
 
 	for (i = 0; i < SPI_processed; i++)
@@ -403,9 +416,12 @@ LoadCallProperties(CalcProperties *props, Jsonb *properties)
 	if (properties == NULL)
 		return;
 	if (!JB_ROOT_IS_OBJECT(properties))
+	{
+		pg_error_context_trim();
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("properties must be a JSON object, e.g. '{\"business_plan_achieved\": 90}'")));
+	}
 
 	it = JsonbIteratorInit(&properties->root);
 	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)

@@ -21,6 +21,7 @@
 
 #include "core/util/strmap.h"
 #include "pg/base/convert.h"
+#include "pg/base/error_context.h"
 #include "pg/load/enrollments.h"
 #include "pg/load/participant_groups.h"
 #include "pg/load/stored_tables.h"
@@ -255,6 +256,7 @@ incentives_enrollments_check(PG_FUNCTION_ARGS)
 		Datum		other_end = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2,
 											  &other_end_null);
 
+		pg_error_context_trim();
 		ereport(ERROR,
 				(errcode(ERRCODE_EXCLUSION_VIOLATION),
 				 errmsg("enrollment of participant \"%s\" in offer \"%s\" %s overlaps its enrollment %s",

@@ -25,6 +25,7 @@
 #include "utils/rel.h"
 
 #include "core/offer/offer_fields.h"
+#include "pg/base/error_context.h"
 #include "pg/load/offer_checks.h"
 #include "pg/base/convert.h"
 #include "pg/load/offer_load.h"
@@ -249,9 +250,12 @@ incentives_offer_findings(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	findings = pg_offer_findings(PG_GETARG_JSONB_P(0), &err, &valid);
 	if (!valid)
+	{
+		pg_error_context_trim();
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg_internal("%s", err.message)));
+	}
 	foreach(lc, findings)
 	{
 		PgOfferFinding *f = lfirst(lc);
@@ -313,9 +317,12 @@ incentives_offer_references(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	offer = pg_offer_cached(PG_GETARG_JSONB_P(0), &err);
 	if (offer == NULL)
+	{
+		pg_error_context_trim();
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg_internal("%s", err.message)));
+	}
 	inc_offer_references(offer, EmitReference, rsinfo);
 	return (Datum) 0;
 }
@@ -472,9 +479,12 @@ incentives_offers_validate(PG_FUNCTION_ARGS)
 		}
 		message = pg_offer_write_error(DatumGetJsonbP(document), stored, true);
 		if (message)
+		{
+			pg_error_context_trim();
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg_internal("%s", message)));
+		}
 	}
 	return PointerGetDatum(tuple);
 }

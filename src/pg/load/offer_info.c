@@ -23,6 +23,7 @@
 #include "utils/memutils.h"
 
 #include "pg/base/compat.h"
+#include "pg/base/error_context.h"
 #include "core/calc/growth.h"
 #include "core/engine/engine.h"
 #include "core/rules/rules.h"
@@ -43,9 +44,12 @@ CompiledOffer(Jsonb *document)
 	const IncOffer *offer = pg_offer_cached(document, &err);
 
 	if (offer == NULL)
+	{
+		pg_error_context_trim();
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg_internal("%s", err.message)));
+	}
 	return offer;
 }
 

@@ -24,6 +24,7 @@
 #include "utils/rls.h"
 #include "utils/syscache.h"
 
+#include "pg/base/error_context.h"
 #include "pg/load/participant_groups.h"
 #include "pg/base/convert.h"
 #include "pg/load/stored_tables.h"
@@ -266,10 +267,13 @@ incentives_participant_groups_check(PG_FUNCTION_ARGS)
 	window = pg_window_text(DatumGetDateADT(start), end_null, end_null ? 0 : DatumGetDateADT(end));
 
 	if (strcmp(participant, group) == 0)
+	{
+		pg_error_context_trim();
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("participant \"%s\" cannot be a member of itself", participant),
 				 errhint("A participant whose key is the group_key buys for the group directly: it needs no row.")));
+	}
 
 	/* the row's keys, until this transaction ends, in hash order */
 	hp = hash_bytes((const unsigned char *) participant, (int) strlen(participant));
@@ -299,6 +303,7 @@ incentives_participant_groups_check(PG_FUNCTION_ARGS)
 		Datum		other_end = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3,
 											  &other_end_null);
 
+		pg_error_context_trim();
 		ereport(ERROR,
 				(errcode(ERRCODE_EXCLUSION_VIOLATION),
 				 errmsg("membership of participant \"%s\" in group \"%s\" %s overlaps its membership in group \"%s\" %s",
@@ -313,20 +318,26 @@ incentives_participant_groups_check(PG_FUNCTION_ARGS)
 	if (Check("SELECT g.group_key FROM incentives.participant_groups AS g"
 			  " WHERE g.participant_key OPERATOR(pg_catalog.=) $1"
 			  " ORDER BY g.start_date LIMIT 1", 1, argtypes, args, nulls))
+	{
+		pg_error_context_trim();
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("group \"%s\" of participant \"%s\" is itself a member of group \"%s\"",
 						group, participant, Text(1)),
 				 errhint("Groups have one level: a group_key must not be a participant_key of incentives.participant_groups.")));
+	}
 	args[0] = CStringGetTextDatum(participant);
 	if (Check("SELECT g.participant_key FROM incentives.participant_groups AS g"
 			  " WHERE g.group_key OPERATOR(pg_catalog.=) $1"
 			  " ORDER BY g.participant_key LIMIT 1", 1, argtypes, args, nulls))
+	{
+		pg_error_context_trim();
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("participant \"%s\" cannot join group \"%s\": it is itself the group of participant \"%s\"",
 						participant, group, Text(1)),
 				 errhint("Groups have one level: a participant_key must not be a group_key of incentives.participant_groups.")));
+	}
 	SPI_finish();
 	return PointerGetDatum(NULL);
 }

@@ -9,6 +9,7 @@
 
 #include "miscadmin.h"
 
+#include "pg/base/error_context.h"
 #include "pg/read/txn_source_int.h"
 
 /* ---- identity ------------------------------------------------------------ */
@@ -70,12 +71,16 @@ txn_check_identity(TxnSource *src)
 			src->position->participant_key = ParticipantOf(r);
 			src->position->transaction_id = IdOf(r);
 			if (o->plen == r->plen && memcmp(ParticipantOf(o), ParticipantOf(r), r->plen) == 0)
+			{
+				pg_error_context_trim();
 				ereport(ERROR,
 						(errcode(ERRCODE_UNIQUE_VIOLATION),
 						 errmsg("transaction \"%s\" appears more than once in relation %s",
 								IdOf(r), src->relname),
 						 errdetail("Participant \"%s\" has it more than once; it would earn each time.",
 								   ParticipantOf(r))));
+			}
+			pg_error_context_trim();
 			ereport(ERROR,
 					(errcode(ERRCODE_UNIQUE_VIOLATION),
 					 errmsg("transaction \"%s\" appears more than once in relation %s",

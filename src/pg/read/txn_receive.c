@@ -15,6 +15,7 @@
 
 #include "pg/base/compat.h"
 #include "pg/base/convert.h"
+#include "pg/base/error_context.h"
 #include "pg/read/txn_relation.h"
 #include "pg/read/txn_source_int.h"
 
@@ -36,10 +37,14 @@ NullColumn(TxnSource *src, int col, Datum *values, bool *nulls)
 		TextDatumGetCString(values[C_PARTICIPANT]);
 	src->position->transaction_id = nulls[C_ID] ? NULL : TextDatumGetCString(values[C_ID]);
 	if (nulls[C_ID])
+	{
+		pg_error_context_trim();
 		ereport(ERROR,
 				(errcode(ERRCODE_NOT_NULL_VIOLATION),
 				 errmsg("a transaction in relation %s has a NULL transaction_id",
 						src->relname)));
+	}
+	pg_error_context_trim();
 	ereport(ERROR,
 			(errcode(ERRCODE_NOT_NULL_VIOLATION),
 			 errmsg("column \"%s\" of transaction \"%s\" in relation %s is NULL",
@@ -58,10 +63,13 @@ TypeId(TxnSource *src, const char *s, size_t len)
 	if (found)
 		return (int) (intptr_t) found;
 	if (src->ntypes == MAX_SMALL_ID)
+	{
+		pg_error_context_trim();
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("relation %s has more than %d transaction types", src->relname,
 						MAX_SMALL_ID)));
+	}
 	old = MemoryContextSwitchTo(src->context);
 	if (src->ntypes + 1 == src->types_cap)
 	{
@@ -88,10 +96,13 @@ UomId(TxnSource *src, const char *s, size_t len)
 		int			cap = Max(16, id * 2);
 
 		if (id > MAX_SMALL_ID)
+		{
+			pg_error_context_trim();
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 					 errmsg("relation %s has more than %d units of measure", src->relname,
 							MAX_SMALL_ID)));
+		}
 		old = MemoryContextSwitchTo(src->context);
 		src->uom_names = src->uom_names ?
 			repalloc(src->uom_names, sizeof(char *) * cap) : palloc(sizeof(char *) * cap);

@@ -23,6 +23,7 @@
 #include "utils/syscache.h"
 
 #include "pg/base/convert.h"
+#include "pg/base/error_context.h"
 #include "pg/read/txn_relation.h"
 
 typedef enum ColumnKind
@@ -141,9 +142,12 @@ txn_relation_check(Oid relid, TxnRelation *out)
 				allvisfrac;
 
 	if (nspname == NULL || name == NULL)
+	{
+		pg_error_context_trim();
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("relation with OID %u does not exist", relid)));
+	}
 	out->relname = quote_qualified_identifier(nspname, name);
 	out->unique_ids = false;
 	rel = relation_open(relid, AccessShareLock);
@@ -160,17 +164,23 @@ txn_relation_check(Oid relid, TxnRelation *out)
 				found = att;
 		}
 		if (found == NULL)
+		{
+			pg_error_context_trim();
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_COLUMN),
 					 errmsg("relation %s has no column \"%s\"", out->relname, required_columns[c].name),
 					 errhint("The transactions relation needs the columns transaction_id, participant_key, transaction_type, transaction_date, sku_key, quantity, uom_key and amount.")));
+		}
 		if (!TypeFits(found->atttypid, required_columns[c].kind))
+		{
+			pg_error_context_trim();
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("column \"%s\" of relation %s has type %s, expected %s",
 							required_columns[c].name, out->relname,
 							format_type_be(found->atttypid),
 							KindName(required_columns[c].kind))));
+		}
 		if (c == C_ID)
 			out->unique_ids = UniqueIds(rel, found->attnum);
 	}

@@ -124,9 +124,10 @@ BEGIN
         IF NOT pg_try_advisory_xact_lock(hashtext('incentives.offer_key'), hashtext(lower(v_key))) THEN
             PERFORM pg_advisory_xact_lock(hashtext('incentives.offer_key'), hashtext(lower(v_key)));
             IF current_setting('transaction_isolation') = 'repeatable read' THEN
-                RAISE EXCEPTION 'could not check offer key "%" against a concurrent write of the same key but for case', v_key
-                      USING ERRCODE = 'serialization_failure',
-                            HINT = 'Retry the transaction.';
+                PERFORM incentives_internal.raise_error(
+                    '40001',
+                    format('could not check offer key "%s" against a concurrent write of the same key but for case', v_key),
+                    '', 'Retry the transaction.');
             END IF;
         END IF;
         v_rival := incentives_internal.offer_key_case_rival(v_key, v_old);
@@ -146,14 +147,12 @@ BEGIN
         RETURN NEW;
     END IF;
     IF v_rival IS NOT NULL THEN
-        RAISE EXCEPTION '%', v_problem
-              USING ERRCODE = 'unique_violation',
-                    DETAIL = 'Offer keys are compared without regard to letter case.',
-                    HINT = format('Update the offer "%s", or choose another key.', v_rival);
+        PERFORM incentives_internal.raise_error(
+            '23505', v_problem, 'Offer keys are compared without regard to letter case.',
+            format('Update the offer "%s", or choose another key.', v_rival));
     END IF;
-    RAISE EXCEPTION '%', v_problem
-          USING ERRCODE = 'invalid_parameter_value',
-                HINT = 'An offer key has no surrounding white space and no control character.';
+    PERFORM incentives_internal.raise_error(
+        '22023', v_problem, '', 'An offer key has no surrounding white space and no control character.');
 END
 $function$;
 COMMENT ON FUNCTION incentives_internal.offers_check_key() IS
@@ -199,11 +198,16 @@ BEGIN
      WHERE lower(o.offer_key) = lower(NEW.offer_key)
      ORDER BY o.offer_key COLLATE "C"
      LIMIT 1;
-    RAISE EXCEPTION 'enrollment of participant "%" names no offer "%"', NEW.participant_key, NEW.offer_key
-          USING ERRCODE = 'foreign_key_violation',
-                HINT = CASE WHEN v_rival IS NOT NULL
-                            THEN format('The offer "%s" differs only in letter case.', v_rival)
-                            ELSE 'Store the offer first.' END;
+    -- (a NULL participant_key, refused by its NOT NULL after this trigger,
+    -- is written <NULL>, as RAISE writes a NULL)
+    PERFORM incentives_internal.raise_error(
+        '23503',
+        format('enrollment of participant "%s" names no offer "%s"',
+               COALESCE(NEW.participant_key, '<NULL>'), NEW.offer_key),
+        '',
+        CASE WHEN v_rival IS NOT NULL
+             THEN format('The offer "%s" differs only in letter case.', v_rival)
+             ELSE 'Store the offer first.' END);
 END
 $function$;
 COMMENT ON FUNCTION incentives_internal.enrollments_check_offer() IS

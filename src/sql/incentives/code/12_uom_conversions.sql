@@ -156,11 +156,15 @@ BEGIN
                     HINT = 'Round the factor to fewer digits with UPDATE incentives.uom_conversions.';
         RETURN NEW;
     END IF;
-    RAISE EXCEPTION 'unit conversion "%" to "%": factor % %', NEW.from_uom_key, NEW.to_uom_key, NEW.factor, v_problem
-          USING ERRCODE = 'invalid_parameter_value',
-                COLUMN = 'factor', TABLE = 'uom_conversions', SCHEMA = 'incentives',
-                DETAIL = 'Every calculation reads every unit conversion: one it cannot calculate with would fail them all.',
-                HINT = 'Round the factor to fewer digits.';
+    -- (a NULL unit, refused by its NOT NULL after this trigger, is written
+    -- <NULL>, as RAISE writes a NULL)
+    PERFORM incentives_internal.raise_column_error(
+        '22023',
+        format('unit conversion "%s" to "%s": factor %s %s', COALESCE(NEW.from_uom_key, '<NULL>'),
+               COALESCE(NEW.to_uom_key, '<NULL>'), NEW.factor, v_problem),
+        'Every calculation reads every unit conversion: one it cannot calculate with would fail them all.',
+        'Round the factor to fewer digits.',
+        'incentives', 'uom_conversions', 'factor');
 END
 $function$;
 COMMENT ON FUNCTION incentives_internal.uom_conversions_check() IS

@@ -24,8 +24,9 @@ BEGIN
             RETURN NEW;
         END IF;
     END IF;
-    RAISE EXCEPTION 'incentives.% is append-only: % is not allowed', TG_TABLE_NAME, TG_OP
-          USING ERRCODE = 'insufficient_privilege', DETAIL = TG_ARGV[0], HINT = TG_ARGV[1];
+    PERFORM incentives_internal.raise_error(
+        '42501', format('incentives.%s is append-only: %s is not allowed', TG_TABLE_NAME, TG_OP),
+        TG_ARGV[0], TG_ARGV[1]);
 END
 $function$;
 COMMENT ON FUNCTION incentives_internal.append_only() IS

@@ -86,53 +86,59 @@ DECLARE
     v_settled  date;
 BEGIN
     IF effective_from IS NULL THEN
-        RAISE EXCEPTION 'offer "%": effective_from must not be NULL', offer_key
-              USING ERRCODE = 'invalid_parameter_value',
-                    HINT = 'A change of every transaction''s rates is an UPDATE of incentives.offers.';
+        PERFORM incentives_internal.raise_error(
+            '22023', format('offer "%s": effective_from must not be NULL', offer_key), '',
+            'A change of every transaction''s rates is an UPDATE of incentives.offers.');
     END IF;
     SELECT d.kind, d.path INTO v_kind, v_path
       FROM incentives_internal.offer_difference(old_document, new_document) AS d;
     IF v_kind = 'pool' THEN
-        RAISE EXCEPTION 'offer "%": % is a fixed_amount pool, and a rate change may change only rate values',
-                        offer_key, v_path
-              USING ERRCODE = 'invalid_parameter_value',
-                    HINT = 'Such a change is retrospective: make it with UPDATE incentives.offers.';
+        PERFORM incentives_internal.raise_error(
+            '22023',
+            format('offer "%s": %s is a fixed_amount pool, and a rate change may change only rate values',
+                   offer_key, v_path),
+            '', 'Such a change is retrospective: make it with UPDATE incentives.offers.');
     END IF;
     IF v_kind = 'structure' THEN
-        RAISE EXCEPTION 'offer "%": % differs, and a rate change may change only rate values', offer_key,
-                        COALESCE(v_path, 'the document')
-              USING ERRCODE = 'invalid_parameter_value',
-                    HINT = 'Such a change is retrospective: make it with UPDATE incentives.offers.';
+        PERFORM incentives_internal.raise_error(
+            '22023',
+            format('offer "%s": %s differs, and a rate change may change only rate values', offer_key,
+                   COALESCE(v_path, 'the document')),
+            '', 'Such a change is retrospective: make it with UPDATE incentives.offers.');
     END IF;
     IF v_kind IN ('same', 'annotations') THEN
-        RAISE EXCEPTION 'offer "%": the document changes no rate value', offer_key
-              USING ERRCODE = 'invalid_parameter_value',
-                    HINT = 'An edit of labels, descriptions, names or metadata is an UPDATE of incentives.offers; it keeps the rate schedule.';
+        PERFORM incentives_internal.raise_error(
+            '22023', format('offer "%s": the document changes no rate value', offer_key), '',
+            'An edit of labels, descriptions, names or metadata is an UPDATE of incentives.offers; it keeps the rate schedule.');
     END IF;
     SELECT min((p.value ->> 'start_date')::date), max((p.value ->> 'end_date')::date)
       INTO v_start, v_end
       FROM jsonb_array_elements(new_document -> 'periods') AS p;
     IF effective_from < v_start OR effective_from > v_end THEN
-        RAISE EXCEPTION 'offer "%": effective_from % is outside the offer''s span % to %',
-                        offer_key, effective_from, v_start, v_end
-              USING ERRCODE = 'invalid_parameter_value';
+        PERFORM incentives_internal.raise_error(
+            '22023',
+            format('offer "%s": effective_from %s is outside the offer''s span %s to %s',
+                   offer_key, effective_from, v_start, v_end),
+            '', '');
     END IF;
     SELECT v.effective_from INTO v_latest
       FROM incentives.offer_versions AS v
      WHERE v.offer_key = rate_change_check.offer_key AND v.valid_to IS NULL;
     IF effective_from <= v_latest THEN
-        RAISE EXCEPTION 'offer "%": effective_from % is not after its latest scheduled change, from %',
-                        offer_key, effective_from, v_latest
-              USING ERRCODE = 'invalid_parameter_value',
-                    HINT = 'Undo that change first with incentives.cancel_rate_change.';
+        PERFORM incentives_internal.raise_error(
+            '22023',
+            format('offer "%s": effective_from %s is not after its latest scheduled change, from %s',
+                   offer_key, effective_from, v_latest),
+            '', 'Undo that change first with incentives.cancel_rate_change.');
     END IF;
     v_settled := incentives_internal.latest_statement_date(offer_key);
     IF effective_from <= v_settled THEN
-        RAISE EXCEPTION 'offer "%": effective_from % is not after its latest statement, dated %',
-                        offer_key, effective_from, v_settled
-              USING ERRCODE = 'invalid_parameter_value',
-                    DETAIL = 'Settled dates change only retrospectively, on purpose.',
-                    HINT = 'Choose a date after the statement, or change the offer with UPDATE incentives.offers and let the next statement true up.';
+        PERFORM incentives_internal.raise_error(
+            '22023',
+            format('offer "%s": effective_from %s is not after its latest statement, dated %s',
+                   offer_key, effective_from, v_settled),
+            'Settled dates change only retrospectively, on purpose.',
+            'Choose a date after the statement, or change the offer with UPDATE incentives.offers and let the next statement true up.');
     END IF;
 END
 $function$;
@@ -151,13 +157,14 @@ BEGIN
     SELECT o.document INTO v_old FROM incentives.offers AS o
      WHERE o.offer_key = change_rates.offer_key FOR UPDATE;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'offer "%" does not exist', offer_key
-              USING ERRCODE = 'invalid_parameter_value',
-                    HINT = 'A new offer is an INSERT into incentives.offers.';
+        -- (a NULL key is written <NULL>, as RAISE writes a NULL)
+        PERFORM incentives_internal.raise_error(
+            '22023', format('offer "%s" does not exist', COALESCE(offer_key, '<NULL>')), '',
+            'A new offer is an INSERT into incentives.offers.');
     END IF;
     IF document IS NULL THEN
-        RAISE EXCEPTION 'offer "%": document must not be NULL', offer_key
-              USING ERRCODE = 'invalid_parameter_value';
+        PERFORM incentives_internal.raise_error(
+            '22023', format('offer "%s": document must not be NULL', offer_key), '', '');
     END IF;
     PERFORM incentives_internal.rate_change_check(offer_key, v_old, document, effective_from);
     PERFORM set_config('incentives_internal.rate_change_from', effective_from::text, true);
@@ -183,13 +190,15 @@ DECLARE
 BEGIN
     PERFORM 1 FROM incentives.offers AS o WHERE o.offer_key = cancel_rate_change.offer_key FOR UPDATE;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'offer "%" does not exist', offer_key USING ERRCODE = 'invalid_parameter_value';
+        -- (a NULL key is written <NULL>, as RAISE writes a NULL)
+        PERFORM incentives_internal.raise_error(
+            '22023', format('offer "%s" does not exist', COALESCE(offer_key, '<NULL>')), '', '');
     END IF;
     SELECT s.effective_from INTO v_latest
       FROM incentives_internal.rate_schedule(offer_key) AS s ORDER BY s.version DESC LIMIT 1;
     IF v_latest IS NULL THEN
-        RAISE EXCEPTION 'offer "%" has no scheduled rate change', offer_key
-              USING ERRCODE = 'invalid_parameter_value';
+        PERFORM incentives_internal.raise_error(
+            '22023', format('offer "%s" has no scheduled rate change', offer_key), '', '');
     END IF;
     SELECT s.document INTO v_previous
       FROM incentives_internal.rate_schedule(offer_key) AS s ORDER BY s.version DESC OFFSET 1 LIMIT 1;
@@ -229,18 +238,20 @@ BEGIN
           FROM incentives_internal.rate_schedule(offer_key) AS s
          ORDER BY s.version DESC OFFSET 1 LIMIT 1;
         IF NOT FOUND OR v_previous IS DISTINCT FROM new_document THEN
-            RAISE EXCEPTION 'offer "%": the document is not the version in force before its latest scheduled change',
-                            offer_key
-                  USING ERRCODE = 'invalid_parameter_value',
-                        HINT = 'Undo a scheduled change with incentives.cancel_rate_change.';
+            PERFORM incentives_internal.raise_error(
+                '22023',
+                format('offer "%s": the document is not the version in force before its latest scheduled change',
+                       offer_key),
+                '', 'Undo a scheduled change with incentives.cancel_rate_change.');
         END IF;
         v_settled := incentives_internal.latest_statement_date(offer_key);
         IF v_current <= v_settled THEN
-            RAISE EXCEPTION 'offer "%": its change from % is settled: the latest statement is dated %',
-                            offer_key, v_current, v_settled
-                  USING ERRCODE = 'invalid_parameter_value',
-                        DETAIL = 'Settled dates change only retrospectively, on purpose.',
-                        HINT = 'Change the offer with UPDATE incentives.offers and let the next statement true up.';
+            PERFORM incentives_internal.raise_error(
+                '22023',
+                format('offer "%s": its change from %s is settled: the latest statement is dated %s',
+                       offer_key, v_current, v_settled),
+                'Settled dates change only retrospectively, on purpose.',
+                'Change the offer with UPDATE incentives.offers and let the next statement true up.');
         END IF;
         RETURN v_from;
     END IF;

@@ -41,11 +41,11 @@ DECLARE
     v_fits     boolean;
 BEGIN
     IF v_relation IS NULL THEN
-        RAISE EXCEPTION 'transactions must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+        PERFORM incentives_internal.raise_error('22023', 'transactions must not be NULL', '', '');
     END IF;
     IF NOT EXISTS (SELECT FROM pg_class AS c WHERE c.oid = v_relation) THEN
-        RAISE EXCEPTION 'relation with OID % does not exist', v_relation::oid
-              USING ERRCODE = 'undefined_table';
+        PERFORM incentives_internal.raise_error(
+            '42P01', format('relation with OID %s does not exist', v_relation::oid), '', '');
     END IF;
     FOR v_column IN SELECT * FROM (VALUES
             (1, 'transaction_id', 't'), (2, 'participant_key', 't'), (3, 'transaction_type', 't'),
@@ -58,9 +58,9 @@ BEGIN
          WHERE a.attrelid = v_relation AND a.attname = v_column.name
            AND a.attnum > 0 AND NOT a.attisdropped;
         IF NOT FOUND THEN
-            RAISE EXCEPTION 'relation % has no column "%"', v_relation, v_column.name
-                  USING ERRCODE = 'undefined_column',
-                        HINT = 'The transactions relation needs the columns transaction_id, participant_key, transaction_type, transaction_date, sku_key, quantity, uom_key and amount.';
+            PERFORM incentives_internal.raise_error(
+                '42703', format('relation %s has no column "%s"', v_relation, v_column.name), '',
+                'The transactions relation needs the columns transaction_id, participant_key, transaction_type, transaction_date, sku_key, quantity, uom_key and amount.');
         END IF;
         -- the base type of a domain (of a domain ...)
         v_type := (WITH RECURSIVE b(oid, base) AS (
@@ -75,13 +75,15 @@ BEGIN
                       ELSE v_type IN ('numeric'::regtype, 'int2'::regtype, 'int4'::regtype, 'int8'::regtype)
                   END;
         IF NOT v_fits THEN
-            RAISE EXCEPTION 'column "%" of relation % has type %, expected %',
-                  v_column.name, v_relation,
-                  (SELECT format_type(a.atttypid, NULL) FROM pg_attribute AS a
-                    WHERE a.attrelid = v_relation AND a.attnum = v_attnum),
-                  CASE v_column.kind WHEN 't' THEN 'text or varchar' WHEN 'd' THEN 'date'
-                                     ELSE 'numeric or an integer type' END
-                  USING ERRCODE = 'datatype_mismatch';
+            PERFORM incentives_internal.raise_error(
+                '42804',
+                format('column "%s" of relation %s has type %s, expected %s',
+                       v_column.name, v_relation,
+                       (SELECT format_type(a.atttypid, NULL) FROM pg_attribute AS a
+                         WHERE a.attrelid = v_relation AND a.attnum = v_attnum),
+                       CASE v_column.kind WHEN 't' THEN 'text or varchar' WHEN 'd' THEN 'date'
+                                          ELSE 'numeric or an integer type' END),
+                '', '');
         END IF;
         IF v_column.name = 'transaction_id' THEN
             v_id_attnum := v_attnum;

@@ -196,29 +196,30 @@ SET search_path = pg_catalog, pg_temp
 AS $function$
 BEGIN
     IF jobs IS NULL OR jobs < 1 OR jobs > 1024 THEN
-        RAISE EXCEPTION 'jobs must be between 1 and 1024, not %', COALESCE(jobs::text, 'NULL')
-              USING ERRCODE = 'invalid_parameter_value';
+        PERFORM incentives_internal.raise_error(
+            '22023', format('jobs must be between 1 and 1024, not %s', COALESCE(jobs::text, 'NULL')), '', '');
     END IF;
     IF on_error IS NULL OR on_error NOT IN ('raise', 'skip') THEN
-        RAISE EXCEPTION 'on_error must be ''raise'' or ''skip'', not %', COALESCE(quote_literal(on_error), 'NULL')
-              USING ERRCODE = 'invalid_parameter_value';
+        PERFORM incentives_internal.raise_error(
+            '22023', format('on_error must be ''raise'' or ''skip'', not %s', COALESCE(quote_literal(on_error), 'NULL')),
+            '', '');
     END IF;
     IF changed_only IS NULL THEN
-        RAISE EXCEPTION 'changed_only must be true or false, not NULL' USING ERRCODE = 'invalid_parameter_value';
+        PERFORM incentives_internal.raise_error('22023', 'changed_only must be true or false, not NULL', '', '');
     END IF;
     IF transactions IS NULL THEN
-        RAISE EXCEPTION 'transactions must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+        PERFORM incentives_internal.raise_error('22023', 'transactions must not be NULL', '', '');
     END IF;
     IF changed_only AND participant_key IS NOT NULL THEN
-        RAISE EXCEPTION 'changed_only refreshes whoever changed: give no participant_key'
-              USING ERRCODE = 'invalid_parameter_value',
-                    HINT = 'CALL incentives.refresh_earnings(participant_key => ...) refreshes one participant.';
+        PERFORM incentives_internal.raise_error(
+            '22023', 'changed_only refreshes whoever changed: give no participant_key', '',
+            'CALL incentives.refresh_earnings(participant_key => ...) refreshes one participant.');
     END IF;
     IF changed_only AND transactions <> 'incentives.transactions'::regclass THEN
-        RAISE EXCEPTION 'changed_only needs the transactions of incentives.transactions, not %', transactions
-              USING ERRCODE = 'feature_not_supported',
-                    DETAIL = format('Changes to %s cannot be tracked: only incentives.transactions has the change-tracking triggers.', transactions),
-                    HINT = format('Refresh from %s without changed_only.', transactions);
+        PERFORM incentives_internal.raise_error(
+            '0A000', format('changed_only needs the transactions of incentives.transactions, not %s', transactions),
+            format('Changes to %s cannot be tracked: only incentives.transactions has the change-tracking triggers.', transactions),
+            format('Refresh from %s without changed_only.', transactions));
     END IF;
 END
 $function$;
@@ -1259,29 +1260,30 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.refresh_earnings_work(bigint, text, regclass, integer, text, boolean, integer, regclass) IS
   'Part of incentives.refresh_earnings (call the procedure, not this): replaces one participant''s, the changed participants'' or all earnings and marks the run succeeded';
 
--- An error raised again from what GET STACKED DIAGNOSTICS read of it (a
--- DETAIL or HINT only when it had one: RAISE cannot leave an option out
--- by its value).  incentives.calculate uses it too.
+-- The errors of the extension's routines: raised from C with their
+-- SQLSTATE (five characters), message, and the detail and hint when they
+-- are not empty (as RAISE writes them), and a CONTEXT without the frames
+-- of the extension's own routines: the caller's own frames stay
+-- (docs/reference.md, Error context).  refresh_earnings raises again what
+-- GET STACKED DIAGNOSTICS read of an error through it.
 CREATE OR REPLACE FUNCTION incentives_internal.raise_error(state text, message text, detail text, hint text)
 RETURNS void
-LANGUAGE plpgsql
-VOLATILE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $function$
-BEGIN
-    IF detail <> '' AND hint <> '' THEN
-        RAISE EXCEPTION USING ERRCODE = state, MESSAGE = message, DETAIL = detail, HINT = hint;
-    ELSIF detail <> '' THEN
-        RAISE EXCEPTION USING ERRCODE = state, MESSAGE = message, DETAIL = detail;
-    ELSIF hint <> '' THEN
-        RAISE EXCEPTION USING ERRCODE = state, MESSAGE = message, HINT = hint;
-    ELSE
-        RAISE EXCEPTION USING ERRCODE = state, MESSAGE = message;
-    END IF;
-END
-$function$;
+AS 'MODULE_PATHNAME', 'incentives_raise_error'
+LANGUAGE C VOLATILE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives_internal.raise_error(text, text, text, text) IS
-  'Raises an error with the given SQLSTATE (or condition name), message, and the detail and hint when they are not empty';
+  'Raises an error with the given SQLSTATE (five characters) and message, and the detail and hint when they are not empty; its CONTEXT leaves out the frames of the extension''s own routines (docs/reference.md, Error context)';
+
+-- raise_error with the schema, table and column fields of the error too
+-- (as RAISE ... USING SCHEMA, TABLE, COLUMN), each when it is not empty.
+CREATE OR REPLACE FUNCTION incentives_internal.raise_column_error(state text, message text, detail text, hint text,
+                                                                  schema_name text, table_name text, column_name text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'incentives_raise_error'
+LANGUAGE C VOLATILE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION incentives_internal.raise_column_error(text, text, text, text, text, text, text) IS
+  'raise_error with the error''s schema, table and column fields too, each when it is not empty';
 
 CREATE OR REPLACE PROCEDURE incentives.refresh_earnings(
     participant_key text     DEFAULT NULL,

@@ -46,23 +46,24 @@ DECLARE
     v_due         numeric;
 BEGIN
     IF v_date IS NULL THEN
-        RAISE EXCEPTION 'statement_date must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+        PERFORM incentives_internal.raise_error('22023', 'statement_date must not be NULL', '', '');
     END IF;
     IF v_date > current_date THEN
-        RAISE EXCEPTION 'statement_date % is after today (%)', v_date, current_date
-              USING ERRCODE = 'invalid_parameter_value',
-                    DETAIL = 'A statement settles what has been earned; one dated in the future would refuse every later statement of an earlier date.',
-                    HINT = 'Settle through today or an earlier date.';
+        PERFORM incentives_internal.raise_error(
+            '22023', format('statement_date %s is after today (%s)', v_date, current_date),
+            'A statement settles what has been earned; one dated in the future would refuse every later statement of an earlier date.',
+            'Settle through today or an earlier date.');
     END IF;
     IF v_txns IS NULL THEN
-        RAISE EXCEPTION 'transactions must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+        PERFORM incentives_internal.raise_error('22023', 'transactions must not be NULL', '', '');
     END IF;
     IF current_setting('transaction_isolation') <> 'read committed' THEN
-        RAISE EXCEPTION 'incentives.settle needs isolation level READ COMMITTED, not %',
-                        upper(current_setting('transaction_isolation'))
-              USING ERRCODE = 'invalid_transaction_state',
-                    DETAIL = 'It reads the earlier statements after it has waited for any other settle to commit; a snapshot taken before that could count the same earnings twice.',
-                    HINT = 'CALL it outside a transaction block, or in a READ COMMITTED one.';
+        PERFORM incentives_internal.raise_error(
+            '25000',
+            format('incentives.settle needs isolation level READ COMMITTED, not %s',
+                   upper(current_setting('transaction_isolation'))),
+            'It reads the earlier statements after it has waited for any other settle to commit; a snapshot taken before that could count the same earnings twice.',
+            'CALL it outside a transaction block, or in a READ COMMITTED one.');
     END IF;
 
     -- One settle at a time; everything below reads after the wait.
@@ -114,10 +115,11 @@ BEGIN
      ORDER BY max(st.statement_date) DESC, c.participant_key COLLATE "C"
      LIMIT 1;
     IF FOUND THEN
-        RAISE EXCEPTION 'statement_date % is earlier than the latest statement of participant "%" (%)',
-                        v_date, v_late.participant_key, v_late.latest
-              USING ERRCODE = 'invalid_parameter_value',
-                    HINT = 'Statements go forward in time: settle on or after the latest statement date.';
+        PERFORM incentives_internal.raise_error(
+            '22023',
+            format('statement_date %s is earlier than the latest statement of participant "%s" (%s)',
+                   v_date, v_late.participant_key, v_late.latest),
+            '', 'Statements go forward in time: settle on or after the latest statement date.');
     END IF;
 
     INSERT INTO incentives.statements (statement_date, participant_key, transactions)
@@ -331,12 +333,13 @@ DECLARE
 BEGIN
     SELECT * INTO v FROM incentives_internal.offer_settled(offer_removal_refuse.offer_key);
     IF v.participants > 0 THEN
-        RAISE EXCEPTION 'offer "%" cannot be removed (%): % settled for it, the latest statement %',
-                        offer_removal_refuse.offer_key, how, v.settled_total, v.last_statement_date
-              USING ERRCODE = 'object_not_in_prerequisite_state',
-                    DETAIL = format('Participants with a settled balance for it: %s. The next statement would claw it all back.', v.participants),
-                    HINT = format('To stop it paying from a date, change its rates to zero from that date (a prospective change). To remove it on purpose and claw its payments back: SELECT incentives.remove_settled_offer(%L, reason).',
-                                  offer_removal_refuse.offer_key);
+        PERFORM incentives_internal.raise_error(
+            '55000',
+            format('offer "%s" cannot be removed (%s): %s settled for it, the latest statement %s',
+                   offer_removal_refuse.offer_key, how, v.settled_total, v.last_statement_date),
+            format('Participants with a settled balance for it: %s. The next statement would claw it all back.', v.participants),
+            format('To stop it paying from a date, change its rates to zero from that date (a prospective change). To remove it on purpose and claw its payments back: SELECT incentives.remove_settled_offer(%L, reason).',
+                   offer_removal_refuse.offer_key));
     END IF;
 END
 $function$;
@@ -401,15 +404,18 @@ DECLARE
     v_id       bigint;
 BEGIN
     IF remove_settled_offer.reason IS NULL OR btrim(remove_settled_offer.reason) = '' THEN
-        RAISE EXCEPTION 'a reason is required to remove offer "%"', remove_settled_offer.offer_key
-              USING ERRCODE = 'invalid_parameter_value',
-                    HINT = 'Say why: it is logged in incentives.offer_removals.';
+        -- (a NULL key is written <NULL>, as RAISE writes a NULL)
+        PERFORM incentives_internal.raise_error(
+            '22023',
+            format('a reason is required to remove offer "%s"', COALESCE(remove_settled_offer.offer_key, '<NULL>')),
+            '', 'Say why: it is logged in incentives.offer_removals.');
     END IF;
     SELECT * INTO v_offer FROM incentives.offers AS o
      WHERE o.offer_key = remove_settled_offer.offer_key FOR UPDATE;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'offer "%" does not exist', remove_settled_offer.offer_key
-              USING ERRCODE = 'no_data_found';
+        PERFORM incentives_internal.raise_error(
+            'P0002', format('offer "%s" does not exist', COALESCE(remove_settled_offer.offer_key, '<NULL>')),
+            '', '');
     END IF;
     SELECT * INTO v_settled FROM incentives_internal.offer_settled(remove_settled_offer.offer_key);
     INSERT INTO incentives.offer_removals (offer_key, reason, settled_total, participants,
@@ -472,31 +478,41 @@ DECLARE
     v_due numeric;
 BEGIN
     IF void_statement.reason IS NULL OR btrim(void_statement.reason) = '' THEN
-        RAISE EXCEPTION 'a reason is required to void statement %', void_statement.statement_id
-              USING ERRCODE = 'invalid_parameter_value';
+        -- (a NULL id is written <NULL>, as RAISE writes a NULL)
+        PERFORM incentives_internal.raise_error(
+            '22023',
+            format('a reason is required to void statement %s', COALESCE(void_statement.statement_id::text, '<NULL>')),
+            '', '');
     END IF;
     IF current_setting('transaction_isolation') <> 'read committed' THEN
-        RAISE EXCEPTION 'incentives.void_statement needs isolation level READ COMMITTED, not %',
-                        upper(current_setting('transaction_isolation'))
-              USING ERRCODE = 'invalid_transaction_state';
+        PERFORM incentives_internal.raise_error(
+            '25000',
+            format('incentives.void_statement needs isolation level READ COMMITTED, not %s',
+                   upper(current_setting('transaction_isolation'))),
+            '', '');
     END IF;
     LOCK TABLE incentives.statements IN SHARE ROW EXCLUSIVE MODE;  -- docs/operations.md, Concurrency
     SELECT * INTO v_old FROM incentives.statements AS s WHERE s.statement_id = void_statement.statement_id;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'statement % does not exist', void_statement.statement_id USING ERRCODE = 'no_data_found';
+        PERFORM incentives_internal.raise_error(
+            'P0002',
+            format('statement %s does not exist', COALESCE(void_statement.statement_id::text, '<NULL>')), '', '');
     END IF;
     IF v_old.reverses IS NOT NULL THEN
-        RAISE EXCEPTION 'statement % is the reversal of statement %', v_old.statement_id, v_old.reverses
-              USING ERRCODE = 'invalid_parameter_value';
+        PERFORM incentives_internal.raise_error(
+            '22023', format('statement %s is the reversal of statement %s', v_old.statement_id, v_old.reverses),
+            '', '');
     END IF;
     IF EXISTS (SELECT 1 FROM incentives.statements AS r WHERE r.reverses = v_old.statement_id) THEN
-        RAISE EXCEPTION 'statement % is already voided', v_old.statement_id USING ERRCODE = 'invalid_parameter_value';
+        PERFORM incentives_internal.raise_error(
+            '22023', format('statement %s is already voided', v_old.statement_id), '', '');
     END IF;
     IF v_old.statement_date <= current_date THEN
-        RAISE EXCEPTION 'statement % is dated %, not after today: only a statement dated in the future is voided',
-                        v_old.statement_id, v_old.statement_date
-              USING ERRCODE = 'invalid_parameter_value',
-                    HINT = 'Corrections of the past are the next statement''s business: CALL incentives.settle again.';
+        PERFORM incentives_internal.raise_error(
+            '22023',
+            format('statement %s is dated %s, not after today: only a statement dated in the future is voided',
+                   v_old.statement_id, v_old.statement_date),
+            '', 'Corrections of the past are the next statement''s business: CALL incentives.settle again.');
     END IF;
     INSERT INTO incentives.statements (statement_date, participant_key, transactions, reverses, reason)
     VALUES (v_old.statement_date, v_old.participant_key, v_old.transactions, v_old.statement_id, void_statement.reason)
@@ -570,10 +586,10 @@ DECLARE
     v_after    jsonb;
 BEGIN
     IF v_document IS NULL THEN
-        RAISE EXCEPTION 'document must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+        PERFORM incentives_internal.raise_error('22023', 'document must not be NULL', '', '');
     END IF;
     IF v_txns IS NULL THEN
-        RAISE EXCEPTION 'transactions must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+        PERFORM incentives_internal.raise_error('22023', 'transactions must not be NULL', '', '');
     END IF;
     IF jsonb_typeof(v_document) = 'object' AND jsonb_typeof(v_document -> 'offer_key') = 'string' THEN
         v_key := v_document ->> 'offer_key';

@@ -50,23 +50,24 @@ DECLARE
     v_delta  numeric;
 BEGIN
     IF v_date IS NULL THEN
-        RAISE EXCEPTION 'as_of_date must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+        PERFORM incentives_internal.raise_error('22023', 'as_of_date must not be NULL', '', '');
     END IF;
     IF v_date > current_date THEN
-        RAISE EXCEPTION 'as_of_date % is after today (%)', v_date, current_date
-              USING ERRCODE = 'invalid_parameter_value',
-                    DETAIL = 'An accrual books what has accrued; one dated in the future would refuse every later accrual of an earlier date.',
-                    HINT = 'Accrue as of today or an earlier date.';
+        PERFORM incentives_internal.raise_error(
+            '22023', format('as_of_date %s is after today (%s)', v_date, current_date),
+            'An accrual books what has accrued; one dated in the future would refuse every later accrual of an earlier date.',
+            'Accrue as of today or an earlier date.');
     END IF;
     IF v_txns IS NULL THEN
-        RAISE EXCEPTION 'transactions must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+        PERFORM incentives_internal.raise_error('22023', 'transactions must not be NULL', '', '');
     END IF;
     IF current_setting('transaction_isolation') <> 'read committed' THEN
-        RAISE EXCEPTION 'incentives.accrue needs isolation level READ COMMITTED, not %',
-                        upper(current_setting('transaction_isolation'))
-              USING ERRCODE = 'invalid_transaction_state',
-                    DETAIL = 'It reads the earlier accruals after it has waited for any other accrue to commit; a snapshot taken before that could book the same accrual twice.',
-                    HINT = 'CALL it outside a transaction block, or in a READ COMMITTED one.';
+        PERFORM incentives_internal.raise_error(
+            '25000',
+            format('incentives.accrue needs isolation level READ COMMITTED, not %s',
+                   upper(current_setting('transaction_isolation'))),
+            'It reads the earlier accruals after it has waited for any other accrue to commit; a snapshot taken before that could book the same accrual twice.',
+            'CALL it outside a transaction block, or in a READ COMMITTED one.');
     END IF;
 
     -- One accrue at a time; everything below reads after the wait.
@@ -77,9 +78,9 @@ BEGIN
      WHERE a.reverses IS NULL
        AND NOT EXISTS (SELECT 1 FROM incentives.accruals AS r WHERE r.reverses = a.accrual_id);
     IF v_latest > v_date THEN
-        RAISE EXCEPTION 'as_of_date % is earlier than the latest accrual (%)', v_date, v_latest
-              USING ERRCODE = 'invalid_parameter_value',
-                    HINT = 'Accruals go forward in time: accrue on or after the latest as_of_date.';
+        PERFORM incentives_internal.raise_error(
+            '22023', format('as_of_date %s is earlier than the latest accrual (%s)', v_date, v_latest), '',
+            'Accruals go forward in time: accrue on or after the latest as_of_date.');
     END IF;
 
     INSERT INTO incentives.accruals (as_of_date, transactions) VALUES (v_date, v_txns::text)
@@ -215,38 +216,47 @@ DECLARE
     v_delta numeric;
 BEGIN
     IF void_accrual.reason IS NULL OR btrim(void_accrual.reason) = '' THEN
-        RAISE EXCEPTION 'a reason is required to void accrual %', void_accrual.accrual_id
-              USING ERRCODE = 'invalid_parameter_value';
+        -- (a NULL id is written <NULL>, as RAISE writes a NULL)
+        PERFORM incentives_internal.raise_error(
+            '22023',
+            format('a reason is required to void accrual %s', COALESCE(void_accrual.accrual_id::text, '<NULL>')),
+            '', '');
     END IF;
     IF current_setting('transaction_isolation') <> 'read committed' THEN
-        RAISE EXCEPTION 'incentives.void_accrual needs isolation level READ COMMITTED, not %',
-                        upper(current_setting('transaction_isolation'))
-              USING ERRCODE = 'invalid_transaction_state';
+        PERFORM incentives_internal.raise_error(
+            '25000',
+            format('incentives.void_accrual needs isolation level READ COMMITTED, not %s',
+                   upper(current_setting('transaction_isolation'))),
+            '', '');
     END IF;
     LOCK TABLE incentives.accruals IN SHARE ROW EXCLUSIVE MODE;  -- docs/operations.md, Concurrency
     SELECT * INTO v_old FROM incentives.accruals AS a WHERE a.accrual_id = void_accrual.accrual_id;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'accrual % does not exist', void_accrual.accrual_id USING ERRCODE = 'no_data_found';
+        PERFORM incentives_internal.raise_error(
+            'P0002', format('accrual %s does not exist', COALESCE(void_accrual.accrual_id::text, '<NULL>')), '', '');
     END IF;
     IF v_old.reverses IS NOT NULL THEN
-        RAISE EXCEPTION 'accrual % is the reversal of accrual %', v_old.accrual_id, v_old.reverses
-              USING ERRCODE = 'invalid_parameter_value';
+        PERFORM incentives_internal.raise_error(
+            '22023', format('accrual %s is the reversal of accrual %s', v_old.accrual_id, v_old.reverses), '', '');
     END IF;
     IF EXISTS (SELECT 1 FROM incentives.accruals AS r WHERE r.reverses = v_old.accrual_id) THEN
-        RAISE EXCEPTION 'accrual % is already voided', v_old.accrual_id USING ERRCODE = 'invalid_parameter_value';
+        PERFORM incentives_internal.raise_error(
+            '22023', format('accrual %s is already voided', v_old.accrual_id), '', '');
     END IF;
     IF v_old.as_of_date <= current_date THEN
-        RAISE EXCEPTION 'accrual % is dated %, not after today: only an accrual dated in the future is voided',
-                        v_old.accrual_id, v_old.as_of_date
-              USING ERRCODE = 'invalid_parameter_value',
-                    HINT = 'Corrections of the past are the next accrual''s business: CALL incentives.accrue again.';
+        PERFORM incentives_internal.raise_error(
+            '22023',
+            format('accrual %s is dated %s, not after today: only an accrual dated in the future is voided',
+                   v_old.accrual_id, v_old.as_of_date),
+            '', 'Corrections of the past are the next accrual''s business: CALL incentives.accrue again.');
     END IF;
     SELECT max(a.accrual_id) INTO v_later FROM incentives.accruals AS a
      WHERE a.accrual_id > v_old.accrual_id AND a.reverses IS NULL
        AND NOT EXISTS (SELECT 1 FROM incentives.accruals AS r WHERE r.reverses = a.accrual_id);
     IF v_later IS NOT NULL THEN
-        RAISE EXCEPTION 'accrual % is not the latest: void accrual % first', v_old.accrual_id, v_later
-              USING ERRCODE = 'invalid_parameter_value';
+        PERFORM incentives_internal.raise_error(
+            '22023', format('accrual %s is not the latest: void accrual %s first', v_old.accrual_id, v_later),
+            '', '');
     END IF;
     INSERT INTO incentives.accruals (as_of_date, transactions, reverses, reason)
     VALUES (v_old.as_of_date, v_old.transactions, v_old.accrual_id, void_accrual.reason)

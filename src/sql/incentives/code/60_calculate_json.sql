@@ -230,7 +230,7 @@ BEGIN
         v_problem := incentives_internal.calculate_fault(v_participant, v_properties, v_offer_keys, v_lines,
                                                          v_enrollments, v_as_of, v_through);
         v_message := format('invalid request: %s cannot be calculated: %s', v_problem, v_message);
-        PERFORM incentives_internal.raise_error('invalid_parameter_value', v_message, v_detail, v_hint);
+        PERFORM incentives_internal.raise_error('22023', v_message, v_detail, v_hint);
     END;
 
     IF v_rules IS NOT NULL THEN
@@ -256,7 +256,7 @@ SET search_path = pg_catalog, pg_temp
 AS $function$
 BEGIN
     IF problem IS NOT NULL THEN
-        RAISE EXCEPTION 'invalid request: %', problem USING ERRCODE = 'invalid_parameter_value';
+        PERFORM incentives_internal.raise_error('22023', format('invalid request: %s', problem), '', '');
     END IF;
 END
 $function$;

@@ -34,12 +34,14 @@ DECLARE
     v_earnings    incentives.earning[];
     v_diag        jsonb;
     v_result      jsonb;
+    v_basis       text;
+    v_own         text;
 BEGIN
     IF v_participant IS NULL THEN
-        RAISE EXCEPTION 'participant_key must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+        PERFORM incentives_internal.raise_error('22023', 'participant_key must not be NULL', '', '');
     END IF;
     IF v_offer IS NULL THEN
-        RAISE EXCEPTION 'offer_key must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+        PERFORM incentives_internal.raise_error('22023', 'offer_key must not be NULL', '', '');
     END IF;
     IF v_as_of IS NULL THEN
         SELECT s.label, s.calculator_key INTO v_label, v_calculator
@@ -55,14 +57,14 @@ BEGIN
            AND v.valid_from <= v_as_of AND (v.valid_to IS NULL OR v.valid_to > v_as_of);
     END IF;
     IF NOT FOUND AND v_as_of IS NULL THEN
-        RAISE EXCEPTION 'offer "%" does not exist', v_offer
-              USING ERRCODE = 'invalid_parameter_value',
-                    HINT = 'offer_key must name an offer in incentives.offers.';
+        PERFORM incentives_internal.raise_error(
+            '22023', format('offer "%s" does not exist', v_offer), '',
+            'offer_key must name an offer in incentives.offers.');
     ELSIF NOT FOUND THEN
-        RAISE EXCEPTION 'offer "%" does not exist', v_offer
-              USING ERRCODE = 'invalid_parameter_value',
-                    DETAIL = format('The calculation is as of %s.', v_as_of),
-                    HINT = 'offer_key must name an offer that incentives.offer_versions shows valid at as_of.';
+        PERFORM incentives_internal.raise_error(
+            '22023', format('offer "%s" does not exist', v_offer),
+            format('The calculation is as of %s.', v_as_of),
+            'offer_key must name an offer that incentives.offer_versions shows valid at as_of.');
     END IF;
 
     -- The calculation's own rows: the totals are theirs.
@@ -82,13 +84,23 @@ BEGIN
      ORDER BY d.group_key IS NULL, d.group_key COLLATE "C"
      LIMIT 1;
 
+    -- Whose figures these are (docs/analyst-guide.md, incentive_explain):
+    -- the strategy's (threshold, tiers, entries, stacks, the earning
+    -- transactions, the rules) are the group's when the offer aggregates
+    -- by group and the participant is a member of one, else the
+    -- participant's own; the totals and rows are always the participant's
+    -- own rows, a member's when the rest is its group's.
+    v_basis := CASE WHEN v_diag -> 'aggregation' ->> 'group_key' IS NOT NULL THEN 'group' ELSE 'participant' END;
+    v_own := CASE WHEN v_basis = 'group' THEN 'member' ELSE 'participant' END;
+
     v_result := jsonb_build_object(
         'participant_key', v_participant,
         'offer_key', v_offer,
         'label', v_label,
         'strategy_key', v_strategy,
         'calculator_key', v_calculator,
-        'totals', incentives_internal.explain_totals(v_earnings, NULL));
+        'basis', v_basis,
+        'totals', incentives_internal.explain_totals(v_earnings, NULL) || jsonb_build_object('basis', v_own));
     -- what the calculation was limited to, only when it was
     v_result := v_result || jsonb_strip_nulls(jsonb_build_object('as_of', v_as_of, 'through_date', v_through));
     -- an offer with program rules: their state (enrollment windows,
@@ -108,7 +120,8 @@ BEGIN
         RETURN v_result || jsonb_build_object('entries', (
             SELECT COALESCE(jsonb_agg(
                      (e - 'transactions' - 'incentive_amount') || jsonb_build_object(
-                       'totals', incentives_internal.explain_totals(v_earnings, e ->> 'rate_key'),
+                       'totals', incentives_internal.explain_totals(v_earnings, e ->> 'rate_key')
+                                 || jsonb_build_object('basis', v_own),
                        'rows', incentives_internal.explain_rows(v_earnings, e ->> 'rate_key'))
                      ORDER BY n), '[]'::jsonb)
               FROM jsonb_array_elements(v_diag -> 'entries') WITH ORDINALITY AS en(e, n)));
@@ -123,14 +136,15 @@ BEGIN
         'sets', v_diag -> 'sets',
         'stacks', (SELECT COALESCE(jsonb_agg(
                             s || jsonb_build_object(
-                                   'totals', incentives_internal.explain_totals(v_earnings, s ->> 'rate_key'),
+                                   'totals', incentives_internal.explain_totals(v_earnings, s ->> 'rate_key')
+                                             || jsonb_build_object('basis', v_own),
                                    'rows', incentives_internal.explain_rows(v_earnings, s ->> 'rate_key'))
                             ORDER BY n), '[]'::jsonb)
                      FROM jsonb_array_elements(v_diag -> 'stacks') WITH ORDINALITY AS st(s, n)));
 END
 $function$;
 COMMENT ON FUNCTION incentives.incentive_explain(text, text, jsonb, regclass, timestamptz, date) IS
-  'Why a participant earns what it does under one offer, as JSON: standard, each entry with its matched rows and totals; stepped, the threshold value, every tier (met or not, what it would pay), the selected and next tier and the gap, and for incremental tiers the bands and the blended rate; stacked, coverage per SKU set, overlap and factors per stack; with program rules, the enrollment windows used, each requirement against its minimum and the limits applied; aggregated by group, the group and its members'' contributions (the figures are the group''s); totals are incentive_calculate''s; as_of and through_date as for incentive_calculate';
+  'Why a participant earns what it does under one offer, as JSON: standard, each entry with its matched rows and totals; stepped, the threshold value, every tier (met or not, what it would pay), the selected and next tier and the gap, and for incremental tiers the bands and the blended rate; stacked, coverage per SKU set, overlap and factors per stack; with program rules, the enrollment windows used, each requirement against its minimum and the limits applied; aggregated by group, the group and its members'' contributions; "basis" says whose figures the strategy''s part is: "group" (a member of a group under an offer aggregated by group) or "participant"; totals (of the whole, of each entry and stack) are incentive_calculate''s, of the participant''s own rows, with "basis" "member" or "participant"; as_of and through_date as for incentive_calculate';
 
 CREATE OR REPLACE FUNCTION incentives_internal.explain_totals(earnings incentives.earning[], rate_key text)
 RETURNS jsonb

@@ -357,9 +357,12 @@ BEGIN
           JOIN incentives.transactions x ON x.transaction_id = t ->> 'transaction_id'
          WHERE x.participant_key IS DISTINCT FROM t ->> 'participant_key'
          LIMIT 1;
-        RAISE EXCEPTION 'transaction "%" belongs to participant "%", not "%"', bad_id, old_pk, bad_pk
-              USING ERRCODE = 'unique_violation',
-                    HINT = 'Delete it (incentives_internal.delete_transaction) before storing it under another participant.';
+        -- (a NULL is written <NULL>, as RAISE writes a NULL)
+        PERFORM incentives_internal.raise_error(
+            '23505',
+            format('transaction "%s" belongs to participant "%s", not "%s"', COALESCE(bad_id, '<NULL>'),
+                   COALESCE(old_pk, '<NULL>'), COALESCE(bad_pk, '<NULL>')),
+            '', 'Delete it (incentives_internal.delete_transaction) before storing it under another participant.');
     END IF;
 END
 $$;
