@@ -7,7 +7,8 @@
  *    refused, the document-only findings raised as WARNINGs) with the
  *    validation trigger on incentives.offers and offer_error(), and the
  *    functions the SQL layer asks: offer_findings, offer_references,
- *    offer_fields and unknown_fields.
+ *    offer_fields, unknown_fields and date_problem (a date as the parser
+ *    reads one).
  */
 #include "postgres.h"
 
@@ -407,6 +408,28 @@ incentives_unknown_fields(PG_FUNCTION_ARGS)
 		}
 	}
 	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(incentives_date_problem);
+
+/*
+ * incentives_date_problem: date_problem(value text) -> text: NULL when
+ * value is a date as an offer document writes one ("YYYY-MM-DD", a real
+ * calendar day of years 1 to 9999), else the problem in the parser's
+ * words (core/offer/offer.h, inc_date_problem): "must be a date
+ * (YYYY-MM-DD)", or "\"2026-02-30\" is not a valid calendar date
+ * (February 2026 has 28 days)".
+ */
+Datum
+incentives_date_problem(PG_FUNCTION_ARGS)
+{
+	char	   *value = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	char		problem[96];
+	int32_t		days;
+
+	if (inc_date_problem(value, &days, problem, sizeof(problem)) == NULL)
+		PG_RETURN_NULL();
+	PG_RETURN_TEXT_P(cstring_to_text(problem));
 }
 
 PG_FUNCTION_INFO_V1(incentives_offer_error);

@@ -52,6 +52,15 @@ LANGUAGE C STABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION incentives_internal.offer_references(jsonb) IS
   'program_skus and offer_warnings helper: what an offer reads, read from the compiled offer: each SKU key (kind sku) with its role (earning, threshold, requirement, set:KEY, price, conversion), the transaction type and period of the item holding it, a stacked conversion''s from unit and whether it is paid per unit; each transaction_type (kind transaction_type) and each period (kind period), at its JSON path';
 
+-- A date as the offer parser reads one, for the request of calculate(jsonb).
+CREATE OR REPLACE FUNCTION incentives_internal.date_problem(value text)
+RETURNS text
+AS 'MODULE_PATHNAME', 'incentives_date_problem'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION incentives_internal.date_problem(text) IS
+  'NULL when the text is a date as offer documents write one (YYYY-MM-DD naming a real calendar day, years 0001 to 9999), else the problem as the offer parser words it: must be a date (YYYY-MM-DD), or (for 2026-02-30) "2026-02-30" is not a valid calendar date (February 2026 has 28 days)';
+
 CREATE OR REPLACE FUNCTION incentives_internal.unknown_fields(object jsonb, kind text)
 RETURNS TABLE (field text, problem text)
 AS 'MODULE_PATHNAME', 'incentives_unknown_fields'
