@@ -66,7 +66,18 @@ INSERT INTO incentives.offers (document) VALUES ($${
        "conversion": {"coverage_unit": "acre", "rates": [{"sku_key": "field_hammer_fungicide_1_gal_61492", "rate": 0.5, "from": "hectare_foot"}]},
        "rates": [{"sku_key": "field_hammer_fungicide_1_gal_61492", "rate": 1, "measure": "dollars"}]}],
     "stacks": [{"sku_set_keys": ["a", "b"]}]}}$$);
--- a misspelt field, stored under incentives.unknown_offer_fields = 'warning'
+-- SKU keys typed by hand, among thousands of known ones: a letter dropped
+-- (a row of incentives.skus), two letters swapped (a SKU only the
+-- transactions have), the start of a key; each gets the one meant, by the
+-- rule of a misspelt field
+INSERT INTO incentives.skus (sku_key, uom_key)
+SELECT 'generated_sku_' || lpad(i::text, 5, '0'), 'gal' FROM generate_series(1, 5000) AS i
+UNION ALL VALUES ('trident_herbicide', 'gal');
+INSERT INTO incentives.offers (document) VALUES
+  (pg_temp.standard('w.sku_near', ARRAY['trident_herbicde', 'field_hamemr_fungicide_1_gal_61492',
+                                        'agri_shield_insecticide_bulk', 'generated_sku_0042x'])),
+  (pg_temp.standard('w.type_near', ARRAY['agri_shield_insecticide_bulk_63374'],
+                    transaction_type => 'Retailer-Purchases-From-Distributoin'));
 SET incentives.unknown_offer_fields = 'warning';
 INSERT INTO incentives.offers (document) VALUES
   (pg_temp.standard('w.field', ARRAY['agri_shield_insecticide_bulk_63374'], extra => '{"enrolment": "required"}'));
@@ -102,6 +113,7 @@ SELECT * FROM incentives.program_skus WHERE offer_key IN ('w.sku', 'w.type', 'w.
 -- Fixed, the book says nothing again.
 DELETE FROM incentives.offers WHERE offer_key LIKE 'w.%' OR offer_key IN ('OFFER_A', 'offer_b ', E'offer\tc');
 DELETE FROM incentives.enrollments;
+DELETE FROM incentives.skus WHERE sku_key LIKE 'generated_sku_%' OR sku_key = 'trident_herbicide';
 SELECT * FROM incentives.offer_warnings;
 
 ------------------------------------------------------------------------

@@ -134,6 +134,10 @@ SELECT ok(NOT has_function_privilege('incentives_reader', 'incentives_internal.p
           'incentives_reader may not execute participant_units()');
 SELECT ok(has_function_privilege('incentives_admin', 'incentives_internal.participant_units()', 'EXECUTE'),
           'incentives_admin may (step 2), so it refreshes');
+-- the internal functions of the program book's checks read nothing as the
+-- owner: a reader runs them (offer_warnings suggests through suggested_key)
+SELECT ok(has_function_privilege('incentives_reader', 'incentives_internal.suggested_key(text, text[])', 'EXECUTE'),
+          'incentives_reader may execute suggested_key()');
 SELECT lives_ok($$SELECT pg_temp.exec_as('manager_carol', 'CALL incentives.refresh_earnings()')$$,
                 'an admin refreshes every participant');
 SELECT lives_ok($$SELECT pg_temp.exec_as('manager_carol',

@@ -64,6 +64,10 @@ TestOrder(void)
 	static const char *const nearer_later[] = {"abcdxy", "abcdex", NULL};
 	static const char *const ties[] = {"abcdex", "abcdey", NULL};
 	static const char *const short_names[] = {"max", "mix", "maxi", NULL};
+	static const char *const same_later[] = {"Keys.Base CP", "keys.base_cp", "keys.base_cp2", NULL};
+	static const char *const case_later[] = {"OFFER_A", "offer_a", NULL};
+	static const char *const near_later[] = {"abc_dx", "abc-dx", NULL};
+	static const char *const abbr_later[] = {"TRIDENT-HERBICIDE", "trident_herbicide", NULL};
 
 	/* the same name comes before a near one listed first */
 	CHECK_STR(Meant("Rate", near_first), "rate");
@@ -73,6 +77,11 @@ TestOrder(void)
 	CHECK_STR(Meant("abcdef", nearer_later), "abcdex");
 	/* of two as near, the first */
 	CHECK_STR(Meant("abcdef", ties), "abcdex");
+	/* ... unless the later one is nearer with letter case set aside */
+	CHECK_STR(Meant("KEYS.BASE_CP", same_later), "keys.base_cp");
+	CHECK_STR(Meant("abc-de", near_later), "abc-dx");
+	CHECK_STR(Meant("offer_c", case_later), "offer_a");
+	CHECK_STR(Meant("TRIDENT_H", abbr_later), "trident_herbicide");
 	/* names of up to 4 characters: one edit */
 	CHECK_STR(Meant("mxa", short_names), "max");
 	CHECK_STR(Meant("mzz", short_names), "");

@@ -15,12 +15,18 @@
 
 #include "names.h"
 
+/* Lower: c in lower case (ASCII letters). */
+static char
+Lower(char c)
+{
+	return c >= 'A' && c <= 'Z' ? (char) (c - 'A' + 'a') : c;
+}
+
 /* Fold: c as names are compared: lower case, '_' for '-' and ' ', 0 for o, 1 for i and l. */
 static char
 Fold(char c)
 {
-	if (c >= 'A' && c <= 'Z')
-		c = (char) (c - 'A' + 'a');
+	c = Lower(c);
 	switch (c)
 	{
 		case '-':
@@ -104,6 +110,24 @@ Distance(const char *a, int la, const char *b, int lb, int limit)
 	return prev[lb];
 }
 
+/*
+ * TieDistance: how near candidate (len bytes) is to s's name when it fits
+ * as well as another: the edit distance of the two in lower case (nothing
+ * else folded), then, for two as near, that of their bytes as written,
+ * as one number (the first times INC_NAME_MAX + 1, plus the second).
+ */
+static int
+TieDistance(const IncNameSearch *s, const char *candidate, int len)
+{
+	char		lower[INC_NAME_MAX];
+	int			i;
+
+	for (i = 0; i < len; i++)
+		lower[i] = Lower(candidate[i]);
+	return Distance(s->lower, s->len, lower, len, INC_NAME_MAX) * (INC_NAME_MAX + 1) +
+		Distance(s->raw, s->len, candidate, len, INC_NAME_MAX);
+}
+
 void
 inc_name_search_begin(IncNameSearch *s, const char *name, size_t len)
 {
@@ -111,18 +135,27 @@ inc_name_search_begin(IncNameSearch *s, const char *name, size_t len)
 
 	s->fit = INC_NAME_NONE;
 	s->distance = 0;
+	s->tie = 0;
 	s->best = -1;
 	s->count = 0;
 	if (len > INC_NAME_MAX)
 	{
 		s->name[0] = '\0';
+		s->lower[0] = '\0';
+		s->raw[0] = '\0';
 		s->len = -1;
 		s->limit = 0;
 		return;
 	}
 	for (i = 0; i < len; i++)
+	{
 		s->name[i] = Fold(name[i]);
+		s->lower[i] = Lower(name[i]);
+		s->raw[i] = name[i];
+	}
 	s->name[len] = '\0';
+	s->lower[len] = '\0';
+	s->raw[len] = '\0';
 	s->len = (int) len;
 	s->limit = len <= 4 ? 1 : 2;
 }
@@ -135,33 +168,38 @@ inc_name_search_consider(IncNameSearch *s, const char *candidate, size_t len)
 	int			lc = (int) len;
 	IncNameFit	fit;
 	int			distance = 0;
+	int			tie;
 	int			i;
 
-	/* nothing beats a candidate of the same name that came first */
-	if (s->len < 0 || len > INC_NAME_MAX || s->fit == INC_NAME_SAME)
+	if (s->len < 0 || len > INC_NAME_MAX)
 		return false;
 	for (i = 0; i < lc; i++)
 		folded[i] = Fold(candidate[i]);
+	/* its fit, when it can be as good as the best so far */
 	if (Same(s->name, s->len, folded, lc))
 		fit = INC_NAME_SAME;
-	else if (s->fit == INC_NAME_ABBREVIATED)
+	else if (s->fit == INC_NAME_SAME)
 		return false;
 	else if (s->len >= 3 && lc > s->len && memcmp(folded, s->name, (size_t) s->len) == 0)
 		fit = INC_NAME_ABBREVIATED;
+	else if (s->fit == INC_NAME_ABBREVIATED)
+		return false;
 	else
 	{
-		/* only a nearer candidate than the best so far */
-		int			limit = s->fit == INC_NAME_NEAR ? s->distance - 1 : s->limit;
+		int			limit = s->fit == INC_NAME_NEAR ? s->distance : s->limit;
 
-		if (limit < 1)
-			return false;
 		distance = Distance(s->name, s->len, folded, lc, limit);
 		if (distance > limit)
 			return false;
 		fit = INC_NAME_NEAR;
 	}
+	tie = TieDistance(s, candidate, lc);
+	/* as good: only if nearer with letter case set aside, or as written */
+	if (fit == s->fit && distance == s->distance && tie >= s->tie)
+		return false;
 	s->fit = fit;
 	s->distance = distance;
+	s->tie = tie;
 	s->best = position;
 	return true;
 }

@@ -15,7 +15,10 @@
  *                 or 2 (longer names): insertions, deletions,
  *                 substitutions and swaps of adjacent characters, counted
  *                 after the folding of "same"
- * and, between two candidates of the same fit (and distance), the first.
+ * and, between two candidates of the same fit (and distance), the nearer
+ * with letter case alone set aside ("keys.base_cp" before "Keys.Base CP"
+ * for "KEYS.BASE_CP"), then the nearer as written ("offer_a" before
+ * "OFFER_A" for "offer_c"), then the first.
  * Candidates are read in place (their length given, no NUL needed) and
  * never kept, and nothing is allocated: a host can run thousands through
  * one search.  Names and candidates longer than INC_NAME_MAX bytes never
@@ -41,10 +44,13 @@ typedef enum IncNameFit
 typedef struct IncNameSearch
 {
 	char		name[INC_NAME_MAX + 1];	/* the name, folded */
+	char		lower[INC_NAME_MAX + 1];	/* the name in lower case */
+	char		raw[INC_NAME_MAX + 1];	/* the name as written */
 	int			len;			/* its length; -1: too long, nothing fits */
 	int			limit;			/* the edit distance a near candidate may have */
 	IncNameFit	fit;			/* of the best candidate so far */
 	int			distance;		/* its edit distance (INC_NAME_NEAR) */
+	int			tie;			/* its TieDistance (names.c) */
 	long		best;			/* its position among those considered; -1: none */
 	long		count;			/* candidates considered */
 } IncNameSearch;

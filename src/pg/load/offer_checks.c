@@ -7,8 +7,9 @@
  *    refused, the document-only findings raised as WARNINGs) with the
  *    validation trigger on incentives.offers and offer_error(), and the
  *    functions the SQL layer asks: offer_findings, offer_references,
- *    offer_fields, unknown_fields and date_problem (a date as the parser
- *    reads one).
+ *    offer_fields, unknown_fields, suggested_key (the rule of every "did
+ *    you mean" of a key, core/util/names.h) and date_problem (a date as
+ *    the parser reads one).
  */
 #include "postgres.h"
 
@@ -18,6 +19,7 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
 #include "utils/guc.h"
@@ -26,6 +28,7 @@
 #include "utils/rel.h"
 
 #include "core/offer/offer_fields.h"
+#include "core/util/names.h"
 #include "pg/load/offer_checks.h"
 #include "pg/base/convert.h"
 #include "pg/load/offer_load.h"
@@ -408,6 +411,47 @@ incentives_unknown_fields(PG_FUNCTION_ARGS)
 		}
 	}
 	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(incentives_suggested_key);
+
+/*
+ * incentives_suggested_key: suggested_key(key text, candidates text[]) ->
+ * text: the candidate key was probably meant to be, by the rule of every
+ * suggestion (core/util/names.h: the same but for case, separators,
+ * look-alike digits or a plural s; an abbreviation; within 1 or 2 edits;
+ * of candidates as good, the one names.h prefers); NULL when none fits.  The candidates are read in
+ * place, one at a time, NULLs skipped; only those whose length is within
+ * reach of the key's are compared character by character.
+ */
+Datum
+incentives_suggested_key(PG_FUNCTION_ARGS)
+{
+	text	   *key = PG_GETARG_TEXT_PP(0);
+	ArrayType  *candidates = PG_GETARG_ARRAYTYPE_P(1);
+	ArrayIterator it;
+	IncNameSearch search;
+	Datum		candidate;
+	bool		isnull;
+	text	   *best = NULL;
+
+	inc_name_search_begin(&search, VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key));
+	it = array_create_iterator(candidates, 0, NULL);
+	while (array_iterate(it, &candidate, &isnull))
+	{
+		text	   *t;
+
+		CHECK_FOR_INTERRUPTS();
+		if (isnull)
+			continue;
+		t = DatumGetTextPP(candidate);
+		if (inc_name_search_consider(&search, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t)))
+			best = t;
+	}
+	array_free_iterator(it);
+	if (best == NULL)
+		PG_RETURN_NULL();
+	PG_RETURN_TEXT_P(cstring_to_text_with_len(VARDATA_ANY(best), VARSIZE_ANY_EXHDR(best)));
 }
 
 PG_FUNCTION_INFO_V1(incentives_date_problem);

@@ -163,6 +163,14 @@ AS $function$
         SELECT p.sku_key FROM profile AS p WHERE p.sku_key IS NOT NULL),
     known_types AS MATERIALIZED (
         SELECT DISTINCT p.transaction_type FROM profile AS p WHERE p.transaction_type IS NOT NULL),
+    -- the candidates of the suggestions, in byte order (of two that fit as
+    -- well, the first is suggested)
+    candidates AS MATERIALIZED (
+        SELECT ARRAY(SELECT k.sku_key FROM known_skus AS k ORDER BY k.sku_key COLLATE "C") AS skus,
+               ARRAY(SELECT k.transaction_type FROM known_types AS k
+                      ORDER BY k.transaction_type COLLATE "C") AS types,
+               ARRAY(SELECT o.offer_key FROM incentives.offers AS o
+                      ORDER BY o.offer_key COLLATE "C") AS offers),
     programs AS MATERIALIZED (
         SELECT o.offer_key, s.enrollment, s.aggregation
           FROM incentives.offers AS o
@@ -174,29 +182,26 @@ AS $function$
       FROM incentives.offers AS o
      CROSS JOIN LATERAL incentives_internal.offer_findings(o.document) AS f
     UNION ALL
-    -- unknown_sku: no row of incentives.skus and no transaction has it; a
-    -- known SKU equal to it but for case, O/0, I/l/1 or -/_ is suggested
+    -- unknown_sku: no row of incentives.skus and no transaction has it; the
+    -- known SKU it was probably meant to be is suggested (the engine's
+    -- rule of every suggestion: incentives_internal.suggested_key)
     SELECT r.offer_key, r.path, 'unknown_sku',
            format('sku %s matches no row of incentives.skus and no transaction', to_json(r.sku_key))
            || COALESCE('; did you mean '
-                       || to_json((SELECT min(k.sku_key COLLATE "C") FROM known_skus AS k
-                                    WHERE translate(lower(k.sku_key), 'oil-', '011_')
-                                          = translate(lower(r.sku_key), 'oil-', '011_')))::text
+                       || to_json(incentives_internal.suggested_key(r.sku_key, c.skus))::text
                        || '?', '')
-      FROM refs AS r
+      FROM refs AS r, candidates AS c
      WHERE r.kind = 'sku' AND r.sku_key IS NOT NULL
        AND NOT EXISTS (SELECT FROM known_skus AS k WHERE k.sku_key = r.sku_key)
     UNION ALL
-    -- unknown_transaction_type: no transaction has it; a type equal to it
-    -- but for case, -/_/space or an s is suggested
+    -- unknown_transaction_type: no transaction has it; the type it was
+    -- probably meant to be is suggested (the same rule)
     SELECT r.offer_key, r.path, 'unknown_transaction_type',
            format('transaction_type %s matches no transaction', to_json(r.transaction_type))
            || COALESCE('; did you mean '
-                       || to_json((SELECT min(k.transaction_type COLLATE "C") FROM known_types AS k
-                                    WHERE regexp_replace(lower(k.transaction_type), '[-_ s]', '', 'g')
-                                          = regexp_replace(lower(r.transaction_type), '[-_ s]', '', 'g')))::text
+                       || to_json(incentives_internal.suggested_key(r.transaction_type, c.types))::text
                        || '?', '')
-      FROM refs AS r
+      FROM refs AS r, candidates AS c
      WHERE r.kind = 'transaction_type' AND r.transaction_type IS NOT NULL
        AND NOT EXISTS (SELECT FROM known_types AS k WHERE k.transaction_type = r.transaction_type)
     UNION ALL
@@ -287,24 +292,24 @@ AS $function$
       JOIN incentives.offers AS x
         ON lower(x.offer_key) = lower(o.offer_key) AND x.offer_key <> o.offer_key
     UNION ALL
-    -- enrollment_without_offer: enrollment rows of an offer_key no offer has
+    -- enrollment_without_offer: enrollment rows of an offer_key no offer
+    -- has; the offer it was probably meant to be is suggested (the same rule)
     SELECT e.offer_key, NULL, 'enrollment_without_offer',
            format('incentives.enrollments has %s for offer %s, which does not exist',
                   CASE count(*) WHEN 1 THEN '1 row' ELSE count(*) || ' rows' END, to_json(e.offer_key))
            || COALESCE('; did you mean '
-                       || to_json((SELECT min(o.offer_key COLLATE "C") FROM incentives.offers AS o
-                                    WHERE lower(o.offer_key) = lower(e.offer_key)))::text
+                       || to_json(incentives_internal.suggested_key(e.offer_key, c.offers))::text
                        || '?', '')
-      FROM incentives.enrollments AS e
+      FROM incentives.enrollments AS e, candidates AS c
      WHERE NOT EXISTS (SELECT FROM incentives.offers AS o WHERE o.offer_key = e.offer_key)
-     GROUP BY e.offer_key)
+     GROUP BY e.offer_key, c.offers)
     SELECT w.offer_key, w.path, w.code, w.message
       FROM w
      ORDER BY w.offer_key COLLATE "C", w.path COLLATE "C" NULLS FIRST, w.code COLLATE "C",
               w.message COLLATE "C"
 $function$;
 COMMENT ON FUNCTION incentives.offer_warnings(regclass) IS
-  'What in the stored offers is legal but likely wrong, computed now against the data as it is (transactions from any relation with the transaction columns; row-level security applies): one row per finding with the offer, the JSON path, a code and a sentence naming the value.  Codes: unknown_field and implausible_rate (the document alone, as the engine reads it); unknown_sku (no row of incentives.skus and no transaction has the SKU; a key equal but for case, O/0, I/l/1 or -/_ is suggested); unknown_transaction_type (no transaction has it); empty_period (ended before today, transactions dated after its end exist, none of the offer''s SKUs dated in it); unknown_unit (a stacked conversion''s "from" with no conversion either way to the SKU''s unit in incentives.skus, or, for a SKU without a row there, named by no row of incentives.skus, incentives.uom_conversions or the transactions); sku_without_unit (dollars per unit on a SKU without a row in incentives.skus whose transactions come in more than one unit); no_enrollments ("enrollment": "required", no enrollment row); no_groups ("aggregation": "group", no membership row); and stored keys a write now refuses: offer_key_format (empty, surrounding white space, a control character), offer_key_case (equal to another offer''s but for case) and enrollment_without_offer (enrollment rows of a missing offer)';
+  'What in the stored offers is legal but likely wrong, computed now against the data as it is (transactions from any relation with the transaction columns; row-level security applies): one row per finding with the offer, the JSON path, a code and a sentence naming the value.  Codes: unknown_field and implausible_rate (the document alone, as the engine reads it); unknown_sku (no row of incentives.skus and no transaction has the SKU); unknown_transaction_type (no transaction has it); empty_period (ended before today, transactions dated after its end exist, none of the offer''s SKUs dated in it); unknown_unit (a stacked conversion''s "from" with no conversion either way to the SKU''s unit in incentives.skus, or, for a SKU without a row there, named by no row of incentives.skus, incentives.uom_conversions or the transactions); sku_without_unit (dollars per unit on a SKU without a row in incentives.skus whose transactions come in more than one unit); no_enrollments ("enrollment": "required", no enrollment row); no_groups ("aggregation": "group", no membership row); and stored keys a write now refuses: offer_key_format (empty, surrounding white space, a control character), offer_key_case (equal to another offer''s but for case) and enrollment_without_offer (enrollment rows of a missing offer).  An unknown SKU, transaction type or enrollment offer key comes with the known one it was probably meant to be, by the rule of every suggestion (incentives_internal.suggested_key: the same but for case, separators, look-alike digits or a plural s; an abbreviation; within 1 or 2 edits)';
 
 CREATE OR REPLACE VIEW incentives.offer_warnings WITH (security_invoker = true) AS
 SELECT w.offer_key, w.path, w.code, w.message
