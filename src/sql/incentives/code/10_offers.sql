@@ -14,7 +14,7 @@ RETURNS trigger
 AS 'MODULE_PATHNAME', 'incentives_offers_validate'
 LANGUAGE C;
 COMMENT ON FUNCTION incentives_internal.offers_validate() IS
-  'Trigger: rejects an invalid offer document with SQLSTATE 22023, naming the offer and the JSON path';
+  'Trigger: rejects an invalid offer document with SQLSTATE 22023, naming the offer and the JSON path; raises as WARNINGs what a valid one says that is likely wrong, alone (implausible_rate, unknown_field) or against the other stored offers and incentives.transactions (period_outside_book)';
 
 DROP TRIGGER IF EXISTS offers_validate ON incentives.offers;
 CREATE TRIGGER offers_validate
