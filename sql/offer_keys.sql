@@ -63,7 +63,8 @@ INSERT INTO incentives.offers (document) VALUES (pg_temp.offer('keys.base_cp2'))
 SELECT offer_key, document #>> '{incentives,0,rates,0,rate}' AS rate
   FROM incentives.offers WHERE lower(offer_key) LIKE 'keys.%' ORDER BY offer_key COLLATE "C";
 
--- Enrollments name a stored offer (23503, a hint when one differs by case).
+-- Enrollments name a stored offer (23503, the offer meant as a hint: one
+-- that differs by case, or a near key, by the rule of a misspelt field).
 INSERT INTO incentives.enrollments VALUES ('r1', 'keys.base_cp', '2026-01-01', NULL);
 INSERT INTO incentives.enrollments VALUES ('r1', 'keys.adjuvent_club', '2026-01-01', NULL);
 \echo :SQLSTATE
@@ -73,6 +74,13 @@ SELECT incentives_internal.put_enrollment('r2', 'keys.nothing', '2026-01-01');
 \echo :SQLSTATE
 UPDATE incentives.enrollments SET offer_key = 'keys.nothing' WHERE participant_key = 'r1';
 \echo :SQLSTATE
+-- two letters swapped, the start of a key
+INSERT INTO incentives.offers (document) VALUES (pg_temp.offer('pas26.st_bonus'));
+INSERT INTO incentives.enrollments VALUES ('r3', 'pas26.st_bonsu', '2026-01-01', NULL);
+\echo :SQLSTATE
+SELECT incentives_internal.put_enrollment('r3', 'keys.base', '2026-01-01');
+\echo :SQLSTATE
+DELETE FROM incentives.offers WHERE offer_key = 'pas26.st_bonus';
 -- an update that keeps the offer, an upsert of a stored window
 UPDATE incentives.enrollments SET end_date = '2026-06-30' WHERE participant_key = 'r1';
 SELECT incentives_internal.put_enrollment('r1', 'keys.base_cp', '2026-01-01', '2026-09-30');

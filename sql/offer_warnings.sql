@@ -66,7 +66,18 @@ INSERT INTO incentives.offers (document) VALUES ($${
        "conversion": {"coverage_unit": "acre", "rates": [{"sku_key": "field_hammer_fungicide_1_gal_61492", "rate": 0.5, "from": "hectare_foot"}]},
        "rates": [{"sku_key": "field_hammer_fungicide_1_gal_61492", "rate": 1, "measure": "dollars"}]}],
     "stacks": [{"sku_set_keys": ["a", "b"]}]}}$$);
--- a misspelt field, stored under incentives.unknown_offer_fields = 'warning'
+-- SKU keys typed by hand, among thousands of known ones: a letter dropped
+-- (a row of incentives.skus), two letters swapped (a SKU only the
+-- transactions have), the start of a key; each gets the one meant, by the
+-- rule of a misspelt field
+INSERT INTO incentives.skus (sku_key, uom_key)
+SELECT 'generated_sku_' || lpad(i::text, 5, '0'), 'gal' FROM generate_series(1, 5000) AS i
+UNION ALL VALUES ('trident_herbicide', 'gal');
+INSERT INTO incentives.offers (document) VALUES
+  (pg_temp.standard('w.sku_near', ARRAY['trident_herbicde', 'field_hamemr_fungicide_1_gal_61492',
+                                        'agri_shield_insecticide_bulk', 'generated_sku_0042x'])),
+  (pg_temp.standard('w.type_near', ARRAY['agri_shield_insecticide_bulk_63374'],
+                    transaction_type => 'Retailer-Purchases-From-Distributoin'));
 SET incentives.unknown_offer_fields = 'warning';
 INSERT INTO incentives.offers (document) VALUES
   (pg_temp.standard('w.field', ARRAY['agri_shield_insecticide_bulk_63374'], extra => '{"enrolment": "required"}'));
@@ -99,9 +110,34 @@ SELECT offer_key, path, code, message FROM incentives.offer_warnings;
 -- The programs as the user checks them: the unknown SKUs match nothing.
 SELECT * FROM incentives.program_skus WHERE offer_key IN ('w.sku', 'w.type', 'w.unit', 'w.per_unit');
 
+-- A period a year off is judged against the book and the data, never the
+-- clock.  A transaction of the offer's SKUs dated in the period shows it
+-- is real: period_outside_book says nothing then (nor does empty_period).
+INSERT INTO incentives.transactions VALUES
+  ('OLD-1', 'retailer_001', 'retailer_purchases_from_distribution', '2025-03-01', 'agri_shield_insecticide_bulk_63374', 1, 'gal', 10);
+SELECT offer_key, path, code FROM incentives.offer_warnings WHERE offer_key = 'w.period';
+DELETE FROM incentives.transactions WHERE transaction_id = 'OLD-1';
+-- An UPDATE is judged against the other offers: moved onto the book's
+-- dates the offer says nothing; moved two years past them, it warns when
+-- stored and on read.
+UPDATE incentives.offers SET document = pg_temp.standard('w.period', ARRAY['agri_shield_insecticide_bulk_63374'])
+ WHERE offer_key = 'w.period';
+SELECT offer_key, path, code FROM incentives.offer_warnings WHERE offer_key = 'w.period';
+UPDATE incentives.offers
+   SET document = pg_temp.standard('w.period', ARRAY['agri_shield_insecticide_bulk_63374'],
+                                   start_date => '2027-10-01', end_date => '2028-09-30')
+ WHERE offer_key = 'w.period';
+SELECT offer_key, path, code, message FROM incentives.offer_warnings WHERE offer_key = 'w.period';
+-- A book of one offer has nothing to judge a period against.
+BEGIN;
+DELETE FROM incentives.offers WHERE offer_key <> 'w.period';
+SELECT offer_key, path, code FROM incentives.offer_warnings WHERE offer_key = 'w.period';
+ROLLBACK;
+
 -- Fixed, the book says nothing again.
 DELETE FROM incentives.offers WHERE offer_key LIKE 'w.%' OR offer_key IN ('OFFER_A', 'offer_b ', E'offer\tc');
 DELETE FROM incentives.enrollments;
+DELETE FROM incentives.skus WHERE sku_key LIKE 'generated_sku_%' OR sku_key = 'trident_herbicide';
 SELECT * FROM incentives.offer_warnings;
 
 ------------------------------------------------------------------------
@@ -229,3 +265,57 @@ SELECT * FROM pg_temp.unlisted_refusals(:'properties');
 \set fixture rules_requirements
 \i test/sql/load_fixture.psql
 SELECT * FROM pg_temp.unlisted_refusals(:'properties');
+
+-- Every fixture is a correct book: loaded with its transactions, it has no
+-- warning (the period of none is outside the others' dates, and none has
+-- a SKU, type or unit the data lack).
+CREATE TEMP TABLE fixture_warnings (fixture text, offer_key text, path text, code text, message text);
+\set fixture fixed_amount_pools
+\i test/sql/load_fixture.psql
+INSERT INTO fixture_warnings SELECT :'fixture', w.* FROM incentives.offer_warnings AS w;
+\set fixture forecast_run_rate
+\i test/sql/load_fixture.psql
+INSERT INTO fixture_warnings SELECT :'fixture', w.* FROM incentives.offer_warnings AS w;
+\set fixture groups_accumulate
+\i test/sql/load_fixture.psql
+INSERT INTO fixture_warnings SELECT :'fixture', w.* FROM incentives.offer_warnings AS w;
+\set fixture groups_pool_limits
+\i test/sql/load_fixture.psql
+INSERT INTO fixture_warnings SELECT :'fixture', w.* FROM incentives.offer_warnings AS w;
+\set fixture growth_baseline
+\i test/sql/load_fixture.psql
+INSERT INTO fixture_warnings SELECT :'fixture', w.* FROM incentives.offer_warnings AS w;
+\set fixture rules_enrollment
+\i test/sql/load_fixture.psql
+INSERT INTO fixture_warnings SELECT :'fixture', w.* FROM incentives.offer_warnings AS w;
+\set fixture rules_incremental_tiers
+\i test/sql/load_fixture.psql
+INSERT INTO fixture_warnings SELECT :'fixture', w.* FROM incentives.offer_warnings AS w;
+\set fixture rules_limits
+\i test/sql/load_fixture.psql
+INSERT INTO fixture_warnings SELECT :'fixture', w.* FROM incentives.offer_warnings AS w;
+\set fixture rules_requirements
+\i test/sql/load_fixture.psql
+INSERT INTO fixture_warnings SELECT :'fixture', w.* FROM incentives.offer_warnings AS w;
+\set fixture stacked_multi_stack
+\i test/sql/load_fixture.psql
+INSERT INTO fixture_warnings SELECT :'fixture', w.* FROM incentives.offer_warnings AS w;
+\set fixture stacked_pair_up
+\i test/sql/load_fixture.psql
+INSERT INTO fixture_warnings SELECT :'fixture', w.* FROM incentives.offer_warnings AS w;
+\set fixture standard_dollars_per_unit_uom
+\i test/sql/load_fixture.psql
+INSERT INTO fixture_warnings SELECT :'fixture', w.* FROM incentives.offer_warnings AS w;
+\set fixture standard_multi_entry
+\i test/sql/load_fixture.psql
+INSERT INTO fixture_warnings SELECT :'fixture', w.* FROM incentives.offer_warnings AS w;
+\set fixture standard_percent
+\i test/sql/load_fixture.psql
+INSERT INTO fixture_warnings SELECT :'fixture', w.* FROM incentives.offer_warnings AS w;
+\set fixture stepped_amount
+\i test/sql/load_fixture.psql
+INSERT INTO fixture_warnings SELECT :'fixture', w.* FROM incentives.offer_warnings AS w;
+\set fixture stepped_property
+\i test/sql/load_fixture.psql
+INSERT INTO fixture_warnings SELECT :'fixture', w.* FROM incentives.offer_warnings AS w;
+SELECT * FROM fixture_warnings;

@@ -116,6 +116,7 @@ SELECT incentives.calculate('{"participant_key": "r", "enrollments": [{"offer_ke
 SELECT incentives.calculate('{"participant_key": "r", "enrollments": [{"offer_key": "o"}]}');
 SELECT incentives.calculate('{"participant_key": "r", "enrollments": [{"offer_key": "o", "start_date": "2026-02-30"}]}');
 SELECT incentives.calculate('{"participant_key": "r", "enrollments": [{"offer_key": "o", "start_date": "2026-01-01", "end_date": 20261231}]}');
+SELECT incentives.calculate('{"participant_key": "r", "enrollments": [{"offer_key": "o", "start_date": "2026-01-01", "end_date": "2026-04-31"}]}');
 SELECT incentives.calculate('{"participant_key": "r", "enrollments": [{"offer_key": "o", "start_date": "2026-03-01", "end_date": "2026-02-28"}]}');
 SELECT incentives.calculate('{"participant_key": "r", "enrollments": [{"offer_key": "o", "start_date": "2026-01-01", "end_date": "2026-06-30"},
                                                                      {"offer_key": "p", "start_date": "2026-01-01"},

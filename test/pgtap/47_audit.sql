@@ -159,6 +159,31 @@ SELECT ok(NOT has_function_privilege('incentives_reader', 'incentives_internal.p
           'incentives_reader may not execute participant_units()');
 SELECT ok(has_function_privilege('incentives_admin', 'incentives_internal.participant_units()', 'EXECUTE'),
           'incentives_admin may (step 2), so it refreshes');
+-- the internal functions of the program book's checks read nothing as the
+-- owner: a reader runs them (offer_warnings suggests through suggested_key
+-- and judges periods through periods_outside_book)
+SELECT ok(has_function_privilege('incentives_reader', 'incentives_internal.suggested_key(text, text[])', 'EXECUTE'),
+          'incentives_reader may execute suggested_key()');
+SELECT ok(has_function_privilege('incentives_reader', 'incentives_internal.periods_outside_book(regclass, jsonb, text)', 'EXECUTE'),
+          'incentives_reader may execute periods_outside_book()');
+-- A role that writes offers but may not read the transactions stores an
+-- offer whose period is outside the book's dates: the check it cannot make
+-- when the offer is stored is left to offer_warnings, never a refusal.
+CREATE ROLE audit_offer_writer NOLOGIN;
+GRANT USAGE ON SCHEMA incentives, incentives_internal TO audit_offer_writer;
+GRANT SELECT, INSERT, UPDATE ON incentives.offers, incentives.offer_versions TO audit_offer_writer;
+GRANT INSERT ON incentives.earnings_changes TO audit_offer_writer;
+GRANT USAGE ON ALL SEQUENCES IN SCHEMA incentives TO audit_offer_writer;
+SELECT lives_ok(format($$SELECT pg_temp.exec_as('audit_offer_writer', %L)$$,
+                       format('INSERT INTO incentives.offers (document) VALUES (%L)',
+                              jsonb_set(pg_temp.standard_offer('audit.year_off', 'percent_of_amount',
+                                                               '[{"sku_key": "s1", "rate": 3, "measure": "percent"}]'),
+                                        '{periods,0}', '{"key": "p", "start_date": "2024-01-01", "end_date": "2024-12-31"}'))),
+                'a writer who may not read the transactions stores an offer outside the book''s dates');
+SELECT is((SELECT count(*)::int FROM incentives.offer_warnings
+            WHERE offer_key = 'audit.year_off' AND code = 'period_outside_book'), 1,
+          'and offer_warnings lists its period (period_outside_book)');
+DELETE FROM incentives.offers WHERE offer_key = 'audit.year_off';
 SELECT lives_ok($$SELECT pg_temp.exec_as('manager_carol', 'CALL incentives.refresh_earnings()')$$,
                 'an admin refreshes every participant');
 SELECT lives_ok($$SELECT pg_temp.exec_as('manager_carol',

@@ -108,9 +108,27 @@ static const InvalidCase InvalidCases[] = {
 	{true, HEAD("standard", "percent_of_amount") "'periods':[{'start_date':'2026-01-01','end_date':'2026-12-31'}]}",
 	E("periods[0].key is required")},
 	{true, HEAD("standard", "percent_of_amount") "'periods':[{'key':'p','start_date':'2026-02-30','end_date':'2026-12-31'}]}",
-	E("periods[0].start_date must be a date (YYYY-MM-DD)")},
+	E("periods[0].start_date \"2026-02-30\" is not a valid calendar date (February 2026 has 28 days)")},
 	{true, HEAD("standard", "percent_of_amount") "'periods':[{'key':'p','start_date':'2026-01-01','end_date':'2026/12/31'}]}",
 	E("periods[0].end_date must be a date (YYYY-MM-DD)")},
+	{true, HEAD("standard", "percent_of_amount") "'periods':[{'key':'p','start_date':'2025-10-01','end_date':'2026-02-29'}]}",
+	E("periods[0].end_date \"2026-02-29\" is not a valid calendar date (February 2026 has 28 days)")},
+	{true, HEAD("standard", "percent_of_amount") "'periods':[{'key':'p','start_date':'2026-01-01','end_date':'2026-06-31'}]}",
+	E("periods[0].end_date \"2026-06-31\" is not a valid calendar date (June 2026 has 30 days)")},
+	{false, HEAD("standard", "percent_of_amount") "'periods':[{'key':'p','start_date':'2026-01-00','end_date':'2026-12-31'}]}",
+	E("periods[0].start_date \"2026-01-00\" is not a valid calendar date (January 2026 has 31 days)")},
+	{true, HEAD("standard", "percent_of_amount") "'periods':[{'key':'p','start_date':'2026-01-01','end_date':'2026-13-01'}]}",
+	E("periods[0].end_date \"2026-13-01\" is not a valid calendar date (months run from 01 to 12)")},
+	{false, HEAD("standard", "percent_of_amount") "'periods':[{'key':'p','start_date':'2026-00-10','end_date':'2026-12-31'}]}",
+	E("periods[0].start_date \"2026-00-10\" is not a valid calendar date (months run from 01 to 12)")},
+	{false, HEAD("standard", "percent_of_amount") "'periods':[{'key':'p','start_date':'0000-01-01','end_date':'2026-12-31'}]}",
+	E("periods[0].start_date \"0000-01-01\" is not a valid calendar date (years run from 0001 to 9999)")},
+	{false, HEAD("standard", "percent_of_amount") "'periods':[{'key':'p','start_date':'2026-1-01','end_date':'2026-12-31'}]}",
+	E("periods[0].start_date must be a date (YYYY-MM-DD)")},
+	{false, HEAD("standard", "percent_of_amount") "'periods':[{'key':'p','start_date':'2026-01-01','end_date':'2026-12-3l'}]}",
+	E("periods[0].end_date must be a date (YYYY-MM-DD)")},
+	{false, HEAD("standard", "percent_of_amount") "'periods':[{'key':'p','start_date':'2026-01-01T00:00','end_date':'2026-12-31'}]}",
+	E("periods[0].start_date must be a date (YYYY-MM-DD)")},
 	{true, HEAD("standard", "percent_of_amount") "'periods':[{'key':'p','start_date':20260101,'end_date':'2026-12-31'}]}",
 	E("periods[0].start_date must be a string")},
 	{true, HEAD("standard", "percent_of_amount") "'periods':[{'key':'p','start_date':'2026-12-31','end_date':'2026-01-01'}]}",
@@ -435,6 +453,33 @@ TestDates(void)
 	CHECK(!inc_date_parse("2026/03/14", &d));
 	CHECK(!inc_date_parse("+026-03-14", &d));
 	CHECK(!inc_date_parse("", &d));
+	CHECK(!inc_date_parse(NULL, &d));
+}
+
+/* inc_date_problem: the form, then the calendar, each with its message. */
+static void
+TestDateProblems(void)
+{
+	int32_t		d = 12345;
+	char		buf[96];
+
+	CHECK(inc_date_problem("2024-02-29", &d, buf, sizeof(buf)) == NULL && d == 8825);
+	CHECK_STR(inc_date_problem("2024-02-30", &d, buf, sizeof(buf)),
+			  "\"2024-02-30\" is not a valid calendar date (February 2024 has 29 days)");
+	CHECK_STR(inc_date_problem("1900-02-29", &d, buf, sizeof(buf)),
+			  "\"1900-02-29\" is not a valid calendar date (February 1900 has 28 days)");
+	CHECK_STR(inc_date_problem("2026-09-31", &d, buf, sizeof(buf)),
+			  "\"2026-09-31\" is not a valid calendar date (September 2026 has 30 days)");
+	CHECK_STR(inc_date_problem("2026-12-32", &d, buf, sizeof(buf)),
+			  "\"2026-12-32\" is not a valid calendar date (December 2026 has 31 days)");
+	CHECK_STR(inc_date_problem("2026-99-99", &d, buf, sizeof(buf)),
+			  "\"2026-99-99\" is not a valid calendar date (months run from 01 to 12)");
+	CHECK_STR(inc_date_problem("0000-00-00", &d, buf, sizeof(buf)),
+			  "\"0000-00-00\" is not a valid calendar date (years run from 0001 to 9999)");
+	CHECK_STR(inc_date_problem("2026-O1-01", &d, buf, sizeof(buf)), "must be a date (YYYY-MM-DD)");
+	CHECK_STR(inc_date_problem("26-01-01", &d, buf, sizeof(buf)), "must be a date (YYYY-MM-DD)");
+	CHECK_STR(inc_date_problem("-2026-01-1", &d, buf, sizeof(buf)), "must be a date (YYYY-MM-DD)");
+	CHECK(d == 8825);			/* untouched by a problem */
 }
 
 /* Strategy and calculator names. */
@@ -1000,6 +1045,7 @@ void
 test_offer_parse(void)
 {
 	TestDates();
+	TestDateProblems();
 	TestNames();
 	TestStandardFixtures();
 	TestSteppedFixtures();

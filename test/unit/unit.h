@@ -72,6 +72,7 @@ extern void test_numeric_big(void);	/* called by test_numeric */
 extern void test_offer_parse(void);
 extern void test_offer_diff(void);
 extern void test_offer_fields(void);
+extern void test_names(void);
 extern void test_offer_rules(void);
 extern void test_engine(void);
 extern void test_strategy(void);

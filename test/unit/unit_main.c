@@ -191,6 +191,7 @@ main(void)
 	test_offer_parse();
 	test_offer_diff();
 	test_offer_fields();
+	test_names();
 	unit_arena_reset();
 	test_offer_rules();
 	unit_arena_reset();

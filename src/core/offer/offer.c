@@ -224,31 +224,59 @@ DaysFromCivil(int y, int m, int d)
 	return (int32_t) (era * 146097 + doe - 730425);
 }
 
+static const int MonthDays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+static const char *const MonthNames[12] = {
+	"January", "February", "March", "April", "May", "June", "July", "August",
+	"September", "October", "November", "December"
+};
+
 /*
- * inc_date_parse: "YYYY-MM-DD" exactly (a real calendar day, years
- * 1..9999) to days since 2000-01-01; false otherwise.
+ * inc_date_problem: NULL when s is "YYYY-MM-DD" exactly naming a real
+ * calendar day of years 1..9999 (*days set to days since 2000-01-01),
+ * else what is wrong with it, into buf (cap bytes, 96 are enough).
  */
-bool
-inc_date_parse(const char *s, int32_t *days)
+const char *
+inc_date_problem(const char *s, int32_t *days, char *buf, size_t cap)
 {
-	static const int month_days[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
 	int			y;
 	int			m;
 	int			d;
 	int			dim;
 
-	if (s == NULL || strlen(s) != 10 || s[4] != '-' || s[7] != '-')
-		return false;
-	y = Digits(s, 4);
-	m = Digits(s + 5, 2);
-	d = Digits(s + 8, 2);
-	if (y < 1 || m < 1 || m > 12 || d < 1)
-		return false;
-	dim = month_days[m - 1] + (m == 2 && IsLeapYear(y) ? 1 : 0);
-	if (d > dim)
-		return false;
+	if (s == NULL || strlen(s) != 10 || s[4] != '-' || s[7] != '-' ||
+		(y = Digits(s, 4)) < 0 || (m = Digits(s + 5, 2)) < 0 || (d = Digits(s + 8, 2)) < 0)
+	{
+		snprintf(buf, cap, "must be a date (YYYY-MM-DD)");
+		return buf;
+	}
+	if (y < 1)
+	{
+		snprintf(buf, cap, "\"%s\" is not a valid calendar date (years run from 0001 to 9999)", s);
+		return buf;
+	}
+	if (m < 1 || m > 12)
+	{
+		snprintf(buf, cap, "\"%s\" is not a valid calendar date (months run from 01 to 12)", s);
+		return buf;
+	}
+	dim = MonthDays[m - 1] + (m == 2 && IsLeapYear(y) ? 1 : 0);
+	if (d < 1 || d > dim)
+	{
+		snprintf(buf, cap, "\"%s\" is not a valid calendar date (%s %04d has %d days)",
+				 s, MonthNames[m - 1], y, dim);
+		return buf;
+	}
 	*days = DaysFromCivil(y, m, d);
-	return true;
+	return NULL;
+}
+
+/* inc_date_parse: inc_date_problem without the problem. */
+bool
+inc_date_parse(const char *s, int32_t *days)
+{
+	char		buf[96];
+
+	return inc_date_problem(s, days, buf, sizeof(buf)) == NULL;
 }
 
 /*

@@ -512,6 +512,16 @@ extern const IncDec *inc_offer_price(const IncOffer *offer, const char *sku_key)
 extern bool inc_date_parse(const char *s, int32_t *days);
 
 /*
+ * inc_date_problem: the same, NULL for a date, else the problem as the
+ * parser's messages end (docs/reference.md, Invalid offers), into buf
+ * (cap >= 96 bytes):
+ *   must be a date (YYYY-MM-DD)                     not of that form
+ *   "2026-02-30" is not a valid calendar date (February 2026 has 28 days)
+ *                                                   that form, no such day
+ */
+extern const char *inc_date_problem(const char *s, int32_t *days, char *buf, size_t cap);
+
+/*
  * inc_date_format: days since 2000-01-01 as "YYYY-MM-DD" into buf (cap >=
  * 11 bytes), the inverse of inc_date_parse for years 1..9999.
  */

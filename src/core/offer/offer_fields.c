@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "offer_fields.h"
+#include "../util/names.h"
 
 /*
  * Each object's fields, in the order docs/reference.md describes them.
@@ -113,12 +114,10 @@ inc_object_field_known(IncObjectKind kind, const char *name)
 		inc_object_field_annotation(kind, name);
 }
 
-/* Longest field name the advice compares (longer names get none). */
-#define NAME_MAX_LEN 64
-
 /*
- * Normalize: lower case, '-' and ' ' as '_', into out (NAME_MAX_LEN + 1
- * bytes); false when name is too long to compare.
+ * Normalize: lower case, '-' and ' ' as '_', into out (INC_NAME_MAX + 1
+ * bytes): the name as "belongs in" writes it; false when name is too long
+ * to compare.
  */
 static bool
 Normalize(const char *name, char *out)
@@ -129,7 +128,7 @@ Normalize(const char *name, char *out)
 	{
 		char		c = name[i];
 
-		if (i >= NAME_MAX_LEN)
+		if (i >= INC_NAME_MAX)
 			return false;
 		if (c >= 'A' && c <= 'Z')
 			c = (char) (c - 'A' + 'a');
@@ -139,56 +138,6 @@ Normalize(const char *name, char *out)
 	}
 	out[i] = '\0';
 	return true;
-}
-
-/* a and b equal but for a plural s at the end of one of them? */
-static bool
-PluralOf(const char *a, const char *b)
-{
-	size_t		la = strlen(a);
-	size_t		lb = strlen(b);
-
-	if (la + 1 == lb)
-		return b[la] == 's' && strncmp(a, b, la) == 0;
-	if (lb + 1 == la)
-		return a[lb] == 's' && strncmp(a, b, lb) == 0;
-	return false;
-}
-
-/*
- * The optimal string alignment distance of a and b (insertions,
- * deletions, substitutions and transpositions of adjacent characters),
- * both at most NAME_MAX_LEN long.
- */
-static int
-EditDistance(const char *a, const char *b)
-{
-	int			d[NAME_MAX_LEN + 1][NAME_MAX_LEN + 1];
-	int			la = (int) strlen(a);
-	int			lb = (int) strlen(b);
-	int			i,
-				j;
-
-	for (i = 0; i <= la; i++)
-		d[i][0] = i;
-	for (j = 0; j <= lb; j++)
-		d[0][j] = j;
-	for (i = 1; i <= la; i++)
-		for (j = 1; j <= lb; j++)
-		{
-			int			cost = a[i - 1] == b[j - 1] ? 0 : 1;
-			int			best = d[i - 1][j] + 1;
-
-			if (d[i][j - 1] + 1 < best)
-				best = d[i][j - 1] + 1;
-			if (d[i - 1][j - 1] + cost < best)
-				best = d[i - 1][j - 1] + cost;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-				d[i - 2][j - 2] + 1 < best)
-				best = d[i - 2][j - 2] + 1;
-			d[i][j] = best;
-		}
-	return d[la][lb];
 }
 
 /* The fields of kind, annotations included, one at a time: NULL after the last. */
@@ -205,61 +154,6 @@ FieldAt(IncObjectKind kind, int i)
 	if (!inc_object_fields[kind].annotations)
 		return NULL;
 	return inc_annotation_fields[i - n];
-}
-
-/* Same case-folded name, or a plural of one: the field meant. */
-static const char *
-SameName(IncObjectKind kind, const char *norm)
-{
-	const char *f;
-	int			i;
-
-	for (i = 0; (f = FieldAt(kind, i)) != NULL; i++)
-		if (strcmp(f, norm) == 0 || PluralOf(f, norm))
-			return f;
-	return NULL;
-}
-
-/* A field that norm (3 characters or more) is the start of: max -> maximum. */
-static const char *
-Abbreviated(IncObjectKind kind, const char *norm)
-{
-	size_t		len = strlen(norm);
-	const char *f;
-	int			i;
-
-	if (len < 3)
-		return NULL;
-	for (i = 0; (f = FieldAt(kind, i)) != NULL; i++)
-		if (strlen(f) > len && strncmp(f, norm, len) == 0)
-			return f;
-	return NULL;
-}
-
-/* The nearest field within 1 edit (names up to 4 characters) or 2. */
-static const char *
-Nearest(IncObjectKind kind, const char *norm)
-{
-	int			limit = strlen(norm) <= 4 ? 1 : 2;
-	const char *best = NULL;
-	int			best_d = limit + 1;
-	const char *f;
-	int			i;
-
-	for (i = 0; (f = FieldAt(kind, i)) != NULL; i++)
-	{
-		int			d;
-
-		if (strlen(f) > NAME_MAX_LEN)
-			continue;
-		d = EditDistance(f, norm);
-		if (d < best_d)
-		{
-			best = f;
-			best_d = d;
-		}
-	}
-	return best;
 }
 
 /*
@@ -306,19 +200,24 @@ void
 inc_object_field_advice(IncObjectKind kind, IncObjectFamily family, const char *name,
 						char *buf, size_t cap)
 {
-	char		norm[NAME_MAX_LEN + 1];
-	const char *meant;
+	char		norm[INC_NAME_MAX + 1];
+	IncNameSearch search;
+	const char *f;
 	int			other;
+	int			i;
 
 	if (cap == 0)
 		return;
 	buf[0] = '\0';
 	if (!Normalize(name, norm))
 		return;
-	meant = SameName(kind, norm);
-	if (meant == NULL)
-		meant = Abbreviated(kind, norm);
-	if (meant == NULL && (other = OtherPlace(kind, family, norm)) >= 0)
+	/* the fields of kind, by the rule of every suggestion (names.h) */
+	inc_name_search_begin(&search, name, strlen(name));
+	for (i = 0; (f = FieldAt(kind, i)) != NULL; i++)
+		inc_name_search_consider(&search, f, strlen(f));
+	/* a field of another place comes before a merely near one */
+	if (search.fit > INC_NAME_ABBREVIATED &&
+		(other = OtherPlace(kind, family, norm)) >= 0)
 	{
 		size_t		ln = strlen(norm);
 
@@ -328,8 +227,6 @@ inc_object_field_advice(IncObjectKind kind, IncObjectFamily family, const char *
 			Advise(buf + ln, cap - ln, " belongs in ", inc_object_fields[other].path, "");
 		return;
 	}
-	if (meant == NULL)
-		meant = Nearest(kind, norm);
-	if (meant != NULL)
-		Advise(buf, cap, "did you mean \"", meant, "\"?");
+	if (search.fit != INC_NAME_NONE)
+		Advise(buf, cap, "did you mean \"", FieldAt(kind, (int) search.best), "\"?");
 }

@@ -84,12 +84,12 @@ extern bool inc_object_field_annotation(IncObjectKind kind, const char *name);
 /*
  * inc_object_field_advice: for a field name that is not one of kind's,
  * what it was probably meant to be, into buf (cap bytes):
- *   did you mean "maximum"?            a field of kind that name differs
- *                                      from only by letter case, '-' for
- *                                      '_' or a plural s, that name
- *                                      abbreviates, or within a small edit
- *                                      distance
- *   tier_mode belongs in incentive     a field of another object
+ *   did you mean "maximum"?            the field of kind that name is
+ *                                      the same as, abbreviates or is near
+ *                                      by the rule of every suggestion
+ *                                      (util/names.h)
+ *   tier_mode belongs in incentive     a field of another object (before a
+ *                                      field that is only near)
  * or "" when none fits.  family is the document's: the strategy of the
  * offer (INC_FAMILY_OFFER when it is not known), whose objects the other
  * places are looked for among, or INC_FAMILY_REQUEST.

@@ -28,14 +28,8 @@ static const IncDec MinusHundred = {-100, 0};
 static void
 BaselineDates(IncOfferParse *p, struct json_object *obj, IncBaseline *out)
 {
-	char	   *start = inc_oj_string(p, obj, "start_date", INC_OJ_REQUIRED);
-	char	   *end;
-
-	if (!inc_date_parse(start, &out->start_date))
-		inc_oj_fail_at(p, "start_date", "must be a date (YYYY-MM-DD)");
-	end = inc_oj_string(p, obj, "end_date", INC_OJ_REQUIRED);
-	if (!inc_date_parse(end, &out->end_date))
-		inc_oj_fail_at(p, "end_date", "must be a date (YYYY-MM-DD)");
+	out->start_date = inc_oj_date(p, obj, "start_date");
+	out->end_date = inc_oj_date(p, obj, "end_date");
 	if (out->end_date < out->start_date)
 		inc_oj_fail_at(p, "end_date", "must not be before start_date");
 	out->kind = INC_BASELINE_DATES;

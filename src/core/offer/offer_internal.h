@@ -96,6 +96,13 @@ extern struct json_object *inc_oj_object(IncOfferParse *p,
 										 const char *name);
 
 /*
+ * inc_oj_date: the required date field name of obj as days since
+ * 2000-01-01; "must be a date (YYYY-MM-DD)", or "\"2026-02-30\" is not a
+ * valid calendar date (...)" for that form naming no day.
+ */
+extern int32_t inc_oj_date(IncOfferParse *p, struct json_object *obj, const char *name);
+
+/*
  * inc_oj_array: the array field name of obj and its length through *len
  * (*arr NULL and *len 0 for an optional array that is absent or null).
  */

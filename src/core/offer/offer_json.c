@@ -278,6 +278,23 @@ inc_oj_string(IncOfferParse *p, struct json_object *obj, const char *name,
 	return result;
 }
 
+/*
+ * inc_oj_date: the required date field name of obj ("YYYY-MM-DD", a real
+ * calendar day: inc_date_problem says what is wrong otherwise), as days
+ * since 2000-01-01.
+ */
+int32_t
+inc_oj_date(IncOfferParse *p, struct json_object *obj, const char *name)
+{
+	char	   *text = inc_oj_string(p, obj, name, INC_OJ_REQUIRED);
+	char		problem[96];
+	int32_t		days = 0;
+
+	if (inc_date_problem(text, &days, problem, sizeof(problem)) != NULL)
+		inc_oj_fail_at(p, name, "%s", problem);
+	return days;
+}
+
 /* inc_oj_number: the required number field name of obj. */
 IncDec
 inc_oj_number(IncOfferParse *p, struct json_object *obj, const char *name,

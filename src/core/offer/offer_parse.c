@@ -92,19 +92,13 @@ ReadPeriod(IncOfferBuild *b, struct json_object *obj, void *elem, void *ctx)
 {
 	IncOfferParse *p = b->p;
 	IncPeriod  *period = elem;
-	char	   *start;
-	char	   *end;
 	void	  **slot;
 
 	(void) ctx;
 	inc_oj_fields(p, obj, INC_OBJ_PERIOD);
 	period->key = inc_oj_string(p, obj, "key", INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
-	start = inc_oj_string(p, obj, "start_date", INC_OJ_REQUIRED);
-	if (!inc_date_parse(start, &period->start_date))
-		inc_oj_fail_at(p, "start_date", "must be a date (YYYY-MM-DD)");
-	end = inc_oj_string(p, obj, "end_date", INC_OJ_REQUIRED);
-	if (!inc_date_parse(end, &period->end_date))
-		inc_oj_fail_at(p, "end_date", "must be a date (YYYY-MM-DD)");
+	period->start_date = inc_oj_date(p, obj, "start_date");
+	period->end_date = inc_oj_date(p, obj, "end_date");
 	if (period->end_date < period->start_date)
 		inc_oj_fail_at(p, "end_date", "must not be before start_date");
 	slot = inc_strmap_slot(b->periods, period->key);

@@ -7,7 +7,12 @@
  *    refused, the document-only findings raised as WARNINGs) with the
  *    validation trigger on incentives.offers and offer_error(), and the
  *    functions the SQL layer asks: offer_findings, offer_references,
- *    offer_fields and unknown_fields.
+ *    offer_fields, unknown_fields, suggested_key (the rule of every "did
+ *    you mean" of a key, core/util/names.h) and date_problem (a date as
+ *    the parser reads one).  A document being written is also judged
+ *    against the book (period_outside_book): the trigger asks
+ *    incentives_internal.periods_outside_book, which offer_warnings lists
+ *    too.
  */
 #include "postgres.h"
 
@@ -17,6 +22,9 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "parser/parse_func.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
 #include "utils/guc.h"
@@ -25,6 +33,7 @@
 #include "utils/rel.h"
 
 #include "core/offer/offer_fields.h"
+#include "core/util/names.h"
 #include "pg/base/error_context.h"
 #include "pg/load/offer_checks.h"
 #include "pg/base/convert.h"
@@ -173,10 +182,67 @@ NoteFinding(void *ctx, const char *path, const char *code, const char *message,
 }
 
 /*
+ * HasBookCheck: do the extension's declarations have
+ * incentives_internal.periods_outside_book (0.5.0 on)?  A library newer
+ * than the declarations (before ALTER EXTENSION ... UPDATE) skips it.
+ */
+static bool
+HasBookCheck(void)
+{
+	Oid			argtypes[3] = {REGCLASSOID, JSONBOID, TEXTOID};
+	List	   *name = list_make2(makeString("incentives_internal"),
+								  makeString("periods_outside_book"));
+
+	return OidIsValid(LookupFuncName(name, 3, argtypes, true));
+}
+
+/*
+ * WarnBookFindings: raise as WARNINGs what document says against the book
+ * (the stored offers but the one of except_key, an UPDATE's old key, and
+ * incentives.transactions): its periods outside the dates of every other
+ * offer (incentives_internal.periods_outside_book, the rule
+ * offer_warnings lists as period_outside_book; docs/reference.md, Offer
+ * warnings).  Not in a restore session, whose offers and transactions
+ * arrive in any order.  The read is not read-only, so the offers written
+ * before this one by the same statement count.
+ */
+static void
+WarnBookFindings(Jsonb *document, const char *offer_key, const char *except_key)
+{
+	Oid			argtypes[2] = {JSONBOID, TEXTOID};
+	Datum		args[2];
+	char		nulls[2];
+	uint64		i;
+
+	if (!HasBookCheck())
+		return;
+	args[0] = JsonbPGetDatum(document);
+	nulls[0] = ' ';
+	args[1] = except_key ? CStringGetTextDatum(except_key) : (Datum) 0;
+	nulls[1] = except_key ? ' ' : 'n';
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT f.message FROM incentives_internal.periods_outside_book("
+							  "'incentives.transactions', $1, $2) AS f"
+							  " WHERE NOT incentives_internal.restoring()",
+							  2, argtypes, args, nulls, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "checking the offer \"%s\" against the book failed", offer_key);
+	for (i = 0; i < SPI_processed; i++)
+	{
+		char	   *message = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+
+		ereport(WARNING,
+				(errmsg("offer \"%s\": %s", offer_key, message),
+				 errdetail("incentives.offer_warnings lists it with code period_outside_book.")));
+	}
+	SPI_finish();
+}
+
+/*
  * pg_offer_write_error: the error message for writing document over
  * stored (the row's old document, or NULL: the offer's stored version is
  * read when needed), or NULL when it may be written; with warn, its
- * findings are then raised as WARNINGs.
+ * findings are then raised as WARNINGs, and so is what it says against
+ * the book (WarnBookFindings, over the other stored offers than stored's).
  *
  * A field the stored document already has, unchanged, never makes a
  * write fail: the stored document is the row's old one for an UPDATE,
@@ -206,6 +272,7 @@ pg_offer_write_error(Jsonb *document, Jsonb *stored, bool warn)
 	if (pg_offer_from_jsonb_checked(document, &checks, &err) == NULL)
 		message = MemoryContextStrdup(old, err.message);
 	else if (warn)
+	{
 		foreach(lc, wc.findings)
 		{
 			PgOfferFinding *f = lfirst(lc);
@@ -214,6 +281,8 @@ pg_offer_write_error(Jsonb *document, Jsonb *stored, bool warn)
 					(errmsg("offer \"%s\": %s", wc.offer_key, f->message),
 					 errdetail("incentives.offer_warnings lists it with code %s.", f->code)));
 		}
+		WarnBookFindings(document, wc.offer_key, stored ? DocumentKey(stored) : NULL);
+	}
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(scratch);
 	return message;
@@ -416,6 +485,69 @@ incentives_unknown_fields(PG_FUNCTION_ARGS)
 		}
 	}
 	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(incentives_suggested_key);
+
+/*
+ * incentives_suggested_key: suggested_key(key text, candidates text[]) ->
+ * text: the candidate key was probably meant to be, by the rule of every
+ * suggestion (core/util/names.h: the same but for case, separators,
+ * look-alike digits or a plural s; an abbreviation; within 1 or 2 edits;
+ * of candidates as good, the one names.h prefers); NULL when none fits.  The candidates are read in
+ * place, one at a time, NULLs skipped; only those whose length is within
+ * reach of the key's are compared character by character.
+ */
+Datum
+incentives_suggested_key(PG_FUNCTION_ARGS)
+{
+	text	   *key = PG_GETARG_TEXT_PP(0);
+	ArrayType  *candidates = PG_GETARG_ARRAYTYPE_P(1);
+	ArrayIterator it;
+	IncNameSearch search;
+	Datum		candidate;
+	bool		isnull;
+	text	   *best = NULL;
+
+	inc_name_search_begin(&search, VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key));
+	it = array_create_iterator(candidates, 0, NULL);
+	while (array_iterate(it, &candidate, &isnull))
+	{
+		text	   *t;
+
+		CHECK_FOR_INTERRUPTS();
+		if (isnull)
+			continue;
+		t = DatumGetTextPP(candidate);
+		if (inc_name_search_consider(&search, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t)))
+			best = t;
+	}
+	array_free_iterator(it);
+	if (best == NULL)
+		PG_RETURN_NULL();
+	PG_RETURN_TEXT_P(cstring_to_text_with_len(VARDATA_ANY(best), VARSIZE_ANY_EXHDR(best)));
+}
+
+PG_FUNCTION_INFO_V1(incentives_date_problem);
+
+/*
+ * incentives_date_problem: date_problem(value text) -> text: NULL when
+ * value is a date as an offer document writes one ("YYYY-MM-DD", a real
+ * calendar day of years 1 to 9999), else the problem in the parser's
+ * words (core/offer/offer.h, inc_date_problem): "must be a date
+ * (YYYY-MM-DD)", or "\"2026-02-30\" is not a valid calendar date
+ * (February 2026 has 28 days)".
+ */
+Datum
+incentives_date_problem(PG_FUNCTION_ARGS)
+{
+	char	   *value = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	char		problem[96];
+	int32_t		days;
+
+	if (inc_date_problem(value, &days, problem, sizeof(problem)) == NULL)
+		PG_RETURN_NULL();
+	PG_RETURN_TEXT_P(cstring_to_text(problem));
 }
 
 PG_FUNCTION_INFO_V1(incentives_offer_error);

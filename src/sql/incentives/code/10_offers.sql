@@ -16,7 +16,7 @@ AS 'MODULE_PATHNAME', 'incentives_offers_validate'
 LANGUAGE C
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives_internal.offers_validate() IS
-  'Trigger: rejects an invalid offer document with SQLSTATE 22023, naming the offer and the JSON path';
+  'Trigger: rejects an invalid offer document with SQLSTATE 22023, naming the offer and the JSON path; raises as WARNINGs what a valid one says that is likely wrong, alone (implausible_rate, unknown_field) or against the other stored offers and incentives.transactions (period_outside_book)';
 
 DROP TRIGGER IF EXISTS offers_validate ON incentives.offers;
 CREATE TRIGGER offers_validate
@@ -56,6 +56,27 @@ LANGUAGE C STABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives_internal.offer_references(jsonb) IS
   'program_skus and offer_warnings helper: what an offer reads, read from the compiled offer: each SKU key (kind sku) with its role (earning, threshold, requirement, set:KEY, price, conversion), the transaction type and period of the item holding it, a stacked conversion''s from unit and whether it is paid per unit; each transaction_type (kind transaction_type) and each period (kind period), at its JSON path';
+
+-- The one rule of every "did you mean" (docs/reference.md, Suggestions),
+-- written in the engine (src/core/util/names.c) beside the fields' advice:
+-- unknown_sku, unknown_transaction_type and enrollment_without_offer of
+-- offer_warnings, and the enrollments' check of their offer, ask it.
+CREATE OR REPLACE FUNCTION incentives_internal.suggested_key(key text, candidates text[])
+RETURNS text
+AS 'MODULE_PATHNAME', 'incentives_suggested_key'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION incentives_internal.suggested_key(text, text[]) IS
+  'The candidate a key that matches none was probably meant to be, by the rule of every suggestion: equal but for letter case, - or a space for _, a look-alike digit (0 for O, 1 for I or l) or a plural s; else one the key abbreviates (3 characters or more); else the nearest within 1 edit (keys of up to 4 characters) or 2; of two as good, the nearer with letter case set aside, then as written, then the first; NULL when none fits (docs/reference.md, Suggestions)';
+
+-- A date as the offer parser reads one, for the request of calculate(jsonb).
+CREATE OR REPLACE FUNCTION incentives_internal.date_problem(value text)
+RETURNS text
+AS 'MODULE_PATHNAME', 'incentives_date_problem'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION incentives_internal.date_problem(text) IS
+  'NULL when the text is a date as offer documents write one (YYYY-MM-DD naming a real calendar day, years 0001 to 9999), else the problem as the offer parser words it: must be a date (YYYY-MM-DD), or (for 2026-02-30) "2026-02-30" is not a valid calendar date (February 2026 has 28 days)';
 
 CREATE OR REPLACE FUNCTION incentives_internal.unknown_fields(object jsonb, kind text)
 RETURNS TABLE (field text, problem text)

@@ -14,9 +14,10 @@
 --     SERIALIZABLE the two conflict and one is cancelled (40001).  Under
 --     REPEATABLE READ a writer that had to wait for a rival gets 40001
 --     (its snapshot cannot see the rival's row);
---   * an enrollment names an existing offer (23503, with a hint when an
---     offer differs only by case).  It is not a foreign key: deleting an
---     offer leaves its enrollments.
+--   * an enrollment names an existing offer (23503, with a hint naming the
+--     offer it was probably meant to be: the same but for case, or a near
+--     key, incentives_internal.suggested_key).  It is not a foreign key:
+--     deleting an offer leaves its enrollments.
 --
 -- What is already stored is never refused: the checks apply to a key
 -- being written, not to one a row already has (an UPDATE that keeps the
@@ -173,7 +174,7 @@ LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
-    v_rival text;
+    v_meant text;
 BEGIN
     IF NEW.offer_key IS NULL
        OR EXISTS (SELECT FROM incentives.offers AS o WHERE o.offer_key = NEW.offer_key) THEN
@@ -193,11 +194,12 @@ BEGIN
               NEW.participant_key, NEW.offer_key;
         RETURN NEW;
     END IF;
-    SELECT o.offer_key INTO v_rival
-      FROM incentives.offers AS o
-     WHERE lower(o.offer_key) = lower(NEW.offer_key)
-     ORDER BY o.offer_key COLLATE "C"
-     LIMIT 1;
+    -- the stored offer it was probably meant to be, by the rule of every
+    -- suggestion (incentives_internal.suggested_key; docs/reference.md,
+    -- Suggestions), of the keys in byte order
+    v_meant := incentives_internal.suggested_key(
+                   NEW.offer_key,
+                   ARRAY(SELECT o.offer_key FROM incentives.offers AS o ORDER BY o.offer_key COLLATE "C"));
     -- (a NULL participant_key, refused by its NOT NULL after this trigger,
     -- is written <NULL>, as RAISE writes a NULL)
     PERFORM incentives_internal.raise_error(
@@ -205,13 +207,13 @@ BEGIN
         format('enrollment of participant "%s" names no offer "%s"',
                COALESCE(NEW.participant_key, '<NULL>'), NEW.offer_key),
         '',
-        CASE WHEN v_rival IS NOT NULL
-             THEN format('The offer "%s" differs only in letter case.', v_rival)
+        CASE WHEN v_meant IS NOT NULL
+             THEN format('Did you mean the offer "%s"? If not, store the offer first.', v_meant)
              ELSE 'Store the offer first.' END);
 END
 $function$;
 COMMENT ON FUNCTION incentives_internal.enrollments_check_offer() IS
-  'Trigger: refuses an enrollment naming no stored offer (23503, with a hint when an offer differs only by case); not a foreign key, so deleting an offer leaves its enrollments; a window already stored is never refused, and a restore (row_security or check_function_bodies off) reports with a NOTICE instead';
+  'Trigger: refuses an enrollment naming no stored offer (23503, with the stored offer it was probably meant to be as a hint, as incentives_internal.suggested_key finds it); not a foreign key, so deleting an offer leaves its enrollments; a window already stored is never refused, and a restore (row_security or check_function_bodies off) reports with a NOTICE instead';
 
 DROP TRIGGER IF EXISTS enrollments_check_offer ON incentives.enrollments;
 CREATE TRIGGER enrollments_check_offer

@@ -11,6 +11,8 @@
 -- period of a document, with its JSON path and role) and
 -- incentives_internal.offer_findings (what the document alone says:
 -- unknown fields, implausible rates); nothing here walks a document.
+-- The suggestions of unknown keys are the engine's too
+-- (incentives_internal.suggested_key).
 --
 -- Every function reads the transactions with the caller's rights (none is
 -- SECURITY DEFINER) and the views are security_invoker: a role under
@@ -143,6 +145,116 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.offer_references_all() IS
   'offer_warnings, program_skus and transaction_warnings helper: incentives_internal.offer_references of every stored offer, with its offer_key';
 
+-- period_outside_book (docs/reference.md, Offer warnings): a period of an
+-- offer that overlaps the dates of no other stored offer (from its
+-- earliest period start to its latest period end), in a book that has
+-- other offers, and in which no transaction of the offer's SKUs is dated
+-- (the data would show the period is real): a period typed a year off.
+-- Judged against the book and the data, never the clock.  offer_warnings
+-- lists it for every stored offer; the validation trigger
+-- (src/pg/load/offer_checks.c) raises it as a WARNING for a document being
+-- written, against the other stored offers and incentives.transactions.
+-- The message suggests the whole years (1 or 2, later first) that would
+-- move the period onto another offer's dates.
+CREATE OR REPLACE FUNCTION incentives_internal.periods_outside_book(
+    transactions regclass,
+    document     jsonb DEFAULT NULL,
+    except_key   text DEFAULT NULL)
+RETURNS TABLE (offer_key text, path text, message text)
+LANGUAGE plpgsql
+STABLE PARALLEL SAFE
+ROWS 10
+SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    v_relation regclass := COALESCE(periods_outside_book.transactions, 'incentives.transactions');
+    v_key      text := periods_outside_book.document ->> 'offer_key';
+    v_checked  boolean := false;
+    v_dated    boolean;
+    v_period   record;
+BEGIN
+    FOR v_period IN
+        WITH book AS (
+            -- the stored offers; for a document being written, the stored
+            -- ones but itself (and the row it replaces), and the document
+            SELECT o.offer_key, o.document
+              FROM incentives.offers AS o
+             WHERE v_key IS NULL
+                OR (o.offer_key <> v_key AND o.offer_key IS DISTINCT FROM periods_outside_book.except_key)
+            UNION ALL
+            SELECT v_key, periods_outside_book.document
+             WHERE v_key IS NOT NULL),
+        refs AS MATERIALIZED (
+            SELECT b.offer_key, r.path, r.kind, r.sku_key, r.period_key, r.start_date, r.end_date
+              FROM book AS b
+             CROSS JOIN LATERAL incentives_internal.offer_references(b.document) AS r
+             WHERE r.kind IN ('period', 'sku')),
+        -- each offer's dates: its earliest start to its latest end
+        spans AS MATERIALIZED (
+            SELECT r.offer_key, min(r.start_date) AS first_day, max(r.end_date) AS last_day
+              FROM refs AS r
+             WHERE r.kind = 'period'
+             GROUP BY r.offer_key)
+        SELECT p.offer_key, p.path, p.period_key, p.start_date, p.end_date,
+               (SELECT min(x.first_day) FROM spans AS x WHERE x.offer_key <> p.offer_key) AS book_first,
+               (SELECT max(x.last_day) FROM spans AS x WHERE x.offer_key <> p.offer_key) AS book_last,
+               ARRAY(SELECT DISTINCT s.sku_key FROM refs AS s
+                      WHERE s.offer_key = p.offer_key AND s.kind = 'sku' AND s.sku_key IS NOT NULL) AS skus,
+               -- whole years that would move it onto another offer's dates
+               (SELECT y.n FROM unnest(ARRAY[1, -1, 2, -2]) WITH ORDINALITY AS y(n, i)
+                 WHERE EXISTS (SELECT FROM spans AS x
+                                WHERE x.offer_key <> p.offer_key
+                                  AND x.first_day <= (p.end_date + make_interval(years => y.n))::date
+                                  AND (p.start_date + make_interval(years => y.n))::date <= x.last_day)
+                 ORDER BY y.i
+                 LIMIT 1) AS shift
+          FROM refs AS p
+         WHERE p.kind = 'period'
+           AND (v_key IS NULL OR p.offer_key = v_key)
+           AND EXISTS (SELECT FROM spans AS x WHERE x.offer_key <> p.offer_key)
+           AND NOT EXISTS (SELECT FROM spans AS x
+                            WHERE x.offer_key <> p.offer_key
+                              AND x.first_day <= p.end_date AND p.start_date <= x.last_day)
+         ORDER BY p.offer_key COLLATE "C", p.path COLLATE "C"
+    LOOP
+        -- a transaction of the offer's SKUs dated in the period silences it
+        IF NOT v_checked THEN
+            PERFORM incentives_internal.transactions_relation_check(v_relation);
+            v_checked := true;
+        END IF;
+        EXECUTE format('SELECT EXISTS (SELECT FROM %s AS t'
+                       ' WHERE t.sku_key::pg_catalog.text = ANY ($1)'
+                       '   AND t.transaction_date BETWEEN $2 AND $3)', v_relation)
+           INTO v_dated
+          USING v_period.skus, v_period.start_date, v_period.end_date;
+        CONTINUE WHEN v_dated;
+        offer_key := v_period.offer_key;
+        path := v_period.path;
+        message := format('period %s (%s to %s) overlaps the dates of no other offer (the others run from %s to %s) and no transaction of the offer''s SKUs is dated in it',
+                          to_json(v_period.period_key), to_char(v_period.start_date, 'YYYY-MM-DD'),
+                          to_char(v_period.end_date, 'YYYY-MM-DD'), to_char(v_period.book_first, 'YYYY-MM-DD'),
+                          to_char(v_period.book_last, 'YYYY-MM-DD'))
+                   || CASE WHEN v_period.shift IS NOT NULL THEN
+                          format('; did you mean %s to %s, %s?',
+                                 to_char(v_period.start_date + make_interval(years => v_period.shift), 'YYYY-MM-DD'),
+                                 to_char(v_period.end_date + make_interval(years => v_period.shift), 'YYYY-MM-DD'),
+                                 CASE v_period.shift WHEN 1 THEN 'a year later' WHEN -1 THEN 'a year earlier'
+                                                     WHEN 2 THEN 'two years later' ELSE 'two years earlier' END)
+                      ELSE '' END;
+        RETURN NEXT;
+    END LOOP;
+EXCEPTION WHEN invalid_parameter_value OR insufficient_privilege THEN
+    -- a document being written is not refused for what the book cannot
+    -- tell (a stored offer that no longer compiles, offers or transactions
+    -- the writer may not read): it is judged on read instead
+    IF v_key IS NULL THEN
+        RAISE;
+    END IF;
+END
+$function$;
+COMMENT ON FUNCTION incentives_internal.periods_outside_book(regclass, jsonb, text) IS
+  'offer_warnings and the offers'' validation trigger helper: period_outside_book, each period of an offer that overlaps the dates (earliest period start to latest end) of no other stored offer, when the book has others, and in which no transaction of the relation (NULL: incentives.transactions) with one of the offer''s SKUs is dated; with the whole years (1 or 2) that would move it onto another offer''s dates.  Every stored offer, or, with document, that document against the stored offers but itself and except_key (an UPDATE''s old key), and then nothing when a stored offer does not compile or the caller may not read what it needs';
+
 ------------------------------------------------------------------------
 -- offer_warnings
 ------------------------------------------------------------------------
@@ -165,6 +277,14 @@ AS $function$
         SELECT p.sku_key FROM profile AS p WHERE p.sku_key IS NOT NULL),
     known_types AS MATERIALIZED (
         SELECT DISTINCT p.transaction_type FROM profile AS p WHERE p.transaction_type IS NOT NULL),
+    -- the candidates of the suggestions, in byte order (of two that fit as
+    -- well, the first is suggested)
+    candidates AS MATERIALIZED (
+        SELECT ARRAY(SELECT k.sku_key FROM known_skus AS k ORDER BY k.sku_key COLLATE "C") AS skus,
+               ARRAY(SELECT k.transaction_type FROM known_types AS k
+                      ORDER BY k.transaction_type COLLATE "C") AS types,
+               ARRAY(SELECT o.offer_key FROM incentives.offers AS o
+                      ORDER BY o.offer_key COLLATE "C") AS offers),
     programs AS MATERIALIZED (
         SELECT o.offer_key, s.enrollment, s.aggregation
           FROM incentives.offers AS o
@@ -176,29 +296,26 @@ AS $function$
       FROM incentives.offers AS o
      CROSS JOIN LATERAL incentives_internal.offer_findings(o.document) AS f
     UNION ALL
-    -- unknown_sku: no row of incentives.skus and no transaction has it; a
-    -- known SKU equal to it but for case, O/0, I/l/1 or -/_ is suggested
+    -- unknown_sku: no row of incentives.skus and no transaction has it; the
+    -- known SKU it was probably meant to be is suggested (the engine's
+    -- rule of every suggestion: incentives_internal.suggested_key)
     SELECT r.offer_key, r.path, 'unknown_sku',
            format('sku %s matches no row of incentives.skus and no transaction', to_json(r.sku_key))
            || COALESCE('; did you mean '
-                       || to_json((SELECT min(k.sku_key COLLATE "C") FROM known_skus AS k
-                                    WHERE translate(lower(k.sku_key), 'oil-', '011_')
-                                          = translate(lower(r.sku_key), 'oil-', '011_')))::text
+                       || to_json(incentives_internal.suggested_key(r.sku_key, c.skus))::text
                        || '?', '')
-      FROM refs AS r
+      FROM refs AS r, candidates AS c
      WHERE r.kind = 'sku' AND r.sku_key IS NOT NULL
        AND NOT EXISTS (SELECT FROM known_skus AS k WHERE k.sku_key = r.sku_key)
     UNION ALL
-    -- unknown_transaction_type: no transaction has it; a type equal to it
-    -- but for case, -/_/space or an s is suggested
+    -- unknown_transaction_type: no transaction has it; the type it was
+    -- probably meant to be is suggested (the same rule)
     SELECT r.offer_key, r.path, 'unknown_transaction_type',
            format('transaction_type %s matches no transaction', to_json(r.transaction_type))
            || COALESCE('; did you mean '
-                       || to_json((SELECT min(k.transaction_type COLLATE "C") FROM known_types AS k
-                                    WHERE regexp_replace(lower(k.transaction_type), '[-_ s]', '', 'g')
-                                          = regexp_replace(lower(r.transaction_type), '[-_ s]', '', 'g')))::text
+                       || to_json(incentives_internal.suggested_key(r.transaction_type, c.types))::text
                        || '?', '')
-      FROM refs AS r
+      FROM refs AS r, candidates AS c
      WHERE r.kind = 'transaction_type' AND r.transaction_type IS NOT NULL
        AND NOT EXISTS (SELECT FROM known_types AS k WHERE k.transaction_type = r.transaction_type)
     UNION ALL
@@ -216,6 +333,12 @@ AS $function$
                         WHERE p.transaction_date BETWEEN r.start_date AND r.end_date
                           AND p.sku_key IN (SELECT s.sku_key FROM refs AS s
                                              WHERE s.offer_key = r.offer_key AND s.kind = 'sku'))
+    UNION ALL
+    -- period_outside_book: a period outside the dates of every other offer,
+    -- with no transaction of the offer's SKUs in it (the rule is the
+    -- validation trigger's too)
+    SELECT b.offer_key, b.path, 'period_outside_book', b.message
+      FROM incentives_internal.periods_outside_book($1) AS b
     UNION ALL
     -- unknown_unit: a stacked conversion's "from" that nothing connects
     -- with the SKU's unit (a SKU of incentives.skus), or that nothing names
@@ -289,24 +412,24 @@ AS $function$
       JOIN incentives.offers AS x
         ON lower(x.offer_key) = lower(o.offer_key) AND x.offer_key <> o.offer_key
     UNION ALL
-    -- enrollment_without_offer: enrollment rows of an offer_key no offer has
+    -- enrollment_without_offer: enrollment rows of an offer_key no offer
+    -- has; the offer it was probably meant to be is suggested (the same rule)
     SELECT e.offer_key, NULL, 'enrollment_without_offer',
            format('incentives.enrollments has %s for offer %s, which does not exist',
                   CASE count(*) WHEN 1 THEN '1 row' ELSE count(*) || ' rows' END, to_json(e.offer_key))
            || COALESCE('; did you mean '
-                       || to_json((SELECT min(o.offer_key COLLATE "C") FROM incentives.offers AS o
-                                    WHERE lower(o.offer_key) = lower(e.offer_key)))::text
+                       || to_json(incentives_internal.suggested_key(e.offer_key, c.offers))::text
                        || '?', '')
-      FROM incentives.enrollments AS e
+      FROM incentives.enrollments AS e, candidates AS c
      WHERE NOT EXISTS (SELECT FROM incentives.offers AS o WHERE o.offer_key = e.offer_key)
-     GROUP BY e.offer_key)
+     GROUP BY e.offer_key, c.offers)
     SELECT w.offer_key, w.path, w.code, w.message
       FROM w
      ORDER BY w.offer_key COLLATE "C", w.path COLLATE "C" NULLS FIRST, w.code COLLATE "C",
               w.message COLLATE "C"
 $function$;
 COMMENT ON FUNCTION incentives.offer_warnings(regclass) IS
-  'What in the stored offers is legal but likely wrong, computed now against the data as it is (transactions from any relation with the transaction columns; row-level security applies): one row per finding with the offer, the JSON path, a code and a sentence naming the value.  Codes: unknown_field and implausible_rate (the document alone, as the engine reads it); unknown_sku (no row of incentives.skus and no transaction has the SKU; a key equal but for case, O/0, I/l/1 or -/_ is suggested); unknown_transaction_type (no transaction has it); empty_period (ended before today, transactions dated after its end exist, none of the offer''s SKUs dated in it); unknown_unit (a stacked conversion''s "from" with no conversion either way to the SKU''s unit in incentives.skus, or, for a SKU without a row there, named by no row of incentives.skus, incentives.uom_conversions or the transactions); sku_without_unit (dollars per unit on a SKU without a row in incentives.skus whose transactions come in more than one unit); no_enrollments ("enrollment": "required", no enrollment row); no_groups ("aggregation": "group", no membership row); and stored keys a write now refuses: offer_key_format (empty, surrounding white space, a control character), offer_key_case (equal to another offer''s but for case) and enrollment_without_offer (enrollment rows of a missing offer)';
+  'What in the stored offers is legal but likely wrong, computed now against the data as it is (transactions from any relation with the transaction columns; row-level security applies): one row per finding with the offer, the JSON path, a code and a sentence naming the value.  Codes: unknown_field and implausible_rate (the document alone, as the engine reads it); unknown_sku (no row of incentives.skus and no transaction has the SKU); unknown_transaction_type (no transaction has it); empty_period (ended before today, transactions dated after its end exist, none of the offer''s SKUs dated in it); period_outside_book (a period that overlaps the dates of no other offer, from its earliest period start to its latest end, in a book with others, and in which no transaction of the offer''s SKUs is dated: judged against the book and the data, never the clock; also raised as a WARNING when the offer is stored); unknown_unit (a stacked conversion''s "from" with no conversion either way to the SKU''s unit in incentives.skus, or, for a SKU without a row there, named by no row of incentives.skus, incentives.uom_conversions or the transactions); sku_without_unit (dollars per unit on a SKU without a row in incentives.skus whose transactions come in more than one unit); no_enrollments ("enrollment": "required", no enrollment row); no_groups ("aggregation": "group", no membership row); and stored keys a write now refuses: offer_key_format (empty, surrounding white space, a control character), offer_key_case (equal to another offer''s but for case) and enrollment_without_offer (enrollment rows of a missing offer).  An unknown SKU, transaction type or enrollment offer key comes with the known one it was probably meant to be, by the rule of every suggestion (incentives_internal.suggested_key: the same but for case, separators, look-alike digits or a plural s; an abbreviation; within 1 or 2 edits)';
 
 CREATE OR REPLACE VIEW incentives.offer_warnings WITH (security_invoker = true) AS
 SELECT w.offer_key, w.path, w.code, w.message
@@ -315,7 +438,7 @@ COMMENT ON VIEW incentives.offer_warnings IS
   'incentives.offer_warnings() over incentives.transactions: what in the stored offers is legal but likely wrong, computed on read; a correct program book has no row';
 COMMENT ON COLUMN incentives.offer_warnings.offer_key IS 'The offer (for enrollment_without_offer: the enrollments'' offer_key, which names no offer)';
 COMMENT ON COLUMN incentives.offer_warnings.path IS 'The JSON path in the offer document of what the warning is about (periods[0], incentives[1].rates[0].sku_key, ...); NULL when it is about no field of the document';
-COMMENT ON COLUMN incentives.offer_warnings.code IS 'unknown_sku, unknown_transaction_type, empty_period, implausible_rate, unknown_unit, sku_without_unit, no_enrollments, no_groups, unknown_field, offer_key_format, offer_key_case or enrollment_without_offer';
+COMMENT ON COLUMN incentives.offer_warnings.code IS 'unknown_sku, unknown_transaction_type, empty_period, period_outside_book, implausible_rate, unknown_unit, sku_without_unit, no_enrollments, no_groups, unknown_field, offer_key_format, offer_key_case or enrollment_without_offer';
 COMMENT ON COLUMN incentives.offer_warnings.message IS 'A sentence naming the value, with a suggestion where one fits';
 
 ------------------------------------------------------------------------

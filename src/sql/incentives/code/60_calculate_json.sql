@@ -311,10 +311,11 @@ BEGIN
         RETURN CASE WHEN required THEN field || ' is required' END;
     END IF;
     CASE kind
-    WHEN 'date' THEN              -- YYYY-MM-DD naming a real day
-        IF jsonb_typeof(v_value) <> 'string' OR NOT incentives_internal.calculate_is_date(v_value #>> '{}') THEN
+    WHEN 'date' THEN              -- YYYY-MM-DD naming a real day, as the offer parser reads one
+        IF jsonb_typeof(v_value) <> 'string' THEN
             RETURN field || ' must be a date (YYYY-MM-DD)';
         END IF;
+        RETURN field || ' ' || incentives_internal.date_problem(v_value #>> '{}');
     WHEN 'timestamp' THEN
         BEGIN
             PERFORM (v_value #>> '{}')::timestamptz WHERE jsonb_typeof(v_value) = 'string';
@@ -354,7 +355,7 @@ BEGIN
 END
 $function$;
 COMMENT ON FUNCTION incentives_internal.request_field_problem(jsonb, text, text, boolean) IS
-  'calculate() helper: what is wrong with a field of a JSON object ("<field> is required", "<field> must be ..."), NULL when nothing is; absent and JSON null are the same; kind: a JSON type, date (YYYY-MM-DD), timestamp, array of strings or object of numbers';
+  'calculate() helper: what is wrong with a field of a JSON object ("<field> is required", "<field> must be ...", <field> "2026-02-30" is not a valid calendar date (...)), NULL when nothing is; absent and JSON null are the same; kind: a JSON type, date (YYYY-MM-DD naming a real day, as incentives_internal.date_problem), timestamp, array of strings or object of numbers';
 
 CREATE OR REPLACE FUNCTION incentives_internal.request_field(request jsonb, field text, kind text)
 RETURNS jsonb
@@ -528,14 +529,9 @@ LANGUAGE sql
 IMMUTABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $function$
-    -- YYYY-MM-DD naming a real day (year 1 to 9999), without raising
-    SELECT CASE
-           WHEN $1 !~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' THEN false
-           WHEN substr($1, 1, 4)::int < 1 OR substr($1, 6, 2)::int NOT BETWEEN 1 AND 12 THEN false
-           ELSE substr($1, 9, 2)::int BETWEEN 1 AND
-                extract(day FROM make_date(substr($1, 1, 4)::int, substr($1, 6, 2)::int, 1)
-                                 + interval '1 month' - interval '1 day')::int
-           END
+    -- YYYY-MM-DD naming a real day (year 1 to 9999), without raising: the
+    -- offer parser's rule
+    SELECT incentives_internal.date_problem($1) IS NULL
 $function$;
 COMMENT ON FUNCTION incentives_internal.calculate_is_date(text) IS
   'True when the text is an ISO date YYYY-MM-DD naming a real day (used to validate calculate() requests without raising)';

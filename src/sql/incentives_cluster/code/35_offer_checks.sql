@@ -12,8 +12,9 @@
 -- The warnings are each shard's, merged (each shard holds every offer and
 -- its own participants' transactions and enrollments):
 --   offer_warnings: a warning about what the data lacks (unknown_sku,
---     unknown_transaction_type, empty_period, unknown_unit, no_enrollments,
---     no_groups) holds only if every shard reports it, and so does one
+--     unknown_transaction_type, empty_period, period_outside_book (a
+--     shard with the period's transactions silences it), unknown_unit,
+--     no_enrollments, no_groups) holds only if every shard reports it, and so does one
 --     about the document alone (every shard reports it anyway): the
 --     intersection, on (offer_key, path, code), the message of the first
 --     partition.  A warning about what a shard holds (enrollment_without_offer,
