@@ -163,7 +163,7 @@ inc_name_search_begin(IncNameSearch *s, const char *name, size_t len)
 bool
 inc_name_search_consider(IncNameSearch *s, const char *candidate, size_t len)
 {
-	char		folded[INC_NAME_MAX];
+	char		folded[INC_NAME_MAX] = {0};
 	long		position = s->count++;
 	int			lc = (int) len;
 	IncNameFit	fit;
