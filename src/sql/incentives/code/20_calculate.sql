@@ -3,6 +3,26 @@
 -- request's own enrollment windows added, a jsonb array of
 -- {participant_key, offer_key, start_date, end_date}).
 
+-- The planner's row estimates of incentive_calculate and forecast
+-- (docs/reference.md, Plans): from the size of the transactions relation,
+-- its participants, the offers named and the earning rows per
+-- transaction of the last refresh.
+CREATE OR REPLACE FUNCTION incentives_internal.calculate_support(internal)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'incentives_calculate_support'
+LANGUAGE C STABLE STRICT
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION incentives_internal.calculate_support(internal) IS
+  'Planner support of incentives.incentive_calculate: its rows estimated from the transactions relation''s size (one participant''s share when participant_key is given), the earning rows per transaction of the last refresh and the share of offers named';
+
+CREATE OR REPLACE FUNCTION incentives_internal.forecast_support(internal)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'incentives_forecast_support'
+LANGUAGE C STABLE STRICT
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION incentives_internal.forecast_support(internal) IS
+  'Planner support of incentives.forecast: a row per participant and offer, estimated from the transactions relation''s participants and the offers named, at most the calculation''s rows';
+
 CREATE OR REPLACE FUNCTION incentives.incentive_calculate(
     participant_key text        DEFAULT NULL,
     properties      jsonb       DEFAULT '{}',
@@ -14,6 +34,7 @@ RETURNS SETOF incentives.earning
 AS 'MODULE_PATHNAME', 'incentives_incentive_calculate'
 LANGUAGE C STABLE PARALLEL RESTRICTED
 ROWS 1000
+SUPPORT incentives_internal.calculate_support
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives.incentive_calculate(text, jsonb, text[], regclass, timestamptz, date) IS
   'Earnings of one participant (or all when NULL) under the given offers (or all), reading transactions from any relation with the transaction columns; an offer aggregated by group computes a member''s rows over its group''s transactions (group_key names the group); as_of: with the offers as they were then (incentives.offer_versions); through_date: only transactions dated on or before it; runs with the caller''s rights';

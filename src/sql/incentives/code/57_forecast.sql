@@ -28,6 +28,7 @@ RETURNS SETOF incentives.forecast_row
 AS 'MODULE_PATHNAME', 'incentives_forecast'
 LANGUAGE C STABLE PARALLEL RESTRICTED
 ROWS 100
+SUPPORT incentives_internal.forecast_support
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives.forecast(date, text, text[], regclass) IS
   'Per participant and offer with a row in either calculation: earned through as_of_date, projected to the end of the offer''s span at the same pace (transactions dated span_start..as_of_date x span_days / elapsed_days; tiers, pools, requirements and limits on the projected volume), the stepped basis and tier of each, and accrual_to_date = max(round(projected x elapsed / span, 2), earned_to_date); stored properties; runs with the caller''s rights';
