@@ -26,7 +26,7 @@ VERSIONS_SYSTEMS ?= trixie forky
 ACROSS_DIR       ?=
 SERVER_CHECKS     = unit regress check-docs check-dump check-upgrade check-upgrade-users \
                     check-refresh-jobs check-changed-only check-crash check-cancel \
-                    check-cron check-cluster check-pgxn check-package \
+                    check-cron check-cluster check-replicas check-pgxn check-package \
                     $(if $(ACROSS_DIR),check-across)
 
 .PHONY: test-versions test-server run-test-server dump-across check-across

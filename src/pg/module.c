@@ -57,6 +57,7 @@ _PG_init(void)
 	pg_offer_checks_init();
 	pg_run_log_init();
 	pg_change_log_init();
+	pg_full_refresh_init();
 
 	/*
 	 * incentives.exact_only: a developer setting that turns the arithmetic's

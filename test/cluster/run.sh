@@ -46,7 +46,8 @@
 #      same of a reference-data change;
 #   6. stops everything and removes the folder (EXIT trap; KEEP=1 keeps it).
 #
-# measure.sh sources this file for its functions (CLUSTER_LIB=1).
+# measure.sh and replicas.sh source this file for its functions
+# (CLUSTER_LIB=1).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -117,6 +118,7 @@ free_port() {
 }
 
 # cluster_start NAME: initdb + start on a free port; PORT[NAME] is set.
+# CLUSTER_CONF: more lines of postgresql.conf.
 cluster_start() {
     local name=$1 dir="$WORK/$1" port attempt
     as_postgres "$PGBIN/initdb" -D "$dir" -A trust -U postgres -E UTF8 --no-locale >"$WORK/$name.initdb.log" 2>&1 \
@@ -135,6 +137,7 @@ max_wal_size = '4GB'
 checkpoint_timeout = '30min'
 log_min_messages = warning
 log_min_error_statement = panic
+${CLUSTER_CONF:-}
 EOF
     # the extension as `make install-test` left it (mk/test.mk)
     if [ -n "${TEST_DESTDIR:-}" ]; then

@@ -162,4 +162,7 @@ extern void pg_run_log_init(void);
 /* Defines incentives.changed_only_limit (change_log.c); called by _PG_init. */
 extern void pg_change_log_init(void);
 
+/* Defines incentives.full_refresh (full_refresh.c); called by _PG_init. */
+extern void pg_full_refresh_init(void);
+
 #endif							/* INC_REFRESH_H */

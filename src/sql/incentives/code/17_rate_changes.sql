@@ -154,6 +154,7 @@ AS $function$
 DECLARE
     v_old jsonb;
 BEGIN
+    PERFORM incentives_internal.refuse_read_only('change_rates');
     SELECT o.document INTO v_old FROM incentives.offers AS o
      WHERE o.offer_key = change_rates.offer_key FOR UPDATE;
     IF NOT FOUND THEN
@@ -188,6 +189,7 @@ DECLARE
     v_latest   date;
     v_previous jsonb;
 BEGIN
+    PERFORM incentives_internal.refuse_read_only('cancel_rate_change');
     PERFORM 1 FROM incentives.offers AS o WHERE o.offer_key = cancel_rate_change.offer_key FOR UPDATE;
     IF NOT FOUND THEN
         -- (a NULL key is written <NULL>, as RAISE writes a NULL)

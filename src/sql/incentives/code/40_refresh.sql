@@ -725,6 +725,40 @@ COMMENT ON FUNCTION incentives_internal.refresh_earnings_index(regclass) IS
 -- partition, its leaves shared among the jobs (refresh_earnings_leaves),
 -- committed by the procedure before the writers start.  NULL for a role that does not own incentives.earnings:
 -- it refreshes in place, in one process.
+-- full_refresh: the setting incentives.full_refresh ('swap' or
+-- 'in_place'), asked of C.  refresh_swaps: does a refresh of everyone by
+-- this role swap in a new partition?  Only for a role that owns
+-- incentives.earnings (or is a member of its owner), under 'swap', and
+-- while no publication publishes incentives.earnings or a partition of it
+-- (a swap is DDL, which logical replication does not carry: a subscriber
+-- would keep the old rows); else the rows are replaced in place
+-- (docs/operations.md, Backups, replicas and refreshes).
+CREATE OR REPLACE FUNCTION incentives_internal.full_refresh()
+RETURNS text
+AS 'MODULE_PATHNAME', 'incentives_full_refresh'
+LANGUAGE C STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION incentives_internal.full_refresh() IS
+  'The setting incentives.full_refresh: swap (a refresh of everyone by the owner swaps in a new partition) or in_place (it replaces the rows that moved)';
+
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_swaps()
+RETURNS boolean
+LANGUAGE sql
+STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+    SELECT pg_has_role((SELECT c.relowner FROM pg_class AS c
+                         WHERE c.oid = 'incentives.earnings'::regclass), 'USAGE')
+       AND incentives_internal.full_refresh() = 'swap'
+       AND NOT EXISTS (SELECT FROM pg_publication AS p WHERE p.puballtables)
+       AND NOT EXISTS (SELECT FROM pg_publication_namespace AS n
+                        WHERE n.pnnspid IN ('incentives'::regnamespace, 'incentives_internal'::regnamespace))
+       AND NOT EXISTS (SELECT FROM pg_publication_rel AS r
+                        JOIN pg_partition_tree('incentives.earnings') AS t ON t.relid = r.prrelid)
+$function$;
+COMMENT ON FUNCTION incentives_internal.refresh_swaps() IS
+  'Part of incentives.refresh_earnings: whether a refresh of everyone by this role swaps in a new partition (the owner, under incentives.full_refresh = swap, with incentives.earnings in no publication) rather than replacing the rows in place';
+
 CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_prepare(run_id bigint, transactions regclass, jobs integer)
 RETURNS regclass
 LANGUAGE plpgsql
@@ -732,8 +766,7 @@ VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $function$
 BEGIN
-    IF NOT pg_has_role((SELECT c.relowner FROM pg_class AS c
-                         WHERE c.oid = 'incentives.earnings'::regclass), 'USAGE') THEN
+    IF NOT incentives_internal.refresh_swaps() THEN
         RETURN NULL;
     END IF;
     PERFORM incentives_internal.refresh_hold();
@@ -745,7 +778,7 @@ BEGIN
 END
 $function$;
 COMMENT ON FUNCTION incentives_internal.refresh_earnings_prepare(bigint, regclass, integer) IS
-  'Part of incentives.refresh_earnings (call the procedure, not this): with jobs > 1, takes the refresh lock held across the run''s transactions, drops orphaned partitions and creates the run''s new partition, its leaves shared among the jobs (NULL for a role that refreshes in place)';
+  'Part of incentives.refresh_earnings (call the procedure, not this): with jobs > 1, takes the refresh lock held across the run''s transactions, drops orphaned partitions and creates the run''s new partition, its leaves shared among the jobs (NULL when the refresh replaces rows in place: incentives_internal.refresh_swaps())';
 
 -- refresh_earnings_partition: a refresh of everyone by the owner, written
 -- from C into the run's new partition, in one snapshot, by jobs
@@ -1121,6 +1154,54 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.refresh_earnings_in_batches(bigint, text, regclass, regclass, integer, boolean, boolean, text[], boolean, boolean) IS
   'Part of incentives.refresh_earnings (call the procedure, not this): replaces the earnings of everyone or of the given participants batch by batch (with skip, a failing batch participant by participant) and returns the participants, rows, total and exceptions';
 
+-- refresh_earnings_swap_lock: every lock the swap needs, taken together
+-- before any of them is used (docs/operations.md, Backups and
+-- refreshes): incentives.earnings and each of its partitions (LOCK TABLE
+-- on the parent goes down the tree), and the run's new partition, ACCESS
+-- EXCLUSIVE.  A session holding one of them (a pg_dump, which locks every
+-- table it dumps ACCESS SHARE until it ends, or a reader) is waited for
+-- 100 ms at a time: the attempt gives back what it took, sleeps, and
+-- tries again, so the swap never holds one relation while it waits for
+-- another that such a session holds and may want the first of (a
+-- deadlock).  Sessions that start reading meanwhile queue behind an
+-- attempt for at most those 100 ms.  The caller's lock_timeout, when it
+-- has one, bounds the whole wait (55P03, as any lock wait).
+CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_swap_lock(target regclass)
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    v_saved text := current_setting('lock_timeout');
+    v_limit interval := NULLIF(current_setting('lock_timeout'), '0')::interval;
+    v_start timestamptz := clock_timestamp();
+    v_sleep double precision := 0.01;
+BEGIN
+    LOOP
+        BEGIN
+            PERFORM set_config('lock_timeout', '100ms', true);
+            EXECUTE format('LOCK TABLE incentives.earnings, %s IN ACCESS EXCLUSIVE MODE',
+                           refresh_earnings_swap_lock.target);
+            PERFORM set_config('lock_timeout', v_saved, true);
+            RETURN;
+        EXCEPTION WHEN lock_not_available THEN
+            PERFORM set_config('lock_timeout', v_saved, true);
+            IF v_limit IS NOT NULL AND clock_timestamp() - v_start >= v_limit THEN
+                PERFORM incentives_internal.raise_error(
+                    '55P03', format('refresh_earnings could not take the locks of its swap within lock_timeout (%s)', v_saved),
+                    '',
+                    'A session holds incentives.earnings or one of its partitions (a pg_dump, a long read): the refresh waits for it; raise lock_timeout, refresh when it ends, or refresh in place (incentives.full_refresh).');
+            END IF;
+        END;
+        PERFORM pg_sleep(v_sleep);
+        v_sleep := least(v_sleep * 2, 1);
+    END LOOP;
+END
+$function$;
+COMMENT ON FUNCTION incentives_internal.refresh_earnings_swap_lock(regclass) IS
+  'Part of incentives.refresh_earnings: takes every lock of the swap (incentives.earnings, its partitions and the run''s new one, ACCESS EXCLUSIVE) together, waiting for a session that holds one 100 ms at a time and giving back what it took in between, so that it never deadlocks with a pg_dump; lock_timeout bounds the whole wait';
+
 -- refresh_earnings_attach: the new partition indexed (the leaves its
 -- writers indexed are taken as they are), then swapped in for the old
 -- one(s); readers wait for the commit (the detach locks the table) and
@@ -1138,6 +1219,7 @@ DECLARE
     v_old    regclass;
 BEGIN
     PERFORM incentives_internal.refresh_earnings_index(v_target);
+    PERFORM incentives_internal.refresh_earnings_swap_lock(v_target);
     EXECUTE format('COMMENT ON TABLE %s IS %L', v_target,
                    format('Partition of incentives.earnings written by refresh run %s (replaced by the next full refresh)',
                           refresh_earnings_attach.run_id));
@@ -1223,8 +1305,7 @@ BEGIN
     -- changed: it never waits for the swap's detach (docs/analyst-guide.md,
     -- Live earnings)
     v_swap := v_plan.everyone AND NOT refresh_earnings_work.changed_only
-              AND pg_has_role((SELECT c.relowner FROM pg_class AS c
-                                WHERE c.oid = 'incentives.earnings'::regclass), 'USAGE');
+              AND incentives_internal.refresh_swaps();
     IF v_swap THEN
         SELECT * INTO v_done
           FROM incentives_internal.refresh_earnings_partition(v_run, refresh_earnings_work.transactions,
@@ -1285,6 +1366,33 @@ SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives_internal.raise_column_error(text, text, text, text, text, text, text) IS
   'raise_error with the error''s schema, table and column fields too, each when it is not empty';
 
+-- refuse_read_only: the procedures and the functions that write the
+-- ledger begin with it: in a read-only transaction (on a standby every
+-- transaction is one) they fail at once, naming themselves, instead of at
+-- their first write or never (docs/operations.md, Standbys).
+CREATE OR REPLACE FUNCTION incentives_internal.refuse_read_only(routine text)
+RETURNS void
+LANGUAGE plpgsql
+STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+BEGIN
+    IF current_setting('transaction_read_only')::boolean THEN
+        IF pg_is_in_recovery() THEN
+            PERFORM incentives_internal.raise_error(
+                '25006', format('%s cannot run on a standby', refuse_read_only.routine),
+                'A standby replays what the primary writes: its earnings, statements and accruals follow the primary''s.',
+                format('Run %s on the primary.', refuse_read_only.routine));
+        END IF;
+        PERFORM incentives_internal.raise_error(
+            '25006', format('%s cannot run in a read-only transaction', refuse_read_only.routine), '',
+            'Run it in a read-write transaction (BEGIN READ WRITE, or with default_transaction_read_only off).');
+    END IF;
+END
+$function$;
+COMMENT ON FUNCTION incentives_internal.refuse_read_only(text) IS
+  'Raises 25006 naming the routine when the transaction is read-only (on a standby: that it runs on the primary); the procedures and the functions that write the ledger call it first';
+
 CREATE OR REPLACE PROCEDURE incentives.refresh_earnings(
     participant_key text     DEFAULT NULL,
     transactions    regclass DEFAULT 'incentives.transactions',
@@ -1314,6 +1422,7 @@ DECLARE
                                          THEN refresh_earnings.jobs ELSE 1 END;
     v_partition  pg_catalog.regclass;
 BEGIN
+    PERFORM incentives_internal.refuse_read_only('refresh_earnings');
     PERFORM incentives_internal.refresh_earnings_check(refresh_earnings.participant_key,
                                                        refresh_earnings.transactions,
                                                        refresh_earnings.on_error,

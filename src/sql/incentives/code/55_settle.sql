@@ -159,6 +159,7 @@ AS $procedure$
 DECLARE
     v_can_commit pg_catalog.bool := incentives_internal.transaction_control_allowed();
 BEGIN
+    PERFORM incentives_internal.refuse_read_only('settle');
     IF v_can_commit THEN
         -- a fresh READ COMMITTED transaction of its own, whatever the
         -- session's default isolation
@@ -403,6 +404,7 @@ DECLARE
     v_settled  record;
     v_id       bigint;
 BEGIN
+    PERFORM incentives_internal.refuse_read_only('remove_settled_offer');
     IF remove_settled_offer.reason IS NULL OR btrim(remove_settled_offer.reason) = '' THEN
         -- (a NULL key is written <NULL>, as RAISE writes a NULL)
         PERFORM incentives_internal.raise_error(
@@ -477,6 +479,7 @@ DECLARE
     v_id  bigint;
     v_due numeric;
 BEGIN
+    PERFORM incentives_internal.refuse_read_only('void_statement');
     IF void_statement.reason IS NULL OR btrim(void_statement.reason) = '' THEN
         -- (a NULL id is written <NULL>, as RAISE writes a NULL)
         PERFORM incentives_internal.raise_error(

@@ -134,6 +134,7 @@ AS $procedure$
 DECLARE
     v_can_commit pg_catalog.bool := incentives_internal.transaction_control_allowed();
 BEGIN
+    PERFORM incentives_internal.refuse_read_only('accrue');
     IF v_can_commit THEN
         -- a fresh READ COMMITTED transaction of its own, whatever the
         -- session's default isolation
@@ -216,6 +217,7 @@ DECLARE
     v_id    bigint;
     v_delta numeric;
 BEGIN
+    PERFORM incentives_internal.refuse_read_only('void_accrual');
     IF void_accrual.reason IS NULL OR btrim(void_accrual.reason) = '' THEN
         -- (a NULL id is written <NULL>, as RAISE writes a NULL)
         PERFORM incentives_internal.raise_error(

@@ -20,3 +20,13 @@
 ------------------------------------------------------------------------
 COMMENT ON TABLE incentives.calculation_exceptions IS
   'Participants a refresh_earnings(on_error => ''skip'') could not calculate for a data reason (they kept their previous earnings), and the member of a group whose transaction failed a refresh of another of its participants (docs/security.md, The run log)';
+
+------------------------------------------------------------------------
+-- Logical replication of the earnings (docs/operations.md, Logical
+-- replication): published through their root (publish_via_partition_root),
+-- a refresh's deletes reach a subscriber identified by the root's replica
+-- identity.  The partitioned table has no key of its own (its partitions
+-- have theirs), so its identity is the whole row: with wal_level = logical
+-- a deleted earning row is logged whole; below that, nothing changes.
+------------------------------------------------------------------------
+ALTER TABLE incentives.earnings REPLICA IDENTITY FULL;
