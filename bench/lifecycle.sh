@@ -21,6 +21,10 @@
 #                  (the first refresh, into an empty table, is reported apart)
 #   refresh_jobs_J CALL refresh_earnings(jobs => J) for J = 2 .. the cores of
 #                  the machine (BENCH_JOBS: the largest J)
+#   refresh_in_place  the same refresh with incentives.full_refresh = in_place,
+#                  nothing moved since the last (docs/operations.md)
+#   in_place_moved, swap_moved  a refresh in place after every transaction's
+#                  amount went up a cent, and a swap after it went back
 #   load           INSERT INTO incentives.transactions SELECT * FROM a copy
 #   load_untracked the same with the change-tracking triggers disabled
 #   changed_only   CALL refresh_earnings(changed_only => true) after one
@@ -281,6 +285,15 @@ for n in $BENCH_N; do
         for jobs in $(seq 2 "$BENCH_JOBS"); do
             record "$n" "refresh_jobs_$jobs" "$run" "$(ms -c "CALL incentives.refresh_earnings(jobs => $jobs)")"
         done
+        record "$n" refresh_in_place "$run" "$(ms -c 'SET incentives.full_refresh = in_place' \
+            -c 'CALL incentives.refresh_earnings()')"
+        "${PSQL[@]}" -c "UPDATE incentives.transactions SET amount = amount + 0.01" \
+            -c "VACUUM ANALYZE incentives.transactions"
+        record "$n" in_place_moved "$run" "$(ms -c 'SET incentives.full_refresh = in_place' \
+            -c 'CALL incentives.refresh_earnings()')"
+        "${PSQL[@]}" -c "UPDATE incentives.transactions SET amount = amount - 0.01" \
+            -c "VACUUM ANALYZE incentives.transactions"
+        record "$n" swap_moved "$run" "$(ms -c 'CALL incentives.refresh_earnings()')"
 
         if [ "$BENCH_LOADS" != 0 ]; then
             # bulk load, tracked and untracked (the table emptied first each time)
@@ -360,6 +373,10 @@ for n in $BENCH_N; do
                 printf "refresh jobs => %d / jobs => 1: %.2f by medians (%.2f s against %.2f s; target for 2 jobs <= 0.65)\n", j, rj / r, rj / 1000, r / 1000
             }'
         done
+        awk -v i="$(median "$n" refresh_in_place)" -v im="$(median "$n" in_place_moved)" \
+            -v sm="$(median "$n" swap_moved)" -v r="$refresh" 'BEGIN {
+            printf "refresh in place / swap: %.2f with nothing moved (%.2f s against %.2f s), %.2f after every amount moved (%.2f s against %.2f s)\n", i / r, i / 1000, r / 1000, im / sm, im / 1000, sm / 1000
+        }'
         awk -v e="$(median "$n" live_everyone)" -v r="$refresh" 'BEGIN {
             printf "changed_only after everyone changed (recalculated in place, nothing moved): %.2f s; a full refresh %.2f s\n", e / 1000, r / 1000
         }'

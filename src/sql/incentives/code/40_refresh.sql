@@ -1164,8 +1164,13 @@ COMMENT ON FUNCTION incentives_internal.refresh_earnings_in_batches(bigint, text
 -- tries again, so the swap never holds one relation while it waits for
 -- another that such a session holds and may want the first of (a
 -- deadlock).  Sessions that start reading meanwhile queue behind an
--- attempt for at most those 100 ms.  The caller's lock_timeout, when it
--- has one, bounds the whole wait (55P03, as any lock wait).
+-- attempt for at most those 100 ms.  An autovacuum of one of them is the
+-- exception: PostgreSQL cancels an autovacuum that blocks a lock only
+-- once the lock has been waited for deadlock_timeout, so while one holds
+-- a lock of the swap, an attempt waits that long and a little more (and a
+-- deadlock that wait runs into fails the attempt, not the refresh).  The
+-- caller's lock_timeout, when it has one, bounds the whole wait (55P03,
+-- as any lock wait).
 CREATE OR REPLACE FUNCTION incentives_internal.refresh_earnings_swap_lock(target regclass)
 RETURNS void
 LANGUAGE plpgsql
@@ -1173,20 +1178,33 @@ VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
-    v_saved text := current_setting('lock_timeout');
-    v_limit interval := NULLIF(current_setting('lock_timeout'), '0')::interval;
-    v_start timestamptz := clock_timestamp();
-    v_sleep double precision := 0.01;
+    v_saved   text := current_setting('lock_timeout');
+    v_limit   interval := NULLIF(current_setting('lock_timeout'), '0')::interval;
+    v_start   timestamptz := clock_timestamp();
+    v_sleep   double precision := 0.01;
+    v_attempt text := '100ms';
 BEGIN
     LOOP
         BEGIN
-            PERFORM set_config('lock_timeout', '100ms', true);
+            PERFORM set_config('lock_timeout', v_attempt, true);
             EXECUTE format('LOCK TABLE incentives.earnings, %s IN ACCESS EXCLUSIVE MODE',
                            refresh_earnings_swap_lock.target);
             PERFORM set_config('lock_timeout', v_saved, true);
             RETURN;
-        EXCEPTION WHEN lock_not_available THEN
+        EXCEPTION WHEN lock_not_available OR deadlock_detected THEN
             PERFORM set_config('lock_timeout', v_saved, true);
+            -- an autovacuum holds one of them: wait it out of the way
+            v_attempt := CASE WHEN EXISTS (
+                                  SELECT FROM pg_locks AS l
+                                  JOIN pg_stat_activity AS a ON a.pid = l.pid
+                                 WHERE a.backend_type = 'autovacuum worker' AND l.granted
+                                   AND l.locktype = 'relation' AND l.database = (SELECT d.oid FROM pg_database AS d
+                                                                                   WHERE d.datname = current_database())
+                                   AND (l.relation = refresh_earnings_swap_lock.target
+                                        OR l.relation IN (SELECT t.relid FROM pg_partition_tree('incentives.earnings') AS t)))
+                              THEN ((extract(epoch FROM current_setting('deadlock_timeout')::interval) * 1000)::integer
+                                    + 200)::text || 'ms'
+                              ELSE '100ms' END;
             IF v_limit IS NOT NULL AND clock_timestamp() - v_start >= v_limit THEN
                 PERFORM incentives_internal.raise_error(
                     '55P03', format('refresh_earnings could not take the locks of its swap within lock_timeout (%s)', v_saved),
