@@ -184,7 +184,8 @@ Enrollments(void *ctx, const char *participant, const char *offer, const IncWind
 typedef struct Printed
 {
 	int			n;
-	bool		group_key;		/* an 18th column */
+	bool		group_key;		/* an 18th column: group_key */
+	bool		product_key;	/* an 18th column: product_key */
 	char		rows[MAX_ROWS][768];
 } Printed;
 
@@ -205,7 +206,9 @@ Print(void *ctx, const IncRow *row)
 				 unit_dec_text(&row->incentivized_amount),
 				 unit_dec_text(&row->incentive_amount), unit_dec_text(&row->contribution),
 				 row->effective_rate_null ? "" : unit_dec_text(&row->effective_rate),
-				 p->group_key ? "," : "", p->group_key && row->group_key ? row->group_key : "");
+				 p->group_key || p->product_key ? "," : "",
+				 p->group_key && row->group_key ? row->group_key :
+				 p->product_key && row->product_key ? row->product_key : "");
 	p->n++;
 }
 
@@ -339,6 +342,25 @@ UnitIn(const IncUnit *unit, IncUnit *copy, Paged *p, const IncTxn *t, int n)
 	return copy;
 }
 
+/* LastColumnIs: the header line of the CSV file path ends with column name. */
+static bool
+LastColumnIs(const char *path, const char *name)
+{
+	char	   *text = unit_read_file(path);
+	char	   *end;
+	size_t		n = strlen(name);
+	bool		is;
+
+	if (text == NULL)
+		return false;
+	end = strchr(text, '\n');
+	if (end == NULL)
+		end = text + strlen(text);
+	is = end - text > (ptrdiff_t) n && strncmp(end - n, name, n) == 0 && end[-(ptrdiff_t) n - 1] == ',';
+	free(text);
+	return is;
+}
+
 /* RunFixture: the case's rows against expected (a file name in the case). */
 static void
 RunFixture(const char *name, const char *expected_file)
@@ -406,6 +428,27 @@ RunFixture(const char *name, const char *expected_file)
 	host.call = props ? json_tokener_parse(props) : NULL;
 	free(props);
 	inc_engine_set_enrollments(e, Enrollments, &host);
+	snprintf(path, sizeof(path), "test/fixtures/%s/products.csv", name);
+	if (ReadCsv(path, &extra))
+	{
+		IncProducts *products = inc_products_create();
+
+		for (i = 0; i < extra.nrows; i++)
+			inc_products_add_node(products, extra.fields[i][0], extra.fields[i][1]);
+		free(extra.text);
+		snprintf(path, sizeof(path), "test/fixtures/%s/sku_products.csv", name);
+		CHECK(ReadCsv(path, &extra));
+		for (i = 0; i < extra.nrows; i++)
+		{
+			char	  **f = extra.fields[i];
+
+			inc_products_add_window(products, f[0], f[1],
+									strcmp(f[2], "-infinity") == 0 ? INT32_MIN : Date(f[2]),
+									f[3] ? Date(f[3]) : INT32_MAX);
+		}
+		inc_engine_set_products(e, products);
+	}
+	free(extra.text);
 	inc_engine_prepare(e);
 
 	snprintf(path, sizeof(path), "test/fixtures/%s/transactions.csv", name);
@@ -432,6 +475,8 @@ RunFixture(const char *name, const char *expected_file)
 	CHECK(ReadCsv(path, &expected));
 	printed.n = 0;
 	printed.group_key = expected.nrows > 0 && expected.nfields[0] == 18;
+	printed.product_key = printed.group_key && LastColumnIs(path, "product_key");
+	printed.group_key = printed.group_key && !printed.product_key;
 
 	/* each participant in no group alone, in order */
 	for (start = 0; start < txns.nrows;)
@@ -552,7 +597,7 @@ test_fixtures(void)
 		"stepped_amount", "stepped_property", "stacked_pair_up", "stacked_multi_stack",
 		"fixed_amount_pools", "rules_enrollment", "rules_requirements",
 		"rules_incremental_tiers", "rules_limits", "groups_accumulate", "groups_pool_limits",
-		"growth_baseline", "forecast_run_rate",
+		"growth_baseline", "forecast_run_rate", "products_brands_categories",
 	};
 	int			i;
 

@@ -157,7 +157,7 @@ static const InvalidCase InvalidCases[] = {
 	E("incentives[0].transaction_type must not be empty")},
 	{true, STD("{'period_key':'p','transaction_type':'t'}"), E("incentives[0].rates is required")},
 	{true, STD(ENTRY("")), E("incentives[0].rates must not be empty")},
-	{true, STD(ENTRY("{'rate':1,'measure':'percent'}")), E("incentives[0].rates[0].sku_key is required")},
+	{true, STD(ENTRY("{'rate':1,'measure':'percent'}")), E("incentives[0].rates[0] needs sku_key or product_key")},
 	{true, STD(ENTRY(PCT("a", "-0.5"))), E("incentives[0].rates[0].rate must be >= 0")},
 	{true, STD(ENTRY(PCT("a", "'3.0'"))), E("incentives[0].rates[0].rate must be a number")},
 	{true, STD(ENTRY(PCT("a", "true"))), E("incentives[0].rates[0].rate must be a number")},

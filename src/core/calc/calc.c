@@ -626,6 +626,7 @@ Emit(IncCalc *c, const IncOffer *offer, const IncTxn *t, const IncRowValues *v,
 	row.txn = t;
 	row.participant_key = inc_calc_member(c, t);
 	row.group_key = offer->aggregation == INC_AGGREGATE_GROUP ? c->group_key : NULL;
+	row.product_key = c->product_key;
 	row.rate_key = v->rate_key;
 	row.rate_measure = v->rate_measure;
 	row.rate_value = inc_dec_trim(v->rate_value);

@@ -148,6 +148,9 @@ typedef struct IncCalc
 	const IncUnit *unit;		/* the calculation unit: keys and flags */
 	int			key;			/* participant_key's index in unit */
 	const char *group_key;		/* participant_key when it is a group, else NULL */
+	const char *product_key;	/* the product whose standard rate the rows
+								 * emitted now take (docs/reference.md,
+								 * Products); NULL otherwise */
 	const bool *carriers;		/* diagnostics: by unit key, whether that
 								 * participant's diagnostics are reported
 								 * under this key (NULL otherwise) */

@@ -129,6 +129,7 @@ typedef struct IncRow
 	const IncTxn *txn;
 	const char *participant_key;	/* the transaction's participant */
 	const char *group_key;		/* a group offer's row under a group, else NULL */
+	const char *product_key;	/* the product whose standard rate applied, else NULL */
 	const char *rate_key;		/* incentive_rate_key */
 	const char *rate_measure;	/* incentive_rate_measure */
 	IncDec		rate_value;		/* incentive_rate_value */

@@ -33,6 +33,7 @@
 #include "engine.h"
 #include "../rules/rules.h"
 #include "../strategy/strategy.h"
+#include "select.h"
 #include "../util/jsonbuf.h"
 #include "../util/strmap.h"
 
@@ -53,6 +54,7 @@ struct IncEngine
 								 * rules' for an offer with rules, else its
 								 * strategy's */
 	IncUnits   *uoms;			/* units of measure and their conversions */
+	IncProducts *products;		/* the product catalog, or NULL */
 	IncStrMap  *index;			/* sku_key -> IncHookList * */
 	const char **sku_keys;		/* by id - 1 */
 	int			nsku_keys;
@@ -98,6 +100,17 @@ inc_engine_create(void)
 	e->uoms = inc_units_create();
 	e->index = inc_strmap_create();
 	return e;
+}
+
+/*
+ * inc_engine_set_products: the product catalog the offers' products are
+ * read in (kept by pointer), before inc_engine_prepare; without one a
+ * product reaches no SKU.
+ */
+void
+inc_engine_set_products(IncEngine *e, IncProducts *products)
+{
+	e->products = products;
 }
 
 /* inc_engine_add_offer: add a compiled offer (kept by pointer). */
@@ -217,11 +230,11 @@ inc_engine_set_tick(IncEngine *e, IncTickFn tick)
 	e->tick = tick;
 }
 
-/* AddHookUom: the index sink's hook_uom: AddHook, with the id of uom_key. */
+/* AddHookDates: sku_key dated from..to leads to the offer being indexed. */
 static void
-AddHookUom(void *ctx, const char *sku_key, int kind, int a, int b, const char *uom_key)
+AddHookDates(Indexing *ix, const char *sku_key, int kind, int a, int b, int uom_id,
+			 int32_t from, int32_t to)
 {
-	Indexing   *ix = ctx;
 	IncEngine  *e = ix->engine;
 	void	  **slot = inc_strmap_slot(e->index, sku_key);
 	IncHookList *l = *slot;
@@ -235,9 +248,19 @@ AddHookUom(void *ctx, const char *sku_key, int kind, int a, int b, const char *u
 		l->hooks = inc_grow(l->hooks, l->n, &l->cap, sizeof(IncHook), 4);
 	l->hooks[l->n++] = (IncHook)
 	{
-		ix->offer, kind, a, b,
-			uom_key ? inc_units_intern(e->uoms, uom_key, strlen(uom_key)) : 0
+		ix->offer, kind, a, b, uom_id, from, to
 	};
+}
+
+/* AddHookUom: the index sink's hook_uom: AddHook, with the id of uom_key. */
+static void
+AddHookUom(void *ctx, const char *sku_key, int kind, int a, int b, const char *uom_key)
+{
+	Indexing   *ix = ctx;
+
+	AddHookDates(ix, sku_key, kind, a, b,
+				 uom_key ? inc_units_intern(ix->engine->uoms, uom_key, strlen(uom_key)) : 0,
+				 INT32_MIN, INT32_MAX);
 }
 
 /* AddHook: the index sink's hook: sku_key leads to the offer being indexed. */
@@ -245,6 +268,43 @@ static void
 AddHook(void *ctx, const char *sku_key, int kind, int a, int b)
 {
 	AddHookUom(ctx, sku_key, kind, a, b, NULL);
+}
+
+/* What a filter's or an entry's selection hooks: the hook's kind, a and b. */
+typedef struct Selecting
+{
+	Indexing   *ix;
+	int			kind;
+	int			a;
+	int			b;				/* a filter's; an entry's hooks take the rate */
+	bool		entry;
+} Selecting;
+
+/* Selected: inc_select_filter's and inc_select_entry's IncSelectFn. */
+static void
+Selected(void *ctx, const char *sku_key, int32_t from, int32_t to, int rate)
+{
+	Selecting  *s = ctx;
+
+	AddHookDates(s->ix, sku_key, s->kind, s->a, s->entry ? rate : s->b, 0, from, to);
+}
+
+/* AddFilter: the index sink's filter: what filter selects, dated. */
+static void
+AddFilter(void *ctx, const IncFilter *filter, int kind, int a, int b)
+{
+	Selecting	s = {ctx, kind, a, b, false};
+
+	inc_select_filter(((Indexing *) ctx)->engine->products, filter, Selected, &s);
+}
+
+/* AddEntry: the index sink's entry: what entry pays, dated, b its rate. */
+static void
+AddEntry(void *ctx, const IncStandardEntry *entry, int kind, int a)
+{
+	Selecting	s = {ctx, kind, a, 0, true};
+
+	inc_select_entry(((Indexing *) ctx)->engine->products, entry, Selected, &s, NULL);
 }
 
 /* AddProperty: the index sink's property: a property key to load, once. */
@@ -268,7 +328,7 @@ void
 inc_engine_prepare(IncEngine *e)
 {
 	Indexing	ix = {e, 0};
-	IncIndexSink sink = {AddHook, AddHookUom, AddProperty, &ix};
+	IncIndexSink sink = {AddHook, AddHookUom, AddFilter, AddEntry, AddProperty, &ix};
 	uint32_t	i;
 	int			o;
 
@@ -562,6 +622,13 @@ UnitRunEmit(void *ctx, const IncRow *row)
 		run->emit(run->emit_ctx, row);
 }
 
+/* HookSees: is t dated within hook's days? */
+static inline bool
+HookSees(const IncHook *hook, const IncTxn *t)
+{
+	return t->transaction_date >= hook->from && t->transaction_date <= hook->to;
+}
+
 /* StateKeyOf: the key of offer o's state for transaction t. */
 static inline int
 StateKeyOf(const IncEngine *e, int o, const IncTxn *t)
@@ -594,7 +661,7 @@ ReplayHooks(IncCalc *c, int first, int last, IncReplayFn visit, void *ctx)
 		if (hooks == NULL || StateKeyOf(e, o, t) != ke->key)
 			continue;
 		for (h = 0; h < hooks->n; h++)
-			if (hooks->hooks[h].offer == o)
+			if (hooks->hooks[h].offer == o && HookSees(&hooks->hooks[h], t))
 				visit(ctx, &hooks->hooks[h], i);
 	}
 }
@@ -860,6 +927,8 @@ inc_engine_calculate_unit(IncEngine *e, const IncUnit *calc_unit,
 			int			o = hook->offer;
 			void	   *state;
 
+			if (!HookSees(hook, t))
+				continue;
 			k = StateKeyOf(e, o, t);
 			if (filtered && !(e->offers[o]->aggregation == INC_AGGREGATE_GROUP ? relevant[k] :
 							  (calc_unit->flags[k] & INC_KEY_REPORT) != 0))

@@ -21,6 +21,7 @@
 #define INC_ENGINE_H
 
 #include "../calc/calc_io.h"
+#include "../products/products.h"
 
 /*
  * IncDiagnosticsFn: why a participant earns what it does under one offer,
@@ -33,6 +34,7 @@ typedef void (*IncDiagnosticsFn) (void *ctx, const IncOffer *offer,
 typedef struct IncEngine IncEngine;
 
 extern IncEngine *inc_engine_create(void);
+extern void inc_engine_set_products(IncEngine *e, IncProducts *products);
 extern void inc_engine_add_offer(IncEngine *e, const IncOffer *offer);
 
 /*

@@ -61,10 +61,15 @@ typedef struct IncPrice
 	int			index;			/* its place in the document's prices */
 } IncPrice;
 
-/* A {sku_key, rate, measure} rate: standard entries and stacked sets. */
+/*
+ * A {sku_key, rate, measure} rate: standard entries and stacked sets.  A
+ * standard entry's rate may name a product instead (docs/reference.md,
+ * Products): product_key set and sku_key NULL.
+ */
 typedef struct IncSkuRate
 {
 	char	   *sku_key;
+	char	   *product_key;	/* standard entries only; NULL otherwise */
 	IncDec		rate;
 	char	   *measure;		/* "percent" or "dollars" */
 	IncDec		pay_rate;		/* as rows report it (inc_offer_pay_rate) */
@@ -79,15 +84,30 @@ typedef struct IncStandardEntry
 	char	   *transaction_type;
 	int			nrates;
 	IncSkuRate *rates;
+	int			nexclude_skus;	/* SKUs that take no rate of the entry */
+	char	  **exclude_sku_keys;
+	int			nexclude_products;	/* products whose SKUs take none */
+	char	  **exclude_product_keys;
 } IncStandardEntry;
 
-/* stepped: an earning or threshold filter. */
+/*
+ * An earning, threshold, requirement or growth filter.  A SKU matches when
+ * it is listed in sku_keys or is in a listed product on the transaction's
+ * date, and is neither listed in exclude_sku_keys nor in an excluded
+ * product on that date (docs/reference.md, Products).
+ */
 typedef struct IncFilter
 {
 	int			period;			/* index into IncOffer.periods */
 	char	   *transaction_type;
 	int			nskus;
 	char	  **sku_keys;
+	int			nproducts;
+	char	  **product_keys;
+	int			nexclude_skus;
+	char	  **exclude_sku_keys;
+	int			nexclude_products;
+	char	  **exclude_product_keys;
 } IncFilter;
 
 typedef enum IncThresholdType

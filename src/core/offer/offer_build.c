@@ -102,32 +102,53 @@ inc_ob_objects(IncOfferBuild *b, struct json_object *obj, const char *name,
 	return elems;
 }
 
-/* One filters[] item: {period_key, sku_keys: [...], transaction_type}. */
+/*
+ * inc_ob_key_list: the optional array of keys name of obj: when present,
+ * non-empty, each a non-empty string; *n is 0 when absent.
+ */
+void
+inc_ob_key_list(IncOfferBuild *b, struct json_object *obj, const char *name,
+				int *n, char ***keys)
+{
+	IncOfferParse *p = b->p;
+	struct json_object *arr;
+	size_t		top;
+	int			j;
+
+	inc_oj_array(p, obj, name, INC_OJ_NONEMPTY, &arr, n);
+	*keys = inc_ob_alloc_array(*n, sizeof(char *));
+	top = inc_oj_push_field(p, name);
+	for (j = 0; j < *n; j++)
+	{
+		size_t		item = inc_oj_push_index(p, j);
+
+		inc_check_interrupts();
+		(*keys)[j] = inc_oj_string_value(p, inc_oj_element(arr, j), INC_OJ_NONEMPTY);
+		inc_oj_pop(p, item);
+	}
+	inc_oj_pop(p, top);
+}
+
+/*
+ * One filters[] item: {period_key, sku_keys and/or product_keys,
+ * exclude_sku_keys, exclude_product_keys, transaction_type}.
+ */
 static void
 ReadFilter(IncOfferBuild *b, struct json_object *fo, void *elem, void *ctx)
 {
 	IncOfferParse *p = b->p;
 	IncFilter  *f = elem;
-	struct json_object *skus;
-	size_t		skus_top;
-	int			j;
 
 	(void) ctx;
 	inc_oj_fields(p, fo, INC_OBJ_FILTER);
 	f->period = inc_ob_period_key(b, fo);
-	inc_oj_array(p, fo, "sku_keys", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
-				 &skus, &f->nskus);
-	f->sku_keys = inc_ob_alloc_array(f->nskus, sizeof(char *));
-	skus_top = inc_oj_push_field(p, "sku_keys");
-	for (j = 0; j < f->nskus; j++)
-	{
-		size_t		item = inc_oj_push_index(p, j);
-
-		f->sku_keys[j] = inc_oj_string_value(p, inc_oj_element(skus, j),
-											 INC_OJ_NONEMPTY);
-		inc_oj_pop(p, item);
-	}
-	inc_oj_pop(p, skus_top);
+	inc_ob_key_list(b, fo, "sku_keys", &f->nskus, &f->sku_keys);
+	inc_ob_key_list(b, fo, "product_keys", &f->nproducts, &f->product_keys);
+	if (f->nskus == 0 && f->nproducts == 0)
+		inc_oj_fail(p, "needs sku_keys or product_keys");
+	inc_ob_key_list(b, fo, "exclude_sku_keys", &f->nexclude_skus, &f->exclude_sku_keys);
+	inc_ob_key_list(b, fo, "exclude_product_keys", &f->nexclude_products,
+					&f->exclude_product_keys);
 	f->transaction_type = inc_oj_string(p, fo, "transaction_type",
 										INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
 }

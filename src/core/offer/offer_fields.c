@@ -23,14 +23,18 @@ static const char *const OfferFields[] = {
 static const char *const PeriodFields[] = {"key", "start_date", "end_date", NULL};
 static const char *const PriceFields[] = {"sku_key", "price", NULL};
 static const char *const StandardEntryFields[] = {
-	"key", "period_key", "transaction_type", "rates", NULL
+	"key", "period_key", "transaction_type", "rates", "exclude_sku_keys",
+	"exclude_product_keys", NULL
 };
-static const char *const StandardRateFields[] = {"sku_key", "rate", "measure", NULL};
+static const char *const StandardRateFields[] = {
+	"sku_key", "product_key", "rate", "measure", NULL
+};
 static const char *const SteppedIncentiveFields[] = {
 	"tier_mode", "pays_on", "filters", "threshold_definition", "rates", NULL
 };
 static const char *const FilterFields[] = {
-	"period_key", "sku_keys", "transaction_type", NULL
+	"period_key", "sku_keys", "product_keys", "exclude_sku_keys",
+	"exclude_product_keys", "transaction_type", NULL
 };
 static const char *const ThresholdDefinitionFields[] = {
 	"type", "filters", "property", "baseline", NULL

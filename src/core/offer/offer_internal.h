@@ -154,6 +154,8 @@ extern bool inc_ob_seen(struct IncStrMap *map, const char *key);
 extern int	inc_ob_period_key(IncOfferBuild *b, struct json_object *obj);
 extern int	inc_ob_choice(IncOfferBuild *b, struct json_object *obj, const char *field,
 						  const char *const *names, int n, int dflt);
+extern void inc_ob_key_list(IncOfferBuild *b, struct json_object *obj, const char *name,
+							int *n, char ***keys);
 extern void inc_ob_filters(IncOfferBuild *b, struct json_object *obj, const char *name,
 						   IncFilter **filters, int *nfilters);
 

@@ -308,21 +308,52 @@ ReadSkuRate(IncOfferBuild *b, struct json_object *r, void *elem, void *conversio
 }
 
 /*
- * The rates list "rates" of obj: {sku_key, rate >= 0, measure}, a SKU at
- * most once.  conversions (stacked sets) is the set's conversion SKUs,
- * which every pay rate's SKU must be among; NULL for standard entries.
+ * The rates list "rates" of a stacked set: {sku_key, rate >= 0, measure}, a
+ * SKU at most once, each among conversions (the set's conversion SKUs).
  */
 static void
 ParseSkuRates(IncOfferBuild *b, struct json_object *obj, int flags,
 			  IncStrMap *conversions, IncSkuRate **rates, int *nrates)
 {
 	SkuList		list = {
-		conversions ? INC_OBJ_SET_RATE : INC_OBJ_STANDARD_RATE,
-		inc_strmap_create(), offsetof(IncSkuRate, sku_key), ReadSkuRate, conversions
+		INC_OBJ_SET_RATE, inc_strmap_create(), offsetof(IncSkuRate, sku_key),
+		ReadSkuRate, conversions
 	};
 
 	*rates = inc_ob_objects(b, obj, "rates", flags, nrates, sizeof(IncSkuRate),
 							ReadSkuItem, &list);
+}
+
+/* The keys a standard entry's rates name so far: SKUs and products apart. */
+typedef struct EntryKeys
+{
+	IncStrMap  *skus;
+	IncStrMap  *products;
+} EntryKeys;
+
+/*
+ * One rates[] item of a standard entry: {sku_key or product_key, rate >= 0,
+ * measure}, exactly one of the keys, a key at most once in the entry.
+ */
+static void
+ReadStandardRate(IncOfferBuild *b, struct json_object *obj, void *elem, void *ctx)
+{
+	IncOfferParse *p = b->p;
+	EntryKeys  *keys = ctx;
+	IncSkuRate *rate = elem;
+
+	inc_oj_fields(p, obj, INC_OBJ_STANDARD_RATE);
+	rate->sku_key = inc_oj_string(p, obj, "sku_key", INC_OJ_NONEMPTY);
+	rate->product_key = inc_oj_string(p, obj, "product_key", INC_OJ_NONEMPTY);
+	if (rate->sku_key == NULL && rate->product_key == NULL)
+		inc_oj_fail(p, "needs sku_key or product_key");
+	if (rate->sku_key != NULL && rate->product_key != NULL)
+		inc_oj_fail_at(p, "product_key", "cannot be given with sku_key: a rate is of a SKU or of a product");
+	ReadSkuRate(b, obj, elem, NULL);
+	if (rate->sku_key != NULL && inc_ob_seen(keys->skus, rate->sku_key))
+		inc_oj_fail_at(p, "sku_key", "duplicates sku \"%s\"", rate->sku_key);
+	if (rate->product_key != NULL && inc_ob_seen(keys->products, rate->product_key))
+		inc_oj_fail_at(p, "product_key", "duplicates product \"%s\"", rate->product_key);
 }
 
 /* standard: one incentives[] entry. */
@@ -331,6 +362,7 @@ ReadStandardEntry(IncOfferBuild *b, struct json_object *obj, void *elem, void *c
 {
 	IncOfferParse *p = b->p;
 	IncStandardEntry *e = elem;
+	EntryKeys	keys = {inc_strmap_create(), inc_strmap_create()};
 	bool		written;
 
 	(void) ctx;
@@ -340,8 +372,11 @@ ReadStandardEntry(IncOfferBuild *b, struct json_object *obj, void *elem, void *c
 	e->period = inc_ob_period_key(b, obj);
 	e->transaction_type = inc_oj_string(p, obj, "transaction_type",
 										INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
-	ParseSkuRates(b, obj, INC_OJ_REQUIRED | INC_OJ_NONEMPTY, NULL,
-				  &e->rates, &e->nrates);
+	e->rates = inc_ob_objects(b, obj, "rates", INC_OJ_REQUIRED | INC_OJ_NONEMPTY,
+							  &e->nrates, sizeof(IncSkuRate), ReadStandardRate, &keys);
+	inc_ob_key_list(b, obj, "exclude_sku_keys", &e->nexclude_skus, &e->exclude_sku_keys);
+	inc_ob_key_list(b, obj, "exclude_product_keys", &e->nexclude_products,
+					&e->exclude_product_keys);
 	written = e->key != NULL;
 	if (!written)
 		e->key = Concat(b->offer->periods[e->period].key, "_", e->transaction_type);

@@ -178,8 +178,7 @@ static void
 RulesIndex(const IncOffer *offer, const IncIndexSink *sink)
 {
 	int			r,
-				f,
-				k;
+				f;
 
 	inc_strategy_ops(offer->strategy)->index(offer, sink);
 	for (r = 0; r < offer->rules.nrequirements; r++)
@@ -191,12 +190,11 @@ RulesIndex(const IncOffer *offer, const IncIndexSink *sink)
 		if (req->baseline.kind == INC_BASELINE_PROPERTY)
 			sink->property(sink->ctx, req->baseline.property_key);
 		for (f = 0; f < req->nfilters; f++)
-			for (k = 0; k < req->filters[f].nskus; k++)
-			{
-				sink->hook(sink->ctx, req->filters[f].sku_keys[k], RULES_HOOK, r, f);
-				if (req->baseline.kind == INC_BASELINE_DATES)
-					sink->hook(sink->ctx, req->filters[f].sku_keys[k], RULES_BASELINE_HOOK, r, f);
-			}
+		{
+			sink->filter(sink->ctx, &req->filters[f], RULES_HOOK, r, f);
+			if (req->baseline.kind == INC_BASELINE_DATES)
+				sink->filter(sink->ctx, &req->filters[f], RULES_BASELINE_HOOK, r, f);
+		}
 	}
 }
 

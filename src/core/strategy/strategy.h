@@ -47,7 +47,12 @@
  */
 #define INC_HOOK_UNENROLLED 0x100
 
-/* One place an offer mentions a SKU; kind, a and b mean what the strategy says. */
+/*
+ * One place an offer mentions a SKU; kind, a and b mean what the strategy
+ * says.  The hook sees the SKU's transactions dated from..to (days since
+ * 2000-01-01, both inclusive): every day for a SKU an offer lists, the
+ * days the SKU is in a product for one it reaches through a product.
+ */
 typedef struct IncHook
 {
 	int			offer;			/* index of the offer in the engine */
@@ -55,19 +60,26 @@ typedef struct IncHook
 	int			a;
 	int			b;
 	int			uom_id;			/* hook_uom: the id of its uom (units.h); else 0 */
+	int32_t		from;
+	int32_t		to;
 } IncHook;
 
 /*
  * Where a strategy's index operation reports what its offer needs: hooks,
  * a hook whose transactions convert to a unit of measure (hook_uom: the
  * engine resolves the uom's id once, so the calculation converts by id),
- * and properties.
+ * the hooks of a filter (filter: the SKUs and dates it selects, through
+ * products too, each hooked with kind, a and b), the hooks of a standard
+ * entry (entry: each SKU and dates it pays, hooked with kind, a and the
+ * index of the rate it takes as b), and properties.
  */
 typedef struct IncIndexSink
 {
 	void		(*hook) (void *ctx, const char *sku_key, int kind, int a, int b);
 	void		(*hook_uom) (void *ctx, const char *sku_key, int kind, int a, int b,
 							 const char *uom_key);
+	void		(*filter) (void *ctx, const IncFilter *filter, int kind, int a, int b);
+	void		(*entry) (void *ctx, const IncStandardEntry *entry, int kind, int a);
 	void		(*property) (void *ctx, const char *property_key);
 	void	   *ctx;
 } IncIndexSink;

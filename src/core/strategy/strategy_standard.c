@@ -25,16 +25,17 @@ typedef struct StandardState
 								 * incentive amounts added up */
 } StandardState;
 
-/* StandardIndex: every SKU of every entry's rates (a: entry, b: rate). */
+/*
+ * StandardIndex: every SKU each entry pays, through its own rate or a
+ * product's (a: entry, b: the rate it takes).
+ */
 static void
 StandardIndex(const IncOffer *offer, const IncIndexSink *sink)
 {
-	int			i,
-				j;
+	int			i;
 
 	for (i = 0; i < offer->nentries; i++)
-		for (j = 0; j < offer->entries[i].nrates; j++)
-			sink->hook(sink->ctx, offer->entries[i].rates[j].sku_key, 0, i, j);
+		sink->entry(sink->ctx, &offer->entries[i], 0, i);
 }
 
 /* StandardBegin: the state of one offer for one participant. */
@@ -112,11 +113,13 @@ StandardObserve(IncCalc *c, const IncOffer *offer, void *state,
 		return;
 	}
 
+	c->product_key = rate->product_key;
 	if (offer->nschedule > 0)
 		amount = ScheduledRow(c, offer, hook, t);
 	else
 		amount = inc_calc_emit_rate_row(c, offer, t, entry->key, rate->measure,
 										&rate->rate, &rate->pay_rate);
+	c->product_key = NULL;
 	if (st->paid)
 	{
 		IncRat		a;
@@ -144,10 +147,13 @@ StandardFinish(IncCalc *c, const IncOffer *offer, void *state)
 			continue;
 		for (j = 0; j < entry->nrates; j++)
 		{
-			if (st->pools[i][j].n > 0)
-				inc_allocate_pool(c, offer, &st->pools[i][j], &entry->rates[j].rate,
-								  entry->key, entry->rates[j].measure,
-								  st->paid ? &st->paid[i] : NULL);
+			if (st->pools[i][j].n == 0)
+				continue;
+			c->product_key = entry->rates[j].product_key;
+			inc_allocate_pool(c, offer, &st->pools[i][j], &entry->rates[j].rate,
+							  entry->key, entry->rates[j].measure,
+							  st->paid ? &st->paid[i] : NULL);
+			c->product_key = NULL;
 		}
 	}
 }

@@ -93,16 +93,14 @@ typedef struct GrowthRows
 	GrowthRow  *rows;
 } GrowthRows;
 
-/* IndexFilters: every SKU of filters[0..n) as hooks of the given kind. */
+/* IndexFilters: what filters[0..n) select, as hooks of the given kind. */
 static void
 IndexFilters(const IncIndexSink *sink, int kind, const IncFilter *filters, int n)
 {
-	int			i,
-				j;
+	int			i;
 
 	for (i = 0; i < n; i++)
-		for (j = 0; j < filters[i].nskus; j++)
-			sink->hook(sink->ctx, filters[i].sku_keys[j], kind, i, 0);
+		sink->filter(sink->ctx, &filters[i], kind, i, 0);
 }
 
 /*
