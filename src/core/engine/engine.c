@@ -113,6 +113,50 @@ inc_engine_set_products(IncEngine *e, IncProducts *products)
 	e->products = products;
 }
 
+/* What inc_engine_product_keys collects: each product key once. */
+typedef struct ProductKeys
+{
+	IncStrMap  *seen;
+	const char **keys;
+	int			n;
+	int			cap;
+} ProductKeys;
+
+static void
+CollectProduct(void *ctx, const IncOfferRef *ref)
+{
+	ProductKeys *pk = ctx;
+	void	  **slot;
+
+	if (ref->product_key == NULL)
+		return;
+	inc_check_interrupts();
+	slot = inc_strmap_slot(pk->seen, ref->product_key);
+	if (*slot != NULL)
+		return;
+	*slot = (void *) ref->product_key;
+	if (pk->n == pk->cap)
+		pk->keys = inc_grow(pk->keys, pk->n, &pk->cap, sizeof(char *), 8);
+	pk->keys[pk->n++] = ref->product_key;
+}
+
+/*
+ * inc_engine_product_keys: every product the offers added so far name
+ * (listed or excluded), each once: the catalog the host loads for them
+ * is these products and their descendants.
+ */
+const char *const *
+inc_engine_product_keys(const IncEngine *e, int *n)
+{
+	ProductKeys pk = {inc_strmap_create(), NULL, 0, 0};
+	int			o;
+
+	for (o = 0; o < e->noffers; o++)
+		inc_offer_references(e->offers[o], CollectProduct, &pk);
+	*n = pk.n;
+	return pk.keys;
+}
+
 /* inc_engine_add_offer: add a compiled offer (kept by pointer). */
 void
 inc_engine_add_offer(IncEngine *e, const IncOffer *offer)

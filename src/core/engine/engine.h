@@ -35,6 +35,7 @@ typedef struct IncEngine IncEngine;
 
 extern IncEngine *inc_engine_create(void);
 extern void inc_engine_set_products(IncEngine *e, IncProducts *products);
+extern const char *const *inc_engine_product_keys(const IncEngine *e, int *n);
 extern void inc_engine_add_offer(IncEngine *e, const IncOffer *offer);
 
 /*

@@ -550,14 +550,17 @@ extern void inc_date_format(int32_t days, char *buf, size_t cap);
 /*
  * What an offer reads, as incentives.program_skus and offer_warnings list
  * it (offer_refs.c, docs/reference.md, Checking a program book): each SKU
- * key with its role, each transaction_type and each period, with the JSON
- * path it is written at.
+ * key with its role, each product key and excluded SKU or product, each
+ * transaction_type and each period, with the JSON path it is written at.
  */
 typedef enum IncRefKind
 {
 	INC_REF_SKU = 0,
 	INC_REF_TRANSACTION_TYPE,
-	INC_REF_PERIOD
+	INC_REF_PERIOD,
+	INC_REF_PRODUCT,			/* a listed product (product_keys, a product_key rate) */
+	INC_REF_EXCLUDED_SKU,		/* exclude_sku_keys */
+	INC_REF_EXCLUDED_PRODUCT	/* exclude_product_keys */
 } IncRefKind;
 
 typedef struct IncOfferRef
@@ -566,7 +569,8 @@ typedef struct IncOfferRef
 	const char *path;
 	const char *role;			/* earning, threshold, requirement, set:KEY,
 								 * price, conversion; NULL for a period */
-	const char *sku_key;		/* a SKU */
+	const char *sku_key;		/* a SKU (sku, excluded_sku) */
+	const char *product_key;	/* a product (product, excluded_product) */
 	const char *transaction_type;	/* of the item holding it; NULL for prices */
 	const IncPeriod *period;	/* the same; a period's own */
 	const char *from_uom;		/* a stacked conversion's from */

@@ -1,8 +1,9 @@
 /*
  * offer_refs.c
  *    What an offer reads (offer.h, inc_offer_references): every SKU key
- *    with its role, every transaction_type and every period, each at the
- *    JSON path of the document it is written at.  incentives.program_skus
+ *    with its role, every product key and exclusion, every
+ *    transaction_type and every period, each at the JSON path of the
+ *    document it is written at.  incentives.program_skus
  *    counts the transactions of each SKU; incentives.offer_warnings checks
  *    each against the data (docs/reference.md, Checking a program book).
  */
@@ -23,15 +24,17 @@ typedef struct RefWalk
 
 static void
 Emit(RefWalk *w, IncRefKind kind, const char *path, const char *role,
-	 const char *sku_key, const char *transaction_type, int period,
+	 const char *key, const char *transaction_type, int period,
 	 const char *from_uom, bool per_unit)
 {
 	IncOfferRef ref;
+	bool		product = kind == INC_REF_PRODUCT || kind == INC_REF_EXCLUDED_PRODUCT;
 
 	ref.kind = kind;
 	ref.path = path;
 	ref.role = role;
-	ref.sku_key = sku_key;
+	ref.sku_key = product ? NULL : key;
+	ref.product_key = product ? key : NULL;
 	ref.transaction_type = transaction_type;
 	ref.period = period >= 0 ? &w->offer->periods[period] : NULL;
 	ref.from_uom = from_uom;
@@ -39,14 +42,31 @@ Emit(RefWalk *w, IncRefKind kind, const char *path, const char *role,
 	w->fn(w->ctx, &ref);
 }
 
-/* The filters at prefix (e.g. "incentive.filters"): their types and SKUs. */
+/* The keys of one list at prefix.name[j], as references of kind. */
+static void
+Keys(RefWalk *w, IncRefKind kind, const char *prefix, const char *name, char **keys, int n,
+	 const char *role, const char *transaction_type, int period, bool per_unit)
+{
+	char		path[REF_PATH_LEN];
+	int			j;
+
+	for (j = 0; j < n; j++)
+	{
+		snprintf(path, sizeof(path), "%s.%s[%d]", prefix, name, j);
+		Emit(w, kind, path, role, keys[j], transaction_type, period, NULL, per_unit);
+	}
+}
+
+/*
+ * The filters at prefix (e.g. "incentive.filters"): their types, SKUs,
+ * products and exclusions.
+ */
 static void
 Filters(RefWalk *w, const char *prefix, const IncFilter *filters, int n,
 		const char *role, bool per_unit)
 {
 	char		path[REF_PATH_LEN];
-	int			i,
-				j;
+	int			i;
 
 	for (i = 0; i < n; i++)
 	{
@@ -55,12 +75,16 @@ Filters(RefWalk *w, const char *prefix, const IncFilter *filters, int n,
 		snprintf(path, sizeof(path), "%s[%d].transaction_type", prefix, i);
 		Emit(w, INC_REF_TRANSACTION_TYPE, path, role, NULL, f->transaction_type,
 			 f->period, NULL, false);
-		for (j = 0; j < f->nskus; j++)
-		{
-			snprintf(path, sizeof(path), "%s[%d].sku_keys[%d]", prefix, i, j);
-			Emit(w, INC_REF_SKU, path, role, f->sku_keys[j], f->transaction_type,
-				 f->period, NULL, per_unit);
-		}
+		snprintf(path, sizeof(path), "%s[%d]", prefix, i);
+		Keys(w, INC_REF_SKU, path, "sku_keys", f->sku_keys, f->nskus, role,
+			 f->transaction_type, f->period, per_unit);
+		Keys(w, INC_REF_PRODUCT, path, "product_keys", f->product_keys, f->nproducts, role,
+			 f->transaction_type, f->period, per_unit);
+		Keys(w, INC_REF_EXCLUDED_SKU, path, "exclude_sku_keys", f->exclude_sku_keys,
+			 f->nexclude_skus, role, f->transaction_type, f->period, false);
+		Keys(w, INC_REF_EXCLUDED_PRODUCT, path, "exclude_product_keys",
+			 f->exclude_product_keys, f->nexclude_products, role, f->transaction_type,
+			 f->period, false);
 	}
 }
 
@@ -82,10 +106,20 @@ Standard(RefWalk *w)
 			 e->period, NULL, false);
 		for (j = 0; j < e->nrates; j++)
 		{
-			snprintf(path, sizeof(path), "incentives[%d].rates[%d].sku_key", i, j);
-			Emit(w, INC_REF_SKU, path, "earning", e->rates[j].sku_key,
+			bool		product = e->rates[j].product_key != NULL;
+
+			snprintf(path, sizeof(path), "incentives[%d].rates[%d].%s", i, j,
+					 product ? "product_key" : "sku_key");
+			Emit(w, product ? INC_REF_PRODUCT : INC_REF_SKU, path, "earning",
+				 product ? e->rates[j].product_key : e->rates[j].sku_key,
 				 e->transaction_type, e->period, NULL, per_unit);
 		}
+		snprintf(path, sizeof(path), "incentives[%d]", i);
+		Keys(w, INC_REF_EXCLUDED_SKU, path, "exclude_sku_keys", e->exclude_sku_keys,
+			 e->nexclude_skus, "earning", e->transaction_type, e->period, false);
+		Keys(w, INC_REF_EXCLUDED_PRODUCT, path, "exclude_product_keys",
+			 e->exclude_product_keys, e->nexclude_products, "earning", e->transaction_type,
+			 e->period, false);
 	}
 }
 

@@ -142,4 +142,10 @@ calc_row_datums(CalcRowState *st, const IncRow *row, const Datum *key_datums,
 			key_datums[row->txn->aggregation] : (Datum) 0;
 		nulls[extra->group_key_column] = row->group_key == NULL;
 	}
+	if (extra->product_key_column >= 0)
+	{
+		values[extra->product_key_column] = row->product_key ?
+			calc_row_text(st, row->product_key) : (Datum) 0;
+		nulls[extra->product_key_column] = row->product_key == NULL;
+	}
 }

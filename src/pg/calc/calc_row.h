@@ -67,13 +67,14 @@ extern Datum calc_row_text(CalcRowState *st, const char *s);
 
 /*
  * Where a row's columns after the 17 go (-1: not in this result): the
- * transaction's date (what refresh_earnings materializes) and group_key
- * (0.3.0's earning row and the earnings).
+ * transaction's date (what refresh_earnings materializes), group_key
+ * (0.3.0's earning row and the earnings) and product_key (0.5.0's).
  */
 typedef struct CalcRowExtra
 {
 	int			date_column;
 	int			group_key_column;
+	int			product_key_column;
 } CalcRowExtra;
 
 /*

@@ -49,7 +49,7 @@ typedef enum CalcMode
  * refresh_earnings materializes, incentives_internal.calculate_dated):
  * the result's tuple descriptor tells, by name.
  */
-#define MAX_EARNING_COLUMNS (NUM_EARNING_COLUMNS + 2)
+#define MAX_EARNING_COLUMNS (NUM_EARNING_COLUMNS + 3)
 
 typedef struct Output
 {
@@ -241,6 +241,7 @@ Calculate(FunctionCallInfo fcinfo, CalcMode mode, bool request)
 	out.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	out.diagnostics = mode != CALC_EARNINGS;
 	out.extra.group_key_column = -1;
+	out.extra.product_key_column = -1;
 	out.extra.date_column = -1;
 	natts = out.rsinfo->setDesc->natts;
 	/* the rows built below fill exactly these columns */
@@ -259,6 +260,8 @@ Calculate(FunctionCallInfo fcinfo, CalcMode mode, bool request)
 
 			if (strcmp(name, "group_key") == 0 && out.extra.group_key_column < 0)
 				out.extra.group_key_column = expected++;
+			else if (strcmp(name, "product_key") == 0 && out.extra.product_key_column < 0)
+				out.extra.product_key_column = expected++;
 			else if (strcmp(name, "transaction_date") == 0 && out.extra.date_column < 0)
 				out.extra.date_column = expected++;
 		}

@@ -45,6 +45,7 @@ typedef enum KeptRead
 	READ_OFFER_VERSIONS_UNSCHEDULED,
 	READ_SKUS,
 	READ_CONVERSIONS,
+	READ_PRODUCTS,
 	READ_PROPERTIES_ALL,
 	READ_PROPERTIES_SOME,
 	NUM_READS
@@ -95,6 +96,25 @@ static const struct
 	" WHERE sku_key OPERATOR(pg_catalog.=) ANY ($1)", 1, {TEXTARRAYOID}},
 	[READ_CONVERSIONS] = {"SELECT from_uom_key, to_uom_key, factor FROM incentives.uom_conversions",
 	0, {InvalidOid}},
+	/*
+	 * the products the offers name and their descendants (a cycle, which
+	 * the tables' checks refuse, ends with UNION), each node with its
+	 * parent, then each SKU window of them
+	 */
+	[READ_PRODUCTS] = {"WITH RECURSIVE reach(product_key) AS ("
+		" SELECT p.product_key FROM incentives.products AS p"
+		" WHERE p.product_key OPERATOR(pg_catalog.=) ANY ($1)"
+		" UNION"
+		" SELECT c.product_key FROM incentives.products AS c, reach AS r"
+		" WHERE c.parent_key OPERATOR(pg_catalog.=) r.product_key)"
+		" SELECT p.product_key, p.parent_key, NULL::pg_catalog.text, NULL::pg_catalog.date,"
+		" NULL::pg_catalog.date"
+		" FROM incentives.products AS p, reach AS r"
+		" WHERE p.product_key OPERATOR(pg_catalog.=) r.product_key"
+		" UNION ALL"
+		" SELECT s.product_key, NULL, s.sku_key, s.start_date, s.end_date"
+		" FROM incentives.sku_products AS s, reach AS r"
+		" WHERE s.product_key OPERATOR(pg_catalog.=) r.product_key", 1, {TEXTARRAYOID}},
 	[READ_PROPERTIES_ALL] = {PROPERTIES_SELECT PROPERTIES_IN_KEYS, 1, {TEXTARRAYOID}},
 	[READ_PROPERTIES_SOME] = {PROPERTIES_SELECT "participant_key OPERATOR(pg_catalog.=) ANY ($2) AND "
 	PROPERTIES_IN_KEYS, 2, {TEXTARRAYOID, TEXTARRAYOID}},
@@ -342,6 +362,55 @@ LoadReferenceData(IncEngine *e, MemoryContext context)
 	SPI_freetuptable(SPI_tuptable);
 }
 
+/*
+ * LoadProducts: the catalog of the products the offers of e name, when
+ * they name any and the database has the tables (docs/reference.md,
+ * Products), into e (in context), before it is prepared.
+ */
+static void
+LoadProducts(IncEngine *e, MemoryContext context)
+{
+	const char *const *keys;
+	int			nkeys;
+	Oid			nsp = get_namespace_oid("incentives", false);
+	Datum		args[1];
+	MemoryContext old;
+	IncProducts *products;
+	uint64		i;
+
+	keys = inc_engine_product_keys(e, &nkeys);
+	if (nkeys == 0 || !OidIsValid(get_relname_relid("sku_products", nsp)))
+		return;
+	args[0] = pg_cstring_array(keys, nkeys);
+	Read(READ_PRODUCTS, args, NULL);
+	old = MemoryContextSwitchTo(context);
+	products = inc_products_create();
+	for (i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	row = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		char	   *product = SPI_getvalue(row, desc, 1);
+		char	   *sku = SPI_getvalue(row, desc, 3);
+		bool		isnull;
+
+		CHECK_FOR_INTERRUPTS();
+		if (sku == NULL)
+			inc_products_add_node(products, product, SPI_getvalue(row, desc, 2));
+		else
+		{
+			DateADT		start = DatumGetDateADT(SPI_getbinval(row, desc, 4, &isnull));
+			Datum		end = SPI_getbinval(row, desc, 5, &isnull);
+
+			/* the date's own day numbers: days since 2000-01-01, -infinity INT32_MIN */
+			inc_products_add_window(products, sku, product, start,
+									isnull ? INT32_MAX : DatumGetDateADT(end));
+		}
+	}
+	inc_engine_set_products(e, products);
+	MemoryContextSwitchTo(old);
+	SPI_freetuptable(SPI_tuptable);
+}
+
 /* pg_calc_engine: the cached engine for this call, or a new one. */
 void
 pg_calc_engine(ArrayType *offer_keys, const TimestampTz *as_of, CalcEngine *out)
@@ -371,6 +440,7 @@ pg_calc_engine(ArrayType *offer_keys, const TimestampTz *as_of, CalcEngine *out)
 	e = inc_engine_create();
 	MemoryContextSwitchTo(caller);
 	LoadOffers(e, context, offer_keys, keys, nkeys, as_of);
+	LoadProducts(e, context);
 	MemoryContextSwitchTo(context);
 	inc_engine_prepare(e);
 	MemoryContextSwitchTo(caller);

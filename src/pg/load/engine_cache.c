@@ -47,7 +47,9 @@ typedef struct Cached
 static Cached *cached = NULL;
 
 /* The reference tables, looked up once per backend (InvalidOid: not yet). */
-static const char *const reference_tables[] = {"offers", "skus", "uom_conversions"};
+static const char *const reference_tables[] = {
+	"offers", "skus", "uom_conversions", "products", "sku_products"
+};
 static Oid	reference_oids[lengthof(reference_tables)];
 
 /* pg_engine_cache_reset: forget the cached engine. */
@@ -95,7 +97,11 @@ pg_engine_cache_init(void)
 	CacheRegisterRelcacheCallback(RelcacheChanged, (Datum) 0);
 }
 
-/* LookupTables: the OIDs of the reference tables; false when one is missing. */
+/*
+ * LookupTables: the OIDs of the reference tables (InvalidOid for one the
+ * declarations do not have yet: the product tables before 0.5.0); false
+ * without the schema.
+ */
 static bool
 LookupTables(void)
 {
@@ -105,11 +111,7 @@ LookupTables(void)
 	if (!OidIsValid(nsp))
 		return false;
 	for (i = 0; i < (int) lengthof(reference_tables); i++)
-	{
 		reference_oids[i] = get_relname_relid(reference_tables[i], nsp);
-		if (!OidIsValid(reference_oids[i]))
-			return false;
-	}
 	return true;
 }
 
@@ -124,9 +126,12 @@ pg_engine_cache_usable(void)
 		return false;
 	for (i = 0; i < (int) lengthof(reference_oids); i++)
 	{
-		HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(reference_oids[i]));
+		HeapTuple	tuple;
 		bool		rls;
 
+		if (!OidIsValid(reference_oids[i]))
+			continue;
+		tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(reference_oids[i]));
 		if (!HeapTupleIsValid(tuple))
 			return false;
 		rls = ((Form_pg_class) GETSTRUCT(tuple))->relrowsecurity;

@@ -342,7 +342,10 @@ incentives_offer_findings(PG_FUNCTION_ARGS)
 static const char *const RefKindNames[] = {
 	[INC_REF_SKU] = "sku",
 	[INC_REF_TRANSACTION_TYPE] = "transaction_type",
-	[INC_REF_PERIOD] = "period"
+	[INC_REF_PERIOD] = "period",
+	[INC_REF_PRODUCT] = "product",
+	[INC_REF_EXCLUDED_SKU] = "excluded_sku",
+	[INC_REF_EXCLUDED_PRODUCT] = "excluded_product"
 };
 
 /* One reference into the tuplestore, in offer_references' columns. */
@@ -350,8 +353,8 @@ static void
 EmitReference(void *ctx, const IncOfferRef *ref)
 {
 	ReturnSetInfo *rsinfo = ctx;
-	Datum		values[10];
-	bool		nulls[10];
+	Datum		values[11];
+	bool		nulls[11];
 
 	values[0] = pg_text_or_null(ref->path, &nulls[0]);
 	values[1] = pg_text_or_null(RefKindNames[ref->kind], &nulls[1]);
@@ -365,6 +368,7 @@ EmitReference(void *ctx, const IncOfferRef *ref)
 	values[8] = pg_text_or_null(ref->from_uom, &nulls[8]);
 	values[9] = BoolGetDatum(ref->per_unit);
 	nulls[9] = false;
+	values[10] = pg_text_or_null(ref->product_key, &nulls[10]);
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
@@ -373,7 +377,7 @@ PG_FUNCTION_INFO_V1(incentives_offer_references);
 /*
  * incentives_offer_references: offer_references(document jsonb) RETURNS
  * TABLE (path, kind, role, sku_key, transaction_type, period_key,
- * start_date, end_date, from_uom, per_unit): what the offer reads
+ * start_date, end_date, from_uom, per_unit, product_key): what the offer reads
  * (offer.h, inc_offer_references), compiled through the offer cache.
  */
 Datum

@@ -44,11 +44,12 @@
 struct TargetRoute;
 
 /* The columns of an earnings partition: the earning row's 17, then these. */
-#define REFRESH_COLUMNS 21
+#define REFRESH_COLUMNS 22
 #define REFRESH_DATE_COLUMN 17
 #define REFRESH_CALCULATED_AT_COLUMN 18
 #define REFRESH_RUN_ID_COLUMN 19
 #define REFRESH_GROUP_KEY_COLUMN 20
+#define REFRESH_PRODUCT_KEY_COLUMN 21
 /* participant_key, the first column of the partition and of its primary key */
 #define REFRESH_PARTICIPANT_COLUMN 0
 

@@ -66,11 +66,12 @@
 static const Oid partition_types[REFRESH_COLUMNS] = {
 	TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, NUMERICOID, NUMERICOID,
 	TEXTOID, NUMERICOID, TEXTOID, NUMERICOID, NUMERICOID, NUMERICOID, NUMERICOID,
-	NUMERICOID, NUMERICOID, DATEOID, TIMESTAMPTZOID, INT8OID, TEXTOID
+	NUMERICOID, NUMERICOID, DATEOID, TIMESTAMPTZOID, INT8OID, TEXTOID, TEXTOID
 };
 
-/* The columns a row may leave NULL: incentive_effective_rate, group_key. */
-#define NULLABLE_COLUMN(i) ((i) == 16 || (i) == REFRESH_GROUP_KEY_COLUMN)
+/* The columns a row may leave NULL: incentive_effective_rate, group_key, product_key. */
+#define NULLABLE_COLUMN(i) \
+	((i) == 16 || (i) == REFRESH_GROUP_KEY_COLUMN || (i) == REFRESH_PRODUCT_KEY_COLUMN)
 
 /* The columns of the partition's primary key, in its order. */
 #define PARTICIPANT_COLUMN REFRESH_PARTICIPANT_COLUMN
@@ -462,6 +463,7 @@ refresh_share_calculate(const RefreshArgs *args, int share, int nshares,
 	sh.unit = &session.unit;
 	sh.extra.date_column = REFRESH_DATE_COLUMN;
 	sh.extra.group_key_column = REFRESH_GROUP_KEY_COLUMN;
+	sh.extra.product_key_column = REFRESH_PRODUCT_KEY_COLUMN;
 	sh.tuple_context = AllocSetContextCreate(call_context, "incentives refresh rows",
 											 ALLOCSET_DEFAULT_SIZES);
 	/*

@@ -50,12 +50,12 @@ COMMENT ON FUNCTION incentives_internal.offer_findings(jsonb) IS
 CREATE OR REPLACE FUNCTION incentives_internal.offer_references(document jsonb)
 RETURNS TABLE (path text, kind text, role text, sku_key text, transaction_type text,
                period_key text, start_date date, end_date date, from_uom text,
-               per_unit boolean)
+               per_unit boolean, product_key text)
 AS 'MODULE_PATHNAME', 'incentives_offer_references'
 LANGUAGE C STABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives_internal.offer_references(jsonb) IS
-  'program_skus and offer_warnings helper: what an offer reads, read from the compiled offer: each SKU key (kind sku) with its role (earning, threshold, requirement, set:KEY, price, conversion), the transaction type and period of the item holding it, a stacked conversion''s from unit and whether it is paid per unit; each transaction_type (kind transaction_type) and each period (kind period), at its JSON path';
+  'program_skus and offer_warnings helper: what an offer reads, read from the compiled offer: each SKU key (kind sku) with its role (earning, threshold, requirement, set:KEY, price, conversion), the transaction type and period of the item holding it, a stacked conversion''s from unit and whether it is paid per unit; each product key (kind product: product_keys, a product_key rate) and each exclusion (kind excluded_sku, excluded_product) with the role of the filter or entry holding it; each transaction_type (kind transaction_type) and each period (kind period), at its JSON path';
 
 -- The one rule of every "did you mean" (docs/reference.md, Suggestions),
 -- written in the engine (src/core/util/names.c) beside the fields' advice:

@@ -131,14 +131,14 @@ COMMENT ON FUNCTION incentives_internal.transaction_profile(regclass) IS
 CREATE OR REPLACE FUNCTION incentives_internal.offer_references_all()
 RETURNS TABLE (offer_key text, path text, kind text, role text, sku_key text,
                transaction_type text, period_key text, start_date date, end_date date,
-               from_uom text, per_unit boolean)
+               from_uom text, per_unit boolean, product_key text)
 LANGUAGE sql
 STABLE PARALLEL SAFE
 ROWS 1000
 SET search_path = pg_catalog, pg_temp
 AS $function$
     SELECT o.offer_key, r.path, r.kind, r.role, r.sku_key, r.transaction_type, r.period_key,
-           r.start_date, r.end_date, r.from_uom, r.per_unit
+           r.start_date, r.end_date, r.from_uom, r.per_unit, r.product_key
       FROM incentives.offers AS o
      CROSS JOIN LATERAL incentives_internal.offer_references(o.document) AS r
 $function$;

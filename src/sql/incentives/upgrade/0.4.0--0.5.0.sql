@@ -30,3 +30,22 @@ COMMENT ON TABLE incentives.calculation_exceptions IS
 -- a deleted earning row is logged whole; below that, nothing changes.
 ------------------------------------------------------------------------
 ALTER TABLE incentives.earnings REPLICA IDENTITY FULL;
+
+------------------------------------------------------------------------
+-- Standard rates by product (docs/reference.md, Products): the row's
+-- product_key, after group_key, in the earning row and the materialized
+-- earnings; what refresh_earnings materializes gains it too (its result
+-- is a table of its own, which cannot change in place).
+------------------------------------------------------------------------
+ALTER TYPE incentives.earning ADD ATTRIBUTE product_key text;
+COMMENT ON COLUMN incentives.earning.product_key IS 'In a standard offer, the product whose rate the row took (NULL when the SKU''s own rate applied, and in stepped and stacked offers)';
+ALTER TABLE incentives.earnings ADD COLUMN product_key text;
+COMMENT ON COLUMN incentives.earnings.product_key IS 'In a standard offer, the product whose rate the row took (NULL when the SKU''s own rate applied, and in stepped and stacked offers)';
+SELECT pg_temp.update_replace_function('incentives_internal.calculate_dated(text,jsonb,text[],regclass,timestamp with time zone,date)');
+-- what an offer reads gains its products and exclusions (product_key)
+SELECT pg_temp.update_replace_function('incentives_internal.offer_references(jsonb)');
+SELECT pg_temp.update_replace_function('incentives_internal.offer_references_all()');
+SELECT pg_temp.update_check();
+DROP FUNCTION incentives_internal.calculate_dated(text, jsonb, text[], regclass, timestamptz, date);
+DROP FUNCTION incentives_internal.offer_references(jsonb);
+DROP FUNCTION incentives_internal.offer_references_all();

@@ -6,3 +6,8 @@
 -- gains a column (incentives.earning, incentives.tier_progress_row, ...)
 -- gains it here too, with the same ALTER TYPE ... ADD ATTRIBUTE
 -- (docs/architecture.md, Install and upgrade scripts).
+
+-- Standard rates by product: the row's product_key, after group_key, as on
+-- the shards.
+ALTER TYPE incentives.earning ADD ATTRIBUTE product_key text;
+COMMENT ON COLUMN incentives.earning.product_key IS 'In a standard offer, the product whose rate the row took (NULL when the SKU''s own rate applied, and in stepped and stacked offers)';
