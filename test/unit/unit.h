@@ -84,5 +84,6 @@ extern void test_rules_errors(void);
 extern void test_groups(void);
 extern void test_schedule(void);
 extern void test_growth(void);
+extern void test_select(void);
 
 #endif

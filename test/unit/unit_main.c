@@ -214,6 +214,8 @@ main(void)
 	unit_arena_reset();
 	test_schedule();
 	unit_arena_reset();
+	test_select();
+	unit_arena_reset();
 	printf("unit: %d passed, %d failed\n", unit_passed, unit_failed);
 	return unit_failed == 0 ? 0 : 1;
 }

@@ -326,10 +326,12 @@ typedef struct Selecting
 
 /* Selected: inc_select_filter's and inc_select_entry's IncSelectFn. */
 static void
-Selected(void *ctx, const char *sku_key, int32_t from, int32_t to, int rate)
+Selected(void *ctx, const char *sku_key, int32_t from, int32_t to, int rate,
+		 const char *product_key)
 {
 	Selecting  *s = ctx;
 
+	(void) product_key;
 	AddHookDates(s->ix, sku_key, s->kind, s->a, s->entry ? rate : s->b, 0, from, to);
 }
 
@@ -348,7 +350,7 @@ AddEntry(void *ctx, const IncStandardEntry *entry, int kind, int a)
 {
 	Selecting	s = {ctx, kind, a, 0, true};
 
-	inc_select_entry(((Indexing *) ctx)->engine->products, entry, Selected, &s, NULL);
+	inc_select_entry(((Indexing *) ctx)->engine->products, entry, Selected, NULL, &s);
 }
 
 /* AddProperty: the index sink's property: a property key to load, once. */

@@ -95,7 +95,8 @@ void
 inc_products_add_window(IncProducts *p, const char *sku_key, const char *product_key,
 						int32_t start, int32_t end)
 {
-	Node	   *n = &p->nodes[NodeOf(p, product_key)];
+	int			i = NodeOf(p, product_key);	/* may move the nodes */
+	Node	   *n = &p->nodes[i];
 
 	if (n->nwindows == n->windows_cap)
 		n->windows = inc_grow(n->windows, n->nwindows, &n->windows_cap, sizeof(Window), 4);
