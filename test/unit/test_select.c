@@ -1,13 +1,13 @@
 /*
  * test_select.c
  *    What filters and standard entries select through the product catalog
- *    (src/core/engine/select.c; docs/reference.md, Products): dated
+ *    (src/core/products/select.c; docs/reference.md, Products): dated
  *    windows joined and cut, exclusions, the nearest product, the first
  *    listed of two as near and the ties reported, descendants at their
  *    distance.
  */
 #include "unit.h"
-#include "../../src/core/engine/select.h"
+#include "../../src/core/products/select.h"
 
 typedef struct Got
 {

@@ -197,7 +197,8 @@ typedef struct IncRateRow
 {
 	const IncOffer *offer;		/* offer_key, strategy_key, calculator_key */
 	const char *rate_key;		/* the incentive_rate_key rows carry */
-	const char *sku_key;		/* NULL for a stepped tier */
+	const char *sku_key;		/* NULL for a stepped tier and a product's rate */
+	const char *product_key;	/* a standard entry's rate of a product, else NULL */
 	IncDec		rate_value;		/* the rate, tier value or pool; 0 for a
 								 * stacked SKU that only anchors coverage */
 	const char *measure;

@@ -33,7 +33,7 @@
 #include "engine.h"
 #include "../rules/rules.h"
 #include "../strategy/strategy.h"
-#include "select.h"
+#include "../products/select.h"
 #include "../util/jsonbuf.h"
 #include "../util/strmap.h"
 

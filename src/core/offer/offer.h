@@ -570,9 +570,12 @@ typedef struct IncOfferRef
 	const char *role;			/* earning, threshold, requirement, set:KEY,
 								 * price, conversion; NULL for a period */
 	const char *sku_key;		/* a SKU (sku, excluded_sku) */
-	const char *product_key;	/* a product (product, excluded_product) */
+	const char *product_key;	/* a product (product, excluded_product); the
+								 * listed product a SKU is read through */
 	const char *transaction_type;	/* of the item holding it; NULL for prices */
 	const IncPeriod *period;	/* the same; a period's own */
+	int32_t		from;			/* a SKU read through a product: the days of */
+	int32_t		to;				/* the period it is in the product (inclusive) */
 	const char *from_uom;		/* a stacked conversion's from */
 	bool		per_unit;		/* paid dollars per unit of the SKU's unit */
 } IncOfferRef;
@@ -581,5 +584,15 @@ typedef void (*IncOfferRefFn) (void *ctx, const IncOfferRef *ref);
 
 /* inc_offer_references: fn for every reference of offer, in document order. */
 extern void inc_offer_references(const IncOffer *offer, IncOfferRefFn fn, void *ctx);
+
+/*
+ * inc_offer_references_through: the same, and after the keys of each
+ * filter and standard entry, every SKU it reads through a listed product
+ * in the catalog products (kind sku, with product_key, from and to), at
+ * the path of that product (offer_refs.c).
+ */
+struct IncProducts;
+extern void inc_offer_references_through(const IncOffer *offer, struct IncProducts *products,
+										 IncOfferRefFn fn, void *ctx);
 
 #endif							/* INC_OFFER_H */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "offer.h"
+#include "../products/select.h"
 
 /* Room for a path: prefixes the walk writes and a few indexes. */
 #define REF_PATH_LEN 160
@@ -18,6 +19,7 @@
 typedef struct RefWalk
 {
 	const IncOffer *offer;
+	IncProducts *products;		/* NULL: SKUs through products are not read */
 	IncOfferRefFn fn;
 	void	   *ctx;
 } RefWalk;
@@ -39,7 +41,67 @@ Emit(RefWalk *w, IncRefKind kind, const char *path, const char *role,
 	ref.period = period >= 0 ? &w->offer->periods[period] : NULL;
 	ref.from_uom = from_uom;
 	ref.per_unit = per_unit;
+	ref.from = ref.period ? ref.period->start_date : 0;
+	ref.to = ref.period ? ref.period->end_date : 0;
 	w->fn(w->ctx, &ref);
+}
+
+/* What a selection of a filter or entry is reported as (Through). */
+typedef struct Selecting
+{
+	RefWalk    *w;
+	const char *prefix;			/* the filter's or entry's path */
+	const char *role;
+	const char *transaction_type;
+	int			period;
+	bool		per_unit;
+	const IncFilter *filter;	/* a filter's, else NULL */
+	const IncStandardEntry *entry;	/* an entry's, else NULL */
+} Selecting;
+
+/*
+ * Through: inc_select_*'s IncSelectFn: a SKU read through a product, on the
+ * days of the period it is selected, at the path of that product.
+ */
+static void
+Through(void *ctx, const char *sku_key, int32_t from, int32_t to, int rate,
+		const char *product_key)
+{
+	Selecting  *s = ctx;
+	const IncPeriod *period = &s->w->offer->periods[s->period];
+	char		path[REF_PATH_LEN];
+	IncOfferRef ref;
+	int			j;
+
+	if (product_key == NULL)
+		return;
+	if (from < period->start_date)
+		from = period->start_date;
+	if (to > period->end_date)
+		to = period->end_date;
+	if (from > to)
+		return;
+	if (s->entry)
+		snprintf(path, sizeof(path), "%s.rates[%d].product_key", s->prefix, rate);
+	else
+	{
+		for (j = 0; j < s->filter->nproducts - 1; j++)
+			if (strcmp(s->filter->product_keys[j], product_key) == 0)
+				break;
+		snprintf(path, sizeof(path), "%s.product_keys[%d]", s->prefix, j);
+	}
+	ref.kind = INC_REF_SKU;
+	ref.path = path;
+	ref.role = s->role;
+	ref.sku_key = sku_key;
+	ref.product_key = product_key;
+	ref.transaction_type = s->transaction_type;
+	ref.period = period;
+	ref.from_uom = NULL;
+	ref.per_unit = s->per_unit;
+	ref.from = from;
+	ref.to = to;
+	s->w->fn(s->w->ctx, &ref);
 }
 
 /* The keys of one list at prefix.name[j], as references of kind. */
@@ -85,6 +147,12 @@ Filters(RefWalk *w, const char *prefix, const IncFilter *filters, int n,
 		Keys(w, INC_REF_EXCLUDED_PRODUCT, path, "exclude_product_keys",
 			 f->exclude_product_keys, f->nexclude_products, role, f->transaction_type,
 			 f->period, false);
+		if (w->products && f->nproducts > 0)
+		{
+			Selecting	s = {w, path, role, f->transaction_type, f->period, per_unit, f, NULL};
+
+			inc_select_filter(w->products, f, Through, &s);
+		}
 	}
 }
 
@@ -120,6 +188,12 @@ Standard(RefWalk *w)
 		Keys(w, INC_REF_EXCLUDED_PRODUCT, path, "exclude_product_keys",
 			 e->exclude_product_keys, e->nexclude_products, "earning", e->transaction_type,
 			 e->period, false);
+		if (w->products)
+		{
+			Selecting	s = {w, path, "earning", e->transaction_type, e->period, per_unit, NULL, e};
+
+			inc_select_entry(w->products, e, Through, NULL, &s);
+		}
 	}
 }
 
@@ -169,7 +243,14 @@ Stacked(RefWalk *w)
 void
 inc_offer_references(const IncOffer *offer, IncOfferRefFn fn, void *ctx)
 {
-	RefWalk		w = {offer, fn, ctx};
+	inc_offer_references_through(offer, NULL, fn, ctx);
+}
+
+void
+inc_offer_references_through(const IncOffer *offer, IncProducts *products,
+							 IncOfferRefFn fn, void *ctx)
+{
+	RefWalk		w = {offer, products, fn, ctx};
 	char		path[REF_PATH_LEN];
 	int			i,
 				k;

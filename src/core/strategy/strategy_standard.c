@@ -218,7 +218,7 @@ StandardDiagnose(IncCalc *c, const IncOffer *offer, void *state)
 	return b.data;
 }
 
-/* StandardRates: one row per entry and SKU rate. */
+/* StandardRates: one row per entry and SKU or product rate. */
 static void
 StandardRates(const IncOffer *offer, IncRateFn fn, void *ctx)
 {
@@ -237,6 +237,7 @@ StandardRates(const IncOffer *offer, IncRateFn fn, void *ctx)
 										   entry->transaction_type);
 
 			row.sku_key = rate->sku_key;
+			row.product_key = rate->product_key;
 			inc_rate_row_emit(&row, fn, ctx);
 		}
 	}

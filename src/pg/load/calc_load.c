@@ -363,25 +363,23 @@ LoadReferenceData(IncEngine *e, MemoryContext context)
 }
 
 /*
- * LoadProducts: the catalog of the products the offers of e name, when
- * they name any and the database has the tables (docs/reference.md,
- * Products), into e (in context), before it is prepared.
+ * pg_calc_products: the catalog of products keys[0..n) and their
+ * descendants (docs/reference.md, Products), in context; NULL when the
+ * database has no product tables yet (declarations before 0.5.0).  SPI is
+ * connected by the caller.
  */
-static void
-LoadProducts(IncEngine *e, MemoryContext context)
+IncProducts *
+pg_calc_products(const char *const *keys, int n, MemoryContext context)
 {
-	const char *const *keys;
-	int			nkeys;
 	Oid			nsp = get_namespace_oid("incentives", false);
 	Datum		args[1];
 	MemoryContext old;
 	IncProducts *products;
 	uint64		i;
 
-	keys = inc_engine_product_keys(e, &nkeys);
-	if (nkeys == 0 || !OidIsValid(get_relname_relid("sku_products", nsp)))
-		return;
-	args[0] = pg_cstring_array(keys, nkeys);
+	if (!OidIsValid(get_relname_relid("sku_products", nsp)))
+		return NULL;
+	args[0] = pg_cstring_array(keys, n);
 	Read(READ_PRODUCTS, args, NULL);
 	old = MemoryContextSwitchTo(context);
 	products = inc_products_create();
@@ -401,14 +399,33 @@ LoadProducts(IncEngine *e, MemoryContext context)
 			DateADT		start = DatumGetDateADT(SPI_getbinval(row, desc, 4, &isnull));
 			Datum		end = SPI_getbinval(row, desc, 5, &isnull);
 
-			/* the date's own day numbers: days since 2000-01-01, -infinity INT32_MIN */
+			/* a date's own day numbers: days since 2000-01-01, -infinity INT32_MIN */
 			inc_products_add_window(products, sku, product, start,
 									isnull ? INT32_MAX : DatumGetDateADT(end));
 		}
 	}
-	inc_engine_set_products(e, products);
 	MemoryContextSwitchTo(old);
 	SPI_freetuptable(SPI_tuptable);
+	return products;
+}
+
+/*
+ * LoadProducts: the catalog of the products the offers of e name, when
+ * they name any, into e (in context), before it is prepared.
+ */
+static void
+LoadProducts(IncEngine *e, MemoryContext context)
+{
+	const char *const *keys;
+	int			nkeys;
+	IncProducts *products;
+
+	keys = inc_engine_product_keys(e, &nkeys);
+	if (nkeys == 0)
+		return;
+	products = pg_calc_products(keys, nkeys, context);
+	if (products)
+		inc_engine_set_products(e, products);
 }
 
 /* pg_calc_engine: the cached engine for this call, or a new one. */

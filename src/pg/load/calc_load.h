@@ -35,6 +35,13 @@ typedef struct CalcEngine
  */
 extern void pg_calc_engine(ArrayType *offer_keys, const TimestampTz *as_of, CalcEngine *out);
 
+/*
+ * pg_calc_products: the product catalog of products keys[0..n) and their
+ * descendants, in context; NULL before the declarations have the product
+ * tables.  SPI must be connected.
+ */
+extern IncProducts *pg_calc_products(const char *const *keys, int n, MemoryContext context);
+
 typedef struct CalcProperties CalcProperties;
 
 /*

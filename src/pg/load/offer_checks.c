@@ -34,10 +34,12 @@
 
 #include "core/offer/offer_fields.h"
 #include "core/util/names.h"
+#include "core/products/select.h"
 #include "pg/base/error_context.h"
 #include "pg/load/offer_checks.h"
 #include "pg/base/convert.h"
 #include "pg/load/offer_load.h"
+#include "pg/load/calc_load.h"
 
 /* incentives.unknown_offer_fields: 'error' (the default) or 'warning'. */
 static const struct config_enum_entry UnknownFieldsOptions[] = {
@@ -363,13 +365,50 @@ EmitReference(void *ctx, const IncOfferRef *ref)
 	values[4] = pg_text_or_null(ref->transaction_type, &nulls[4]);
 	values[5] = pg_text_or_null(ref->period ? ref->period->key : NULL, &nulls[5]);
 	nulls[6] = nulls[7] = ref->period == NULL;
-	values[6] = ref->period ? DateADTGetDatum(ref->period->start_date) : (Datum) 0;
-	values[7] = ref->period ? DateADTGetDatum(ref->period->end_date) : (Datum) 0;
+	values[6] = ref->period ? DateADTGetDatum(ref->from) : (Datum) 0;
+	values[7] = ref->period ? DateADTGetDatum(ref->to) : (Datum) 0;
 	values[8] = pg_text_or_null(ref->from_uom, &nulls[8]);
 	values[9] = BoolGetDatum(ref->per_unit);
 	nulls[9] = false;
 	values[10] = pg_text_or_null(ref->product_key, &nulls[10]);
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+/* ProductKey: an IncOfferRefFn adding a reference's product key to the List *ctx. */
+static void
+ProductKey(void *ctx, const IncOfferRef *ref)
+{
+	List	  **keys = ctx;
+
+	if (ref->product_key != NULL)
+		*keys = lappend(*keys, (void *) ref->product_key);
+}
+
+/*
+ * OfferProducts: the catalog of the products offer names (docs/reference.md,
+ * Products), in the current memory; NULL when it names none.
+ */
+static IncProducts *
+OfferProducts(const IncOffer *offer)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	List	   *list = NIL;
+	const char **keys;
+	IncProducts *products;
+	ListCell   *lc;
+	int			n = 0;
+
+	inc_offer_references(offer, ProductKey, &list);
+	if (list == NIL)
+		return NULL;
+	keys = palloc(sizeof(char *) * list_length(list));
+	foreach(lc, list)
+		keys[n++] = lfirst(lc);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	products = pg_calc_products(keys, n, caller);
+	SPI_finish();
+	return products;
 }
 
 PG_FUNCTION_INFO_V1(incentives_offer_references);
@@ -378,7 +417,8 @@ PG_FUNCTION_INFO_V1(incentives_offer_references);
  * incentives_offer_references: offer_references(document jsonb) RETURNS
  * TABLE (path, kind, role, sku_key, transaction_type, period_key,
  * start_date, end_date, from_uom, per_unit, product_key): what the offer reads
- * (offer.h, inc_offer_references), compiled through the offer cache.
+ * (offer.h, inc_offer_references_through), compiled through the offer
+ * cache, with the SKUs it reads through its products in the catalog.
  */
 Datum
 incentives_offer_references(PG_FUNCTION_ARGS)
@@ -396,7 +436,89 @@ incentives_offer_references(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg_internal("%s", err.message)));
 	}
-	inc_offer_references(offer, EmitReference, rsinfo);
+	inc_offer_references_through(offer, OfferProducts(offer), EmitReference, rsinfo);
+	return (Datum) 0;
+}
+
+/* What a tie of a standard entry is reported with (Tie). */
+typedef struct Ties
+{
+	ReturnSetInfo *rsinfo;
+	const IncPeriod *period;	/* the entry's */
+	int			entry;
+} Ties;
+
+/* NotReported: inc_select_entry's IncSelectFn when only its ties are wanted. */
+static void
+NotReported(void *ctx, const char *sku_key, int32_t from, int32_t to, int rate,
+			const char *product_key)
+{
+}
+
+/* Tie: one tie of a standard entry on the days of its period, as a row. */
+static void
+Tie(void *ctx, const char *sku_key, int32_t from, int32_t to, const char *taken,
+	const char *other, int distance)
+{
+	Ties	   *t = ctx;
+	Datum		values[7];
+	bool		nulls[7] = {false, false, false, false, false, false, false};
+	char		path[64];
+
+	if (from < t->period->start_date)
+		from = t->period->start_date;
+	if (to > t->period->end_date)
+		to = t->period->end_date;
+	if (from > to)
+		return;
+	snprintf(path, sizeof(path), "incentives[%d]", t->entry);
+	values[0] = CStringGetTextDatum(path);
+	values[1] = CStringGetTextDatum(sku_key);
+	values[2] = CStringGetTextDatum(taken);
+	values[3] = CStringGetTextDatum(other);
+	values[4] = Int32GetDatum(distance);
+	values[5] = DateADTGetDatum(from);
+	values[6] = DateADTGetDatum(to);
+	tuplestore_putvalues(t->rsinfo->setResult, t->rsinfo->setDesc, values, nulls);
+}
+
+PG_FUNCTION_INFO_V1(incentives_offer_product_ties);
+
+/*
+ * incentives_offer_product_ties: offer_product_ties(document jsonb) RETURNS
+ * TABLE (path, sku_key, taken, other, distance, start_date, end_date):
+ * where a standard entry's SKU is in two of its listed products at the
+ * same nearest distance on days of the entry's period, the product whose
+ * rate applies (listed first) and the other (docs/reference.md, Products).
+ */
+Datum
+incentives_offer_product_ties(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	IncOfferError err;
+	const IncOffer *offer;
+	IncProducts *products;
+	int			i;
+
+	InitMaterializedSRF(fcinfo, 0);
+	offer = pg_offer_cached(PG_GETARG_JSONB_P(0), &err);
+	if (offer == NULL)
+	{
+		pg_error_context_trim();
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg_internal("%s", err.message)));
+	}
+	products = OfferProducts(offer);
+	if (products == NULL || offer->strategy != INC_STANDARD)
+		return (Datum) 0;
+	for (i = 0; i < offer->nentries; i++)
+	{
+		Ties		t = {rsinfo, &offer->periods[offer->entries[i].period], i};
+
+		CHECK_FOR_INTERRUPTS();
+		inc_select_entry(products, &offer->entries[i], NotReported, Tie, &t);
+	}
 	return (Datum) 0;
 }
 

@@ -30,8 +30,9 @@
 #include "pg/base/convert.h"
 #include "pg/load/offer_load.h"
 
-/* 0.3.0's rows; 0.2.0's declarations (before the update) stop earlier */
-#define NUM_RATE_COLUMNS 25
+/* 0.5.0's rows; 0.4.0's and 0.2.0's declarations (before the update) stop earlier */
+#define NUM_RATE_COLUMNS 26
+#define NUM_RATE_COLUMNS_0_4 25
 #define NUM_RATE_COLUMNS_0_2 21
 #define NUM_SUMMARY_COLUMNS 12
 #define NUM_SUMMARY_COLUMNS_0_2 8
@@ -97,6 +98,7 @@ EmitRate(void *ctx, const IncRateRow *row)
 	values[22] = nulls[22] ? (Datum) 0 : DateADTGetDatum(row->baseline->start_date);
 	values[23] = nulls[23] ? (Datum) 0 : DateADTGetDatum(row->baseline->end_date);
 	values[24] = pg_text_or_null(row->baseline ? row->baseline->property_key : NULL, &nulls[24]);
+	values[25] = pg_text_or_null(row->product_key, &nulls[25]);
 
 	tuplestore_putvalues(out->rsinfo->setResult, out->rsinfo->setDesc, values, nulls);
 	MemoryContextSwitchTo(old);
@@ -112,7 +114,7 @@ PG_FUNCTION_INFO_V1(incentives_offer_rates);
  * period_end_date, transaction_type, sku_set_key, stack_key,
  * threshold_property_key, price, coverage_unit, coverage_rate,
  * coverage_uom_key, tier_mode, pays_on, baseline_start_date,
- * baseline_end_date, baseline_property_key): the offer's rates as flat rows (engine.h,
+ * baseline_end_date, baseline_property_key, product_key): the offer's rates as flat rows (engine.h,
  * inc_offer_rates), in the tuplestore of the per-query context.
  */
 Datum
@@ -124,6 +126,7 @@ incentives_offer_rates(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	out.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	if (out.rsinfo->setDesc->natts != NUM_RATE_COLUMNS &&
+		out.rsinfo->setDesc->natts != NUM_RATE_COLUMNS_0_4 &&
 		out.rsinfo->setDesc->natts != NUM_RATE_COLUMNS_0_2)
 		elog(ERROR, "offer_rates returns %d columns, expected %d",
 			 out.rsinfo->setDesc->natts, NUM_RATE_COLUMNS);

@@ -57,6 +57,15 @@ SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives_internal.offer_references(jsonb) IS
   'program_skus and offer_warnings helper: what an offer reads, read from the compiled offer: each SKU key (kind sku) with its role (earning, threshold, requirement, set:KEY, price, conversion), the transaction type and period of the item holding it, a stacked conversion''s from unit and whether it is paid per unit; each product key (kind product: product_keys, a product_key rate) and each exclusion (kind excluded_sku, excluded_product) with the role of the filter or entry holding it; each transaction_type (kind transaction_type) and each period (kind period), at its JSON path';
 
+CREATE OR REPLACE FUNCTION incentives_internal.offer_product_ties(document jsonb)
+RETURNS TABLE (path text, sku_key text, taken text, other text, distance integer,
+               start_date date, end_date date)
+AS 'MODULE_PATHNAME', 'incentives_offer_product_ties'
+LANGUAGE C STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION incentives_internal.offer_product_ties(jsonb) IS
+  'offer_warnings helper (ambiguous_product_rate): where a SKU is in two products listed in one standard entry''s rates at the same nearest distance, on days of the entry''s period: the SKU, the product whose rate applies (listed first), the other, their distance and the days (docs/reference.md, Products)';
+
 -- The one rule of every "did you mean" (docs/reference.md, Suggestions),
 -- written in the engine (src/core/util/names.c) beside the fields' advice:
 -- unknown_sku, unknown_transaction_type and enrollment_without_offer of

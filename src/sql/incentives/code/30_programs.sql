@@ -82,14 +82,20 @@ COMMENT ON COLUMN incentives.programs.baseline IS 'Stepped growth types: what th
 -- apply to: effective_from (NULL: from the start) to effective_to (the
 -- day before the next version's effective_from; NULL: to the end).
 CREATE OR REPLACE VIEW incentives.program_rates WITH (security_invoker = true) AS
-SELECT r.*, s.effective_from, s.effective_to
+SELECT r.offer_key, r.strategy_key, r.calculator_key, r.rate_key, r.sku_key, r.rate_value,
+       r.measure, r.threshold, r.threshold_type, r.period_key, r.period_start_date,
+       r.period_end_date, r.transaction_type, r.sku_set_key, r.stack_key,
+       r.threshold_property_key, r.price, r.coverage_unit, r.coverage_rate,
+       r.coverage_uom_key, r.tier_mode, r.pays_on, r.baseline_start_date,
+       r.baseline_end_date, r.baseline_property_key, s.effective_from, s.effective_to,
+       r.product_key
   FROM incentives.offers AS o
   LEFT JOIN LATERAL (SELECT rs.document, rs.effective_from,
                             lead(rs.effective_from) OVER (ORDER BY rs.version) - 1 AS effective_to
                        FROM incentives_internal.rate_schedule(o.offer_key) AS rs) AS s ON true
  CROSS JOIN LATERAL incentives_internal.offer_rates(COALESCE(s.document, o.document)) AS r;
 COMMENT ON VIEW incentives.program_rates IS
-  'Every rate of every offer as a flat row, keyed as the calculation reports it (incentive_rate_key): standard, one row per entry and SKU; stepped, one row per tier; stacked, one row per stack, set and SKU';
+  'Every rate of every offer as a flat row, keyed as the calculation reports it (incentive_rate_key): standard, one row per entry and SKU or product; stepped, one row per tier; stacked, one row per stack, set and SKU';
 COMMENT ON COLUMN incentives.program_rates.offer_key IS 'The offer';
 COMMENT ON COLUMN incentives.program_rates.effective_from IS 'An offer with a rate schedule: the first transaction date the rate applies to (NULL: from the start)';
 COMMENT ON COLUMN incentives.program_rates.effective_to IS 'An offer with a rate schedule: the last transaction date the rate applies to (NULL: to the end)';
@@ -97,7 +103,8 @@ COMMENT ON COLUMN incentives.program_rates.strategy_key IS 'standard, stepped or
 COMMENT ON COLUMN incentives.program_rates.calculator_key IS 'The offer''s calculator';
 COMMENT ON COLUMN incentives.program_rates.rate_key IS
   'The incentive_rate_key the calculation reports: standard, the entry key or {period_key}_{transaction_type}; stepped, the tier key or {value}_{measure}_greater_than_or_equal_to_{threshold}; stacked, the stack key or its set keys joined with _and_';
-COMMENT ON COLUMN incentives.program_rates.sku_key IS 'The SKU the rate pays on (NULL for stepped tiers, which apply to every SKU of the earning filters)';
+COMMENT ON COLUMN incentives.program_rates.sku_key IS 'The SKU the rate pays on (NULL for stepped tiers, which apply to every SKU of the earning filters, and for a standard rate of a product)';
+COMMENT ON COLUMN incentives.program_rates.product_key IS 'A standard rate of a product (docs/reference.md, Products): the product whose SKUs it pays on (NULL otherwise)';
 COMMENT ON COLUMN incentives.program_rates.rate_value IS 'The rate as written: the SKU rate (standard, stacked; 0 for a stacked SKU that only anchors coverage), the tier value (stepped), the pool (fixed_amount)';
 COMMENT ON COLUMN incentives.program_rates.measure IS 'percent or dollars';
 COMMENT ON COLUMN incentives.program_rates.threshold IS 'Stepped: the tier''s threshold; NULL otherwise';

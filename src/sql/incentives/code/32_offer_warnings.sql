@@ -284,7 +284,9 @@ AS $function$
                ARRAY(SELECT k.transaction_type FROM known_types AS k
                       ORDER BY k.transaction_type COLLATE "C") AS types,
                ARRAY(SELECT o.offer_key FROM incentives.offers AS o
-                      ORDER BY o.offer_key COLLATE "C") AS offers),
+                      ORDER BY o.offer_key COLLATE "C") AS offers,
+               ARRAY(SELECT p.product_key FROM incentives.products AS p
+                      ORDER BY p.product_key COLLATE "C") AS products),
     programs AS MATERIALIZED (
         SELECT o.offer_key, s.enrollment, s.aggregation
           FROM incentives.offers AS o
@@ -305,8 +307,54 @@ AS $function$
                        || to_json(incentives_internal.suggested_key(r.sku_key, c.skus))::text
                        || '?', '')
       FROM refs AS r, candidates AS c
-     WHERE r.kind = 'sku' AND r.sku_key IS NOT NULL
+     WHERE r.kind = 'sku' AND r.sku_key IS NOT NULL AND r.product_key IS NULL
        AND NOT EXISTS (SELECT FROM known_skus AS k WHERE k.sku_key = r.sku_key)
+    UNION ALL
+    -- unknown_product: a product key (listed or excluded) that
+    -- incentives.products does not have; the product it was probably meant
+    -- to be is suggested (the same rule)
+    SELECT r.offer_key, r.path, 'unknown_product',
+           format('product %s matches no row of incentives.products', to_json(r.product_key))
+           || COALESCE('; did you mean '
+                       || to_json(incentives_internal.suggested_key(r.product_key, c.products))::text
+                       || '?', '')
+      FROM refs AS r, candidates AS c
+     WHERE r.kind IN ('product', 'excluded_product')
+       AND NOT EXISTS (SELECT FROM incentives.products AS p WHERE p.product_key = r.product_key)
+    UNION ALL
+    -- empty_product: a listed product no SKU is in (through it or a
+    -- descendant) on any day of the offer's span
+    SELECT r.offer_key, r.path, 'empty_product',
+           format('product %s holds no SKU on any day from %s to %s (incentives.sku_products, its own and its descendants'' windows)',
+                  to_json(r.product_key), to_char(s.span_start, 'YYYY-MM-DD'),
+                  to_char(s.span_end, 'YYYY-MM-DD'))
+      FROM refs AS r
+      JOIN (SELECT q.offer_key, min(q.start_date) AS span_start, max(q.end_date) AS span_end
+              FROM refs AS q WHERE q.kind = 'period' GROUP BY q.offer_key) AS s
+        ON s.offer_key = r.offer_key
+     WHERE r.kind = 'product'
+       AND EXISTS (SELECT FROM incentives.products AS p WHERE p.product_key = r.product_key)
+       AND NOT EXISTS (
+           WITH RECURSIVE tree(product_key) AS (
+               SELECT r.product_key
+               UNION
+               SELECT c.product_key FROM incentives.products AS c, tree AS t
+                WHERE c.parent_key = t.product_key)
+           SELECT FROM incentives.sku_products AS w, tree AS t
+            WHERE w.product_key = t.product_key
+              AND w.start_date <= s.span_end
+              AND (w.end_date IS NULL OR w.end_date >= s.span_start))
+    UNION ALL
+    -- ambiguous_product_rate: a SKU in two products of one entry's rates at
+    -- the same nearest distance on some day of the entry's period (the one
+    -- listed first applies)
+    SELECT o.offer_key, t.path, 'ambiguous_product_rate',
+           format('sku %s is in products %s and %s at the same distance (%s) from %s to %s: the rate of %s, listed first, applies',
+                  to_json(t.sku_key), to_json(t.taken), to_json(t.other), t.distance,
+                  to_char(t.start_date, 'YYYY-MM-DD'), to_char(t.end_date, 'YYYY-MM-DD'),
+                  to_json(t.taken))
+      FROM incentives.offers AS o
+     CROSS JOIN LATERAL incentives_internal.offer_product_ties(o.document) AS t
     UNION ALL
     -- unknown_transaction_type: no transaction has it; the type it was
     -- probably meant to be is suggested (the same rule)
@@ -429,7 +477,7 @@ AS $function$
               w.message COLLATE "C"
 $function$;
 COMMENT ON FUNCTION incentives.offer_warnings(regclass) IS
-  'What in the stored offers is legal but likely wrong, computed now against the data as it is (transactions from any relation with the transaction columns; row-level security applies): one row per finding with the offer, the JSON path, a code and a sentence naming the value.  Codes: unknown_field and implausible_rate (the document alone, as the engine reads it); unknown_sku (no row of incentives.skus and no transaction has the SKU); unknown_transaction_type (no transaction has it); empty_period (ended before today, transactions dated after its end exist, none of the offer''s SKUs dated in it); period_outside_book (a period that overlaps the dates of no other offer, from its earliest period start to its latest end, in a book with others, and in which no transaction of the offer''s SKUs is dated: judged against the book and the data, never the clock; also raised as a WARNING when the offer is stored); unknown_unit (a stacked conversion''s "from" with no conversion either way to the SKU''s unit in incentives.skus, or, for a SKU without a row there, named by no row of incentives.skus, incentives.uom_conversions or the transactions); sku_without_unit (dollars per unit on a SKU without a row in incentives.skus whose transactions come in more than one unit); no_enrollments ("enrollment": "required", no enrollment row); no_groups ("aggregation": "group", no membership row); and stored keys a write now refuses: offer_key_format (empty, surrounding white space, a control character), offer_key_case (equal to another offer''s but for case) and enrollment_without_offer (enrollment rows of a missing offer).  An unknown SKU, transaction type or enrollment offer key comes with the known one it was probably meant to be, by the rule of every suggestion (incentives_internal.suggested_key: the same but for case, separators, look-alike digits or a plural s; an abbreviation; within 1 or 2 edits)';
+  'What in the stored offers is legal but likely wrong, computed now against the data as it is (transactions from any relation with the transaction columns; row-level security applies): one row per finding with the offer, the JSON path, a code and a sentence naming the value.  Codes: unknown_field and implausible_rate (the document alone, as the engine reads it); unknown_sku (no row of incentives.skus and no transaction has the SKU); unknown_product (a product key incentives.products does not have); empty_product (a listed product no SKU is in on any day of the offer''s span); ambiguous_product_rate (a SKU in two products of one standard entry''s rates at the same nearest distance: the one listed first applies); unknown_transaction_type (no transaction has it); empty_period (ended before today, transactions dated after its end exist, none of the offer''s SKUs dated in it); period_outside_book (a period that overlaps the dates of no other offer, from its earliest period start to its latest end, in a book with others, and in which no transaction of the offer''s SKUs is dated: judged against the book and the data, never the clock; also raised as a WARNING when the offer is stored); unknown_unit (a stacked conversion''s "from" with no conversion either way to the SKU''s unit in incentives.skus, or, for a SKU without a row there, named by no row of incentives.skus, incentives.uom_conversions or the transactions); sku_without_unit (dollars per unit on a SKU without a row in incentives.skus whose transactions come in more than one unit); no_enrollments ("enrollment": "required", no enrollment row); no_groups ("aggregation": "group", no membership row); and stored keys a write now refuses: offer_key_format (empty, surrounding white space, a control character), offer_key_case (equal to another offer''s but for case) and enrollment_without_offer (enrollment rows of a missing offer).  An unknown SKU, product, transaction type or enrollment offer key comes with the known one it was probably meant to be, by the rule of every suggestion (incentives_internal.suggested_key: the same but for case, separators, look-alike digits or a plural s; an abbreviation; within 1 or 2 edits)';
 
 CREATE OR REPLACE VIEW incentives.offer_warnings WITH (security_invoker = true) AS
 SELECT w.offer_key, w.path, w.code, w.message
@@ -438,7 +486,7 @@ COMMENT ON VIEW incentives.offer_warnings IS
   'incentives.offer_warnings() over incentives.transactions: what in the stored offers is legal but likely wrong, computed on read; a correct program book has no row';
 COMMENT ON COLUMN incentives.offer_warnings.offer_key IS 'The offer (for enrollment_without_offer: the enrollments'' offer_key, which names no offer)';
 COMMENT ON COLUMN incentives.offer_warnings.path IS 'The JSON path in the offer document of what the warning is about (periods[0], incentives[1].rates[0].sku_key, ...); NULL when it is about no field of the document';
-COMMENT ON COLUMN incentives.offer_warnings.code IS 'unknown_sku, unknown_transaction_type, empty_period, period_outside_book, implausible_rate, unknown_unit, sku_without_unit, no_enrollments, no_groups, unknown_field, offer_key_format, offer_key_case or enrollment_without_offer';
+COMMENT ON COLUMN incentives.offer_warnings.code IS 'unknown_sku, unknown_product, empty_product, ambiguous_product_rate, unknown_transaction_type, empty_period, period_outside_book, implausible_rate, unknown_unit, sku_without_unit, no_enrollments, no_groups, unknown_field, offer_key_format, offer_key_case or enrollment_without_offer';
 COMMENT ON COLUMN incentives.offer_warnings.message IS 'A sentence naming the value, with a suggestion where one fits';
 
 ------------------------------------------------------------------------
@@ -454,13 +502,14 @@ ROWS 100
 SET search_path = pg_catalog, pg_temp
 AS $function$
     WITH refs AS MATERIALIZED (
-        SELECT r.offer_key, r.sku_key, r.role, r.transaction_type, r.start_date, r.end_date
+        SELECT r.offer_key, r.sku_key, r.role, r.transaction_type, r.start_date, r.end_date,
+               r.product_key
           FROM incentives_internal.offer_references_all() AS r
          WHERE r.kind = 'sku' AND r.sku_key IS NOT NULL),
     profile AS MATERIALIZED (
         SELECT * FROM incentives_internal.transaction_profile($1)),
     keys AS (
-        SELECT DISTINCT r.offer_key, r.sku_key, r.role FROM refs AS r)
+        SELECT DISTINCT r.offer_key, r.sku_key, r.role, r.product_key FROM refs AS r)
     SELECT k.offer_key, k.sku_key, k.role,
            COALESCE((SELECT sum(p.n)
                        FROM profile AS p
@@ -468,25 +517,29 @@ AS $function$
                         AND EXISTS (SELECT FROM refs AS r
                                      WHERE r.offer_key = k.offer_key AND r.sku_key = k.sku_key
                                        AND r.role = k.role
+                                       AND r.product_key IS NOT DISTINCT FROM k.product_key
                                        AND (r.transaction_type IS NULL
                                             OR r.transaction_type = p.transaction_type)
                                        AND (r.start_date IS NULL OR p.transaction_date >= r.start_date)
                                        AND (r.end_date IS NULL OR p.transaction_date <= r.end_date))),
-                    0)::bigint
+                    0)::bigint,
+           k.product_key
       FROM keys AS k
-     ORDER BY k.offer_key COLLATE "C", k.role COLLATE "C", k.sku_key COLLATE "C"
+     ORDER BY k.offer_key COLLATE "C", k.role COLLATE "C", k.sku_key COLLATE "C",
+              k.product_key COLLATE "C" NULLS FIRST
 $function$;
 COMMENT ON FUNCTION incentives.program_skus(regclass) IS
-  'Every SKU each stored offer reads, with its role (earning, threshold, requirement, set:<sku_set key>, price or conversion) and the number of transactions of the relation (row-level security applies) that match it: its sku_key and, where the offer gives them for that role, the transaction_type and the period''s dates (a price matches every transaction of the SKU)';
+  'Every SKU each stored offer reads, with its role (earning, threshold, requirement, set:<sku_set key>, price or conversion) and the number of transactions of the relation (row-level security applies) that match it: its sku_key and, where the offer gives them for that role, the transaction_type and the period''s dates (a price matches every transaction of the SKU); a SKU read through a listed product (docs/reference.md, Products) has that product as product_key and matches on the days it is in it';
 
 CREATE OR REPLACE VIEW incentives.program_skus WITH (security_invoker = true) AS
-SELECT s.offer_key, s.sku_key, s.role, s.transactions
+SELECT s.offer_key, s.sku_key, s.role, s.transactions, s.product_key
   FROM incentives.program_skus() AS s;
 COMMENT ON VIEW incentives.program_skus IS
   'incentives.program_skus() over incentives.transactions: every SKU each offer reads, its role and how many transactions match it';
 COMMENT ON COLUMN incentives.program_skus.offer_key IS 'The offer';
 COMMENT ON COLUMN incentives.program_skus.sku_key IS 'A SKU the offer reads';
 COMMENT ON COLUMN incentives.program_skus.role IS 'What the offer reads it for: earning, threshold, requirement, set:<sku_set key>, price or conversion';
+COMMENT ON COLUMN incentives.program_skus.product_key IS 'The listed product the offer reads the SKU through (NULL: the SKU is listed itself)';
 COMMENT ON COLUMN incentives.program_skus.transactions IS 'Transactions that match it in that role (sku_key, and the transaction_type and period the offer gives for it); 0 for a SKU no transaction matches';
 
 ------------------------------------------------------------------------

@@ -49,3 +49,9 @@ SELECT pg_temp.update_check();
 DROP FUNCTION incentives_internal.calculate_dated(text, jsonb, text[], regclass, timestamptz, date);
 DROP FUNCTION incentives_internal.offer_references(jsonb);
 DROP FUNCTION incentives_internal.offer_references_all();
+-- program_skus says through which product it reads a SKU
+ALTER TYPE incentives.program_sku_row ADD ATTRIBUTE product_key text;
+COMMENT ON COLUMN incentives.program_sku_row.product_key IS 'The listed product the offer reads the SKU through (NULL: the SKU is listed itself)';
+-- program_rates shows a standard rate of a product
+ALTER TYPE incentives_internal.offer_rate_row ADD ATTRIBUTE product_key text;
+COMMENT ON COLUMN incentives_internal.offer_rate_row.product_key IS 'A standard rate of a product: the product (NULL otherwise)';

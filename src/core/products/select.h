@@ -10,7 +10,7 @@
 #define INC_SELECT_H
 
 #include "../offer/offer.h"
-#include "../products/products.h"
+#include "products.h"
 
 /*
  * sku_key is selected from from to to (days since 2000-01-01, both
