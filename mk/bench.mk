@@ -6,20 +6,27 @@
 #
 #   make bench                                  # 1M transactions; then
 #                                               # bench/groups.sh (participant groups)
+#                                               # and bench/products.sh (offers on products)
 #   make bench BENCH_N="1000000 10000000"       # and 10M
 #   make bench BENCH_PERF=1                     # plus a perf profile in bench/out/
 #
 # Every BENCH_* setting of bench/run.sh can be given on the command line.
 
-.PHONY: bench bench-groups
+.PHONY: bench bench-groups bench-products
 bench: install-test
 	bench/run.sh
 	bench/groups.sh
+	bench/products.sh
 
 # make bench-groups: bench/groups.sh alone (offers aggregated by group
 # against the same by participant; a member's call against a lone one).
 bench-groups: install-test
 	bench/groups.sh
+
+# make bench-products: bench/products.sh alone (an offer book written on
+# products against the same book on SKU lists).
+bench-products: install-test
+	bench/products.sh
 
 # make bench-lifecycle: bench/lifecycle.sh (docs/lifecycle.md): full
 # refresh against the calculation, the change-tracking overhead of a bulk

@@ -1022,27 +1022,48 @@ RulesBasis(IncCalc *c, const IncOffer *offer, void *state, IncBasis *out)
 	return known;
 }
 
-/* Filters: a JSON array of filters. */
+/* KeyList: ,"name":[keys...] -- always for sku_keys, else only when non-empty. */
+static void
+KeyList(IncJsonBuf *b, const char *name, char **keys, int n, bool always)
+{
+	int			k;
+
+	if (n == 0 && !always)
+		return;
+	inc_json_raw(b, ",");
+	inc_json_key(b, name);
+	inc_json_raw(b, "[");
+	for (k = 0; k < n; k++)
+	{
+		if (k)
+			inc_json_raw(b, ",");
+		inc_json_string(b, keys[k]);
+	}
+	inc_json_raw(b, "]");
+}
+
+/*
+ * Filters: a JSON array of filters: period_key, sku_keys, the product
+ * lists a filter has (docs/reference.md, Products), transaction_type.
+ */
 static void
 Filters(IncJsonBuf *b, const IncOffer *offer, const IncFilter *filters, int n)
 {
-	int			i,
-				k;
+	int			i;
 
 	inc_json_raw(b, "[");
 	for (i = 0; i < n; i++)
 	{
+		const IncFilter *f = &filters[i];
+
 		inc_json_raw(b, i ? ",{" : "{");
-		inc_json_key_string(b, "period_key", offer->periods[filters[i].period].key);
-		inc_json_raw(b, ",\"sku_keys\":[");
-		for (k = 0; k < filters[i].nskus; k++)
-		{
-			if (k)
-				inc_json_raw(b, ",");
-			inc_json_string(b, filters[i].sku_keys[k]);
-		}
-		inc_json_raw(b, "],");
-		inc_json_key_string(b, "transaction_type", filters[i].transaction_type);
+		inc_json_key_string(b, "period_key", offer->periods[f->period].key);
+		KeyList(b, "sku_keys", f->sku_keys, f->nskus, true);
+		KeyList(b, "product_keys", f->product_keys, f->nproducts, false);
+		KeyList(b, "exclude_sku_keys", f->exclude_sku_keys, f->nexclude_skus, false);
+		KeyList(b, "exclude_product_keys", f->exclude_product_keys, f->nexclude_products, false);
+		inc_json_raw(b, ",");
+		inc_json_key_string(b, "transaction_type", f->transaction_type);
 		inc_json_raw(b, "}");
 	}
 	inc_json_raw(b, "]");

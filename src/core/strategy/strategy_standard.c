@@ -161,7 +161,8 @@ StandardFinish(IncCalc *c, const IncOffer *offer, void *state)
 /*
  * StandardDiagnose: {"entries": [{"rate_key", "label", "period_key",
  * "period_start_date", "period_end_date", "transaction_type", "rates":
- * [{"sku_key", "rate", "measure"}], "transactions", "incentive_amount"}]}
+ * [{"sku_key", "product_key" (a product's rate), "rate", "measure"}],
+ * "transactions", "incentive_amount"}]}
  * in entry order.
  */
 static const char *
@@ -202,6 +203,11 @@ StandardDiagnose(IncCalc *c, const IncOffer *offer, void *state)
 		{
 			inc_json_raw(&b, j ? ",{" : "{");
 			inc_json_key_string(&b, "sku_key", entry->rates[j].sku_key);
+			if (entry->rates[j].product_key)
+			{
+				inc_json_raw(&b, ",");
+				inc_json_key_string(&b, "product_key", entry->rates[j].product_key);
+			}
 			inc_json_raw(&b, ",\"rate\":");
 			inc_json_dec(&b, &entry->rates[j].rate);
 			inc_json_raw(&b, ",");
