@@ -138,5 +138,24 @@ SELECT c.relname, x.cond
  WHERE e.extname = 'incentives' AND c.relname IN ('products', 'sku_products')
  ORDER BY c.relname;
 
+-- The shard functions a coordinator runs on every partition
+-- (docs/scaling.md): idempotent upserts, true when the row is new; the
+-- tables' checks apply; shard_summary digests both tables.
+SELECT incentives_internal.put_product('seed', NULL, 'Seed') AS new,
+       incentives_internal.put_product('seed', NULL, 'Seed (all)') AS again,
+       incentives_internal.put_product('corn_seed', 'seed') AS child;
+SELECT incentives_internal.put_product('seed', 'corn_seed');
+\echo :SQLSTATE
+SELECT incentives_internal.put_sku_product('sku_5', 'corn_seed') AS new,
+       incentives_internal.put_sku_product('sku_5', 'corn_seed', '-infinity', '2026-12-31') AS again;
+SELECT incentives_internal.put_sku_product('sku_5', 'corn_seed', '2026-12-31');
+\echo :SQLSTATE
+SELECT * FROM incentives.sku_products WHERE sku_key = 'sku_5';
+SELECT incentives_internal.delete_sku_product('sku_5', 'corn_seed', '-infinity') AS existed,
+       incentives_internal.delete_sku_product('sku_5', 'corn_seed', '-infinity') AS again,
+       incentives_internal.delete_product('corn_seed') AS existed_too;
+SELECT object, row_count FROM incentives_internal.shard_summary(1, 0)
+ WHERE object IN ('products', 'sku_products') ORDER BY object;
+
 TRUNCATE incentives.sku_products, incentives.products CASCADE;
 DELETE FROM incentives.earnings_changes;
