@@ -5,12 +5,14 @@
 -- another but for letter case (23505, naming both) or malformed (22023),
 -- two windows of one SKU in one product that overlap (23P01, naming the
 -- SKU, the product and both windows), a window that ends before it
--- starts.  Both are reference data a reader reads, kept by pg_dump, and
+-- starts, a reference to a missing product and the delete, rename or
+-- TRUNCATE of a product still named (23503: checked by the triggers, not
+-- by foreign keys, so that pg_restore -j works).  Both are reference data a reader reads, kept by pg_dump, and
 -- logged for refresh_earnings(changed_only => true) as a change of
 -- everyone.  Concurrent writers: test/scripts/concurrency.sh.
 \set VERBOSITY default
 \set SHOW_CONTEXT never
-TRUNCATE incentives.sku_products, incentives.products CASCADE;
+TRUNCATE incentives.sku_products, incentives.products;
 
 -- A forest: a brand tree and a category tree, inserted children first in
 -- one statement (the checks see the statement's final rows).
@@ -58,8 +60,10 @@ INSERT INTO incentives.products VALUES ('seed	', NULL, NULL);
 INSERT INTO incentives.products VALUES ('', NULL, NULL);
 \echo :SQLSTATE
 UPDATE incentives.products SET label = 'Shield (all sizes)' WHERE product_key = 'shield';
--- a parent must exist
+-- a parent must exist (the hint names the product probably meant)
 INSERT INTO incentives.products VALUES ('orphan', 'no_such_product', NULL);
+\echo :SQLSTATE
+INSERT INTO incentives.products VALUES ('orphan', 'Herbicide', NULL);
 \echo :SQLSTATE
 
 -- Windows of a SKU in a node.  A SKU may be in several nodes at once.
@@ -97,6 +101,24 @@ DELETE FROM incentives.products WHERE product_key = 'herbicides';
 \echo :SQLSTATE
 DELETE FROM incentives.products WHERE product_key = 'crop_protection';
 \echo :SQLSTATE
+UPDATE incentives.products SET product_key = 'crop' WHERE product_key = 'crop_protection';
+\echo :SQLSTATE
+TRUNCATE incentives.products;
+\echo :SQLSTATE
+-- a parent deleted with its children in one statement: nothing is left
+-- naming it
+INSERT INTO incentives.products VALUES ('fungicides', NULL, NULL), ('fungicides_new', 'fungicides', NULL);
+DELETE FROM incentives.products WHERE product_key LIKE 'fungicides%';
+\echo :SQLSTATE
+-- while a restore runs (row_security off, as pg_dump's output sets it),
+-- a window may arrive before its product: pg_restore -j loads the two
+-- tables at the same time
+SET row_security = off;
+INSERT INTO incentives.sku_products VALUES ('sku_6', 'restored_later', '2026-01-01', NULL);
+RESET row_security;
+INSERT INTO incentives.products VALUES ('restored_later', NULL, NULL);
+DELETE FROM incentives.sku_products WHERE sku_key = 'sku_6';
+DELETE FROM incentives.products WHERE product_key = 'restored_later';
 SELECT * FROM incentives.sku_products ORDER BY sku_key, product_key, start_date;
 
 -- Changed-only refresh: any change of either table is a change of
@@ -157,5 +179,5 @@ SELECT incentives_internal.delete_sku_product('sku_5', 'corn_seed', '-infinity')
 SELECT object, row_count FROM incentives_internal.shard_summary(1, 0)
  WHERE object IN ('products', 'sku_products') ORDER BY object;
 
-TRUNCATE incentives.sku_products, incentives.products CASCADE;
+TRUNCATE incentives.sku_products, incentives.products;
 DELETE FROM incentives.earnings_changes;

@@ -2,8 +2,18 @@
  * product_checks.c
  *    The triggers of incentives.products and incentives.sku_products
  *    (docs/reference.md, Products): product keys follow the key hygiene of
- *    offer keys, the nodes form a forest (no cycle), and two membership
- *    windows of one SKU in one node never overlap.
+ *    offer keys, the nodes form a forest (no cycle), two membership
+ *    windows of one SKU in one node never overlap, and a parent_key or a
+ *    window's product_key names a stored node.
+ *
+ *    The references are checked here, not by foreign keys: pg_restore -j
+ *    loads the rows of an extension's tables in parallel whatever foreign
+ *    keys tie them, so a window could arrive before its node and the
+ *    restore would fail.  A window is therefore not refused for a missing
+ *    node while a restore runs (incentives_internal.restoring(): the
+ *    dumped catalog was whole), and a node is refused a delete, a rename
+ *    or a TRUNCATE that would leave a child or a window naming it, as a
+ *    foreign key's NO ACTION would.
  *
  *    Every write of either table takes one lock, the transaction-level
  *    advisory lock of incentives.products, before it reads the tables with
@@ -23,7 +33,9 @@
 #include "executor/spi.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
+#include "utils/guc.h"
 #include "utils/rel.h"
+#include "utils/rls.h"
 
 #include "core/offer/offer.h"
 #include "pg/base/convert.h"
@@ -97,6 +109,91 @@ Column(Relation rel, HeapTuple tuple, const char *name)
 	return isnull ? NULL : TextDatumGetCString(d);
 }
 
+/*
+ * Restoring: a session restoring pg_dump's output (row_security or
+ * check_function_bodies off), as incentives_internal.restoring() says.
+ */
+static bool
+Restoring(void)
+{
+	return !row_security || !check_function_bodies;
+}
+
+/*
+ * MissingNode: refuse (23503) a reference to a node incentives.products
+ * does not have, with the stored node it was probably meant to be
+ * (incentives_internal.suggested_key; docs/reference.md, Suggestions).
+ * what: the referencing row, as the message names it.
+ */
+static void
+MissingNode(const char *key, const char *what, const char *column)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1];
+	char		nulls[1] = {' '};
+	char	   *meant = NULL;
+
+	args[0] = CStringGetTextDatum(key);
+	if (Find("SELECT incentives_internal.suggested_key($1, ARRAY("
+			 "  SELECT p.product_key FROM incentives.products AS p"
+			 "   ORDER BY p.product_key COLLATE \"C\"))", 1, argtypes, args, nulls))
+		meant = Text(1);
+	pg_error_context_trim();
+	ereport(ERROR,
+			(errcode(ERRCODE_FOREIGN_KEY_VIOLATION),
+			 errmsg("%s \"%s\" of %s names no product", column, key, what),
+			 meant ? errhint("Did you mean the product \"%s\"? If not, store the product first.", meant)
+			 : errhint("Store the product in incentives.products first.")));
+}
+
+/*
+ * Referenced: refuse (23503) the removal of node key (a delete, or a
+ * rename to renamed) while a node has it as parent_key or a window of
+ * incentives.sku_products names it.
+ */
+static void
+Referenced(const char *key, const char *renamed)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1];
+	char		nulls[1] = {' '};
+	char	   *action = renamed ? psprintf("renamed to \"%s\"", renamed) : pstrdup("deleted");
+
+	args[0] = CStringGetTextDatum(key);
+	if (Find("SELECT p.product_key FROM incentives.products AS p"
+			 " WHERE p.parent_key OPERATOR(pg_catalog.=) $1"
+			 " ORDER BY p.product_key COLLATE \"C\" LIMIT 1", 1, argtypes, args, nulls))
+	{
+		char	   *child = Text(1);
+
+		pg_error_context_trim();
+		ereport(ERROR,
+				(errcode(ERRCODE_FOREIGN_KEY_VIOLATION),
+				 errmsg("product \"%s\" cannot be %s: it is the parent of product \"%s\"",
+						key, action, child),
+				 errhint("Give its children another parent_key first.")));
+	}
+	if (Find("SELECT w.sku_key, w.start_date, w.end_date FROM incentives.sku_products AS w"
+			 " WHERE w.product_key OPERATOR(pg_catalog.=) $1"
+			 " ORDER BY w.sku_key COLLATE \"C\", w.start_date LIMIT 1", 1, argtypes, args, nulls))
+	{
+		char	   *sku = Text(1);
+		bool		isnull,
+					end_null;
+		Datum		start = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+		Datum		end = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &end_null);
+
+		pg_error_context_trim();
+		ereport(ERROR,
+				(errcode(ERRCODE_FOREIGN_KEY_VIOLATION),
+				 errmsg("product \"%s\" cannot be %s: SKU \"%s\" is in it %s",
+						key, action, sku,
+						WindowText(DatumGetDateADT(start), end_null,
+								   end_null ? 0 : DatumGetDateADT(end))),
+				 errhint("Delete or move its windows in incentives.sku_products first.")));
+	}
+}
+
 PG_FUNCTION_INFO_V1(incentives_products_check);
 
 /*
@@ -106,7 +203,10 @@ PG_FUNCTION_INFO_V1(incentives_products_check);
  * empty, has leading or trailing white space or a control character
  * (22023, the key shown as a JSON string) or equals another product's but
  * for letter case (23505, naming both); a row whose parent chain comes
- * back to it is refused (22023, naming the keys of the cycle in order).
+ * back to it is refused (22023, naming the keys of the cycle in order),
+ * and one whose parent_key is no stored node (23503).  A delete or a
+ * rename of a node that a child or a window still names is refused
+ * (23503), and, at statement level, a TRUNCATE that leaves windows.
  * An after-row trigger runs once the statement's rows are all written, so
  * a statement that loads a whole tree in any order (a restore's COPY) is
  * checked against its final state.
@@ -115,25 +215,61 @@ Datum
 incentives_products_check(PG_FUNCTION_ARGS)
 {
 	TriggerData *trigdata = (TriggerData *) fcinfo->context;
-	HeapTuple	tuple = pg_row_trigger_tuple(fcinfo, true, "incentives_internal.products_check");
-	Relation	rel = trigdata->tg_relation;
-	char	   *key = Column(rel, tuple, "product_key");
-	char	   *parent = Column(rel, tuple, "parent_key");
+	HeapTuple	tuple;
+	Relation	rel;
+	char	   *key,
+			   *parent,
+			   *old_key = NULL;
 	bool		new_key = true;
 	Oid			argtypes[2] = {TEXTOID, TEXTOID};
 	Datum		args[2];
 	char		nulls[2] = {' ', ' '};
 
-	if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event))
+	/* TRUNCATE (statement level): no window may be left naming a node */
+	if (CALLED_AS_TRIGGER(fcinfo) && TRIGGER_FIRED_BY_TRUNCATE(trigdata->tg_event) &&
+		TRIGGER_FIRED_AFTER(trigdata->tg_event))
 	{
-		char	   *old_key = Column(rel, trigdata->tg_trigtuple, "product_key");
+		CatalogLock();
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		if (Find("SELECT w.product_key FROM incentives.sku_products AS w"
+				 " ORDER BY w.product_key COLLATE \"C\" LIMIT 1", 0, NULL, NULL, NULL))
+		{
+			char	   *node = Text(1);
 
-		new_key = strcmp(old_key, key) != 0;
+			pg_error_context_trim();
+			ereport(ERROR,
+					(errcode(ERRCODE_FOREIGN_KEY_VIOLATION),
+					 errmsg("incentives.products cannot be truncated: windows of incentives.sku_products name its products (\"%s\" and maybe others)",
+							node),
+					 errhint("Truncate both tables together: TRUNCATE incentives.sku_products, incentives.products.")));
+		}
+		SPI_finish();
+		return PointerGetDatum(NULL);
 	}
+
+	tuple = pg_row_trigger_tuple(fcinfo, true, "incentives_internal.products_check");
+	rel = trigdata->tg_relation;
+	key = Column(rel, tuple, "product_key");
+	parent = Column(rel, tuple, "parent_key");
+	if (!TRIGGER_FIRED_BY_INSERT(trigdata->tg_event))
+		old_key = Column(rel, trigdata->tg_trigtuple, "product_key");
+	if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event))
+		new_key = strcmp(old_key, key) != 0;
 
 	CatalogLock();
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+
+	/* a delete, a rename: nothing may be left naming the old key */
+	if (TRIGGER_FIRED_BY_DELETE(trigdata->tg_event))
+	{
+		Referenced(old_key, NULL);
+		SPI_finish();
+		return PointerGetDatum(NULL);
+	}
+	if (new_key && old_key != NULL)
+		Referenced(old_key, key);
 
 	if (new_key)
 	{
@@ -186,6 +322,13 @@ incentives_products_check(PG_FUNCTION_ARGS)
 	 * passed (a cycle not through this row, which the checks never let in:
 	 * the guard only ends the walk).
 	 */
+	if (parent != NULL && strcmp(parent, key) != 0)
+	{
+		args[0] = CStringGetTextDatum(parent);
+		if (!Find("SELECT FROM incentives.products AS p WHERE p.product_key OPERATOR(pg_catalog.=) $1",
+				  1, argtypes, args, nulls))
+			MissingNode(parent, psprintf("product \"%s\"", key), "parent_key");
+	}
 	if (parent != NULL)
 	{
 		args[0] = CStringGetTextDatum(key);
@@ -231,7 +374,8 @@ PG_FUNCTION_INFO_V1(incentives_sku_products_check);
  * same SKU in the same product that overlaps the row's (both ends
  * inclusive, a NULL end_date never ends).  Windows that touch (one ends
  * the day before the next starts) do not overlap; windows of one SKU in
- * different products may.
+ * different products may.  A product_key that is no stored node is
+ * refused too (23503), but while a restore runs.
  */
 Datum
 incentives_sku_products_check(PG_FUNCTION_ARGS)
@@ -253,6 +397,13 @@ incentives_sku_products_check(PG_FUNCTION_ARGS)
 	CatalogLock();
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+
+	/* the node exists (not checked while a restore loads the tables) */
+	args[0] = CStringGetTextDatum(product);
+	if (!Restoring() &&
+		!Find("SELECT FROM incentives.products AS p WHERE p.product_key OPERATOR(pg_catalog.=) $1",
+			  1, argtypes, args, nulls))
+		MissingNode(product, psprintf("a window of SKU \"%s\"", sku), "product_key");
 
 	args[0] = CStringGetTextDatum(sku);
 	args[1] = CStringGetTextDatum(product);
