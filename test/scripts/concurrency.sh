@@ -34,6 +34,16 @@
 #    overlapping windows of one participant and offer at the same time; the
 #    second waits for the first and is refused with 23P01 once it commits,
 #    under READ COMMITTED and REPEATABLE READ (its snapshot taken before).
+# 5. Participant groups: the same for overlapping memberships and groups of
+#    groups (23P01, 22023).
+# 6. The product catalog (docs/reference.md, Products): two sessions each
+#    set one parent, together closing a cycle of four products whose edges
+#    share no key (A -> B in one, C -> D in the other, B -> C and D -> A
+#    stored); two sessions add overlapping windows of one SKU in one
+#    product; one deletes a product while the other adds a window in it.
+#    The second waits for the first (one lock for every write of the
+#    catalog), then is refused (22023, 23P01, 23503), whatever its
+#    isolation level.
 #
 # Results are compared by the md5 of the rows' text, ordered (COLLATE "C").
 # Environment knobs: N_TXNS (100000), TEST_DB (incentives_concurrency).
@@ -361,13 +371,14 @@ echo "test 5 in $(( $(now_ms) - t0 )) ms"
 # 6. The product catalog written by two sessions at the same time
 #    (docs/reference.md, Products): a cycle closed by two edges that share
 #    no key (the second waits, then 22023), overlapping windows of one SKU
-#    in one product (the second waits, then 23P01), whatever the isolation
-#    level
+#    in one product (the second waits, then 23P01), a window added in a
+#    product being deleted (the second waits, then 23503: the reference is
+#    a trigger's check, not a foreign key), whatever the isolation level
 # ---------------------------------------------------------------------------
 t0=$(now_ms)
 for iso in rc rr; do
   level=$([ $iso = rc ] && echo "READ COMMITTED" || echo "REPEATABLE READ")
-  for case in cycle overlap; do
+  for case in cycle overlap dangling; do
     psql_db -q <<'SQL'
 DELETE FROM incentives.sku_products WHERE sku_key = 'S_conc';
 UPDATE incentives.products SET parent_key = NULL WHERE product_key LIKE '%\_conc';
@@ -383,6 +394,13 @@ SQL
       want_text='product "C_conc" cannot have parent "D_conc": the products would form a cycle (C_conc -> D_conc -> A_conc -> B_conc -> C_conc)'
       kept="SELECT count(*) FROM incentives.products WHERE product_key LIKE '%\_conc' AND parent_key IS NOT NULL"
       want_kept=3
+    elif [ $case = dangling ]; then
+      first="DELETE FROM incentives.products WHERE product_key = 'B_conc';"
+      second="INSERT INTO incentives.sku_products VALUES ('S_conc', 'B_conc', '2026-01-01', NULL);"
+      want_state=23503
+      want_text='product_key "B_conc" of a window of SKU "S_conc" names no product'
+      kept="SELECT count(*) FROM incentives.sku_products WHERE sku_key = 'S_conc'"
+      want_kept=0
     else
       first="INSERT INTO incentives.sku_products VALUES ('S_conc', 'A_conc', '2026-01-01', '2026-06-30');"
       second="INSERT INTO incentives.sku_products VALUES ('S_conc', 'A_conc', '2026-03-01', NULL);"
