@@ -28,8 +28,10 @@
 #                           READ transaction too; two concurrent calculations
 #                           return identical rows; two sessions adding
 #                           overlapping enrollment windows at once: the
-#                           second is refused (test/scripts/concurrency.sh;
-#                           about 30 s)
+#                           second is refused; the same for group
+#                           memberships and the product catalog (a cycle
+#                           closed by two sessions, overlapping SKU windows)
+#                           (test/scripts/concurrency.sh; about 30 s)
 #
 # Sizes can be lowered for a quick look, e.g.
 #   make check-cancel CANCEL_ENV='N_LARGE=2000000 N_CANCEL=1000000'

@@ -3,7 +3,7 @@
 -- COMMENT on every object.  Run by pg_prove; everything is rolled back.
 \ir ../sql/pgtap_begin.psql
 
-SELECT plan(41);
+SELECT plan(45);
 
 SELECT has_extension('incentives');
 SELECT has_schema('incentives');
@@ -16,6 +16,11 @@ SELECT col_is_pk('incentives', 'offers', 'offer_key', 'offer_key is the primary 
 SELECT col_is_pk('incentives', 'transactions', 'transaction_id', 'transaction_id is the primary key of transactions');
 SELECT col_is_pk('incentives', 'uom_conversions', ARRAY['from_uom_key', 'to_uom_key'], 'a conversion is keyed by its pair of units');
 SELECT col_is_pk('incentives', 'participant_properties', ARRAY['participant_key', 'property_key'], 'a property is keyed by participant and property');
+-- the product catalog (docs/reference.md, Products)
+SELECT has_table('incentives', 'products', 'table incentives.products');
+SELECT has_table('incentives', 'sku_products', 'table incentives.sku_products');
+SELECT col_is_pk('incentives', 'products', 'product_key', 'product_key is the primary key of products');
+SELECT col_is_pk('incentives', 'sku_products', ARRAY['sku_key', 'product_key', 'start_date'], 'a SKU''s window in a product is keyed by SKU, product and start date');
 
 -- The transaction columns, typed as docs/reference.md, Transactions, says.
 SELECT results_eq(

@@ -34,6 +34,16 @@
 #    overlapping windows of one participant and offer at the same time; the
 #    second waits for the first and is refused with 23P01 once it commits,
 #    under READ COMMITTED and REPEATABLE READ (its snapshot taken before).
+# 5. Participant groups: the same for overlapping memberships and groups of
+#    groups (23P01, 22023).
+# 6. The product catalog (docs/reference.md, Products): two sessions each
+#    set one parent, together closing a cycle of four products whose edges
+#    share no key (A -> B in one, C -> D in the other, B -> C and D -> A
+#    stored); two sessions add overlapping windows of one SKU in one
+#    product; one deletes a product while the other adds a window in it.
+#    The second waits for the first (one lock for every write of the
+#    catalog), then is refused (22023, 23P01, 23503), whatever its
+#    isolation level.
 #
 # Results are compared by the md5 of the rows' text, ordered (COLLATE "C").
 # Environment knobs: N_TXNS (100000), TEST_DB (incentives_concurrency).
@@ -356,5 +366,77 @@ for iso in rc rr; do
 done
 psql_db -c "DELETE FROM incentives.participant_groups WHERE participant_key IN ('P_conc', 'G_conc')"
 echo "test 5 in $(( $(now_ms) - t0 )) ms"
+
+# ---------------------------------------------------------------------------
+# 6. The product catalog written by two sessions at the same time
+#    (docs/reference.md, Products): a cycle closed by two edges that share
+#    no key (the second waits, then 22023), overlapping windows of one SKU
+#    in one product (the second waits, then 23P01), a window added in a
+#    product being deleted (the second waits, then 23503: the reference is
+#    a trigger's check, not a foreign key), whatever the isolation level
+# ---------------------------------------------------------------------------
+t0=$(now_ms)
+for iso in rc rr; do
+  level=$([ $iso = rc ] && echo "READ COMMITTED" || echo "REPEATABLE READ")
+  for case in cycle overlap dangling; do
+    psql_db -q <<'SQL'
+DELETE FROM incentives.sku_products WHERE sku_key = 'S_conc';
+UPDATE incentives.products SET parent_key = NULL WHERE product_key LIKE '%\_conc';
+DELETE FROM incentives.products WHERE product_key LIKE '%\_conc';
+INSERT INTO incentives.products (product_key) VALUES ('A_conc'), ('B_conc'), ('C_conc'), ('D_conc');
+UPDATE incentives.products SET parent_key = 'C_conc' WHERE product_key = 'B_conc';
+UPDATE incentives.products SET parent_key = 'A_conc' WHERE product_key = 'D_conc';
+SQL
+    if [ $case = cycle ]; then
+      first="UPDATE incentives.products SET parent_key = 'B_conc' WHERE product_key = 'A_conc';"
+      second="UPDATE incentives.products SET parent_key = 'D_conc' WHERE product_key = 'C_conc';"
+      want_state=22023
+      want_text='product "C_conc" cannot have parent "D_conc": the products would form a cycle (C_conc -> D_conc -> A_conc -> B_conc -> C_conc)'
+      kept="SELECT count(*) FROM incentives.products WHERE product_key LIKE '%\_conc' AND parent_key IS NOT NULL"
+      want_kept=3
+    elif [ $case = dangling ]; then
+      first="DELETE FROM incentives.products WHERE product_key = 'B_conc';"
+      second="INSERT INTO incentives.sku_products VALUES ('S_conc', 'B_conc', '2026-01-01', NULL);"
+      want_state=23503
+      want_text='product_key "B_conc" of a window of SKU "S_conc" names no product'
+      kept="SELECT count(*) FROM incentives.sku_products WHERE sku_key = 'S_conc'"
+      want_kept=0
+    else
+      first="INSERT INTO incentives.sku_products VALUES ('S_conc', 'A_conc', '2026-01-01', '2026-06-30');"
+      second="INSERT INTO incentives.sku_products VALUES ('S_conc', 'A_conc', '2026-03-01', NULL);"
+      want_state=23P01
+      want_text='window of SKU "S_conc" in product "A_conc" from 2026-03-01 (open-ended) overlaps its window from 2026-01-01 to 2026-06-30'
+      kept="SELECT count(*) FROM incentives.sku_products WHERE sku_key = 'S_conc'"
+      want_kept=1
+    fi
+    session_start "p1$iso$case"
+    session_start "p2$iso$case"
+    session_send "p1$iso$case" "\\set ON_ERROR_STOP 0" "BEGIN;" "$first"
+    session_sync "p1$iso$case" "P1_WRITTEN_$iso$case"
+    # the second session's snapshot is taken before the first commits
+    session_send "p2$iso$case" "\\set ON_ERROR_STOP 0" "BEGIN ISOLATION LEVEL $level;" \
+      "SELECT count(*) FROM incentives.products;" "$second"
+    wait_gate "p2$iso$case"
+    session_send "p1$iso$case" "COMMIT;"
+    session_sync "p1$iso$case" "P1_COMMITTED_$iso$case"
+    session_send "p2$iso$case" "\\echo SQLSTATE=:SQLSTATE" "ROLLBACK;"
+    session_sync "p2$iso$case" "P2_DONE_$iso$case"
+    rows=$(psql_db -At -c "$kept")
+    if grep -qF "$want_text" "$WORK/p2$iso$case.out" &&
+       grep -qx "SQLSTATE=$want_state" "$WORK/p2$iso$case.out" && [ "$rows" = "$want_kept" ]; then
+      ok "$level: product catalog ($case) written at the same time: the second waits, then is refused ($want_state); $rows rows kept"
+    else
+      fail "$level: product catalog ($case) at the same time: $rows rows kept; second session said: $(cat "$WORK/p2$iso$case.out")"
+    fi
+    session_end "p1$iso$case"
+    session_end "p2$iso$case"
+  done
+done
+psql_db -q <<'SQL'
+DELETE FROM incentives.sku_products WHERE sku_key = 'S_conc';
+UPDATE incentives.products SET parent_key = NULL WHERE product_key LIKE '%\_conc';
+DELETE FROM incentives.products WHERE product_key LIKE '%\_conc';
+SQL
+echo "test 6 in $(( $(now_ms) - t0 )) ms"
 
 finish concurrency

@@ -1,6 +1,6 @@
 ------------------------------------------------------------------------
 -- Reference data changes: a calculation may reuse the engine (compiled
--- offers, SKU units, unit conversions) that an earlier call in the same
+-- offers, SKU units, unit conversions, the product catalog) that an earlier call in the same
 -- snapshot built (docs/architecture.md, The path of one calculation).  A
 -- write to these tables must reach a backend that keeps one: these
 -- statement-level triggers send a relcache invalidation of the table, as
@@ -13,7 +13,7 @@ AS 'MODULE_PATHNAME', 'incentives_reference_changed'
 LANGUAGE C
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives_internal.reference_changed() IS
-  'Trigger: tells every backend that offers, SKU units or unit conversions changed, so that no calculation reuses an engine built from the old rows';
+  'Trigger: tells every backend that offers, SKU units, unit conversions or the product catalog changed, so that no calculation reuses an engine built from the old rows';
 
 -- <table>_changed on each table an engine is built from
 
@@ -37,3 +37,17 @@ CREATE TRIGGER uom_conversions_changed
     FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.reference_changed();
 COMMENT ON TRIGGER uom_conversions_changed ON incentives.uom_conversions IS
   'Drops the engines that backends keep for calculations in a snapshot once unit conversions change';
+
+DROP TRIGGER IF EXISTS products_changed ON incentives.products;
+CREATE TRIGGER products_changed
+    AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON incentives.products
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.reference_changed();
+COMMENT ON TRIGGER products_changed ON incentives.products IS
+  'Drops the engines that backends keep for calculations in a snapshot once product nodes change';
+
+DROP TRIGGER IF EXISTS sku_products_changed ON incentives.sku_products;
+CREATE TRIGGER sku_products_changed
+    AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON incentives.sku_products
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.reference_changed();
+COMMENT ON TRIGGER sku_products_changed ON incentives.sku_products IS
+  'Drops the engines that backends keep for calculations in a snapshot once the products of SKUs change';

@@ -13,8 +13,9 @@
 --   incentives.participant_groups: the members and the groups of those
 --     rows (the refresh recalculates each one's whole group); TRUNCATE:
 --     everyone.
---   incentives.offers, incentives.skus, incentives.uom_conversions: any
---     row changed means everyone (NULL).
+--   incentives.offers, incentives.skus, incentives.uom_conversions,
+--     incentives.products, incentives.sku_products: any row changed means
+--     everyone (NULL).
 --
 -- The triggers run with the rights of the role that writes: it needs
 -- INSERT on incentives.earnings_changes (the GRANT model in
@@ -56,7 +57,7 @@ BEGIN
 END
 $function$;
 COMMENT ON FUNCTION incentives_internal.track_changes() IS
-  'Trigger: logs in incentives.earnings_changes the participants a statement touched (argument participants: on transactions, participant properties, enrollments) or everyone (argument everyone: on offers, SKUs, unit conversions; and any TRUNCATE)';
+  'Trigger: logs in incentives.earnings_changes the participants a statement touched (argument participants: on transactions, participant properties, enrollments) or everyone (argument everyone: on offers, SKUs, unit conversions, products and the products of SKUs; and any TRUNCATE)';
 
 -- incentives.transactions: the participants of the changed transactions
 DROP TRIGGER IF EXISTS transactions_changes_insert ON incentives.transactions;
@@ -294,4 +295,62 @@ CREATE TRIGGER uom_conversions_changes_truncate
     AFTER TRUNCATE ON incentives.uom_conversions
     FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes('everyone');
 COMMENT ON TRIGGER uom_conversions_changes_truncate ON incentives.uom_conversions IS
+  'Change tracking for refresh_earnings(changed_only => true): everyone (TRUNCATE)';
+
+-- incentives.products: everyone (a product node changed)
+DROP TRIGGER IF EXISTS products_changes_insert ON incentives.products;
+CREATE TRIGGER products_changes_insert
+    AFTER INSERT ON incentives.products
+    REFERENCING NEW TABLE AS incentives_new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes('everyone');
+COMMENT ON TRIGGER products_changes_insert ON incentives.products IS
+  'Change tracking for refresh_earnings(changed_only => true): everyone: a product node changed (inserts)';
+DROP TRIGGER IF EXISTS products_changes_update ON incentives.products;
+CREATE TRIGGER products_changes_update
+    AFTER UPDATE ON incentives.products
+    REFERENCING OLD TABLE AS incentives_old_rows NEW TABLE AS incentives_new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes('everyone');
+COMMENT ON TRIGGER products_changes_update ON incentives.products IS
+  'Change tracking for refresh_earnings(changed_only => true): everyone: a product node changed (updates)';
+DROP TRIGGER IF EXISTS products_changes_delete ON incentives.products;
+CREATE TRIGGER products_changes_delete
+    AFTER DELETE ON incentives.products
+    REFERENCING OLD TABLE AS incentives_old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes('everyone');
+COMMENT ON TRIGGER products_changes_delete ON incentives.products IS
+  'Change tracking for refresh_earnings(changed_only => true): everyone: a product node changed (deletes)';
+DROP TRIGGER IF EXISTS products_changes_truncate ON incentives.products;
+CREATE TRIGGER products_changes_truncate
+    AFTER TRUNCATE ON incentives.products
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes('everyone');
+COMMENT ON TRIGGER products_changes_truncate ON incentives.products IS
+  'Change tracking for refresh_earnings(changed_only => true): everyone (TRUNCATE)';
+
+-- incentives.sku_products: everyone (a SKU's products changed)
+DROP TRIGGER IF EXISTS sku_products_changes_insert ON incentives.sku_products;
+CREATE TRIGGER sku_products_changes_insert
+    AFTER INSERT ON incentives.sku_products
+    REFERENCING NEW TABLE AS incentives_new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes('everyone');
+COMMENT ON TRIGGER sku_products_changes_insert ON incentives.sku_products IS
+  'Change tracking for refresh_earnings(changed_only => true): everyone: a SKU''s products changed (inserts)';
+DROP TRIGGER IF EXISTS sku_products_changes_update ON incentives.sku_products;
+CREATE TRIGGER sku_products_changes_update
+    AFTER UPDATE ON incentives.sku_products
+    REFERENCING OLD TABLE AS incentives_old_rows NEW TABLE AS incentives_new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes('everyone');
+COMMENT ON TRIGGER sku_products_changes_update ON incentives.sku_products IS
+  'Change tracking for refresh_earnings(changed_only => true): everyone: a SKU''s products changed (updates)';
+DROP TRIGGER IF EXISTS sku_products_changes_delete ON incentives.sku_products;
+CREATE TRIGGER sku_products_changes_delete
+    AFTER DELETE ON incentives.sku_products
+    REFERENCING OLD TABLE AS incentives_old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes('everyone');
+COMMENT ON TRIGGER sku_products_changes_delete ON incentives.sku_products IS
+  'Change tracking for refresh_earnings(changed_only => true): everyone: a SKU''s products changed (deletes)';
+DROP TRIGGER IF EXISTS sku_products_changes_truncate ON incentives.sku_products;
+CREATE TRIGGER sku_products_changes_truncate
+    AFTER TRUNCATE ON incentives.sku_products
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes('everyone');
+COMMENT ON TRIGGER sku_products_changes_truncate ON incentives.sku_products IS
   'Change tracking for refresh_earnings(changed_only => true): everyone (TRUNCATE)';

@@ -7,7 +7,9 @@
 --   RUN ON ALL):   put_offer, delete_offer, put_sku, delete_sku,
 --                  put_uom_conversion, delete_uom_conversion,
 --                  put_participant_property, delete_participant_property,
---                  put_participant_group, delete_participant_group
+--                  put_participant_group, delete_participant_group,
+--                  put_product, delete_product, put_sku_product,
+--                  delete_sku_product
 --   transactions and enrollments, on the shard of hashtext(participant_key)
 --   (of its group's calculation unit's first key for a member of a group):
 --                  put_transaction, delete_transaction, put_transactions,
@@ -182,6 +184,60 @@ AS $$
 $$;
 COMMENT ON FUNCTION incentives_internal.delete_uom_conversion(text, text) IS
   'Deletes a unit conversion; true when it existed. Through a coordinator: on every shard';
+
+-- The product catalog (docs/reference.md, Products): a cycle, a key
+-- equal to another but for letter case and overlapping windows are
+-- refused by the tables' triggers on each shard; shards that hold the
+-- same catalog refuse the same change alike.
+CREATE OR REPLACE FUNCTION incentives_internal.put_product(product_key text, parent_key text DEFAULT NULL,
+                                                           label text DEFAULT NULL)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    INSERT INTO incentives.products AS t (product_key, parent_key, label) VALUES ($1, $2, $3)
+    ON CONFLICT (product_key) DO UPDATE SET parent_key = EXCLUDED.parent_key, label = EXCLUDED.label
+    RETURNING t.xmax = 0
+$$;
+COMMENT ON FUNCTION incentives_internal.put_product(text, text, text) IS
+  'Inserts or replaces a product node (its parent and label); true when the node is new. Through a coordinator: on every shard';
+
+CREATE OR REPLACE FUNCTION incentives_internal.delete_product(product_key text)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH d AS (DELETE FROM incentives.products AS t WHERE t.product_key = $1 RETURNING 1)
+    SELECT count(*) > 0 FROM d
+$$;
+COMMENT ON FUNCTION incentives_internal.delete_product(text) IS
+  'Deletes a product node (refused while it has children or SKU windows); true when it existed. Through a coordinator: on every shard';
+
+CREATE OR REPLACE FUNCTION incentives_internal.put_sku_product(sku_key text, product_key text,
+                                                               start_date date DEFAULT '-infinity',
+                                                               end_date date DEFAULT NULL)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    INSERT INTO incentives.sku_products AS t (sku_key, product_key, start_date, end_date) VALUES ($1, $2, $3, $4)
+    ON CONFLICT (sku_key, product_key, start_date) DO UPDATE SET end_date = EXCLUDED.end_date
+    RETURNING t.xmax = 0
+$$;
+COMMENT ON FUNCTION incentives_internal.put_sku_product(text, text, date, date) IS
+  'Inserts a window of a SKU in a product node, or replaces the end_date of the one starting that day; true when it is new. Through a coordinator: on every shard';
+
+CREATE OR REPLACE FUNCTION incentives_internal.delete_sku_product(sku_key text, product_key text, start_date date)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH d AS (DELETE FROM incentives.sku_products AS t
+                WHERE t.sku_key = $1 AND t.product_key = $2 AND t.start_date = $3 RETURNING 1)
+    SELECT count(*) > 0 FROM d
+$$;
+COMMENT ON FUNCTION incentives_internal.delete_sku_product(text, text, date) IS
+  'Deletes the window of a SKU in a product node starting that day; true when it existed. Through a coordinator: on every shard';
 
 CREATE OR REPLACE FUNCTION incentives_internal.put_participant_property(participant_key text, property_key text, value numeric)
 RETURNS boolean
@@ -436,7 +492,8 @@ AS $$
         SELECT t.object, count(l.object),
                md5(coalesce(string_agg(l.line, E'\n' ORDER BY l.key1 COLLATE "C", l.key2 COLLATE "C", l.version), ''))
           FROM (VALUES (1, 'offers'), (2, 'offer_versions'), (3, 'skus'), (4, 'uom_conversions'),
-                       (5, 'participant_properties'), (6, 'participant_groups')) AS t(n, object)
+                       (5, 'participant_properties'), (6, 'participant_groups'), (7, 'products'),
+                       (8, 'sku_products')) AS t(n, object)
           LEFT JOIN (
             SELECT 'offers' AS object, o.offer_key || ' ' || o.document::text AS line,
                    o.offer_key AS key1, NULL::text AS key2, NULL::integer AS version
@@ -459,7 +516,15 @@ AS $$
             UNION ALL
             SELECT 'participant_groups', format('%s %s %s %s', g.participant_key, g.group_key, g.start_date, g.end_date),
                    g.participant_key, g.start_date::text, NULL
-              FROM incentives.participant_groups g) AS l ON l.object = t.object
+              FROM incentives.participant_groups g
+            UNION ALL
+            SELECT 'products', format('%s %s %s', p.product_key, p.parent_key, p.label),
+                   p.product_key, NULL, NULL
+              FROM incentives.products p
+            UNION ALL
+            SELECT 'sku_products', format('%s %s %s %s', w.sku_key, w.product_key, w.start_date, w.end_date),
+                   w.sku_key, w.product_key || ' ' || w.start_date::text, NULL
+              FROM incentives.sku_products w) AS l ON l.object = t.object
          GROUP BY t.n, t.object
          ORDER BY t.n) AS reference_tables
     UNION ALL
@@ -478,7 +543,7 @@ AS $$
      CROSS JOIN LATERAL (VALUES (c.tab, c.total), ('misplaced_' || c.tab, c.misplaced)) AS x(object, row_count)
 $$;
 COMMENT ON FUNCTION incentives_internal.shard_summary(integer, integer) IS
-  'Row counts and digests of the reference tables (the memberships included) and the offer history (without its times), the transaction and enrollment counts, and how many transactions and enrollments do not belong to this partition (hashtext(placement key) & (partitions - 1) <> partition; the placement key is the participant''s own, or its group''s calculation unit''s first key)';
+  'Row counts and digests of the reference tables (the memberships and the product catalog included) and the offer history (without its times), the transaction and enrollment counts, and how many transactions and enrollments do not belong to this partition (hashtext(placement key) & (partitions - 1) <> partition; the placement key is the participant''s own, or its group''s calculation unit''s first key)';
 
 -- incentives.refresh_earnings as a function, so that a coordinator can run
 -- it on the shards (PL/Proxy calls functions, not procedures).  Called from

@@ -32,6 +32,61 @@ COMMENT ON TABLE incentives.calculation_exceptions IS
 ALTER TABLE incentives.earnings REPLICA IDENTITY FULL;
 
 ------------------------------------------------------------------------
+-- Products (docs/reference.md, Products): product nodes (brands, lines,
+-- categories) forming a forest, and the dated windows in which a SKU
+-- belongs to a node.  Reference data like incentives.skus: every reader
+-- reads them (no row-level security: no participant_key), the roles that
+-- write SKUs write them.  Their checks (code/15_products.sql): product
+-- keys follow the offer keys' hygiene, no cycle, no overlapping windows
+-- of one SKU in one node, and the references (parent_key, a window's
+-- product_key) name a stored node.  The references are checked by the
+-- triggers, not by foreign keys: pg_restore -j loads the rows of an
+-- extension's tables in parallel, whatever foreign keys tie them, so a
+-- window could be loaded before its node and the restore would fail
+-- (docs/reference.md, Products).
+------------------------------------------------------------------------
+
+CREATE TABLE incentives.products (
+    product_key text PRIMARY KEY,
+    parent_key  text NULL,           -- a node of this table (products_check)
+    label       text
+);
+CREATE INDEX products_parent_idx ON incentives.products (parent_key);
+COMMENT ON TABLE incentives.products IS
+  'Product nodes (a brand, a product line, a category, a segment) forming a forest: an offer may name them in product_keys, exclude_product_keys and a standard rate''s product_key (docs/reference.md, Products); a cycle and a key equal to another but for letter case are refused';
+COMMENT ON COLUMN incentives.products.product_key IS 'The node''s key: not empty, no surrounding white space or control character, unique without regard to letter case';
+COMMENT ON COLUMN incentives.products.parent_key IS 'The node it belongs to (a line''s brand, a category''s parent category), a stored node; NULL: a root. Following it up never comes back to a node';
+COMMENT ON COLUMN incentives.products.label IS 'A name for people; never read by a calculation';
+COMMENT ON CONSTRAINT products_pkey ON incentives.products IS 'One node per key';
+COMMENT ON INDEX incentives.products_pkey IS 'One node per key';
+COMMENT ON INDEX incentives.products_parent_idx IS 'Children by parent (the check that a deleted or renamed node has no children, the descendants of a node)';
+SELECT pg_catalog.pg_extension_config_dump('incentives.products', '');
+-- reference data: the privileges of incentives.skus
+SELECT pg_temp.update_grant_like('TABLE', 'incentives.products', 'TABLE', 'incentives.skus');
+
+CREATE TABLE incentives.sku_products (
+    sku_key     text NOT NULL,
+    product_key text NOT NULL,       -- a node of incentives.products (sku_products_check)
+    start_date  date NOT NULL DEFAULT '-infinity',
+    end_date    date NULL,
+    PRIMARY KEY (sku_key, product_key, start_date),
+    CONSTRAINT sku_products_end_date_check CHECK (end_date >= start_date)
+);
+CREATE INDEX sku_products_product_idx ON incentives.sku_products (product_key);
+COMMENT ON TABLE incentives.sku_products IS
+  'The products a SKU is in, by dated window (docs/reference.md, Products): a SKU may be in several nodes at once (a brand and a category); two windows of one SKU in one node that overlap are refused';
+COMMENT ON COLUMN incentives.sku_products.sku_key IS 'The SKU (as in the transactions; it need not have a row in incentives.skus)';
+COMMENT ON COLUMN incentives.sku_products.product_key IS 'The node the SKU is in during the window (and so in every ancestor of the node), a stored node of incentives.products';
+COMMENT ON COLUMN incentives.sku_products.start_date IS 'First day in the node (inclusive); -infinity (the default): always';
+COMMENT ON COLUMN incentives.sku_products.end_date IS 'Last day in the node (inclusive); NULL: open ended';
+COMMENT ON CONSTRAINT sku_products_pkey ON incentives.sku_products IS 'One window of a SKU in a node per start_date';
+COMMENT ON INDEX incentives.sku_products_pkey IS 'One window of a SKU in a node per start_date';
+COMMENT ON CONSTRAINT sku_products_end_date_check ON incentives.sku_products IS 'A window ends on or after the day it starts';
+COMMENT ON INDEX incentives.sku_products_product_idx IS 'Windows by node (the check that a deleted or renamed node has no windows, the SKUs of a node)';
+SELECT pg_catalog.pg_extension_config_dump('incentives.sku_products', '');
+SELECT pg_temp.update_grant_like('TABLE', 'incentives.sku_products', 'TABLE', 'incentives.skus');
+
+------------------------------------------------------------------------
 -- Standard rates by product (docs/reference.md, Products): the row's
 -- product_key, after group_key, in the earning row and the materialized
 -- earnings; what refresh_earnings materializes gains it too (its result

@@ -300,3 +300,101 @@ END
 $$;
 COMMENT ON FUNCTION incentives.put_offer(jsonb) IS
   'Checks an offer on one partition (its document under the coordinator''s incentives.unknown_offer_fields, its key), then inserts or replaces it on every partition; true when it is new; fails if any partition fails';
+
+-- The product catalog (docs/reference.md, Products; docs/scaling.md):
+-- reference data, identical on every partition.  A cycle, a key equal to
+-- another but for letter case or an overlapping window is refused by the
+-- tables' triggers on every partition alike (they hold the same catalog),
+-- and so stored nowhere.
+
+CREATE OR REPLACE FUNCTION incentives_cluster.put_product(product_key text, parent_key text, label text)
+RETURNS SETOF boolean
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON ALL;
+    TARGET incentives_internal.put_product;
+$$;
+COMMENT ON FUNCTION incentives_cluster.put_product(text, text, text) IS
+  'incentives.put_product on every partition';
+
+CREATE OR REPLACE FUNCTION incentives.put_product(product_key text, parent_key text DEFAULT NULL,
+                                                  label text DEFAULT NULL)
+RETURNS boolean
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT incentives_cluster.agreed(ARRAY(SELECT incentives_cluster.put_product($1, $2, $3)),
+                                     format('put_product(%s)', $1))
+$$;
+COMMENT ON FUNCTION incentives.put_product(text, text, text) IS
+  'Inserts or replaces a product node (its parent and label) on every partition; true when it is new; fails if any partition fails';
+
+CREATE OR REPLACE FUNCTION incentives_cluster.delete_product(product_key text)
+RETURNS SETOF boolean
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON ALL;
+    TARGET incentives_internal.delete_product;
+$$;
+COMMENT ON FUNCTION incentives_cluster.delete_product(text) IS
+  'incentives.delete_product on every partition';
+
+CREATE OR REPLACE FUNCTION incentives.delete_product(product_key text)
+RETURNS boolean
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT incentives_cluster.agreed(ARRAY(SELECT incentives_cluster.delete_product($1)),
+                                     format('delete_product(%s)', $1))
+$$;
+COMMENT ON FUNCTION incentives.delete_product(text) IS
+  'Deletes a product node on every partition (refused while it has children or SKU windows); true when it existed; fails if any partition fails';
+
+CREATE OR REPLACE FUNCTION incentives_cluster.put_sku_product(sku_key text, product_key text,
+                                                              start_date date, end_date date)
+RETURNS SETOF boolean
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON ALL;
+    TARGET incentives_internal.put_sku_product;
+$$;
+COMMENT ON FUNCTION incentives_cluster.put_sku_product(text, text, date, date) IS
+  'incentives.put_sku_product on every partition';
+
+CREATE OR REPLACE FUNCTION incentives.put_sku_product(sku_key text, product_key text,
+                                                      start_date date DEFAULT '-infinity',
+                                                      end_date date DEFAULT NULL)
+RETURNS boolean
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT incentives_cluster.agreed(ARRAY(SELECT incentives_cluster.put_sku_product($1, $2, $3, $4)),
+                                     format('put_sku_product(%L, %L, %L)', $1, $2, $3))
+$$;
+COMMENT ON FUNCTION incentives.put_sku_product(text, text, date, date) IS
+  'Inserts a window of a SKU in a product node on every partition, or replaces the end_date of the one starting that day (an overlapping window is refused); true when it is new; fails if any partition fails';
+
+CREATE OR REPLACE FUNCTION incentives_cluster.delete_sku_product(sku_key text, product_key text, start_date date)
+RETURNS SETOF boolean
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON ALL;
+    TARGET incentives_internal.delete_sku_product;
+$$;
+COMMENT ON FUNCTION incentives_cluster.delete_sku_product(text, text, date) IS
+  'incentives.delete_sku_product on every partition';
+
+CREATE OR REPLACE FUNCTION incentives.delete_sku_product(sku_key text, product_key text, start_date date)
+RETURNS boolean
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT incentives_cluster.agreed(ARRAY(SELECT incentives_cluster.delete_sku_product($1, $2, $3)),
+                                     format('delete_sku_product(%L, %L, %L)', $1, $2, $3))
+$$;
+COMMENT ON FUNCTION incentives.delete_sku_product(text, text, date) IS
+  'Deletes the window of a SKU in a product node starting that day on every partition; true when it existed; fails if any partition fails';
