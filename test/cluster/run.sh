@@ -40,7 +40,10 @@
 #      reported by cluster_check and healed by the next put; a transaction
 #      cannot move to another participant; one transaction_id put under
 #      participants of two shards is accepted by both (ids are unique per
-#      shard) and earns under both;
+#      shard) and earns under both; the product catalog put through the
+#      coordinator is on every partition, a cycle, an overlap and the
+#      delete of a product in use are refused, and a catalog changed on
+#      one partition is reported by cluster_check and healed by a put;
 #   5. stops one shard and requires a calculation for all participants to
 #      fail with an error naming that shard (no partial result), and the
 #      same of a reference-data change;
@@ -694,6 +697,41 @@ EOF
     sql coord coordinator -A -t -c "SELECT '   cluster_check() after the put: ' || count(*) || ' rows, consistent' FROM incentives.cluster_check()"
     val coord coordinator -c "SELECT incentives.delete_sku('half_applied_sku')" >/dev/null
     val coord coordinator -c "SELECT count(*) FROM incentives.cluster_check()" >/dev/null
+
+    # the product catalog (docs/reference.md, Products): reference data on
+    # every partition through the coordinator; refused alike everywhere
+    if [ "$(val coord coordinator -c "SELECT to_regprocedure('incentives.put_sku_product(text,text,date,date)') IS NOT NULL")" = t ]; then
+        log "product catalog through the coordinator: put_product, put_sku_product on every partition"
+        local products_on
+        sql_as incentives_app coord coordinator -A -t <<'SQL' >/dev/null
+SELECT incentives.put_product('cl_brand', NULL, 'Brand');
+SELECT incentives.put_product('cl_line', 'cl_brand', 'Line');
+SELECT incentives.put_sku_product('cl_sku', 'cl_line', '2026-01-01', '2026-06-30');
+SELECT incentives.put_sku_product('cl_sku', 'cl_line', '2026-07-01');
+SQL
+        products_on=$(for ((p = 0; p < ${SHARDS:-2}; p++)); do
+            val "shard$p" "shard$p" -c "SELECT count(*) FROM incentives.products WHERE product_key LIKE 'cl\_%'"
+            val "shard$p" "shard$p" -c "SELECT count(*) FROM incentives.sku_products WHERE sku_key = 'cl_sku'"
+        done | sort -u | tr '\n' ' ')
+        [ "$products_on" = "2 " ] || { echo "products and windows per partition: $products_on (want 2 of each everywhere)" >&2; exit 1; }
+        val coord coordinator -c "SELECT count(*) FROM incentives.cluster_check()" >/dev/null
+        echo "   2 products and 2 windows on every partition; cluster_check() consistent"
+        expect_error 'would form a cycle \(cl_brand -> cl_line -> cl_brand\)' "SELECT incentives.put_product('cl_brand', 'cl_line')"
+        expect_error 'overlaps its window from 2026-07-01' "SELECT incentives.put_sku_product('cl_sku', 'cl_line', '2026-08-01')"
+        expect_error 'cannot be deleted: SKU "cl_sku" is in it' "SELECT incentives.delete_product('cl_line')"
+        # a catalog changed on one partition only: cluster_check names it
+        sql shard0 shard0 -c "UPDATE incentives.products SET label = 'Brand (one shard)' WHERE product_key = 'cl_brand'"
+        expect_error 'products differ between partitions' "SELECT * FROM incentives.cluster_check()"
+        sql_as incentives_app coord coordinator -A -t <<'SQL' >/dev/null
+SELECT incentives.put_product('cl_brand', NULL, 'Brand');
+SELECT incentives.delete_sku_product('cl_sku', 'cl_line', '2026-01-01');
+SELECT incentives.delete_sku_product('cl_sku', 'cl_line', '2026-07-01');
+SELECT incentives.delete_product('cl_line');
+SELECT incentives.delete_product('cl_brand');
+SQL
+        val coord coordinator -c "SELECT count(*) FROM incentives.cluster_check()" >/dev/null
+        echo "   the catalog healed by the next put and deleted through the coordinator; cluster_check() consistent"
+    fi
 
     log "one transaction_id under participants of two shards: each shard's key allows it (docs/scaling.md)"
     local p0 p1 dup earned
