@@ -47,14 +47,22 @@ SELECT count(*) AS rows_of_pb30
 DELETE FROM incentives.transactions WHERE transaction_id = 'PB-30';
 DELETE FROM incentives.sku_products WHERE sku_key = 'glyphos_max_1_gal';
 
--- The materialized earnings carry product_key too.
+-- The materialized earnings carry product_key too (in a database of its
+-- own, so that its run is its own).
+\set regress_db :DBNAME
+CREATE DATABASE incentives_products;
+\c incentives_products
 SET client_min_messages = warning;
+CREATE EXTENSION incentives;
+\i test/sql/load_fixture.psql
 CALL incentives.refresh_earnings();
 RESET client_min_messages;
 SELECT offer_key, product_key, count(*) AS rows, sum(incentive_amount) AS incentive_amount
   FROM incentives.earnings
  GROUP BY offer_key, product_key
  ORDER BY offer_key, product_key NULLS FIRST;
+\c :regress_db
+DROP DATABASE incentives_products;
 
 -- Bad input of the new fields, refused with the offer and the JSON path.
 INSERT INTO incentives.offers (document) VALUES ('{"offer_key": "bad.rate", "strategy_key": "standard",

@@ -310,7 +310,7 @@ SELECT participant_key, participants, rows, total_incentive, status, error, sqls
         e.incentive_rate_key, e.incentive_rate_measure, e.incentive_rate_value, e.offer_sku_pay_rate,
         e.transaction_id, e.provided_quantity, e.provided_uom_key, e.provided_amount,
         e.incentivized_quantity, e.incentivized_amount, e.incentive_amount,
-        e.incentive_contribution_percent, e.incentive_effective_rate, e.group_key)::incentives.earning::text AS earning
+        e.incentive_contribution_percent, e.incentive_effective_rate, e.group_key, e.product_key)::incentives.earning::text AS earning
    FROM incentives.earnings e
  EXCEPT ALL
  SELECT 'only materialized', c::text FROM incentives.incentive_calculate() c)
@@ -321,7 +321,7 @@ UNION ALL
         e.incentive_rate_key, e.incentive_rate_measure, e.incentive_rate_value, e.offer_sku_pay_rate,
         e.transaction_id, e.provided_quantity, e.provided_uom_key, e.provided_amount,
         e.incentivized_quantity, e.incentivized_amount, e.incentive_amount,
-        e.incentive_contribution_percent, e.incentive_effective_rate, e.group_key)::incentives.earning::text
+        e.incentive_contribution_percent, e.incentive_effective_rate, e.group_key, e.product_key)::incentives.earning::text
    FROM incentives.earnings e);
 SELECT e.transaction_id, e.transaction_date, t.transaction_date = e.transaction_date AS same_date,
        e.run_id = (SELECT max(run_id) FROM incentives.calculation_runs) AS latest_run

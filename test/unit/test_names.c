@@ -54,6 +54,13 @@ TestFits(void)
 	/* an abbreviation of 3 characters or more: the first candidate it starts */
 	CHECK_STR(Meant("agri_shield", Skus), "agri_shield_insecticide_bulk_63374");
 	CHECK_STR(Meant("vcs26", Offers), "vcs26.base_cp");
+	/* ... and the plural of one: products for product_keys */
+	{
+		static const char *const fields[] = {"period_key", "sku_keys", "product_keys", NULL};
+
+		CHECK_STR(Meant("products", fields), "product_keys");
+		CHECK_STR(Meant("skus", fields), "sku_keys");
+	}
 }
 
 static void

@@ -182,6 +182,9 @@ inc_name_search_consider(IncNameSearch *s, const char *candidate, size_t len)
 		return false;
 	else if (s->len >= 3 && lc > s->len && memcmp(folded, s->name, (size_t) s->len) == 0)
 		fit = INC_NAME_ABBREVIATED;
+	else if (s->len >= 4 && s->name[s->len - 1] == 's' && lc >= s->len &&
+			 memcmp(folded, s->name, (size_t) (s->len - 1)) == 0)
+		fit = INC_NAME_ABBREVIATED; /* the plural of an abbreviation */
 	else if (s->fit == INC_NAME_ABBREVIATED)
 		return false;
 	else

@@ -10,7 +10,8 @@
  *   same          equal to the name but for letter case, '-' or ' ' for
  *                 '_', a look-alike digit (0 for O, 1 for I or l), or a
  *                 plural s at the end of one of them
- *   abbreviated   the name (3 characters or more) is the start of it
+ *   abbreviated   the name (3 characters or more) is the start of it, or
+ *                 the name ends in s and the rest (3 or more) is
  *   near          within 1 edit of the name (names of up to 4 characters)
  *                 or 2 (longer names): insertions, deletions,
  *                 substitutions and swaps of adjacent characters, counted

@@ -76,7 +76,7 @@ AS 'MODULE_PATHNAME', 'incentives_suggested_key'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives_internal.suggested_key(text, text[]) IS
-  'The candidate a key that matches none was probably meant to be, by the rule of every suggestion: equal but for letter case, - or a space for _, a look-alike digit (0 for O, 1 for I or l) or a plural s; else one the key abbreviates (3 characters or more); else the nearest within 1 edit (keys of up to 4 characters) or 2; of two as good, the nearer with letter case set aside, then as written, then the first; NULL when none fits (docs/reference.md, Suggestions)';
+  'The candidate a key that matches none was probably meant to be, by the rule of every suggestion: equal but for letter case, - or a space for _, a look-alike digit (0 for O, 1 for I or l) or a plural s; else one the key abbreviates (3 characters or more, or its plural: products for product_keys); else the nearest within 1 edit (keys of up to 4 characters) or 2; of two as good, the nearer with letter case set aside, then as written, then the first; NULL when none fits (docs/reference.md, Suggestions)';
 
 -- A date as the offer parser reads one, for the request of calculate(jsonb).
 CREATE OR REPLACE FUNCTION incentives_internal.date_problem(value text)

@@ -154,7 +154,13 @@ STABLE PARALLEL SAFE
 ROWS 1000
 SET search_path = pg_catalog, pg_temp
 AS $function$
-    SELECT r.*, s.effective_from, s.effective_to
+    SELECT r.offer_key, r.strategy_key, r.calculator_key, r.rate_key, r.sku_key, r.rate_value,
+           r.measure, r.threshold, r.threshold_type, r.period_key, r.period_start_date,
+           r.period_end_date, r.transaction_type, r.sku_set_key, r.stack_key,
+           r.threshold_property_key, r.price, r.coverage_unit, r.coverage_rate,
+           r.coverage_uom_key, r.tier_mode, r.pays_on, r.baseline_start_date,
+           r.baseline_end_date, r.baseline_property_key, s.effective_from, s.effective_to,
+           r.product_key
       FROM incentives.offer_versions AS v
       LEFT JOIN LATERAL (SELECT rs.document, rs.effective_from,
                                 lead(rs.effective_from) OVER (ORDER BY rs.version) - 1 AS effective_to
