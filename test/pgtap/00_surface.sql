@@ -42,8 +42,8 @@ SELECT bag_eq(
            ('ton', 'lb', 2000), ('kg', 'g', 1000), ('lb', 'kg', 0.45359237)$$,
   'the shipped unit conversions are there');
 
--- The earning row type: 17 columns, named and typed exactly, and group_key
--- last (docs/reference.md, Earning rows).
+-- The earning row type: 17 columns, named and typed exactly, then group_key
+-- and product_key (docs/reference.md, Earning rows).
 SELECT has_type('incentives', 'earning', 'type incentives.earning');
 SELECT results_eq(
   $$SELECT attname::text COLLATE "default", format_type(atttypid, atttypmod)
@@ -58,8 +58,9 @@ SELECT results_eq(
            ('provided_uom_key', 'text'), ('provided_amount', 'numeric'),
            ('incentivized_quantity', 'numeric'), ('incentivized_amount', 'numeric'),
            ('incentive_amount', 'numeric'), ('incentive_contribution_percent', 'numeric'),
-           ('incentive_effective_rate', 'numeric'), ('group_key', 'text')$$,
-  'incentives.earning has the 17 columns of docs/reference.md, Earning rows, in order, then group_key');
+           ('incentive_effective_rate', 'numeric'), ('group_key', 'text'),
+           ('product_key', 'text')$$,
+  'incentives.earning has the 17 columns of docs/reference.md, Earning rows, in order, then group_key and product_key');
 
 -- incentive_calculate(participant_key, properties, offer_keys, transactions)
 SELECT has_function('incentives', 'incentive_calculate',
