@@ -277,6 +277,8 @@ CREATE TABLE stage.uom_conversions (from_uom_key text, to_uom_key text, factor n
 CREATE TABLE stage.participant_properties (participant_key text, property_key text, value numeric);
 CREATE TABLE stage.enrollments (participant_key text, offer_key text, start_date date, end_date date);
 CREATE TABLE stage.participant_groups (participant_key text, group_key text, start_date date, end_date date);
+CREATE TABLE stage.products (product_key text, parent_key text, label text);
+CREATE TABLE stage.sku_products (sku_key text, product_key text, start_date date, end_date date);
 
 -- stage.rnd: a uniform float in [0, 1) from (stream, i), the same on every run.
 CREATE FUNCTION stage.rnd(stream int, i bigint) RETURNS float8
@@ -357,6 +359,10 @@ stage_fixtures() {
                 echo "INSERT INTO stage.enrollments SELECT :'fx' || '/' || participant_key, offer_key, start_date, end_date FROM raw_enrollments;"
                 echo "TRUNCATE raw_enrollments;"
             fi
+            if [ -f "$dir/products.csv" ]; then
+                echo "\\copy stage.products FROM '$dir/products.csv' WITH (FORMAT csv, HEADER true)"
+                echo "\\copy stage.sku_products FROM '$dir/sku_products.csv' WITH (FORMAT csv, HEADER true)"
+            fi
             if [ -f "$dir/participant_groups.csv" ]; then
                 echo "\\copy raw_groups FROM '$dir/participant_groups.csv' WITH (FORMAT csv, HEADER true)"
                 echo "INSERT INTO stage.participant_groups SELECT :'fx' || '/' || participant_key, :'fx' || '/' || group_key, start_date, end_date FROM raw_groups;"
@@ -370,13 +376,15 @@ stage_fixtures() {
 # stage_export NAME DB: stage.* to CSV files in $WORK/stage_*.csv
 stage_export() {
     local name=$1 db=$2 t
-    for t in offers transactions skus uom_conversions participant_properties enrollments participant_groups; do
+    for t in offers transactions skus uom_conversions participant_properties enrollments participant_groups \
+             products sku_products; do
         sql "$name" "$db" -c "\\copy stage.$t TO '$WORK/stage_$t.csv' WITH (FORMAT csv)"
     done
 }
 stage_import() {
     local name=$1 db=$2 t
-    for t in offers transactions skus uom_conversions participant_properties enrollments participant_groups; do
+    for t in offers transactions skus uom_conversions participant_properties enrollments participant_groups \
+             products sku_products; do
         sql "$name" "$db" -c "\\copy stage.$t FROM '$WORK/stage_$t.csv' WITH (FORMAT csv)"
     done
 }
@@ -391,6 +399,8 @@ INSERT INTO incentives.participant_properties SELECT * FROM stage.participant_pr
 INSERT INTO incentives.transactions SELECT * FROM stage.transactions;
 INSERT INTO incentives.enrollments SELECT * FROM stage.enrollments;
 INSERT INTO incentives.participant_groups SELECT * FROM stage.participant_groups;
+INSERT INTO incentives.products SELECT * FROM stage.products;
+INSERT INTO incentives.sku_products SELECT * FROM stage.sku_products;
 ANALYZE;
 EOF
 }
@@ -461,6 +471,18 @@ SELECT count(*) AS uom_conversions,
 SELECT count(*) AS participant_properties,
        count(*) FILTER (WHERE incentives.put_participant_property(participant_key, property_key, value)) AS new
   FROM stage.participant_properties;
+-- the products catalog on every partition, each node after its parent
+WITH RECURSIVE depth(product_key, parent_key, label, level) AS (
+    SELECT product_key, parent_key, label, 0 FROM stage.products WHERE parent_key IS NULL
+    UNION ALL
+    SELECT p.product_key, p.parent_key, p.label, d.level + 1
+      FROM stage.products AS p JOIN depth AS d ON p.parent_key = d.product_key)
+SELECT count(*) AS products,
+       count(*) FILTER (WHERE incentives.put_product(product_key, parent_key, label)) AS new
+  FROM (SELECT * FROM depth ORDER BY level, product_key) AS d;
+SELECT count(*) AS sku_products,
+       count(*) FILTER (WHERE incentives.put_sku_product(sku_key, product_key, start_date, end_date)) AS new
+  FROM stage.sku_products;
 -- the fixtures' memberships before their transactions: placed by group
 -- from the start
 SELECT count(*) AS participant_groups,

@@ -45,6 +45,8 @@ struct TargetRoute;
 
 /* The columns of an earnings partition: the earning row's 17, then these. */
 #define REFRESH_COLUMNS 22
+/* the partitions of 0.3.0's and 0.4.0's declarations end before product_key */
+#define REFRESH_COLUMNS_0_4 21
 #define REFRESH_DATE_COLUMN 17
 #define REFRESH_CALCULATED_AT_COLUMN 18
 #define REFRESH_RUN_ID_COLUMN 19

@@ -85,10 +85,10 @@ refresh_check_desc(TupleDesc desc, const char *relname)
 {
 	int			i;
 
-	if (desc->natts != REFRESH_COLUMNS)
+	if (desc->natts != REFRESH_COLUMNS && desc->natts != REFRESH_COLUMNS_0_4)
 		elog(ERROR, "%s has %d columns, an earnings partition %d", relname, desc->natts,
 			 REFRESH_COLUMNS);
-	for (i = 0; i < REFRESH_COLUMNS; i++)
+	for (i = 0; i < desc->natts; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(desc, i);
 
@@ -463,7 +463,8 @@ refresh_share_calculate(const RefreshArgs *args, int share, int nshares,
 	sh.unit = &session.unit;
 	sh.extra.date_column = REFRESH_DATE_COLUMN;
 	sh.extra.group_key_column = REFRESH_GROUP_KEY_COLUMN;
-	sh.extra.product_key_column = REFRESH_PRODUCT_KEY_COLUMN;
+	sh.extra.product_key_column = desc->natts > REFRESH_PRODUCT_KEY_COLUMN ?
+		REFRESH_PRODUCT_KEY_COLUMN : -1;	/* before the update to 0.5.0: none */
 	sh.tuple_context = AllocSetContextCreate(call_context, "incentives refresh rows",
 											 ALLOCSET_DEFAULT_SIZES);
 	/*

@@ -87,23 +87,24 @@ COMMENT ON VIEW incentives.offer_warnings IS
   'incentives.offer_warnings() over incentives.transactions of the shards';
 
 CREATE OR REPLACE FUNCTION incentives_cluster.program_skus(partition integer)
-RETURNS TABLE (offer_key text, sku_key text, role text, transactions bigint)
+RETURNS TABLE (offer_key text, sku_key text, role text, transactions bigint, product_key text)
 LANGUAGE plproxy
 AS $$
     CLUSTER 'incentives_cluster';
     RUN ON partition;
-    SELECT s.offer_key, s.sku_key, s.role, s.transactions FROM incentives.program_skus AS s;
+    SELECT s.offer_key, s.sku_key, s.role, s.transactions, s.product_key FROM incentives.program_skus AS s;
 $$;
 COMMENT ON FUNCTION incentives_cluster.program_skus(integer) IS
   'incentives.program_skus of one partition';
 
 CREATE OR REPLACE VIEW incentives.program_skus WITH (security_invoker = true) AS
-    SELECT s.offer_key, s.sku_key, s.role, sum(s.transactions)::bigint AS transactions
+    SELECT s.offer_key, s.sku_key, s.role, sum(s.transactions)::bigint AS transactions,
+           s.product_key
       FROM generate_series(0, incentives.cluster_partitions() - 1) AS p(p)
      CROSS JOIN LATERAL incentives_cluster.program_skus(p.p) AS s
-     GROUP BY s.offer_key, s.sku_key, s.role;
+     GROUP BY s.offer_key, s.sku_key, s.role, s.product_key;
 COMMENT ON VIEW incentives.program_skus IS
-  'Every SKU each offer reads, its role, and how many transactions of all the shards match it';
+  'Every SKU each offer reads, its role, the product it reads it through (NULL: listed itself), and how many transactions of all the shards match it';
 
 CREATE OR REPLACE FUNCTION incentives_cluster.transaction_warnings(transactions text)
 RETURNS TABLE (participant_key text, transaction_id text, code text, message text)

@@ -11,3 +11,12 @@
 -- the shards.
 ALTER TYPE incentives.earning ADD ATTRIBUTE product_key text;
 COMMENT ON COLUMN incentives.earning.product_key IS 'In a standard offer, the product whose rate the row took (NULL when the SKU''s own rate applied, and in stepped and stacked offers)';
+
+-- program_skus says through which product an offer reads a SKU, as on the
+-- shards: the function that reads one partition's gains product_key (its
+-- result cannot change in place), the view over the partitions after it.
+SELECT pg_temp.update_replace_relation('incentives.program_skus');
+SELECT pg_temp.update_replace_function('incentives_cluster.program_skus(integer)');
+SELECT pg_temp.update_check();
+DROP VIEW incentives.program_skus;
+DROP FUNCTION incentives_cluster.program_skus(integer);
