@@ -30,3 +30,12 @@ COMMENT ON TABLE incentives.calculation_exceptions IS
 -- a deleted earning row is logged whole; below that, nothing changes.
 ------------------------------------------------------------------------
 ALTER TABLE incentives.earnings REPLICA IDENTITY FULL;
+
+------------------------------------------------------------------------
+-- Participant hierarchies (docs/reference.md, Participant hierarchies):
+-- a group may be a member of another group; the trigger refuses cycles
+-- instead of groups of groups.
+------------------------------------------------------------------------
+COMMENT ON TABLE incentives.participant_groups IS
+  'Members of groups (retail chains, buying groups, regions) by dated window; a group may itself be a member of a group: an offer with "aggregation": "group" computes its figures over all the transactions of a transaction''s aggregation key (docs/reference.md, Participant groups and Participant hierarchies); overlapping windows of one participant and cycles are refused';
+COMMENT ON COLUMN incentives.participant_groups.group_key IS 'The group it belongs to in the window (its parent account, chain, buying group or region); a group may itself be a member of a group';
