@@ -58,6 +58,26 @@ INSERT INTO incentives.participant_groups VALUES ('store_2', 'chain_b', '2026-01
 
 SELECT * FROM incentives.participant_groups ORDER BY participant_key, start_date;
 
+-- incentives.groups types groups (docs/reference.md, Participant
+-- hierarchies): keys and types are well formed (22023), a key equal to
+-- another but for letter case is refused (23505, naming it).
+INSERT INTO incentives.groups VALUES ('chain_a', 'chain', 'Chain A'), ('region_1', 'region', NULL);
+INSERT INTO incentives.groups VALUES ('Chain_A', 'chain', NULL);
+\echo :SQLSTATE
+UPDATE incentives.groups SET group_key = 'REGION_1' WHERE group_key = 'region_1';
+INSERT INTO incentives.groups VALUES ('region_1', 'region', NULL);
+\echo :SQLSTATE
+INSERT INTO incentives.groups VALUES (' chain_b', 'chain', NULL);
+\echo :SQLSTATE
+INSERT INTO incentives.groups VALUES ('chain_b', '', NULL);
+\echo :SQLSTATE
+INSERT INTO incentives.groups VALUES ('chain_b', E'chain\t', NULL);
+\echo :SQLSTATE
+-- the key a row has is kept: a new label or type is no rewrite of the key
+UPDATE incentives.groups SET label = 'Region 1', group_type = 'sales_region' WHERE group_key = 'REGION_1';
+SELECT * FROM incentives.groups ORDER BY group_key COLLATE "C";
+TRUNCATE incentives.groups;
+
 -- An offer aggregated by group is calculated over the windows: store_1's
 -- purchases go to chain_a until March, to chain_b from April; store_2's
 -- to chain_b in 2025 and chain_a from 2026.
