@@ -8,7 +8,7 @@
 -- in offers_invalid.
 \set VERBOSITY default
 \set SHOW_CONTEXT never
-TRUNCATE incentives.participant_groups, incentives.offers, incentives.transactions;
+TRUNCATE incentives.participant_groups, incentives.groups, incentives.offers, incentives.transactions;
 
 INSERT INTO incentives.participant_groups VALUES
   ('store_1', 'chain_a', '2026-01-01', '2026-03-31'),

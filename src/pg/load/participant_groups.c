@@ -29,6 +29,7 @@
 #include "pg/load/stored_tables.h"
 
 static SPIPlanPtr read_plan;
+static SPIPlanPtr types_plan;
 
 static IncGroups *LoadGroups(bool as_owner);
 
@@ -104,6 +105,58 @@ pg_groups_load(const IncEngine *e, Oid relid)
 }
 
 /*
+ * LoadTypes: the group types of incentives.groups into groups
+ * (docs/reference.md, Participant hierarchies), read as LoadGroups reads
+ * the memberships (docs/security.md, Participant groups); none when the
+ * extension is at a version without the table.
+ */
+static void
+LoadTypes(IncGroups *groups, bool as_owner)
+{
+	PgOwnerRead owner;
+	uint64		i;
+	int			rc;
+
+	if (!pg_stored_table_exists("groups"))
+		return;
+	if (types_plan == NULL)
+	{
+		SPIPlanPtr	plan = SPI_prepare("SELECT group_key, group_type FROM incentives.groups", 0, NULL);
+
+		if (plan == NULL || SPI_keepplan(plan) != 0)
+			elog(ERROR, "could not prepare the read of incentives.groups: %s",
+				 SPI_result_code_string(SPI_result));
+		types_plan = plan;
+	}
+	if (as_owner)
+		pg_owner_read_begin(get_relname_relid("groups", get_namespace_oid("incentives", false)),
+							&owner);
+	rc = SPI_execute_plan(types_plan, NULL, NULL, true, 0);
+	if (as_owner)
+		pg_owner_read_end(&owner);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "could not read incentives.groups");
+	for (i = 0; i < SPI_processed; i++)
+	{
+		bool		key_null,
+					type_null;
+		Datum		key = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &key_null);
+		Datum		type = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &type_null);
+		text	   *k,
+				   *t;
+
+		CHECK_FOR_INTERRUPTS();
+		if (key_null || type_null)
+			continue;			/* the table forbids it */
+		k = DatumGetTextPP(key);
+		t = DatumGetTextPP(type);
+		inc_groups_set_type(groups, VARDATA_ANY(k), VARSIZE_ANY_EXHDR(k),
+							VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+	}
+	SPI_freetuptable(SPI_tuptable);
+}
+
+/*
  * LoadGroups: pg_groups_load's read, or NULL (none, or no table); as the
  * table's owner, or with the caller's rights.
  */
@@ -167,6 +220,7 @@ LoadGroups(bool as_owner)
 					   end_null ? 0 : DatumGetDateADT(end), end_null);
 	}
 	SPI_freetuptable(SPI_tuptable);
+	LoadTypes(groups, as_owner);
 	inc_groups_prepare(groups);
 	return groups;
 }

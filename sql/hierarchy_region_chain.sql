@@ -1,0 +1,36 @@
+-- hierarchy_region_chain: participant hierarchies (docs/reference.md,
+-- Participant hierarchies).  Locations in chains, chains in a region.
+-- Without group_type a location aggregates at its immediate group on the
+-- transaction's date, and a group's own purchase stays with the group (a
+-- head office: chain_north, and chain_east before any location joins it);
+-- with "group_type": "region" every transaction goes to the first of its
+-- participant and its ancestors on its date typed region, else its own
+-- key (loc_c before chain_south joined region_west).  A member
+-- requirement's member is the transaction's own participant.
+-- Fixture: test/fixtures/hierarchy_region_chain/ (see its README.md).
+\set fixture hierarchy_region_chain
+\i test/sql/load_fixture.psql
+
+\i test/sql/fixture_checks.psql
+
+-- One location's call computes over its whole hierarchy: loc_a's rows
+-- are at chain_north's 1% and region_west's 3%.
+SELECT participant_key, offer_key, transaction_id, incentive_amount, group_key
+  FROM incentives.incentive_calculate('loc_a')
+ ORDER BY offer_key, transaction_id;
+
+-- A head office's own call: chain_north's purchase stays with
+-- chain_north (1%) and goes to region_west under the region offer.
+SELECT participant_key, offer_key, transaction_id, incentive_amount, group_key
+  FROM incentives.incentive_calculate('chain_north')
+ ORDER BY offer_key, transaction_id;
+
+-- The programs show each offer's aggregation.
+SELECT offer_key, aggregation FROM incentives.programs ORDER BY offer_key;
+
+-- A type no group has: every transaction keeps its own key.
+UPDATE incentives.offers SET document = jsonb_set(document, '{group_type}', '"district"')
+ WHERE offer_key = 'mfr.2026.region_volume';
+SELECT participant_key, transaction_id, incentive_amount, group_key
+  FROM incentives.incentive_calculate(offer_keys => ARRAY['mfr.2026.region_volume'])
+ ORDER BY transaction_id;
