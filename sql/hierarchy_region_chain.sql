@@ -34,3 +34,34 @@ UPDATE incentives.offers SET document = jsonb_set(document, '{group_type}', '"di
 SELECT participant_key, transaction_id, incentive_amount, group_key
   FROM incentives.incentive_calculate(offer_keys => ARRAY['mfr.2026.region_volume'])
  ORDER BY transaction_id;
+
+-- refresh_earnings(changed_only => true) after a change of a group's type
+-- (docs/lifecycle.md, "changed_only => true"): the change logs the group;
+-- the refresh recalculates its whole hierarchy and equals a calculation
+-- of everyone.  (In a transaction rolled back at the end: the tests after
+-- this one expect no refresh.)
+BEGIN;
+SET LOCAL client_min_messages = warning;
+UPDATE incentives.offers SET document = jsonb_set(document, '{group_type}', '"region"')
+ WHERE offer_key = 'mfr.2026.region_volume';
+CALL incentives.refresh_earnings();
+UPDATE incentives.groups SET group_type = 'chain' WHERE group_key = 'region_west';
+SELECT participant_key FROM incentives.earnings_changes ORDER BY 1;
+CALL incentives.refresh_earnings(changed_only => true);
+SELECT count(*) AS differing
+  FROM ((SELECT participant_key, offer_key, transaction_id, incentive_amount, group_key
+           FROM incentives.earnings
+         EXCEPT ALL
+         SELECT participant_key, offer_key, transaction_id, incentive_amount, group_key
+           FROM incentives.incentive_calculate())
+        UNION ALL
+        (SELECT participant_key, offer_key, transaction_id, incentive_amount, group_key
+           FROM incentives.incentive_calculate()
+         EXCEPT ALL
+         SELECT participant_key, offer_key, transaction_id, incentive_amount, group_key
+           FROM incentives.earnings)) AS d;
+-- no region any more: the region offers pay each key alone
+SELECT participant_key, transaction_id, incentive_amount, group_key
+  FROM incentives.earnings WHERE offer_key = 'mfr.2026.region_volume'
+ ORDER BY transaction_id;
+ROLLBACK;
