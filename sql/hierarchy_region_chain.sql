@@ -34,6 +34,12 @@ UPDATE incentives.offers SET document = jsonb_set(document, '{group_type}', '"di
 SELECT participant_key, transaction_id, incentive_amount, group_key
   FROM incentives.incentive_calculate(offer_keys => ARRAY['mfr.2026.region_volume'])
  ORDER BY transaction_id;
+-- offer_warnings says so (unknown_group_type), with the type meant when
+-- one is near.
+SELECT * FROM incentives.offer_warnings;
+UPDATE incentives.offers SET document = jsonb_set(document, '{group_type}', '"regions"')
+ WHERE offer_key = 'mfr.2026.region_volume';
+SELECT * FROM incentives.offer_warnings;
 
 -- refresh_earnings(changed_only => true) after a change of a group's type
 -- (docs/lifecycle.md, "changed_only => true"): the change logs the group;
