@@ -25,8 +25,8 @@ SELECT participant_key, offer_key, transaction_id, incentive_amount, group_key
   FROM incentives.incentive_calculate('chain_north')
  ORDER BY offer_key, transaction_id;
 
--- The programs show each offer's aggregation.
-SELECT offer_key, aggregation FROM incentives.programs ORDER BY offer_key;
+-- The programs show each offer's aggregation and group type.
+SELECT offer_key, aggregation, group_type FROM incentives.programs ORDER BY offer_key;
 
 -- A type no group has: every transaction keeps its own key.
 UPDATE incentives.offers SET document = jsonb_set(document, '{group_type}', '"district"')

@@ -61,3 +61,6 @@ COMMENT ON INDEX incentives.groups_group_key_case_idx IS 'Group keys are unique 
 SELECT pg_catalog.pg_extension_config_dump('incentives.groups', '');
 -- read by every calculation, written by those who write the memberships
 SELECT pg_temp.update_grant_like('TABLE', 'incentives.groups', 'TABLE', 'incentives.participant_groups');
+-- programs shows each offer's group_type (code/30_programs.sql)
+ALTER TYPE incentives_internal.offer_summary_row ADD ATTRIBUTE group_type text;
+COMMENT ON COLUMN incentives_internal.offer_summary_row.group_type IS 'An offer aggregated by group: the "group_type" it aggregates at; NULL otherwise';
