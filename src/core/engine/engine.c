@@ -280,6 +280,7 @@ inc_engine_prepare(IncEngine *e)
 	e->ops = inc_alloc(sizeof(IncStrategyOps *) * (e->noffers + 1));
 	e->type_slot = inc_alloc(sizeof(int) * (e->noffers + 1));
 	e->group_types = inc_alloc(sizeof(char *) * (e->noffers + 1));
+	e->ngroup_types = 0;
 	for (o = 0; o < e->noffers; o++)
 	{
 		const char *type = e->offers[o]->aggregation == INC_AGGREGATE_GROUP ?
