@@ -311,7 +311,16 @@ SELECT d.participant_key,
        incentives_internal.progress_needed(p.threshold_type,
          CASE WHEN g.growth THEN d.diagnostics ->> 'next_volume' ELSE d.diagnostics ->> 'next_threshold' END),
        incentives_internal.progress_needed(p.threshold_type,
-         CASE WHEN g.growth THEN d.diagnostics ->> 'volume_to_next' ELSE d.diagnostics ->> 'gap_to_next' END)
+         CASE WHEN g.growth THEN d.diagnostics ->> 'volume_to_next' ELSE d.diagnostics ->> 'gap_to_next' END),
+       -- the type of the aggregation key (docs/reference.md, Participant
+       -- hierarchies): a key above the participant in an offer with a
+       -- group_type is of that type; else the key's row of
+       -- incentives.groups, as the caller sees it
+       CASE WHEN d.group_key IS NULL THEN NULL
+            WHEN p.document ->> 'group_type' IS NOT NULL AND d.group_key <> d.participant_key
+                THEN p.document ->> 'group_type'
+            ELSE (SELECT gt.group_type FROM incentives.groups AS gt WHERE gt.group_key = d.group_key)
+       END
   FROM incentives.incentive_diagnostics(tier_progress.participant_key,
                                         COALESCE(tier_progress.properties, '{}'),
                                         NULL,
