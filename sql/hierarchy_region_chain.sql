@@ -25,6 +25,15 @@ SELECT participant_key, offer_key, transaction_id, incentive_amount, group_key
   FROM incentives.incentive_calculate('chain_north')
  ORDER BY offer_key, transaction_id;
 
+-- incentive_explain names the aggregation key and its type: loc_a's
+-- figures are chain_north's (a chain) under the chain offer, region_west's
+-- (a region) under the region offer.
+SELECT o.offer_key, x -> 'aggregation' ->> 'group_key' AS group_key,
+       x -> 'aggregation' ->> 'group_type' AS group_type, x ->> 'basis' AS basis
+  FROM incentives.offers AS o,
+       LATERAL incentives.incentive_explain('loc_a', o.offer_key) AS x
+ ORDER BY o.offer_key;
+
 -- The programs show each offer's aggregation and group type.
 SELECT offer_key, aggregation, group_type FROM incentives.programs ORDER BY offer_key;
 
