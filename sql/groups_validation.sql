@@ -1,13 +1,14 @@
 -- groups_validation: incentives.participant_groups refuses what would make
 -- the aggregation key of a transaction ambiguous (docs/reference.md,
 -- Participant groups): two windows of one participant that overlap
--- (23P01, naming both), a group that is itself a member and a member that
--- is itself a group (22023: groups have one level, both keys named), a
--- window that ends before it starts.  The errors of offers' group fields
--- (aggregation, a requirement's scope) are in offers_invalid.
+-- (23P01, naming both), a membership that makes a group its own ancestor
+-- on some day (22023, naming every key of the cycle; docs/reference.md,
+-- Participant hierarchies), a window that ends before it starts.  The
+-- errors of offers' group fields (aggregation, a requirement's scope) are
+-- in offers_invalid.
 \set VERBOSITY default
 \set SHOW_CONTEXT never
-TRUNCATE incentives.participant_groups, incentives.offers, incentives.transactions;
+TRUNCATE incentives.participant_groups, incentives.groups, incentives.offers, incentives.transactions;
 
 INSERT INTO incentives.participant_groups VALUES
   ('store_1', 'chain_a', '2026-01-01', '2026-03-31'),
@@ -25,13 +26,28 @@ UPDATE incentives.participant_groups SET end_date = '2026-04-01'
 -- touching windows do not overlap
 INSERT INTO incentives.participant_groups VALUES ('store_2', 'chain_b', '2025-01-01', '2025-12-31');
 
--- One level: a group is no member, a member no group.
-INSERT INTO incentives.participant_groups VALUES ('chain_a', 'holding', '2026-01-01', NULL);
-\echo :SQLSTATE
+-- Hierarchies: a group may be a member of a group, a member a group.
+INSERT INTO incentives.participant_groups VALUES ('chain_a', 'holding', '2026-01-01', '2026-06-30');
 INSERT INTO incentives.participant_groups VALUES ('store_3', 'store_1', '2026-01-01', NULL);
+-- A cycle on some day is refused, every key of it named: holding in
+-- store_3 from March closes holding -> store_3 -> store_1 -> chain_a ->
+-- holding in March (store_1 is in chain_a until March only); from April
+-- store_1 is in chain_b, outside holding: no cycle.
+INSERT INTO incentives.participant_groups VALUES ('holding', 'store_3', '2026-03-01', NULL);
 \echo :SQLSTATE
-INSERT INTO incentives.participant_groups VALUES ('store_3', 'store_3', '2026-01-01', NULL);
+INSERT INTO incentives.participant_groups VALUES ('holding', 'store_3', '2026-04-01', NULL);
+-- chain_b in holding would close chain_b -> holding -> store_3 -> store_1
+-- -> chain_b from April on
+INSERT INTO incentives.participant_groups VALUES ('chain_b', 'holding', '2026-01-01', NULL);
 \echo :SQLSTATE
+-- an update too: holding in store_3 from February meets March again
+UPDATE incentives.participant_groups SET start_date = '2026-02-01'
+ WHERE participant_key = 'holding';
+\echo :SQLSTATE
+SELECT * FROM incentives.participant_groups ORDER BY participant_key, start_date;
+INSERT INTO incentives.participant_groups VALUES ('store_3', 'store_3', '2027-01-01', NULL);
+\echo :SQLSTATE
+DELETE FROM incentives.participant_groups WHERE participant_key IN ('chain_a', 'store_3', 'holding');
 
 -- A window ends on or after the day it starts.
 INSERT INTO incentives.participant_groups VALUES ('store_4', 'chain_a', '2026-02-01', '2026-01-31');
@@ -41,6 +57,26 @@ INSERT INTO incentives.participant_groups VALUES ('store_2', 'chain_b', '2026-01
 \echo :SQLSTATE
 
 SELECT * FROM incentives.participant_groups ORDER BY participant_key, start_date;
+
+-- incentives.groups types groups (docs/reference.md, Participant
+-- hierarchies): keys and types are well formed (22023), a key equal to
+-- another but for letter case is refused (23505, naming it).
+INSERT INTO incentives.groups VALUES ('chain_a', 'chain', 'Chain A'), ('region_1', 'region', NULL);
+INSERT INTO incentives.groups VALUES ('Chain_A', 'chain', NULL);
+\echo :SQLSTATE
+UPDATE incentives.groups SET group_key = 'REGION_1' WHERE group_key = 'region_1';
+INSERT INTO incentives.groups VALUES ('region_1', 'region', NULL);
+\echo :SQLSTATE
+INSERT INTO incentives.groups VALUES (' chain_b', 'chain', NULL);
+\echo :SQLSTATE
+INSERT INTO incentives.groups VALUES ('chain_b', '', NULL);
+\echo :SQLSTATE
+INSERT INTO incentives.groups VALUES ('chain_b', E'chain\t', NULL);
+\echo :SQLSTATE
+-- the key a row has is kept: a new label or type is no rewrite of the key
+UPDATE incentives.groups SET label = 'Region 1', group_type = 'sales_region' WHERE group_key = 'REGION_1';
+SELECT * FROM incentives.groups ORDER BY group_key COLLATE "C";
+TRUNCATE incentives.groups;
 
 -- An offer aggregated by group is calculated over the windows: store_1's
 -- purchases go to chain_a until March, to chain_b from April; store_2's

@@ -998,6 +998,7 @@ GroupRun(IncEngine *e, bool reference, const IncTxn *txns, int ntxns, const uint
 	{
 		IncUnit		unit;
 
+		memset(&unit, 0, sizeof(unit));
 		unit.nkeys = 3;
 		unit.pages = NULL;
 		unit.keys = GroupKeys;

@@ -341,6 +341,29 @@ SELECT set_eq(
   $$SELECT * FROM pg_temp.participants_as('analyst_alice', 'SELECT incentives.visible_participants() AS participant_key')$$,
   $$VALUES ('retailer_001'), ('retailer_002')$$,
   'incentives.visible_participants() lists what the transactions policy shows alice');
+
+-- incentives.groups (docs/security.md, Participant groups): a reader sees
+-- the type of a group of which it sees a member, never of one none of
+-- whose members it sees.
+INSERT INTO incentives.participant_groups VALUES
+  ('retailer_003', 'chain_bob', '2025-01-01', '2025-12-31'),
+  ('retailer_009', 'chain_hidden', '2026-01-01', NULL);
+INSERT INTO incentives.groups VALUES
+  ('coop_rls', 'coop', NULL), ('chain_bob', 'chain', NULL), ('chain_hidden', 'chain', 'Hidden chain');
+SELECT set_eq(
+  $$SELECT * FROM pg_temp.participants_as('analyst_alice', 'SELECT group_key AS participant_key FROM incentives.groups')$$,
+  $$VALUES ('coop_rls')$$,
+  'incentives.groups: alice sees the group of her members only');
+SELECT set_eq(
+  $$SELECT * FROM pg_temp.participants_as('analyst_bob', 'SELECT group_key AS participant_key FROM incentives.groups')$$,
+  $$VALUES ('coop_rls'), ('chain_bob')$$,
+  'incentives.groups: bob sees the groups his member was ever in, not chain_hidden');
+SELECT set_eq(
+  $$SELECT * FROM pg_temp.participants_as(NULL, 'SELECT group_key AS participant_key FROM incentives.groups')$$,
+  $$VALUES ('coop_rls'), ('chain_bob'), ('chain_hidden')$$,
+  '(the owner sees every group)');
+DELETE FROM incentives.participant_groups WHERE group_key IN ('chain_bob', 'chain_hidden');
+TRUNCATE incentives.groups;
 SELECT set_eq(
   $$SELECT * FROM pg_temp.participants_as('analyst_bob',
       $q$SELECT (e ->> 'participant_key') AS participant_key

@@ -34,8 +34,8 @@
 #    overlapping windows of one participant and offer at the same time; the
 #    second waits for the first and is refused with 23P01 once it commits,
 #    under READ COMMITTED and REPEATABLE READ (its snapshot taken before).
-# 5. Participant groups: the same for overlapping memberships and groups of
-#    groups (23P01, 22023).
+# 5. Participant groups: overlapping windows and a two-key cycle written at
+#    the same time (23P01, 22023).
 # 6. The product catalog (docs/reference.md, Products): two sessions each
 #    set one parent, together closing a cycle of four products whose edges
 #    share no key (A -> B in one, C -> D in the other, B -> C and D -> A
@@ -44,6 +44,8 @@
 #    The second waits for the first (one lock for every write of the
 #    catalog), then is refused (22023, 23P01, 23503), whatever its
 #    isolation level.
+# 7. Participant hierarchies: four sessions that would close a cycle
+#    through four different keys take turns; the last is refused (22023).
 #
 # Results are compared by the md5 of the rows' text, ordered (COLLATE "C").
 # Environment knobs: N_TXNS (100000), TEST_DB (incentives_concurrency).
@@ -323,13 +325,13 @@ echo "test 4 in $(( $(now_ms) - t0 )) ms"
 # 5. Participant groups written by two sessions at the same time
 #    (docs/reference.md, Participant groups): overlapping windows of one
 #    participant (the second waits, then 23P01), and a group made a member
-#    while a member joins it (the second waits, then 22023: groups have one
-#    level), whatever the isolation level
+#    of its own member (the second waits, then 22023: a cycle), whatever
+#    the isolation level
 # ---------------------------------------------------------------------------
 t0=$(now_ms)
 for iso in rc rr; do
   level=$([ $iso = rc ] && echo "READ COMMITTED" || echo "REPEATABLE READ")
-  for case in overlap level; do
+  for case in overlap cycle; do
     psql_db -c "DELETE FROM incentives.participant_groups WHERE participant_key IN ('P_conc', 'G_conc')"
     if [ $case = overlap ]; then
       first="INSERT INTO incentives.participant_groups VALUES ('P_conc', 'G_conc', '2026-01-01', '2026-06-30');"
@@ -338,9 +340,9 @@ for iso in rc rr; do
       want_text="overlaps its membership in group \"G_conc\" from 2026-01-01 to 2026-06-30"
     else
       first="INSERT INTO incentives.participant_groups VALUES ('P_conc', 'G_conc', '2026-01-01', NULL);"
-      second="INSERT INTO incentives.participant_groups VALUES ('G_conc', 'H_conc', '2026-01-01', NULL);"
+      second="INSERT INTO incentives.participant_groups VALUES ('G_conc', 'P_conc', '2026-01-01', NULL);"
       want_state=22023
-      want_text="participant \"G_conc\" cannot join group \"H_conc\": it is itself the group of participant \"P_conc\""
+      want_text="makes a cycle from 2026-01-01 (open-ended): G_conc -> P_conc -> G_conc"
     fi
     session_start "g1$iso$case"
     session_start "g2$iso$case"
@@ -438,5 +440,52 @@ UPDATE incentives.products SET parent_key = NULL WHERE product_key LIKE '%\_conc
 DELETE FROM incentives.products WHERE product_key LIKE '%\_conc';
 SQL
 echo "test 6 in $(( $(now_ms) - t0 )) ms"
+
+# ---------------------------------------------------------------------------
+# 7. A cycle closed by four sessions, no two of which write the same key
+#    (docs/reference.md, Participant hierarchies): A in B and C in D, then B
+#    in C and D in A.  Locks on a row's own keys would let all four commit
+#    (A -> B -> C -> D -> A); one lock for every writer of the table makes
+#    sessions 2 to 4 wait for session 1, then for each other, and the last
+#    of them is refused (22023, the cycle named); three rows are kept and
+#    no key is its own ancestor.
+# ---------------------------------------------------------------------------
+t0=$(now_ms)
+for iso in rc rr; do
+  level=$([ $iso = rc ] && echo "READ COMMITTED" || echo "REPEATABLE READ")
+  psql_db -c "DELETE FROM incentives.participant_groups WHERE participant_key IN ('A_conc', 'B_conc', 'C_conc', 'D_conc')"
+  rows=("A_conc B_conc" "C_conc D_conc" "B_conc C_conc" "D_conc A_conc")
+  for i in 0 1 2 3; do
+    read -r member group <<<"${rows[$i]}"
+    session_start "h$i$iso"
+    session_send "h$i$iso" "\\set ON_ERROR_STOP 0" "BEGIN ISOLATION LEVEL $level;" \
+      "SELECT count(*) FROM incentives.participant_groups;" \
+      "INSERT INTO incentives.participant_groups VALUES ('$member', '$group', '2026-01-01', NULL);" \
+      "\\echo SQLSTATE=:SQLSTATE"
+    if [ $i = 0 ]; then
+      session_sync "h0$iso" "H0_INSERTED_$iso"
+    fi
+  done
+  wait_gate "h1$iso" "h2$iso" "h3$iso"
+  for i in 0 1 2 3; do
+    session_send "h$i$iso" "COMMIT;"
+  done
+  for i in 0 1 2 3; do
+    session_sync "h$i$iso" "H${i}_DONE_$iso"
+  done
+  kept=$(psql_db -At -c "SELECT count(*) FROM incentives.participant_groups WHERE participant_key IN ('A_conc', 'B_conc', 'C_conc', 'D_conc')")
+  refused=$(cat "$WORK"/h[0-3]$iso.out | grep -c '^SQLSTATE=22023$' || true)
+  named=$(cat "$WORK"/h[0-3]$iso.out | grep -c 'makes a cycle from 2026-01-01 (open-ended): [A-D]_conc -> [A-D]_conc -> [A-D]_conc -> [A-D]_conc -> [A-D]_conc' || true)
+  if [ "$kept" = 3 ] && [ "$refused" = 1 ] && [ "$named" = 1 ]; then
+    ok "$level: four sessions closing a cycle A -> B -> C -> D -> A take turns; the last is refused (22023); 3 rows kept"
+  else
+    fail "$level: four sessions closing a cycle: $kept rows kept, $refused refused ($named naming the cycle); sessions said: $(cat "$WORK"/h[0-3]$iso.out)"
+  fi
+  for i in 0 1 2 3; do
+    session_end "h$i$iso"
+  done
+done
+psql_db -c "DELETE FROM incentives.participant_groups WHERE participant_key IN ('A_conc', 'B_conc', 'C_conc', 'D_conc')"
+echo "test 7 in $(( $(now_ms) - t0 )) ms"
 
 finish concurrency

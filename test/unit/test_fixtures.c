@@ -3,7 +3,8 @@
  *    Every worked fixture (test/fixtures/<case>/) through the engine core
  *    alone: offers.json, transactions.csv, the optional skus.csv,
  *    uom_conversions.csv, participant_properties.csv, properties.json,
- *    enrollments.csv and participant_groups.csv, compared with expected.csv
+ *    enrollments.csv, participant_groups.csv and groups.csv (the groups'
+ *    types), compared with expected.csv
  *    column for column as text, as the regression tests compare them
  *    through the server.
  *
@@ -469,6 +470,15 @@ RunFixture(const char *name, const char *expected_file)
 						   f[3] ? Date(f[3]) : 0, f[3] == NULL);
 		}
 	free(extra.text);
+	snprintf(path, sizeof(path), "test/fixtures/%s/groups.csv", name);
+	if (ReadCsv(path, &extra))
+		for (i = 0; i < extra.nrows; i++)
+		{
+			char	  **f = extra.fields[i];
+
+			inc_groups_set_type(groups, f[0], strlen(f[0]), f[1], strlen(f[1]));
+		}
+	free(extra.text);
 	inc_groups_prepare(groups);
 
 	snprintf(path, sizeof(path), "test/fixtures/%s/%s", name, expected_file);
@@ -500,7 +510,7 @@ RunFixture(const char *name, const char *expected_file)
 		if (n > 0 && paged)
 		{
 			static const uint8_t flags = INC_KEY_REPORT | INC_KEY_VISIBLE;
-			IncUnit		alone = {1, &participant, &flags, NULL};
+			IncUnit		alone = {1, &participant, &flags, NULL, NULL, NULL};
 			IncUnit		copy;
 			static Paged p;
 			const IncUnit *in = UnitIn(&alone, &copy, &p, t, n);
@@ -541,7 +551,8 @@ RunFixture(const char *name, const char *expected_file)
 				continue;
 			FixtureTxn(f, &t[n]);
 			t[n].participant = index;
-			t[n].aggregation = inc_groups_aggregation(groups, u, index, t[n].transaction_date, true);
+			t[n].aggregation = inc_groups_aggregation(groups, u, index, t[n].transaction_date, true,
+													 NULL);
 			n++;
 		}
 		unit.flags = flags;
@@ -597,6 +608,7 @@ test_fixtures(void)
 		"stepped_amount", "stepped_property", "stacked_pair_up", "stacked_multi_stack",
 		"fixed_amount_pools", "rules_enrollment", "rules_requirements",
 		"rules_incremental_tiers", "rules_limits", "groups_accumulate", "groups_pool_limits",
+		"hierarchy_region_chain",
 		"growth_baseline", "forecast_run_rate", "products_brands_categories",
 	};
 	int			i;

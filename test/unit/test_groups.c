@@ -115,13 +115,13 @@ TestUnits(void)
 	CHECK(unit.nkeys == 4);
 	CHECK_STR(unit.keys[0], "east");
 	CHECK_STR(unit.keys[3], "south");
-	CHECK(inc_groups_aggregation(g, u, m, Day("2026-03-31"), true) == 3);
-	CHECK(inc_groups_aggregation(g, u, m, Day("2026-04-01"), true) == 0);
-	CHECK(inc_groups_aggregation(g, u, m, Day("2024-12-31"), true) == m);
-	CHECK(inc_groups_aggregation(g, u, m, 0, false) == m);
+	CHECK(inc_groups_aggregation(g, u, m, Day("2026-03-31"), true, NULL) == 3);
+	CHECK(inc_groups_aggregation(g, u, m, Day("2026-04-01"), true, NULL) == 0);
+	CHECK(inc_groups_aggregation(g, u, m, Day("2024-12-31"), true, NULL) == m);
+	CHECK(inc_groups_aggregation(g, u, m, 0, false, NULL) == m);
 	/* r8's window has ended */
-	CHECK(inc_groups_aggregation(g, u, index, Day("2026-01-31"), true) == 0);
-	CHECK(inc_groups_aggregation(g, u, index, Day("2026-02-01"), true) == index);
+	CHECK(inc_groups_aggregation(g, u, index, Day("2026-01-31"), true, NULL) == 0);
+	CHECK(inc_groups_aggregation(g, u, index, Day("2026-02-01"), true, NULL) == index);
 }
 
 /* The rows and diagnostics a calculation gave. */
@@ -235,7 +235,7 @@ Run(IncOffer **offers, int noffers, const uint8_t *flags, bool diagnostics, Got 
 {
 	IncEngine  *e = inc_engine_create();
 	IncTxn		t[4];
-	IncUnit		unit;
+	IncUnit		unit = {0};
 	uint8_t		f[4];
 	int			i;
 
@@ -346,7 +346,7 @@ RunFailing(void *arg)
 	Failing    *f = arg;
 	IncEngine  *e = inc_engine_create();
 	IncTxn		t[4];
-	IncUnit		unit;
+	IncUnit		unit = {0};
 	static Got	got;
 
 	inc_engine_add_offer(e, f->offer);
@@ -465,11 +465,82 @@ TestMemberRules(void)
 		printf("     diagnostics: %s\n", got.diag[0]);
 }
 
+/*
+ * TestHierarchy: groups of groups (docs/reference.md, Participant
+ * hierarchies): one unit for the connected hierarchy; the untyped key (a
+ * group's own key on any date, else the immediate group on the date);
+ * the typed key (the first of the key and its ancestors on the date of
+ * the type); a cycle stored without the table's check ends the walk.
+ */
+static void
+TestHierarchy(void)
+{
+	IncGroups  *g = inc_groups_create();
+	IncTxn		t;
+	IncUnit		unit;
+	int			u,
+				loc,
+				chain,
+				region,
+				hq,
+				index;
+
+	Add(g, "loc", "chain", "2025-01-01", NULL);
+	Add(g, "chain", "region", "2026-01-01", NULL);
+	Add(g, "other", "hq", "2026-06-01", NULL);
+	Add(g, "hq", "region", "2025-01-01", NULL);
+	Add(g, "x", "y", "2025-01-01", NULL);
+	Add(g, "y", "x", "2025-01-01", NULL);	/* a cycle the table refuses */
+	inc_groups_set_type(g, "chain", 5, "chain", 5);
+	inc_groups_set_type(g, "region", 6, "region", 6);
+	inc_groups_set_type(g, "nowhere", 7, "region", 6);	/* no window: ignored */
+	inc_groups_set_type(g, "x", 1, "loop", 4);
+	inc_groups_prepare(g);
+	CHECK(inc_groups_count(g) == 2);
+	CHECK(inc_groups_find(g, "nowhere", 7, &index) == -1);
+
+	u = inc_groups_find(g, "loc", 3, &loc);
+	CHECK(inc_groups_find(g, "chain", 5, &chain) == u);
+	CHECK(inc_groups_find(g, "region", 6, &region) == u);
+	CHECK(inc_groups_find(g, "hq", 2, &hq) == u);
+	CHECK(inc_groups_unit(g, u).nkeys == 5);
+
+	/* untyped: the immediate group; a group's own key, even before members */
+	CHECK(inc_groups_aggregation(g, u, loc, Day("2026-03-01"), true, NULL) == chain);
+	CHECK(inc_groups_aggregation(g, u, chain, Day("2026-03-01"), true, NULL) == chain);
+	CHECK(inc_groups_aggregation(g, u, hq, Day("2026-02-01"), true, NULL) == hq);
+	/* typed: up the ancestors on the date */
+	CHECK(inc_groups_aggregation(g, u, loc, Day("2026-03-01"), true, "region") == region);
+	CHECK(inc_groups_aggregation(g, u, loc, Day("2025-12-31"), true, "region") == loc);
+	CHECK(inc_groups_aggregation(g, u, loc, Day("2025-12-31"), true, "chain") == chain);
+	CHECK(inc_groups_aggregation(g, u, chain, Day("2026-03-01"), true, "chain") == chain);
+	CHECK(inc_groups_aggregation(g, u, hq, Day("2026-02-01"), true, "region") == region);
+	CHECK(inc_groups_aggregation(g, u, loc, Day("2026-03-01"), true, "district") == loc);
+	CHECK(inc_groups_aggregation(g, u, loc, 0, false, "region") == loc);
+
+	/* the unit answers for an offer with a group_type */
+	unit = inc_groups_unit(g, u);
+	memset(&t, 0, sizeof(t));
+	t.participant = loc;
+	t.aggregation = chain;
+	t.transaction_date = Day("2026-03-01");
+	CHECK(inc_txn_key(&unit, NULL, &t) == chain);
+	CHECK(inc_txn_key(&unit, "region", &t) == region);
+	t.nulls = INC_TXN_NULL_DATE;
+	CHECK(inc_txn_key(&unit, "region", &t) == loc);
+
+	/* a stored cycle: the walk ends, the key is its own */
+	u = inc_groups_find(g, "y", 1, &index);
+	CHECK(inc_groups_aggregation(g, u, index, Day("2026-03-01"), true, "none") == index);
+	CHECK(inc_groups_aggregation(g, u, index, Day("2026-03-01"), true, "loop") != index);
+}
+
 /* test_groups: see the file header. */
 void
 test_groups(void)
 {
 	TestUnits();
+	TestHierarchy();
 	TestUnitRows();
 	TestPosition();
 	TestPropertiesAndDiagnostics();

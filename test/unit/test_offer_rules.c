@@ -95,6 +95,12 @@ static const RuleCase InvalidRules[] = {
 	E("requirements[0].scope \"member\" is only for an offer with \"aggregation\": \"group\"")},
 	{STD(",'aggregation':'participant','requirements':[" REQ_PROP("q", "1") ",{'key':'r','type':'property','property':{'key':'bp'},'minimum':1,'scope':'member'}]"),
 	E("requirements[1].scope \"member\" is only for an offer with \"aggregation\": \"group\"")},
+	/* participant hierarchies: group_type, only with aggregation group */
+	{STD(",'group_type':'region'"), E("group_type is only for an offer with \"aggregation\": \"group\"")},
+	{STD(",'aggregation':'participant','group_type':'region'"),
+	E("group_type is only for an offer with \"aggregation\": \"group\"")},
+	{STD(",'aggregation':'group','group_type':''"), E("group_type must not be empty")},
+	{STD(",'aggregation':'group','group_type':3"), E("group_type must be a string")},
 	{STD(",'aggregation':'group','requirements':[{'key':'q','type':'property','property':{'key':'bp'},'minimum':1,'scope':'location'}]"),
 	E("requirements[0].scope must be one of group, member")},
 	{STD(",'aggregation':'group','requirements':[{'key':'q','type':'property','property':{'key':'bp'},'minimum':1,'scope':true}]"),
@@ -207,6 +213,12 @@ TestGroupFixtures(void)
 		CHECK(o[1]->aggregation == INC_AGGREGATE_PARTICIPANT);
 		CHECK(o[2]->aggregation == INC_AGGREGATE_GROUP);
 		CHECK_STR(inc_aggregation_name(o[3]->aggregation), "group");
+	}
+	if (unit_load_offers("test/fixtures/hierarchy_region_chain/offers.json", o, 3) == 3)
+	{
+		CHECK(o[0]->aggregation == INC_AGGREGATE_GROUP && o[0]->group_type == NULL);
+		CHECK_STR(o[1]->group_type, "region");
+		CHECK_STR(o[2]->group_type, "region");
 	}
 	if (unit_load_offers("test/fixtures/groups_pool_limits/offers.json", o, 3) == 3)
 	{

@@ -108,7 +108,12 @@ inc_calc_keep(const IncCalc *c, const IncTxn *t)
 void
 inc_calc_at(IncCalc *c, const IncTxn *t)
 {
+	const IncOffer *offer = c->ids ? c->ids->offer : NULL;
+
 	c->position->txn = t;
+	/* a group offer's key is the calculation's; else t's untyped group */
+	c->position->key = t == NULL ? c->key :
+		offer && offer->aggregation == INC_AGGREGATE_GROUP ? c->key : t->aggregation;
 }
 
 /*
@@ -154,9 +159,13 @@ inc_calc_data_error(IncCalc *c, const IncTxn *t, IncErrKind kind, const char *su
 		return;
 	if (inc_calc_hidden(c, t))
 	{
+		const IncOffer *offer = c->ids ? c->ids->offer : NULL;
+
+		/* the group: the transaction's aggregation key in the offer */
 		snprintf(buf, sizeof(buf),
 				 "a transaction of another member of group \"%s\" cannot be calculated",
-				 c->unit->keys[t->aggregation]);
+				 c->unit->keys[offer && offer->aggregation == INC_AGGREGATE_GROUP ?
+							   inc_txn_key(c->unit, offer->group_type, t) : t->aggregation]);
 		subject = NULL;
 	}
 	else
@@ -627,6 +636,7 @@ Emit(IncCalc *c, const IncOffer *offer, const IncTxn *t, const IncRowValues *v,
 	row.participant_key = inc_calc_member(c, t);
 	row.group_key = offer->aggregation == INC_AGGREGATE_GROUP ? c->group_key : NULL;
 	row.product_key = c->product_key;
+	row.group_index = c->key;
 	row.rate_key = v->rate_key;
 	row.rate_measure = v->rate_measure;
 	row.rate_value = inc_dec_trim(v->rate_value);

@@ -33,6 +33,8 @@ typedef struct IncPosition
 	const IncTxn *txn;
 	const IncUnit *unit;		/* the calculation unit whose keys the
 								 * transactions name */
+	int			key;			/* the aggregation key (index in unit) of
+								 * txn in the offer being worked on */
 } IncPosition;
 
 /*

@@ -33,10 +33,12 @@
  *
  * participant and aggregation are keys of the calculation unit (IncUnit,
  * by index): the transaction's participant, and its aggregation key in an
- * offer aggregated by group (docs/reference.md, Participant groups: the
- * group of the participant's window containing the transaction's date,
- * else the participant itself, i.e. aggregation == participant).  A
- * calculation of one participant (inc_engine_calculate) has both 0.
+ * offer aggregated by group without a group_type (docs/reference.md,
+ * Participant groups and Participant hierarchies: the participant itself
+ * when it is a group on any date, else the group of its window containing
+ * the transaction's date, else the participant itself).  An offer with a
+ * group_type asks the unit (inc_txn_key).  A calculation of one
+ * participant (inc_engine_calculate) has both 0.
  */
 #define INC_TXN_NULL_TYPE		0x01	/* transaction_type */
 #define INC_TXN_NULL_DATE		0x02	/* transaction_date */
@@ -59,6 +61,12 @@ typedef struct IncTxn
 	int32_t		participant;	/* IncUnit.keys index of its participant */
 	int32_t		aggregation;	/* IncUnit.keys index of its aggregation key */
 } IncTxn;
+
+/*
+ * IncAggregateFn: the aggregation key of t (an index among its unit's
+ * keys) in an offer aggregated at groups of type group_type.
+ */
+typedef int32_t (*IncAggregateFn) (const void *ctx, const IncTxn *t, const char *group_type);
 
 /*
  * A calculation unit (inc_engine_calculate_unit): every transaction that
@@ -111,7 +119,28 @@ typedef struct IncUnit
 	const IncTxnPages *pages;	/* NULL: the transactions are in memory,
 								 * else they are in these pages (and the
 								 * engine is passed no array) */
+
+	/*
+	 * aggregate: the aggregation key (index) of a transaction in an offer
+	 * with a group_type (docs/reference.md, Participant hierarchies);
+	 * NULL: none of the unit's keys is in a group, every key is its own.
+	 */
+	IncAggregateFn aggregate;
+	const void *aggregate_ctx;
 } IncUnit;
+
+/*
+ * inc_txn_key: the index among unit's keys of the aggregation key of t in
+ * an offer aggregated by group whose group_type is group_type (NULL: the
+ * untyped key the host put in t->aggregation).
+ */
+static inline int32_t
+inc_txn_key(const IncUnit *unit, const char *group_type, const IncTxn *t)
+{
+	if (group_type == NULL || unit == NULL || unit->aggregate == NULL)
+		return t->aggregation;
+	return unit->aggregate(unit->aggregate_ctx, t, group_type);
+}
 
 /*
  * One earning row (docs/reference.md, Earning rows).  The numbers are
@@ -130,6 +159,7 @@ typedef struct IncRow
 	const char *participant_key;	/* the transaction's participant */
 	const char *group_key;		/* a group offer's row under a group, else NULL */
 	const char *product_key;	/* the product whose standard rate applied, else NULL */
+	int32_t		group_index;	/* group_key's index among the unit's keys */
 	const char *rate_key;		/* incentive_rate_key */
 	const char *rate_measure;	/* incentive_rate_measure */
 	IncDec		rate_value;		/* incentive_rate_value */

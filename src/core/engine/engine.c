@@ -78,6 +78,11 @@ struct IncEngine
 	const char **enrollment_offer_keys;	/* offers with enrollment "required" */
 	int			nenrollment_offer_keys;
 	IncPosition position;		/* see inc_engine_position */
+	/* the distinct group_types of offers aggregated by group */
+	int			ngroup_types;
+	const char **group_types;
+	int		   *type_slot;		/* per offer: 0 (no group_type) or 1 +
+								 * its index in group_types */
 	/* per-participant state, valid while state_gen[i] == gen */
 	uint64_t	gen;
 	uint64_t   *state_gen;
@@ -379,6 +384,23 @@ inc_engine_prepare(IncEngine *e)
 	int			o;
 
 	e->ops = inc_alloc(sizeof(IncStrategyOps *) * (e->noffers + 1));
+	e->type_slot = inc_alloc(sizeof(int) * (e->noffers + 1));
+	e->group_types = inc_alloc(sizeof(char *) * (e->noffers + 1));
+	e->ngroup_types = 0;
+	for (o = 0; o < e->noffers; o++)
+	{
+		const char *type = e->offers[o]->aggregation == INC_AGGREGATE_GROUP ?
+			e->offers[o]->group_type : NULL;
+		int			s;
+
+		if (type == NULL)
+			continue;
+		for (s = 0; s < e->ngroup_types && strcmp(e->group_types[s], type) != 0; s++)
+			;
+		if (s == e->ngroup_types)
+			e->group_types[e->ngroup_types++] = type;
+		e->type_slot[o] = s + 1;
+	}
 	e->enrollment_offer_keys = inc_alloc(sizeof(char *) * (e->noffers + 1));
 	for (o = 0; o < e->noffers; o++)
 	{
@@ -675,11 +697,23 @@ HookSees(const IncHook *hook, const IncTxn *t)
 	return t->transaction_date >= hook->from && t->transaction_date <= hook->to;
 }
 
-/* StateKeyOf: the key of offer o's state for transaction t. */
+/*
+ * StateKeyOf: the key of offer o's state for transaction t of unit: its
+ * aggregation key in an offer aggregated by group (of the offer's
+ * group_type), else its participant.
+ */
 static inline int
-StateKeyOf(const IncEngine *e, int o, const IncTxn *t)
+StateKeyOf(const IncEngine *e, const IncUnit *unit, int o, const IncTxn *t)
 {
-	return e->offers[o]->aggregation == INC_AGGREGATE_GROUP ? t->aggregation : t->participant;
+	return e->offers[o]->aggregation == INC_AGGREGATE_GROUP ?
+		inc_txn_key(unit, e->offers[o]->group_type, t) : t->participant;
+}
+
+/* SlotKey: t's aggregation key in the offers of type slot s (0: untyped). */
+static inline int
+SlotKey(const IncEngine *e, const IncUnit *unit, int s, const IncTxn *t)
+{
+	return s == 0 ? t->aggregation : inc_txn_key(unit, e->group_types[s - 1], t);
 }
 
 /*
@@ -704,7 +738,7 @@ ReplayHooks(IncCalc *c, int first, int last, IncReplayFn visit, void *ctx)
 
 		if (e->tick)
 			e->tick();
-		if (hooks == NULL || StateKeyOf(e, o, t) != ke->key)
+		if (hooks == NULL || StateKeyOf(e, ke->run->calc_unit, o, t) != ke->key)
 			continue;
 		for (h = 0; h < hooks->n; h++)
 			if (hooks->hooks[h].offer == o && HookSees(&hooks->hooks[h], t))
@@ -798,7 +832,7 @@ Diagnose(UnitRun *run, const bool *carries)
 				char	   *head;
 				IncJsonBuf	b;
 
-				if (!carries[p * run->nkeys + k])
+				if (!carries[(run->e->type_slot[o] * run->nkeys + p) * run->nkeys + k])
 					continue;
 				len = strlen(json);
 				/* the state's object without its closing brace */
@@ -856,8 +890,10 @@ inc_engine_calculate_unit(IncEngine *e, const IncUnit *calc_unit,
 	int			nkeys = calc_unit->nkeys;
 	int			nslots = e->noffers * nkeys;
 	bool		filtered = false;
-	bool	   *relevant = NULL;	/* filtered: keys with a wanted transaction */
-	bool	   *carries = NULL; /* diagnostics: [p * nkeys + k] */
+	int			ntypes = e->ngroup_types + 1;	/* type slots, 0: untyped */
+	bool	   *relevant = NULL;	/* filtered: [s * nkeys + k], keys with a
+									 * wanted transaction in type slot s */
+	bool	   *carries = NULL; /* diagnostics: [(s * nkeys + p) * nkeys + k] */
 	bool		diagnostics = e->diagnostics != NULL;
 	IncTxnCache *cache = NULL;
 	int			i,
@@ -934,25 +970,29 @@ inc_engine_calculate_unit(IncEngine *e, const IncUnit *calc_unit,
 	 */
 	if (filtered)
 	{
-		relevant = inc_alloc(sizeof(bool) * nkeys);
+		relevant = inc_alloc(sizeof(bool) * nkeys * ntypes);
 		for (i = 0; i < ntxns; i++)
 		{
 			const IncTxn *t = inc_calc_txn(&run.calcs[0], i);
+			int			s;
 
 			if (calc_unit->flags[t->participant] & INC_KEY_REPORT)
-				relevant[t->aggregation] = true;
+				for (s = 0; s < ntypes; s++)
+					relevant[s * nkeys + SlotKey(e, calc_unit, s, t)] = true;
 		}
 	}
 	if (diagnostics)
 	{
 		run.members = inc_alloc(sizeof(MemberList) * (nslots + 1));
 		run.jsons = inc_alloc(sizeof(char *) * (nslots + 1));
-		carries = inc_alloc(sizeof(bool) * nkeys * nkeys);
+		carries = inc_alloc(sizeof(bool) * nkeys * nkeys * ntypes);
 		for (i = 0; i < ntxns; i++)
 		{
 			const IncTxn *t = inc_calc_txn(&run.calcs[0], i);
+			int			s;
 
-			carries[t->participant * nkeys + t->aggregation] = true;
+			for (s = 0; s < ntypes; s++)
+				carries[(s * nkeys + t->participant) * nkeys + SlotKey(e, calc_unit, s, t)] = true;
 		}
 	}
 
@@ -967,6 +1007,7 @@ inc_engine_calculate_unit(IncEngine *e, const IncUnit *calc_unit,
 		if (hooks == NULL)
 			continue;
 		e->position.txn = t;
+		e->position.key = t->aggregation;
 		for (h = 0; h < hooks->n; h++)
 		{
 			const IncHook *hook = &hooks->hooks[h];
@@ -975,10 +1016,15 @@ inc_engine_calculate_unit(IncEngine *e, const IncUnit *calc_unit,
 
 			if (!HookSees(hook, t))
 				continue;
-			k = StateKeyOf(e, o, t);
-			if (filtered && !(e->offers[o]->aggregation == INC_AGGREGATE_GROUP ? relevant[k] :
+			k = StateKeyOf(e, calc_unit, o, t);
+			if (filtered && !(e->offers[o]->aggregation == INC_AGGREGATE_GROUP ?
+							  relevant[e->type_slot[o] * nkeys + k] :
 							  (calc_unit->flags[k] & INC_KEY_REPORT) != 0))
 				continue;
+			if (e->offers[o]->aggregation == INC_AGGREGATE_GROUP)
+				e->position.key = k;
+			else
+				e->position.key = t->aggregation;
 			state = OfferState(&run, o, k);
 			run.offer = o;
 			if (run.members && e->offers[o]->aggregation == INC_AGGREGATE_GROUP)
@@ -1004,26 +1050,30 @@ inc_engine_calculate_unit(IncEngine *e, const IncUnit *calc_unit,
 		for (k = 0; k < nkeys; k++)
 		{
 			int			o,
-						g;
+						g,
+						s;
 
 			if (!(calc_unit->flags[k] & INC_KEY_REPORT))
 				continue;
-			if (!carries[k * nkeys + k])
+			for (s = 0; s < ntypes; s++)
 			{
+				bool	   *own = &carries[(s * nkeys + k) * nkeys];
 				bool		any = false;
 
 				for (g = 0; g < nkeys; g++)
-					any = any || carries[k * nkeys + g];
+					any = any || own[g];
 				if (!any)
-					carries[k * nkeys + k] = true;	/* no transactions: its own key */
+					own[k] = true;	/* no transactions: its own key */
 			}
 			for (o = 0; o < e->noffers; o++)
 			{
+				const bool *own = &carries[(e->type_slot[o] * nkeys + k) * nkeys];
+
 				if (e->offers[o]->aggregation != INC_AGGREGATE_GROUP)
 					(void) OfferState(&run, o, k);
 				else
 					for (g = 0; g < nkeys; g++)
-						if (carries[k * nkeys + g])
+						if (own[g])
 							(void) OfferState(&run, o, g);
 			}
 		}
@@ -1035,8 +1085,13 @@ inc_engine_calculate_unit(IncEngine *e, const IncUnit *calc_unit,
 			bool	   *carriers = inc_alloc(sizeof(bool) * nkeys);
 			int			p;
 
+			int			s;
+
+			/* of any type: a key's diagnostics name the members it carries */
 			for (p = 0; p < nkeys; p++)
-				carriers[p] = (calc_unit->flags[p] & INC_KEY_REPORT) && carries[p * nkeys + k];
+				for (s = 0; s < ntypes; s++)
+					carriers[p] = carriers[p] || ((calc_unit->flags[p] & INC_KEY_REPORT) &&
+												  carries[(s * nkeys + p) * nkeys + k]);
 			run.calcs[k].carriers = carriers;
 		}
 
@@ -1105,7 +1160,7 @@ inc_engine_position(const IncEngine *e, const char **participant,
 	{
 		/* a hidden member's transaction is named by its group only */
 		if (p->unit && !(p->unit->flags[p->txn->participant] & (INC_KEY_REPORT | INC_KEY_VISIBLE)))
-			*participant = p->unit->keys[p->txn->aggregation];
+			*participant = p->unit->keys[p->key];
 		else
 		{
 			*transaction_id = p->txn->transaction_id;
@@ -1124,7 +1179,7 @@ inc_engine_position_key(const IncEngine *e)
 
 	if (p->participant_key == NULL || p->txn == NULL)
 		return NULL;
-	return p->unit ? p->unit->keys[p->txn->aggregation] : p->participant_key;
+	return p->unit ? p->unit->keys[p->key] : p->participant_key;
 }
 
 /* inc_offer_rates: the offer's rates, listed by its strategy. */

@@ -122,7 +122,7 @@ CountRow(void *ctx, const IncRow *row)
 	Run		   *run = ctx;
 	int			offer = OfferIndex(run, row->offer);
 	int			key = row->offer->aggregation == INC_AGGREGATE_GROUP ?
-		row->txn->aggregation : row->txn->participant;
+		row->group_index : row->txn->participant;
 	Outcome    *o = OutcomeOf(run, offer, row, key);
 	IncQ		amount;
 	IncRat		big;

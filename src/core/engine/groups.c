@@ -4,10 +4,12 @@
  *    windows (see groups.h; docs/reference.md, Participant groups).
  *
  * Every key named by a window is a node of a union-find; each window
- * joins its member and its group.  inc_groups_prepare gives each root a
- * unit, lists each unit's keys in byte order and sorts each member's
- * windows by start_date, so the aggregation key of a transaction is the
- * first window of its participant that contains its date.
+ * joins its member and its group, so a unit is a whole connected
+ * hierarchy (a group that is a member of a group joins both).
+ * inc_groups_prepare gives each root a unit, lists each unit's keys in
+ * byte order and sorts each member's windows by start_date, so a key's
+ * group on a date is its first window that contains the date, and its
+ * ancestors on the date follow those windows up.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +30,7 @@ typedef struct Node
 	char	   *key;
 	int			parent;			/* union-find */
 	bool		is_group;
+	const char *type;			/* incentives.groups.group_type, or NULL */
 	int			unit;
 	int			index;			/* among its unit's keys */
 	int			nwindows;
@@ -37,6 +40,7 @@ typedef struct Node
 
 typedef struct Unit
 {
+	const IncGroups *groups;
 	int			nkeys;
 	const char **keys;
 	uint8_t    *flags;
@@ -169,6 +173,7 @@ inc_groups_prepare(IncGroups *g)
 	{
 		Unit	   *u = &g->units[i];
 
+		u->groups = g;
 		u->keys = inc_alloc(sizeof(char *) * u->nkeys);
 		u->flags = inc_alloc(u->nkeys);
 		u->nodes = inc_alloc(sizeof(int) * u->nkeys);
@@ -209,28 +214,29 @@ inc_groups_find(const IncGroups *g, const char *key, size_t len, int *index)
 	return n->unit;
 }
 
-/* inc_groups_unit: unit u's keys and group flags. */
-IncUnit
-inc_groups_unit(const IncGroups *g, int u)
+/*
+ * inc_groups_set_type: key's group_type (copied).  A key in no window is
+ * no group: its type is not kept.
+ */
+void
+inc_groups_set_type(IncGroups *g, const char *key, size_t len, const char *type, size_t tlen)
 {
-	IncUnit		unit;
+	void	   *found = g->nnodes ? inc_strmap_get_len(g->map, key, len) : NULL;
+	char	   *copy;
 
-	unit.nkeys = g->units[u].nkeys;
-	unit.pages = NULL;
-	unit.keys = g->units[u].keys;
-	unit.flags = g->units[u].flags;
-	return unit;
+	if (found == NULL)
+		return;
+	copy = inc_alloc(tlen + 1);
+	memcpy(copy, type, tlen);
+	g->nodes[(intptr_t) found - 1].type = copy;
 }
 
-/* inc_groups_aggregation: the group of the window containing date, else the key. */
-int
-inc_groups_aggregation(const IncGroups *g, int u, int index, int32_t date, bool has_date)
+/* GroupOn: the node of n's group on date, or -1. */
+static int
+GroupOn(const Node *n, int32_t date)
 {
-	const Node *n = &g->nodes[g->units[u].nodes[index]];
 	int			i;
 
-	if (!has_date)
-		return index;
 	for (i = 0; i < n->nwindows; i++)
 	{
 		const Window *w = &n->windows[i];
@@ -238,7 +244,72 @@ inc_groups_aggregation(const IncGroups *g, int u, int index, int32_t date, bool 
 		if (w->start_date > date)
 			break;
 		if (w->open_ended || date <= w->end_date)
-			return g->nodes[w->group].index;
+			return w->group;
+	}
+	return -1;
+}
+
+/* UnitAggregate: IncUnit.aggregate of a unit of groups. */
+static int32_t
+UnitAggregate(const void *ctx, const IncTxn *t, const char *group_type)
+{
+	const Unit *u = ctx;
+
+	return inc_groups_aggregation(u->groups, (int) (u - u->groups->units), t->participant,
+								  t->transaction_date, !(t->nulls & INC_TXN_NULL_DATE),
+								  group_type);
+}
+
+/* inc_groups_unit: unit u's keys and group flags, and how it aggregates. */
+IncUnit
+inc_groups_unit(const IncGroups *g, int u)
+{
+	IncUnit		unit;
+
+	memset(&unit, 0, sizeof(unit));
+	unit.nkeys = g->units[u].nkeys;
+	unit.pages = NULL;
+	unit.keys = g->units[u].keys;
+	unit.flags = g->units[u].flags;
+	unit.aggregate = UnitAggregate;
+	unit.aggregate_ctx = &g->units[u];
+	return unit;
+}
+
+/*
+ * inc_groups_aggregation: the aggregation key (docs/reference.md,
+ * Participant hierarchies).  Without group_type: the key itself when it
+ * is a group on any date, else its group on date, else itself.  With
+ * group_type: the first of the key and its ancestors on date whose type
+ * it is, else the key.  The walk up takes at most one step per node (the
+ * table refuses cycles; one stored without the check ends it too).
+ */
+int
+inc_groups_aggregation(const IncGroups *g, int u, int index, int32_t date, bool has_date,
+					   const char *group_type)
+{
+	int			node = g->units[u].nodes[index];
+	int			steps;
+
+	if (group_type == NULL)
+	{
+		const Node *n = &g->nodes[node];
+		int			k;
+
+		if (n->is_group || !has_date)
+			return index;
+		k = GroupOn(n, date);
+		return k >= 0 ? g->nodes[k].index : index;
+	}
+	for (steps = 0; node >= 0 && steps <= g->nnodes; steps++)
+	{
+		const Node *n = &g->nodes[node];
+
+		if (n->type && strcmp(n->type, group_type) == 0)
+			return n->index;
+		if (!has_date)
+			break;
+		node = GroupOn(n, date);
 	}
 	return index;
 }

@@ -16,10 +16,16 @@
  *
  *   the keys are in byte order, flagged INC_KEY_GROUP when they are a
  *   group_key;
- *   the aggregation key of a member's transaction is the group of its
+ *   a group may itself be a member of a group (a hierarchy): a unit is a
+ *   whole connected hierarchy;
+ *   the aggregation key of a transaction in an offer without a
+ *   group_type is its participant when that is a group on any date (a
+ *   head office buying directly), else the group of the participant's
  *   window containing the transaction's date (the earliest such window
- *   when windows overlap, which the table refuses), else the member
- *   itself; a transaction without a date aggregates under its
+ *   when windows overlap, which the table refuses), else the participant;
+ *   with a group_type T, the first of the participant and its ancestors
+ *   on the date whose type (inc_groups_set_type) is T, else the
+ *   participant.  A transaction without a date aggregates under its
  *   participant.
  *
  * Memory comes from inc_alloc, in the allocator current when the groups
@@ -43,6 +49,14 @@ extern void inc_groups_add(IncGroups *g, const char *member, size_t mlen,
 						   const char *group, size_t glen, int32_t start_date,
 						   int32_t end_date, bool open_ended);
 
+/*
+ * inc_groups_set_type: the group_type of key (len bytes; type tlen bytes,
+ * copied), from incentives.groups; a key in no window is ignored.  After
+ * the last add.
+ */
+extern void inc_groups_set_type(IncGroups *g, const char *key, size_t len,
+								const char *type, size_t tlen);
+
 /* inc_groups_prepare: the units; after the last add, before any lookup. */
 extern void inc_groups_prepare(IncGroups *g);
 
@@ -57,16 +71,18 @@ extern int	inc_groups_find(const IncGroups *g, const char *key, size_t len, int 
 
 /*
  * inc_groups_unit: unit u's keys and their flags (INC_KEY_GROUP only: the
- * host sets its own flags in a copy), in byte order.
+ * host sets its own flags in a copy), in byte order, and its aggregate
+ * function (IncUnit.aggregate: offers with a group_type).
  */
 extern IncUnit inc_groups_unit(const IncGroups *g, int u);
 
 /*
  * inc_groups_aggregation: the index, among unit u's keys, of the
  * aggregation key of a transaction of the unit's key index dated date
- * (has_date false: no date, its participant).
+ * (has_date false: no date, its participant) in an offer whose
+ * group_type is group_type (NULL: none).
  */
 extern int	inc_groups_aggregation(const IncGroups *g, int u, int index, int32_t date,
-								   bool has_date);
+								   bool has_date, const char *group_type);
 
 #endif							/* INC_GROUPS_H */

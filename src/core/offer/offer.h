@@ -359,6 +359,9 @@ struct IncOffer
 	IncStacked	stacked;		/* stacked */
 	IncRules	rules;			/* program rules, every strategy */
 	IncAggregation aggregation;
+	const char *group_type;		/* group offers: the type of group that
+								 * aggregates (docs/reference.md, Participant
+								 * hierarchies); NULL: the immediate group */
 
 	/*
 	 * The rate schedule (docs/lifecycle.md, Prospective rate changes):

@@ -17,8 +17,8 @@
  */
 static const char *const OfferFields[] = {
 	"offer_key", "strategy_key", "calculator_key", "periods", "prices",
-	"incentives", "incentive", "aggregation", "enrollment", "requirements",
-	"limits", INC_METADATA_FIELD, NULL
+	"incentives", "incentive", "aggregation", "group_type", "enrollment",
+	"requirements", "limits", INC_METADATA_FIELD, NULL
 };
 static const char *const PeriodFields[] = {"key", "start_date", "end_date", NULL};
 static const char *const PriceFields[] = {"sku_key", "price", NULL};

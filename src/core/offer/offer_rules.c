@@ -176,8 +176,8 @@ ParseLimits(IncOfferBuild *b, struct json_object *root)
 }
 
 /*
- * inc_ob_rules: aggregation (first: a requirement's scope depends on it),
- * enrollment, requirements, limits; then rules.any (an offer aggregated by
+ * inc_ob_rules: aggregation (first: a requirement's scope depends on it)
+ * and group_type (only with it), enrollment, requirements, limits; then rules.any (an offer aggregated by
  * group needs no rules of its own: the engine calculates it per
  * aggregation key).
  */
@@ -189,6 +189,10 @@ inc_ob_rules(IncOfferBuild *b, struct json_object *root)
 	b->offer->aggregation = (IncAggregation)
 		inc_ob_choice(b, root, "aggregation", inc_aggregation_names,
 					  INC_NAGGREGATIONS, INC_AGGREGATE_PARTICIPANT);
+	b->offer->group_type = inc_oj_string(b->p, root, "group_type", INC_OJ_NONEMPTY);
+	if (b->offer->group_type && b->offer->aggregation != INC_AGGREGATE_GROUP)
+		inc_oj_fail_at(b->p, "group_type", "is only for an offer with \"aggregation\": \"%s\"",
+					   inc_aggregation_name(INC_AGGREGATE_GROUP));
 	rules->enrollment = (IncEnrollment)
 		inc_ob_choice(b, root, "enrollment", inc_enrollment_names,
 					  INC_NENROLLMENTS, INC_ENROLLMENT_OPEN);

@@ -139,7 +139,7 @@ calc_row_datums(CalcRowState *st, const IncRow *row, const Datum *key_datums,
 	{
 		/* a group_key is the aggregation key of the row's transaction */
 		values[extra->group_key_column] = row->group_key ?
-			key_datums[row->txn->aggregation] : (Datum) 0;
+			key_datums[row->group_index] : (Datum) 0;
 		nulls[extra->group_key_column] = row->group_key == NULL;
 	}
 	if (extra->product_key_column >= 0)

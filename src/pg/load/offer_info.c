@@ -34,7 +34,8 @@
 #define NUM_RATE_COLUMNS 26
 #define NUM_RATE_COLUMNS_0_4 25
 #define NUM_RATE_COLUMNS_0_2 21
-#define NUM_SUMMARY_COLUMNS 12
+#define NUM_SUMMARY_COLUMNS 13
+#define NUM_SUMMARY_COLUMNS_0_4 12
 #define NUM_SUMMARY_COLUMNS_0_2 8
 
 /* CompiledOffer: document as an offer, or the validation error. */
@@ -145,12 +146,14 @@ PG_FUNCTION_INFO_V1(incentives_offer_summary);
  * OUT strategy_key text, OUT calculator_key text, OUT tier_mode text, OUT
  * enrollment text, OUT requirements jsonb, OUT limit_minimum numeric, OUT
  * limit_maximum numeric, OUT aggregation text, OUT threshold_type text,
- * OUT pays_on text, OUT baseline jsonb): what the programs view shows
+ * OUT pays_on text, OUT baseline jsonb, OUT group_type text): what the
+ * programs view shows
  * beside the document (label NULL when absent; tier_mode, threshold_type
  * and pays_on NULL but for stepped offers, baseline but for their growth
  * types; the limits NULL when not set), the program rules as compiled
  * (docs/reference.md, Program rules; Growth over a baseline) and the
- * aggregation (Participant groups).
+ * aggregation and group type (Participant groups, Participant
+ * hierarchies).  A database at an older version has fewer columns.
  */
 Datum
 incentives_offer_summary(PG_FUNCTION_ARGS)
@@ -164,7 +167,8 @@ incentives_offer_summary(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "offer_summary must return a row type");
 	desc = BlessTupleDesc(desc);
-	if (desc->natts != NUM_SUMMARY_COLUMNS && desc->natts != NUM_SUMMARY_COLUMNS_0_2)
+	if (desc->natts != NUM_SUMMARY_COLUMNS && desc->natts != NUM_SUMMARY_COLUMNS_0_4 &&
+		desc->natts != NUM_SUMMARY_COLUMNS_0_2)
 		elog(ERROR, "offer_summary returns %d columns, expected %d",
 			 desc->natts, NUM_SUMMARY_COLUMNS);
 	values[0] = pg_text_or_null(offer->label, &nulls[0]);
@@ -194,5 +198,6 @@ incentives_offer_summary(PG_FUNCTION_ARGS)
 		inc_growth_baseline_json(&b, &offer->stepped.baseline);
 		values[11] = DirectFunctionCall1(jsonb_in, CStringGetDatum(b.data));
 	}
+	values[12] = pg_text_or_null(offer->group_type, &nulls[12]);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
 }

@@ -3,7 +3,7 @@
  *    incentives.participant_groups in and out of the engine
  *    (docs/reference.md, Participant groups): the windows a calculation
  *    reads once and turns into calculation units (core/engine/groups.h),
- *    and the trigger that refuses overlapping windows and groups of groups.
+ *    and the trigger that refuses overlapping windows and cycles.
  */
 #include "postgres.h"
 
@@ -12,7 +12,6 @@
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
-#include "common/hashfn.h"
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "utils/builtins.h"
@@ -30,6 +29,7 @@
 #include "pg/load/stored_tables.h"
 
 static SPIPlanPtr read_plan;
+static SPIPlanPtr types_plan;
 
 static IncGroups *LoadGroups(bool as_owner);
 
@@ -105,6 +105,58 @@ pg_groups_load(const IncEngine *e, Oid relid)
 }
 
 /*
+ * LoadTypes: the group types of incentives.groups into groups
+ * (docs/reference.md, Participant hierarchies), read as LoadGroups reads
+ * the memberships (docs/security.md, Participant groups); none when the
+ * extension is at a version without the table.
+ */
+static void
+LoadTypes(IncGroups *groups, bool as_owner)
+{
+	PgOwnerRead owner;
+	uint64		i;
+	int			rc;
+
+	if (!pg_stored_table_exists("groups"))
+		return;
+	if (types_plan == NULL)
+	{
+		SPIPlanPtr	plan = SPI_prepare("SELECT group_key, group_type FROM incentives.groups", 0, NULL);
+
+		if (plan == NULL || SPI_keepplan(plan) != 0)
+			elog(ERROR, "could not prepare the read of incentives.groups: %s",
+				 SPI_result_code_string(SPI_result));
+		types_plan = plan;
+	}
+	if (as_owner)
+		pg_owner_read_begin(get_relname_relid("groups", get_namespace_oid("incentives", false)),
+							&owner);
+	rc = SPI_execute_plan(types_plan, NULL, NULL, true, 0);
+	if (as_owner)
+		pg_owner_read_end(&owner);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "could not read incentives.groups");
+	for (i = 0; i < SPI_processed; i++)
+	{
+		bool		key_null,
+					type_null;
+		Datum		key = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &key_null);
+		Datum		type = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &type_null);
+		text	   *k,
+				   *t;
+
+		CHECK_FOR_INTERRUPTS();
+		if (key_null || type_null)
+			continue;			/* the table forbids it */
+		k = DatumGetTextPP(key);
+		t = DatumGetTextPP(type);
+		inc_groups_set_type(groups, VARDATA_ANY(k), VARSIZE_ANY_EXHDR(k),
+							VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+	}
+	SPI_freetuptable(SPI_tuptable);
+}
+
+/*
  * LoadGroups: pg_groups_load's read, or NULL (none, or no table); as the
  * table's owner, or with the caller's rights.
  */
@@ -168,6 +220,7 @@ LoadGroups(bool as_owner)
 					   end_null ? 0 : DatumGetDateADT(end), end_null);
 	}
 	SPI_freetuptable(SPI_tuptable);
+	LoadTypes(groups, as_owner);
 	inc_groups_prepare(groups);
 	return groups;
 }
@@ -229,13 +282,15 @@ PG_FUNCTION_INFO_V1(incentives_participant_groups_check);
 /*
  * incentives_participant_groups_check: AFTER INSERT OR UPDATE row trigger
  * on incentives.participant_groups (docs/reference.md, Participant
- * groups).  Refused, naming both rows: another window of the row's
+ * groups).  Refused, naming the rows: another window of the row's
  * participant that overlaps it (23P01; both ends inclusive, a NULL
- * end_date never ends); a group_key that is itself a member, and a
- * participant whose key is a group of others (22023: groups have one
- * level).  Writers of the same keys take turns: the row's participant and
- * group are locked (transaction-level advisory locks, in hash order) before
- * the table is read with the latest snapshot.
+ * end_date never ends); a row that makes the participant its own ancestor
+ * on some day of its window (22023, naming every key of the cycle).
+ * Groups may be members of groups, so a cycle can close through rows of
+ * keys other than the row's own: every writer of the table takes one
+ * transaction-level advisory lock (the same key for all) before reading
+ * the table with the latest snapshot, so writers of the hierarchy take
+ * turns (docs/reference.md, Participant hierarchies).
  */
 Datum
 incentives_participant_groups_check(PG_FUNCTION_ARGS)
@@ -250,11 +305,9 @@ incentives_participant_groups_check(PG_FUNCTION_ARGS)
 			   *group;
 	Datum		start,
 				end;
-	Oid			argtypes[3] = {TEXTOID, DATEOID, DATEOID};
-	Datum		args[3];
-	char		nulls[3] = {' ', ' ', ' '};
-	uint32		hp,
-				hg;
+	Oid			argtypes[4] = {TEXTOID, DATEOID, DATEOID, TEXTOID};
+	Datum		args[4];
+	char		nulls[4] = {' ', ' ', ' ', ' '};
 	char	   *window;
 
 	tuple = pg_row_trigger_tuple(fcinfo, true, "incentives_internal.participant_groups_check");
@@ -275,12 +328,8 @@ incentives_participant_groups_check(PG_FUNCTION_ARGS)
 				 errhint("A participant whose key is the group_key buys for the group directly: it needs no row.")));
 	}
 
-	/* the row's keys, until this transaction ends, in hash order */
-	hp = hash_bytes((const unsigned char *) participant, (int) strlen(participant));
-	hg = hash_bytes((const unsigned char *) group, (int) strlen(group));
-	pg_stored_key_lock("incentives.participant_groups", Min(hp, hg));
-	if (hp != hg)
-		pg_stored_key_lock("incentives.participant_groups", Max(hp, hg));
+	/* one lock for every writer of the hierarchy, until this transaction ends */
+	pg_stored_key_lock("incentives.participant_groups", 0);
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -313,30 +362,46 @@ incentives_participant_groups_check(PG_FUNCTION_ARGS)
 				 errhint("A participant belongs to one group at a time: end one window before the next starts.")));
 	}
 
-	/* one level: the group is no member, the participant no group */
+	/*
+	 * A cycle: the group's ancestors, each through a window that shares a
+	 * day with the row's window and with every window below it on the way,
+	 * reach the participant.  The walk stops at a key it has passed (rows
+	 * stored without this trigger), so it ends.
+	 */
 	args[0] = CStringGetTextDatum(group);
-	if (Check("SELECT g.group_key FROM incentives.participant_groups AS g"
-			  " WHERE g.participant_key OPERATOR(pg_catalog.=) $1"
-			  " ORDER BY g.start_date LIMIT 1", 1, argtypes, args, nulls))
+	args[3] = CStringGetTextDatum(participant);
+	if (Check("WITH RECURSIVE up(key, low, high, path) AS ("
+			  "  SELECT $1, $2, COALESCE($3, 'infinity'::pg_catalog.date),"
+			  "         ARRAY[$4, $1]"
+			  "  UNION ALL"
+			  "  SELECT g.group_key, GREATEST(up.low, g.start_date),"
+			  "         LEAST(up.high, COALESCE(g.end_date, 'infinity'::pg_catalog.date)),"
+			  "         up.path OPERATOR(pg_catalog.||) g.group_key"
+			  "    FROM up JOIN incentives.participant_groups AS g"
+			  "      ON g.participant_key OPERATOR(pg_catalog.=) up.key"
+			  "   WHERE up.key OPERATOR(pg_catalog.<>) $4"
+			  "     AND g.start_date OPERATOR(pg_catalog.<=) up.high"
+			  "     AND COALESCE(g.end_date, 'infinity'::pg_catalog.date) OPERATOR(pg_catalog.>=) up.low"
+			  "     AND NOT g.group_key OPERATOR(pg_catalog.=) ANY (up.path[2:])"
+			  ")"
+			  " SELECT pg_catalog.array_to_string(path, ' -> '), low, high FROM up"
+			  "  WHERE key OPERATOR(pg_catalog.=) $4"
+			  "  ORDER BY pg_catalog.cardinality(path), low LIMIT 1", 4, argtypes, args, nulls))
 	{
+		bool		high_null;
+		Datum		low = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+		Datum		high = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &high_null);
+		DateADT		high_date = DatumGetDateADT(high);
+
 		pg_error_context_trim();
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("group \"%s\" of participant \"%s\" is itself a member of group \"%s\"",
-						group, participant, Text(1)),
-				 errhint("Groups have one level: a group_key must not be a participant_key of incentives.participant_groups.")));
-	}
-	args[0] = CStringGetTextDatum(participant);
-	if (Check("SELECT g.participant_key FROM incentives.participant_groups AS g"
-			  " WHERE g.group_key OPERATOR(pg_catalog.=) $1"
-			  " ORDER BY g.participant_key LIMIT 1", 1, argtypes, args, nulls))
-	{
-		pg_error_context_trim();
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("participant \"%s\" cannot join group \"%s\": it is itself the group of participant \"%s\"",
-						participant, group, Text(1)),
-				 errhint("Groups have one level: a participant_key must not be a group_key of incentives.participant_groups.")));
+				 errmsg("membership of participant \"%s\" in group \"%s\" %s makes a cycle %s: %s",
+						participant, group, window,
+						pg_window_text(DatumGetDateADT(low), DATE_IS_NOEND(high_date),
+									   DATE_IS_NOEND(high_date) ? 0 : high_date),
+						Text(1)),
+				 errhint("A group cannot be its own ancestor on any day: end one of the windows of the cycle first.")));
 	}
 	SPI_finish();
 	return PointerGetDatum(NULL);

@@ -306,7 +306,7 @@ ExpandRecord(const TxnSource *src, const TxnRec *r, IncTxn *t)
 		p += sizeof(RecMember);
 		t->participant = m.index;
 		t->aggregation = inc_groups_aggregation(src->membership, m.unit, m.index, r->date,
-												!(t->nulls & INC_TXN_NULL_DATE));
+												!(t->nulls & INC_TXN_NULL_DATE), NULL);
 	}
 	p = (const char *) TYPEALIGN(4, p + r->plen + 1);
 	t->transaction_id = p + VARHDRSZ;
@@ -347,6 +347,8 @@ UnitOf(const TxnSource *src, const Participant *g, MemoryContext context, TxnUni
 		out->unit.keys = keys;
 		out->unit.flags = flags;
 		out->unit.pages = NULL;
+		out->unit.aggregate = NULL;	/* a key in no group: its own key */
+		out->unit.aggregate_ctx = NULL;
 		out->key_datums = MemoryContextAlloc(context, sizeof(Datum));
 		out->key_datums[0] = TextDatum(context, g->key, g->plen);
 		return;

@@ -32,7 +32,7 @@ AS 'MODULE_PATHNAME', 'incentives_offer_summary'
 LANGUAGE C STABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives_internal.offer_summary(jsonb) IS
-  'programs helper: an offer document''s label (NULL when absent), strategy_key, calculator_key, program rules (tier_mode of a stepped offer, enrollment, requirements, limits), aggregation and a stepped offer''s threshold type, pays_on and baseline, read from the compiled offer; an invalid document is an error (22023)';
+  'programs helper: an offer document''s label (NULL when absent), strategy_key, calculator_key, program rules (tier_mode of a stepped offer, enrollment, requirements, limits), aggregation, a stepped offer''s threshold type, pays_on and baseline, and the group_type, read from the compiled offer; an invalid document is an error (22023)';
 
 CREATE OR REPLACE FUNCTION incentives_internal.offer_rates(document jsonb)
 RETURNS SETOF incentives_internal.offer_rate_row
@@ -57,7 +57,8 @@ SELECT o.offer_key,
        s.aggregation,
        s.threshold_type,
        s.pays_on,
-       s.baseline
+       s.baseline,
+       s.group_type
   FROM incentives.offers AS o
  CROSS JOIN LATERAL incentives_internal.offer_summary(o.document) AS s;
 COMMENT ON VIEW incentives.programs IS
@@ -75,6 +76,7 @@ COMMENT ON COLUMN incentives.programs.limit_maximum IS 'Maximum payout per parti
 COMMENT ON COLUMN incentives.programs.aggregation IS 'participant (each participant''s own transactions) or group (all the transactions of a participant''s group, incentives.participant_groups: tiers, pools, requirements and limits are the group''s)';
 COMMENT ON COLUMN incentives.programs.threshold_type IS 'Stepped: aggregated_amount, aggregated_quantity, property, growth_amount or growth_quantity (the tiers are growth percentages over the baseline); NULL for the other strategies';
 COMMENT ON COLUMN incentives.programs.pays_on IS 'Stepped: all_volume (the tier met pays every earning transaction) or growth (only the growth over the baseline pays); NULL for the other strategies';
+COMMENT ON COLUMN incentives.programs.group_type IS 'An offer aggregated by group with "group_type": the type of group it aggregates at (incentives.groups; docs/reference.md, Participant hierarchies); NULL: the immediate group, or aggregated by participant';
 COMMENT ON COLUMN incentives.programs.baseline IS 'Stepped growth types: what the current value is compared with, {start_date, end_date} (the same sum over those dates) or {property_key}; NULL otherwise';
 
 -- An offer with a rate schedule (docs/lifecycle.md, Prospective rate

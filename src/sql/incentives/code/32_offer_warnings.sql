@@ -442,6 +442,23 @@ AS $function$
      WHERE p.aggregation = 'group'
        AND NOT EXISTS (SELECT FROM incentives.participant_groups)
     UNION ALL
+    -- unknown_group_type: a "group_type" that no row of incentives.groups
+    -- has (docs/reference.md, Participant hierarchies); the type it was
+    -- probably meant to be is suggested (the same rule)
+    SELECT o.offer_key, 'group_type', 'unknown_group_type',
+           format('group_type %s is the type of no group in incentives.groups: every transaction of the offer is calculated under its own participant',
+                  to_json(o.document ->> 'group_type'))
+           || COALESCE('; did you mean '
+                       || to_json(incentives_internal.suggested_key(
+                              o.document ->> 'group_type',
+                              ARRAY(SELECT DISTINCT g.group_type FROM incentives.groups AS g
+                                     ORDER BY 1)))::text
+                       || '?', '')
+      FROM incentives.offers AS o
+     WHERE jsonb_typeof(o.document -> 'group_type') = 'string'
+       AND NOT EXISTS (SELECT FROM incentives.groups AS g
+                        WHERE g.group_type = o.document ->> 'group_type')
+    UNION ALL
     -- offer_key_format: empty, or leading or trailing white space, or a
     -- control character (what a write refuses since 0.4)
     SELECT o.offer_key, 'offer_key', 'offer_key_format',
@@ -477,7 +494,7 @@ AS $function$
               w.message COLLATE "C"
 $function$;
 COMMENT ON FUNCTION incentives.offer_warnings(regclass) IS
-  'What in the stored offers is legal but likely wrong, computed now against the data as it is (transactions from any relation with the transaction columns; row-level security applies): one row per finding with the offer, the JSON path, a code and a sentence naming the value.  Codes: unknown_field and implausible_rate (the document alone, as the engine reads it); unknown_sku (no row of incentives.skus and no transaction has the SKU); unknown_product (a product key incentives.products does not have); empty_product (a listed product no SKU is in on any day of the offer''s span); ambiguous_product_rate (a SKU in two products of one standard entry''s rates at the same nearest distance: the one listed first applies); unknown_transaction_type (no transaction has it); empty_period (ended before today, transactions dated after its end exist, none of the offer''s SKUs dated in it); period_outside_book (a period that overlaps the dates of no other offer, from its earliest period start to its latest end, in a book with others, and in which no transaction of the offer''s SKUs is dated: judged against the book and the data, never the clock; also raised as a WARNING when the offer is stored); unknown_unit (a stacked conversion''s "from" with no conversion either way to the SKU''s unit in incentives.skus, or, for a SKU without a row there, named by no row of incentives.skus, incentives.uom_conversions or the transactions); sku_without_unit (dollars per unit on a SKU without a row in incentives.skus whose transactions come in more than one unit); no_enrollments ("enrollment": "required", no enrollment row); no_groups ("aggregation": "group", no membership row); and stored keys a write now refuses: offer_key_format (empty, surrounding white space, a control character), offer_key_case (equal to another offer''s but for case) and enrollment_without_offer (enrollment rows of a missing offer).  An unknown SKU, product, transaction type or enrollment offer key comes with the known one it was probably meant to be, by the rule of every suggestion (incentives_internal.suggested_key: the same but for case, separators, look-alike digits or a plural s; an abbreviation; within 1 or 2 edits)';
+  'What in the stored offers is legal but likely wrong, computed now against the data as it is (transactions from any relation with the transaction columns; row-level security applies): one row per finding with the offer, the JSON path, a code and a sentence naming the value.  Codes: unknown_field and implausible_rate (the document alone, as the engine reads it); unknown_sku (no row of incentives.skus and no transaction has the SKU); unknown_product (a product key incentives.products does not have); empty_product (a listed product no SKU is in on any day of the offer''s span); ambiguous_product_rate (a SKU in two products of one standard entry''s rates at the same nearest distance: the one listed first applies); unknown_transaction_type (no transaction has it); empty_period (ended before today, transactions dated after its end exist, none of the offer''s SKUs dated in it); period_outside_book (a period that overlaps the dates of no other offer, from its earliest period start to its latest end, in a book with others, and in which no transaction of the offer''s SKUs is dated: judged against the book and the data, never the clock; also raised as a WARNING when the offer is stored); unknown_unit (a stacked conversion''s "from" with no conversion either way to the SKU''s unit in incentives.skus, or, for a SKU without a row there, named by no row of incentives.skus, incentives.uom_conversions or the transactions); sku_without_unit (dollars per unit on a SKU without a row in incentives.skus whose transactions come in more than one unit); no_enrollments ("enrollment": "required", no enrollment row); no_groups ("aggregation": "group", no membership row); unknown_group_type (a "group_type" no row of incentives.groups has, with the type it was probably meant to be); and stored keys a write now refuses: offer_key_format (empty, surrounding white space, a control character), offer_key_case (equal to another offer''s but for case) and enrollment_without_offer (enrollment rows of a missing offer).  An unknown SKU, product, transaction type or enrollment offer key comes with the known one it was probably meant to be, by the rule of every suggestion (incentives_internal.suggested_key: the same but for case, separators, look-alike digits or a plural s; an abbreviation; within 1 or 2 edits)';
 
 CREATE OR REPLACE VIEW incentives.offer_warnings WITH (security_invoker = true) AS
 SELECT w.offer_key, w.path, w.code, w.message
@@ -486,7 +503,7 @@ COMMENT ON VIEW incentives.offer_warnings IS
   'incentives.offer_warnings() over incentives.transactions: what in the stored offers is legal but likely wrong, computed on read; a correct program book has no row';
 COMMENT ON COLUMN incentives.offer_warnings.offer_key IS 'The offer (for enrollment_without_offer: the enrollments'' offer_key, which names no offer)';
 COMMENT ON COLUMN incentives.offer_warnings.path IS 'The JSON path in the offer document of what the warning is about (periods[0], incentives[1].rates[0].sku_key, ...); NULL when it is about no field of the document';
-COMMENT ON COLUMN incentives.offer_warnings.code IS 'unknown_sku, unknown_product, empty_product, ambiguous_product_rate, unknown_transaction_type, empty_period, period_outside_book, implausible_rate, unknown_unit, sku_without_unit, no_enrollments, no_groups, unknown_field, offer_key_format, offer_key_case or enrollment_without_offer';
+COMMENT ON COLUMN incentives.offer_warnings.code IS 'unknown_sku, unknown_product, empty_product, ambiguous_product_rate, unknown_transaction_type, empty_period, period_outside_book, implausible_rate, unknown_unit, sku_without_unit, no_enrollments, no_groups, unknown_group_type, unknown_field, offer_key_format, offer_key_case or enrollment_without_offer';
 COMMENT ON COLUMN incentives.offer_warnings.message IS 'A sentence naming the value, with a suggestion where one fits';
 
 ------------------------------------------------------------------------

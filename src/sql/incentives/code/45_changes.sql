@@ -13,6 +13,9 @@
 --   incentives.participant_groups: the members and the groups of those
 --     rows (the refresh recalculates each one's whole group); TRUNCATE:
 --     everyone.
+--   incentives.groups: the groups of those rows (a group's type moves the
+--     aggregation keys of its whole hierarchy, which the refresh
+--     recalculates); TRUNCATE: everyone.
 --   incentives.offers, incentives.skus, incentives.uom_conversions,
 --     incentives.products, incentives.sku_products: any row changed means
 --     everyone (NULL).
@@ -208,6 +211,63 @@ CREATE TRIGGER participant_groups_changes_truncate
     AFTER TRUNCATE ON incentives.participant_groups
     FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_group_changes();
 COMMENT ON TRIGGER participant_groups_changes_truncate ON incentives.participant_groups IS
+  'Change tracking for refresh_earnings(changed_only => true): everyone (TRUNCATE)';
+
+-- incentives.groups: the groups whose type or key changed (a refresh
+-- brings the whole hierarchy each is in; a group in no window moves
+-- nothing)
+CREATE OR REPLACE FUNCTION incentives_internal.track_group_type_changes()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $function$
+BEGIN
+    IF TG_OP = 'TRUNCATE' THEN
+        INSERT INTO incentives.earnings_changes (participant_key) VALUES (NULL);
+    ELSIF TG_OP = 'INSERT' THEN
+        INSERT INTO incentives.earnings_changes (participant_key)
+        SELECT DISTINCT n.group_key FROM incentives_new_rows AS n;
+    ELSIF TG_OP = 'UPDATE' THEN
+        INSERT INTO incentives.earnings_changes (participant_key)
+        SELECT n.group_key FROM incentives_new_rows AS n
+        UNION
+        SELECT o.group_key FROM incentives_old_rows AS o;
+    ELSE
+        INSERT INTO incentives.earnings_changes (participant_key)
+        SELECT DISTINCT o.group_key FROM incentives_old_rows AS o;
+    END IF;
+    RETURN NULL;
+END
+$function$;
+COMMENT ON FUNCTION incentives_internal.track_group_type_changes() IS
+  'Trigger: logs in incentives.earnings_changes the groups of the incentives.groups rows a statement changed (a refresh of changed participants recalculates the whole hierarchy of each); everyone on TRUNCATE';
+
+DROP TRIGGER IF EXISTS groups_changes_insert ON incentives.groups;
+CREATE TRIGGER groups_changes_insert
+    AFTER INSERT ON incentives.groups
+    REFERENCING NEW TABLE AS incentives_new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_group_type_changes();
+COMMENT ON TRIGGER groups_changes_insert ON incentives.groups IS
+  'Change tracking for refresh_earnings(changed_only => true): the groups of the changed rows (inserts)';
+DROP TRIGGER IF EXISTS groups_changes_update ON incentives.groups;
+CREATE TRIGGER groups_changes_update
+    AFTER UPDATE ON incentives.groups
+    REFERENCING OLD TABLE AS incentives_old_rows NEW TABLE AS incentives_new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_group_type_changes();
+COMMENT ON TRIGGER groups_changes_update ON incentives.groups IS
+  'Change tracking for refresh_earnings(changed_only => true): the groups of the changed rows (updates)';
+DROP TRIGGER IF EXISTS groups_changes_delete ON incentives.groups;
+CREATE TRIGGER groups_changes_delete
+    AFTER DELETE ON incentives.groups
+    REFERENCING OLD TABLE AS incentives_old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_group_type_changes();
+COMMENT ON TRIGGER groups_changes_delete ON incentives.groups IS
+  'Change tracking for refresh_earnings(changed_only => true): the groups of the changed rows (deletes)';
+DROP TRIGGER IF EXISTS groups_changes_truncate ON incentives.groups;
+CREATE TRIGGER groups_changes_truncate
+    AFTER TRUNCATE ON incentives.groups
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_group_type_changes();
+COMMENT ON TRIGGER groups_changes_truncate ON incentives.groups IS
   'Change tracking for refresh_earnings(changed_only => true): everyone (TRUNCATE)';
 
 -- incentives.offers: everyone (an offer changed)

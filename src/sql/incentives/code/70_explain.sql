@@ -3,6 +3,25 @@
 -- incentives.incentive_diagnostics)
 ------------------------------------------------------------------------
 
+-- The type of an aggregation key (docs/reference.md, Participant
+-- hierarchies), for tier_progress and incentive_explain: a key above the
+-- participant in an offer with a group_type is of that type; else the
+-- key's row of incentives.groups, as the caller sees it.
+CREATE OR REPLACE FUNCTION incentives_internal.aggregation_type(
+    group_key text, participant_key text, offer_group_type text)
+RETURNS text
+LANGUAGE sql
+STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+    SELECT CASE WHEN $1 IS NULL THEN NULL
+                WHEN $3 IS NOT NULL AND $1 <> $2 THEN $3
+                ELSE (SELECT g.group_type FROM incentives.groups AS g WHERE g.group_key = $1)
+           END
+$function$;
+COMMENT ON FUNCTION incentives_internal.aggregation_type(text, text, text) IS
+  'tier_progress and incentive_explain helper: the type of the aggregation key group_key of participant_key''s rows in an offer with the given group_type (NULL: none): that type for a key above the participant, else the key''s incentives.groups row as the caller sees it; NULL for no key';
+
 CREATE OR REPLACE FUNCTION incentives.incentive_explain(
     participant_key text,
     offer_key       text,
@@ -30,6 +49,7 @@ DECLARE
     v_through     date     := incentive_explain.through_date;
     v_label       text;
     v_calculator  text;
+    v_group_type  text;
     v_strategy    text;
     v_earnings    incentives.earning[];
     v_diag        jsonb;
@@ -44,13 +64,13 @@ BEGIN
         PERFORM incentives_internal.raise_error('22023', 'offer_key must not be NULL', '', '');
     END IF;
     IF v_as_of IS NULL THEN
-        SELECT s.label, s.calculator_key INTO v_label, v_calculator
+        SELECT s.label, s.calculator_key, s.group_type INTO v_label, v_calculator, v_group_type
           FROM incentives.offers AS o
          CROSS JOIN LATERAL incentives_internal.offer_summary(o.document) AS s
          WHERE o.offer_key = v_offer;
     ELSE
         -- the offer as it was (docs/lifecycle.md, Offer versions and as_of)
-        SELECT s.label, s.calculator_key INTO v_label, v_calculator
+        SELECT s.label, s.calculator_key, s.group_type INTO v_label, v_calculator, v_group_type
           FROM incentives.offer_versions AS v
          CROSS JOIN LATERAL incentives_internal.offer_summary(v.document) AS s
          WHERE v.offer_key = v_offer
@@ -110,8 +130,11 @@ BEGIN
     END IF;
     -- an offer aggregated by group: the group whose figures these are, and
     -- its members' contributions (those the caller may see)
+    -- (and the key's type: docs/reference.md, Participant hierarchies)
     IF v_diag ? 'aggregation' THEN
-        v_result := v_result || jsonb_build_object('aggregation', v_diag -> 'aggregation');
+        v_result := v_result || jsonb_build_object('aggregation', v_diag -> 'aggregation'
+            || jsonb_build_object('group_type', incentives_internal.aggregation_type(
+                   v_diag -> 'aggregation' ->> 'group_key', v_participant, v_group_type)));
         v_diag := v_diag - 'aggregation';
     END IF;
 
@@ -311,7 +334,9 @@ SELECT d.participant_key,
        incentives_internal.progress_needed(p.threshold_type,
          CASE WHEN g.growth THEN d.diagnostics ->> 'next_volume' ELSE d.diagnostics ->> 'next_threshold' END),
        incentives_internal.progress_needed(p.threshold_type,
-         CASE WHEN g.growth THEN d.diagnostics ->> 'volume_to_next' ELSE d.diagnostics ->> 'gap_to_next' END)
+         CASE WHEN g.growth THEN d.diagnostics ->> 'volume_to_next' ELSE d.diagnostics ->> 'gap_to_next' END),
+       -- the type of the aggregation key
+       incentives_internal.aggregation_type(d.group_key, d.participant_key, p.document ->> 'group_type')
   FROM incentives.incentive_diagnostics(tier_progress.participant_key,
                                         COALESCE(tier_progress.properties, '{}'),
                                         NULL,

@@ -119,6 +119,21 @@ BEGIN
 END
 $row_security$;
 
+-- The types of groups (docs/security.md, Participant groups): a reader
+-- sees the row of a group it sees as a participant or of which it sees a
+-- member (a membership row of incentives.participant_groups, under that
+-- table's policy), never one none of whose members it sees.
+ALTER TABLE incentives.groups ENABLE ROW LEVEL SECURITY;
+DROP POLICY IF EXISTS group_visible ON incentives.groups;
+CREATE POLICY group_visible ON incentives.groups
+    USING (NOT pg_catalog.row_security_active('incentives.transactions'::pg_catalog.regclass)
+           OR group_key IN (SELECT incentives.visible_participants())
+           OR EXISTS (SELECT FROM incentives.participant_groups AS m
+                       WHERE m.group_key OPERATOR(pg_catalog.=) groups.group_key
+                         AND m.participant_key IN (SELECT incentives.visible_participants())));
+COMMENT ON POLICY group_visible ON incentives.groups IS
+  'Rows of the groups the role can see as a participant in incentives.transactions or of which it can see a member; docs/security.md';
+
 -- The run log.
 ALTER TABLE incentives.calculation_runs ENABLE ROW LEVEL SECURITY;
 DROP POLICY IF EXISTS run_visible ON incentives.calculation_runs;

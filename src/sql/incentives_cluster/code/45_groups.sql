@@ -140,7 +140,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION incentives.put_participant_group(text, text, date, date) IS
-  'Inserts a membership window on every partition, or replaces the group and end_date of the one starting that day (overlaps and groups of groups are refused there); true when it is new; then moves the data of every participant whose placement changed to the partition of its group';
+  'Inserts a membership window on every partition, or replaces the group and end_date of the one starting that day (overlaps and cycles are refused there); true when it is new; then moves the data of every participant whose placement changed to the partition of its group';
 
 CREATE OR REPLACE FUNCTION incentives.delete_participant_group(participant_key text, start_date date)
 RETURNS boolean
