@@ -11,7 +11,7 @@
 
 # The layers, from the bottom (docs/architecture.md, Layers): the engine
 # core's folders, then the glue's, then module.c on top.
-DEPS_FOLDERS = src/core/numbers src/core/util src/core/offer src/core/calc \
+DEPS_FOLDERS = src/core/numbers src/core/util src/core/products src/core/offer src/core/calc \
                src/core/strategy src/core/rules src/core/engine \
                src/pg/base src/pg/load src/pg/read src/pg/calc src/pg/refresh src/pg
 
