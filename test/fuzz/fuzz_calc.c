@@ -305,6 +305,19 @@ RateKey(const char *offer_key, const char *rate_key, const char *sku_key, const 
 	return Join3(offer_key, rate_key, Join3(sku_key, text, ""));
 }
 
+/*
+ * RateItem: what a rate is of in RateKey: its SKU, "product:" and its
+ * product for a standard rate of a product (docs/reference.md, Products),
+ * "" for a stepped tier.
+ */
+static const char *
+RateItem(const char *sku_key, const char *product_key)
+{
+	if (product_key)
+		return Join3("product:", product_key, "");
+	return sku_key ? sku_key : "";
+}
+
 /* ListRate: record one rate of the listing (rate_key, SKU, value) -> rate value. */
 static void
 ListRate(void *ctx, const IncRateRow *row)
@@ -314,11 +327,14 @@ ListRate(void *ctx, const IncRateRow *row)
 
 	EXPECT(row->rate_key != NULL && row->rate_key[0] != '\0');
 	EXPECT(fuzz_dec_form(&row->rate_value, -1));
-	EXPECT((row->sku_key == NULL) == (row->offer->strategy == INC_STEPPED));
+	EXPECT((row->sku_key == NULL) ==
+		   (row->offer->strategy == INC_STEPPED || row->product_key != NULL));
+	EXPECT(row->product_key == NULL || row->offer->strategy == INC_STANDARD);
 	EXPECT((row->threshold != NULL) == (row->offer->strategy == INC_STEPPED));
 	*value = row->rate_value;
 	*inc_strmap_slot(rates, RateKey(row->offer->offer_key, row->rate_key,
-									row->sku_key ? row->sku_key : "", &row->rate_value)) = value;
+									RateItem(row->sku_key, row->product_key),
+									&row->rate_value)) = value;
 }
 
 /* ListedUnder: a version's listing, recorded under its offer's key (a twin's). */
@@ -409,7 +425,8 @@ Emit(void *ctx, const IncRow *row)
 	/* the rate is one the offer lists, with this SKU and value */
 	listed = inc_strmap_get(r->rates, RateKey(o->offer_key, row->rate_key,
 											  o->strategy == INC_STEPPED ? "" :
-											  row->txn->sku_key, &row->rate_value));
+											  RateItem(row->txn->sku_key, row->product_key),
+											  &row->rate_value));
 	EXPECT_ROW(listed != NULL && inc_dec_cmp(listed, &row->rate_value) == 0, desc);
 
 	/* kept for the uniqueness and diagnostics checks */
@@ -439,7 +456,8 @@ Emit(void *ctx, const IncRow *row)
 		void	  **slot = inc_strmap_slot(r->pools,
 										   Join3(o->offer_key, row->rate_key,
 												 o->strategy == INC_STANDARD ?
-												 row->txn->sku_key : ""));
+												 RateItem(row->txn->sku_key, row->product_key) :
+												 ""));
 		PoolSum    *ps = *slot;
 		IncRat		amount;
 

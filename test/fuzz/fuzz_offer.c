@@ -94,20 +94,33 @@ CheckMeasure(const IncOffer *o, const char *measure)
 				  "percent" : "dollars") == 0);
 }
 
+/* A list of keys: n >= 0, each a non-empty string. */
+static void
+CheckKeys(char **keys, int n)
+{
+	int			j;
+
+	EXPECT(n >= 0);
+	for (j = 0; j < n; j++)
+		CheckString(keys[j], true);
+}
+
+/* Filters: SKUs, products or both, and the exclusions (docs/reference.md, Products). */
 static void
 CheckFilters(const IncOffer *o, const IncFilter *f, int n)
 {
-	int			i,
-				j;
+	int			i;
 
 	EXPECT(n > 0 && f != NULL);
 	for (i = 0; i < n; i++)
 	{
 		CheckPeriod(o, f[i].period);
 		CheckString(f[i].transaction_type, true);
-		EXPECT(f[i].nskus > 0);
-		for (j = 0; j < f[i].nskus; j++)
-			CheckString(f[i].sku_keys[j], true);
+		EXPECT(f[i].nskus > 0 || f[i].nproducts > 0);
+		CheckKeys(f[i].sku_keys, f[i].nskus);
+		CheckKeys(f[i].product_keys, f[i].nproducts);
+		CheckKeys(f[i].exclude_sku_keys, f[i].nexclude_skus);
+		CheckKeys(f[i].exclude_product_keys, f[i].nexclude_products);
 	}
 }
 
@@ -132,19 +145,33 @@ CheckBaseline(IncThresholdType type, const IncBaseline *b)
 	}
 }
 
+/*
+ * Rates: each of a SKU, or, where products may be (a standard entry's),
+ * of a SKU or of a product, never both; a key at most once among its kind.
+ */
 static void
-CheckSkuRates(const IncOffer *o, const IncSkuRate *r, int n)
+CheckSkuRates(const IncOffer *o, const IncSkuRate *r, int n, bool products)
 {
 	int			i,
 				j;
 
 	for (i = 0; i < n; i++)
 	{
-		CheckString(r[i].sku_key, true);
+		EXPECT((r[i].sku_key == NULL) != (r[i].product_key == NULL));
+		EXPECT(products || r[i].product_key == NULL);
+		if (r[i].sku_key)
+			CheckString(r[i].sku_key, true);
+		else
+			CheckString(r[i].product_key, true);
 		CheckDec(&r[i].rate, 0);
 		CheckMeasure(o, r[i].measure);
 		for (j = 0; j < i; j++)
-			EXPECT(strcmp(r[i].sku_key, r[j].sku_key) != 0);
+		{
+			if (r[i].sku_key && r[j].sku_key)
+				EXPECT(strcmp(r[i].sku_key, r[j].sku_key) != 0);
+			if (r[i].product_key && r[j].product_key)
+				EXPECT(strcmp(r[i].product_key, r[j].product_key) != 0);
+		}
 	}
 }
 
@@ -191,7 +218,9 @@ CheckOffer(const IncOffer *o)
 				CheckPeriod(o, e->period);
 				CheckString(e->transaction_type, true);
 				EXPECT(e->nrates > 0);
-				CheckSkuRates(o, e->rates, e->nrates);
+				CheckSkuRates(o, e->rates, e->nrates, true);
+				CheckKeys(e->exclude_sku_keys, e->nexclude_skus);
+				CheckKeys(e->exclude_product_keys, e->nexclude_products);
 				for (j = 0; j < i; j++)
 					EXPECT(strcmp(e->key, o->entries[j].key) != 0);
 			}
@@ -259,7 +288,7 @@ CheckOffer(const IncOffer *o)
 						CheckString(s->conversions[j].from_uom, true);
 						CheckDec(&s->conversions[j].rate, 1);
 					}
-					CheckSkuRates(o, s->rates, s->nrates);
+					CheckSkuRates(o, s->rates, s->nrates, false);
 					/* every pay rate's SKU is among the conversions */
 					for (j = 0; j < s->nrates; j++)
 					{
@@ -389,7 +418,9 @@ CheckRate(void *ctx, const IncRateRow *row)
 	CheckDec(&row->rate_value, 0);
 	EXPECT(row->rate_value.scale == 0 || row->rate_value.coef % 10 != 0);
 	CheckString(row->measure, true);
-	EXPECT((row->sku_key == NULL) == (row->offer->strategy == INC_STEPPED));
+	EXPECT((row->sku_key == NULL) ==
+		   (row->offer->strategy == INC_STEPPED || row->product_key != NULL));
+	EXPECT(row->product_key == NULL || row->offer->strategy == INC_STANDARD);
 	EXPECT((row->threshold_type != NULL) == (row->offer->strategy == INC_STEPPED));
 	EXPECT((row->stack_key != NULL) == (row->offer->strategy == INC_STACKED));
 	EXPECT(row->period != NULL || row->offer->strategy == INC_STEPPED);
@@ -543,6 +574,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		IncEngine  *e;
 		const char *const *keys;
 		int			nkeys;
+		int			nproducts;
 		int			count = 0;
 
 		CheckOffer(offer);
@@ -558,7 +590,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		inc_engine_set_diagnostics(e, CheckDiagnostics, &count);
 		inc_engine_prepare(e);
 		keys = inc_engine_sku_keys(e, &nkeys);
-		EXPECT(nkeys > 0);
+		/* every offer reads a SKU, or names products (no catalog here) */
+		inc_engine_product_keys(e, &nproducts);
+		EXPECT(nkeys > 0 || nproducts > 0);
 		while (nkeys-- > 0)
 			CheckString(keys[nkeys], true);
 

@@ -172,7 +172,8 @@ Twin(const FuzzRows *r, const IncOffer *o)
 /* ---- requirements -------------------------------------------------------- */
 
 /*
- * Matches: does t match one of the filters (period, type, SKU)?  A
+ * Matches: does t match one of the filters (period, type, SKU, not
+ * excluded)?  A
  * transaction of a filter's SKU with a NULL date or type: *known false.
  */
 static bool
@@ -188,6 +189,9 @@ Matches(const IncOffer *o, const IncFilter *filters, int n, const IncTxn *t, boo
 
 		for (k = 0; k < filters[i].nskus; k++)
 			sku |= strcmp(filters[i].sku_keys[k], t->sku_key) == 0;
+		/* an excluded SKU never matches (no product is in the catalog here) */
+		for (k = 0; k < filters[i].nexclude_skus; k++)
+			sku &= strcmp(filters[i].exclude_sku_keys[k], t->sku_key) != 0;
 		if (!sku)
 			continue;
 		if (t->nulls & (INC_TXN_NULL_DATE | INC_TXN_NULL_TYPE))

@@ -89,7 +89,8 @@ fuzz_vocab_offer(FuzzVocab *v, const IncOffer *o)
 			{
 				AddWord(v->types, &v->ntypes, o->entries[i].transaction_type);
 				for (j = 0; j < o->entries[i].nrates; j++)
-					AddWord(v->skus, &v->nskus, o->entries[i].rates[j].sku_key);
+					if (o->entries[i].rates[j].sku_key)	/* not a product's rate */
+						AddWord(v->skus, &v->nskus, o->entries[i].rates[j].sku_key);
 			}
 			break;
 		case INC_STEPPED:
@@ -115,6 +116,13 @@ fuzz_vocab_offer(FuzzVocab *v, const IncOffer *o)
 			}
 			break;
 	}
+	/*
+	 * The fuzzed world has no product catalog (docs/reference.md,
+	 * Products): an offer written on products alone reads no SKU, and its
+	 * transactions are of a SKU no product holds.
+	 */
+	if (v->nskus == 0)
+		AddWord(v->skus, &v->nskus, "sku_in_no_product");
 }
 
 /* ---- fuzzed decimals ----------------------------------------------------- */
