@@ -6,17 +6,19 @@
 #
 #   make bench                                  # 1M transactions; then
 #                                               # bench/groups.sh (participant groups)
-#                                               # and bench/products.sh (offers on products)
+#                                               # bench/products.sh (offers on products)
+#                                               # and bench/hierarchy.sh (four levels)
 #   make bench BENCH_N="1000000 10000000"       # and 10M
 #   make bench BENCH_PERF=1                     # plus a perf profile in bench/out/
 #
 # Every BENCH_* setting of bench/run.sh can be given on the command line.
 
-.PHONY: bench bench-groups bench-products
+.PHONY: bench bench-groups bench-products bench-hierarchy
 bench: install-test
 	bench/run.sh
 	bench/groups.sh
 	bench/products.sh
+	bench/hierarchy.sh
 
 # make bench-groups: bench/groups.sh alone (offers aggregated by group
 # against the same by participant; a member's call against a lone one).
@@ -27,6 +29,11 @@ bench-groups: install-test
 # products against the same book on SKU lists).
 bench-products: install-test
 	bench/products.sh
+
+# make bench-hierarchy: bench/hierarchy.sh alone (offers aggregated by
+# group over a four-level hierarchy against one level).
+bench-hierarchy: install-test
+	bench/hierarchy.sh
 
 # make bench-lifecycle: bench/lifecycle.sh (docs/lifecycle.md): full
 # refresh against the calculation, the change-tracking overhead of a bulk
