@@ -20,3 +20,8 @@ SELECT pg_temp.update_replace_function('incentives_cluster.program_skus(integer)
 SELECT pg_temp.update_check();
 DROP VIEW incentives.program_skus;
 DROP FUNCTION incentives_cluster.program_skus(integer);
+
+-- tier_progress names the type of the aggregation key (docs/reference.md,
+-- Participant hierarchies), as on the shards.
+ALTER TYPE incentives.tier_progress_row ADD ATTRIBUTE group_type text;
+COMMENT ON COLUMN incentives.tier_progress_row.group_type IS 'An offer aggregated by group: the type (incentives.groups) of the group_key whose figures these are; NULL when it has none or there is no group';
