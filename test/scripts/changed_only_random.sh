@@ -221,7 +221,7 @@ CREATE FUNCTION rnd.differences() RETURNS bigint LANGUAGE sql AS $$
         (SELECT participant_key, offer_key, offer_calculator, sku_key, incentive_rate_key, incentive_rate_measure,
                 incentive_rate_value, offer_sku_pay_rate, transaction_id, provided_quantity, provided_uom_key,
                 provided_amount, incentivized_quantity, incentivized_amount, incentive_amount,
-                incentive_contribution_percent, incentive_effective_rate, transaction_date, group_key
+                incentive_contribution_percent, incentive_effective_rate, transaction_date, group_key, product_key
            FROM incentives.earnings
          EXCEPT ALL
          SELECT * FROM incentives_internal.calculate_dated(NULL, '{}', NULL, 'incentives.transactions', NULL, NULL))
@@ -231,7 +231,7 @@ CREATE FUNCTION rnd.differences() RETURNS bigint LANGUAGE sql AS $$
          SELECT participant_key, offer_key, offer_calculator, sku_key, incentive_rate_key, incentive_rate_measure,
                 incentive_rate_value, offer_sku_pay_rate, transaction_id, provided_quantity, provided_uom_key,
                 provided_amount, incentivized_quantity, incentivized_amount, incentive_amount,
-                incentive_contribution_percent, incentive_effective_rate, transaction_date, group_key
+                incentive_contribution_percent, incentive_effective_rate, transaction_date, group_key, product_key
            FROM incentives.earnings)) d
 $$;
 VACUUM ANALYZE;
