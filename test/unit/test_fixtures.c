@@ -383,6 +383,7 @@ RunFixture(const char *name, const char *expected_file)
 				start;
 	char	   *props;
 	IncGroups  *groups;
+	IncGroupLevels levels;
 	const char *forecast = strncmp(expected_file, "expected_forecast_", 18) == 0 ?
 		expected_file + 18 : NULL;
 	char		as_of_text[11] = "";
@@ -479,7 +480,8 @@ RunFixture(const char *name, const char *expected_file)
 			inc_groups_set_type(groups, f[0], strlen(f[0]), f[1], strlen(f[1]));
 		}
 	free(extra.text);
-	inc_groups_prepare(groups);
+	inc_engine_group_levels(e, &levels);
+	inc_groups_prepare(groups, &levels);
 
 	snprintf(path, sizeof(path), "test/fixtures/%s/%s", name, expected_file);
 	CHECK(ReadCsv(path, &expected));

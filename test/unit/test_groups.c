@@ -93,7 +93,7 @@ TestUnits(void)
 	Add(g, "r9", "south", "2025-01-01", "2026-03-31");
 	Add(g, "r9", "east", "2026-04-01", NULL);
 	Add(g, "r8", "east", "2026-01-01", "2026-01-31");
-	inc_groups_prepare(g);
+	inc_groups_prepare(g, NULL);
 	CHECK(inc_groups_count(g) == 2);
 
 	u = inc_groups_find(g, "r1", 2, &index);
@@ -495,7 +495,7 @@ TestHierarchy(void)
 	inc_groups_set_type(g, "region", 6, "region", 6);
 	inc_groups_set_type(g, "nowhere", 7, "region", 6);	/* no window: ignored */
 	inc_groups_set_type(g, "x", 1, "loop", 4);
-	inc_groups_prepare(g);
+	inc_groups_prepare(g, NULL);
 	CHECK(inc_groups_count(g) == 2);
 	CHECK(inc_groups_find(g, "nowhere", 7, &index) == -1);
 
@@ -535,12 +535,95 @@ TestHierarchy(void)
 	CHECK(inc_groups_aggregation(g, u, index, Day("2026-03-01"), true, "loop") != index);
 }
 
+/* Same: do keys a and b share a unit of g? */
+static bool
+Same(const IncGroups *g, const char *a, const char *b)
+{
+	int			ia,
+				ib;
+
+	return inc_groups_find(g, a, strlen(a), &ia) == inc_groups_find(g, b, strlen(b), &ib);
+}
+
+/* Tiers: locations in two chains, each in its region, both regions in a national group. */
+static IncGroups *
+Tiers(const IncGroupLevels *levels)
+{
+	IncGroups  *g = inc_groups_create();
+
+	Add(g, "loc1", "chain1", "2025-01-01", NULL);
+	Add(g, "loc2", "chain2", "2025-01-01", NULL);
+	Add(g, "chain1", "region1", "2025-01-01", NULL);
+	Add(g, "chain2", "region2", "2025-01-01", NULL);
+	Add(g, "region1", "national", "2025-01-01", NULL);
+	Add(g, "region2", "national", "2025-01-01", NULL);
+	/* a location that moves from chain2 into region1 directly */
+	Add(g, "loc3", "chain2", "2025-01-01", "2025-12-31");
+	Add(g, "loc3", "region1", "2026-01-01", NULL);
+	inc_groups_set_type(g, "chain1", 6, "chain", 5);
+	inc_groups_set_type(g, "chain2", 6, "chain", 5);
+	inc_groups_set_type(g, "region1", 7, "region", 6);
+	inc_groups_set_type(g, "region2", 7, "region", 6);
+	inc_groups_set_type(g, "national", 8, "national", 8);
+	inc_groups_prepare(g, levels);
+	return g;
+}
+
+/*
+ * Levels: a unit ties together what the offers' levels can aggregate
+ * together, no more: the national group joins nothing when no offer
+ * aggregates at its level.
+ */
+static void
+TestLevels(void)
+{
+	const char *region[] = {"region"};
+	const char *national[] = {"national"};
+	const char *chain_and_region[] = {"chain", "region"};
+	IncGroupLevels untyped = {true, 0, NULL};
+	IncGroupLevels regions = {false, 1, region};
+	IncGroupLevels nation = {false, 1, national};
+	IncGroupLevels both = {false, 2, chain_and_region};
+	IncGroups  *g;
+
+	/* every level: the whole hierarchy */
+	g = Tiers(NULL);
+	CHECK(inc_groups_count(g) == 1);
+
+	/* the immediate group: a chain with its locations; loc3 joins both */
+	g = Tiers(&untyped);
+	CHECK(Same(g, "loc1", "chain1"));
+	CHECK(Same(g, "loc2", "chain2"));
+	CHECK(Same(g, "loc3", "chain2") && Same(g, "loc3", "region1"));
+	CHECK(!Same(g, "loc1", "loc2"));
+	CHECK(!Same(g, "chain1", "region1"));
+	CHECK(!Same(g, "region2", "national"));
+
+	/* regions: each region with its chains and locations, not the nation */
+	g = Tiers(&regions);
+	CHECK(Same(g, "loc1", "region1") && Same(g, "chain1", "region1"));
+	CHECK(Same(g, "loc2", "region2") && Same(g, "chain2", "region2"));
+	/* loc3 went from a chain of region2 to region1: both regions */
+	CHECK(Same(g, "region1", "region2"));
+	CHECK(!Same(g, "region1", "national"));
+
+	/* the nation: everything */
+	g = Tiers(&nation);
+	CHECK(Same(g, "loc1", "national") && Same(g, "loc2", "national"));
+
+	/* chains and regions: a region stops the walk of neither */
+	g = Tiers(&both);
+	CHECK(Same(g, "loc1", "region1") && Same(g, "loc2", "chain2"));
+	CHECK(!Same(g, "national", "region1"));
+}
+
 /* test_groups: see the file header. */
 void
 test_groups(void)
 {
 	TestUnits();
 	TestHierarchy();
+	TestLevels();
 	TestUnitRows();
 	TestPosition();
 	TestPropertiesAndDiagnostics();

@@ -535,6 +535,20 @@ inc_engine_aggregates_groups(const IncEngine *e)
 	return false;
 }
 
+/* inc_engine_group_levels: untyped, and the distinct group_types. */
+void
+inc_engine_group_levels(const IncEngine *e, IncGroupLevels *levels)
+{
+	int			o;
+
+	levels->untyped = false;
+	for (o = 0; o < e->noffers; o++)
+		if (e->offers[o]->aggregation == INC_AGGREGATE_GROUP && e->offers[o]->group_type == NULL)
+			levels->untyped = true;
+	levels->ntypes = e->ngroup_types;
+	levels->types = e->group_types;
+}
+
 /* inc_engine_needs_properties: does an offer read a property? */
 bool
 inc_engine_needs_properties(const IncEngine *e)

@@ -22,6 +22,7 @@
 
 #include "../calc/calc_io.h"
 #include "../products/products.h"
+#include "groups.h"
 
 /*
  * IncDiagnosticsFn: why a participant earns what it does under one offer,
@@ -174,6 +175,13 @@ extern const char *const *inc_engine_enrollment_offer_keys(const IncEngine *e, i
  * group (the host then needs the participant groups' units).
  */
 extern bool inc_engine_aggregates_groups(const IncEngine *e);
+
+/*
+ * inc_engine_group_levels: the levels the offers aggregated by group
+ * aggregate at (groups.h), valid while the engine is; after
+ * inc_engine_prepare.
+ */
+extern void inc_engine_group_levels(const IncEngine *e, IncGroupLevels *levels);
 
 /* inc_engine_needs_properties: true when some offer reads a property. */
 extern bool inc_engine_needs_properties(const IncEngine *e);

@@ -3,13 +3,13 @@
  *    Calculation units and aggregation keys from the participant groups'
  *    windows (see groups.h; docs/reference.md, Participant groups).
  *
- * Every key named by a window is a node of a union-find; each window
- * joins its member and its group, so a unit is a whole connected
- * hierarchy (a group that is a member of a group joins both).
- * inc_groups_prepare gives each root a unit, lists each unit's keys in
- * byte order and sorts each member's windows by start_date, so a key's
- * group on a date is its first window that contains the date, and its
- * ancestors on the date follow those windows up.
+ * Every key named by a window is a node of a union-find.
+ * inc_groups_prepare joins the member and the group of each window an
+ * aggregation key at the levels asked for can go through (Joins), gives
+ * each root a unit, lists each unit's keys in byte order and sorts each
+ * member's windows by start_date, so a key's group on a date is its
+ * first window that contains the date, and its ancestors on the date
+ * follow those windows up.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -98,7 +98,17 @@ Root(IncGroups *g, int i)
 	return i;
 }
 
-/* inc_groups_add: one window; joins member and group. */
+/* Join: one set of nodes a and b. */
+static void
+Join(IncGroups *g, int a, int b)
+{
+	a = Root(g, a);
+	b = Root(g, b);
+	if (a != b)
+		g->nodes[a > b ? a : b].parent = a > b ? b : a;
+}
+
+/* inc_groups_add: one window of member in group. */
 void
 inc_groups_add(IncGroups *g, const char *member, size_t mlen, const char *group, size_t glen,
 			   int32_t start_date, int32_t end_date, bool open_ended)
@@ -106,8 +116,6 @@ inc_groups_add(IncGroups *g, const char *member, size_t mlen, const char *group,
 	int			m = NodeOf(g, member, mlen);
 	int			k = NodeOf(g, group, glen);
 	Node	   *n = &g->nodes[m];
-	int			a,
-				b;
 
 	g->nodes[k].is_group = true;
 	if (n->nwindows == n->windows_cap)
@@ -116,10 +124,112 @@ inc_groups_add(IncGroups *g, const char *member, size_t mlen, const char *group,
 	{
 		k, start_date, end_date, open_ended
 	};
-	a = Root(g, m);
-	b = Root(g, k);
-	if (a != b)
-		g->nodes[a > b ? a : b].parent = a > b ? b : a;
+}
+
+/* IsType: is node n of type? */
+static bool
+IsType(const Node *n, const char *type)
+{
+	return n->type != NULL && strcmp(n->type, type) == 0;
+}
+
+/*
+ * ReachingType: which nodes have type among themselves and their
+ * ancestors on some date (reaches[node]): the nodes of that type and,
+ * going down the windows from them, every member of one that does (a
+ * walk down through first, the members of each group in window order:
+ * members[first[k] .. first[k + 1]), each node once, so a cycle the table
+ * refused but a restore let in ends it too).
+ */
+static void
+ReachingType(const IncGroups *g, const char *type, const int *first, const int *members,
+			 bool *reaches, int *queue)
+{
+	int			head = 0,
+				tail = 0,
+				i;
+
+	for (i = 0; i < g->nnodes; i++)
+	{
+		reaches[i] = IsType(&g->nodes[i], type);
+		if (reaches[i])
+			queue[tail++] = i;
+	}
+	while (head < tail)
+	{
+		int			k = queue[head++];
+
+		for (i = first[k]; i < first[k + 1]; i++)
+			if (!reaches[members[i]])
+			{
+				reaches[members[i]] = true;
+				queue[tail++] = members[i];
+			}
+	}
+}
+
+/*
+ * Joins: the member and the group of each window that an aggregation key
+ * at one of the levels can go through (docs/reference.md, Participant
+ * hierarchies): without a group_type, a window of a member that is no
+ * group (a group's transactions are its own key's); with a group_type T,
+ * a window of a member not of type T into a group that is of type T or
+ * has an ancestor of type T on some date (the walk up from a member
+ * stops at its first key of type T).  NULL levels: every window.
+ */
+static void
+Joins(IncGroups *g, const IncGroupLevels *levels)
+{
+	int		   *first;
+	int		   *members;
+	int		   *queue;
+	bool	   *reaches;
+	int			i,
+				w,
+				t;
+
+	if (levels == NULL)
+	{
+		for (i = 0; i < g->nnodes; i++)
+			for (w = 0; w < g->nodes[i].nwindows; w++)
+				Join(g, i, g->nodes[i].windows[w].group);
+		return;
+	}
+	if (levels->untyped)
+		for (i = 0; i < g->nnodes; i++)
+			for (w = 0; w < g->nodes[i].nwindows && !g->nodes[i].is_group; w++)
+				Join(g, i, g->nodes[i].windows[w].group);
+	if (levels->ntypes == 0)
+		return;
+
+	/* each group's members, by window: members[first[k] .. first[k + 1]) */
+	first = inc_alloc(sizeof(int) * (g->nnodes + 1));
+	queue = inc_alloc(sizeof(int) * (g->nnodes + 1));
+	reaches = inc_alloc(sizeof(bool) * (g->nnodes + 1));
+	for (i = 0; i < g->nnodes; i++)
+		for (w = 0; w < g->nodes[i].nwindows; w++)
+			first[g->nodes[i].windows[w].group + 1]++;
+	for (i = 0; i < g->nnodes; i++)
+		first[i + 1] += first[i];
+	members = inc_alloc(sizeof(int) * (first[g->nnodes] + 1));
+	for (i = 0; i < g->nnodes; i++)
+		queue[i] = first[i];
+	for (i = 0; i < g->nnodes; i++)
+		for (w = 0; w < g->nodes[i].nwindows; w++)
+			members[queue[g->nodes[i].windows[w].group]++] = i;
+
+	for (t = 0; t < levels->ntypes; t++)
+	{
+		ReachingType(g, levels->types[t], first, members, reaches, queue);
+		for (i = 0; i < g->nnodes; i++)
+		{
+			if (IsType(&g->nodes[i], levels->types[t]))
+				continue;
+			for (w = 0; w < g->nodes[i].nwindows; w++)
+				if (reaches[g->nodes[i].windows[w].group])
+					Join(g, i, g->nodes[i].windows[w].group);
+		}
+	}
 }
 
 static IncGroups *sorting;
@@ -142,12 +252,13 @@ CompareWindows(const void *a, const void *b)
 
 /* inc_groups_prepare: a unit per set, its keys in byte order. */
 void
-inc_groups_prepare(IncGroups *g)
+inc_groups_prepare(IncGroups *g, const IncGroupLevels *levels)
 {
 	int		   *unit_of_root = inc_alloc(sizeof(int) * (g->nnodes + 1));
 	int		   *order = inc_alloc(sizeof(int) * (g->nnodes + 1));
 	int			i;
 
+	Joins(g, levels);
 	for (i = 0; i < g->nnodes; i++)
 		unit_of_root[i] = -1;
 	for (i = 0; i < g->nnodes; i++)

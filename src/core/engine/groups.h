@@ -9,15 +9,21 @@
  * (a member belongs to a group from start_date to end_date, both
  * inclusive), adds them here and prepares: every key that appears in a
  * window, as a member or as a group, is a node, and members and groups
- * connected through windows form one unit (a group with all its members,
- * and groups joined by a member that moves between them).  A key in no
- * window is a unit of its own, which the host makes itself (one key: its
- * aggregation key is always itself).  Within a unit:
+ * connected through the windows that can carry an aggregation key form
+ * one unit (a group with all its members, and groups joined by a member
+ * that moves between them).  A key in no window is a unit of its own,
+ * which the host makes itself (one key: its aggregation key is always
+ * itself).  Within a unit:
  *
  *   the keys are in byte order, flagged INC_KEY_GROUP when they are a
  *   group_key;
- *   a group may itself be a member of a group (a hierarchy): a unit is a
- *   whole connected hierarchy;
+ *   a group may itself be a member of a group (a hierarchy): prepared
+ *   for the levels of a calculation's offers (IncGroupLevels), a window
+ *   joins its member and its group only when a transaction's aggregation
+ *   key at one of those levels can go through it, so a unit is what
+ *   those levels tie together (no offer at a national group's level: the
+ *   national group does not tie its members into one unit); prepared for
+ *   every level, a unit is a whole connected hierarchy;
  *   the aggregation key of a transaction in an offer without a
  *   group_type is its participant when that is a group on any date (a
  *   head office buying directly), else the group of the participant's
@@ -57,8 +63,23 @@ extern void inc_groups_add(IncGroups *g, const char *member, size_t mlen,
 extern void inc_groups_set_type(IncGroups *g, const char *key, size_t len,
 								const char *type, size_t tlen);
 
-/* inc_groups_prepare: the units; after the last add, before any lookup. */
-extern void inc_groups_prepare(IncGroups *g);
+/*
+ * IncGroupLevels: the levels offers aggregate at: untyped (some offer
+ * aggregated by group has no group_type) and the distinct group_types.
+ */
+typedef struct IncGroupLevels
+{
+	bool		untyped;
+	int			ntypes;
+	const char *const *types;
+} IncGroupLevels;
+
+/*
+ * inc_groups_prepare: the units, for the levels given (NULL: every
+ * level, a unit is a whole connected hierarchy); after the last add and
+ * the last set_type, before any lookup.
+ */
+extern void inc_groups_prepare(IncGroups *g, const IncGroupLevels *levels);
 
 /* inc_groups_count: how many units (0: no groups at all). */
 extern int	inc_groups_count(const IncGroups *g);

@@ -31,7 +31,7 @@
 static SPIPlanPtr read_plan;
 static SPIPlanPtr types_plan;
 
-static IncGroups *LoadGroups(bool as_owner);
+static IncGroups *LoadGroups(bool as_owner, const IncGroupLevels *levels);
 
 /* RelationOwner: the owner of relid. */
 static Oid
@@ -96,12 +96,14 @@ IncGroups *
 pg_groups_load(const IncEngine *e, Oid relid)
 {
 	Oid			transactions;
+	IncGroupLevels levels;
 
 	if (!inc_engine_aggregates_groups(e))
 		return NULL;
+	inc_engine_group_levels(e, &levels);
 	transactions = get_relname_relid("transactions", get_namespace_oid("incentives", false));
 	return LoadGroups(!OidIsValid(transactions) || !pg_rls_hides(transactions) ||
-					  pg_rls_hides(relid));
+					  pg_rls_hides(relid), &levels);
 }
 
 /*
@@ -158,10 +160,11 @@ LoadTypes(IncGroups *groups, bool as_owner)
 
 /*
  * LoadGroups: pg_groups_load's read, or NULL (none, or no table); as the
- * table's owner, or with the caller's rights.
+ * table's owner, or with the caller's rights; its units those of the
+ * levels given (NULL: every level).
  */
 static IncGroups *
-LoadGroups(bool as_owner)
+LoadGroups(bool as_owner, const IncGroupLevels *levels)
 {
 	IncGroups  *groups;
 	PgOwnerRead owner;
@@ -221,7 +224,7 @@ LoadGroups(bool as_owner)
 	}
 	SPI_freetuptable(SPI_tuptable);
 	LoadTypes(groups, as_owner);
-	inc_groups_prepare(groups);
+	inc_groups_prepare(groups, levels);
 	return groups;
 }
 
@@ -415,9 +418,11 @@ PG_FUNCTION_INFO_V1(incentives_participant_units);
  * incentives_participant_units: participant_units() RETURNS TABLE
  * (participant_key text, unit_key text): every key of
  * incentives.participant_groups (members and groups) with the first key of
- * its unit in byte order, the one that stands for the unit (groups.h): the
- * keys whose earnings a refresh must calculate together.  Read as
- * pg_groups_load reads the table.
+ * its unit of every level (a whole connected hierarchy) in byte order,
+ * the one that stands for the unit (groups.h): the keys whose earnings a
+ * refresh may have to calculate together, whatever its offers (a unit of
+ * a calculation is within one of these).  Read as pg_groups_load reads
+ * the table.
  */
 Datum
 incentives_participant_units(PG_FUNCTION_ARGS)
@@ -431,7 +436,7 @@ incentives_participant_units(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	groups = LoadGroups(true);
+	groups = LoadGroups(true, NULL);
 	for (u = 0; groups && u < inc_groups_count(groups); u++)
 	{
 		IncUnit		unit = inc_groups_unit(groups, u);
