@@ -545,6 +545,16 @@ Same(const IncGroups *g, const char *a, const char *b)
 	return inc_groups_find(g, a, strlen(a), &ia) == inc_groups_find(g, b, strlen(b), &ib);
 }
 
+/* Rank: key's inc_groups_nest_order rank in its unit. */
+static int
+Rank(const IncGroups *g, const char *key)
+{
+	int			index;
+	int			u = inc_groups_find(g, key, strlen(key), &index);
+
+	return inc_groups_nest_order(g, u)[index];
+}
+
 /* Tiers: locations in two chains, each in its region, both regions in a national group. */
 static IncGroups *
 Tiers(const IncGroupLevels *levels)
@@ -589,6 +599,10 @@ TestLevels(void)
 	/* every level: the whole hierarchy */
 	g = Tiers(NULL);
 	CHECK(inc_groups_count(g) == 1);
+	/* nested: each group, then its members' subtrees in key order */
+	CHECK(Rank(g, "national") == 0 && Rank(g, "region1") == 1 && Rank(g, "chain1") == 2);
+	CHECK(Rank(g, "loc1") == 3 && Rank(g, "region2") == 4 && Rank(g, "chain2") == 5);
+	CHECK(Rank(g, "loc2") == 6 && Rank(g, "loc3") == 7);
 
 	/* the immediate group: a chain with its locations; loc3 joins both */
 	g = Tiers(&untyped);
@@ -598,6 +612,9 @@ TestLevels(void)
 	CHECK(!Same(g, "loc1", "loc2"));
 	CHECK(!Same(g, "chain1", "region1"));
 	CHECK(!Same(g, "region2", "national"));
+
+	/* a unit of its own: rank 0 */
+	CHECK(Rank(g, "national") == 0);
 
 	/* regions: each region with its chains and locations, not the nation */
 	g = Tiers(&regions);

@@ -45,6 +45,7 @@ typedef struct Unit
 	const char **keys;
 	uint8_t    *flags;
 	int		   *nodes;			/* by index */
+	int		   *nest;			/* by index: inc_groups_nest_order's rank */
 } Unit;
 
 struct IncGroups
@@ -232,6 +233,8 @@ Joins(IncGroups *g, const IncGroupLevels *levels)
 	}
 }
 
+static void Nest(IncGroups *g);
+
 static IncGroups *sorting;
 
 /* CompareNodes: two nodes by key, bytewise. */
@@ -288,6 +291,7 @@ inc_groups_prepare(IncGroups *g, const IncGroupLevels *levels)
 		u->keys = inc_alloc(sizeof(char *) * u->nkeys);
 		u->flags = inc_alloc(u->nkeys);
 		u->nodes = inc_alloc(sizeof(int) * u->nkeys);
+		u->nest = inc_alloc(sizeof(int) * u->nkeys);
 		u->nkeys = 0;
 	}
 	/* in key order: each unit's keys come out sorted */
@@ -301,6 +305,97 @@ inc_groups_prepare(IncGroups *g, const IncGroupLevels *levels)
 		u->flags[n->index] = n->is_group ? INC_KEY_GROUP : 0;
 		u->nodes[n->index] = order[i];
 	}
+	Nest(g);
+}
+
+/* TreeParent: the group of node i's first window within its unit, or -1. */
+static int
+TreeParent(const IncGroups *g, int i)
+{
+	const Node *n = &g->nodes[i];
+	int			w;
+
+	for (w = 0; w < n->nwindows; w++)
+		if (g->nodes[n->windows[w].group].unit == n->unit)
+			return n->windows[w].group;
+	return -1;
+}
+
+/*
+ * Nest: each unit's nest ranks: a walk down each unit's trees (a key's
+ * tree parent: TreeParent), from its keys without one in key order, each
+ * key's children in key order, ranked as first reached; keys a stored
+ * cycle leaves unreached start walks of their own, in key order.
+ */
+static void
+Nest(IncGroups *g)
+{
+	int		   *first = inc_alloc(sizeof(int) * (g->nnodes + 2));
+	int		   *children = inc_alloc(sizeof(int) * (g->nnodes + 1));
+	int		   *parent = inc_alloc(sizeof(int) * (g->nnodes + 1));
+	int		   *fill = inc_alloc(sizeof(int) * (g->nnodes + 1));
+	int		   *stack = inc_alloc(sizeof(int) * (g->nnodes + 1));
+	bool	   *reached = inc_alloc(sizeof(bool) * (g->nnodes + 1));
+	int		   *next_rank = inc_alloc(sizeof(int) * (g->nunits + 1));
+	int			i,
+				u,
+				k,
+				pass;
+
+	/* children by tree parent, each in key order: nodes taken in key order */
+	for (i = 0; i < g->nnodes; i++)
+	{
+		parent[i] = TreeParent(g, i);
+		if (parent[i] >= 0)
+			first[parent[i] + 1]++;
+	}
+	for (i = 0; i < g->nnodes; i++)
+		first[i + 1] += first[i];
+	for (i = 0; i < g->nnodes; i++)
+		fill[i] = first[i];
+	for (u = 0; u < g->nunits; u++)
+		for (k = 0; k < g->units[u].nkeys; k++)
+		{
+			int			node = g->units[u].nodes[k];
+
+			if (parent[node] >= 0)
+				children[fill[parent[node]]++] = node;
+		}
+
+	/* pass 0: from the roots; pass 1: what a cycle left */
+	for (pass = 0; pass < 2; pass++)
+		for (u = 0; u < g->nunits; u++)
+			for (k = 0; k < g->units[u].nkeys; k++)
+			{
+				int			top = 0;
+				int			start = g->units[u].nodes[k];
+
+				if (reached[start] || (pass == 0 && parent[start] >= 0))
+					continue;
+				reached[start] = true;
+				stack[top++] = start;
+				while (top > 0)
+				{
+					int			node = stack[--top];
+					int			c;
+
+					g->units[u].nest[g->nodes[node].index] = next_rank[u]++;
+					/* pushed last to first: taken first to last */
+					for (c = first[node + 1] - 1; c >= first[node]; c--)
+						if (!reached[children[c]])
+						{
+							reached[children[c]] = true;
+							stack[top++] = children[c];
+						}
+				}
+			}
+}
+
+/* inc_groups_nest_order: unit u's nest ranks. */
+const int *
+inc_groups_nest_order(const IncGroups *g, int u)
+{
+	return g->units[u].nest;
 }
 
 /* inc_groups_count: the number of units. */

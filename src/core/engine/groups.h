@@ -98,6 +98,16 @@ extern int	inc_groups_find(const IncGroups *g, const char *key, size_t len, int 
 extern IncUnit inc_groups_unit(const IncGroups *g, int u);
 
 /*
+ * inc_groups_nest_order: unit u's keys' ranks (by key index, 0 to
+ * nkeys - 1) in an order where each group is followed by its members,
+ * their members, and so on (down each key's first window within the
+ * unit): transactions put in the rank order of their participants have
+ * every aggregation key's together, but for members that move between
+ * groups.
+ */
+extern const int *inc_groups_nest_order(const IncGroups *g, int u);
+
+/*
  * inc_groups_aggregation: the index, among unit u's keys, of the
  * aggregation key of a transaction of the unit's key index dated date
  * (has_date false: no date, its participant) in an offer whose

@@ -55,6 +55,15 @@ InitMaterializedSRF(FunctionCallInfo fcinfo, bits32 flags)
 #endif
 
 /*
+ * PostgreSQL 16 gave tuplesort_getdatum a copy flag (before, a value
+ * passed by reference is always a copy the caller owns).
+ */
+#if PG_VERSION_NUM < 160000
+#define tuplesort_getdatum(state, forward, copy, val, isNull, abbrev) \
+	tuplesort_getdatum(state, forward, val, isNull, abbrev)
+#endif
+
+/*
  * PostgreSQL 17 renamed the wait event of a shared message queue's
  * receiver.
  */

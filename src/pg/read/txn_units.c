@@ -7,9 +7,13 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_type_d.h"
 #include "miscadmin.h"
 #include "utils/memutils.h"
+#include "utils/tuplesort.h"
+#include "utils/typcache.h"
 
+#include "pg/base/compat.h"
 #include "pg/read/txn_source_int.h"
 
 /*
@@ -432,6 +436,117 @@ txn_close_file_units(TxnSource *src)
 			txn_release_file_unit(src->slots[i].file);
 }
 
+/* PutBigEndian: v's four bytes at p, most significant first. */
+static inline void
+PutBigEndian(char *p, uint32 v)
+{
+	p[0] = (char) (v >> 24);
+	p[1] = (char) (v >> 16);
+	p[2] = (char) (v >> 8);
+	p[3] = (char) v;
+}
+
+/*
+ * NestFile: the records of a unit of several keys rewritten in the nest
+ * order of their participants (inc_groups_nest_order), each participant's
+ * in the order they came, into a new file of as many pages.  Every
+ * aggregation key's transactions then lie together, so that the engine's
+ * walk over a key's range of them (IncCalc.replay) reads little else.
+ * The records go through a sort of bytea values (the participant's rank
+ * and the record's number, both big-endian, then the record), bounded by
+ * work_mem: it spills as a sort does.
+ */
+static void
+NestFile(FileUnit *fu, const int *nest)
+{
+	TypeCacheEntry *type = lookup_type_cache(BYTEAOID, TYPECACHE_LT_OPR);
+	Tuplesortstate *sort = tuplesort_begin_datum(BYTEAOID, type->lt_opr, InvalidOid, false,
+												 work_mem, NULL, TUPLESORT_NONE);
+	BufFile    *out;
+	char	   *page = NULL;
+	Size		page_cap = 0;
+	char	   *value = NULL;
+	Size		value_cap = 0;
+	uint32		k = 0;
+	int			p;
+	Datum		d;
+	bool		isnull;
+
+	for (p = 0; p < fu->npages; p++)
+	{
+		Size		bytes = fu->page_bytes[p];
+		Size		off = 0;
+
+		if (bytes > page_cap)
+		{
+			if (page)
+				pfree(page);
+			page = palloc(bytes);
+			page_cap = bytes;
+		}
+		if (BufFileSeek(fu->file, fu->page_filenos[p], fu->page_offsets[p], SEEK_SET) != 0 ||
+			BufFileRead(fu->file, page, bytes) != bytes)
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not read a temporary file of the calculation")));
+		while (off < bytes)
+		{
+			Size		len;
+			const TxnRec *rec;
+
+			memcpy(&len, page + off, sizeof(Size));
+			off += sizeof(Size);
+			rec = (const TxnRec *) (page + off);
+			if (VARHDRSZ + 8 + len > value_cap)
+			{
+				if (value)
+					pfree(value);
+				value_cap = VARHDRSZ + 8 + len;
+				value = palloc(value_cap);
+			}
+			SET_VARSIZE(value, VARHDRSZ + 8 + len);
+			PutBigEndian(value + VARHDRSZ,
+						 (rec->flags & REC_MEMBER) ? (uint32) nest[RecordMember(rec).index] : 0);
+			PutBigEndian(value + VARHDRSZ + 4, k++);
+			memcpy(value + VARHDRSZ + 8, rec, len);
+			tuplesort_putdatum(sort, PointerGetDatum(value), false);
+			off += len;
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+	if (page)
+		pfree(page);
+	if (value)
+		pfree(value);
+	tuplesort_performsort(sort);
+
+	/* the same pages, each as many records as before */
+	out = BufFileCreateTemp(false);
+	p = -1;
+	k = 0;
+	while (tuplesort_getdatum(sort, true, true, &d, &isnull, NULL))
+	{
+		bytea	   *v = DatumGetByteaPP(d);
+		Size		len = VARSIZE_ANY_EXHDR(v) - 8;
+
+		if (k % (uint32) fu->pages.per_page == 0)
+		{
+			p++;
+			BufFileTell(out, &fu->page_filenos[p], &fu->page_offsets[p]);
+			fu->page_bytes[p] = 0;
+		}
+		BufFileWrite(out, &len, sizeof(Size));
+		BufFileWrite(out, VARDATA_ANY(v) + 8, len);
+		fu->page_bytes[p] += sizeof(Size) + len;
+		pfree(DatumGetPointer(d));
+		if ((++k & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	tuplesort_end(sort);
+	BufFileClose(fu->file);
+	fu->file = out;
+}
+
 /*
  * HandFile: a unit of a batch in a file, its transactions read in pages
  * (IncUnit.pages), so that memory holds only PAGE_SLOTS pages of them.
@@ -450,6 +565,8 @@ HandFile(TxnSource *src, const Participant *g, MemoryContext context, TxnUnit *u
 				((uint8 *) unit->unit.flags)[k] |= INC_KEY_REPORT;
 	fu->pages.ntxns = (int) g->n;
 	fu->pages.per_page = src->page_txns;
+	if (g->unit >= 0 && unit->unit.nkeys > 1)
+		NestFile(fu, inc_groups_nest_order(src->membership, g->unit));
 	fu->pages.nslots = PAGE_SLOTS;
 	fu->pages.id_prefix = VARHDRSZ;
 	fu->pages.load = LoadPage;
