@@ -17,9 +17,13 @@
 #               buying_group, national); the copies aggregate at the chain
 #               (no group_type: the immediate group), so the figures are the
 #               one-level case's
-# and the medians: four levels / one level (expected within 1.2).
-# Cross-check: the two cases' rows are the same (0 differences required:
-# exit status 1 otherwise).
+#   national    the four levels, and one more offer (a copy of the first
+#               aggregated at the national level): every participant is
+#               then one calculation unit of every transaction, read in
+#               pages from a temporary file
+# and the medians: four levels / one level (expected within 1.2), national
+# / one level.  Cross-check: the three cases' rows of the chain copies are
+# the same (0 differences required: exit status 1 otherwise).
 set -euo pipefail
 
 : "${BENCH_WORK_MEM:=4MB}"
@@ -70,6 +74,13 @@ SET client_min_messages = warning;
 INSERT INTO incentives.offers (document)
 SELECT document || jsonb_build_object('offer_key', offer_key || '.group', 'aggregation', 'group')
   FROM incentives.offers;
+INSERT INTO incentives.offers (document)
+SELECT document || jsonb_build_object('offer_key', offer_key || '.national', 'aggregation', 'group',
+                                      'group_type', 'national')
+  FROM incentives.offers
+ WHERE offer_key NOT LIKE '%.group'
+ ORDER BY offer_key
+ LIMIT 1;
 CREATE TABLE IF NOT EXISTS bench.hierarchy_rows (levels int, participant_key text, offer_key text,
                                                  transaction_id text, incentive_rate_key text,
                                                  incentive_amount numeric, group_key text);
@@ -78,37 +89,45 @@ SQL
     "${PSQL[@]}" -c "VACUUM ANALYZE"
     q "SELECT pg_prewarm('incentives.transactions'), pg_prewarm('incentives.transactions_participant_idx')" >/dev/null
     q "DELETE FROM bench.results WHERE n = $n" >/dev/null
-    groups="(SELECT array_agg(offer_key) FROM incentives.programs WHERE aggregation = 'group')"
+    # case N: 1 one level, 4 four levels, 5 four levels and the national offer
+    chains="(SELECT array_agg(offer_key) FROM incentives.offers WHERE offer_key LIKE '%.group')"
+    national="(SELECT array_agg(offer_key) FROM incentives.offers WHERE offer_key LIKE '%.group' OR offer_key LIKE '%.national')"
+    name() { case $1 in 1) echo "one level" ;; 4) echo "four levels" ;; 5) echo "national" ;; esac; }
     for run in $(seq "$BENCH_RUNS"); do
         log "N=$n: round $run"
-        for l in 1 4; do
-            levels $l
-            m=$([ $l = 1 ] && echo "one level" || echo "four levels")
+        for c in 1 4 5; do
+            levels $((c == 1 ? 1 : 4))
+            m=$(name $c)
             ms=$(q "SELECT bench.measure($n, '$m', $run, \$q\$SELECT count(*), sum(incentive_amount)
-                      FROM incentives.incentive_calculate(offer_keys => $groups)\$q\$)")
+                      FROM incentives.incentive_calculate(offer_keys => $([ $c = 5 ] && echo "$national" || echo "$chains"))\$q\$)")
             log "  $m run $run: $ms ms"
         done
     done
 
-    log "N=$n: cross-check (four levels against one)"
-    for l in 1 4; do
-        levels $l
+    log "N=$n: cross-check (the chain copies' rows in every case)"
+    for c in 1 4 5; do
+        levels $((c == 1 ? 1 : 4))
         q "INSERT INTO bench.hierarchy_rows
-           SELECT $l, participant_key, offer_key, transaction_id, incentive_rate_key, incentive_amount, group_key
-             FROM incentives.incentive_calculate(offer_keys => $groups)" >/dev/null
+           SELECT $c, participant_key, offer_key, transaction_id, incentive_rate_key, incentive_amount, group_key
+             FROM incentives.incentive_calculate(offer_keys => $([ $c = 5 ] && echo "$national" || echo "$chains"))
+            WHERE offer_key LIKE '%.group'" >/dev/null
     done
-    diff=$(q "SELECT count(*) FROM (
+    diff=0
+    for c in 4 5; do
+        d=$(q "SELECT count(*) FROM (
                 (SELECT participant_key, offer_key, transaction_id, incentive_rate_key, incentive_amount, group_key
                    FROM bench.hierarchy_rows WHERE levels = 1
                  EXCEPT ALL
                  SELECT participant_key, offer_key, transaction_id, incentive_rate_key, incentive_amount, group_key
-                   FROM bench.hierarchy_rows WHERE levels = 4)
+                   FROM bench.hierarchy_rows WHERE levels = $c)
                 UNION ALL
                 (SELECT participant_key, offer_key, transaction_id, incentive_rate_key, incentive_amount, group_key
-                   FROM bench.hierarchy_rows WHERE levels = 4
+                   FROM bench.hierarchy_rows WHERE levels = $c
                  EXCEPT ALL
                  SELECT participant_key, offer_key, transaction_id, incentive_rate_key, incentive_amount, group_key
                    FROM bench.hierarchy_rows WHERE levels = 1)) d")
+        diff=$((diff + d))
+    done
     [ "$diff" = 0 ] || status=1
 
     {
@@ -120,7 +139,10 @@ SQL
         q "SELECT format('  four levels / one level      %s (expected within 1.2)',
                          round((SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FROM bench.results WHERE n = $n AND measure = 'four levels')::numeric
                                / (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FROM bench.results WHERE n = $n AND measure = 'one level')::numeric, 2))"
-        echo "  cross-check: $diff rows differ between four levels and one"
+        q "SELECT format('  national / one level         %s',
+                         round((SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FROM bench.results WHERE n = $n AND measure = 'national')::numeric
+                               / (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FROM bench.results WHERE n = $n AND measure = 'one level')::numeric, 2))"
+        echo "  cross-check: $diff rows of the chain copies differ from one level's"
     } | tee "$BENCH_OUT/hierarchy-$n.txt"
 done
 exit "$status"
