@@ -15,7 +15,7 @@ SELECT c.relname, c.relkind, a.attnum, a.attname, format_type(a.atttypid, a.attt
  WHERE c.relnamespace = 'incentives'::regnamespace
    AND c.relname IN ('programs', 'program_rates', 'earnings', 'calculation_runs',
                      'earnings_by_participant', 'earnings_by_offer', 'earnings_by_sku',
-                     'earnings_by_month')
+                     'earnings_by_month', 'earnings_by_product', 'earnings_by_group_level')
  ORDER BY c.relname COLLATE "C", a.attnum;
 
 SELECT p.oid::regprocedure AS routine, p.prokind AS kind,
@@ -35,7 +35,8 @@ SELECT c.relname, c.reloptions
   FROM pg_class c
  WHERE c.relnamespace = 'incentives'::regnamespace
    AND c.relname IN ('programs', 'program_rates', 'earnings_by_participant', 'earnings_by_offer',
-                     'earnings_by_sku', 'earnings_by_month')
+                     'earnings_by_sku', 'earnings_by_month', 'earnings_by_product',
+                     'earnings_by_group_level')
  ORDER BY c.relname COLLATE "C";
 
 -- pg_dump keeps the earnings, the run log and its counter.

@@ -31,7 +31,7 @@
 #include "pg/load/offer_load.h"
 
 /* 0.5.0's rows; 0.4.0's and 0.2.0's declarations (before the update) stop earlier */
-#define NUM_RATE_COLUMNS 26
+#define NUM_RATE_COLUMNS 27
 #define NUM_RATE_COLUMNS_0_4 25
 #define NUM_RATE_COLUMNS_0_2 21
 #define NUM_SUMMARY_COLUMNS 13
@@ -100,6 +100,7 @@ EmitRate(void *ctx, const IncRateRow *row)
 	values[23] = nulls[23] ? (Datum) 0 : DateADTGetDatum(row->baseline->end_date);
 	values[24] = pg_text_or_null(row->baseline ? row->baseline->property_key : NULL, &nulls[24]);
 	values[25] = pg_text_or_null(row->product_key, &nulls[25]);
+	values[26] = pg_text_or_null(offer->group_type, &nulls[26]);
 
 	tuplestore_putvalues(out->rsinfo->setResult, out->rsinfo->setDesc, values, nulls);
 	MemoryContextSwitchTo(old);
@@ -115,8 +116,10 @@ PG_FUNCTION_INFO_V1(incentives_offer_rates);
  * period_end_date, transaction_type, sku_set_key, stack_key,
  * threshold_property_key, price, coverage_unit, coverage_rate,
  * coverage_uom_key, tier_mode, pays_on, baseline_start_date,
- * baseline_end_date, baseline_property_key, product_key): the offer's rates as flat rows (engine.h,
- * inc_offer_rates), in the tuplestore of the per-query context.
+ * baseline_end_date, baseline_property_key, product_key, group_type): the
+ * offer's rates as flat rows (engine.h, inc_offer_rates), each with the
+ * offer's group_type (NULL when it has none), in the tuplestore of the
+ * per-query context.  A database at an older version has fewer columns.
  */
 Datum
 incentives_offer_rates(PG_FUNCTION_ARGS)

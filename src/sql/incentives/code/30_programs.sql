@@ -90,7 +90,7 @@ SELECT r.offer_key, r.strategy_key, r.calculator_key, r.rate_key, r.sku_key, r.r
        r.threshold_property_key, r.price, r.coverage_unit, r.coverage_rate,
        r.coverage_uom_key, r.tier_mode, r.pays_on, r.baseline_start_date,
        r.baseline_end_date, r.baseline_property_key, s.effective_from, s.effective_to,
-       r.product_key
+       r.product_key, r.group_type
   FROM incentives.offers AS o
   LEFT JOIN LATERAL (SELECT rs.document, rs.effective_from,
                             lead(rs.effective_from) OVER (ORDER BY rs.version) - 1 AS effective_to
@@ -127,6 +127,7 @@ COMMENT ON COLUMN incentives.program_rates.pays_on IS 'Stepped: all_volume or gr
 COMMENT ON COLUMN incentives.program_rates.baseline_start_date IS 'Stepped growth types with a baseline by dates: its first day (inclusive); the tier''s threshold is a growth percentage over the same sum dated baseline_start_date..baseline_end_date';
 COMMENT ON COLUMN incentives.program_rates.baseline_end_date IS 'Stepped growth types with a baseline by dates: its last day (inclusive)';
 COMMENT ON COLUMN incentives.program_rates.baseline_property_key IS 'Stepped growth types with a baseline by property: the property holding the baseline';
+COMMENT ON COLUMN incentives.program_rates.group_type IS 'The offer''s group_type, as incentives.programs shows it: the type of group an offer aggregated by group aggregates at (incentives.groups; docs/reference.md, Participant hierarchies); NULL: the immediate group, or aggregated by participant';
 
 -- Programs as of a time (docs/lifecycle.md, Offer versions and as_of): the
 -- same rows from the versions valid then (NULL: now), with the version.
@@ -162,7 +163,7 @@ AS $function$
            r.threshold_property_key, r.price, r.coverage_unit, r.coverage_rate,
            r.coverage_uom_key, r.tier_mode, r.pays_on, r.baseline_start_date,
            r.baseline_end_date, r.baseline_property_key, s.effective_from, s.effective_to,
-           r.product_key
+           r.product_key, r.group_type
       FROM incentives.offer_versions AS v
       LEFT JOIN LATERAL (SELECT rs.document, rs.effective_from,
                                 lead(rs.effective_from) OVER (ORDER BY rs.version) - 1 AS effective_to

@@ -144,6 +144,17 @@ SELECT pg_temp.update_grant_like('TABLE', 'incentives.groups', 'TABLE', 'incenti
 -- programs shows each offer's group_type (code/30_programs.sql)
 ALTER TYPE incentives_internal.offer_summary_row ADD ATTRIBUTE group_type text;
 COMMENT ON COLUMN incentives_internal.offer_summary_row.group_type IS 'An offer aggregated by group: the "group_type" it aggregates at; NULL otherwise';
+-- program_rates shows each rate's offer's group_type (code/30_programs.sql)
+ALTER TYPE incentives_internal.offer_rate_row ADD ATTRIBUTE group_type text;
+COMMENT ON COLUMN incentives_internal.offer_rate_row.group_type IS 'The offer''s "group_type" (an offer aggregated by group at a type of group); NULL otherwise';
 -- tier_progress names the type of the aggregation key (code/70_explain.sql)
 ALTER TYPE incentives.tier_progress_row ADD ATTRIBUTE group_type text;
 COMMENT ON COLUMN incentives.tier_progress_row.group_type IS 'An offer aggregated by group: the type (incentives.groups) of the group_key whose figures these are; NULL when it has none or there is no group';
+
+------------------------------------------------------------------------
+-- Roll-ups of the earnings by product and by group at every level
+-- (code/50_reporting.sql): two new reporting views, with the privileges
+-- of earnings_by_participant.
+------------------------------------------------------------------------
+SELECT pg_temp.update_grant_like('TABLE', 'incentives.earnings_by_product', 'TABLE', 'incentives.earnings_by_participant');
+SELECT pg_temp.update_grant_like('TABLE', 'incentives.earnings_by_group_level', 'TABLE', 'incentives.earnings_by_participant');
