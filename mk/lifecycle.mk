@@ -25,10 +25,12 @@
 #                 earnings; with participant groups too
 #                 (test/scripts/refresh_jobs.sh; about 2 min)
 #   make check-changed-only
-#                 random changes to transactions, properties, offers, SKUs
-#                 and conversions, round after round (seeded): a
-#                 changed_only refresh equals a full calculation row for row
-#                 (test/scripts/changed_only_random.sh; about 30 s)
+#                 random changes to transactions, properties, offers, SKUs,
+#                 conversions, memberships, hierarchies (chains in
+#                 regions, group types) and the product catalog, round
+#                 after round (seeded): a changed_only refresh equals a
+#                 full calculation row for row
+#                 (test/scripts/changed_only_random.sh; about 3 min)
 #
 # Sizes and seeds can be set, e.g.
 #   make check-changed-only LIFECYCLE_ENV='ROUNDS=200 SEED=7'

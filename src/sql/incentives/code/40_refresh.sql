@@ -1036,15 +1036,18 @@ BEGIN
 
     -- Several batches: what every participant's calculation shares stays
     -- put until this transaction ends, so all batches see the same offers,
-    -- units, properties and enrollments (SHARE locks: writers wait, readers
-    -- do not; taken where the role may lock, i.e. has UPDATE, DELETE or
-    -- TRUNCATE on the table).  Transactions are not locked: each
-    -- participant's rows come from one statement.
+    -- units, properties, enrollments, products and SKU windows, and the
+    -- same memberships and group types (SHARE locks: writers wait,
+    -- readers do not; taken where the role may lock, i.e. has UPDATE,
+    -- DELETE or TRUNCATE on the table).  Transactions are not locked:
+    -- each participant's rows come from one statement.
     IF v_nbatches > 1 THEN
         FOR v_table IN SELECT unnest(ARRAY['incentives.offers', 'incentives.skus',
                                            'incentives.uom_conversions',
                                            'incentives.participant_properties',
-                                           'incentives.enrollments']) LOOP
+                                           'incentives.enrollments',
+                                           'incentives.products', 'incentives.sku_products',
+                                           'incentives.participant_groups', 'incentives.groups']) LOOP
             IF has_table_privilege(v_table, 'UPDATE, DELETE, TRUNCATE') THEN
                 EXECUTE format('LOCK TABLE %s IN SHARE MODE', v_table);
             END IF;
