@@ -76,6 +76,17 @@ INSERT INTO incentives.groups VALUES ('chain_b', E'chain\t', NULL);
 -- the key a row has is kept: a new label or type is no rewrite of the key
 UPDATE incentives.groups SET label = 'Region 1', group_type = 'sales_region' WHERE group_key = 'REGION_1';
 SELECT * FROM incentives.groups ORDER BY group_key COLLATE "C";
+-- The shard functions a coordinator runs on every partition
+-- (docs/scaling.md): an idempotent upsert, true when the group is new;
+-- the table's checks apply; shard_summary digests the table.
+SELECT incentives_internal.put_group('chain_c', 'chain') AS new,
+       incentives_internal.put_group('chain_c', 'chain', 'Chain C') AS again;
+SELECT incentives_internal.put_group('CHAIN_C', 'chain');
+\echo :SQLSTATE
+SELECT * FROM incentives.groups WHERE group_key = 'chain_c';
+SELECT object, row_count FROM incentives_internal.shard_summary(1, 0) WHERE object = 'groups';
+SELECT incentives_internal.delete_group('chain_c') AS existed,
+       incentives_internal.delete_group('chain_c') AS again;
 TRUNCATE incentives.groups;
 
 -- An offer aggregated by group is calculated over the windows: store_1's

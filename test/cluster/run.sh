@@ -12,14 +12,14 @@
 # then
 #   1. stages every fixture of test/fixtures (offers.json, transactions.csv,
 #      skus.csv, uom_conversions.csv, participant_properties.csv,
-#      enrollments.csv, participant_groups.csv; keys prefixed with the
-#      fixture name, so the cases do not collide) and a
+#      enrollments.csv, participant_groups.csv, groups.csv; keys prefixed
+#      with the fixture name, so the cases do not collide) and a
 #      generated data set of GEN_TRANSACTIONS (100,000) transactions over the
 #      fixtures' offers, SKUs and units;
 #   2. loads it into `single` directly (INSERT, \copy) and into the shards
 #      THROUGH the coordinator's functions (put_offer, put_sku,
 #      put_uom_conversion, put_participant_property, put_participant_group,
-#      put_transaction, load_transactions, put_enrollment) as the
+#      put_group, put_transaction, load_transactions, put_enrollment) as the
 #      non-superuser incentives_app; then generated participants join groups
 #      whose members live on other shards, and one leaves
 #      (put_participant_group, delete_participant_group: their transactions
@@ -43,7 +43,10 @@
 #      shard) and earns under both; the product catalog put through the
 #      coordinator is on every partition, a cycle, an overlap and the
 #      delete of a product in use are refused, and a catalog changed on
-#      one partition is reported by cluster_check and healed by a put;
+#      one partition is reported by cluster_check and healed by a put; a
+#      group's type put through the coordinator is on every partition,
+#      a type changed on one partition is reported by cluster_check and
+#      healed by a put, and delete_group removes it everywhere;
 #   5. stops one shard and requires a calculation for all participants to
 #      fail with an error naming that shard (no partial result), and the
 #      same of a reference-data change;
@@ -277,6 +280,7 @@ CREATE TABLE stage.uom_conversions (from_uom_key text, to_uom_key text, factor n
 CREATE TABLE stage.participant_properties (participant_key text, property_key text, value numeric);
 CREATE TABLE stage.enrollments (participant_key text, offer_key text, start_date date, end_date date);
 CREATE TABLE stage.participant_groups (participant_key text, group_key text, start_date date, end_date date);
+CREATE TABLE stage.groups (group_key text, group_type text, label text);
 CREATE TABLE stage.products (product_key text, parent_key text, label text);
 CREATE TABLE stage.sku_products (sku_key text, product_key text, start_date date, end_date date);
 
@@ -334,6 +338,7 @@ stage_fixtures() {
         echo "CREATE TEMP TABLE raw_props (LIKE stage.participant_properties);"
         echo "CREATE TEMP TABLE raw_enrollments (LIKE stage.enrollments);"
         echo "CREATE TEMP TABLE raw_groups (LIKE stage.participant_groups);"
+        echo "CREATE TEMP TABLE raw_group_types (LIKE stage.groups);"
         for dir in "$REPO"/test/fixtures/*/; do
             fx=$(basename "$dir")
             echo "\\set fx '$fx'"
@@ -368,6 +373,11 @@ stage_fixtures() {
                 echo "INSERT INTO stage.participant_groups SELECT :'fx' || '/' || participant_key, :'fx' || '/' || group_key, start_date, end_date FROM raw_groups;"
                 echo "TRUNCATE raw_groups;"
             fi
+            if [ -f "$dir/groups.csv" ]; then
+                echo "\\copy raw_group_types FROM '$dir/groups.csv' WITH (FORMAT csv, HEADER true)"
+                echo "INSERT INTO stage.groups SELECT :'fx' || '/' || group_key, group_type, label FROM raw_group_types;"
+                echo "TRUNCATE raw_group_types;"
+            fi
         done
     } >"$script"
     sql "$name" "$db" -f "$script"
@@ -377,14 +387,14 @@ stage_fixtures() {
 stage_export() {
     local name=$1 db=$2 t
     for t in offers transactions skus uom_conversions participant_properties enrollments participant_groups \
-             products sku_products; do
+             groups products sku_products; do
         sql "$name" "$db" -c "\\copy stage.$t TO '$WORK/stage_$t.csv' WITH (FORMAT csv)"
     done
 }
 stage_import() {
     local name=$1 db=$2 t
     for t in offers transactions skus uom_conversions participant_properties enrollments participant_groups \
-             products sku_products; do
+             groups products sku_products; do
         sql "$name" "$db" -c "\\copy stage.$t FROM '$WORK/stage_$t.csv' WITH (FORMAT csv)"
     done
 }
@@ -399,6 +409,7 @@ INSERT INTO incentives.participant_properties SELECT * FROM stage.participant_pr
 INSERT INTO incentives.transactions SELECT * FROM stage.transactions;
 INSERT INTO incentives.enrollments SELECT * FROM stage.enrollments;
 INSERT INTO incentives.participant_groups SELECT * FROM stage.participant_groups;
+INSERT INTO incentives.groups SELECT * FROM stage.groups;
 INSERT INTO incentives.products SELECT * FROM stage.products;
 INSERT INTO incentives.sku_products SELECT * FROM stage.sku_products;
 ANALYZE;
@@ -488,6 +499,10 @@ SELECT count(*) AS sku_products,
 SELECT count(*) AS participant_groups,
        count(*) FILTER (WHERE incentives.put_participant_group(participant_key, group_key, start_date, end_date)) AS new
   FROM stage.participant_groups;
+-- the types of the fixtures' groups (an offer with "group_type" reads them)
+SELECT count(*) AS groups,
+       count(*) FILTER (WHERE incentives.put_group(group_key, group_type, label)) AS new
+  FROM stage.groups;
 -- fixture transactions one at a time, generated ones in batches of 5,000
 SELECT count(*) AS put_transaction,
        count(*) FILTER (WHERE incentives.put_transaction(transaction_id, participant_key, transaction_type,
@@ -754,6 +769,44 @@ SQL
         val coord coordinator -c "SELECT count(*) FROM incentives.cluster_check()" >/dev/null
         echo "   the catalog healed by the next put and deleted through the coordinator; cluster_check() consistent"
     fi
+
+    # the types of groups (docs/reference.md, Participant hierarchies):
+    # reference data on every partition through the coordinator; the
+    # fixtures' types, put by it, made an offer with "group_type" aggregate
+    # at the region there as on the single node (compared above)
+    log "types of groups through the coordinator: put_group, delete_group on every partition"
+    local regions groups_on
+    regions=$(val coord coordinator -c "SELECT count(*) FROM incentives.incentive_calculate(offer_keys => ARRAY['mfr.2026.region_volume'])
+                                         WHERE group_key = 'hierarchy_region_chain/region_west'")
+    [ "$regions" = "$(val single single -c "SELECT count(*) FROM incentives.incentive_calculate(offer_keys => ARRAY['mfr.2026.region_volume'])
+                                             WHERE group_key = 'hierarchy_region_chain/region_west'")" ] && [ "$regions" -gt 0 ] \
+        || { echo "mfr.2026.region_volume: $regions rows of region_west on the cluster (want the single node's, more than 0)" >&2; exit 1; }
+    echo "   mfr.2026.region_volume aggregates at region_west on the cluster: $regions rows, as on the single node"
+    sql_as incentives_app coord coordinator -A -t <<'SQL' >/dev/null
+SELECT incentives.put_group('cl_region', 'region');
+SELECT incentives.put_group('cl_region', 'region', 'Region');
+SQL
+    groups_on=$(for ((p = 0; p < ${SHARDS:-2}; p++)); do
+        val "shard$p" "shard$p" -c "SELECT group_type || ' ' || label FROM incentives.groups WHERE group_key = 'cl_region'"
+    done | sort | uniq -c | awk '{$1 = $1; print}')
+    [ "$groups_on" = "${SHARDS:-2} region Region" ] || { echo "cl_region per partition: $groups_on (want region Region on each of ${SHARDS:-2})" >&2; exit 1; }
+    val coord coordinator -c "SELECT count(*) FROM incentives.cluster_check()" >/dev/null
+    echo "   cl_region (region, Region) on every partition; cluster_check() consistent"
+    expect_error 'group key "CL_REGION" differs only in letter case from the existing group "cl_region"' \
+        "SELECT incentives.put_group('CL_REGION', 'region')"
+    # a type changed on one partition only: cluster_check names it
+    sql shard0 shard0 -c "UPDATE incentives.groups SET group_type = 'chain' WHERE group_key = 'cl_region'"
+    expect_error 'groups differ between partitions' "SELECT * FROM incentives.cluster_check()"
+    sql_as incentives_app coord coordinator -A -t -c "SELECT incentives.put_group('cl_region', 'region', 'Region')" >/dev/null
+    val coord coordinator -c "SELECT count(*) FROM incentives.cluster_check()" >/dev/null
+    [ "$(sql_as incentives_app coord coordinator -A -t -c "SELECT incentives.delete_group('cl_region')")" = t ] \
+        || { echo "delete_group('cl_region') found no row" >&2; exit 1; }
+    groups_on=$(for ((p = 0; p < ${SHARDS:-2}; p++)); do
+        val "shard$p" "shard$p" -c "SELECT count(*) FROM incentives.groups WHERE group_key = 'cl_region'"
+    done | sort -u | tr '\n' ' ')
+    [ "$groups_on" = "0 " ] || { echo "cl_region after delete_group, rows per partition: $groups_on (want 0 everywhere)" >&2; exit 1; }
+    val coord coordinator -c "SELECT count(*) FROM incentives.cluster_check()" >/dev/null
+    echo "   the type healed by the next put and deleted on every partition by delete_group; cluster_check() consistent"
 
     log "one transaction_id under participants of two shards: each shard's key allows it (docs/scaling.md)"
     local p0 p1 dup earned

@@ -8,6 +8,7 @@
 --                  put_uom_conversion, delete_uom_conversion,
 --                  put_participant_property, delete_participant_property,
 --                  put_participant_group, delete_participant_group,
+--                  put_group, delete_group,
 --                  put_product, delete_product, put_sku_product,
 --                  delete_sku_product
 --   transactions and enrollments, on the shard of hashtext(participant_key)
@@ -316,6 +317,34 @@ $$;
 COMMENT ON FUNCTION incentives_internal.delete_participant_group(text, date) IS
   'Deletes the membership window of a participant starting that day; true when it existed. Through a coordinator: on every shard';
 
+-- The types of groups (docs/reference.md, Participant hierarchies):
+-- reference data like the memberships, so that an offer with
+-- "group_type" finds the same levels on every shard.  A key that is not
+-- well formed or equal to another but for letter case is refused by the
+-- table's trigger and index on each shard alike.
+CREATE OR REPLACE FUNCTION incentives_internal.put_group(group_key text, group_type text, label text DEFAULT NULL)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    INSERT INTO incentives.groups AS t (group_key, group_type, label) VALUES ($1, $2, $3)
+    ON CONFLICT (group_key) DO UPDATE SET group_type = EXCLUDED.group_type, label = EXCLUDED.label
+    RETURNING t.xmax = 0
+$$;
+COMMENT ON FUNCTION incentives_internal.put_group(text, text, text) IS
+  'Inserts or replaces the type and label of a group; true when the group is new. Through a coordinator: on every shard';
+
+CREATE OR REPLACE FUNCTION incentives_internal.delete_group(group_key text)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH d AS (DELETE FROM incentives.groups AS t WHERE t.group_key = $1 RETURNING 1)
+    SELECT count(*) > 0 FROM d
+$$;
+COMMENT ON FUNCTION incentives_internal.delete_group(text) IS
+  'Deletes the type and label of a group (its memberships stay); true when it existed. Through a coordinator: on every shard';
+
 CREATE OR REPLACE FUNCTION incentives_internal.participant_data(partition_hash integer, participant_key text)
 RETURNS jsonb
 LANGUAGE sql STABLE
@@ -493,7 +522,7 @@ AS $$
                md5(coalesce(string_agg(l.line, E'\n' ORDER BY l.key1 COLLATE "C", l.key2 COLLATE "C", l.version), ''))
           FROM (VALUES (1, 'offers'), (2, 'offer_versions'), (3, 'skus'), (4, 'uom_conversions'),
                        (5, 'participant_properties'), (6, 'participant_groups'), (7, 'products'),
-                       (8, 'sku_products')) AS t(n, object)
+                       (8, 'sku_products'), (9, 'groups')) AS t(n, object)
           LEFT JOIN (
             SELECT 'offers' AS object, o.offer_key || ' ' || o.document::text AS line,
                    o.offer_key AS key1, NULL::text AS key2, NULL::integer AS version
@@ -524,7 +553,11 @@ AS $$
             UNION ALL
             SELECT 'sku_products', format('%s %s %s %s', w.sku_key, w.product_key, w.start_date, w.end_date),
                    w.sku_key, w.product_key || ' ' || w.start_date::text, NULL
-              FROM incentives.sku_products w) AS l ON l.object = t.object
+              FROM incentives.sku_products w
+            UNION ALL
+            SELECT 'groups', format('%s %s %s', g.group_key, g.group_type, g.label),
+                   g.group_key, NULL, NULL
+              FROM incentives.groups g) AS l ON l.object = t.object
          GROUP BY t.n, t.object
          ORDER BY t.n) AS reference_tables
     UNION ALL
@@ -543,7 +576,7 @@ AS $$
      CROSS JOIN LATERAL (VALUES (c.tab, c.total), ('misplaced_' || c.tab, c.misplaced)) AS x(object, row_count)
 $$;
 COMMENT ON FUNCTION incentives_internal.shard_summary(integer, integer) IS
-  'Row counts and digests of the reference tables (the memberships and the product catalog included) and the offer history (without its times), the transaction and enrollment counts, and how many transactions and enrollments do not belong to this partition (hashtext(placement key) & (partitions - 1) <> partition; the placement key is the participant''s own, or its group''s calculation unit''s first key)';
+  'Row counts and digests of the reference tables (the memberships, the types of groups and the product catalog included) and the offer history (without its times), the transaction and enrollment counts, and how many transactions and enrollments do not belong to this partition (hashtext(placement key) & (partitions - 1) <> partition; the placement key is the participant''s own, or its group''s calculation unit''s first key)';
 
 -- incentives.refresh_earnings as a function, so that a coordinator can run
 -- it on the shards (PL/Proxy calls functions, not procedures).  Called from

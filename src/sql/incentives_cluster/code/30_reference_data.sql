@@ -301,6 +301,58 @@ $$;
 COMMENT ON FUNCTION incentives.put_offer(jsonb) IS
   'Checks an offer on one partition (its document under the coordinator''s incentives.unknown_offer_fields, its key), then inserts or replaces it on every partition; true when it is new; fails if any partition fails';
 
+-- The types of groups (docs/reference.md, Participant hierarchies;
+-- docs/scaling.md, Participant groups): reference data, identical on
+-- every partition, so that an offer with "group_type" aggregates at the
+-- same levels on each.  A key that is not well formed or equal to another
+-- but for letter case is refused by every partition alike, and so stored
+-- nowhere.  A type changes no placement: a calculation unit is the whole
+-- connected hierarchy of the memberships, whatever the types.
+
+CREATE OR REPLACE FUNCTION incentives_cluster.put_group(group_key text, group_type text, label text)
+RETURNS SETOF boolean
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON ALL;
+    TARGET incentives_internal.put_group;
+$$;
+COMMENT ON FUNCTION incentives_cluster.put_group(text, text, text) IS
+  'incentives.put_group on every partition';
+
+CREATE OR REPLACE FUNCTION incentives.put_group(group_key text, group_type text, label text DEFAULT NULL)
+RETURNS boolean
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT incentives_cluster.agreed(ARRAY(SELECT incentives_cluster.put_group($1, $2, $3)),
+                                     format('put_group(%s)', $1))
+$$;
+COMMENT ON FUNCTION incentives.put_group(text, text, text) IS
+  'Inserts or replaces the type and label of a group on every partition; true when it is new; fails if any partition fails';
+
+CREATE OR REPLACE FUNCTION incentives_cluster.delete_group(group_key text)
+RETURNS SETOF boolean
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON ALL;
+    TARGET incentives_internal.delete_group;
+$$;
+COMMENT ON FUNCTION incentives_cluster.delete_group(text) IS
+  'incentives.delete_group on every partition';
+
+CREATE OR REPLACE FUNCTION incentives.delete_group(group_key text)
+RETURNS boolean
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT incentives_cluster.agreed(ARRAY(SELECT incentives_cluster.delete_group($1)),
+                                     format('delete_group(%s)', $1))
+$$;
+COMMENT ON FUNCTION incentives.delete_group(text) IS
+  'Deletes the type and label of a group on every partition (its memberships stay); true when it existed; fails if any partition fails';
+
 -- The product catalog (docs/reference.md, Products; docs/scaling.md):
 -- reference data, identical on every partition.  A cycle, a key equal to
 -- another but for letter case or an overlapping window is refused by the
