@@ -543,6 +543,41 @@ SELECT count(DISTINCT incentives.partition_of(p.participant_key)) AS partitions_
   FROM incentives_cluster.placements AS p WHERE p.participant_key LIKE 'gen\_%';
 EOF
 
+    # A group above gen_chain_a and gen_chain_b (one unit through
+    # gen_00011) that no offer aggregates at is placed apart from them; a
+    # type and an offer at its level (put_group, put_offer) place the
+    # chains with it (docs/scaling.md, Participant groups).
+    log "placement follows the levels offers aggregate at: a national group joins the chains only with an offer at its level"
+    local units national
+    units="SELECT count(DISTINCT p.placement_key) FROM incentives_cluster.placements AS p
+            WHERE p.participant_key IN ('gen_00001', 'gen_nation')"
+    sql_as incentives_app coord coordinator -A -t >/dev/null <<'SQL'
+SELECT incentives.put_participant_group('gen_chain_a', 'gen_nation', '2025-01-01');
+SELECT incentives.put_participant_group('gen_chain_b', 'gen_nation', '2025-01-01');
+SQL
+    [ "$(val coord coordinator -c "$units")" = 2 ] \
+        || { echo "gen_chain_a shares a placement unit with gen_nation, which no offer aggregates at" >&2; exit 1; }
+    national=$(val single single -c "SELECT document || '{\"offer_key\": \"cl.national\", \"group_type\": \"cl_national\"}'
+                                       FROM incentives.offers WHERE document ->> 'aggregation' = 'group'
+                                      ORDER BY offer_key LIMIT 1")
+    sql_as incentives_app coord coordinator -A -t -v national="$national" >/dev/null <<'SQL'
+SELECT incentives.put_group('gen_nation', 'cl_national');
+SELECT incentives.put_offer(:'national'::jsonb);
+SQL
+    [ "$(val coord coordinator -c "$units")" = 1 ] \
+        || { echo "an offer at gen_nation's level did not place gen_chain_a with it" >&2; exit 1; }
+    [ "$(val coord coordinator -c "SELECT count(*) FROM incentives.cluster_check() WHERE object LIKE 'misplaced%' AND row_count > 0")" = 0 ] \
+        || { echo "cluster_check: misplaced rows after put_offer" >&2; exit 1; }
+    sql_as incentives_app coord coordinator -A -t >/dev/null <<'SQL'
+SELECT incentives.delete_offer('cl.national');
+SELECT incentives.delete_group('gen_nation');
+SELECT incentives.delete_participant_group('gen_chain_a', '2025-01-01');
+SELECT incentives.delete_participant_group('gen_chain_b', '2025-01-01');
+SQL
+    [ "$(val coord coordinator -c "$units")" = 1 ] \
+        || { echo "gen_nation still placed once its memberships are gone" >&2; exit 1; }
+    echo "   gen_nation above the chains: placed apart; with a type and an offer at its level: together; its memberships deleted: gone"
+
     log "placement: incentives.cluster_check()"
     sql coord coordinator <<EOF
 \pset footer off

@@ -410,37 +410,24 @@ incentives_participant_groups_check(PG_FUNCTION_ARGS)
 	return PointerGetDatum(NULL);
 }
 
-/* ---- the units, for the refresh ------------------------------------------ */
-
-PG_FUNCTION_INFO_V1(incentives_participant_units);
+/* ---- the units, for the refresh and the placement ------------------------ */
 
 /*
- * incentives_participant_units: participant_units() RETURNS TABLE
- * (participant_key text, unit_key text): every key of
- * incentives.participant_groups (members and groups) with the first key of
- * its unit of every level (a whole connected hierarchy) in byte order,
- * the one that stands for the unit (groups.h): the keys whose earnings a
- * refresh may have to calculate together, whatever its offers (a unit of
- * a calculation is within one of these).  Read as pg_groups_load reads
- * the table.
+ * ReturnUnits: every key of groups' units with the first key of its unit,
+ * into the function's result (participant_key, unit_key).
  */
-Datum
-incentives_participant_units(PG_FUNCTION_ARGS)
+static void
+ReturnUnits(FunctionCallInfo fcinfo, const IncGroups *groups, MemoryContext caller)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	MemoryContext caller = CurrentMemoryContext;
-	IncGroups  *groups;
 	int			u,
 				k;
 
-	InitMaterializedSRF(fcinfo, 0);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	groups = LoadGroups(true, NULL);
 	for (u = 0; groups && u < inc_groups_count(groups); u++)
 	{
 		IncUnit		unit = inc_groups_unit(groups, u);
 
+		CHECK_FOR_INTERRUPTS();
 		for (k = 0; k < unit.nkeys; k++)
 		{
 			Datum		values[2];
@@ -453,6 +440,76 @@ incentives_participant_units(PG_FUNCTION_ARGS)
 			MemoryContextSwitchTo(old);
 		}
 	}
+}
+
+PG_FUNCTION_INFO_V1(incentives_participant_units);
+
+/*
+ * incentives_participant_units: participant_units() RETURNS TABLE
+ * (participant_key text, unit_key text): every key of
+ * incentives.participant_groups (members and groups) with the first key of
+ * its unit of every level (a whole connected hierarchy) in byte order,
+ * the one that stands for the unit (groups.h): the keys whose earnings a
+ * refresh may have to calculate together, whatever its offers and the
+ * types of the groups (a unit of a calculation is within one of these).
+ * Read as pg_groups_load reads the table.
+ */
+Datum
+incentives_participant_units(PG_FUNCTION_ARGS)
+{
+	MemoryContext caller = CurrentMemoryContext;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	ReturnUnits(fcinfo, LoadGroups(true, NULL), caller);
+	SPI_finish();
+	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(incentives_placement_units);
+
+/*
+ * incentives_placement_units: placement_units() RETURNS TABLE
+ * (participant_key text, unit_key text): as participant_units(), with the
+ * units of the levels that the stored offers aggregate at in any of their
+ * versions (incentives.offers, incentives.offer_versions): the keys that
+ * a calculation of any of those offers may calculate together, which a
+ * sharded layout places on one partition (docs/scaling.md, Participant
+ * groups).  A national group no offer aggregates at then ties nothing
+ * together.
+ */
+Datum
+incentives_placement_units(PG_FUNCTION_ARGS)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	IncGroupLevels levels;
+	const char **types;
+	uint64		i;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute("SELECT DISTINCT d.document ->> 'group_type'"
+					"  FROM (SELECT o.document FROM incentives.offers AS o"
+					"        UNION ALL"
+					"        SELECT v.document FROM incentives.offer_versions AS v) AS d"
+					" WHERE d.document ->> 'aggregation' = 'group'", true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the offers' levels");
+	levels.untyped = false;
+	levels.ntypes = 0;
+	types = palloc(sizeof(char *) * (SPI_processed + 1));
+	for (i = 0; i < SPI_processed; i++)
+	{
+		char	   *type = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+
+		if (type == NULL)
+			levels.untyped = true;
+		else
+			types[levels.ntypes++] = type;
+	}
+	levels.types = types;
+	ReturnUnits(fcinfo, LoadGroups(true, &levels), caller);
 	SPI_finish();
 	return (Datum) 0;
 }

@@ -27,6 +27,15 @@ SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives_internal.participant_units() IS
   'Every key of incentives.participant_groups (members and groups) with the first key of its calculation unit (a group with its members, and the groups a member that moves joins): the keys a refresh calculates together';
 
+CREATE OR REPLACE FUNCTION incentives_internal.placement_units()
+RETURNS TABLE (participant_key text, unit_key text)
+AS 'MODULE_PATHNAME', 'incentives_placement_units'
+LANGUAGE C STABLE PARALLEL RESTRICTED
+ROWS 100
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION incentives_internal.placement_units() IS
+  'As participant_units(), with the units of the levels the stored offers aggregate at in any version (a window joins its member and group only when an aggregation key at one of those levels can go through it; docs/reference.md, Participant hierarchies): the keys a sharded layout places on one partition';
+
 ------------------------------------------------------------------------
 -- The types of groups (docs/reference.md, Participant hierarchies): a
 -- group_key and a group_type are non-empty, with no surrounding white

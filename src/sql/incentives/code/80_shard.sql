@@ -562,21 +562,22 @@ AS $$
          ORDER BY t.n) AS reference_tables
     UNION ALL
     -- each participant table: its rows, and those not on this partition
-    -- (a member of a group: the partition of its unit's first key)
+    -- (a member of a group: the partition of the first key of its unit of
+    -- placement_units())
     SELECT x.object, x.row_count, NULL
       FROM (SELECT 'transactions' AS tab, count(*) AS total,
                    count(*) FILTER (WHERE (hashtext(COALESCE(u.unit_key, t.participant_key)) & ($1 - 1)) <> $2) AS misplaced
               FROM incentives.transactions t
-              LEFT JOIN incentives_internal.participant_units() AS u ON u.participant_key = t.participant_key
+              LEFT JOIN incentives_internal.placement_units() AS u ON u.participant_key = t.participant_key
             UNION ALL
             SELECT 'enrollments', count(*),
                    count(*) FILTER (WHERE (hashtext(COALESCE(u.unit_key, n.participant_key)) & ($1 - 1)) <> $2)
               FROM incentives.enrollments n
-              LEFT JOIN incentives_internal.participant_units() AS u ON u.participant_key = n.participant_key) AS c
+              LEFT JOIN incentives_internal.placement_units() AS u ON u.participant_key = n.participant_key) AS c
      CROSS JOIN LATERAL (VALUES (c.tab, c.total), ('misplaced_' || c.tab, c.misplaced)) AS x(object, row_count)
 $$;
 COMMENT ON FUNCTION incentives_internal.shard_summary(integer, integer) IS
-  'Row counts and digests of the reference tables (the memberships, the types of groups and the product catalog included) and the offer history (without its times), the transaction and enrollment counts, and how many transactions and enrollments do not belong to this partition (hashtext(placement key) & (partitions - 1) <> partition; the placement key is the participant''s own, or its group''s calculation unit''s first key)';
+  'Row counts and digests of the reference tables (the memberships, the types of groups and the product catalog included) and the offer history (without its times), the transaction and enrollment counts, and how many transactions and enrollments do not belong to this partition (hashtext(placement key) & (partitions - 1) <> partition; the placement key is the participant''s own, or the first key of its unit of incentives_internal.placement_units())';
 
 -- incentives.refresh_earnings as a function, so that a coordinator can run
 -- it on the shards (PL/Proxy calls functions, not procedures).  Called from

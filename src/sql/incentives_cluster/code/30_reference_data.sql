@@ -111,14 +111,18 @@ RETURNS boolean
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+    existed boolean;
 BEGIN
     PERFORM incentives_cluster.offer_removal_refuse(delete_offer.offer_key);
-    RETURN incentives_cluster.agreed(ARRAY(SELECT incentives_cluster.delete_offer(delete_offer.offer_key)),
-                                     format('delete_offer(%s)', delete_offer.offer_key));
+    existed := incentives_cluster.agreed(ARRAY(SELECT incentives_cluster.delete_offer(delete_offer.offer_key)),
+                                         format('delete_offer(%s)', delete_offer.offer_key));
+    PERFORM incentives_cluster.place_again('delete_offer');
+    RETURN existed;
 END
 $$;
 COMMENT ON FUNCTION incentives.delete_offer(text) IS
-  'Deletes an offer on every partition; true when it existed; refused (55000) before any partition deletes it when one has settled money for it; fails if any partition fails';
+  'Deletes an offer on every partition; true when it existed; refused (55000) before any partition deletes it when one has settled money for it; fails if any partition fails; then moves the data of every participant whose placement changed';
 
 CREATE OR REPLACE FUNCTION incentives_cluster.remove_settled_offer(offer_key text, reason text)
 RETURNS SETOF bigint
@@ -283,6 +287,7 @@ DECLARE
     -- the coordinator's setting applies on the shards (NULL: theirs)
     fields  text := current_setting('incentives.unknown_offer_fields', true);
     problem jsonb;
+    is_new  boolean;
 BEGIN
     -- An offer a shard's write would refuse (its document, its key) is
     -- refused before any partition stores anything, with the shard's
@@ -294,20 +299,23 @@ BEGIN
     ELSIF problem IS NOT NULL THEN
         RAISE EXCEPTION '%', problem ->> 'message' USING ERRCODE = problem ->> 'sqlstate';
     END IF;
-    RETURN incentives_cluster.agreed(ARRAY(SELECT incentives_cluster.put_offer_under(document, NULLIF(fields, ''))),
-                                     format('put_offer(%s)', document ->> 'offer_key'));
+    is_new := incentives_cluster.agreed(ARRAY(SELECT incentives_cluster.put_offer_under(document, NULLIF(fields, ''))),
+                                        format('put_offer(%s)', document ->> 'offer_key'));
+    -- an offer at a new level of the hierarchies joins units
+    PERFORM incentives_cluster.place_again('put_offer');
+    RETURN is_new;
 END
 $$;
 COMMENT ON FUNCTION incentives.put_offer(jsonb) IS
-  'Checks an offer on one partition (its document under the coordinator''s incentives.unknown_offer_fields, its key), then inserts or replaces it on every partition; true when it is new; fails if any partition fails';
+  'Checks an offer on one partition (its document under the coordinator''s incentives.unknown_offer_fields, its key), then inserts or replaces it on every partition; true when it is new; fails if any partition fails; then moves the data of every participant whose placement changed (an offer at a new level of a hierarchy)';
 
 -- The types of groups (docs/reference.md, Participant hierarchies;
 -- docs/scaling.md, Participant groups): reference data, identical on
 -- every partition, so that an offer with "group_type" aggregates at the
 -- same levels on each.  A key that is not well formed or equal to another
 -- but for letter case is refused by every partition alike, and so stored
--- nowhere.  A type changes no placement: a calculation unit is the whole
--- connected hierarchy of the memberships, whatever the types.
+-- nowhere.  A type can change placements: the units a coordinator places
+-- follow the levels the offers aggregate at (docs/scaling.md).
 
 CREATE OR REPLACE FUNCTION incentives_cluster.put_group(group_key text, group_type text, label text)
 RETURNS SETOF boolean
@@ -322,14 +330,21 @@ COMMENT ON FUNCTION incentives_cluster.put_group(text, text, text) IS
 
 CREATE OR REPLACE FUNCTION incentives.put_group(group_key text, group_type text, label text DEFAULT NULL)
 RETURNS boolean
-LANGUAGE sql
+LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT incentives_cluster.agreed(ARRAY(SELECT incentives_cluster.put_group($1, $2, $3)),
-                                     format('put_group(%s)', $1))
+DECLARE
+    is_new boolean;
+BEGIN
+    is_new := incentives_cluster.agreed(ARRAY(SELECT incentives_cluster.put_group($1, $2, $3)),
+                                        format('put_group(%s)', $1));
+    -- a group's type says which levels an offer's group_type joins
+    PERFORM incentives_cluster.place_again('put_group');
+    RETURN is_new;
+END
 $$;
 COMMENT ON FUNCTION incentives.put_group(text, text, text) IS
-  'Inserts or replaces the type and label of a group on every partition; true when it is new; fails if any partition fails';
+  'Inserts or replaces the type and label of a group on every partition; true when it is new; fails if any partition fails; then moves the data of every participant whose placement changed';
 
 CREATE OR REPLACE FUNCTION incentives_cluster.delete_group(group_key text)
 RETURNS SETOF boolean
@@ -344,14 +359,20 @@ COMMENT ON FUNCTION incentives_cluster.delete_group(text) IS
 
 CREATE OR REPLACE FUNCTION incentives.delete_group(group_key text)
 RETURNS boolean
-LANGUAGE sql
+LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT incentives_cluster.agreed(ARRAY(SELECT incentives_cluster.delete_group($1)),
-                                     format('delete_group(%s)', $1))
+DECLARE
+    existed boolean;
+BEGIN
+    existed := incentives_cluster.agreed(ARRAY(SELECT incentives_cluster.delete_group($1)),
+                                         format('delete_group(%s)', $1));
+    PERFORM incentives_cluster.place_again('delete_group');
+    RETURN existed;
+END
 $$;
 COMMENT ON FUNCTION incentives.delete_group(text) IS
-  'Deletes the type and label of a group on every partition (its memberships stay); true when it existed; fails if any partition fails';
+  'Deletes the type and label of a group on every partition (its memberships stay); true when it existed; fails if any partition fails; then moves the data of every participant whose placement changed';
 
 -- The product catalog (docs/reference.md, Products; docs/scaling.md):
 -- reference data, identical on every partition.  A cycle, a key equal to

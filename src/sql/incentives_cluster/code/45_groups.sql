@@ -41,6 +41,17 @@ $$;
 COMMENT ON FUNCTION incentives_cluster.participant_units() IS
   'incentives_internal.participant_units on any partition (memberships are the same everywhere)';
 
+CREATE OR REPLACE FUNCTION incentives_cluster.placement_units()
+RETURNS TABLE (participant_key text, unit_key text)
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON ANY;
+    TARGET incentives_internal.placement_units;
+$$;
+COMMENT ON FUNCTION incentives_cluster.placement_units() IS
+  'incentives_internal.placement_units on any partition (memberships, types of groups and offers are the same everywhere)';
+
 CREATE OR REPLACE FUNCTION incentives_cluster.participant_data(partition_hash integer, participant_key text)
 RETURNS jsonb
 LANGUAGE plproxy
@@ -96,7 +107,7 @@ DECLARE
 BEGIN
     DELETE FROM incentives_cluster.placements;
     INSERT INTO incentives_cluster.placements (participant_key, placement_key)
-    SELECT u.participant_key, u.unit_key FROM incentives_cluster.participant_units() AS u;
+    SELECT u.participant_key, u.unit_key FROM incentives_cluster.placement_units() AS u;
     FOR m IN
         SELECT k.participant_key,
                hashtext(COALESCE(old ->> k.participant_key, k.participant_key)) AS old_hash,
@@ -118,6 +129,25 @@ END
 $$;
 COMMENT ON FUNCTION incentives_cluster.replace_participants() IS
   'Recomputes incentives_cluster.placements from the memberships and moves the transactions and enrollment windows of every participant whose partition changed; returns how many moved';
+
+-- incentives_cluster.place_again(what): replace_participants(), with a
+-- notice of how many moved after what.
+CREATE OR REPLACE FUNCTION incentives_cluster.place_again(what text)
+RETURNS integer
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    moved integer := incentives_cluster.replace_participants();
+BEGIN
+    IF moved > 0 THEN
+        RAISE NOTICE '%: % participant(s) moved to the partition of their unit', what, moved;
+    END IF;
+    RETURN moved;
+END
+$$;
+COMMENT ON FUNCTION incentives_cluster.place_again(text) IS
+  'replace_participants() after a change of memberships, types of groups or offers, with a notice naming the change when participants moved; returns how many moved';
 
 CREATE OR REPLACE FUNCTION incentives.put_participant_group(participant_key text, group_key text,
                                                             start_date date, end_date date DEFAULT NULL)
