@@ -163,10 +163,13 @@ SELECT throws_ok($$SELECT pg_temp.exec_as('analyst_alice',
                     'SELECT count(*) FROM incentives_internal.placement_units()')$$,
                  '42501', NULL,
                  'a reader cannot list every member and group key through placement_units()');
-SELECT ok(NOT has_function_privilege('incentives_reader', 'incentives_internal.placement_units()', 'EXECUTE'),
-          'incentives_reader may not execute placement_units()');
-SELECT ok(has_function_privilege('incentives_admin', 'incentives_internal.placement_units()', 'EXECUTE'),
-          'incentives_admin may (step 2), so a coordinator places with it');
+SELECT throws_ok($$SELECT pg_temp.exec_as('audit_nobody',
+                    'SELECT count(*) FROM incentives_internal.placement_units()')$$,
+                 '42501', NULL,
+                 'nor can a role without grants');
+SELECT lives_ok($$SELECT pg_temp.exec_as('incentives_admin',
+                    'SELECT count(*) FROM incentives_internal.placement_units()')$$,
+                'incentives_admin may (step 2), so a coordinator places with it');
 -- the internal functions of the program book's checks read nothing as the
 -- owner: a reader runs them (offer_warnings suggests through suggested_key
 -- and judges periods through periods_outside_book)

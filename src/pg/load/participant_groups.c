@@ -477,7 +477,8 @@ PG_FUNCTION_INFO_V1(incentives_placement_units);
  * a calculation of any of those offers may calculate together, which a
  * sharded layout places on one partition (docs/scaling.md, Participant
  * groups).  A national group no offer aggregates at then ties nothing
- * together.
+ * together.  Only a role that may execute participant_units() may list
+ * them (docs/security.md, Internal functions that read as the owner).
  */
 Datum
 incentives_placement_units(PG_FUNCTION_ARGS)
@@ -486,10 +487,22 @@ incentives_placement_units(PG_FUNCTION_ARGS)
 	IncGroupLevels levels;
 	const char **types;
 	uint64		i;
+	bool		isnull;
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+	/* it lists what participant_units() lists: only to the roles that may run that */
+	if (SPI_execute("SELECT pg_catalog.has_function_privilege("
+					"'incentives_internal.participant_units()', 'EXECUTE')", true, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "could not check the privilege of participant_units()");
+	if (!DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) || isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for function placement_units"),
+				 errdetail("It lists every member and group key, as participant_units() does."),
+				 errhint("Grant EXECUTE on incentives_internal.participant_units() to the role (docs/security.md).")));
 	if (SPI_execute("SELECT DISTINCT d.document ->> 'group_type'"
 					"  FROM (SELECT o.document FROM incentives.offers AS o"
 					"        UNION ALL"

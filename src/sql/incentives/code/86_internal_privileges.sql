@@ -56,11 +56,12 @@ $partitions$;
 
 ------------------------------------------------------------------------
 -- Internal functions that read as the owner (docs/security.md, Internal
--- functions).  incentives_internal.participant_units() and
--- placement_units() read incentives.participant_groups as its owner,
--- past the row-level security of the caller: every member and group key.
--- Only the refresh and a coordinator's placement need them, so PUBLIC
--- may not execute them; the roles that may refresh are granted them
+-- functions).  incentives_internal.participant_units() reads
+-- incentives.participant_groups as its owner, past the row-level security
+-- of the caller: every member and group key.  Only the refresh and a
+-- coordinator's placement need it (placement_units() refuses a role that
+-- may not execute it), so PUBLIC may not execute it; the roles that may
+-- refresh are granted it
 -- (docs/security.md, step 2, grants every function of the schema to
 -- incentives_admin).  An update grants it to every role that may already
 -- run incentives.refresh_earnings, so what refreshed before still does.
@@ -70,8 +71,7 @@ DECLARE
     f pg_catalog.regprocedure;
     r record;
 BEGIN
-    FOREACH f IN ARRAY ARRAY['incentives_internal.participant_units()',
-                             'incentives_internal.placement_units()']::pg_catalog.regprocedure[] LOOP
+    FOREACH f IN ARRAY ARRAY['incentives_internal.participant_units()']::pg_catalog.regprocedure[] LOOP
         EXECUTE pg_catalog.format('REVOKE ALL ON FUNCTION %s FROM PUBLIC', f);
         FOR r IN SELECT DISTINCT pg_catalog.pg_get_userbyid(a.grantee) AS grantee
                    FROM pg_catalog.pg_proc AS p,
