@@ -374,6 +374,17 @@ UnitOf(const TxnSource *src, const Participant *g, MemoryContext context, TxnUni
 	out->unit.flags = flags;
 }
 
+/* ReadPage: the bytes of a FileUnit's page into (page_bytes[page] of them). */
+static void
+ReadPage(FileUnit *fu, int page, char *into)
+{
+	if (BufFileSeek(fu->file, fu->page_filenos[page], fu->page_offsets[page], SEEK_SET) != 0 ||
+		BufFileRead(fu->file, into, fu->page_bytes[page]) != fu->page_bytes[page])
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not read a temporary file of the calculation")));
+}
+
 /* LoadPage: a page of a FileUnit's records as transactions (IncTxnLoadFn). */
 static void
 LoadPage(void *ctx, int page, int slot, IncTxn *out)
@@ -392,11 +403,7 @@ LoadPage(void *ctx, int page, int slot, IncTxn *out)
 		fu->slot_size[slot] = bytes;
 	}
 	p = fu->slots[slot];
-	if (BufFileSeek(fu->file, fu->page_filenos[page], fu->page_offsets[page], SEEK_SET) != 0 ||
-		BufFileRead(fu->file, p, bytes) != bytes)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not read a temporary file of the calculation")));
+	ReadPage(fu, page, p);
 	while (off < bytes)
 	{
 		Size		len;
@@ -484,11 +491,7 @@ NestFile(FileUnit *fu, const int *nest)
 			page = palloc(bytes);
 			page_cap = bytes;
 		}
-		if (BufFileSeek(fu->file, fu->page_filenos[p], fu->page_offsets[p], SEEK_SET) != 0 ||
-			BufFileRead(fu->file, page, bytes) != bytes)
-			ereport(ERROR,
-					(errcode_for_file_access(),
-					 errmsg("could not read a temporary file of the calculation")));
+		ReadPage(fu, p, page);
 		while (off < bytes)
 		{
 			Size		len;

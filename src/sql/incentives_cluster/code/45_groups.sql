@@ -141,7 +141,7 @@ DECLARE
     moved integer := incentives_cluster.replace_participants();
 BEGIN
     IF moved > 0 THEN
-        RAISE NOTICE '%: % participant(s) moved to the partition of their unit', what, moved;
+        RAISE NOTICE '%: % participant(s) moved to the partition of their group', what, moved;
     END IF;
     RETURN moved;
 END
@@ -157,15 +157,11 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     new_row boolean;
-    moved   integer;
 BEGIN
     new_row := incentives_cluster.agreed(
         ARRAY(SELECT incentives_cluster.put_participant_group($1, $2, $3, $4)),
         format('put_participant_group(%L, %L, %L)', $1, $2, $3));
-    moved := incentives_cluster.replace_participants();
-    IF moved > 0 THEN
-        RAISE NOTICE 'put_participant_group: % participant(s) moved to the partition of their group', moved;
-    END IF;
+    PERFORM incentives_cluster.place_again('put_participant_group');
     RETURN new_row;
 END
 $$;
@@ -179,15 +175,11 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     existed boolean;
-    moved   integer;
 BEGIN
     existed := incentives_cluster.agreed(
         ARRAY(SELECT incentives_cluster.delete_participant_group($1, $2)),
         format('delete_participant_group(%L, %L)', $1, $2));
-    moved := incentives_cluster.replace_participants();
-    IF moved > 0 THEN
-        RAISE NOTICE 'delete_participant_group: % participant(s) moved to the partition of their group', moved;
-    END IF;
+    PERFORM incentives_cluster.place_again('delete_participant_group');
     RETURN existed;
 END
 $$;
