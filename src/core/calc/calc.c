@@ -221,8 +221,8 @@ inc_txn_matches(IncCalc *c, const IncOffer *offer, int period, const char *trans
 
 	if (!inc_calc_has(c, t, INC_TXN_NULL_DATE | INC_TXN_NULL_TYPE))
 		return false;
-	return t->transaction_date >= p->start_date &&
-		t->transaction_date <= p->end_date &&
+	return inc_txn_date(t) >= p->start_date &&
+		inc_txn_date(t) <= p->end_date &&
 		strcmp(t->transaction_type, transaction_type) == 0;
 }
 
@@ -280,14 +280,17 @@ ConvertToQ(IncCalc *c, const IncTxn *t, int to, IncQ *out)
 
 /*
  * Projected: is t's volume projected (c->projection: a forecast's offer,
- * t dated inside its projected days)?
+ * t dated, by its own date and its matching date, inside its projected
+ * days)?
  */
 static inline bool
 Projected(const IncCalc *c, const IncTxn *t)
 {
 	return c->projection != NULL && (t->nulls & INC_TXN_NULL_DATE) == 0 &&
 		t->transaction_date >= c->projection->from &&
-		t->transaction_date <= c->projection->to;
+		t->transaction_date <= c->projection->to &&
+		inc_txn_date(t) >= c->projection->from &&
+		inc_txn_date(t) <= c->projection->to;
 }
 
 /* ProjectQ: v x k when t is projected; false when that does not fit. */
@@ -793,7 +796,7 @@ inc_calc_version_index(const IncOffer *offer, const IncTxn *t)
 		return 0;
 	if (t->nulls & INC_TXN_NULL_DATE)
 		return offer->nschedule - 1;
-	return inc_offer_version(offer, t->transaction_date);
+	return inc_offer_version(offer, inc_txn_date(t));
 }
 
 /* inc_calc_version: the version whose rates apply to t. */

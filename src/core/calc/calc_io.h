@@ -31,6 +31,13 @@
  * participant.  transaction_id, participant_key and sku_key are never
  * NULL (the host refuses those rows itself).
  *
+ * grower_key, currency: the optional columns of docs/reference.md,
+ * Growers and Currencies (NULL when the relation has no such column or
+ * the row NULL there).  matched, matching_date: a return whose
+ * original_transaction_id the host matched to a sale of the same
+ * participant and SKU dated on or before it (docs/reference.md, Returns
+ * against their sale); the host matches, the engine asks inc_txn_date.
+ *
  * participant and aggregation are keys of the calculation unit (IncUnit,
  * by index): the transaction's participant, and its aggregation key in an
  * offer aggregated by group without a group_type (docs/reference.md,
@@ -60,7 +67,24 @@ typedef struct IncTxn
 	int32_t		uom_id;			/* 0: by name */
 	int32_t		participant;	/* IncUnit.keys index of its participant */
 	int32_t		aggregation;	/* IncUnit.keys index of its aggregation key */
+	const char *grower_key;		/* the end customer; NULL: none */
+	const char *currency;		/* the currency of amount; NULL: none */
+	bool		matched;		/* a return matched to its original sale */
+	int32_t		matching_date;	/* matched: the original sale's date */
 } IncTxn;
+
+/*
+ * inc_txn_date: the date every "which date" question of a transaction
+ * asks (docs/reference.md, Returns against their sale): a matched
+ * return's original sale's date, else its own.  Its own date
+ * (transaction_date) decides only what asks when it happened: the
+ * host's through_date and statements, and a forecast's projection.
+ */
+static inline int32_t
+inc_txn_date(const IncTxn *t)
+{
+	return t->matched ? t->matching_date : t->transaction_date;
+}
 
 /*
  * IncAggregateFn: the aggregation key of t (an index among its unit's
@@ -159,6 +183,11 @@ typedef struct IncRow
 	const char *participant_key;	/* the transaction's participant */
 	const char *group_key;		/* a group offer's row under a group, else NULL */
 	const char *product_key;	/* the product whose standard rate applied, else NULL */
+	const char *grower_key;		/* the transaction's grower_key, else NULL */
+	const char *currency;		/* the offer's currency, else NULL */
+	bool		has_exchange_rate;	/* the transaction's currency differs */
+	IncDec		exchange_rate;	/* then: the rate to the offer's currency,
+								 * exact or rounded to 12 places */
 	int32_t		group_index;	/* group_key's index among the unit's keys */
 	const char *rate_key;		/* incentive_rate_key */
 	const char *rate_measure;	/* incentive_rate_measure */

@@ -22,8 +22,8 @@ inc_txn_in_baseline(IncCalc *c, const IncBaseline *baseline, const char *transac
 {
 	if (!inc_calc_has(c, t, INC_TXN_NULL_DATE | INC_TXN_NULL_TYPE))
 		return false;
-	return t->transaction_date >= baseline->start_date &&
-		t->transaction_date <= baseline->end_date &&
+	return inc_txn_date(t) >= baseline->start_date &&
+		inc_txn_date(t) <= baseline->end_date &&
 		strcmp(t->transaction_type, transaction_type) == 0;
 }
 

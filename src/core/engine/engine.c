@@ -708,7 +708,7 @@ UnitRunEmit(void *ctx, const IncRow *row)
 static inline bool
 HookSees(const IncHook *hook, const IncTxn *t)
 {
-	return t->transaction_date >= hook->from && t->transaction_date <= hook->to;
+	return inc_txn_date(t) >= hook->from && inc_txn_date(t) <= hook->to;
 }
 
 /*

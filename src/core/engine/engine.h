@@ -58,6 +58,15 @@ extern void inc_engine_add_conversion(IncEngine *e, const char *from_uom, const 
 extern void inc_engine_set_tick(IncEngine *e, IncTickFn tick);
 
 /*
+ * inc_engine_add_exchange_rate: a row of incentives.exchange_rates
+ * (docs/reference.md, Currencies): one unit of from is rate units of to
+ * from rate_date (days since 2000-01-01) on.  Call before
+ * inc_engine_prepare, in the allocator the engine lives in.
+ */
+extern void inc_engine_add_exchange_rate(IncEngine *e, const char *from, const char *to,
+										 int32_t rate_date, IncDec rate);
+
+/*
  * inc_engine_set_enrollments: where the enrollment windows of offers whose
  * enrollment is "required" come from (docs/reference.md, Enrollment): fn
  * is called at most once per participant and such offer.  Without it,

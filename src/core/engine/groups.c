@@ -462,7 +462,7 @@ UnitAggregate(const void *ctx, const IncTxn *t, const char *group_type)
 	const Unit *u = ctx;
 
 	return inc_groups_aggregation(u->groups, (int) (u - u->groups->units), t->participant,
-								  t->transaction_date, !(t->nulls & INC_TXN_NULL_DATE),
+								  inc_txn_date(t), !(t->nulls & INC_TXN_NULL_DATE),
 								  group_type);
 }
 

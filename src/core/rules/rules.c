@@ -307,7 +307,7 @@ Admit(IncCalc *c, const IncOffer *offer, RulesState *rs, int txn)
 		else if (!inc_calc_has(c, t, INC_TXN_NULL_DATE))
 			rs->last_admission = UNKNOWN;
 		else
-			rs->last_admission = InWindow(windows, nwindows, t->transaction_date) ?
+			rs->last_admission = InWindow(windows, nwindows, inc_txn_date(t)) ?
 				INSIDE : OUTSIDE;
 		if (rs->last_admission == OUTSIDE)
 			rs->outside++;
