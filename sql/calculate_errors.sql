@@ -117,7 +117,7 @@ CREATE VIEW myschema.two_owners AS
 SELECT * FROM incentives.transactions
 UNION ALL
 SELECT transaction_id, 'retailer_009', transaction_type, transaction_date,
-       sku_key, quantity, uom_key, amount
+       sku_key, quantity, uom_key, amount, grower_key, currency, original_transaction_id
   FROM incentives.transactions WHERE transaction_id = '01JB0000000000000000000002';
 SELECT count(*) FROM incentives.incentive_calculate(transactions => 'myschema.two_owners');
 SELECT * FROM incentives_internal.calculation_failure();
@@ -128,7 +128,7 @@ CREATE VIEW myschema.late_owner AS
 SELECT * FROM incentives.transactions
 UNION ALL
 SELECT transaction_id, 'retailer_009', transaction_type, DATE '2026-12-01',
-       sku_key, quantity, uom_key, amount
+       sku_key, quantity, uom_key, amount, grower_key, currency, original_transaction_id
   FROM incentives.transactions WHERE transaction_id = '01JB0000000000000000000002';
 SELECT count(*) FROM incentives.incentive_calculate(transactions => 'myschema.late_owner');
 SELECT count(*), sum(incentive_amount)

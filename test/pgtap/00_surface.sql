@@ -31,7 +31,9 @@ SELECT results_eq(
   $$VALUES ('transaction_id', 'text', true), ('participant_key', 'text', true),
            ('transaction_type', 'text', true), ('transaction_date', 'date', true),
            ('sku_key', 'text', true), ('quantity', 'numeric', true),
-           ('uom_key', 'text', true), ('amount', 'numeric', true)$$,
+           ('uom_key', 'text', true), ('amount', 'numeric', true),
+           ('grower_key', 'text', false), ('currency', 'text', false),
+           ('original_transaction_id', 'text', false)$$,
   'incentives.transactions has the columns of docs/reference.md, Transactions');
 
 -- The nine shipped unit conversions.
@@ -42,8 +44,9 @@ SELECT bag_eq(
            ('ton', 'lb', 2000), ('kg', 'g', 1000), ('lb', 'kg', 0.45359237)$$,
   'the shipped unit conversions are there');
 
--- The earning row type: 17 columns, named and typed exactly, then group_key
--- and product_key (docs/reference.md, Earning rows).
+-- The earning row type: 17 columns, named and typed exactly, then group_key,
+-- product_key, grower_key, currency and exchange_rate (docs/reference.md,
+-- Earning rows).
 SELECT has_type('incentives', 'earning', 'type incentives.earning');
 SELECT results_eq(
   $$SELECT attname::text COLLATE "default", format_type(atttypid, atttypmod)
@@ -59,8 +62,9 @@ SELECT results_eq(
            ('incentivized_quantity', 'numeric'), ('incentivized_amount', 'numeric'),
            ('incentive_amount', 'numeric'), ('incentive_contribution_percent', 'numeric'),
            ('incentive_effective_rate', 'numeric'), ('group_key', 'text'),
-           ('product_key', 'text')$$,
-  'incentives.earning has the 17 columns of docs/reference.md, Earning rows, in order, then group_key and product_key');
+           ('product_key', 'text'), ('grower_key', 'text'), ('currency', 'text'),
+           ('exchange_rate', 'numeric')$$,
+  'incentives.earning has the 17 columns of docs/reference.md, Earning rows, in order, then group_key, product_key, grower_key, currency and exchange_rate');
 
 -- incentive_calculate(participant_key, properties, offer_keys, transactions)
 SELECT has_function('incentives', 'incentive_calculate',

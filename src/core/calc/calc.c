@@ -101,6 +101,13 @@ inc_calc_keep(const IncCalc *c, const IncTxn *t)
 	id = inc_alloc((size_t) pages->id_prefix + len);
 	memcpy(id, t->transaction_id - pages->id_prefix, (size_t) pages->id_prefix + len);
 	copy->transaction_id = id + pages->id_prefix;
+	if (t->grower_key)
+	{
+		len = strlen(t->grower_key) + 1;
+		id = inc_alloc(len);
+		memcpy(id, t->grower_key, len);
+		copy->grower_key = id;
+	}
 	return copy;
 }
 
@@ -639,6 +646,9 @@ Emit(IncCalc *c, const IncOffer *offer, const IncTxn *t, const IncRowValues *v,
 	row.participant_key = inc_calc_member(c, t);
 	row.group_key = offer->aggregation == INC_AGGREGATE_GROUP ? c->group_key : NULL;
 	row.product_key = c->product_key;
+	row.grower_key = t->grower_key;
+	row.currency = NULL;
+	row.has_exchange_rate = false;
 	row.group_index = c->key;
 	row.rate_key = v->rate_key;
 	row.rate_measure = v->rate_measure;

@@ -101,6 +101,30 @@ SameNumeric(CalcLastNumeric *last, const IncDec *d)
 	return PointerGetDatum(last->datum.b);
 }
 
+/*
+ * GrowerDatum: the text datum of a row's grower_key, in one buffer reused
+ * row after row (a grower_key is the transaction's, in a page that may be
+ * read again at another address: not for the cache by address).
+ */
+static Datum
+GrowerDatum(CalcRowState *st, const char *s)
+{
+	size_t		len = strlen(s);
+
+	if (st->grower_size < VARHDRSZ + len)
+	{
+		Size		size = Max(64, 2 * (VARHDRSZ + len));
+
+		if (st->grower)
+			pfree(st->grower);
+		st->grower = MemoryContextAlloc(st->texts->context, size);
+		st->grower_size = size;
+	}
+	SET_VARSIZE(st->grower, VARHDRSZ + len);
+	memcpy(VARDATA(st->grower), s, len);
+	return PointerGetDatum(st->grower);
+}
+
 /* calc_row_datums: one engine row as the earning row's datums. */
 void
 calc_row_datums(CalcRowState *st, const IncRow *row, const Datum *key_datums,
@@ -147,5 +171,23 @@ calc_row_datums(CalcRowState *st, const IncRow *row, const Datum *key_datums,
 		values[extra->product_key_column] = row->product_key ?
 			calc_row_text(st, row->product_key) : (Datum) 0;
 		nulls[extra->product_key_column] = row->product_key == NULL;
+	}
+	if (extra->grower_key_column >= 0)
+	{
+		values[extra->grower_key_column] = row->grower_key ?
+			GrowerDatum(st, row->grower_key) : (Datum) 0;
+		nulls[extra->grower_key_column] = row->grower_key == NULL;
+	}
+	if (extra->currency_column >= 0)
+	{
+		values[extra->currency_column] = row->currency ?
+			calc_row_text(st, row->currency) : (Datum) 0;
+		nulls[extra->currency_column] = row->currency == NULL;
+	}
+	if (extra->exchange_rate_column >= 0)
+	{
+		values[extra->exchange_rate_column] = row->has_exchange_rate ?
+			pg_dec_to_numeric_in(&row->exchange_rate, buf->num[6].b) : (Datum) 0;
+		nulls[extra->exchange_rate_column] = !row->has_exchange_rate;
 	}
 }

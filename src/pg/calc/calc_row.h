@@ -44,6 +44,8 @@ typedef struct CalcRowState
 	CalcLastNumeric rate_value;
 	CalcLastNumeric pay_rate;
 	CalcLastNumeric contribution;
+	char	   *grower;			/* the grower_key's text datum, reused */
+	Size		grower_size;
 } CalcRowState;
 
 /* Room for the numerics of one row that are not kept (calc_row_datums). */
@@ -53,7 +55,7 @@ typedef struct CalcRowBuffers
 	{
 		char		b[PG_NUMERIC_BUF];
 		int32		align;
-	}			num[6];
+	}			num[7];
 } CalcRowBuffers;
 
 /* calc_row_init: a state for rows of engine ce (its text cache made on first use). */
@@ -68,13 +70,17 @@ extern Datum calc_row_text(CalcRowState *st, const char *s);
 /*
  * Where a row's columns after the 17 go (-1: not in this result): the
  * transaction's date (what refresh_earnings materializes), group_key
- * (0.3.0's earning row and the earnings) and product_key (0.5.0's).
+ * (0.3.0's earning row and the earnings), product_key, grower_key,
+ * currency and exchange_rate (0.5.0's).
  */
 typedef struct CalcRowExtra
 {
 	int			date_column;
 	int			group_key_column;
 	int			product_key_column;
+	int			grower_key_column;
+	int			currency_column;
+	int			exchange_rate_column;
 } CalcRowExtra;
 
 /*

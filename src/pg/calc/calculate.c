@@ -45,11 +45,12 @@ typedef enum CalcMode
 /*
  * After the 17 columns of the earning row, a result may have group_key
  * (the earning row of 0.3.0, whose diagnostics have it 5th; 0.1.0's and
- * 0.2.0's declarations stop before it) and transaction_date (what
+ * 0.2.0's declarations stop before it), product_key, grower_key,
+ * currency, exchange_rate (0.5.0's) and transaction_date (what
  * refresh_earnings materializes, incentives_internal.calculate_dated):
  * the result's tuple descriptor tells, by name.
  */
-#define MAX_EARNING_COLUMNS (NUM_EARNING_COLUMNS + 3)
+#define MAX_EARNING_COLUMNS (NUM_EARNING_COLUMNS + 6)
 
 typedef struct Output
 {
@@ -242,6 +243,9 @@ Calculate(FunctionCallInfo fcinfo, CalcMode mode, bool request)
 	out.diagnostics = mode != CALC_EARNINGS;
 	out.extra.group_key_column = -1;
 	out.extra.product_key_column = -1;
+	out.extra.grower_key_column = -1;
+	out.extra.currency_column = -1;
+	out.extra.exchange_rate_column = -1;
 	out.extra.date_column = -1;
 	natts = out.rsinfo->setDesc->natts;
 	/* the rows built below fill exactly these columns */
@@ -262,6 +266,12 @@ Calculate(FunctionCallInfo fcinfo, CalcMode mode, bool request)
 				out.extra.group_key_column = expected++;
 			else if (strcmp(name, "product_key") == 0 && out.extra.product_key_column < 0)
 				out.extra.product_key_column = expected++;
+			else if (strcmp(name, "grower_key") == 0 && out.extra.grower_key_column < 0)
+				out.extra.grower_key_column = expected++;
+			else if (strcmp(name, "currency") == 0 && out.extra.currency_column < 0)
+				out.extra.currency_column = expected++;
+			else if (strcmp(name, "exchange_rate") == 0 && out.extra.exchange_rate_column < 0)
+				out.extra.exchange_rate_column = expected++;
 			else if (strcmp(name, "transaction_date") == 0 && out.extra.date_column < 0)
 				out.extra.date_column = expected++;
 		}

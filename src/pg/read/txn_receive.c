@@ -52,9 +52,12 @@ NullColumn(TxnSource *src, int col, Datum *values, bool *nulls)
 					src->relname)));
 }
 
-/* TypeId: the id of a transaction type (from 1), interned. */
+/*
+ * NameId: the id (from 1) of a transaction type or a currency, interned
+ * (one table of names: an id only stands for its string).
+ */
 static int
-TypeId(TxnSource *src, const char *s, size_t len)
+NameId(TxnSource *src, const char *s, size_t len)
 {
 	void	   *found = inc_strmap_get_len(src->types, s, len);
 	MemoryContext old;
@@ -67,7 +70,8 @@ TypeId(TxnSource *src, const char *s, size_t len)
 		pg_error_context_trim();
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("relation %s has more than %d transaction types", src->relname,
+				 errmsg("relation %s has more than %d transaction types and currencies",
+						src->relname,
 						MAX_SMALL_ID)));
 	}
 	old = MemoryContextSwitchTo(src->context);
@@ -200,6 +204,7 @@ ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
 	Datum	   *values;
 	bool	   *nulls;
 	text	   *id,
+			   *grower = NULL,
 			   *participant,
 			   *type,
 			   *sku,
@@ -207,7 +212,8 @@ ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
 	const char *idp,
 			   *pp;
 	size_t		idlen,
-				plen;
+				plen,
+				glen = 0;
 	int			sku_id = 0;
 	IncDec		quantity = {0, 0},
 				amount = {0, 0};
@@ -332,8 +338,14 @@ ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
 	 * the record, built in the store's room: fixed part, wide numbers,
 	 * member place, participant, id datum
 	 */
+	if (!nulls[C_GROWER])
+	{
+		grower = DatumGetTextPP(values[C_GROWER]);
+		glen = VARSIZE_ANY_EXHDR(grower);
+	}
 	buf = txn_store_room(src->store, sizeof(TxnRec) + 2 * sizeof(inc_int128) +
-						 sizeof(RecMember) + plen + idlen + 16);
+						 sizeof(RecMember) + sizeof(int32) + sizeof(uint16) +
+						 plen + glen + idlen + 17);
 	rec = (TxnRec *) buf;
 	rec->date = nulls[C_DATE] ? 0 : DatumGetDateADT(values[C_DATE]);
 	rec->sku_id = sku_id;
@@ -347,11 +359,13 @@ ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
 	if (!nulls[C_TYPE])
 	{
 		type = DatumGetTextPP(values[C_TYPE]);
-		rec->type_id = TypeId(src, VARDATA_ANY(type), VARSIZE_ANY_EXHDR(type));
+		rec->type_id = NameId(src, VARDATA_ANY(type), VARSIZE_ANY_EXHDR(type));
 	}
 	rec->plen = (uint32) plen;
 	rec->idlen = (uint32) idlen;
 	rec->flags = (uint8) (null_flags << REC_NULLS_SHIFT);
+	rec->more = (nulls[C_MATCHING_DATE] ? 0 : REC_MATCHED) |
+		(nulls[C_CURRENCY] ? 0 : REC_CURRENCY) | (grower ? REC_GROWER : 0);
 	p = buf + sizeof(TxnRec);
 	p = PutNumber(&quantity, &rec->quantity, &rec->qscale, &rec->flags, REC_WIDE_QUANTITY, p);
 	p = PutNumber(&amount, &rec->amount, &rec->ascale, &rec->flags, REC_WIDE_AMOUNT, p);
@@ -362,9 +376,32 @@ ReceiveRow(TupleTableSlot *slot, DestReceiver *self)
 		memcpy(p, &member, sizeof(RecMember));
 		p += sizeof(RecMember);
 	}
+	if (rec->more & REC_MATCHED)
+	{
+		int32		matching_date = DatumGetDateADT(values[C_MATCHING_DATE]);
+
+		memcpy(p, &matching_date, sizeof(int32));
+		p += sizeof(int32);
+	}
+	if (rec->more & REC_CURRENCY)
+	{
+		text	   *currency = DatumGetTextPP(values[C_CURRENCY]);
+		uint16		currency_id = (uint16) NameId(src, VARDATA_ANY(currency),
+												  VARSIZE_ANY_EXHDR(currency));
+
+		memcpy(p, &currency_id, sizeof(uint16));
+		p += sizeof(uint16);
+	}
 	memcpy(p, pp, plen);
 	p[plen] = '\0';
-	p = (char *) TYPEALIGN(4, p + plen + 1);
+	p += plen + 1;
+	if (grower)
+	{
+		memcpy(p, VARDATA_ANY(grower), glen);
+		p[glen] = '\0';
+		p += glen + 1;
+	}
+	p = (char *) TYPEALIGN(4, p);
 	SET_VARSIZE(p, VARHDRSZ + idlen);
 	memcpy(p + VARHDRSZ, idp, idlen);
 	p[VARHDRSZ + idlen] = '\0';

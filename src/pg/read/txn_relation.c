@@ -14,6 +14,7 @@
 #include "access/relation.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_type.h"
+#include "lib/stringinfo.h"
 #include "optimizer/plancat.h"
 #include "parser/parse_type.h"
 #include "utils/builtins.h"
@@ -51,14 +52,28 @@ static const RequiredColumn required_columns[] = {
 	{"amount", COL_NUMBER},
 };
 
-StaticAssertDecl(lengthof(required_columns) == TXN_NCOLUMNS,
+StaticAssertDecl(lengthof(required_columns) == TXN_NREQUIRED,
 				 "one required column per read column");
+
+/*
+ * The optional columns (docs/reference.md, Transactions), in the order of
+ * their TXN_HAS_* bits and of the read columns after the required ones.
+ */
+static const RequiredColumn optional_columns[] = {
+	{"grower_key", COL_TEXT},
+	{"currency", COL_TEXT},
+	{"original_transaction_id", COL_TEXT},
+};
+
+StaticAssertDecl(lengthof(optional_columns) == TXN_NCOLUMNS - TXN_NREQUIRED,
+				 "one optional column per read column");
 
 /* txn_column_name: the name of read column c. */
 const char *
 txn_column_name(int c)
 {
-	return required_columns[c].name;
+	return c < TXN_NREQUIRED ? required_columns[c].name :
+		optional_columns[c - TXN_NREQUIRED].name;
 }
 
 static bool
@@ -152,35 +167,42 @@ txn_relation_check(Oid relid, TxnRelation *out)
 	out->unique_ids = false;
 	rel = relation_open(relid, AccessShareLock);
 	desc = RelationGetDescr(rel);
+	out->optional = 0;
 	for (c = 0; c < TXN_NCOLUMNS; c++)
 	{
+		const RequiredColumn *column = c < TXN_NREQUIRED ? &required_columns[c] :
+			&optional_columns[c - TXN_NREQUIRED];
 		Form_pg_attribute found = NULL;
 
 		for (a = 0; a < desc->natts; a++)
 		{
 			Form_pg_attribute att = TupleDescAttr(desc, a);
 
-			if (!att->attisdropped && strcmp(NameStr(att->attname), required_columns[c].name) == 0)
+			if (!att->attisdropped && strcmp(NameStr(att->attname), column->name) == 0)
 				found = att;
 		}
+		if (found == NULL && c >= TXN_NREQUIRED)
+			continue;
 		if (found == NULL)
 		{
 			pg_error_context_trim();
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_COLUMN),
-					 errmsg("relation %s has no column \"%s\"", out->relname, required_columns[c].name),
+					 errmsg("relation %s has no column \"%s\"", out->relname, column->name),
 					 errhint("The transactions relation needs the columns transaction_id, participant_key, transaction_type, transaction_date, sku_key, quantity, uom_key and amount.")));
 		}
-		if (!TypeFits(found->atttypid, required_columns[c].kind))
+		if (!TypeFits(found->atttypid, column->kind))
 		{
 			pg_error_context_trim();
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("column \"%s\" of relation %s has type %s, expected %s",
-							required_columns[c].name, out->relname,
+							column->name, out->relname,
 							format_type_be(found->atttypid),
-							KindName(required_columns[c].kind))));
+							KindName(column->kind))));
 		}
+		if (c >= TXN_NREQUIRED)
+			out->optional |= 1 << (c - TXN_NREQUIRED);
 		if (c == C_ID)
 			out->unique_ids = UniqueIds(rel, found->attnum);
 	}
@@ -203,22 +225,52 @@ txn_relation_check(Oid relid, TxnRelation *out)
 	relation_close(rel, AccessShareLock);
 }
 
-/* txn_relation_query: the text of the read (see txn_relation_read). */
+/*
+ * txn_relation_query: the text of the read (see txn_relation_read).  A
+ * matched return's matching date (docs/reference.md, Returns against their
+ * sale) is its original's date, looked up only for a return that names an
+ * original: a sale of the same participant and SKU in the relation, dated
+ * on or before it (through an index on transaction_id where there is one).
+ */
 char *
-txn_relation_query(const char *relname, bool one_participant, bool through_date)
+txn_relation_query(const char *relname, int optional, bool one_participant, bool through_date)
 {
-	return psprintf("SELECT transaction_id::pg_catalog.text, participant_key::pg_catalog.text,"
-					" transaction_type::pg_catalog.text, transaction_date,"
-					" sku_key::pg_catalog.text, quantity::pg_catalog.numeric,"
-					" uom_key::pg_catalog.text, amount::pg_catalog.numeric"
-					" FROM %s%s%s%s",
-					relname,
-					one_participant || through_date ? " WHERE " : "",
-					one_participant ?
-					"participant_key::pg_catalog.text COLLATE \"C\" OPERATOR(pg_catalog.=) ANY ($1)" : "",
-					!through_date ? "" : one_participant ?
-					" AND (transaction_date IS NULL OR transaction_date OPERATOR(pg_catalog.<=) $2)" :
-					"(transaction_date IS NULL OR transaction_date OPERATOR(pg_catalog.<=) $1)");
+	StringInfoData q;
+
+	initStringInfo(&q);
+	appendStringInfoString(&q,
+						   "SELECT t.transaction_id::pg_catalog.text, t.participant_key::pg_catalog.text,"
+						   " t.transaction_type::pg_catalog.text, t.transaction_date,"
+						   " t.sku_key::pg_catalog.text, t.quantity::pg_catalog.numeric,"
+						   " t.uom_key::pg_catalog.text, t.amount::pg_catalog.numeric, ");
+	appendStringInfoString(&q, (optional & TXN_HAS_GROWER) ?
+						   "t.grower_key::pg_catalog.text, " : "NULL::pg_catalog.text, ");
+	appendStringInfoString(&q, (optional & TXN_HAS_CURRENCY) ?
+						   "t.currency::pg_catalog.text, " : "NULL::pg_catalog.text, ");
+	if (optional & TXN_HAS_ORIGINAL)
+		appendStringInfo(&q,
+						 "CASE WHEN t.original_transaction_id IS NOT NULL"
+						 " AND (t.quantity OPERATOR(pg_catalog.<) 0"
+						 " OR (t.quantity OPERATOR(pg_catalog.=) 0 AND t.amount OPERATOR(pg_catalog.<) 0))"
+						 " THEN (SELECT pg_catalog.min(o.transaction_date) FROM %s AS o"
+						 " WHERE o.transaction_id::pg_catalog.text OPERATOR(pg_catalog.=)"
+						 " t.original_transaction_id::pg_catalog.text"
+						 " AND o.participant_key::pg_catalog.text OPERATOR(pg_catalog.=)"
+						 " t.participant_key::pg_catalog.text"
+						 " AND o.sku_key::pg_catalog.text OPERATOR(pg_catalog.=) t.sku_key::pg_catalog.text"
+						 " AND o.transaction_date OPERATOR(pg_catalog.<=) t.transaction_date) END",
+						 relname);
+	else
+		appendStringInfoString(&q, "NULL::pg_catalog.date");
+	appendStringInfo(&q, " FROM %s AS t", relname);
+	if (one_participant)
+		appendStringInfoString(&q, " WHERE t.participant_key::pg_catalog.text COLLATE \"C\""
+							   " OPERATOR(pg_catalog.=) ANY ($1)");
+	if (through_date)
+		appendStringInfo(&q, " %s (t.transaction_date IS NULL"
+						 " OR t.transaction_date OPERATOR(pg_catalog.<=) %s)",
+						 one_participant ? "AND" : "WHERE", one_participant ? "$2" : "$1");
+	return q.data;
 }
 
 /*
@@ -229,6 +281,7 @@ txn_relation_query(const char *relname, bool one_participant, bool through_date)
 typedef struct ReadPlan
 {
 	Oid			relid;
+	int			optional;
 	bool		one_participant;
 	bool		through_date;
 	char	   *relname;
@@ -244,7 +297,8 @@ static int	nread_plans = 0;
  * every date, or through a date).
  */
 SPIPlanPtr
-txn_relation_read(Oid relid, const char *relname, bool one_participant, bool through_date)
+txn_relation_read(Oid relid, const char *relname, int optional, bool one_participant,
+				  bool through_date)
 {
 	Oid			argtypes[2];
 	int			nargs = 0;
@@ -260,9 +314,9 @@ txn_relation_read(Oid relid, const char *relname, bool one_participant, bool thr
 		if (p->relid == relid && p->one_participant == one_participant &&
 			p->through_date == through_date)
 		{
-			if (strcmp(p->relname, relname) == 0)
+			if (strcmp(p->relname, relname) == 0 && p->optional == optional)
 				return p->plan;
-			slot = p;			/* renamed or replaced: plan again */
+			slot = p;			/* renamed, replaced, columns added: plan again */
 			break;
 		}
 	}
@@ -277,7 +331,7 @@ txn_relation_read(Oid relid, const char *relname, bool one_participant, bool thr
 		argtypes[nargs++] = TEXTARRAYOID;
 	if (through_date)
 		argtypes[nargs++] = DATEOID;
-	query = txn_relation_query(relname, one_participant, through_date);
+	query = txn_relation_query(relname, optional, one_participant, through_date);
 	plan = SPI_prepare_cursor(query, nargs, argtypes,
 							  one_participant ? 0 : CURSOR_OPT_PARALLEL_OK);
 	if (plan == NULL)
@@ -303,6 +357,7 @@ txn_relation_read(Oid relid, const char *relname, bool one_participant, bool thr
 	if (slot->relname)
 		pfree(slot->relname);
 	slot->relid = relid;
+	slot->optional = optional;
 	slot->one_participant = one_participant;
 	slot->through_date = through_date;
 	slot->relname = MemoryContextStrdup(TopMemoryContext, relname);

@@ -143,7 +143,9 @@ txn_source_open(Oid relid, const char *participant_key, const DateADT *through_d
 			src->sku_names[i + 1] = skus[i];
 	}
 
-	plan = txn_relation_read(relid, src->relname, participant_key != NULL, through_date != NULL);
+	src->optional = rel.optional;
+	plan = txn_relation_read(relid, src->relname, rel.optional, participant_key != NULL,
+							 through_date != NULL);
 	members = participant_key ? pg_groups_members(groups, participant_key, &nmembers) : NULL;
 	params = txn_relation_params(members, nmembers, through_date);
 	if (participant_key)
@@ -175,8 +177,8 @@ txn_source_open(Oid relid, const char *participant_key, const DateADT *through_d
 			options.params = txn_relation_params(src->hidden, src->nhidden, through_date);
 			src->reading_hidden = true;
 			pg_owner_read_begin(relid, &owner);
-			rc = SPI_execute_plan_extended(txn_relation_read(relid, src->relname, true,
-															 through_date != NULL),
+			rc = SPI_execute_plan_extended(txn_relation_read(relid, src->relname, rel.optional,
+															 true, through_date != NULL),
 										   &options);
 			pg_owner_read_end(&owner);
 			src->reading_hidden = false;

@@ -53,7 +53,9 @@
 /*
  * One transaction as stored.  After the fixed part: the wide
  * coefficients (when flagged), the unit and the key index of a member of
- * the participant groups (when flagged), the participant key and a NUL,
+ * the participant groups (when flagged), a matched return's matching date
+ * (an int32, REC_MATCHED) and the currency's id (a uint16, REC_CURRENCY),
+ * the participant key and a NUL, the grower_key and a NUL (REC_GROWER),
  * then at the next 4-byte boundary the transaction_id as a text datum
  * (4-byte header) followed by a NUL.
  */
@@ -68,6 +70,7 @@ typedef struct TxnRec
 	uint8		qscale;
 	uint8		ascale;
 	uint8		flags;
+	uint8		more;			/* REC_MATCHED, REC_CURRENCY, REC_GROWER */
 	int64		quantity;		/* coefficients, unless wide */
 	int64		amount;
 } TxnRec;
@@ -76,6 +79,9 @@ typedef struct TxnRec
 #define REC_WIDE_AMOUNT		0x02
 #define REC_NULLS_SHIFT		2	/* the IncTxn.nulls flags, shifted */
 #define REC_MEMBER			0x80	/* a key of the participant groups */
+#define REC_MATCHED			0x01	/* TxnRec.more: a matched return */
+#define REC_CURRENCY		0x02	/* TxnRec.more: a currency */
+#define REC_GROWER			0x04	/* TxnRec.more: a grower_key */
 
 /* A member's place, after the wide coefficients (REC_MEMBER). */
 typedef struct RecMember
@@ -213,6 +219,7 @@ typedef struct Receiver
 struct TxnSource
 {
 	char	   *relname;		/* quoted, qualified name, for messages */
+	int			optional;		/* its optional columns (TXN_HAS_*) */
 	IncEngine  *engine;
 	MemoryContext engine_context;	/* where the engine interns units */
 	const char *participant;	/* the one participant read, or NULL */
@@ -235,7 +242,8 @@ struct TxnSource
 	TxnStore   *store;			/* transactions by participant */
 	TxnStore   *ids;			/* (id, participant) by id, or NULL */
 	IncStrMap  *types;			/* transaction_type -> id, as a pointer-sized int */
-	const char **type_names;	/* by id; [0] is "" (a NULL type) */
+	const char **type_names;	/* by id; [0] is "" (a NULL type); the
+								 * currencies' names are interned here too */
 	int			ntypes;
 	int			types_cap;
 	const char **sku_names;		/* by id: the engine's names */
@@ -280,11 +288,37 @@ MemberOf(const TxnRec *r)
 		((r->flags & REC_WIDE_AMOUNT) ? sizeof(inc_int128) : 0);
 }
 
+/* MoreOf: where a record's matching date and currency id are. */
+static inline const char *
+MoreOf(const TxnRec *r)
+{
+	return MemberOf(r) + ((r->flags & REC_MEMBER) ? sizeof(RecMember) : 0);
+}
+
 /* KeyOf: the participant key of a record. */
 static inline const char *
 KeyOf(const TxnRec *r)
 {
-	return MemberOf(r) + ((r->flags & REC_MEMBER) ? sizeof(RecMember) : 0);
+	return MoreOf(r) + ((r->more & REC_MATCHED) ? sizeof(int32) : 0) +
+		((r->more & REC_CURRENCY) ? sizeof(uint16) : 0);
+}
+
+/* GrowerOf: the grower_key of a record (REC_GROWER), NUL-terminated. */
+static inline const char *
+GrowerOf(const TxnRec *r)
+{
+	return KeyOf(r) + r->plen + 1;
+}
+
+/* RecordIdOf: the transaction_id datum of a record. */
+static inline const char *
+RecordIdOf(const TxnRec *r)
+{
+	const char *p = GrowerOf(r);
+
+	if (r->more & REC_GROWER)
+		p += strlen(p) + 1;
+	return (const char *) TYPEALIGN(4, p);
 }
 
 /* RecordMember: a member record's unit and key index. */

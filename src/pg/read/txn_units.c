@@ -302,18 +302,36 @@ ExpandRecord(const TxnSource *src, const TxnRec *r, IncTxn *t)
 	t->amount.coef = RecordCoef(&p, r->flags & REC_WIDE_AMOUNT, r->amount);
 	t->participant = 0;
 	t->aggregation = 0;
+	t->matched = false;
+	t->matching_date = 0;
+	t->currency = NULL;
+	t->grower_key = NULL;
+	p = MoreOf(r);
+	if (r->more & REC_MATCHED)
+	{
+		t->matched = true;
+		memcpy(&t->matching_date, p, sizeof(int32));
+		p += sizeof(int32);
+	}
+	if (r->more & REC_CURRENCY)
+	{
+		uint16		currency_id;
+
+		memcpy(&currency_id, p, sizeof(uint16));
+		t->currency = src->type_names[currency_id];
+	}
 	if (r->flags & REC_MEMBER)
 	{
-		RecMember	m;
+		RecMember	m = RecordMember(r);
 
-		memcpy(&m, p, sizeof(RecMember));
-		p += sizeof(RecMember);
 		t->participant = m.index;
-		t->aggregation = inc_groups_aggregation(src->membership, m.unit, m.index, r->date,
+		t->aggregation = inc_groups_aggregation(src->membership, m.unit, m.index,
+												inc_txn_date(t),
 												!(t->nulls & INC_TXN_NULL_DATE), NULL);
 	}
-	p = (const char *) TYPEALIGN(4, p + r->plen + 1);
-	t->transaction_id = p + VARHDRSZ;
+	if (r->more & REC_GROWER)
+		t->grower_key = GrowerOf(r);
+	t->transaction_id = RecordIdOf(r) + VARHDRSZ;
 }
 
 /* TextDatum: a text datum of len bytes at s, in context. */

@@ -44,7 +44,7 @@
 struct TargetRoute;
 
 /* The columns of an earnings partition: the earning row's 17, then these. */
-#define REFRESH_COLUMNS 22
+#define REFRESH_COLUMNS 25
 /* the partitions of 0.3.0's and 0.4.0's declarations end before product_key */
 #define REFRESH_COLUMNS_0_4 21
 #define REFRESH_DATE_COLUMN 17
@@ -52,6 +52,9 @@ struct TargetRoute;
 #define REFRESH_RUN_ID_COLUMN 19
 #define REFRESH_GROUP_KEY_COLUMN 20
 #define REFRESH_PRODUCT_KEY_COLUMN 21
+#define REFRESH_GROWER_KEY_COLUMN 22
+#define REFRESH_CURRENCY_COLUMN 23
+#define REFRESH_EXCHANGE_RATE_COLUMN 24
 /* participant_key, the first column of the partition and of its primary key */
 #define REFRESH_PARTICIPANT_COLUMN 0
 

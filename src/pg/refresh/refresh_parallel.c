@@ -175,7 +175,7 @@ refresh_parallel_safe(Oid relid, const char **why)
 		return false;
 	}
 	txn_relation_check(relid, &rel);
-	if (!QuerySafe(txn_relation_query(rel.relname, false, false), why))
+	if (!QuerySafe(txn_relation_query(rel.relname, rel.optional, false, false), why))
 		return false;
 	for (i = 0; i < (int) lengthof(tables); i++)
 		if (!QuerySafe(psprintf("SELECT 1 FROM %s", tables[i]), why))

@@ -66,12 +66,16 @@
 static const Oid partition_types[REFRESH_COLUMNS] = {
 	TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, NUMERICOID, NUMERICOID,
 	TEXTOID, NUMERICOID, TEXTOID, NUMERICOID, NUMERICOID, NUMERICOID, NUMERICOID,
-	NUMERICOID, NUMERICOID, DATEOID, TIMESTAMPTZOID, INT8OID, TEXTOID, TEXTOID
+	NUMERICOID, NUMERICOID, DATEOID, TIMESTAMPTZOID, INT8OID, TEXTOID, TEXTOID,
+	TEXTOID, TEXTOID, NUMERICOID
 };
 
-/* The columns a row may leave NULL: incentive_effective_rate, group_key, product_key. */
-#define NULLABLE_COLUMN(i) \
-	((i) == 16 || (i) == REFRESH_GROUP_KEY_COLUMN || (i) == REFRESH_PRODUCT_KEY_COLUMN)
+/*
+ * The columns a row may leave NULL: incentive_effective_rate, and every
+ * column after run_id (group_key, product_key, grower_key, currency,
+ * exchange_rate).
+ */
+#define NULLABLE_COLUMN(i) ((i) == 16 || (i) > REFRESH_RUN_ID_COLUMN)
 
 /* The columns of the partition's primary key, in its order. */
 #define PARTICIPANT_COLUMN REFRESH_PARTICIPANT_COLUMN
@@ -463,8 +467,15 @@ refresh_share_calculate(const RefreshArgs *args, int share, int nshares,
 	sh.unit = &session.unit;
 	sh.extra.date_column = REFRESH_DATE_COLUMN;
 	sh.extra.group_key_column = REFRESH_GROUP_KEY_COLUMN;
+	/* before the update to 0.5.0, none of the columns after group_key */
 	sh.extra.product_key_column = desc->natts > REFRESH_PRODUCT_KEY_COLUMN ?
-		REFRESH_PRODUCT_KEY_COLUMN : -1;	/* before the update to 0.5.0: none */
+		REFRESH_PRODUCT_KEY_COLUMN : -1;
+	sh.extra.grower_key_column = desc->natts > REFRESH_GROWER_KEY_COLUMN ?
+		REFRESH_GROWER_KEY_COLUMN : -1;
+	sh.extra.currency_column = desc->natts > REFRESH_CURRENCY_COLUMN ?
+		REFRESH_CURRENCY_COLUMN : -1;
+	sh.extra.exchange_rate_column = desc->natts > REFRESH_EXCHANGE_RATE_COLUMN ?
+		REFRESH_EXCHANGE_RATE_COLUMN : -1;
 	sh.tuple_context = AllocSetContextCreate(call_context, "incentives refresh rows",
 											 ALLOCSET_DEFAULT_SIZES);
 	/*

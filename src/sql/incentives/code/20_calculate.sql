@@ -87,7 +87,8 @@ COMMENT ON FUNCTION incentives_internal.diagnostics_request(text, jsonb, text[],
   'calculate() helper: incentive_diagnostics with the request''s enrollment windows added to the stored ones, and the request''s as_of and through_date';
 
 -- The calculation with the transaction's date after the earning row's
--- columns, then its group_key and product_key: what refresh_earnings
+-- columns, then its group_key, product_key, grower_key, currency and
+-- exchange_rate: what refresh_earnings
 -- materializes, in the order of incentives.earnings (the same C function:
 -- it fills the columns the result has, by name).
 CREATE OR REPLACE FUNCTION incentives_internal.calculate_dated(
@@ -103,13 +104,14 @@ RETURNS TABLE (participant_key text, offer_key text, offer_calculator text, sku_
                provided_uom_key text, provided_amount numeric, incentivized_quantity numeric,
                incentivized_amount numeric, incentive_amount numeric,
                incentive_contribution_percent numeric, incentive_effective_rate numeric,
-               transaction_date date, group_key text, product_key text)
+               transaction_date date, group_key text, product_key text, grower_key text,
+               currency text, exchange_rate numeric)
 AS 'MODULE_PATHNAME', 'incentives_incentive_calculate'
 LANGUAGE C STABLE PARALLEL RESTRICTED
 ROWS 1000
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION incentives_internal.calculate_dated(text, jsonb, text[], regclass, timestamptz, date) IS
-  'incentive_calculate''s rows with each transaction''s date before the group_key and product_key (what refresh_earnings writes into incentives.earnings)';
+  'incentive_calculate''s rows with each transaction''s date before the group_key, product_key, grower_key, currency and exchange_rate (what refresh_earnings writes into incentives.earnings)';
 
 CREATE OR REPLACE FUNCTION incentives_internal.calculation_failure(OUT participant_key text, OUT transaction_id text)
 AS 'MODULE_PATHNAME', 'incentives_calculation_failure'

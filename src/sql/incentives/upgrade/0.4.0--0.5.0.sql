@@ -158,3 +158,112 @@ COMMENT ON COLUMN incentives.tier_progress_row.group_type IS 'An offer aggregate
 ------------------------------------------------------------------------
 SELECT pg_temp.update_grant_like('TABLE', 'incentives.earnings_by_product', 'TABLE', 'incentives.earnings_by_participant');
 SELECT pg_temp.update_grant_like('TABLE', 'incentives.earnings_by_group_level', 'TABLE', 'incentives.earnings_by_participant');
+
+------------------------------------------------------------------------
+-- Growers, currencies and returns against their sale (docs/reference.md,
+-- Transactions, Growers, Currencies, Returns against their sale): the
+-- transactions gain three optional columns (a relation without them is
+-- read as NULL there); the earning row and the earnings gain grower_key,
+-- currency and exchange_rate after product_key.
+------------------------------------------------------------------------
+ALTER TABLE incentives.transactions
+    ADD COLUMN grower_key text NULL,
+    ADD COLUMN currency text NULL,
+    ADD COLUMN original_transaction_id text NULL;
+COMMENT ON COLUMN incentives.transactions.grower_key IS 'The end customer of a sale (a farm), as the program identifies it; NULL: none (docs/reference.md, Growers)';
+COMMENT ON COLUMN incentives.transactions.currency IS 'The currency of amount (a three-letter code such as USD, CAD); NULL: taken as it is in every offer (docs/reference.md, Currencies)';
+COMMENT ON COLUMN incentives.transactions.original_transaction_id IS 'A return''s original sale: a transaction of the same participant and SKU dated on or before it, whose date then answers every "which date" question of the return (docs/reference.md, Returns against their sale)';
+
+ALTER TYPE incentives.earning ADD ATTRIBUTE grower_key text;
+ALTER TYPE incentives.earning ADD ATTRIBUTE currency text;
+ALTER TYPE incentives.earning ADD ATTRIBUTE exchange_rate numeric;
+COMMENT ON COLUMN incentives.earning.grower_key IS 'The transaction''s grower_key (NULL when it has none)';
+COMMENT ON COLUMN incentives.earning.currency IS 'The offer''s currency: every amount of the row but provided_amount is in it (NULL when the offer has none)';
+COMMENT ON COLUMN incentives.earning.exchange_rate IS 'The rate that converted the transaction''s amount into the offer''s currency (exact, or rounded to 12 places for an inverse rate); NULL when the amount was taken as it is';
+ALTER TABLE incentives.earnings
+    ADD COLUMN grower_key text,
+    ADD COLUMN currency text,
+    ADD COLUMN exchange_rate numeric;
+COMMENT ON COLUMN incentives.earnings.grower_key IS 'The transaction''s grower_key (NULL when it has none)';
+COMMENT ON COLUMN incentives.earnings.currency IS 'The offer''s currency: every amount of the row but provided_amount is in it (NULL when the offer has none)';
+COMMENT ON COLUMN incentives.earnings.exchange_rate IS 'The rate that converted the transaction''s amount into the offer''s currency (exact, or rounded to 12 places for an inverse rate); NULL when the amount was taken as it is';
+-- (incentives_internal.calculate_dated, replaced above, gains them too)
+
+-- Exchange rates (docs/reference.md, Currencies): reference data like
+-- incentives.skus, read by every reader, written by the roles that write
+-- SKUs; in a dump as the extension's configuration.
+CREATE TABLE incentives.exchange_rates (
+    from_currency text NOT NULL,
+    to_currency   text NOT NULL,
+    rate_date     date NOT NULL,
+    rate          numeric NOT NULL,
+    PRIMARY KEY (from_currency, to_currency, rate_date),
+    CONSTRAINT exchange_rates_rate_check CHECK (rate > 0 AND rate <> 'Infinity'),
+    CONSTRAINT exchange_rates_currency_check
+        CHECK (from_currency ~ '^[A-Z]{3}$' COLLATE "C" AND to_currency ~ '^[A-Z]{3}$' COLLATE "C"),
+    CONSTRAINT exchange_rates_pair_check CHECK (from_currency <> to_currency),
+    CONSTRAINT exchange_rates_date_check CHECK (rate_date > '-infinity' AND rate_date < 'infinity')
+);
+COMMENT ON TABLE incentives.exchange_rates IS
+  'Exchange rates by day (docs/reference.md, Currencies): one unit of from_currency is rate units of to_currency from rate_date on; a transaction in another currency than its offer''s is converted by the later of the direct pair''s and the inverse pair''s latest rows on or before its matching date (the direct one on a tie)';
+COMMENT ON COLUMN incentives.exchange_rates.from_currency IS 'The currency converted from: three upper-case letters (ISO 4217 form)';
+COMMENT ON COLUMN incentives.exchange_rates.to_currency IS 'The currency converted to: three upper-case letters, not from_currency';
+COMMENT ON COLUMN incentives.exchange_rates.rate_date IS 'The first day the rate applies (until the pair''s next row, or the inverse pair''s later row)';
+COMMENT ON COLUMN incentives.exchange_rates.rate IS 'Units of to_currency per unit of from_currency: greater than 0, exact';
+COMMENT ON CONSTRAINT exchange_rates_pkey ON incentives.exchange_rates IS 'One rate of a pair per day';
+COMMENT ON INDEX incentives.exchange_rates_pkey IS 'One rate of a pair per day';
+COMMENT ON CONSTRAINT exchange_rates_rate_check ON incentives.exchange_rates IS 'A rate is a finite number greater than 0';
+COMMENT ON CONSTRAINT exchange_rates_currency_check ON incentives.exchange_rates IS 'Currencies are three upper-case letters (ISO 4217 form)';
+COMMENT ON CONSTRAINT exchange_rates_pair_check ON incentives.exchange_rates IS 'A rate converts between two currencies';
+COMMENT ON CONSTRAINT exchange_rates_date_check ON incentives.exchange_rates IS 'A rate starts on a finite day';
+SELECT pg_catalog.pg_extension_config_dump('incentives.exchange_rates', '');
+SELECT pg_temp.update_grant_like('TABLE', 'incentives.exchange_rates', 'TABLE', 'incentives.skus');
+
+-- A relation of the database that already has a column
+-- original_transaction_id besides the transaction columns (a user's view
+-- read by the calculations) now matches its returns to their sales, which
+-- moves what they earn from the next refresh and statement on
+-- (docs/backup-and-upgrade.md, Upgrade): say how many it matches.
+DO $update$
+DECLARE
+    r record;
+    n bigint;
+BEGIN
+    FOR r IN
+        SELECT c.oid::regclass AS relation
+          FROM pg_catalog.pg_class AS c
+          JOIN pg_catalog.pg_namespace AS s ON s.oid = c.relnamespace
+         WHERE c.relkind IN ('r', 'v', 'm', 'p', 'f')
+           AND s.nspname NOT IN ('pg_catalog', 'information_schema', 'incentives',
+                                 'incentives_internal', 'incentives_cluster')
+           AND s.nspname NOT LIKE 'pg\_%'
+           AND (SELECT count(*) FROM pg_catalog.pg_attribute AS a
+                 WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+                   AND a.attname IN ('transaction_id', 'participant_key', 'transaction_date',
+                                     'sku_key', 'quantity', 'amount',
+                                     'original_transaction_id')) = 7
+         ORDER BY 1::text
+    LOOP
+        BEGIN
+            EXECUTE format($q$
+                SELECT count(*) FROM %1$s AS t
+                 WHERE t.original_transaction_id IS NOT NULL
+                   AND (t.quantity < 0 OR (t.quantity = 0 AND t.amount < 0))
+                   AND EXISTS (SELECT FROM %1$s AS o
+                                WHERE o.transaction_id::text = t.original_transaction_id::text
+                                  AND o.participant_key::text = t.participant_key::text
+                                  AND o.sku_key::text = t.sku_key::text
+                                  AND o.transaction_date <= t.transaction_date)$q$, r.relation)
+              INTO n;
+            IF n > 0 THEN
+                RAISE NOTICE 'relation % has % returns matched to their sales through original_transaction_id: read by a calculation, they count at their sales'' dates from now on',
+                    r.relation, n
+                    USING HINT = 'The next refresh_earnings and statement true up what they moved (docs/backup-and-upgrade.md, Upgrade).';
+            END IF;
+        EXCEPTION WHEN OTHERS THEN
+            RAISE NOTICE 'relation % has a column original_transaction_id; its returns could not be counted: %',
+                r.relation, SQLERRM;
+        END;
+    END LOOP;
+END
+$update$;

@@ -25,3 +25,12 @@ DROP FUNCTION incentives_cluster.program_skus(integer);
 -- Participant hierarchies), as on the shards.
 ALTER TYPE incentives.tier_progress_row ADD ATTRIBUTE group_type text;
 COMMENT ON COLUMN incentives.tier_progress_row.group_type IS 'An offer aggregated by group: the type (incentives.groups) of the group_key whose figures these are; NULL when it has none or there is no group';
+
+-- Growers and currencies: the row's grower_key, currency and exchange_rate,
+-- after product_key, as on the shards.
+ALTER TYPE incentives.earning ADD ATTRIBUTE grower_key text;
+ALTER TYPE incentives.earning ADD ATTRIBUTE currency text;
+ALTER TYPE incentives.earning ADD ATTRIBUTE exchange_rate numeric;
+COMMENT ON COLUMN incentives.earning.grower_key IS 'The transaction''s grower_key (NULL when it has none)';
+COMMENT ON COLUMN incentives.earning.currency IS 'The offer''s currency: every amount of the row but provided_amount is in it (NULL when the offer has none)';
+COMMENT ON COLUMN incentives.earning.exchange_rate IS 'The rate that converted the transaction''s amount into the offer''s currency (exact, or rounded to 12 places for an inverse rate); NULL when the amount was taken as it is';
