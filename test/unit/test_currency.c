@@ -6,9 +6,10 @@
  *    whose rows show the exchange rate used -- the direct pair before the
  *    inverse on the same date, the later of the two otherwise, an inverse
  *    rate of 1 / 0.7 reported to 12 places but exact in the amount, a
- *    missing rate raised only where a figure needs it, a priced row, and
- *    a growth baseline converted at its own dates' rates -- each on the
- *    fast path and on the exact one.
+ *    missing rate raised only where a figure needs it, a priced row, a
+ *    growth baseline converted at its own dates' rates, a fixed pool, a
+ *    return at its sale's date's rate and a forecast's projected part at
+ *    its transaction's rate -- each on the fast path and on the exact one.
  *
  * Offers are written with single quotes for readability and turned into
  * JSON by swapping ' for ".
@@ -17,6 +18,7 @@
 
 #include "unit.h"
 #include "../../src/core/engine/engine.h"
+#include "../../src/core/engine/forecast.h"
 #include "../../src/core/offer/offer_diff.h"
 #include "../../src/core/offer/offer_fields.h"
 
@@ -428,6 +430,66 @@ TestGrowthBaseline(void)
 		NULL});
 }
 
+/* A forecast's row: "elapsed/span|earned|projected". */
+typedef struct Forecast
+{
+	int			n;
+	char		text[256];
+} Forecast;
+
+static void
+CollectForecast(void *ctx, const IncForecastRow *row)
+{
+	Forecast   *f = ctx;
+
+	snprintf(f->text, sizeof(f->text), "%d/%d|%s|%s", row->elapsed_days, row->span_days,
+			 unit_dec_text(&row->earned_to_date), unit_dec_text(&row->projected_earnings));
+	f->n++;
+}
+
+/*
+ * TestPoolReturnForecast: a fixed pool shared by converted amounts; a
+ * return matched to its sale converted at the sale's date's rate; a
+ * forecast projecting the amount converted at its own date's rate (not
+ * at the rate of the as-of date).
+ */
+static void
+TestPoolReturnForecast(void)
+{
+	IncEngine  *pool = Engine(HEAD("standard", "fixed_amount", ",'currency':'CAD'")
+							  "'incentives':[{'key':'k','period_key':'p','transaction_type':'buy',"
+							  "'rates':[{'sku_key':'a','rate':100,'measure':'dollars'}]}]}", Rates);
+	IncEngine  *e = Engine(STANDARD(",'currency':'CAD'", ""), Rates);
+	IncTxn		shares[] = {
+		Txn("P1", "2025-11-15", "a", "1000.00", "USD"),	/* CAD 1,250 */
+		Txn("P2", "2025-11-16", "a", "1250.00", "CAD"),
+	};
+	IncTxn		returned[] = {
+		Txn("R1", "2026-08-20", "a", "-100.00", "USD"),
+	};
+	IncTxn		early[] = {
+		Txn("F1", "2026-03-01", "a", "1000.00", "USD"),	/* 1.25; 1.40 from 2026-05-01 */
+	};
+	Forecast	f = {0};
+
+	Expect(pool, shares, 2, (const char *const []) {
+		"P1|1000.00|1250.00|50.00|CAD|1.25",
+		"P2|1250.00|1250.00|50.00|CAD|NULL",
+		NULL});
+
+	/* its own date would take 1.60; the sale's is 1.25 */
+	returned[0].matched = true;
+	returned[0].matching_date = Day("2025-11-15");
+	Expect(e, returned, 1, (const char *const []) {
+		"R1|-100.00|-125.00|-1.25|CAD|1.25",
+		NULL});
+
+	/* 546 of 730 days: CAD 1,250 x 730 / 546 at 1 % = 16.71 (at 1.40: 18.72) */
+	inc_engine_forecast(e, Day("2026-06-30"), "r", early, 1, NULL, NULL, CollectForecast, &f);
+	CHECK(f.n == 1);
+	CHECK_STR(f.text, "546/730|12.50|16.71");
+}
+
 /* TestAllPaths: every engine test, on the fast path and on the exact one. */
 static void
 TestAllPaths(void)
@@ -441,6 +503,7 @@ TestAllPaths(void)
 		TestInverseRounded();
 		TestMissingRate();
 		TestGrowthBaseline();
+		TestPoolReturnForecast();
 		unit_arena_reset();
 	}
 	inc_set_exact_only(false);
