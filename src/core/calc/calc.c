@@ -798,7 +798,8 @@ Emit(IncCalc *c, const IncOffer *offer, const IncTxn *t, const IncRowValues *v,
 
 		row.has_exchange_rate = step != NULL || missing;
 		if (step)
-			row.exchange_rate = inc_calc_exchange_reported(step);
+			row.exchange_rate = step->reported_ok ? step->reported :
+				inc_calc_exchange_reported(step);
 	}
 	row.group_index = c->key;
 	row.rate_key = v->rate_key;

@@ -104,6 +104,8 @@ typedef struct IncExchangeStep
 	bool		fast;			/* q holds the rate applied (fixed.h) */
 	IncDec		rate;			/* the row's rate, as stored (> 0) */
 	IncQ		q;				/* rate, or 1 / rate */
+	bool		reported_ok;	/* reported holds inc_calc_exchange_reported */
+	IncDec		reported;
 } IncExchangeStep;
 
 typedef struct IncExchangePair
@@ -322,6 +324,7 @@ extern void inc_calc_exchange_rate(const IncExchangeStep *step, IncRat *out);
  * inc_calc_exchange_reported: the step's rate as rows report it
  * (exchange_rate): the direct rate in shortest form; an inverse one
  * exactly when it has at most 12 decimal places, else rounded to 12.
+ * The engine computes it once per step (reported) where it fits.
  */
 extern IncDec inc_calc_exchange_reported(const IncExchangeStep *step);
 

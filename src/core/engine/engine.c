@@ -367,6 +367,12 @@ ExchangePair(const IncEngine *e, const char *from, const char *to, IncExchangePa
 			step->q.den = q.num;
 			i++;
 		}
+		/* what rows report, once: an inverse rate only where it fits */
+		if (!step->inverse || (step->fast && inc_q_round(&step->q, 12, &step->reported)))
+		{
+			step->reported = inc_calc_exchange_reported(step);
+			step->reported_ok = true;
+		}
 	}
 	pair->from = from;
 	pair->nsteps = n;
