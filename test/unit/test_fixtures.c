@@ -348,9 +348,10 @@ FixtureTxn(char **f, IncTxn *t)
 /*
  * Paged: the transactions handed to the engine in pages (IncTxnPages) of
  * two, two pages in memory at once, as a host does past its memory limit.
- * Each load copies the page's transaction_ids (after a 4-byte prefix)
- * into its slot's buffer, first overwriting what the slot held, so that a
- * pointer kept past its page reads a wrong id and fails the comparison.
+ * Each load copies the page's transaction_ids (after a 4-byte prefix) and
+ * currencies into its slot's buffers, first overwriting what the slot
+ * held, so that a pointer kept past its page reads a wrong id or currency
+ * and fails the comparison.
  */
 #define PAGE_TXNS	2
 #define PAGE_SLOTS	2
@@ -361,6 +362,7 @@ typedef struct Paged
 	IncTxnPages pages;
 	const IncTxn *txns;
 	char		ids[PAGE_SLOTS][PAGE_TXNS][4 + PAGE_ID];
+	char		currencies[PAGE_SLOTS][PAGE_TXNS][8];
 } Paged;
 
 static bool paged;
@@ -372,6 +374,7 @@ LoadPage(void *ctx, int page, int slot, IncTxn *out)
 	int			i;
 
 	memset(p->ids[slot], '#', sizeof(p->ids[slot]));
+	memset(p->currencies[slot], '#', sizeof(p->currencies[slot]));
 	for (i = 0; i < PAGE_TXNS && page * PAGE_TXNS + i < p->pages.ntxns; i++)
 	{
 		char	   *id = p->ids[slot][i];
@@ -380,6 +383,11 @@ LoadPage(void *ctx, int page, int slot, IncTxn *out)
 		memcpy(id, "len:", 4);
 		snprintf(id + 4, PAGE_ID, "%s", out[i].transaction_id);
 		out[i].transaction_id = id + 4;
+		if (out[i].currency)
+		{
+			snprintf(p->currencies[slot][i], sizeof(p->currencies[0][0]), "%s", out[i].currency);
+			out[i].currency = p->currencies[slot][i];
+		}
 	}
 }
 

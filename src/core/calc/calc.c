@@ -105,6 +105,11 @@ inc_calc_keep(const IncCalc *c, const IncTxn *t)
 	id = inc_alloc((size_t) pages->id_prefix + len);
 	memcpy(id, t->transaction_id - pages->id_prefix, (size_t) pages->id_prefix + len);
 	copy->transaction_id = id + pages->id_prefix;
+	/* the optional columns' strings are the page's too */
+	if (t->grower_key)
+		copy->grower_key = inc_strdup(t->grower_key);
+	if (t->currency)
+		copy->currency = inc_strdup(t->currency);
 	return copy;
 }
 
@@ -820,6 +825,7 @@ Emit(IncCalc *c, const IncOffer *offer, const IncTxn *t, const IncRowValues *v,
 	if (c->hold)
 	{
 		row.txn = inc_calc_keep(c, t);
+		row.grower_key = row.txn->grower_key;
 		c->hold(c->hold_ctx, &row, exact);
 	}
 	else
