@@ -32,7 +32,7 @@
 
 #define NUM_EARNING_COLUMNS CALC_ROW_COLUMNS
 #define NUM_DIAGNOSTICS_COLUMNS 4
-#define NUM_FORECAST_COLUMNS 14
+#define NUM_FORECAST_COLUMNS 15
 
 /* What a call returns. */
 typedef enum CalcMode
@@ -116,7 +116,8 @@ TextOrNull(Output *out, const char *s, bool *isnull)
  * EmitForecast: one incentives.forecast row (participant_key, offer_key,
  * group_key, span_start, span_end, elapsed_days, span_days,
  * basis_to_date, projected_basis, rate_key_to_date, projected_rate_key,
- * earned_to_date, projected_earnings, accrual_to_date).
+ * earned_to_date, projected_earnings, accrual_to_date, and currency when
+ * the result has it: declarations before 0.5.0 stop before it).
  */
 static void
 EmitForecast(void *ctx, const IncForecastRow *row)
@@ -144,6 +145,7 @@ EmitForecast(void *ctx, const IncForecastRow *row)
 	values[11] = pg_dec_to_numeric(&row->earned_to_date);
 	values[12] = pg_dec_to_numeric(&row->projected_earnings);
 	values[13] = pg_dec_to_numeric(&row->accrual_to_date);
+	values[14] = TextOrNull(out, row->offer->currency, &nulls[14]);
 	tuplestore_putvalues(out->rsinfo->setResult, out->rsinfo->setDesc, values, nulls);
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(out->row_context);
@@ -250,7 +252,7 @@ Calculate(FunctionCallInfo fcinfo, CalcMode mode, bool request)
 	natts = out.rsinfo->setDesc->natts;
 	/* the rows built below fill exactly these columns */
 	if (forecast)
-		expected = NUM_FORECAST_COLUMNS;
+		expected = natts == NUM_FORECAST_COLUMNS - 1 ? natts : NUM_FORECAST_COLUMNS;
 	else if (diagnostics)
 		expected = natts == NUM_DIAGNOSTICS_COLUMNS + 1 ? natts : NUM_DIAGNOSTICS_COLUMNS;
 	else

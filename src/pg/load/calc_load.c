@@ -46,6 +46,7 @@ typedef enum KeptRead
 	READ_SKUS,
 	READ_CONVERSIONS,
 	READ_PRODUCTS,
+	READ_EXCHANGE_RATES,
 	READ_PROPERTIES_ALL,
 	READ_PROPERTIES_SOME,
 	NUM_READS
@@ -115,6 +116,11 @@ static const struct
 		" SELECT s.product_key, NULL, s.sku_key, s.start_date, s.end_date"
 		" FROM incentives.sku_products AS s, reach AS r"
 		" WHERE s.product_key OPERATOR(pg_catalog.=) r.product_key", 1, {TEXTARRAYOID}},
+	/* the rates to or from the offers' currencies */
+	[READ_EXCHANGE_RATES] = {"SELECT from_currency, to_currency, rate_date, rate"
+		" FROM incentives.exchange_rates"
+		" WHERE from_currency OPERATOR(pg_catalog.=) ANY ($1)"
+		" OR to_currency OPERATOR(pg_catalog.=) ANY ($1)", 1, {TEXTARRAYOID}},
 	[READ_PROPERTIES_ALL] = {PROPERTIES_SELECT PROPERTIES_IN_KEYS, 1, {TEXTARRAYOID}},
 	[READ_PROPERTIES_SOME] = {PROPERTIES_SELECT "participant_key OPERATOR(pg_catalog.=) ANY ($2) AND "
 	PROPERTIES_IN_KEYS, 2, {TEXTARRAYOID, TEXTARRAYOID}},
@@ -428,6 +434,59 @@ LoadProducts(IncEngine *e, MemoryContext context)
 		inc_engine_set_products(e, products);
 }
 
+/*
+ * LoadExchangeRates: the exchange rates to or from the currencies of the
+ * offers of e (docs/reference.md, Currencies), when one has a currency
+ * and the database has the table (declarations before 0.5.0 do not), into
+ * e (in context), before it is prepared.
+ */
+static void
+LoadExchangeRates(IncEngine *e, MemoryContext context)
+{
+	const char **currencies;
+	int			ncurrencies = 0;
+	int			noffers = inc_engine_noffers(e);
+	Datum		args[1];
+	MemoryContext old;
+	uint64		i;
+	int			o;
+
+	currencies = palloc(sizeof(char *) * Max(noffers, 1));
+	for (o = 0; o < noffers; o++)
+	{
+		const char *currency = inc_engine_offer(e, o)->currency;
+
+		if (currency != NULL)
+			currencies[ncurrencies++] = currency;
+	}
+	if (ncurrencies == 0 ||
+		!OidIsValid(get_relname_relid("exchange_rates", get_namespace_oid("incentives", false))))
+	{
+		pfree(currencies);
+		return;
+	}
+	args[0] = pg_cstring_array(currencies, ncurrencies);
+	pfree(currencies);
+	Read(READ_EXCHANGE_RATES, args, NULL);
+	for (i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	row = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+		DateADT		rate_date = DatumGetDateADT(SPI_getbinval(row, desc, 3, &isnull));
+		IncDec		rate = pg_numeric_to_dec(SPI_getbinval(row, desc, 4, &isnull),
+											 "exchange rate", NULL);
+		char	   *from = SPI_getvalue(row, desc, 1);
+		char	   *to = SPI_getvalue(row, desc, 2);
+
+		CHECK_FOR_INTERRUPTS();
+		old = MemoryContextSwitchTo(context);
+		inc_engine_add_exchange_rate(e, from, to, rate_date, rate);
+		MemoryContextSwitchTo(old);
+	}
+	SPI_freetuptable(SPI_tuptable);
+}
+
 /* pg_calc_engine: the cached engine for this call, or a new one. */
 void
 pg_calc_engine(ArrayType *offer_keys, const TimestampTz *as_of, CalcEngine *out)
@@ -458,6 +517,7 @@ pg_calc_engine(ArrayType *offer_keys, const TimestampTz *as_of, CalcEngine *out)
 	MemoryContextSwitchTo(caller);
 	LoadOffers(e, context, offer_keys, keys, nkeys, as_of);
 	LoadProducts(e, context);
+	LoadExchangeRates(e, context);
 	MemoryContextSwitchTo(context);
 	inc_engine_prepare(e);
 	MemoryContextSwitchTo(caller);

@@ -267,3 +267,8 @@ BEGIN
     END LOOP;
 END
 $update$;
+
+-- The forecast names the offer's currency (docs/reference.md, Forecast,
+-- Currencies), at the end of its row.
+ALTER TYPE incentives.forecast_row ADD ATTRIBUTE currency text;
+COMMENT ON COLUMN incentives.forecast_row.currency IS 'The offer''s currency: earned_to_date, projected_earnings and accrual_to_date are in it (NULL when the offer has none)';

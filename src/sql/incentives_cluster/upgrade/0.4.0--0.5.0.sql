@@ -34,3 +34,7 @@ ALTER TYPE incentives.earning ADD ATTRIBUTE exchange_rate numeric;
 COMMENT ON COLUMN incentives.earning.grower_key IS 'The transaction''s grower_key (NULL when it has none)';
 COMMENT ON COLUMN incentives.earning.currency IS 'The offer''s currency: every amount of the row but provided_amount is in it (NULL when the offer has none)';
 COMMENT ON COLUMN incentives.earning.exchange_rate IS 'The rate that converted the transaction''s amount into the offer''s currency (exact, or rounded to 12 places for an inverse rate); NULL when the amount was taken as it is';
+
+-- The forecast names the offer's currency, as on the shards.
+ALTER TYPE incentives.forecast_row ADD ATTRIBUTE currency text;
+COMMENT ON COLUMN incentives.forecast_row.currency IS 'The offer''s currency: earned_to_date, projected_earnings and accrual_to_date are in it (NULL when the offer has none)';
