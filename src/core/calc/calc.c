@@ -101,6 +101,9 @@ inc_calc_keep(const IncCalc *c, const IncTxn *t)
 	id = inc_alloc((size_t) pages->id_prefix + len);
 	memcpy(id, t->transaction_id - pages->id_prefix, (size_t) pages->id_prefix + len);
 	copy->transaction_id = id + pages->id_prefix;
+	/* a held row carries its grower_key (docs/reference.md, Growers) */
+	if (t->grower_key != NULL)
+		copy->grower_key = inc_strdup(t->grower_key);
 	return copy;
 }
 
@@ -658,10 +661,14 @@ Emit(IncCalc *c, const IncOffer *offer, const IncTxn *t, const IncRowValues *v,
 	if (c->hold)
 	{
 		row.txn = inc_calc_keep(c, t);
+		row.grower_key = row.txn->grower_key;
 		c->hold(c->hold_ctx, &row, exact);
 	}
 	else
+	{
+		row.grower_key = t->grower_key;
 		c->emit(c->emit_ctx, &row);
+	}
 	return row.incentive_amount;
 }
 
