@@ -14,9 +14,10 @@
  * of (participant, offer) in start_date order (IncEnrollmentFn), and the
  * participant groups' units (groups.h): a unit's transactions go to the
  * engine together, each with its participant's and aggregation key's
- * index.  Rows are printed as the earning columns in expected.csv's order
- * (17, or 18 with group_key when expected.csv has it), an empty field for
- * a NULL; the two row lists must be equal as multisets.  An
+ * index.  transactions.csv may have a grower_key column (found by its
+ * header).  Rows are printed as the earning columns in expected.csv's order
+ * (17, then those of group_key, product_key and grower_key that
+ * expected.csv's header names), an empty field for a NULL; the two row lists must be equal as multisets.  An
  * expected_forecast_<as_of_date>.csv is the forecast as of that date
  * (inc_engine_forecast and inc_engine_forecast_unit over the transactions
  * dated on or before it, as the host reads them), printed as its 14
@@ -32,7 +33,7 @@
 #include "../../src/core/engine/groups.h"
 
 #define MAX_ROWS 512
-#define MAX_FIELDS 18
+#define MAX_FIELDS 24
 
 /* A CSV file split into rows of fields (no quoting in the fixtures). */
 typedef struct Csv
@@ -181,12 +182,24 @@ Enrollments(void *ctx, const char *participant, const char *offer, const IncWind
 	return n;
 }
 
+/* The optional columns after the 17 earning columns, as expected.csv names them. */
+typedef enum Extra
+{
+	EXTRA_GROUP_KEY,
+	EXTRA_PRODUCT_KEY,
+	EXTRA_GROWER_KEY
+} Extra;
+
+static const char *const ExtraNames[] = {"group_key", "product_key", "grower_key"};
+
+#define MAX_EXTRA (MAX_FIELDS - 17)
+
 /* The rows printed as expected.csv's lines. */
 typedef struct Printed
 {
 	int			n;
-	bool		group_key;		/* an 18th column: group_key */
-	bool		product_key;	/* an 18th column: product_key */
+	int			nextra;
+	Extra		extra[MAX_EXTRA];	/* the columns after the 17th, in order */
 	char		rows[MAX_ROWS][768];
 } Printed;
 
@@ -194,22 +207,33 @@ static void
 Print(void *ctx, const IncRow *row)
 {
 	Printed    *p = ctx;
+	size_t		len;
+	int			k;
 
 	if (p->n < MAX_ROWS)
-		snprintf(p->rows[p->n], sizeof(p->rows[0]),
-				 "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s%s%s",
-				 row->participant_key, row->offer->offer_key,
-				 inc_calculator_name(row->offer->calculator), row->txn->sku_key,
-				 row->rate_key, row->rate_measure, unit_dec_text(&row->rate_value),
-				 unit_dec_text(&row->pay_rate), row->txn->transaction_id,
-				 unit_dec_text(&row->txn->quantity), row->txn->uom_key,
-				 unit_dec_text(&row->txn->amount), unit_dec_text(&row->incentivized_quantity),
-				 unit_dec_text(&row->incentivized_amount),
-				 unit_dec_text(&row->incentive_amount), unit_dec_text(&row->contribution),
-				 row->effective_rate_null ? "" : unit_dec_text(&row->effective_rate),
-				 p->group_key || p->product_key ? "," : "",
-				 p->group_key && row->group_key ? row->group_key :
-				 p->product_key && row->product_key ? row->product_key : "");
+	{
+		len = (size_t) snprintf(p->rows[p->n], sizeof(p->rows[0]),
+								"%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s",
+								row->participant_key, row->offer->offer_key,
+								inc_calculator_name(row->offer->calculator), row->txn->sku_key,
+								row->rate_key, row->rate_measure, unit_dec_text(&row->rate_value),
+								unit_dec_text(&row->pay_rate), row->txn->transaction_id,
+								unit_dec_text(&row->txn->quantity), row->txn->uom_key,
+								unit_dec_text(&row->txn->amount),
+								unit_dec_text(&row->incentivized_quantity),
+								unit_dec_text(&row->incentivized_amount),
+								unit_dec_text(&row->incentive_amount),
+								unit_dec_text(&row->contribution),
+								row->effective_rate_null ? "" : unit_dec_text(&row->effective_rate));
+		for (k = 0; k < p->nextra && len < sizeof(p->rows[0]); k++)
+		{
+			const char *v = p->extra[k] == EXTRA_GROUP_KEY ? row->group_key :
+				p->extra[k] == EXTRA_PRODUCT_KEY ? row->product_key : row->grower_key;
+
+			len += (size_t) snprintf(p->rows[p->n] + len, sizeof(p->rows[0]) - len, ",%s",
+									 v ? v : "");
+		}
+	}
 	p->n++;
 }
 
@@ -273,11 +297,15 @@ static const char *const Shipped[][3] = {
 	{"ton", "lb", "2000"}, {"kg", "g", "1000"}, {"lb", "kg", "0.45359237"},
 };
 
+/* The grower_key column of transactions.csv, or -1 (HeaderColumn). */
+static int	grower_column = -1;
+
 /* FixtureTxn: a transactions.csv row as the engine's transaction. */
 static void
 FixtureTxn(char **f, IncTxn *t)
 {
 	memset(t, 0, sizeof(*t));
+	t->grower_key = grower_column >= 0 ? f[grower_column] : NULL;
 	t->transaction_id = f[0];
 	t->transaction_type = f[2];
 	t->transaction_date = Date(f[3]);
@@ -303,6 +331,7 @@ typedef struct Paged
 	IncTxnPages pages;
 	const IncTxn *txns;
 	char		ids[PAGE_SLOTS][PAGE_TXNS][4 + PAGE_ID];
+	char		growers[PAGE_SLOTS][PAGE_TXNS][PAGE_ID];
 } Paged;
 
 static bool paged;
@@ -314,6 +343,7 @@ LoadPage(void *ctx, int page, int slot, IncTxn *out)
 	int			i;
 
 	memset(p->ids[slot], '#', sizeof(p->ids[slot]));
+	memset(p->growers[slot], '#', sizeof(p->growers[slot]));
 	for (i = 0; i < PAGE_TXNS && page * PAGE_TXNS + i < p->pages.ntxns; i++)
 	{
 		char	   *id = p->ids[slot][i];
@@ -322,6 +352,12 @@ LoadPage(void *ctx, int page, int slot, IncTxn *out)
 		memcpy(id, "len:", 4);
 		snprintf(id + 4, PAGE_ID, "%s", out[i].transaction_id);
 		out[i].transaction_id = id + 4;
+		/* a grower_key lives in the slot too */
+		if (out[i].grower_key)
+		{
+			snprintf(p->growers[slot][i], PAGE_ID, "%s", out[i].grower_key);
+			out[i].grower_key = p->growers[slot][i];
+		}
 	}
 }
 
@@ -343,23 +379,63 @@ UnitIn(const IncUnit *unit, IncUnit *copy, Paged *p, const IncTxn *t, int n)
 	return copy;
 }
 
-/* LastColumnIs: the header line of the CSV file path ends with column name. */
-static bool
-LastColumnIs(const char *path, const char *name)
+/*
+ * Header: the column names of the header line of the CSV file path into
+ * names (at most MAX_FIELDS, each of up to 63 bytes); how many (0 when
+ * there is no such file).
+ */
+static int
+Header(const char *path, char names[MAX_FIELDS][64])
 {
 	char	   *text = unit_read_file(path);
-	char	   *end;
-	size_t		n = strlen(name);
-	bool		is;
+	char	   *field;
+	int			n = 0;
 
 	if (text == NULL)
-		return false;
-	end = strchr(text, '\n');
-	if (end == NULL)
-		end = text + strlen(text);
-	is = end - text > (ptrdiff_t) n && strncmp(end - n, name, n) == 0 && end[-(ptrdiff_t) n - 1] == ',';
+		return 0;
+	field = text;
+	while (n < MAX_FIELDS)
+	{
+		size_t		len = strcspn(field, ",\r\n");
+
+		snprintf(names[n++], 64, "%.*s", (int) len, field);
+		if (field[len] != ',')
+			break;
+		field += len + 1;
+	}
 	free(text);
-	return is;
+	return n;
+}
+
+/* HeaderColumn: the index of column name in the header of path, or -1. */
+static int
+HeaderColumn(const char *path, const char *name)
+{
+	char		names[MAX_FIELDS][64];
+	int			n = Header(path, names);
+	int			i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(names[i], name) == 0)
+			return i;
+	return -1;
+}
+
+/* PrintedColumns: the optional columns expected.csv's header has after the 17th. */
+static void
+PrintedColumns(const char *path, Printed *p)
+{
+	char		names[MAX_FIELDS][64];
+	int			n = Header(path, names);
+	int			i,
+				k;
+
+	p->nextra = 0;
+	for (i = 17; i < n; i++)
+		for (k = 0; k < (int) (sizeof(ExtraNames) / sizeof(ExtraNames[0])); k++)
+			if (strcmp(names[i], ExtraNames[k]) == 0)
+				p->extra[p->nextra++] = (Extra) k;
+	CHECK(p->nextra == (n > 17 ? n - 17 : 0));
 }
 
 /* RunFixture: the case's rows against expected (a file name in the case). */
@@ -455,6 +531,7 @@ RunFixture(const char *name, const char *expected_file)
 
 	snprintf(path, sizeof(path), "test/fixtures/%s/transactions.csv", name);
 	CHECK(ReadCsv(path, &txns));
+	grower_column = HeaderColumn(path, "grower_key");
 	for (i = 0; i < txns.nrows; i++)
 		order[i] = i;
 	sorting = &txns;
@@ -486,9 +563,7 @@ RunFixture(const char *name, const char *expected_file)
 	snprintf(path, sizeof(path), "test/fixtures/%s/%s", name, expected_file);
 	CHECK(ReadCsv(path, &expected));
 	printed.n = 0;
-	printed.group_key = expected.nrows > 0 && expected.nfields[0] == 18;
-	printed.product_key = printed.group_key && LastColumnIs(path, "product_key");
-	printed.group_key = printed.group_key && !printed.product_key;
+	PrintedColumns(path, &printed);
 
 	/* each participant in no group alone, in order */
 	for (start = 0; start < txns.nrows;)
@@ -569,7 +644,11 @@ RunFixture(const char *name, const char *expected_file)
 
 	CHECK(printed.n == expected.nrows);
 	if (printed.n != expected.nrows)
+	{
 		printf("     %s/%s: %d rows, expected %d\n", name, expected_file, printed.n, expected.nrows);
+		for (i = 0; i < printed.n && i < MAX_ROWS; i++)
+			printf("     got %s\n", printed.rows[i]);
+	}
 	for (i = 0; i < expected.nrows && i < printed.n && i < MAX_ROWS; i++)
 	{
 		char	   *line = malloc(1024);
@@ -612,6 +691,7 @@ test_fixtures(void)
 		"rules_incremental_tiers", "rules_limits", "groups_accumulate", "groups_pool_limits",
 		"hierarchy_region_chain",
 		"growth_baseline", "forecast_run_rate", "products_brands_categories",
+		"growers_matched_acres",
 	};
 	int			i;
 

@@ -69,7 +69,7 @@ static const RuleCase InvalidRules[] = {
 	{STD(",'requirements':[{'key':'q','property':{'key':'bp'},'minimum':1}]"),
 	E("requirements[0].type is required")},
 	{STD(",'requirements':[{'key':'q','type':'count','minimum':1}]"),
-	E("requirements[0].type must be one of aggregated_amount, aggregated_quantity, property, growth_amount, growth_quantity")},
+	E("requirements[0].type must be one of aggregated_amount, aggregated_quantity, property, growth_amount, growth_quantity, distinct_products")},
 	{STD(",'requirements':[{'key':'q','type':'property','property':{'key':'bp'}}]"),
 	E("requirements[0].minimum is required")},
 	{STD(",'requirements':[{'key':'q','type':'property','property':{'key':'bp'},'minimum':'90'}]"),
@@ -102,7 +102,7 @@ static const RuleCase InvalidRules[] = {
 	{STD(",'aggregation':'group','group_type':''"), E("group_type must not be empty")},
 	{STD(",'aggregation':'group','group_type':3"), E("group_type must be a string")},
 	{STD(",'aggregation':'group','requirements':[{'key':'q','type':'property','property':{'key':'bp'},'minimum':1,'scope':'location'}]"),
-	E("requirements[0].scope must be one of group, member")},
+	E("requirements[0].scope must be one of group, member, grower")},
 	{STD(",'aggregation':'group','requirements':[{'key':'q','type':'property','property':{'key':'bp'},'minimum':1,'scope':true}]"),
 	E("requirements[0].scope must be a string")},
 
