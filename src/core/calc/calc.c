@@ -25,6 +25,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "calc.h"
@@ -1019,6 +1020,38 @@ inc_growers_find(const IncGrowers *g, const char *key)
 	void	   *found = inc_strmap_get(g->map, key);
 
 	return found ? (int) ((intptr_t) found - 1) : -1;
+}
+
+/* A grower's key and index, for inc_growers_sorted. */
+typedef struct GrowerKey
+{
+	const char *key;
+	int			index;
+} GrowerKey;
+
+static int
+CompareGrowerKeys(const void *a, const void *b)
+{
+	return strcmp(((const GrowerKey *) a)->key, ((const GrowerKey *) b)->key);
+}
+
+/* inc_growers_sorted: the indexes by key. */
+int *
+inc_growers_sorted(const IncGrowers *g)
+{
+	GrowerKey  *keys = inc_alloc(sizeof(GrowerKey) * (size_t) (g->n + 1));
+	int		   *order = inc_alloc(sizeof(int) * (size_t) (g->n + 1));
+	int			i;
+
+	for (i = 0; i < g->n; i++)
+		keys[i] = (GrowerKey)
+		{
+			g->keys[i], i
+		};
+	qsort(keys, (size_t) g->n, sizeof(GrowerKey), CompareGrowerKeys);
+	for (i = 0; i < g->n; i++)
+		order[i] = keys[i].index;
+	return order;
 }
 
 /* inc_index_list_push: append value, growing the list. */

@@ -506,6 +506,12 @@ extern int	inc_growers_add(IncGrowers *g, const char *key);
 /* inc_growers_find: the index of grower key, or -1 when not met. */
 extern int	inc_growers_find(const IncGrowers *g, const char *key);
 
+/*
+ * inc_growers_sorted: the growers' indexes in their keys' byte order (what
+ * diagnostics list them in, whatever the order of the transactions).
+ */
+extern int *inc_growers_sorted(const IncGrowers *g);
+
 /* A growable array of transaction indexes. */
 typedef struct IncIndexList
 {

@@ -625,12 +625,16 @@ Judge(IncCalc *c, const IncRequirement *req, const char *key, Judged *j)
 	j->met = j->known && j->has_value && inc_rat_cmp(&j->value, &minimum) >= 0;
 }
 
+static bool AllGrowersFail(IncCalc *c, const IncOffer *offer, RulesState *rs);
+
 /*
  * Evaluate: every requirement's value of the key and whether it is met,
- * once (those of scope member gate members instead: MemberGate).  A
- * requirement whose value could be computed and is below its minimum
- * decides alone; else the first whose value could not be computed raises
- * its data error.
+ * once (those of scope member gate members instead: MemberGate; those of
+ * scope grower, growers: GrowerGate).  A requirement whose value could be
+ * computed and is below its minimum decides alone, and so do the
+ * requirements of scope grower when every kept transaction's grower
+ * certainly fails them; else the first whose value could not be computed
+ * raises its data error.
  */
 static void
 Evaluate(IncCalc *c, const IncOffer *offer, RulesState *rs)
@@ -659,6 +663,10 @@ Evaluate(IncCalc *c, const IncOffer *offer, RulesState *rs)
 			first_unknown = j;
 	}
 	rs->evaluated = true;
+	/* every row's grower certainly failing decides too */
+	if (first_unknown && !decided && offer->rules.ngrower_requirements > 0 &&
+		AllGrowersFail(c, offer, rs))
+		decided = true;
 	if (first_unknown && !decided)
 		Raise(c, &first_unknown->fault);
 }
@@ -710,11 +718,11 @@ MemberGate(IncCalc *c, const IncOffer *offer, RulesState *rs, int m, bool raise)
  * GrowerGate: whether the rows of grower g's transactions stay: every
  * requirement of scope grower judged on the grower's transactions of the
  * key, once.  One that could be computed and is not met fails the grower;
- * else one that could not be computed leaves the gate unknown, and raise
- * raises its data error.
+ * else one that could not be computed leaves the gate unknown (its data
+ * error raised by RemoveByGrower when it matters).
  */
 static Gate
-GrowerGate(IncCalc *c, const IncOffer *offer, RulesState *rs, int g, bool raise)
+GrowerGate(IncCalc *c, const IncOffer *offer, RulesState *rs, int g)
 {
 	GrowerState *gs = &rs->grower_states[g];
 	const Judged *first_unknown = NULL;
@@ -740,50 +748,70 @@ GrowerGate(IncCalc *c, const IncOffer *offer, RulesState *rs, int g, bool raise)
 		if (gs->gate == GATE_PASSES && first_unknown)
 			gs->gate = GATE_UNKNOWN;
 	}
-	if (gs->gate == GATE_UNKNOWN && raise)
-	{
-		for (r = 0; r < offer->rules.nrequirements; r++)
-			if (offer->rules.requirements[r].scope == INC_SCOPE_GROWER && !gs->reqs[r].known)
-				Raise(c, &gs->reqs[r].fault);
-	}
 	return gs->gate;
 }
 
-/*
- * TxnGrowerGate: the gate of t's grower (a transaction without a
- * grower_key fails); raise as for GrowerGate.
- */
+/* TxnGrowerGate: the gate of t's grower (a transaction without a grower_key fails). */
 static Gate
-TxnGrowerGate(IncCalc *c, const IncOffer *offer, RulesState *rs, const IncTxn *t, bool raise)
+TxnGrowerGate(IncCalc *c, const IncOffer *offer, RulesState *rs, const IncTxn *t)
 {
 	if (t->grower_key == NULL)
 		return GATE_FAILS;
-	return GrowerGate(c, offer, rs, GrowerIndex(offer, rs, t->grower_key), raise);
+	return GrowerGate(c, offer, rs, GrowerIndex(offer, rs, t->grower_key));
+}
+
+/* FaultBefore: is fault a about an earlier transaction than b (the participant's first)? */
+static bool
+FaultBefore(const IncFault *a, const IncFault *b)
+{
+	if (b == NULL)
+		return true;
+	if (a->txn == NULL || b->txn == NULL)
+		return a->txn == NULL && b->txn != NULL;
+	return strcmp(a->txn->transaction_id, b->txn->transaction_id) < 0;
 }
 
 /*
  * RemoveByGrower: the held rows of transactions whose grower fails its
  * requirements of scope grower (or that have none) removed, after the
  * strategy and before the limits (docs/reference.md, Growers): their
- * volume counted, their shares given to nobody.  An undecidable gate
- * raises its data error when the host wants the row's participant; else
- * the row goes.
+ * volume counted, their shares given to nobody.  A gate that cannot be
+ * decided raises a data error when the host wants the row's participant
+ * (of those, the one about the earliest transaction, whatever the order
+ * of the rows); else the row goes.
  */
 static void
 RemoveByGrower(IncCalc *c, const IncOffer *offer, RulesState *rs)
 {
+	const IncFault *first = NULL;
 	int			i,
+				r,
 				kept = 0;
 
 	for (i = 0; i < rs->nheld; i++)
 	{
 		HeldRow    *h = &rs->held[i];
-		bool		wanted = (c->unit->flags[h->row.txn->participant] & INC_KEY_REPORT) != 0;
+		const IncTxn *t = h->row.txn;
+		GrowerState *gs;
 
 		if (c->tick)
 			c->tick();
-		inc_calc_at(c, h->row.txn);
-		if (TxnGrowerGate(c, offer, rs, h->row.txn, wanted) != GATE_PASSES)
+		if (TxnGrowerGate(c, offer, rs, t) != GATE_UNKNOWN ||
+			!(c->unit->flags[t->participant] & INC_KEY_REPORT))
+			continue;
+		gs = &rs->grower_states[GrowerIndex(offer, rs, t->grower_key)];
+		for (r = 0; r < offer->rules.nrequirements; r++)
+			if (offer->rules.requirements[r].scope == INC_SCOPE_GROWER &&
+				!gs->reqs[r].known && FaultBefore(&gs->reqs[r].fault, first))
+				first = &gs->reqs[r].fault;
+	}
+	if (first)
+		Raise(c, first);
+	for (i = 0; i < rs->nheld; i++)
+	{
+		HeldRow    *h = &rs->held[i];
+
+		if (TxnGrowerGate(c, offer, rs, h->row.txn) != GATE_PASSES)
 		{
 			rs->removed++;
 			continue;
@@ -793,7 +821,6 @@ RemoveByGrower(IncCalc *c, const IncOffer *offer, RulesState *rs)
 		kept++;
 	}
 	rs->nheld = kept;
-	inc_calc_at(c, NULL);
 }
 
 /*
@@ -813,7 +840,7 @@ AllGrowersFail(IncCalc *c, const IncOffer *offer, RulesState *rs)
 
 		if (c->tick)
 			c->tick();
-		if (TxnGrowerGate(c, offer, rs, t, false) != GATE_FAILS)
+		if (TxnGrowerGate(c, offer, rs, t) != GATE_FAILS)
 			return false;
 	}
 	return true;
@@ -1176,7 +1203,9 @@ JudgedJson(IncJsonBuf *b, const IncRequirement *req, const Judged *j)
  * group offer each also has its "scope"; one of scope member has no value
  * of its own (nulls) but "members": [{"participant_key", "value", "met",
  * "gap"}] of the members seen (or whose diagnostics are the key's) that
- * may be shown, judged on their own transactions of the key.
+ * may be shown, judged on their own transactions of the key.  One of
+ * scope grower (its "scope" shown in any offer) has "growers":
+ * [{"grower_key", "value", "met", "gap"}] instead, by grower_key.
  */
 static void
 Requirements(IncJsonBuf *b, IncCalc *c, const IncOffer *offer, RulesState *rs)
@@ -1231,13 +1260,16 @@ Requirements(IncJsonBuf *b, IncCalc *c, const IncOffer *offer, RulesState *rs)
 		}
 		if (req->scope == INC_SCOPE_GROWER)
 		{
-			int			g;
+			int		   *order = inc_growers_sorted(&rs->growers);
+			int			n,
+						g;
 
 			inc_json_raw(b, "\"value\":null,\"met\":null,\"gap\":null,\"growers\":[");
-			for (g = 0; g < rs->growers.n; g++)
+			for (n = 0; n < rs->growers.n; n++)
 			{
-				(void) GrowerGate(c, offer, rs, g, false);
-				inc_json_raw(b, g ? ",{" : "{");
+				g = order[n];
+				(void) GrowerGate(c, offer, rs, g);
+				inc_json_raw(b, n ? ",{" : "{");
 				inc_json_key_string(b, "grower_key", rs->growers.keys[g]);
 				inc_json_raw(b, ",");
 				JudgedJson(b, req, &rs->grower_states[g].reqs[r]);

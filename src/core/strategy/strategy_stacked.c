@@ -559,18 +559,21 @@ StackedFinish(IncCalc *c, const IncOffer *offer, void *state)
 
 /*
  * GrowersJson: match grower: ,"growers": [{"grower_key", "coverage": {set
- * key: C_g(s)}, "overlaps": {rate key: O_g(k)}}].
+ * key: C_g(s)}, "overlaps": {rate key: O_g(k)}}], by grower_key.
  */
 static void
 GrowersJson(IncJsonBuf *b, const IncOffer *offer, const StackedState *st)
 {
-	int			g,
+	int		   *order = inc_growers_sorted(&st->growers);
+	int			n,
+				g,
 				i;
 
 	inc_json_raw(b, ",\"growers\":[");
-	for (g = 0; g < st->growers.n; g++)
+	for (n = 0; n < st->growers.n; n++)
 	{
-		inc_json_raw(b, g ? ",{" : "{");
+		g = order[n];
+		inc_json_raw(b, n ? ",{" : "{");
 		inc_json_key_string(b, "grower_key", st->growers.keys[g]);
 		inc_json_raw(b, ",\"coverage\":{");
 		for (i = 0; i < offer->stacked.nsets; i++)
