@@ -2,7 +2,8 @@
  * test_rules.c
  *    Unit tests of the program rules in the engine core (docs/reference.md,
  *    Program rules): incremental tiers (strategy_stepped.c) and enrollment,
- *    requirements and limits (rules.c), each on small offers written here,
+ *    requirements (distinct_products, scope grower) and limits (rules.c),
+ *    each on small offers written here,
  *    with the rows, their sums and the diagnostics checked exactly.
  *
  * Offers are written with single quotes for readability and turned into
@@ -448,7 +449,56 @@ TestDistinctProducts(void)
 	catalog = NULL;
 }
 
-/* test_rules: the four program rules in the core. */
+/*
+ * A requirement of scope grower: judged per grower; the rows of a failing
+ * grower's transactions and of those without a grower go before the
+ * limits see the rest.
+ */
+static void
+TestGrowerScope(void)
+{
+	Rows		r;
+	IncTxn		txns[4] = {
+		Txn("A", "2026-03-01", "a", "1", "60"),
+		Txn("B", "2026-03-02", "a", "1", "50"),
+		Txn("C", "2026-03-03", "a", "1", "80"),
+		Txn("D", "2026-03-04", "a", "1", "200"),
+	};
+
+	txns[0].grower_key = "farm_x";
+	txns[1].grower_key = "farm_x";
+	txns[2].grower_key = "farm_y";
+	/* D has none */
+
+	/* farm_x (110) keeps A and B; farm_y (80) and D lose theirs */
+	Run(STANDARD("percent_of_amount", "percent", "10", ",'requirements':[{'key':'farm_spend',"
+				 "'type':'aggregated_amount','scope':'grower','minimum':100,'filters':[" FILTER("a") "]}]"),
+		"r", txns, 4, &r);
+	CHECK(r.n == 2);
+	CHECK_STR(r.rows[0], "A|k|10|0.1|6.00|0.1000");
+	CHECK_STR(r.rows[1], "B|k|10|0.1|5.00|0.1000");
+	CHECK(strstr(diagnosed, "\"scope\":\"grower\",\"value\":null,\"met\":null,\"gap\":null,\"growers\":["
+				  "{\"grower_key\":\"farm_x\",\"value\":110,\"met\":true,\"gap\":0},"
+				  "{\"grower_key\":\"farm_y\",\"value\":80,\"met\":false,\"gap\":20}]") != NULL);
+	CHECK(strstr(diagnosed, "\"qualified\":true") != NULL);
+
+	/* the maximum sees only A and B: U = 11, scaled to 5 */
+	Run(STANDARD("percent_of_amount", "percent", "10", ",'limits':{'maximum':5},'requirements':[{'key':'farm_spend',"
+				 "'type':'aggregated_amount','scope':'grower','minimum':100,'filters':[" FILTER("a") "]}]"),
+		"r", txns, 4, &r);
+	CHECK(r.n == 2);
+	CHECK(SumIs(&r, "5.00"));
+	CHECK(strstr(diagnosed, "\"amount_before_limits\":11,\"applied\":\"maximum\"") != NULL);
+
+	/* no grower reaches the minimum: not qualified, nothing */
+	Run(STANDARD("percent_of_amount", "percent", "10", ",'requirements':[{'key':'farm_spend',"
+				 "'type':'aggregated_amount','scope':'grower','minimum':1000,'filters':[" FILTER("a") "]}]"),
+		"r", txns, 4, &r);
+	CHECK(r.n == 0);
+	CHECK(strstr(diagnosed, "\"qualified\":false") != NULL);
+}
+
+/* test_rules: the program rules in the core. */
 void
 test_rules(void)
 {
@@ -457,4 +507,5 @@ test_rules(void)
 	TestRequirements();
 	TestEnrollment();
 	TestDistinctProducts();
+	TestGrowerScope();
 }
