@@ -498,6 +498,53 @@ TestGrowerScope(void)
 	CHECK(strstr(diagnosed, "\"qualified\":false") != NULL);
 }
 
+/*
+ * A stacked offer matched by grower (docs/reference.md, Growers): seed s
+ * (1 gal an acre, pays 0) pairs with treatment t (1 gal an acre, $1) per
+ * grower; a transaction without a grower takes part in nothing.
+ */
+#define MATCHED(match) HEAD("stacked", "dollars_per_coverage_unit") \
+	"'incentive':{'match':'" match "','sku_sets':[" \
+	"{'key':'seed','period_key':'p','transaction_type':'buy','conversion':{'coverage_unit':'acre'," \
+	"'rates':[{'sku_key':'s','rate':1,'from':'gal'}]},'rates':[]}," \
+	"{'key':'treat','period_key':'p','transaction_type':'buy','conversion':{'coverage_unit':'acre'," \
+	"'rates':[{'sku_key':'t','rate':1,'from':'gal'}]},'rates':[{'sku_key':'t','rate':1,'measure':'dollars'}]}]," \
+	"'stacks':[{'key':'k','sku_set_keys':['seed','treat']}]}}"
+
+static void
+TestMatchByGrower(void)
+{
+	Rows		r;
+	IncTxn		txns[5] = {
+		Txn("A", "2026-03-01", "s", "10", "100"),
+		Txn("B", "2026-03-02", "t", "4", "40"),
+		Txn("C", "2026-03-03", "s", "2", "20"),
+		Txn("D", "2026-03-04", "t", "8", "80"),
+		Txn("E", "2026-03-05", "t", "8", "80"),
+	};
+
+	txns[0].grower_key = "farm_y";
+	txns[1].grower_key = "farm_y";
+	txns[2].grower_key = "farm_x";
+	txns[3].grower_key = "farm_x";
+	/* E has none */
+
+	/* farm_y: min(10, 4) = 4, B at 1; farm_x: min(2, 8) = 2, D at 1/4 */
+	Run(MATCHED("grower"), "r", txns, 5, &r);
+	CHECK(r.n == 2);
+	CHECK_STR(r.rows[0], "B|k|1|1|4.00|0.1000");
+	CHECK_STR(r.rows[1], "D|k|1|1|2.00|0.1000");
+	CHECK(strstr(diagnosed, "\"match\":\"grower\",\"growers\":["
+				  "{\"grower_key\":\"farm_x\",\"coverage\":{\"seed\":2,\"treat\":8},\"overlaps\":{\"k\":2}},"
+				  "{\"grower_key\":\"farm_y\",\"coverage\":{\"seed\":10,\"treat\":4},\"overlaps\":{\"k\":4}}]") != NULL);
+	CHECK(strstr(diagnosed, "\"overlap\":6,\"earns\":true,\"factors\":{}") != NULL);
+
+	/* by participant: min(12, 20) = 12, every treatment row at 12/20 */
+	Run(MATCHED("participant"), "r", txns, 5, &r);
+	CHECK(r.n == 3);
+	CHECK(SumIs(&r, "12.00"));
+}
+
 /* test_rules: the program rules in the core. */
 void
 test_rules(void)
@@ -508,4 +555,5 @@ test_rules(void)
 	TestEnrollment();
 	TestDistinctProducts();
 	TestGrowerScope();
+	TestMatchByGrower();
 }

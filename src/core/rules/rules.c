@@ -14,8 +14,18 @@
  * Requirements: each sums the transactions matching its filters exactly
  * as a stepped threshold does (provided amounts, or quantities in the
  * SKU's unit; each transaction at most once), or reads a property (the
- * call's, then the stored one; missing fails the requirement).  All must
- * reach their minimum, or the offer's rows are dropped.
+ * call's, then the stored one; missing fails the requirement), or counts
+ * the listed products in which the matching transactions' provided
+ * amounts net above 0 (distinct_products: a hook per listed product says
+ * which products a transaction's SKU is in on its date).  All must reach
+ * their minimum, or the offer's rows are dropped.
+ *
+ * Growers (docs/reference.md, Growers): a requirement of scope grower is
+ * judged per grower_key over the key's transactions of that grower
+ * (GrowerGate); after the strategy has run over every transaction and
+ * before the limits, the held rows of transactions whose grower fails, or
+ * that have none, are removed (RemoveByGrower), their shares given to
+ * nobody.
  *
  * The order holds for data errors too (a missing unit conversion, a
  * property that is not a number, a NULL column): one is raised only for a
@@ -933,9 +943,12 @@ Cap(IncCalc *c, const IncOffer *offer, RulesState *rs)
 
 /*
  * RulesObserve: nothing outside every window (but for a baseline's hooks,
- * INC_HOOK_UNENROLLED and RULES_BASELINE_HOOK); a requirement hook to its
- * requirement (its data errors noted in it); a strategy hook kept while
- * the offer has requirements, else to the strategy, its rows held.
+ * INC_HOOK_UNENROLLED and RULES_BASELINE_HOOK); a requirement hook (a
+ * filter's, a baseline's or a distinct_products product's) to its
+ * requirement (its data errors noted in the judged value the transaction
+ * counts for: none for a transaction without a grower under scope
+ * grower); a strategy hook kept while the offer has requirements, else to
+ * the strategy, its rows held.
  */
 static void
 RulesObserve(IncCalc *c, const IncOffer *offer, void *state, const IncHook *hook, int txn)
@@ -944,7 +957,7 @@ RulesObserve(IncCalc *c, const IncOffer *offer, void *state, const IncHook *hook
 	IncFault	ignored = {0};
 	Admission	admission;
 
-	if (rs->by_member && hook->kind != RULES_BASELINE_HOOK)
+	if (rs->by_member && hook->kind != RULES_BASELINE_HOOK && hook->kind != RULES_PRODUCT_HOOK)
 		rs->seen[inc_calc_txn(c, txn)->participant] = true;
 	if (hook->kind == RULES_HOOK || hook->kind == RULES_BASELINE_HOOK ||
 		hook->kind == RULES_PRODUCT_HOOK)
