@@ -53,11 +53,13 @@ typedef struct SetState
 	IncRat		coverage;		/* C(s), once settled */
 } SetState;
 
-/* match grower: one grower's coverage of each set. */
+/*
+ * match grower: one grower's coverage of each set (read as a big rational
+ * only where it is used, so a grower keeps no more than its sums).
+ */
 typedef struct GrowerSets
 {
-	IncSum	   *sums;			/* by set, while observing */
-	IncRat	   *coverage;		/* by set, once settled */
+	IncSum	   *sums;			/* by set */
 } GrowerSets;
 
 /* match grower: a member's factor in one set of one stack, by grower. */
@@ -131,25 +133,16 @@ Coverage(IncCalc *c, const IncTxn *t, const IncConversionRate *conv, int from_uo
 static bool CoverageQ(IncCalc *c, const IncTxn *t, const IncConversionRate *conv,
 					  int from_uom, IncQ *out);
 
-/* Settle: every set's coverage sum as a big rational, once (and each grower's). */
+/* Settle: every set's coverage sum as a big rational, once. */
 static void
 Settle(const IncOffer *offer, StackedState *st)
 {
-	int			i,
-				g;
+	int			i;
 
 	if (st->settled)
 		return;
 	for (i = 0; i < offer->stacked.nsets; i++)
 		inc_sum_get(&st->sets[i].sum, &st->sets[i].coverage);
-	for (g = 0; st->by_grower && g < st->growers.n; g++)
-	{
-		GrowerSets *gs = &st->grower_sets[g];
-
-		gs->coverage = inc_alloc(sizeof(IncRat) * offer->stacked.nsets);
-		for (i = 0; i < offer->stacked.nsets; i++)
-			inc_sum_get(&gs->sums[i], &gs->coverage[i]);
-	}
 	st->settled = true;
 }
 
@@ -472,17 +465,20 @@ Overlap(const StackedState *st, const IncStack *stack)
 }
 
 /* GrowerOverlap: match grower: O_g(k), grower g's smallest coverage of the stack's sets. */
-static const IncRat *
-GrowerOverlap(const StackedState *st, const IncStack *stack, int g)
+static void
+GrowerOverlap(const StackedState *st, const IncStack *stack, int g, IncRat *overlap)
 {
-	const IncRat *coverage = st->grower_sets[g].coverage;
-	const IncRat *overlap = &coverage[stack->sets[0]];
+	const IncSum *sums = st->grower_sets[g].sums;
+	IncRat		coverage;
 	int			j;
 
+	inc_sum_get(&sums[stack->sets[0]], overlap);
 	for (j = 1; j < stack->nsets; j++)
-		if (inc_rat_cmp(&coverage[stack->sets[j]], overlap) < 0)
-			overlap = &coverage[stack->sets[j]];
-	return overlap;
+	{
+		inc_sum_get(&sums[stack->sets[j]], &coverage);
+		if (inc_rat_cmp(&coverage, overlap) < 0)
+			*overlap = coverage;
+	}
 }
 
 /*
@@ -509,16 +505,19 @@ FinishByGrower(IncCalc *c, const IncOffer *offer, StackedState *st)
 
 			for (g = 0; g < st->growers.n; g++)
 			{
-				const IncRat *overlap = GrowerOverlap(st, stack, g);
+				IncRat		overlap,
+							coverage;
 				Factor	   *gf = &factors[g];
 
 				if (c->tick)
 					c->tick();
-				gf->earns = inc_rat_sign(overlap) > 0;
+				GrowerOverlap(st, stack, g, &overlap);
+				gf->earns = inc_rat_sign(&overlap) > 0;
 				if (!gf->earns)
 					continue;
 				any = true;
-				inc_rat_div(&gf->f, overlap, &st->grower_sets[g].coverage[s]);
+				inc_sum_get(&st->grower_sets[g].sums[s], &coverage);
+				inc_rat_div(&gf->f, &overlap, &coverage);
 				gf->fast = inc_fast() && inc_q_from_rat(&gf->fq, &gf->f);
 				if (gf->fast)
 					gf->contribution = inc_rat_to_dec(&gf->f, 6);
@@ -565,6 +564,7 @@ static void
 GrowersJson(IncJsonBuf *b, const IncOffer *offer, const StackedState *st)
 {
 	int		   *order = inc_growers_sorted(&st->growers);
+	IncRat		value;
 	int			n,
 				g,
 				i;
@@ -581,7 +581,8 @@ GrowersJson(IncJsonBuf *b, const IncOffer *offer, const StackedState *st)
 			if (i)
 				inc_json_raw(b, ",");
 			inc_json_key(b, offer->stacked.sets[i].key);
-			inc_json_rat(b, &st->grower_sets[g].coverage[i], 6);
+			inc_sum_get(&st->grower_sets[g].sums[i], &value);
+			inc_json_rat(b, &value, 6);
 		}
 		inc_json_raw(b, "},\"overlaps\":{");
 		for (i = 0; i < offer->stacked.nstacks; i++)
@@ -589,7 +590,8 @@ GrowersJson(IncJsonBuf *b, const IncOffer *offer, const StackedState *st)
 			if (i)
 				inc_json_raw(b, ",");
 			inc_json_key(b, offer->stacked.stacks[i].key);
-			inc_json_rat(b, GrowerOverlap(st, &offer->stacked.stacks[i], g), 6);
+			GrowerOverlap(st, &offer->stacked.stacks[i], g, &value);
+			inc_json_rat(b, &value, 6);
 		}
 		inc_json_raw(b, "}}");
 	}
@@ -608,10 +610,11 @@ StackOverlapByGrower(const StackedState *st, const IncStack *stack, IncRat *out)
 	inc_rat_from_int(out, 0);
 	for (g = 0; g < st->growers.n; g++)
 	{
-		const IncRat *o = GrowerOverlap(st, stack, g);
+		IncRat		o;
 
-		if (inc_rat_sign(o) > 0)
-			inc_rat_add(out, out, o);
+		GrowerOverlap(st, stack, g, &o);
+		if (inc_rat_sign(&o) > 0)
+			inc_rat_add(out, out, &o);
 	}
 }
 
