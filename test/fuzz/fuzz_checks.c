@@ -91,6 +91,13 @@ fuzz_check_row(const IncRow *row, const char *desc)
 		EXPECT_ROW(inc_rat_cmp(&rate, &pay) == 0, desc);
 	}
 
+	/* the transaction's grower_key; none for a grower-matched stacked row */
+	EXPECT_ROW((row->grower_key == NULL) == (row->txn->grower_key == NULL) &&
+			   (row->grower_key == NULL || strcmp(row->grower_key, row->txn->grower_key) == 0),
+			   desc);
+	if (o->strategy == INC_STACKED && o->stacked.match == INC_MATCH_GROWER)
+		EXPECT_ROW(row->grower_key != NULL, desc);
+
 	/* contribution: 1 outside stacked, within [0, 1] in it */
 	if (o->strategy != INC_STACKED)
 		EXPECT_ROW(row->contribution.coef == 1000000, desc);

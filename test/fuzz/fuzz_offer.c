@@ -334,6 +334,9 @@ CheckRules(const IncOffer *o)
 				j;
 
 	EXPECT(r->enrollment == INC_ENROLLMENT_OPEN || r->enrollment == INC_ENROLLMENT_REQUIRED);
+	/* match: grower only in a stacked offer */
+	EXPECT(o->stacked.match == INC_MATCH_PARTICIPANT ||
+		   (o->strategy == INC_STACKED && o->stacked.match == INC_MATCH_GROWER));
 	if (o->strategy != INC_STEPPED)
 		EXPECT(o->stepped.tier_mode == INC_TIERS_ALL_VOLUME &&
 			   o->stepped.pays_on == INC_PAYS_ON_ALL_VOLUME);
@@ -360,10 +363,35 @@ CheckRules(const IncOffer *o)
 		else
 		{
 			EXPECT(q->type == INC_THRESHOLD_AMOUNT || q->type == INC_THRESHOLD_QUANTITY ||
-				   inc_threshold_growth(q->type));
+				   q->type == INC_THRESHOLD_DISTINCT_PRODUCTS || inc_threshold_growth(q->type));
 			EXPECT(q->property_key == NULL);
 			CheckFilters(o, q->filters, q->nfilters);
 		}
+		/* distinct_products: distinct products, a whole minimum 1..their number */
+		if (q->type == INC_THRESHOLD_DISTINCT_PRODUCTS)
+		{
+			IncDec		m = inc_dec_trim(&q->minimum);
+			int			k;
+
+			EXPECT(q->nproducts > 0);
+			EXPECT(m.scale == 0 && m.coef >= 1 && m.coef <= q->nproducts);
+			for (j = 0; j < q->nproducts; j++)
+			{
+				CheckString(q->product_keys[j], true);
+				for (k = 0; k < j; k++)
+					EXPECT(strcmp(q->product_keys[j], q->product_keys[k]) != 0);
+			}
+		}
+		else
+			EXPECT(q->nproducts == 0);
+		/* scope: member only in a group offer, grower only on summed types */
+		EXPECT(q->scope == INC_SCOPE_GROUP || q->scope == INC_SCOPE_MEMBER ||
+			   q->scope == INC_SCOPE_GROWER);
+		if (q->scope == INC_SCOPE_MEMBER)
+			EXPECT(o->aggregation == INC_AGGREGATE_GROUP);
+		if (q->scope == INC_SCOPE_GROWER)
+			EXPECT(q->type == INC_THRESHOLD_AMOUNT || q->type == INC_THRESHOLD_QUANTITY ||
+				   q->type == INC_THRESHOLD_DISTINCT_PRODUCTS);
 		CheckBaseline(q->type, &q->baseline);
 		for (j = 0; j < i; j++)
 			EXPECT(strcmp(q->key, r->requirements[j].key) != 0);

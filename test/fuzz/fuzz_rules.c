@@ -207,29 +207,119 @@ Matches(const IncOffer *o, const IncFilter *filters, int n, const IncTxn *t, boo
 }
 
 /*
+ * SumFor: a requirement's aggregated value over the transactions that
+ * exist for the offer (of grower only, when not NULL); *known false when
+ * a NULL (or a unit conversion) would spoil it.  distinct_products counts
+ * listed products, and no SKU is in a product here: its value is 0, its
+ * filters still match (a NULL date or type spoils it).
+ */
+static void
+SumFor(const IncOffer *o, const IncRequirement *req, const IncTxn *txns, int ntxns,
+	   const char *participant, const FuzzWindows *w, const IncStrMap *sku_uom,
+	   const char *grower, IncRat *value, bool *known)
+{
+	IncRat		x;
+	int			i;
+
+	inc_rat_from_int(value, 0);
+	*known = true;
+	for (i = 0; i < ntxns && *known; i++)
+	{
+		const IncTxn *t = &txns[i];
+		const char *uom;
+
+		if (grower != NULL && (t->grower_key == NULL || strcmp(t->grower_key, grower) != 0))
+			continue;
+		if (o->rules.enrollment == INC_ENROLLMENT_REQUIRED &&
+			(Windows(w, participant) == 0 ||
+			 (!(t->nulls & INC_TXN_NULL_DATE) &&
+			  !InWindow(w, participant, t->transaction_date))))
+			continue;			/* no window, or outside every one */
+		if (o->rules.enrollment == INC_ENROLLMENT_REQUIRED &&
+			(t->nulls & INC_TXN_NULL_DATE))
+		{
+			/* its existence is unknown: so is the sum, if it is the filters' */
+			Matches(o, req->filters, req->nfilters, t, known);
+			continue;
+		}
+		if (!Matches(o, req->filters, req->nfilters, t, known))
+			continue;
+		if (req->type == INC_THRESHOLD_DISTINCT_PRODUCTS)
+			continue;			/* in no listed product: nothing summed */
+		if (req->type == INC_THRESHOLD_QUANTITY)
+		{
+			uom = inc_strmap_get(sku_uom, t->sku_key);
+			*known = !(t->nulls & (INC_TXN_NULL_QUANTITY | INC_TXN_NULL_UOM)) &&
+				(uom == NULL || strcmp(uom, t->uom_key) == 0);
+			inc_rat_from_dec(&x, &t->quantity);
+		}
+		else
+		{
+			/* an amount in another currency: its rate is the engine's */
+			*known = !(t->nulls & INC_TXN_NULL_AMOUNT) &&
+				(o->currency == NULL || t->currency == NULL ||
+				 strcmp(o->currency, t->currency) == 0);
+			inc_rat_from_dec(&x, &t->amount);
+		}
+		inc_rat_add(value, value, &x);
+	}
+}
+
+/*
+ * EveryGrowerFails: a requirement of scope grower removes the rows of
+ * every transaction: none has a grower, or every grower's value is known
+ * and below the minimum.
+ */
+static bool
+EveryGrowerFails(const IncOffer *o, const IncRequirement *req, const IncTxn *txns, int ntxns,
+				 const char *participant, const FuzzWindows *w, const IncStrMap *sku_uom)
+{
+	IncRat		value,
+				minimum;
+	bool		known;
+	int			i;
+
+	inc_rat_from_dec(&minimum, &req->minimum);
+	for (i = 0; i < ntxns; i++)
+	{
+		if (txns[i].grower_key == NULL)
+			continue;
+		SumFor(o, req, txns, ntxns, participant, w, sku_uom, txns[i].grower_key, &value, &known);
+		if (!known || inc_rat_cmp(&value, &minimum) >= 0)
+			return false;
+	}
+	return true;
+}
+
+/*
  * fuzz_certainly_unmet: see fuzz_rules.h.  Aggregated values are summed
  * here over the transactions that exist for the offer; a quantity is
  * summed only when no transaction needs a unit conversion, and nothing is
  * certain about a value a NULL (or a property that is not a number) would
- * spoil.
+ * spoil.  A requirement of scope grower is certainly unmet when it
+ * removes every row (EveryGrowerFails).
  */
 bool
 fuzz_certainly_unmet(const IncOffer *o, const IncTxn *txns, int ntxns, const char *participant,
 					 const FuzzWindows *w, const IncStrMap *sku_uom,
 					 IncPropertyFn props, void *props_ctx)
 {
-	int			q,
-				i;
+	int			q;
 
 	for (q = 0; q < o->rules.nrequirements; q++)
 	{
 		const IncRequirement *req = &o->rules.requirements[q];
 		IncRat		value,
-					minimum,
-					x;
+					minimum;
 		bool		known = true;
 
 		inc_rat_from_dec(&minimum, &req->minimum);
+		if (req->scope == INC_SCOPE_GROWER)
+		{
+			if (EveryGrowerFails(o, req, txns, ntxns, participant, w, sku_uom))
+				return true;
+			continue;
+		}
 		if (inc_threshold_growth(req->type))
 			continue;			/* a growth over a baseline: not summed here */
 		if (req->type == INC_THRESHOLD_PROPERTY)
@@ -245,43 +335,7 @@ fuzz_certainly_unmet(const IncOffer *o, const IncTxn *txns, int ntxns, const cha
 		}
 		else
 		{
-			inc_rat_from_int(&value, 0);
-			for (i = 0; i < ntxns && known; i++)
-			{
-				const IncTxn *t = &txns[i];
-				const char *uom;
-
-				if (o->rules.enrollment == INC_ENROLLMENT_REQUIRED &&
-					(Windows(w, participant) == 0 ||
-					 (!(t->nulls & INC_TXN_NULL_DATE) &&
-					  !InWindow(w, participant, t->transaction_date))))
-					continue;	/* no window, or outside every one */
-				if (o->rules.enrollment == INC_ENROLLMENT_REQUIRED &&
-					(t->nulls & INC_TXN_NULL_DATE))
-				{
-					/* its existence is unknown: so is the sum, if it is the filters' */
-					Matches(o, req->filters, req->nfilters, t, &known);
-					continue;
-				}
-				if (!Matches(o, req->filters, req->nfilters, t, &known))
-					continue;
-				if (req->type == INC_THRESHOLD_QUANTITY)
-				{
-					uom = inc_strmap_get(sku_uom, t->sku_key);
-					known = !(t->nulls & (INC_TXN_NULL_QUANTITY | INC_TXN_NULL_UOM)) &&
-						(uom == NULL || strcmp(uom, t->uom_key) == 0);
-					inc_rat_from_dec(&x, &t->quantity);
-				}
-				else
-				{
-					/* an amount in another currency: its rate is the engine's */
-					known = !(t->nulls & INC_TXN_NULL_AMOUNT) &&
-						(o->currency == NULL || t->currency == NULL ||
-						 strcmp(o->currency, t->currency) == 0);
-					inc_rat_from_dec(&x, &t->amount);
-				}
-				inc_rat_add(&value, &value, &x);
-			}
+			SumFor(o, req, txns, ntxns, participant, w, sku_uom, NULL, &value, &known);
 			if (!known)
 				continue;
 		}
@@ -478,6 +532,7 @@ fuzz_check_rules_diagnostics(const FuzzRows *r)
 		bool		member_ok = true;	/* every member gate passes */
 		bool		member_fails = false;	/* ... one certainly fails */
 		bool		seen = false;
+		bool		growers = false;	/* a requirement of scope grower */
 		OfferRows	rows;
 
 		EXPECT_ROW(d != NULL && (rules != NULL) == o->rules.any, r->diagnostics[k]);
@@ -503,6 +558,14 @@ fuzz_check_rules_diagnostics(const FuzzRows *r)
 			bool		met = json_object_get_boolean(Member(q, "met"));
 			size_t		m;
 
+			if (o->rules.requirements[i].scope == INC_SCOPE_GROWER)
+			{
+				/* grower gates: each grower's own value; the key's are nulls */
+				EXPECT_ROW(json_object_is_type(Member(q, "growers"), json_type_array),
+						   r->diagnostics[k]);
+				growers = true;
+				continue;
+			}
 			if (o->rules.requirements[i].scope == INC_SCOPE_MEMBER)
 			{
 				/* a member gate: the participant is its unit's only member */
@@ -522,9 +585,16 @@ fuzz_check_rules_diagnostics(const FuzzRows *r)
 			EXPECT_ROW(!met || Member(q, "value") != NULL, r->diagnostics[k]);
 			all_met &= met;
 		}
-		/* a unit of one participant: its own gate failing, nobody is paid */
-		EXPECT_ROW(json_object_get_boolean(Member(rules, "qualified")) == (all_met && !member_fails),
-				   r->diagnostics[k]);
+		/*
+		 * a unit of one participant: its own gate failing, nobody is paid;
+		 * grower gates may unqualify it too (every row's grower failing)
+		 */
+		if (growers)
+			EXPECT_ROW(!json_object_get_boolean(Member(rules, "qualified")) ||
+					   (all_met && !member_fails), r->diagnostics[k]);
+		else
+			EXPECT_ROW(json_object_get_boolean(Member(rules, "qualified")) ==
+					   (all_met && !member_fails), r->diagnostics[k]);
 
 		/* what the rules say was paid, against the rows (read as text) */
 		RowsOf(r, o, &rows);

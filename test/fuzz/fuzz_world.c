@@ -548,7 +548,8 @@ fuzz_pick_uom(FuzzDriver *d, const FuzzVocab *v)
  * fuzz_gen_txns: one participant's transactions, sorted by transaction_id,
  * with types, dates around the period ends, SKUs (some unknown),
  * quantities and amounts as fuzzed decimals and units (mostly ones that
- * convert, sometimes any), and one in 16 with some columns NULL.
+ * convert, sometimes any), growers (two farms, or none), and one in 16
+ * with some columns NULL.
  */
 IncTxn *
 fuzz_gen_txns(FuzzDriver *d, const FuzzVocab *v, IncStrMap *sku_uom, int *ntxns)
@@ -619,6 +620,11 @@ fuzz_gen_txns(FuzzDriver *d, const FuzzVocab *v, IncStrMap *sku_uom, int *ntxns)
 
 			t->currency = h < 12 ? "USD" : h < 20 ? "CAD" : h == 20 ? "EUR" : NULL;
 		}
+		/*
+		 * A grower (docs/reference.md, Growers): two farms and none, by
+		 * index, so the driver's bytes mean what they meant before.
+		 */
+		t->grower_key = (i + n) % 3 == 0 ? NULL : (i + n) % 3 == 1 ? "farm_a" : "farm_b";
 
 		/*
 		 * Sometimes NULLs, as a user's view may yield them: the host flags

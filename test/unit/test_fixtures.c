@@ -15,7 +15,8 @@
  * participant groups' units (groups.h): a unit's transactions go to the
  * engine together, each with its participant's and aggregation key's
  * index.  A transactions.csv with a currency column (found by its header)
- * gives each transaction its currency (empty: NULL).  Rows are printed as
+ * gives each transaction its currency, a grower_key column its grower
+ * (empty: NULL).  Rows are printed as
  * the earning columns in expected.csv's order (the 17, then those of
  * group_key, product_key, grower_key, currency and exchange_rate that its
  * header names, in its order), an empty field for a NULL; the two row lists must be equal as multisets.  An
@@ -329,12 +330,15 @@ static const char *const Shipped[][3] = {
 
 /* The column of transactions.csv holding the currency, or -1. */
 static int currency_column = -1;
+/* The grower_key column of transactions.csv, or -1 (HeaderColumn). */
+static int	grower_column = -1;
 
 /* FixtureTxn: a transactions.csv row as the engine's transaction. */
 static void
 FixtureTxn(char **f, IncTxn *t)
 {
 	memset(t, 0, sizeof(*t));
+	t->grower_key = grower_column >= 0 ? f[grower_column] : NULL;
 	t->transaction_id = f[0];
 	t->transaction_type = f[2];
 	t->transaction_date = Date(f[3]);
@@ -363,6 +367,7 @@ typedef struct Paged
 	const IncTxn *txns;
 	char		ids[PAGE_SLOTS][PAGE_TXNS][4 + PAGE_ID];
 	char		currencies[PAGE_SLOTS][PAGE_TXNS][8];
+	char		growers[PAGE_SLOTS][PAGE_TXNS][PAGE_ID];
 } Paged;
 
 static bool paged;
@@ -375,6 +380,7 @@ LoadPage(void *ctx, int page, int slot, IncTxn *out)
 
 	memset(p->ids[slot], '#', sizeof(p->ids[slot]));
 	memset(p->currencies[slot], '#', sizeof(p->currencies[slot]));
+	memset(p->growers[slot], '#', sizeof(p->growers[slot]));
 	for (i = 0; i < PAGE_TXNS && page * PAGE_TXNS + i < p->pages.ntxns; i++)
 	{
 		char	   *id = p->ids[slot][i];
@@ -387,6 +393,12 @@ LoadPage(void *ctx, int page, int slot, IncTxn *out)
 		{
 			snprintf(p->currencies[slot][i], sizeof(p->currencies[0][0]), "%s", out[i].currency);
 			out[i].currency = p->currencies[slot][i];
+		}
+		/* a grower_key lives in the slot too */
+		if (out[i].grower_key)
+		{
+			snprintf(p->growers[slot][i], PAGE_ID, "%s", out[i].grower_key);
+			out[i].grower_key = p->growers[slot][i];
 		}
 	}
 }
@@ -410,53 +422,62 @@ UnitIn(const IncUnit *unit, IncUnit *copy, Paged *p, const IncTxn *t, int n)
 }
 
 /*
- * Column: the index of column name in the header line of the CSV file
- * path, or -1 (also when there is no such file).
+ * Header: the column names of the header line of the CSV file path into
+ * names (at most MAX_FIELDS, each of up to 63 bytes); how many (0 when
+ * there is no such file).
  */
 static int
-Column(const char *path, const char *name)
+Header(const char *path, char names[MAX_FIELDS][64])
 {
 	char	   *text = unit_read_file(path);
 	char	   *field;
-	int			i = 0,
-				found = -1;
+	int			n = 0;
 
 	if (text == NULL)
-		return -1;
-	text[strcspn(text, "\r\n")] = '\0';
-	for (field = text; found < 0; i++)
+		return 0;
+	field = text;
+	while (n < MAX_FIELDS)
 	{
-		size_t		len = strcspn(field, ",");
+		size_t		len = strcspn(field, ",\r\n");
 
-		if (len == strlen(name) && strncmp(field, name, len) == 0)
-			found = i;
-		if (field[len] == '\0')
+		snprintf(names[n++], 64, "%.*s", (int) len, field);
+		if (field[len] != ',')
 			break;
 		field += len + 1;
 	}
 	free(text);
-	return found;
+	return n;
 }
 
-/* ExtraColumns: expected's columns after the 17 earning columns, into p. */
-static void
-ExtraColumns(const char *path, Printed *p)
+/* HeaderColumn: the index of column name in the header of path, or -1. */
+static int
+HeaderColumn(const char *path, const char *name)
 {
-	int			x,
-				at;
+	char		names[MAX_FIELDS][64];
+	int			n = Header(path, names);
+	int			i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(names[i], name) == 0)
+			return i;
+	return -1;
+}
+
+/* PrintedColumns: the optional columns expected.csv's header has after the 17th. */
+static void
+PrintedColumns(const char *path, Printed *p)
+{
+	char		names[MAX_FIELDS][64];
+	int			n = Header(path, names);
+	int			i,
+				k;
 
 	p->nextra = 0;
-	for (at = 17; at < 17 + MAX_EXTRA; at++)
-	{
-		int			found = -1;
-
-		for (x = 0; x < (int) (sizeof(ExtraNames) / sizeof(ExtraNames[0])); x++)
-			if (Column(path, ExtraNames[x]) == at)
-				found = x;
-		if (found < 0)
-			break;
-		p->extra[p->nextra++] = (Extra) found;
-	}
+	for (i = 17; i < n; i++)
+		for (k = 0; k < (int) (sizeof(ExtraNames) / sizeof(ExtraNames[0])); k++)
+			if (strcmp(names[i], ExtraNames[k]) == 0)
+				p->extra[p->nextra++] = (Extra) k;
+	CHECK(p->nextra == (n > 17 ? n - 17 : 0));
 }
 
 /* RunFixture: the case's rows against expected (a file name in the case). */
@@ -561,7 +582,8 @@ RunFixture(const char *name, const char *expected_file)
 
 	snprintf(path, sizeof(path), "test/fixtures/%s/transactions.csv", name);
 	CHECK(ReadCsv(path, &txns));
-	currency_column = Column(path, "currency");
+	currency_column = HeaderColumn(path, "currency");
+	grower_column = HeaderColumn(path, "grower_key");
 	for (i = 0; i < txns.nrows; i++)
 		order[i] = i;
 	sorting = &txns;
@@ -593,7 +615,7 @@ RunFixture(const char *name, const char *expected_file)
 	snprintf(path, sizeof(path), "test/fixtures/%s/%s", name, expected_file);
 	CHECK(ReadCsv(path, &expected));
 	printed.n = 0;
-	ExtraColumns(path, &printed);
+	PrintedColumns(path, &printed);
 
 	/* each participant in no group alone, in order */
 	for (start = 0; start < txns.nrows;)
@@ -674,7 +696,11 @@ RunFixture(const char *name, const char *expected_file)
 
 	CHECK(printed.n == expected.nrows);
 	if (printed.n != expected.nrows)
+	{
 		printf("     %s/%s: %d rows, expected %d\n", name, expected_file, printed.n, expected.nrows);
+		for (i = 0; i < printed.n && i < MAX_ROWS; i++)
+			printf("     got %s\n", printed.rows[i]);
+	}
 	for (i = 0; i < expected.nrows && i < printed.n && i < MAX_ROWS; i++)
 	{
 		char	   *line = malloc(1024);
@@ -718,6 +744,7 @@ test_fixtures(void)
 		"hierarchy_region_chain",
 		"growth_baseline", "forecast_run_rate", "products_brands_categories",
 		"currency_cad",
+		"growers_matched_acres",
 	};
 	int			i;
 

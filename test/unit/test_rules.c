@@ -2,7 +2,8 @@
  * test_rules.c
  *    Unit tests of the program rules in the engine core (docs/reference.md,
  *    Program rules): incremental tiers (strategy_stepped.c) and enrollment,
- *    requirements and limits (rules.c), each on small offers written here,
+ *    requirements (distinct_products, scope grower) and limits (rules.c),
+ *    each on small offers written here,
  *    with the rows, their sums and the diagnostics checked exactly.
  *
  * Offers are written with single quotes for readability and turned into
@@ -13,6 +14,7 @@
 #include "unit.h"
 #include "../../src/core/engine/engine.h"
 #include "../../src/core/numbers/rational.h"
+#include "../../src/core/products/products.h"
 
 #define HEAD(strategy, calc) \
 	"{'offer_key':'o','strategy_key':'" strategy "','calculator_key':'" calc "'," \
@@ -121,6 +123,9 @@ Windows(void *ctx, const char *participant, const char *offer, const IncWindow *
 	return strcmp(participant, "r1") == 0 ? 2 : 0;
 }
 
+/* The catalog of Run, when set (TestDistinctProducts). */
+static IncProducts *catalog;
+
 /* Run: the offer (single-quoted) over txns for participant; diagnostics on. */
 static void
 Run(const char *quoted, const char *participant, const IncTxn *txns, int n, Rows *rows)
@@ -146,6 +151,8 @@ Run(const char *quoted, const char *participant, const IncTxn *txns, int n, Rows
 		return;
 	}
 	inc_engine_add_offer(e, offer);
+	if (catalog)
+		inc_engine_set_products(e, catalog);
 	inc_engine_set_enrollments(e, Windows, NULL);
 	inc_engine_set_diagnostics(e, Diagnose, NULL);
 	inc_engine_prepare(e);
@@ -376,7 +383,169 @@ TestEnrollment(void)
 	CHECK(strstr(diagnosed, "\"rules\"") == NULL);
 }
 
-/* test_rules: the four program rules in the core. */
+/*
+ * A standard offer paying 1% on SKUs a and b, whose requirement counts the
+ * products seed (SKU a) and treat (SKU b from 2026-03-01, c always) in
+ * which the participant's transactions matching filters have a net
+ * provided amount > 0.
+ */
+#define DISTINCT(minimum, filters) \
+	HEAD("standard", "percent_of_amount") "'incentives':[{'key':'k','period_key':'p','transaction_type':'buy'," \
+	"'rates':[{'sku_key':'a','rate':1,'measure':'percent'},{'sku_key':'b','rate':1,'measure':'percent'}]}]," \
+	"'requirements':[{'key':'two','type':'distinct_products','product_keys':['seed','treat']," \
+	"'minimum':" minimum ",'filters':[" filters "]}]}"
+#define BOTH "{'period_key':'p','product_keys':['seed','treat'],'transaction_type':'buy'}"
+
+static void
+TestDistinctProducts(void)
+{
+	Rows		r;
+	IncTxn		both[2] = {
+		Txn("A", "2026-03-05", "a", "1", "100"),
+		Txn("B", "2026-03-05", "b", "1", "50"),
+	};
+	IncTxn		early[2] = {
+		Txn("A", "2026-03-05", "a", "1", "100"),
+		Txn("B", "2026-02-10", "b", "1", "50"),	/* b is not in treat yet */
+	};
+	IncTxn		returned[3] = {
+		Txn("A", "2026-03-05", "a", "1", "100"),
+		Txn("B", "2026-03-05", "b", "1", "50"),
+		Txn("R", "2026-03-09", "a", "-1", "-100"),	/* seed nets to 0 */
+	};
+
+	catalog = inc_products_create();
+	inc_products_add_node(catalog, "seed", NULL);
+	inc_products_add_node(catalog, "treat", NULL);
+	inc_products_add_window(catalog, "a", "seed", INT32_MIN, INT32_MAX);
+	inc_products_add_window(catalog, "b", "treat", 9556, INT32_MAX);	/* 2026-03-01 */
+
+	/* both products: value 2, met; 2.0 is 2 */
+	Run(DISTINCT("2", BOTH), "r", both, 2, &r);
+	CHECK(r.n == 2);
+	CHECK(SumIs(&r, "1.50"));
+	CHECK(strstr(diagnosed, "{\"key\":\"two\",\"type\":\"distinct_products\",\"property_key\":null,"
+				  "\"minimum\":2,\"value\":2,\"met\":true,\"gap\":0}") != NULL);
+	Run(DISTINCT("2.0", BOTH), "r", both, 2, &r);
+	CHECK(r.n == 2);
+
+	/* b before it is in treat: one product, no rows */
+	Run(DISTINCT("2", BOTH), "r", early, 2, &r);
+	CHECK(r.n == 0);
+	CHECK(strstr(diagnosed, "\"value\":1,\"met\":false,\"gap\":1}") != NULL);
+	Run(DISTINCT("1", BOTH), "r", early, 2, &r);
+	CHECK(r.n == 2);
+
+	/* seed returned in full: its net is 0 */
+	Run(DISTINCT("2", BOTH), "r", returned, 3, &r);
+	CHECK(r.n == 0);
+	CHECK(strstr(diagnosed, "\"value\":1,\"met\":false") != NULL);
+
+	/* a filter that does not take b: treat counts nothing */
+	Run(DISTINCT("2", FILTER("a")), "r", both, 2, &r);
+	CHECK(r.n == 0);
+	Run(DISTINCT("1", FILTER("a")), "r", both, 2, &r);
+	CHECK(r.n == 2);
+	catalog = NULL;
+}
+
+/*
+ * A requirement of scope grower: judged per grower; the rows of a failing
+ * grower's transactions and of those without a grower go before the
+ * limits see the rest.
+ */
+static void
+TestGrowerScope(void)
+{
+	Rows		r;
+	IncTxn		txns[4] = {
+		Txn("A", "2026-03-01", "a", "1", "60"),
+		Txn("B", "2026-03-02", "a", "1", "50"),
+		Txn("C", "2026-03-03", "a", "1", "80"),
+		Txn("D", "2026-03-04", "a", "1", "200"),
+	};
+
+	txns[0].grower_key = "farm_x";
+	txns[1].grower_key = "farm_x";
+	txns[2].grower_key = "farm_y";
+	/* D has none */
+
+	/* farm_x (110) keeps A and B; farm_y (80) and D lose theirs */
+	Run(STANDARD("percent_of_amount", "percent", "10", ",'requirements':[{'key':'farm_spend',"
+				 "'type':'aggregated_amount','scope':'grower','minimum':100,'filters':[" FILTER("a") "]}]"),
+		"r", txns, 4, &r);
+	CHECK(r.n == 2);
+	CHECK_STR(r.rows[0], "A|k|10|0.1|6.00|0.1000");
+	CHECK_STR(r.rows[1], "B|k|10|0.1|5.00|0.1000");
+	CHECK(strstr(diagnosed, "\"scope\":\"grower\",\"value\":null,\"met\":null,\"gap\":null,\"growers\":["
+				  "{\"grower_key\":\"farm_x\",\"value\":110,\"met\":true,\"gap\":0},"
+				  "{\"grower_key\":\"farm_y\",\"value\":80,\"met\":false,\"gap\":20}]") != NULL);
+	CHECK(strstr(diagnosed, "\"qualified\":true") != NULL);
+
+	/* the maximum sees only A and B: U = 11, scaled to 5 */
+	Run(STANDARD("percent_of_amount", "percent", "10", ",'limits':{'maximum':5},'requirements':[{'key':'farm_spend',"
+				 "'type':'aggregated_amount','scope':'grower','minimum':100,'filters':[" FILTER("a") "]}]"),
+		"r", txns, 4, &r);
+	CHECK(r.n == 2);
+	CHECK(SumIs(&r, "5.00"));
+	CHECK(strstr(diagnosed, "\"amount_before_limits\":11,\"applied\":\"maximum\"") != NULL);
+
+	/* no grower reaches the minimum: not qualified, nothing */
+	Run(STANDARD("percent_of_amount", "percent", "10", ",'requirements':[{'key':'farm_spend',"
+				 "'type':'aggregated_amount','scope':'grower','minimum':1000,'filters':[" FILTER("a") "]}]"),
+		"r", txns, 4, &r);
+	CHECK(r.n == 0);
+	CHECK(strstr(diagnosed, "\"qualified\":false") != NULL);
+}
+
+/*
+ * A stacked offer matched by grower (docs/reference.md, Growers): seed s
+ * (1 gal an acre, pays 0) pairs with treatment t (1 gal an acre, $1) per
+ * grower; a transaction without a grower takes part in nothing.
+ */
+#define MATCHED(match) HEAD("stacked", "dollars_per_coverage_unit") \
+	"'incentive':{'match':'" match "','sku_sets':[" \
+	"{'key':'seed','period_key':'p','transaction_type':'buy','conversion':{'coverage_unit':'acre'," \
+	"'rates':[{'sku_key':'s','rate':1,'from':'gal'}]},'rates':[]}," \
+	"{'key':'treat','period_key':'p','transaction_type':'buy','conversion':{'coverage_unit':'acre'," \
+	"'rates':[{'sku_key':'t','rate':1,'from':'gal'}]},'rates':[{'sku_key':'t','rate':1,'measure':'dollars'}]}]," \
+	"'stacks':[{'key':'k','sku_set_keys':['seed','treat']}]}}"
+
+static void
+TestMatchByGrower(void)
+{
+	Rows		r;
+	IncTxn		txns[5] = {
+		Txn("A", "2026-03-01", "s", "10", "100"),
+		Txn("B", "2026-03-02", "t", "4", "40"),
+		Txn("C", "2026-03-03", "s", "2", "20"),
+		Txn("D", "2026-03-04", "t", "8", "80"),
+		Txn("E", "2026-03-05", "t", "8", "80"),
+	};
+
+	txns[0].grower_key = "farm_y";
+	txns[1].grower_key = "farm_y";
+	txns[2].grower_key = "farm_x";
+	txns[3].grower_key = "farm_x";
+	/* E has none */
+
+	/* farm_y: min(10, 4) = 4, B at 1; farm_x: min(2, 8) = 2, D at 1/4 */
+	Run(MATCHED("grower"), "r", txns, 5, &r);
+	CHECK(r.n == 2);
+	CHECK_STR(r.rows[0], "B|k|1|1|4.00|0.1000");
+	CHECK_STR(r.rows[1], "D|k|1|1|2.00|0.1000");
+	CHECK(strstr(diagnosed, "\"match\":\"grower\",\"growers\":["
+				  "{\"grower_key\":\"farm_x\",\"coverage\":{\"seed\":2,\"treat\":8},\"overlaps\":{\"k\":2}},"
+				  "{\"grower_key\":\"farm_y\",\"coverage\":{\"seed\":10,\"treat\":4},\"overlaps\":{\"k\":4}}]") != NULL);
+	CHECK(strstr(diagnosed, "\"overlap\":6,\"earns\":true,\"factors\":{}") != NULL);
+
+	/* by participant: min(12, 20) = 12, every treatment row at 12/20 */
+	Run(MATCHED("participant"), "r", txns, 5, &r);
+	CHECK(r.n == 3);
+	CHECK(SumIs(&r, "12.00"));
+}
+
+/* test_rules: the program rules in the core. */
 void
 test_rules(void)
 {
@@ -384,4 +553,7 @@ test_rules(void)
 	TestLimits();
 	TestRequirements();
 	TestEnrollment();
+	TestDistinctProducts();
+	TestGrowerScope();
+	TestMatchByGrower();
 }

@@ -15,8 +15,9 @@
  * before rules existed:
  *
  *   index    the strategy's hooks and properties, then the SKUs of the
- *            requirements' filters (hooks of the rules' own kind) and the
- *            properties they read;
+ *            requirements' filters and of distinct_products' listed
+ *            products (hooks of the rules' own kinds) and the properties
+ *            they read;
  *   begin    the strategy's state and the rules' (the participant's
  *            enrollment windows, from the host's IncEnrollmentFn);
  *   observe  nothing for a transaction outside every window of a
@@ -24,7 +25,8 @@
  *            a strategy hook goes to the strategy, its rows held (c->hold)
  *            when the offer has requirements or limits;
  *   finish   the strategy's finish (rows held), then the requirements,
- *            then the limits, then the held rows go to the host;
+ *            the rows of growers failing theirs removed, then the limits,
+ *            then the held rows go to the host;
  *   diagnose the strategy's diagnostics with "rules" added;
  *   rates    the strategy's.
  *
