@@ -27,9 +27,10 @@
 #   make check-changed-only
 #                 random changes to transactions, properties, offers, SKUs,
 #                 conversions, memberships, hierarchies (chains in
-#                 regions, group types) and the product catalog, round
-#                 after round (seeded): a changed_only refresh equals a
-#                 full calculation row for row
+#                 regions, group types), the product catalog, exchange
+#                 rates, growers, currencies and returns' originals,
+#                 round after round (seeded): a changed_only refresh
+#                 equals a full calculation row for row
 #                 (test/scripts/changed_only_random.sh; about 3 min)
 #
 # Sizes and seeds can be set, e.g.

@@ -83,3 +83,59 @@ SELECT count(*) FROM incentives.incentive_calculate(transactions => 'public.retu
 \echo :SQLSTATE
 DROP VIEW public.returns_bad_original;
 \set VERBOSITY terse
+
+-- refresh_earnings(changed_only => true) (docs/lifecycle.md,
+-- "changed_only => true"): an update of a transaction's grower_key,
+-- currency or original_transaction_id logs its participant (the original
+-- is the same participant's: no one else moves); a change of
+-- incentives.exchange_rates logs everyone.  The changed_only refresh then
+-- equals a calculation of everyone.  (In a transaction rolled back: the
+-- tests after this one expect no refresh.)
+BEGIN;
+SET LOCAL client_min_messages = warning;
+CALL incentives.refresh_earnings();
+DELETE FROM incentives.earnings_changes;
+-- RT-02 no longer names its sale: it falls back to its own date (October)
+UPDATE incentives.transactions SET original_transaction_id = NULL WHERE transaction_id = 'RT-02';
+SELECT participant_key FROM incentives.earnings_changes ORDER BY 1;
+DELETE FROM incentives.earnings_changes;
+-- RT-03 names its sale now: it counts at March's date
+UPDATE incentives.transactions SET original_transaction_id = 'RT-01' WHERE transaction_id = 'RT-03';
+UPDATE incentives.transactions SET grower_key = 'farm_1' WHERE transaction_id = 'RT-12';
+UPDATE incentives.transactions SET currency = 'USD' WHERE transaction_id = 'RT-21';
+SELECT participant_key FROM incentives.earnings_changes ORDER BY 1;
+CALL incentives.refresh_earnings(changed_only => true);
+SELECT participants FROM incentives.calculation_runs ORDER BY run_id DESC LIMIT 1;
+SELECT count(*) AS differing
+  FROM ((SELECT participant_key, offer_key, transaction_id, incentive_amount, grower_key, currency
+           FROM incentives.earnings
+         EXCEPT ALL
+         SELECT participant_key, offer_key, transaction_id, incentive_amount, grower_key, currency
+           FROM incentives.incentive_calculate())
+        UNION ALL
+        (SELECT participant_key, offer_key, transaction_id, incentive_amount, grower_key, currency
+           FROM incentives.incentive_calculate()
+         EXCEPT ALL
+         SELECT participant_key, offer_key, transaction_id, incentive_amount, grower_key, currency
+           FROM incentives.earnings)) AS d;
+SELECT transaction_id, grower_key, sum(incentive_amount) AS incentive_amount
+  FROM incentives.earnings WHERE transaction_id IN ('RT-02', 'RT-03', 'RT-12')
+ GROUP BY 1, 2 ORDER BY 1;
+-- exchange rates: any row inserted, updated or deleted, or a TRUNCATE, is
+-- a change of everyone; a statement that changes no row logs nothing
+DELETE FROM incentives.earnings_changes;
+INSERT INTO incentives.exchange_rates VALUES ('CAD', 'USD', '2026-01-01', 0.73);
+SELECT participant_key IS NULL AS everyone FROM incentives.earnings_changes;
+DELETE FROM incentives.earnings_changes;
+UPDATE incentives.exchange_rates SET rate = 0.74 WHERE from_currency = 'CAD';
+SELECT participant_key IS NULL AS everyone FROM incentives.earnings_changes;
+CALL incentives.refresh_earnings(changed_only => true);
+SELECT participants FROM incentives.calculation_runs ORDER BY run_id DESC LIMIT 1;
+DELETE FROM incentives.exchange_rates WHERE from_currency = 'EUR';
+SELECT count(*) AS logged FROM incentives.earnings_changes;
+DELETE FROM incentives.exchange_rates WHERE from_currency = 'CAD';
+SELECT participant_key IS NULL AS everyone FROM incentives.earnings_changes;
+DELETE FROM incentives.earnings_changes;
+TRUNCATE incentives.exchange_rates;
+SELECT participant_key IS NULL AS everyone FROM incentives.earnings_changes;
+ROLLBACK;

@@ -10,16 +10,20 @@
 #   single   the single-node reference: incentives, database single
 #
 # then
-#   1. stages every fixture of test/fixtures (offers.json, transactions.csv,
-#      skus.csv, uom_conversions.csv, participant_properties.csv,
-#      enrollments.csv, participant_groups.csv, groups.csv; keys prefixed
-#      with the fixture name, so the cases do not collide) and a
+#   1. stages every fixture of test/fixtures (offers.json, transactions.csv
+#      with its optional columns, skus.csv, uom_conversions.csv,
+#      participant_properties.csv, enrollments.csv, participant_groups.csv,
+#      groups.csv, products.csv, sku_products.csv, exchange_rates.csv; keys
+#      prefixed with the fixture name, so the cases do not collide) and a
 #      generated data set of GEN_TRANSACTIONS (100,000) transactions over the
-#      fixtures' offers, SKUs and units;
+#      fixtures' offers, SKUs and units (a currency case among them: growers
+#      and currencies on some, returns naming their sale, nothing, or
+#      another participant's sale, and exchange rates of their currencies);
 #   2. loads it into `single` directly (INSERT, \copy) and into the shards
 #      THROUGH the coordinator's functions (put_offer, put_sku,
 #      put_uom_conversion, put_participant_property, put_participant_group,
-#      put_group, put_transaction, load_transactions, put_enrollment) as the
+#      put_group, put_product, put_sku_product, put_exchange_rate,
+#      put_transaction, load_transactions, put_enrollment) as the
 #      non-superuser incentives_app; then generated participants join groups
 #      whose members live on other shards, and one leaves
 #      (put_participant_group, delete_participant_group: their transactions
@@ -46,7 +50,10 @@
 #      one partition is reported by cluster_check and healed by a put; a
 #      group's type put through the coordinator is on every partition,
 #      a type changed on one partition is reported by cluster_check and
-#      healed by a put, and delete_group removes it everywhere;
+#      healed by a put, and delete_group removes it everywhere; an
+#      exchange rate put through the coordinator is on every partition, a
+#      rate changed on one partition is reported by cluster_check and healed
+#      by a put, delete_exchange_rate removes it everywhere;
 #   5. stops one shard and requires a calculation for all participants to
 #      fail with an error naming that shard (no partial result), and the
 #      same of a reference-data change;
@@ -223,7 +230,7 @@ GRANT SELECT, INSERT, DELETE ON incentives_cluster.placements TO incentives_app;
 EOF
 }
 
-# The 18 columns of an earning row as text.
+# The 22 columns of an earning row as text.
 EARNING_TEXT="participant_key, offer_key, offer_calculator, sku_key, incentive_rate_key,
   incentive_rate_measure, incentive_rate_value::text AS incentive_rate_value,
   offer_sku_pay_rate::text AS offer_sku_pay_rate, transaction_id,
@@ -231,7 +238,8 @@ EARNING_TEXT="participant_key, offer_key, offer_calculator, sku_key, incentive_r
   provided_amount::text AS provided_amount, incentivized_quantity::text AS incentivized_quantity,
   incentivized_amount::text AS incentivized_amount, incentive_amount::text AS incentive_amount,
   incentive_contribution_percent::text AS incentive_contribution_percent,
-  incentive_effective_rate::text AS incentive_effective_rate, group_key"
+  incentive_effective_rate::text AS incentive_effective_rate, group_key, product_key,
+  grower_key, currency, exchange_rate::text AS exchange_rate"
 
 # The comparison helpers, on the coordinator.
 COMPARE_SQL=$(cat <<'EOF'
@@ -274,7 +282,8 @@ CREATE SCHEMA stage;
 CREATE TABLE stage.offers (fixture text, document jsonb);
 CREATE TABLE stage.transactions (
     transaction_id text, participant_key text, transaction_type text, transaction_date date,
-    sku_key text, quantity numeric, uom_key text, amount numeric);
+    sku_key text, quantity numeric, uom_key text, amount numeric,
+    grower_key text, currency text, original_transaction_id text);
 CREATE TABLE stage.skus (sku_key text, uom_key text, label text);
 CREATE TABLE stage.uom_conversions (from_uom_key text, to_uom_key text, factor numeric);
 CREATE TABLE stage.participant_properties (participant_key text, property_key text, value numeric);
@@ -283,6 +292,7 @@ CREATE TABLE stage.participant_groups (participant_key text, group_key text, sta
 CREATE TABLE stage.groups (group_key text, group_type text, label text);
 CREATE TABLE stage.products (product_key text, parent_key text, label text);
 CREATE TABLE stage.sku_products (sku_key text, product_key text, start_date date, end_date date);
+CREATE TABLE stage.exchange_rates (from_currency text, to_currency text, rate_date date, rate numeric);
 
 -- stage.rnd: a uniform float in [0, 1) from (stream, i), the same on every run.
 CREATE FUNCTION stage.rnd(stream int, i bigint) RETURNS float8
@@ -293,7 +303,12 @@ AS $$ SELECT (hashint8extended(i, stream) & 4503599627370495)::float8 / 45035996
 -- ...), each a variation of one fixture transaction (its SKU, unit and type,
 -- so every unit converts as the fixtures need): another date in 2025-09-01 ..
 -- 2026-10-29, 0.2x-3x the quantity at the same unit price, 3% returns; and a
--- business_plan_achieved property for 90% of the participants.
+-- business_plan_achieved property for 90% of the participants.  A currency
+-- case: a fifth of them have a grower (farm_1 .. farm_40), a fifth a
+-- currency (CAD, USD or EUR, with monthly rates of CAD and EUR to USD and
+-- of USD to CAD); of the returns, half name an earlier sale of the same
+-- participant and SKU, a tenth a transaction that does not exist and a
+-- tenth a sale of another participant.
 CREATE FUNCTION stage.generate(n bigint, participants int, prefix text DEFAULT 'G')
 RETURNS void LANGUAGE sql
 AS $$
@@ -310,7 +325,8 @@ AS $$
                round((0.2 + 2.8 * stage.rnd(4, k))::numeric, 2) AS f,
                CASE WHEN stage.rnd(5, k) < 0.03 THEN -1 ELSE 1 END AS sign
           FROM generate_series(1, n) k)
-    INSERT INTO stage.transactions
+    INSERT INTO stage.transactions (transaction_id, participant_key, transaction_type, transaction_date,
+                                    sku_key, quantity, uom_key, amount, grower_key, currency)
     SELECT format('%s%s', prefix, lpad(g.k::text, 8, '0')),
            format('gen_%s', lpad(g.p::text, 5, '0')),
            tpl.transaction_type,
@@ -318,8 +334,45 @@ AS $$
            tpl.sku_key,
            g.sign * greatest(round(abs(tpl.quantity) * g.f, 1), 0.1),
            tpl.uom_key,
-           g.sign * round(abs(tpl.amount / tpl.quantity) * greatest(round(abs(tpl.quantity) * g.f, 1), 0.1), 2)
+           g.sign * round(abs(tpl.amount / tpl.quantity) * greatest(round(abs(tpl.quantity) * g.f, 1), 0.1), 2),
+           CASE WHEN stage.rnd(8, g.k) < 0.2 THEN 'farm_' || (1 + floor(40 * stage.rnd(9, g.k))::int) END,
+           CASE WHEN stage.rnd(10, g.k) < 0.2 THEN (ARRAY['CAD', 'USD', 'EUR'])[1 + floor(3 * stage.rnd(11, g.k))::int] END
       FROM g JOIN tpl USING (i);
+
+    -- returns naming their sale (the earliest earlier sale of the same
+    -- participant and SKU), nothing, or another participant's sale
+    WITH r AS (
+        SELECT t.transaction_id, t.participant_key, t.sku_key, t.transaction_date,
+               stage.rnd(12, hashtext(t.transaction_id)::bigint) AS u
+          FROM stage.transactions AS t
+         WHERE t.transaction_id LIKE prefix || '%' AND t.quantity < 0),
+    own AS (
+        SELECT DISTINCT ON (r.transaction_id) r.transaction_id, s.transaction_id AS original
+          FROM r JOIN stage.transactions AS s
+            ON s.participant_key = r.participant_key AND s.sku_key = r.sku_key
+           AND s.transaction_date <= r.transaction_date AND s.quantity > 0
+         WHERE r.u < 0.5
+         ORDER BY r.transaction_id, s.transaction_date, s.transaction_id),
+    other AS (
+        SELECT DISTINCT ON (r.transaction_id) r.transaction_id, s.transaction_id AS original
+          FROM r JOIN stage.transactions AS s
+            ON s.participant_key <> r.participant_key AND s.sku_key = r.sku_key
+           AND s.transaction_date <= r.transaction_date AND s.quantity > 0
+           AND s.participant_key LIKE 'gen\_%'
+         WHERE r.u >= 0.6 AND r.u < 0.7
+         ORDER BY r.transaction_id, s.transaction_id)
+    UPDATE stage.transactions AS t
+       SET original_transaction_id = m.original
+      FROM (SELECT * FROM own
+            UNION ALL SELECT * FROM other
+            UNION ALL SELECT r.transaction_id, 'no_such_sale' FROM r WHERE r.u >= 0.5 AND r.u < 0.6) AS m
+     WHERE t.transaction_id = m.transaction_id;
+
+    INSERT INTO stage.exchange_rates
+    SELECT c.from_currency, c.to_currency, (date '2024-01-01' + make_interval(months => m))::date,
+           round((c.base * (1 + 0.05 * sin(m)))::numeric, 6)
+      FROM (VALUES ('CAD', 'USD', 0.73), ('EUR', 'USD', 1.08), ('USD', 'CAD', 1.37)) AS c(from_currency, to_currency, base),
+           generate_series(0, 35) AS m;
 
     INSERT INTO stage.participant_properties
     SELECT format('gen_%s', lpad(p::text, 5, '0')), 'business_plan_achieved',
@@ -344,9 +397,12 @@ stage_fixtures() {
             echo "\\set fx '$fx'"
             echo "\\set offers \`cat '$dir/offers.json'\`"
             echo "INSERT INTO stage.offers SELECT :'fx', jsonb_array_elements(:'offers'::jsonb);"
-            echo "\\copy raw_tx FROM '$dir/transactions.csv' WITH (FORMAT csv, HEADER true)"
+            # the columns the file has (grower_key, currency and
+            # original_transaction_id are optional), from its header
+            echo "\\copy raw_tx ($(head -n 1 "$dir/transactions.csv" | tr -d '\r')) FROM '$dir/transactions.csv' WITH (FORMAT csv, HEADER true)"
             echo "INSERT INTO stage.transactions SELECT :'fx' || '/' || transaction_id, :'fx' || '/' || participant_key,
-                    transaction_type, transaction_date, sku_key, quantity, uom_key, amount FROM raw_tx;"
+                    transaction_type, transaction_date, sku_key, quantity, uom_key, amount,
+                    grower_key, currency, :'fx' || '/' || original_transaction_id FROM raw_tx;"
             echo "TRUNCATE raw_tx;"
             if [ -f "$dir/skus.csv" ]; then
                 echo "\\copy stage.skus (sku_key, uom_key) FROM '$dir/skus.csv' WITH (FORMAT csv, HEADER true)"
@@ -368,6 +424,9 @@ stage_fixtures() {
                 echo "\\copy stage.products FROM '$dir/products.csv' WITH (FORMAT csv, HEADER true)"
                 echo "\\copy stage.sku_products FROM '$dir/sku_products.csv' WITH (FORMAT csv, HEADER true)"
             fi
+            if [ -f "$dir/exchange_rates.csv" ]; then
+                echo "\\copy stage.exchange_rates FROM '$dir/exchange_rates.csv' WITH (FORMAT csv, HEADER true)"
+            fi
             if [ -f "$dir/participant_groups.csv" ]; then
                 echo "\\copy raw_groups FROM '$dir/participant_groups.csv' WITH (FORMAT csv, HEADER true)"
                 echo "INSERT INTO stage.participant_groups SELECT :'fx' || '/' || participant_key, :'fx' || '/' || group_key, start_date, end_date FROM raw_groups;"
@@ -387,14 +446,14 @@ stage_fixtures() {
 stage_export() {
     local name=$1 db=$2 t
     for t in offers transactions skus uom_conversions participant_properties enrollments participant_groups \
-             groups products sku_products; do
+             groups products sku_products exchange_rates; do
         sql "$name" "$db" -c "\\copy stage.$t TO '$WORK/stage_$t.csv' WITH (FORMAT csv)"
     done
 }
 stage_import() {
     local name=$1 db=$2 t
     for t in offers transactions skus uom_conversions participant_properties enrollments participant_groups \
-             groups products sku_products; do
+             groups products sku_products exchange_rates; do
         sql "$name" "$db" -c "\\copy stage.$t FROM '$WORK/stage_$t.csv' WITH (FORMAT csv)"
     done
 }
@@ -406,12 +465,19 @@ INSERT INTO incentives.offers (document) SELECT document FROM stage.offers;
 INSERT INTO incentives.skus SELECT DISTINCT ON (sku_key) * FROM stage.skus ORDER BY sku_key;
 INSERT INTO incentives.uom_conversions SELECT * FROM stage.uom_conversions ON CONFLICT DO NOTHING;
 INSERT INTO incentives.participant_properties SELECT * FROM stage.participant_properties;
-INSERT INTO incentives.transactions SELECT * FROM stage.transactions;
+INSERT INTO incentives.transactions
+       (transaction_id, participant_key, transaction_type, transaction_date, sku_key, quantity, uom_key,
+        amount, grower_key, currency, original_transaction_id)
+SELECT transaction_id, participant_key, transaction_type, transaction_date, sku_key, quantity, uom_key,
+       amount, grower_key, currency, original_transaction_id
+  FROM stage.transactions;
 INSERT INTO incentives.enrollments SELECT * FROM stage.enrollments;
 INSERT INTO incentives.participant_groups SELECT * FROM stage.participant_groups;
 INSERT INTO incentives.groups SELECT * FROM stage.groups;
 INSERT INTO incentives.products SELECT * FROM stage.products;
 INSERT INTO incentives.sku_products SELECT * FROM stage.sku_products;
+INSERT INTO incentives.exchange_rates SELECT DISTINCT ON (from_currency, to_currency, rate_date) *
+  FROM stage.exchange_rates ORDER BY from_currency, to_currency, rate_date;
 ANALYZE;
 EOF
 }
@@ -503,11 +569,22 @@ SELECT count(*) AS participant_groups,
 SELECT count(*) AS groups,
        count(*) FILTER (WHERE incentives.put_group(group_key, group_type, label)) AS new
   FROM stage.groups;
--- fixture transactions one at a time, generated ones in batches of 5,000
+-- the exchange rates on every partition
+SELECT count(*) AS exchange_rates,
+       count(*) FILTER (WHERE incentives.put_exchange_rate(from_currency, to_currency, rate_date, rate)) AS new
+  FROM (SELECT DISTINCT ON (from_currency, to_currency, rate_date) *
+          FROM stage.exchange_rates ORDER BY from_currency, to_currency, rate_date) AS r;
+-- fixture transactions one at a time (put_transaction takes the eight
+-- required columns; those with a grower, a currency or an original in a
+-- batch of their own), generated ones in batches of 5,000
 SELECT count(*) AS put_transaction,
        count(*) FILTER (WHERE incentives.put_transaction(transaction_id, participant_key, transaction_type,
                                    transaction_date, sku_key, quantity, uom_key, amount)) AS new
-  FROM stage.transactions WHERE participant_key NOT LIKE 'gen\_%';
+  FROM stage.transactions WHERE participant_key NOT LIKE 'gen\_%'
+   AND grower_key IS NULL AND currency IS NULL AND original_transaction_id IS NULL;
+SELECT incentives.load_transactions(jsonb_agg(to_jsonb(t) ORDER BY transaction_id)) AS put_with_optional_columns
+  FROM stage.transactions t WHERE participant_key NOT LIKE 'gen\_%'
+   AND (grower_key IS NOT NULL OR currency IS NOT NULL OR original_transaction_id IS NOT NULL);
 SELECT count(*) AS batches, sum(incentives.load_transactions(batch)) AS load_transactions
   FROM (SELECT jsonb_agg(to_jsonb(t) ORDER BY transaction_id) AS batch
           FROM (SELECT t.*, (row_number() OVER (ORDER BY transaction_id) - 1) / 5000 AS b
@@ -665,15 +742,14 @@ EOF
             incentive_rate_measure, incentive_rate_value::text, offer_sku_pay_rate::text, transaction_id,
             provided_quantity::text, provided_uom_key, provided_amount::text, incentivized_quantity::text,
             incentivized_amount::text, incentive_amount::text, incentive_contribution_percent::text,
-            incentive_effective_rate::text, transaction_date::text, group_key"
+            incentive_effective_rate::text, group_key, product_key, grower_key, currency,
+            exchange_rate::text, transaction_date::text"
         sql single single -c "SET client_min_messages = warning" -c "CALL incentives.refresh_earnings()"
         sql single single -c "\\copy (SELECT $earnings_cols FROM incentives.earnings) TO '$WORK/single_earnings.csv' WITH (FORMAT csv)"
         sql_as incentives_app coord coordinator -c "CALL incentives.refresh_earnings()" 2>&1 | grep -v 'of .* participants' | sed 's/^/   /'
         sql_as incentives_app coord coordinator -c "CALL incentives.refresh_earnings(participant_key => 'gen_00010')" 2>&1 | sed 's/^/   /'
         sql coord coordinator -c "CREATE TABLE cmp.sharded_earnings AS SELECT * FROM cmp.single_all LIMIT 0;
-                                  ALTER TABLE cmp.sharded_earnings DROP COLUMN group_key;
                                   ALTER TABLE cmp.sharded_earnings ADD COLUMN transaction_date text;
-                                  ALTER TABLE cmp.sharded_earnings ADD COLUMN group_key text;
                                   CREATE TABLE cmp.single_earnings (LIKE cmp.sharded_earnings);" \
             -c "\\copy cmp.single_earnings FROM '$WORK/single_earnings.csv' WITH (FORMAT csv)"
         for name in "${names[@]}"; do
@@ -842,6 +918,64 @@ SQL
     [ "$groups_on" = "0 " ] || { echo "cl_region after delete_group, rows per partition: $groups_on (want 0 everywhere)" >&2; exit 1; }
     val coord coordinator -c "SELECT count(*) FROM incentives.cluster_check()" >/dev/null
     echo "   the type healed by the next put and deleted on every partition by delete_group; cluster_check() consistent"
+
+    # the currency case: the transactions' optional columns travelled to
+    # the shards (put_transactions, load_transactions, and the moves of
+    # members of groups), and the exchange rates are reference data on
+    # every partition through the coordinator
+    log "currencies: optional columns on the shards; put_exchange_rate, delete_exchange_rate on every partition"
+    local optional_q="SELECT count(grower_key), count(currency), count(original_transaction_id),
+                             md5(string_agg(concat_ws(' ', transaction_id, grower_key, currency, original_transaction_id),
+                                            E'\\n' ORDER BY transaction_id COLLATE \"C\"))
+                        FROM incentives.transactions
+                       WHERE grower_key IS NOT NULL OR currency IS NOT NULL OR original_transaction_id IS NOT NULL"
+    local single_optional sharded_optional
+    single_optional=$(val single single -c "$optional_q")
+    sharded_optional=$(for ((p = 0; p < ${SHARDS:-2}; p++)); do
+        val "shard$p" "shard$p" -c "\\copy (SELECT transaction_id, grower_key, currency, original_transaction_id
+                                              FROM incentives.transactions
+                                             WHERE grower_key IS NOT NULL OR currency IS NOT NULL
+                                                OR original_transaction_id IS NOT NULL) TO STDOUT WITH (FORMAT csv)"
+    done)
+    sharded_optional=$(val single single <<SQL
+CREATE TEMP TABLE sharded_optional (transaction_id text, grower_key text, currency text, original_transaction_id text);
+COPY sharded_optional FROM STDIN WITH (FORMAT csv);
+$sharded_optional
+\\.
+SELECT count(grower_key), count(currency), count(original_transaction_id),
+       md5(string_agg(concat_ws(' ', transaction_id, grower_key, currency, original_transaction_id),
+                      E'\\n' ORDER BY transaction_id COLLATE "C"))
+  FROM sharded_optional;
+SQL
+)
+    [ "$single_optional" = "$sharded_optional" ] && [ "${single_optional%%|*}" -gt 0 ] \
+        || { echo "optional columns: single $single_optional, shards $sharded_optional" >&2; exit 1; }
+    echo "   grower_key, currency, original_transaction_id on the shards as on the single node: $single_optional"
+    sql_as incentives_app coord coordinator -A -t <<'SQL' >/dev/null
+SELECT incentives.put_exchange_rate('GBP', 'USD', '2026-01-01', 1.25);
+SELECT incentives.put_exchange_rate('GBP', 'USD', '2026-01-01', 1.27);
+SQL
+    local rates_on
+    rates_on=$(for ((p = 0; p < ${SHARDS:-2}; p++)); do
+        val "shard$p" "shard$p" -c "SELECT rate FROM incentives.exchange_rates WHERE from_currency = 'GBP'"
+    done | sort | uniq -c | awk '{$1 = $1; print}')
+    [ "$rates_on" = "${SHARDS:-2} 1.27" ] || { echo "GBP rate per partition: $rates_on (want 1.27 on each of ${SHARDS:-2})" >&2; exit 1; }
+    val coord coordinator -c "SELECT count(*) FROM incentives.cluster_check()" >/dev/null
+    echo "   GBP -> USD 1.27 on every partition; cluster_check() consistent"
+    expect_error 'exchange_rates_pair_check' "SELECT incentives.put_exchange_rate('GBP', 'GBP', '2026-01-01', 1)"
+    # a rate changed on one partition only: cluster_check names it
+    sql shard0 shard0 -c "UPDATE incentives.exchange_rates SET rate = 1.30 WHERE from_currency = 'GBP'"
+    expect_error 'exchange_rates differ between partitions' "SELECT * FROM incentives.cluster_check()"
+    sql_as incentives_app coord coordinator -A -t -c "SELECT incentives.put_exchange_rate('GBP', 'USD', '2026-01-01', 1.27)" >/dev/null
+    val coord coordinator -c "SELECT count(*) FROM incentives.cluster_check()" >/dev/null
+    [ "$(sql_as incentives_app coord coordinator -A -t -c "SELECT incentives.delete_exchange_rate('GBP', 'USD', '2026-01-01')")" = t ] \
+        || { echo "delete_exchange_rate('GBP', 'USD', '2026-01-01') found no row" >&2; exit 1; }
+    rates_on=$(for ((p = 0; p < ${SHARDS:-2}; p++)); do
+        val "shard$p" "shard$p" -c "SELECT count(*) FROM incentives.exchange_rates WHERE from_currency = 'GBP'"
+    done | sort -u | tr '\n' ' ')
+    [ "$rates_on" = "0 " ] || { echo "GBP rates after delete_exchange_rate, rows per partition: $rates_on (want 0 everywhere)" >&2; exit 1; }
+    val coord coordinator -c "SELECT count(*) FROM incentives.cluster_check()" >/dev/null
+    echo "   the rate healed by the next put and deleted on every partition by delete_exchange_rate; cluster_check() consistent"
 
     log "one transaction_id under participants of two shards: each shard's key allows it (docs/scaling.md)"
     local p0 p1 dup earned

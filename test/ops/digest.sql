@@ -17,7 +17,9 @@
 -- -- kind and offer_version of the statement lines, transactions, reverses
 -- and reason of the statements and accruals -- are left out of their rows
 -- in the same way; the offer versions are compared without their NULLs,
--- so that the NULL effective_from 0.4.0 adds leaves a version as it was.)
+-- so that the NULL effective_from 0.4.0 adds leaves a version as it was;
+-- the transactions too, so that the NULL grower_key, currency and
+-- original_transaction_id 0.5.0 adds leave a transaction as it was.)
 SELECT format($q$SELECT %L || ' rows ' || count(*) || ' md5 ' || coalesce(md5(string_agg(%s, E'\n' ORDER BY %s COLLATE "C")), '-') FROM %s AS t$q$,
               'table ' || c.oid::regclass::text,
               CASE WHEN c.oid::regclass::text = 'incentives.calculation_runs'
@@ -26,7 +28,8 @@ SELECT format($q$SELECT %L || ' rows ' || count(*) || ' md5 ' || coalesce(md5(st
                    THEN $e$(to_jsonb(t) - '{kind,offer_version}'::text[])::text$e$
                    WHEN c.oid::regclass::text IN ('incentives.statements', 'incentives.accruals')
                    THEN $e$(to_jsonb(t) - '{transactions,reverses,reason}'::text[])::text$e$
-                   WHEN g.attname IS NOT NULL OR c.oid::regclass::text IN ('incentives.earnings', 'incentives.offer_versions')
+                   WHEN g.attname IS NOT NULL OR c.oid::regclass::text IN ('incentives.earnings', 'incentives.offer_versions',
+                                                                           'incentives.transactions')
                         OR c.oid::regclass::text LIKE 'incentives\_internal.earnings\_run\_%'
                    THEN 'jsonb_strip_nulls(to_jsonb(t))::text'
                    ELSE 't::text' END,
@@ -36,7 +39,8 @@ SELECT format($q$SELECT %L || ' rows ' || count(*) || ' md5 ' || coalesce(md5(st
                    THEN $e$(to_jsonb(t) - '{kind,offer_version}'::text[])::text$e$
                    WHEN c.oid::regclass::text IN ('incentives.statements', 'incentives.accruals')
                    THEN $e$(to_jsonb(t) - '{transactions,reverses,reason}'::text[])::text$e$
-                   WHEN g.attname IS NOT NULL OR c.oid::regclass::text IN ('incentives.earnings', 'incentives.offer_versions')
+                   WHEN g.attname IS NOT NULL OR c.oid::regclass::text IN ('incentives.earnings', 'incentives.offer_versions',
+                                                                           'incentives.transactions')
                         OR c.oid::regclass::text LIKE 'incentives\_internal.earnings\_run\_%'
                    THEN 'jsonb_strip_nulls(to_jsonb(t))::text'
                    ELSE 't::text' END,

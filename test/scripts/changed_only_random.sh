@@ -37,7 +37,15 @@
 # move a SKU to another product mid-season, add or remove SKU windows,
 # move a product under another parent (a cycle refused), add a product
 # with SKUs or remove one (a change for everyone: the other rounds'
-# changes of hierarchies are recalculated alone).  Then CALL
+# changes of hierarchies are recalculated alone).  Growers, currencies
+# and returns (docs/reference.md): transactions carry a grower_key and a
+# currency now and then, returns name a sale of their participant and
+# SKU, of another participant, or nothing stored; each round may insert
+# such transactions and returns, change a transaction's grower_key,
+# currency or original_transaction_id (a sale turned into a return of
+# another), and insert, change or delete an exchange rate (a change for
+# everyone); where the extension takes an offer's "currency", a standard
+# offer in USD converts them.  Then CALL
 # refresh_earnings(changed_only => true) and the materialized earnings
 # (every column and the transaction date) must equal a full calculation
 # row for row; then a full refresh with jobs => 2 or 3 (docs/lifecycle.md,
@@ -184,6 +192,55 @@ SELECT document || jsonb_build_object('offer_key', offer_key || '.region', 'aggr
  ORDER BY offer_key LIMIT 1;
 INSERT INTO incentives.participant_properties
 SELECT format('region_%s', i), 'business_plan_achieved', 70 + 10 * i FROM generate_series(0, 4) AS i;
+-- Growers, currencies and returns (docs/reference.md): a grower on a fifth
+-- of the transactions, a currency on a fifth, monthly exchange rates of
+-- the pairs; half the returns name a sale of their participant and SKU
+-- dated on or before them, a tenth a sale of another participant, a tenth
+-- nothing stored.
+UPDATE incentives.transactions
+   SET grower_key = CASE WHEN hashtext(transaction_id) % 5 = 0 THEN format('farm_%s', abs(hashtext(transaction_id)) % 30) END,
+       currency = CASE WHEN hashtext(transaction_id || 'c') % 5 = 0
+                       THEN (ARRAY['USD', 'CAD', 'EUR'])[1 + abs(hashtext(transaction_id || 'c')) % 3] END;
+INSERT INTO incentives.exchange_rates
+SELECT v.f, v.t, (date '2025-01-01' + make_interval(months => m))::date, round((v.base * (1 + 0.04 * sin(m)))::numeric, 6)
+  FROM (VALUES ('CAD', 'USD', 0.73), ('EUR', 'USD', 1.08), ('USD', 'CAD', 1.37)) AS v(f, t, base),
+       generate_series(0, 23) AS m;
+WITH r AS (
+    SELECT t.transaction_id, t.participant_key, t.sku_key, t.transaction_date, abs(hashtext(t.transaction_id || 'r')) % 10 AS u
+      FROM incentives.transactions AS t
+     WHERE t.quantity < 0 OR (t.quantity = 0 AND t.amount < 0)),
+m AS (
+    (SELECT DISTINCT ON (r.transaction_id) r.transaction_id, s.transaction_id AS original
+       FROM r JOIN incentives.transactions AS s
+         ON s.participant_key = r.participant_key AND s.sku_key = r.sku_key
+        AND s.transaction_date <= r.transaction_date AND s.quantity > 0
+      WHERE r.u < 5
+      ORDER BY r.transaction_id, s.transaction_date, s.transaction_id)
+    UNION ALL
+    SELECT r.transaction_id, 'no_such_sale' FROM r WHERE r.u = 5
+    UNION ALL
+    (SELECT DISTINCT ON (r.transaction_id) r.transaction_id, s.transaction_id
+       FROM r JOIN incentives.transactions AS s
+         ON s.participant_key <> r.participant_key AND s.sku_key = r.sku_key
+        AND s.transaction_date <= r.transaction_date AND s.quantity > 0
+      WHERE r.u = 6
+      ORDER BY r.transaction_id, s.transaction_id))
+UPDATE incentives.transactions AS t SET original_transaction_id = m.original
+  FROM m WHERE t.transaction_id = m.transaction_id;
+-- An offer in a currency (docs/reference.md, Currencies), where the
+-- extension takes "currency": a copy of a standard offer in USD (the
+-- rates from 2025-01-01 on convert every transaction; a round deletes
+-- only rates from 2025-10-01 on).
+DO $$
+BEGIN
+    INSERT INTO incentives.offers (document)
+    SELECT document || '{"offer_key": "cur.standard.usd", "currency": "USD"}'
+      FROM incentives.offers WHERE document ->> 'strategy_key' = 'standard'
+     ORDER BY offer_key LIMIT 1;
+EXCEPTION WHEN SQLSTATE '22023' THEN
+    NULL;   -- not yet: the rates and currencies still travel and log changes
+END
+$$;
 CREATE SCHEMA rnd;
 -- rnd.mutate(round): the round's random changes (the caller seeds random()
 -- with setseed first); returns a summary
@@ -198,6 +255,7 @@ DECLARE
     catalog boolean := random() < 0.3;
     skus text[] := ARRAY(SELECT sku_key FROM incentives.skus ORDER BY sku_key);
     types text[] := ARRAY['retailer_purchases_from_distribution', 'retailer_sales_to_growers'];
+    currencies text[] := ARRAY['USD', 'CAD', 'EUR'];
     extra text := '';
     id text;
     sku text;
@@ -222,13 +280,74 @@ BEGIN
             sku,
             round((random() * 200 - 20)::numeric, 1),
             unit,
-            round((random() * 20000 - 2000)::numeric, 2));
+            round((random() * 20000 - 2000)::numeric, 2),
+            CASE WHEN random() < 0.3 THEN format('farm_%s', floor(random() * 30)::int) END,
+            CASE WHEN random() < 0.25 THEN currencies[1 + floor(random() * 3)::int] END,
+            NULL)
+        RETURNING * INTO o;
+        -- a return names a sale: its participant's of its SKU dated on or
+        -- before it (matched), any of its participant's, another
+        -- participant's, or nothing stored
+        IF o.quantity < 0 OR (o.quantity = 0 AND o.amount < 0) THEN
+            CASE floor(random() * 4)::int
+                WHEN 0 THEN
+                    UPDATE incentives.transactions SET original_transaction_id =
+                        (SELECT s.transaction_id FROM incentives.transactions AS s
+                          WHERE s.participant_key = o.participant_key AND s.sku_key = o.sku_key
+                            AND s.transaction_date <= o.transaction_date AND s.quantity > 0
+                          ORDER BY s.transaction_id LIMIT 1)
+                     WHERE transaction_id = o.transaction_id;
+                    extra := extra || ' return-matched';
+                WHEN 1 THEN
+                    UPDATE incentives.transactions SET original_transaction_id =
+                        (SELECT s.transaction_id FROM incentives.transactions AS s
+                          WHERE s.participant_key = o.participant_key AND s.transaction_id <> o.transaction_id
+                          ORDER BY s.transaction_id LIMIT 1)
+                     WHERE transaction_id = o.transaction_id;
+                    extra := extra || ' return-own';
+                WHEN 2 THEN
+                    UPDATE incentives.transactions SET original_transaction_id =
+                        (SELECT s.transaction_id FROM incentives.transactions AS s
+                          WHERE s.participant_key <> o.participant_key AND s.sku_key = o.sku_key
+                            AND s.transaction_date <= o.transaction_date AND s.quantity > 0
+                          ORDER BY s.transaction_id OFFSET floor(random() * 20) LIMIT 1)
+                     WHERE transaction_id = o.transaction_id;
+                    extra := extra || ' return-other';
+                ELSE
+                    UPDATE incentives.transactions SET original_transaction_id = format('gone-%s-%s', r, k)
+                     WHERE transaction_id = o.transaction_id;
+                    extra := extra || ' return-nothing';
+            END CASE;
+        END IF;
     END LOOP;
     -- updates of every column but the id
     FOR k IN 1 .. n_upd LOOP
         SELECT transaction_id INTO id FROM incentives.transactions
          ORDER BY transaction_id OFFSET floor(random() * (SELECT count(*) FROM incentives.transactions)) LIMIT 1;
-        CASE floor(random() * 6)::int
+        CASE floor(random() * 9)::int
+            WHEN 6 THEN UPDATE incentives.transactions
+                           SET grower_key = CASE WHEN random() < 0.7 THEN format('farm_%s', floor(random() * 30)::int) END
+                         WHERE transaction_id = id;
+            WHEN 7 THEN UPDATE incentives.transactions
+                           SET currency = CASE WHEN random() < 0.7 THEN currencies[1 + floor(random() * 3)::int] END
+                         WHERE transaction_id = id;
+            WHEN 8 THEN
+                -- a return's original: a sale of its participant, of
+                -- another participant, none; or a sale turned into a return
+                -- of its participant's earliest sale
+                UPDATE incentives.transactions AS t
+                   SET original_transaction_id = CASE floor(random() * 3)::int
+                           WHEN 0 THEN (SELECT s.transaction_id FROM incentives.transactions AS s
+                                         WHERE s.participant_key = t.participant_key AND s.sku_key = t.sku_key
+                                           AND s.transaction_date <= t.transaction_date AND s.transaction_id <> t.transaction_id
+                                         ORDER BY s.transaction_date, s.transaction_id LIMIT 1)
+                           WHEN 1 THEN (SELECT s.transaction_id FROM incentives.transactions AS s
+                                         WHERE s.participant_key <> t.participant_key
+                                         ORDER BY s.transaction_id OFFSET floor(random() * 50) LIMIT 1)
+                           END,
+                       quantity = CASE WHEN t.quantity > 0 AND r % 2 = 0 THEN -t.quantity ELSE t.quantity END,
+                       amount = CASE WHEN t.quantity > 0 AND r % 2 = 0 THEN -t.amount ELSE t.amount END
+                 WHERE transaction_id = id;
             WHEN 0 THEN UPDATE incentives.transactions SET amount = round(amount * (0.5 + random())::numeric, 2) WHERE transaction_id = id;
             WHEN 1 THEN UPDATE incentives.transactions SET quantity = -quantity, amount = -amount WHERE transaction_id = id;
             WHEN 2 THEN UPDATE incentives.transactions SET transaction_date = transaction_date + floor(random() * 120 - 60)::int WHERE transaction_id = id;
@@ -291,6 +410,32 @@ BEGIN
         UPDATE incentives.uom_conversions SET factor = round(factor * (0.9 + random() * 0.2)::numeric, 9)
          WHERE from_uom_key = 'qt' AND to_uom_key = 'l';
         extra := extra || ' conversion';
+    END IF;
+    -- exchange rates (any change recalculates everyone): a rate inserted
+    -- (direct or inverse pair), changed, deleted
+    IF random() < 0.25 THEN
+        CASE floor(random() * 3)::int
+            WHEN 0 THEN
+                INSERT INTO incentives.exchange_rates
+                SELECT p.f, p.t, date '2025-09-01' + floor(random() * 420)::int,
+                       round((p.base * (0.9 + random() * 0.2))::numeric, 6)
+                  FROM (SELECT * FROM (VALUES ('CAD', 'USD', 0.73), ('USD', 'CAD', 1.37), ('EUR', 'USD', 1.08),
+                                              ('USD', 'EUR', 0.93), ('EUR', 'CAD', 1.48)) AS v(f, t, base)
+                         ORDER BY random() LIMIT 1) AS p
+                ON CONFLICT (from_currency, to_currency, rate_date) DO UPDATE SET rate = EXCLUDED.rate;
+                extra := extra || ' rate-new';
+            WHEN 1 THEN
+                UPDATE incentives.exchange_rates SET rate = round(rate * (0.95 + random() * 0.1)::numeric, 6)
+                 WHERE ctid = (SELECT ctid FROM incentives.exchange_rates
+                                OFFSET floor(random() * (SELECT count(*) FROM incentives.exchange_rates)) LIMIT 1);
+                extra := extra || ' rate-changed';
+            ELSE
+                DELETE FROM incentives.exchange_rates
+                 WHERE ctid = (SELECT ctid FROM incentives.exchange_rates WHERE rate_date >= date '2025-10-01'
+                                OFFSET floor(random() * (SELECT count(*) FROM incentives.exchange_rates
+                                                          WHERE rate_date >= date '2025-10-01')) LIMIT 1);
+                extra := extra || ' rate-removed';
+        END CASE;
     END IF;
     -- memberships: a move mid-season, an end, a removal, a new member, a
     -- chain's property
@@ -532,7 +677,8 @@ CREATE FUNCTION rnd.differences() RETURNS bigint LANGUAGE sql AS $$
         SELECT participant_key, offer_key, offer_calculator, sku_key, incentive_rate_key, incentive_rate_measure,
                incentive_rate_value, offer_sku_pay_rate, transaction_id, provided_quantity, provided_uom_key,
                provided_amount, incentivized_quantity, incentivized_amount, incentive_amount,
-               incentive_contribution_percent, incentive_effective_rate, transaction_date, group_key, product_key
+               incentive_contribution_percent, incentive_effective_rate, transaction_date, group_key, product_key,
+               grower_key, currency, exchange_rate
           FROM incentives.earnings),
     c AS MATERIALIZED (
         SELECT * FROM incentives_internal.calculate_dated(NULL, '{}', NULL, 'incentives.transactions', NULL, NULL))

@@ -48,7 +48,8 @@ static Cached *cached = NULL;
 
 /* The reference tables, looked up once per backend (InvalidOid: not yet). */
 static const char *const reference_tables[] = {
-	"offers", "skus", "uom_conversions", "products", "sku_products"
+	"offers", "skus", "uom_conversions", "products", "sku_products",
+	"exchange_rates"
 };
 static Oid	reference_oids[lengthof(reference_tables)];
 
@@ -99,7 +100,8 @@ pg_engine_cache_init(void)
 
 /*
  * LookupTables: the OIDs of the reference tables (InvalidOid for one the
- * declarations do not have yet: the product tables before 0.5.0); false
+ * declarations do not have yet: the product tables and the exchange rates
+ * before 0.5.0); false
  * without the schema.
  */
 static bool

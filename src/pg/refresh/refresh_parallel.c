@@ -11,6 +11,7 @@
 
 #include "access/table.h"
 #include "access/xact.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
@@ -156,16 +157,18 @@ QuerySafe(const char *query_text, const char **why)
 /*
  * refresh_parallel_safe: the transactions relation as the calculation
  * reads it, and the extension's tables a calculation reads besides (with
- * their row-level security, if any).
+ * their row-level security, if any; a table the declarations do not have
+ * yet, such as 0.5.0's before the update, is not read and not checked).
  */
 bool
 refresh_parallel_safe(Oid relid, const char **why)
 {
 	static const char *const tables[] = {
-		"incentives.offers", "incentives.skus", "incentives.uom_conversions",
-		"incentives.participant_properties", "incentives.enrollments",
-		"incentives.participant_groups"
+		"offers", "skus", "uom_conversions", "participant_properties",
+		"enrollments", "participant_groups", "groups", "products",
+		"sku_products", "exchange_rates"
 	};
+	Oid			nsp = get_namespace_oid("incentives", false);
 	TxnRelation rel;
 	int			i;
 
@@ -178,7 +181,8 @@ refresh_parallel_safe(Oid relid, const char **why)
 	if (!QuerySafe(txn_relation_query(rel.relname, rel.optional, false, false), why))
 		return false;
 	for (i = 0; i < (int) lengthof(tables); i++)
-		if (!QuerySafe(psprintf("SELECT 1 FROM %s", tables[i]), why))
+		if (OidIsValid(get_relname_relid(tables[i], nsp)) &&
+			!QuerySafe(psprintf("SELECT 1 FROM incentives.%s", tables[i]), why))
 			return false;
 	return true;
 }

@@ -992,6 +992,7 @@ DECLARE
     v_members     text[];
     v_filter      text;
     v_delete_filter text;
+    v_optional    text;            -- the batch view's optional columns
     v_table       text;
     v_done        integer := 0;
     v_rows        bigint  := 0;
@@ -1036,8 +1037,8 @@ BEGIN
 
     -- Several batches: what every participant's calculation shares stays
     -- put until this transaction ends, so all batches see the same offers,
-    -- units, properties, enrollments, products and SKU windows, and the
-    -- same memberships and group types (SHARE locks: writers wait,
+    -- units, properties, enrollments, products and SKU windows, exchange
+    -- rates, and the same memberships and group types (SHARE locks: writers wait,
     -- readers do not; taken where the role may lock, i.e. has UPDATE,
     -- DELETE or TRUNCATE on the table).  Transactions are not locked:
     -- each participant's rows come from one statement.
@@ -1047,12 +1048,24 @@ BEGIN
                                            'incentives.participant_properties',
                                            'incentives.enrollments',
                                            'incentives.products', 'incentives.sku_products',
+                                           'incentives.exchange_rates',
                                            'incentives.participant_groups', 'incentives.groups']) LOOP
             IF has_table_privilege(v_table, 'UPDATE, DELETE, TRUNCATE') THEN
                 EXECUTE format('LOCK TABLE %s IN SHARE MODE', v_table);
             END IF;
         END LOOP;
     END IF;
+
+    -- The optional columns the relation has (docs/reference.md,
+    -- Transactions): a batch's view carries them, so that its grower keys,
+    -- currencies and returns' originals are read as from the relation (a
+    -- return's original is a transaction of the same participant: in the
+    -- same batch).
+    SELECT string_agg(format(', t.%I', a.attname), '' ORDER BY a.attnum)
+      INTO v_optional
+      FROM pg_attribute AS a
+     WHERE a.attrelid = v_relation AND a.attnum > 0 AND NOT a.attisdropped
+       AND a.attname IN ('grower_key', 'currency', 'original_transaction_id');
 
     FOR v_batch IN 1 .. v_nbatches LOOP
         -- the batch's participants: a key range or a list
@@ -1091,9 +1104,9 @@ BEGIN
             EXECUTE format($sql$
                 CREATE TEMPORARY VIEW incentives_refresh_batch AS
                 SELECT t.transaction_id, t.participant_key, t.transaction_type,
-                       t.transaction_date, t.sku_key, t.quantity, t.uom_key, t.amount
+                       t.transaction_date, t.sku_key, t.quantity, t.uom_key, t.amount%s
                   FROM %s AS t
-                 WHERE %s$sql$, v_relation, v_filter);
+                 WHERE %s$sql$, COALESCE(v_optional, ''), v_relation, v_filter);
             v_batch_rel := to_regclass('pg_temp.incentives_refresh_batch');
         END IF;
 

@@ -17,8 +17,14 @@
 --     aggregation keys of its whole hierarchy, which the refresh
 --     recalculates); TRUNCATE: everyone.
 --   incentives.offers, incentives.skus, incentives.uom_conversions,
---     incentives.products, incentives.sku_products: any row changed means
---     everyone (NULL).
+--     incentives.products, incentives.sku_products,
+--     incentives.exchange_rates: any row changed means everyone (NULL).
+--
+-- A transaction's every column is its participant's input: an update of
+-- any of them (grower_key, currency and original_transaction_id too) logs
+-- the old and the new row's participant.  A return matched to its sale
+-- moves no one else: its original is a transaction of the same
+-- participant (docs/reference.md, Returns against their sale).
 --
 -- The triggers run with the rights of the role that writes: it needs
 -- INSERT on incentives.earnings_changes (the GRANT model in
@@ -60,7 +66,7 @@ BEGIN
 END
 $function$;
 COMMENT ON FUNCTION incentives_internal.track_changes() IS
-  'Trigger: logs in incentives.earnings_changes the participants a statement touched (argument participants: on transactions, participant properties, enrollments) or everyone (argument everyone: on offers, SKUs, unit conversions, products and the products of SKUs; and any TRUNCATE)';
+  'Trigger: logs in incentives.earnings_changes the participants a statement touched (argument participants: on transactions, participant properties, enrollments) or everyone (argument everyone: on offers, SKUs, unit conversions, products, the products of SKUs and exchange rates; and any TRUNCATE)';
 
 -- incentives.transactions: the participants of the changed transactions
 DROP TRIGGER IF EXISTS transactions_changes_insert ON incentives.transactions;
@@ -413,4 +419,35 @@ CREATE TRIGGER sku_products_changes_truncate
     AFTER TRUNCATE ON incentives.sku_products
     FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes('everyone');
 COMMENT ON TRIGGER sku_products_changes_truncate ON incentives.sku_products IS
+  'Change tracking for refresh_earnings(changed_only => true): everyone (TRUNCATE)';
+
+-- incentives.exchange_rates: everyone (an exchange rate changed; a rate
+-- applies to every transaction of the pair dated from its day on, until
+-- a later row of the pair or the inverse pair)
+DROP TRIGGER IF EXISTS exchange_rates_changes_insert ON incentives.exchange_rates;
+CREATE TRIGGER exchange_rates_changes_insert
+    AFTER INSERT ON incentives.exchange_rates
+    REFERENCING NEW TABLE AS incentives_new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes('everyone');
+COMMENT ON TRIGGER exchange_rates_changes_insert ON incentives.exchange_rates IS
+  'Change tracking for refresh_earnings(changed_only => true): everyone: an exchange rate changed (inserts)';
+DROP TRIGGER IF EXISTS exchange_rates_changes_update ON incentives.exchange_rates;
+CREATE TRIGGER exchange_rates_changes_update
+    AFTER UPDATE ON incentives.exchange_rates
+    REFERENCING OLD TABLE AS incentives_old_rows NEW TABLE AS incentives_new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes('everyone');
+COMMENT ON TRIGGER exchange_rates_changes_update ON incentives.exchange_rates IS
+  'Change tracking for refresh_earnings(changed_only => true): everyone: an exchange rate changed (updates)';
+DROP TRIGGER IF EXISTS exchange_rates_changes_delete ON incentives.exchange_rates;
+CREATE TRIGGER exchange_rates_changes_delete
+    AFTER DELETE ON incentives.exchange_rates
+    REFERENCING OLD TABLE AS incentives_old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes('everyone');
+COMMENT ON TRIGGER exchange_rates_changes_delete ON incentives.exchange_rates IS
+  'Change tracking for refresh_earnings(changed_only => true): everyone: an exchange rate changed (deletes)';
+DROP TRIGGER IF EXISTS exchange_rates_changes_truncate ON incentives.exchange_rates;
+CREATE TRIGGER exchange_rates_changes_truncate
+    AFTER TRUNCATE ON incentives.exchange_rates
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.track_changes('everyone');
+COMMENT ON TRIGGER exchange_rates_changes_truncate ON incentives.exchange_rates IS
   'Change tracking for refresh_earnings(changed_only => true): everyone (TRUNCATE)';

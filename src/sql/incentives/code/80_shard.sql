@@ -10,7 +10,8 @@
 --                  put_participant_group, delete_participant_group,
 --                  put_group, delete_group,
 --                  put_product, delete_product, put_sku_product,
---                  delete_sku_product
+--                  delete_sku_product, put_exchange_rate,
+--                  delete_exchange_rate
 --   transactions and enrollments, on the shard of hashtext(participant_key)
 --   (of its group's calculation unit's first key for a member of a group):
 --                  put_transaction, delete_transaction, put_transactions,
@@ -240,6 +241,38 @@ $$;
 COMMENT ON FUNCTION incentives_internal.delete_sku_product(text, text, date) IS
   'Deletes the window of a SKU in a product node starting that day; true when it existed. Through a coordinator: on every shard';
 
+-- Exchange rates (docs/reference.md, Currencies): reference data, so that
+-- a transaction is converted at the same rate on whichever shard it is.
+-- A rate that is not a positive finite number, a currency that is not
+-- three upper-case letters or a pair of one currency is refused by the
+-- table's checks on each shard alike.
+CREATE OR REPLACE FUNCTION incentives_internal.put_exchange_rate(from_currency text, to_currency text,
+                                                                 rate_date date, rate numeric)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    INSERT INTO incentives.exchange_rates AS t (from_currency, to_currency, rate_date, rate)
+    VALUES ($1, $2, $3, $4)
+    ON CONFLICT (from_currency, to_currency, rate_date) DO UPDATE SET rate = EXCLUDED.rate
+    RETURNING t.xmax = 0
+$$;
+COMMENT ON FUNCTION incentives_internal.put_exchange_rate(text, text, date, numeric) IS
+  'Inserts the rate of a pair of currencies from a day on, or replaces the rate of that day; true when it is new. Through a coordinator: on every shard';
+
+CREATE OR REPLACE FUNCTION incentives_internal.delete_exchange_rate(from_currency text, to_currency text,
+                                                                    rate_date date)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH d AS (DELETE FROM incentives.exchange_rates AS t
+                WHERE t.from_currency = $1 AND t.to_currency = $2 AND t.rate_date = $3 RETURNING 1)
+    SELECT count(*) > 0 FROM d
+$$;
+COMMENT ON FUNCTION incentives_internal.delete_exchange_rate(text, text, date) IS
+  'Deletes the rate of a pair of currencies from that day; true when it existed. Through a coordinator: on every shard';
+
 CREATE OR REPLACE FUNCTION incentives_internal.put_participant_property(participant_key text, property_key text, value numeric)
 RETURNS boolean
 LANGUAGE sql VOLATILE
@@ -420,16 +453,20 @@ BEGIN
     WITH changed AS (
         INSERT INTO incentives.transactions AS x
                (transaction_id, participant_key, transaction_type, transaction_date,
-                sku_key, quantity, uom_key, amount)
+                sku_key, quantity, uom_key, amount, grower_key, currency,
+                original_transaction_id)
         SELECT t ->> 'transaction_id', t ->> 'participant_key', t ->> 'transaction_type',
                (t ->> 'transaction_date')::date, t ->> 'sku_key', (t ->> 'quantity')::numeric,
-               t ->> 'uom_key', (t ->> 'amount')::numeric
+               t ->> 'uom_key', (t ->> 'amount')::numeric, t ->> 'grower_key', t ->> 'currency',
+               t ->> 'original_transaction_id'
           FROM unnest(transactions) AS t
         ON CONFLICT (transaction_id) DO UPDATE
            SET transaction_type = EXCLUDED.transaction_type,
                transaction_date = EXCLUDED.transaction_date,
                sku_key = EXCLUDED.sku_key, quantity = EXCLUDED.quantity,
-               uom_key = EXCLUDED.uom_key, amount = EXCLUDED.amount
+               uom_key = EXCLUDED.uom_key, amount = EXCLUDED.amount,
+               grower_key = EXCLUDED.grower_key, currency = EXCLUDED.currency,
+               original_transaction_id = EXCLUDED.original_transaction_id
          WHERE x.participant_key = EXCLUDED.participant_key
         RETURNING x.xmax = 0 AS is_new)
     SELECT c.is_new FROM changed AS c;
@@ -452,7 +489,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION incentives_internal.store_transactions(jsonb[]) IS
-  'Part of put_transactions and put_transaction: inserts or replaces transactions given as JSON objects with the transaction columns, refusing one that would change participant (23505); per row stored, true when it is new';
+  'Part of put_transactions and put_transaction: inserts or replaces transactions given as JSON objects with the transaction columns (grower_key, currency and original_transaction_id optional: NULL when absent), refusing one that would change participant (23505); per row stored, true when it is new';
 
 CREATE OR REPLACE FUNCTION incentives_internal.put_transactions(transactions jsonb[])
 RETURNS bigint
@@ -462,7 +499,7 @@ AS $$
     SELECT count(*) FROM incentives_internal.store_transactions($1)
 $$;
 COMMENT ON FUNCTION incentives_internal.put_transactions(jsonb[]) IS
-  'Inserts or replaces transactions given as JSON objects with the transaction columns; returns how many. Through a coordinator: each on the shard of its participant';
+  'Inserts or replaces transactions given as JSON objects with the transaction columns (grower_key, currency and original_transaction_id optional: NULL when absent); returns how many. Through a coordinator: each on the shard of its participant';
 
 CREATE OR REPLACE FUNCTION incentives_internal.put_transaction(
     transaction_id   text,
@@ -483,7 +520,7 @@ AS $$
                'sku_key', $5, 'quantity', $6, 'uom_key', $7, 'amount', $8)]) AS s(is_new)
 $$;
 COMMENT ON FUNCTION incentives_internal.put_transaction(text, text, text, date, text, numeric, text, numeric) IS
-  'Inserts or replaces one transaction; true when it is new. Through a coordinator: on the shard of its participant';
+  'Inserts or replaces one transaction of the eight required columns (grower_key, currency and original_transaction_id NULL: put_transactions takes them); true when it is new. Through a coordinator: on the shard of its participant';
 
 CREATE OR REPLACE FUNCTION incentives_internal.delete_transaction(participant_key text, transaction_id text)
 RETURNS boolean
@@ -522,7 +559,7 @@ AS $$
                md5(coalesce(string_agg(l.line, E'\n' ORDER BY l.key1 COLLATE "C", l.key2 COLLATE "C", l.version), ''))
           FROM (VALUES (1, 'offers'), (2, 'offer_versions'), (3, 'skus'), (4, 'uom_conversions'),
                        (5, 'participant_properties'), (6, 'participant_groups'), (7, 'products'),
-                       (8, 'sku_products'), (9, 'groups')) AS t(n, object)
+                       (8, 'sku_products'), (9, 'groups'), (10, 'exchange_rates')) AS t(n, object)
           LEFT JOIN (
             SELECT 'offers' AS object, o.offer_key || ' ' || o.document::text AS line,
                    o.offer_key AS key1, NULL::text AS key2, NULL::integer AS version
@@ -557,7 +594,11 @@ AS $$
             UNION ALL
             SELECT 'groups', format('%s %s %s', g.group_key, g.group_type, g.label),
                    g.group_key, NULL, NULL
-              FROM incentives.groups g) AS l ON l.object = t.object
+              FROM incentives.groups g
+            UNION ALL
+            SELECT 'exchange_rates', format('%s %s %s %s', r.from_currency, r.to_currency, r.rate_date, r.rate),
+                   r.from_currency || ' ' || r.to_currency, r.rate_date::text, NULL
+              FROM incentives.exchange_rates r) AS l ON l.object = t.object
          GROUP BY t.n, t.object
          ORDER BY t.n) AS reference_tables
     UNION ALL
@@ -577,7 +618,7 @@ AS $$
      CROSS JOIN LATERAL (VALUES (c.tab, c.total), ('misplaced_' || c.tab, c.misplaced)) AS x(object, row_count)
 $$;
 COMMENT ON FUNCTION incentives_internal.shard_summary(integer, integer) IS
-  'Row counts and digests of the reference tables (the memberships, the types of groups and the product catalog included) and the offer history (without its times), the transaction and enrollment counts, and how many transactions and enrollments do not belong to this partition (hashtext(placement key) & (partitions - 1) <> partition; the placement key is the participant''s own, or the first key of its unit of incentives_internal.placement_units())';
+  'Row counts and digests of the reference tables (the memberships, the types of groups, the product catalog and the exchange rates included) and the offer history (without its times), the transaction and enrollment counts, and how many transactions and enrollments do not belong to this partition (hashtext(placement key) & (partitions - 1) <> partition; the placement key is the participant''s own, or the first key of its unit of incentives_internal.placement_units())';
 
 -- incentives.refresh_earnings as a function, so that a coordinator can run
 -- it on the shards (PL/Proxy calls functions, not procedures).  Called from

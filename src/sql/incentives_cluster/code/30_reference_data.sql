@@ -471,3 +471,56 @@ AS $$
 $$;
 COMMENT ON FUNCTION incentives.delete_sku_product(text, text, date) IS
   'Deletes the window of a SKU in a product node starting that day on every partition; true when it existed; fails if any partition fails';
+
+-- Exchange rates (docs/reference.md, Currencies; docs/scaling.md):
+-- reference data, identical on every partition, so that a transaction is
+-- converted at the same rate whichever partition holds it.  A rate the
+-- table's checks refuse is refused by every partition alike, and so
+-- stored nowhere.  A rate changes no placement.
+
+CREATE OR REPLACE FUNCTION incentives_cluster.put_exchange_rate(from_currency text, to_currency text,
+                                                                rate_date date, rate numeric)
+RETURNS SETOF boolean
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON ALL;
+    TARGET incentives_internal.put_exchange_rate;
+$$;
+COMMENT ON FUNCTION incentives_cluster.put_exchange_rate(text, text, date, numeric) IS
+  'incentives.put_exchange_rate on every partition';
+
+CREATE OR REPLACE FUNCTION incentives.put_exchange_rate(from_currency text, to_currency text,
+                                                        rate_date date, rate numeric)
+RETURNS boolean
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT incentives_cluster.agreed(ARRAY(SELECT incentives_cluster.put_exchange_rate($1, $2, $3, $4)),
+                                     format('put_exchange_rate(%L, %L, %L)', $1, $2, $3))
+$$;
+COMMENT ON FUNCTION incentives.put_exchange_rate(text, text, date, numeric) IS
+  'Inserts the rate of a pair of currencies from a day on every partition, or replaces the rate of that day; true when it is new; fails if any partition fails';
+
+CREATE OR REPLACE FUNCTION incentives_cluster.delete_exchange_rate(from_currency text, to_currency text,
+                                                                   rate_date date)
+RETURNS SETOF boolean
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON ALL;
+    TARGET incentives_internal.delete_exchange_rate;
+$$;
+COMMENT ON FUNCTION incentives_cluster.delete_exchange_rate(text, text, date) IS
+  'incentives.delete_exchange_rate on every partition';
+
+CREATE OR REPLACE FUNCTION incentives.delete_exchange_rate(from_currency text, to_currency text, rate_date date)
+RETURNS boolean
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT incentives_cluster.agreed(ARRAY(SELECT incentives_cluster.delete_exchange_rate($1, $2, $3)),
+                                     format('delete_exchange_rate(%L, %L, %L)', $1, $2, $3))
+$$;
+COMMENT ON FUNCTION incentives.delete_exchange_rate(text, text, date) IS
+  'Deletes the rate of a pair of currencies from that day on every partition; true when it existed; fails if any partition fails';
