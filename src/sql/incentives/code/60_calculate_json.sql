@@ -82,7 +82,10 @@ BEGIN
                 (5, '.' || incentives_internal.request_field_problem(t.v, 'sku_key', 'string', true)),
                 (6, '.' || incentives_internal.request_field_problem(t.v, 'quantity', 'number', true)),
                 (7, '.' || incentives_internal.request_field_problem(t.v, 'uom_key', 'string', true)),
-                (8, '.' || incentives_internal.request_field_problem(t.v, 'amount', 'number', true))
+                (8, '.' || incentives_internal.request_field_problem(t.v, 'amount', 'number', true)),
+                (9, '.' || incentives_internal.request_field_problem(t.v, 'grower_key', 'string', false)),
+                (10, '.' || incentives_internal.request_field_problem(t.v, 'currency', 'string', false)),
+                (11, '.' || incentives_internal.request_field_problem(t.v, 'original_transaction_id', 'string', false))
               ) AS x(k, problem)
              WHERE x.problem IS NOT NULL
              ORDER BY x.k
@@ -169,7 +172,10 @@ BEGIN
         sku_key          text NOT NULL,
         quantity         numeric NOT NULL,
         uom_key          text NOT NULL,
-        amount           numeric NOT NULL
+        amount           numeric NOT NULL,
+        grower_key       text,
+        currency         text,
+        original_transaction_id text
     ) ON COMMIT DROP;
     v_relation := to_regclass('pg_temp.incentives_request_transactions');
     PERFORM incentives_internal.request_load(v_relation, v_lines, v_participant);
@@ -190,7 +196,8 @@ BEGIN
         EXECUTE format($sql$
             INSERT INTO %s
             SELECT s.transaction_id, s.participant_key, s.transaction_type, s.transaction_date,
-                   s.sku_key, s.quantity, s.uom_key, s.amount
+                   s.sku_key, s.quantity, s.uom_key, s.amount, s.grower_key, s.currency,
+                   s.original_transaction_id
               FROM incentives.transactions AS s
              WHERE s.participant_key COLLATE "C" = $1$sql$, v_relation)   -- the participant index
         USING v_participant;
@@ -407,14 +414,17 @@ BEGIN
                t.v ->> 'sku_key',
                (t.v ->> 'quantity')::numeric,
                t.v ->> 'uom_key',
-               (t.v ->> 'amount')::numeric
+               (t.v ->> 'amount')::numeric,
+               t.v ->> 'grower_key',
+               t.v ->> 'currency',
+               t.v ->> 'original_transaction_id'
           FROM jsonb_array_elements($1) WITH ORDINALITY AS t(v, n)
          WHERE $3 IS NULL OR t.n <= $3$sql$, relation)
     USING transactions, participant_key, first_n;
 END
 $function$;
 COMMENT ON FUNCTION incentives_internal.request_load(regclass, jsonb, text, integer) IS
-  'calculate() helper: inserts a request''s inline transactions (the first first_n, or all when NULL; participant_key when one has none) into a table with the transaction columns';
+  'calculate() helper: inserts a request''s inline transactions (the first first_n, or all when NULL; participant_key when one has none) into a table with the transaction columns and the optional grower_key, currency and original_transaction_id';
 
 CREATE OR REPLACE FUNCTION incentives_internal.calculate_fault(
     participant_key text,
@@ -446,7 +456,10 @@ BEGIN
         sku_key          text NOT NULL,
         quantity         numeric NOT NULL,
         uom_key          text NOT NULL,
-        amount           numeric NOT NULL
+        amount           numeric NOT NULL,
+        grower_key       text,
+        currency         text,
+        original_transaction_id text
     ) ON COMMIT DROP;
     v_relation := to_regclass('pg_temp.incentives_request_probe');
 

@@ -173,6 +173,10 @@ ALTER TABLE incentives.transactions
 COMMENT ON COLUMN incentives.transactions.grower_key IS 'The end customer of a sale (a farm), as the program identifies it; NULL: none (docs/reference.md, Growers)';
 COMMENT ON COLUMN incentives.transactions.currency IS 'The currency of amount (a three-letter code such as USD, CAD); NULL: taken as it is in every offer (docs/reference.md, Currencies)';
 COMMENT ON COLUMN incentives.transactions.original_transaction_id IS 'A return''s original sale: a transaction of the same participant and SKU dated on or before it, whose date then answers every "which date" question of the return (docs/reference.md, Returns against their sale)';
+-- the read finds the returns that name their sale through it (src/pg/read/txn_relation.c)
+CREATE INDEX transactions_original_idx ON incentives.transactions (original_transaction_id)
+    WHERE original_transaction_id IS NOT NULL;
+COMMENT ON INDEX incentives.transactions_original_idx IS 'The transactions that name an original sale (a calculation''s read finds the returns it matches through it)';
 
 ALTER TYPE incentives.earning ADD ATTRIBUTE grower_key text;
 ALTER TYPE incentives.earning ADD ATTRIBUTE currency text;
