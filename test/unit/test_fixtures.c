@@ -3,8 +3,8 @@
  *    Every worked fixture (test/fixtures/<case>/) through the engine core
  *    alone: offers.json, transactions.csv, the optional skus.csv,
  *    uom_conversions.csv, participant_properties.csv, properties.json,
- *    enrollments.csv, participant_groups.csv and groups.csv (the groups'
- *    types), compared with expected.csv
+ *    enrollments.csv, participant_groups.csv, groups.csv (the groups'
+ *    types) and exchange_rates.csv, compared with expected.csv
  *    column for column as text, as the regression tests compare them
  *    through the server.
  *
@@ -14,9 +14,11 @@
  * of (participant, offer) in start_date order (IncEnrollmentFn), and the
  * participant groups' units (groups.h): a unit's transactions go to the
  * engine together, each with its participant's and aggregation key's
- * index.  Rows are printed as the earning columns in expected.csv's order
- * (17, or 18 with group_key when expected.csv has it), an empty field for
- * a NULL; the two row lists must be equal as multisets.  An
+ * index.  A transactions.csv with a currency column (found by its header)
+ * gives each transaction its currency (empty: NULL).  Rows are printed as
+ * the earning columns in expected.csv's order (the 17, then those of
+ * group_key, product_key, grower_key, currency and exchange_rate that its
+ * header names, in its order), an empty field for a NULL; the two row lists must be equal as multisets.  An
  * expected_forecast_<as_of_date>.csv is the forecast as of that date
  * (inc_engine_forecast and inc_engine_forecast_unit over the transactions
  * dated on or before it, as the host reads them), printed as its 14
@@ -32,7 +34,7 @@
 #include "../../src/core/engine/groups.h"
 
 #define MAX_ROWS 512
-#define MAX_FIELDS 18
+#define MAX_FIELDS 24
 
 /* A CSV file split into rows of fields (no quoting in the fixtures). */
 typedef struct Csv
@@ -181,35 +183,87 @@ Enrollments(void *ctx, const char *participant, const char *offer, const IncWind
 	return n;
 }
 
+/*
+ * The columns expected.csv may have after the 17 earning columns, each
+ * printed when its header names it, in its order.
+ */
+typedef enum Extra
+{
+	EXTRA_GROUP_KEY,
+	EXTRA_PRODUCT_KEY,
+	EXTRA_GROWER_KEY,
+	EXTRA_CURRENCY,
+	EXTRA_EXCHANGE_RATE
+} Extra;
+
+static const char *const ExtraNames[] = {
+	"group_key", "product_key", "grower_key", "currency", "exchange_rate"
+};
+
+#define MAX_EXTRA 8
+
 /* The rows printed as expected.csv's lines. */
 typedef struct Printed
 {
 	int			n;
-	bool		group_key;		/* an 18th column: group_key */
-	bool		product_key;	/* an 18th column: product_key */
+	int			nextra;
+	Extra		extra[MAX_EXTRA];	/* the columns after the 17th */
 	char		rows[MAX_ROWS][768];
 } Printed;
+
+/* ExtraText: the extra column x of row ("" for NULL). */
+static const char *
+ExtraText(const IncRow *row, Extra x)
+{
+	const char *s = NULL;
+
+	switch (x)
+	{
+		case EXTRA_GROUP_KEY:
+			s = row->group_key;
+			break;
+		case EXTRA_PRODUCT_KEY:
+			s = row->product_key;
+			break;
+		case EXTRA_GROWER_KEY:
+			s = row->grower_key;
+			break;
+		case EXTRA_CURRENCY:
+			s = row->currency;
+			break;
+		case EXTRA_EXCHANGE_RATE:
+			s = row->has_exchange_rate ? unit_dec_text(&row->exchange_rate) : NULL;
+			break;
+	}
+	return s ? s : "";
+}
 
 static void
 Print(void *ctx, const IncRow *row)
 {
 	Printed    *p = ctx;
+	size_t		len;
+	int			x;
 
 	if (p->n < MAX_ROWS)
-		snprintf(p->rows[p->n], sizeof(p->rows[0]),
-				 "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s%s%s",
-				 row->participant_key, row->offer->offer_key,
-				 inc_calculator_name(row->offer->calculator), row->txn->sku_key,
-				 row->rate_key, row->rate_measure, unit_dec_text(&row->rate_value),
-				 unit_dec_text(&row->pay_rate), row->txn->transaction_id,
-				 unit_dec_text(&row->txn->quantity), row->txn->uom_key,
-				 unit_dec_text(&row->txn->amount), unit_dec_text(&row->incentivized_quantity),
-				 unit_dec_text(&row->incentivized_amount),
-				 unit_dec_text(&row->incentive_amount), unit_dec_text(&row->contribution),
-				 row->effective_rate_null ? "" : unit_dec_text(&row->effective_rate),
-				 p->group_key || p->product_key ? "," : "",
-				 p->group_key && row->group_key ? row->group_key :
-				 p->product_key && row->product_key ? row->product_key : "");
+	{
+		len = (size_t) snprintf(p->rows[p->n], sizeof(p->rows[0]),
+								"%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s",
+								row->participant_key, row->offer->offer_key,
+								inc_calculator_name(row->offer->calculator), row->txn->sku_key,
+								row->rate_key, row->rate_measure, unit_dec_text(&row->rate_value),
+								unit_dec_text(&row->pay_rate), row->txn->transaction_id,
+								unit_dec_text(&row->txn->quantity), row->txn->uom_key,
+								unit_dec_text(&row->txn->amount),
+								unit_dec_text(&row->incentivized_quantity),
+								unit_dec_text(&row->incentivized_amount),
+								unit_dec_text(&row->incentive_amount),
+								unit_dec_text(&row->contribution),
+								row->effective_rate_null ? "" : unit_dec_text(&row->effective_rate));
+		for (x = 0; x < p->nextra && len < sizeof(p->rows[0]); x++)
+			len += (size_t) snprintf(p->rows[p->n] + len, sizeof(p->rows[0]) - len, ",%s",
+									 ExtraText(row, p->extra[x]));
+	}
 	p->n++;
 }
 
@@ -273,6 +327,9 @@ static const char *const Shipped[][3] = {
 	{"ton", "lb", "2000"}, {"kg", "g", "1000"}, {"lb", "kg", "0.45359237"},
 };
 
+/* The column of transactions.csv holding the currency, or -1. */
+static int currency_column = -1;
+
 /* FixtureTxn: a transactions.csv row as the engine's transaction. */
 static void
 FixtureTxn(char **f, IncTxn *t)
@@ -285,6 +342,7 @@ FixtureTxn(char **f, IncTxn *t)
 	t->quantity = Dec(f[5]);
 	t->uom_key = f[6];
 	t->amount = Dec(f[7]);
+	t->currency = currency_column >= 0 ? f[currency_column] : NULL;
 }
 
 /*
@@ -343,23 +401,54 @@ UnitIn(const IncUnit *unit, IncUnit *copy, Paged *p, const IncTxn *t, int n)
 	return copy;
 }
 
-/* LastColumnIs: the header line of the CSV file path ends with column name. */
-static bool
-LastColumnIs(const char *path, const char *name)
+/*
+ * Column: the index of column name in the header line of the CSV file
+ * path, or -1 (also when there is no such file).
+ */
+static int
+Column(const char *path, const char *name)
 {
 	char	   *text = unit_read_file(path);
-	char	   *end;
-	size_t		n = strlen(name);
-	bool		is;
+	char	   *field;
+	int			i = 0,
+				found = -1;
 
 	if (text == NULL)
-		return false;
-	end = strchr(text, '\n');
-	if (end == NULL)
-		end = text + strlen(text);
-	is = end - text > (ptrdiff_t) n && strncmp(end - n, name, n) == 0 && end[-(ptrdiff_t) n - 1] == ',';
+		return -1;
+	text[strcspn(text, "\r\n")] = '\0';
+	for (field = text; found < 0; i++)
+	{
+		size_t		len = strcspn(field, ",");
+
+		if (len == strlen(name) && strncmp(field, name, len) == 0)
+			found = i;
+		if (field[len] == '\0')
+			break;
+		field += len + 1;
+	}
 	free(text);
-	return is;
+	return found;
+}
+
+/* ExtraColumns: expected's columns after the 17 earning columns, into p. */
+static void
+ExtraColumns(const char *path, Printed *p)
+{
+	int			x,
+				at;
+
+	p->nextra = 0;
+	for (at = 17; at < 17 + MAX_EXTRA; at++)
+	{
+		int			found = -1;
+
+		for (x = 0; x < (int) (sizeof(ExtraNames) / sizeof(ExtraNames[0])); x++)
+			if (Column(path, ExtraNames[x]) == at)
+				found = x;
+		if (found < 0)
+			break;
+		p->extra[p->nextra++] = (Extra) found;
+	}
 }
 
 /* RunFixture: the case's rows against expected (a file name in the case). */
@@ -451,10 +540,20 @@ RunFixture(const char *name, const char *expected_file)
 		inc_engine_set_products(e, products);
 	}
 	free(extra.text);
+	snprintf(path, sizeof(path), "test/fixtures/%s/exchange_rates.csv", name);
+	if (ReadCsv(path, &extra))
+		for (i = 0; i < extra.nrows; i++)
+		{
+			char	  **f = extra.fields[i];
+
+			inc_engine_add_exchange_rate(e, f[0], f[1], Date(f[2]), Dec(f[3]));
+		}
+	free(extra.text);
 	inc_engine_prepare(e);
 
 	snprintf(path, sizeof(path), "test/fixtures/%s/transactions.csv", name);
 	CHECK(ReadCsv(path, &txns));
+	currency_column = Column(path, "currency");
 	for (i = 0; i < txns.nrows; i++)
 		order[i] = i;
 	sorting = &txns;
@@ -486,9 +585,7 @@ RunFixture(const char *name, const char *expected_file)
 	snprintf(path, sizeof(path), "test/fixtures/%s/%s", name, expected_file);
 	CHECK(ReadCsv(path, &expected));
 	printed.n = 0;
-	printed.group_key = expected.nrows > 0 && expected.nfields[0] == 18;
-	printed.product_key = printed.group_key && LastColumnIs(path, "product_key");
-	printed.group_key = printed.group_key && !printed.product_key;
+	ExtraColumns(path, &printed);
 
 	/* each participant in no group alone, in order */
 	for (start = 0; start < txns.nrows;)
@@ -612,6 +709,7 @@ test_fixtures(void)
 		"rules_incremental_tiers", "rules_limits", "groups_accumulate", "groups_pool_limits",
 		"hierarchy_region_chain",
 		"growth_baseline", "forecast_run_rate", "products_brands_categories",
+		"currency_cad",
 	};
 	int			i;
 

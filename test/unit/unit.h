@@ -85,5 +85,6 @@ extern void test_groups(void);
 extern void test_schedule(void);
 extern void test_growth(void);
 extern void test_select(void);
+extern void test_currency(void);
 
 #endif

@@ -215,6 +215,7 @@ main(void)
 	test_schedule();
 	unit_arena_reset();
 	test_select();
+	test_currency();
 	unit_arena_reset();
 	printf("unit: %d passed, %d failed\n", unit_passed, unit_failed);
 	return unit_failed == 0 ? 0 : 1;

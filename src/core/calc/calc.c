@@ -14,6 +14,10 @@
  * functions) beside the big rationals: a row is computed the fast way when
  * every value fits, else the exact way; the two agree to the last digit.
  *
+ * A transaction's amount is read in the currency of the offer being
+ * calculated (docs/reference.md, Currencies): multiplied, exactly, by the
+ * exchange rate of its matching date when its currency is another.
+ *
  * In a forecast's projection (IncCalc.projection) every quantity and
  * amount read here is multiplied by the offer's k on the way out, exactly
  * (on the fast path too): the strategies and rules never see the factor.
@@ -401,7 +405,123 @@ inc_calc_sku_quantity_q(IncCalc *c, const IncTxn *t, IncQ *out)
 	return SkuQuantityQ(c, t, out) && ProjectQ(c, t, out);
 }
 
-/* AmountQ: t's provided amount on the fast path (projected), once inc_fast() holds. */
+/* NoExchangeRate: the data error of a transaction whose currency has no rate on its date. */
+static void
+NoExchangeRate(IncCalc *c, const IncTxn *t, const char *to, int32_t date)
+{
+	char		day[16];
+
+	inc_date_format(date, day, sizeof(day));
+	inc_calc_data_error(c, t, INC_ERR_NO_EXCHANGE_RATE, NULL,
+						"no exchange rate from \"%s\" to \"%s\" on %s for transaction \"%s\"",
+						t->currency, to, day, t->transaction_id);
+}
+
+/*
+ * inc_calc_exchange: the step of t's matching date in the pair of t's
+ * currency, among the offer's pairs (a handful: a linear search), by
+ * binary search over its steps.
+ */
+const IncExchangeStep *
+inc_calc_exchange(IncCalc *c, const IncTxn *t, bool *missing)
+{
+	const IncOfferIds *ids = c->ids;
+	const char *to;
+	int32_t		date;
+	int			p;
+
+	*missing = false;
+	if (t->currency == NULL || ids == NULL || (to = ids->offer->currency) == NULL ||
+		strcmp(t->currency, to) == 0)
+		return NULL;
+	if (!inc_calc_has(c, t, INC_TXN_NULL_DATE))
+	{
+		*missing = true;
+		return NULL;
+	}
+	date = inc_txn_date(t);
+	for (p = 0; p < ids->npairs; p++)
+	{
+		const IncExchangePair *pair = &ids->pairs[p];
+		int			lo = 0,
+					hi = pair->nsteps - 1;
+
+		if (strcmp(pair->from, t->currency) != 0)
+			continue;
+		/* the last step from on or before date */
+		while (lo <= hi)
+		{
+			int			mid = lo + (hi - lo) / 2;
+
+			if (pair->steps[mid].from <= date)
+				lo = mid + 1;
+			else
+				hi = mid - 1;
+		}
+		if (hi >= 0)
+			return &pair->steps[hi];
+		break;
+	}
+	NoExchangeRate(c, t, to, date);
+	*missing = true;
+	return NULL;
+}
+
+/* inc_calc_exchange_rate: rate, or 1 / rate, exactly. */
+void
+inc_calc_exchange_rate(const IncExchangeStep *step, IncRat *out)
+{
+	inc_rat_from_dec(out, &step->rate);
+	if (step->inverse)
+	{
+		IncRat		one;
+
+		inc_rat_from_int(&one, 1);
+		inc_rat_div(out, &one, out);
+	}
+}
+
+/* inc_calc_exchange_reported: exact, or an inverse rounded to 12 places. */
+IncDec
+inc_calc_exchange_reported(const IncExchangeStep *step)
+{
+	IncRat		exact,
+				back;
+	IncDec		d;
+
+	if (!step->inverse)
+		return inc_dec_trim(&step->rate);
+	inc_calc_exchange_rate(step, &exact);
+	d = inc_rat_to_dec(&exact, 12);
+	inc_rat_from_dec(&back, &d);
+	return inc_rat_cmp(&back, &exact) == 0 ? inc_dec_trim(&d) : d;
+}
+
+/*
+ * ExchangeQ: v (t's amount) in the offer's currency on the fast path; 0
+ * after a missing rate (deferred); false when it does not fit.
+ */
+static bool
+ExchangeQ(IncCalc *c, const IncTxn *t, IncQ *v)
+{
+	bool		missing;
+	const IncExchangeStep *step = inc_calc_exchange(c, t, &missing);
+
+	if (missing)
+	{
+		inc_q_from_int(v, 0);
+		return true;
+	}
+	if (step == NULL)
+		return true;
+	return step->fast && inc_q_mul(v, v, &step->q);
+}
+
+/*
+ * AmountQ: t's provided amount on the fast path (in the offer's currency,
+ * projected), once inc_fast() holds.  Without a currency on t it costs
+ * what it cost before currencies.
+ */
 static inline bool
 AmountQ(IncCalc *c, const IncTxn *t, IncQ *out)
 {
@@ -410,9 +530,11 @@ AmountQ(IncCalc *c, const IncTxn *t, IncQ *out)
 		inc_q_from_int(out, 0);
 		return true;
 	}
-	if (c->projection == NULL)
-		return inc_q_from_dec(out, &t->amount);
-	return inc_q_from_dec(out, &t->amount) && ProjectQ(c, t, out);
+	if (!inc_q_from_dec(out, &t->amount))
+		return false;
+	if (t->currency != NULL && !ExchangeQ(c, t, out))
+		return false;
+	return c->projection == NULL || ProjectQ(c, t, out);
 }
 
 /* inc_calc_amount_q: inc_calc_amount on the fast path. */
@@ -539,7 +661,10 @@ inc_calc_sku_quantity(IncCalc *c, const IncTxn *t, IncRat *out)
 	ProjectRat(c, t, out);
 }
 
-/* inc_calc_amount: t's provided amount (0 for a NULL one, when deferred). */
+/*
+ * inc_calc_amount: t's provided amount in the offer's currency (0 for a
+ * NULL one or a missing exchange rate, when deferred).
+ */
 void
 inc_calc_amount(IncCalc *c, const IncTxn *t, IncRat *out)
 {
@@ -549,6 +674,27 @@ inc_calc_amount(IncCalc *c, const IncTxn *t, IncRat *out)
 		return;
 	}
 	inc_rat_from_dec(out, &t->amount);
+	if (t->currency != NULL)
+	{
+		bool		missing;
+		const IncExchangeStep *step = inc_calc_exchange(c, t, &missing);
+
+		if (missing)
+		{
+			inc_rat_from_int(out, 0);
+			return;
+		}
+		if (step)
+		{
+			IncRat		rate;
+
+			inc_rat_from_dec(&rate, &step->rate);
+			if (step->inverse)
+				inc_rat_div(out, out, &rate);
+			else
+				inc_rat_mul(out, out, &rate);
+		}
+	}
 	ProjectRat(c, t, out);
 }
 
@@ -647,8 +793,21 @@ Emit(IncCalc *c, const IncOffer *offer, const IncTxn *t, const IncRowValues *v,
 	row.group_key = offer->aggregation == INC_AGGREGATE_GROUP ? c->group_key : NULL;
 	row.product_key = c->product_key;
 	row.grower_key = t->grower_key;
-	row.currency = NULL;
+	row.currency = offer->currency;
 	row.has_exchange_rate = false;
+	row.exchange_rate.coef = 0;
+	row.exchange_rate.scale = 0;
+	if (t->currency != NULL)
+	{
+		/* a priced row too: its rate is reported, and must exist */
+		bool		missing;
+		const IncExchangeStep *step = inc_calc_exchange(c, t, &missing);
+
+		row.has_exchange_rate = step != NULL || missing;
+		if (step)
+			row.exchange_rate = step->reported_ok ? step->reported :
+				inc_calc_exchange_reported(step);
+	}
 	row.group_index = c->key;
 	row.rate_key = v->rate_key;
 	row.rate_measure = v->rate_measure;

@@ -87,14 +87,46 @@ struct IncHook;
 typedef void (*IncReplayFn) (void *ctx, const struct IncHook *hook, int txn);
 
 /*
+ * Exchange rates (docs/reference.md, Currencies), as the engine resolves
+ * them once (inc_engine_prepare) for the currency of an offer: per
+ * currency a transaction may carry (a pair), the rate from it to the
+ * offer's currency as a step function of the date.  A step applies from
+ * its date until the next one's: the direct pair's row of that date, else
+ * the inverse pair's (used as 1 / rate), so that of the direct pair's
+ * latest row and the inverse pair's latest row on or before a date the
+ * later one applies, the direct one on the same date.  Nothing is
+ * allocated when a rate is looked up.
+ */
+typedef struct IncExchangeStep
+{
+	int32_t		from;			/* the first day it applies (days since 2000-01-01) */
+	bool		inverse;		/* the rate is 1 / rate */
+	bool		fast;			/* q holds the rate applied (fixed.h) */
+	IncDec		rate;			/* the row's rate, as stored (> 0) */
+	IncQ		q;				/* rate, or 1 / rate */
+	bool		reported_ok;	/* reported holds inc_calc_exchange_reported */
+	IncDec		reported;
+} IncExchangeStep;
+
+typedef struct IncExchangePair
+{
+	const char *from;			/* a transaction's currency */
+	int			nsteps;
+	const IncExchangeStep *steps;	/* ascending from */
+} IncExchangePair;
+
+/*
  * What the engine resolved once for an offer (inc_engine_prepare), for the
- * calculation of that offer: its program prices by SKU id.
+ * calculation of that offer: its program prices by SKU id, and the
+ * exchange rates to its currency.
  */
 typedef struct IncOfferIds
 {
 	const IncOffer *offer;
 	const IncDec *const *prices;	/* by IncTxn.sku_id: the price, or NULL;
 									 * NULL when the offer has no prices */
+	int			npairs;			/* the offer has a currency: the pairs */
+	const IncExchangePair *pairs;	/* converting to it; NULL: none */
 } IncOfferIds;
 
 /*
@@ -276,8 +308,31 @@ extern void inc_calc_base_amount(IncCalc *c, const IncOffer *offer, const IncTxn
 								 const IncRat *sku_quantity, IncRat *out);
 
 /*
- * The provided amount of t (projected, c->projection); a NULL amount is a
- * data error (0 when deferred).  inc_calc_amount_q: the same on the fast
+ * inc_calc_exchange: the exchange rate t's amount is converted at in the
+ * offer being calculated (c->ids; docs/reference.md, Currencies): NULL
+ * when it is taken as it is (no currency on the offer or on t, or the
+ * same one); else the step of t's matching date.  No rate on that date
+ * is a data error INC_ERR_NO_EXCHANGE_RATE naming t, both currencies and
+ * the date (a NULL date: the NULL's), *missing set and NULL returned
+ * when it is deferred.  inc_calc_exchange_rate: the step's rate as
+ * exact rational.
+ */
+extern const IncExchangeStep *inc_calc_exchange(IncCalc *c, const IncTxn *t, bool *missing);
+extern void inc_calc_exchange_rate(const IncExchangeStep *step, IncRat *out);
+
+/*
+ * inc_calc_exchange_reported: the step's rate as rows report it
+ * (exchange_rate): the direct rate in shortest form; an inverse one
+ * exactly when it has at most 12 decimal places, else rounded to 12.
+ * The engine computes it once per step (reported) where it fits.
+ */
+extern IncDec inc_calc_exchange_reported(const IncExchangeStep *step);
+
+/*
+ * The provided amount of t (projected, c->projection), in the currency of
+ * the offer being calculated (inc_calc_exchange): every figure that reads
+ * a transaction's amount reads it here.  A NULL amount is a data error (0
+ * when deferred), so is a missing exchange rate.  inc_calc_amount_q: the same on the fast
  * path (false when it does not fit, or the fast path is off).
  */
 extern void inc_calc_amount(IncCalc *c, const IncTxn *t, IncRat *out);

@@ -72,6 +72,13 @@ struct IncEngine
 	IncBasisFn	basis;
 	void	   *basis_ctx;
 	IncOfferIds *offer_ids;		/* per offer, made by inc_engine_prepare */
+	/* incentives.exchange_rates, as added; currencies interned */
+	int			nrates;
+	int			rates_cap;
+	struct ExchangeRow *rates;
+	int			ncurrencies;
+	int			currencies_cap;
+	const char **currencies;
 	IncProjection *projections; /* per offer, made by inc_engine_prepare */
 	const IncProjection **projected;	/* per offer: its projection, or NULL */
 	bool		projecting;		/* inc_engine_set_projection is on */
@@ -221,6 +228,211 @@ inc_engine_add_conversion(IncEngine *e, const char *from_uom, const char *to_uom
 						  const IncDec *factor)
 {
 	inc_units_add_conversion(e->uoms, from_uom, to_uom, factor);
+}
+
+/* One row of incentives.exchange_rates: one from is rate to from date on. */
+typedef struct ExchangeRow
+{
+	const char *from;			/* interned (IncEngine.currencies) */
+	const char *to;
+	int32_t		date;
+	IncDec		rate;
+} ExchangeRow;
+
+/* Currency: the engine's copy of code, one per distinct code. */
+static const char *
+Currency(IncEngine *e, const char *code)
+{
+	int			i;
+
+	for (i = 0; i < e->ncurrencies; i++)
+		if (strcmp(e->currencies[i], code) == 0)
+			return e->currencies[i];
+	if (e->ncurrencies == e->currencies_cap)
+		e->currencies = inc_grow(e->currencies, e->ncurrencies, &e->currencies_cap,
+								 sizeof(char *), 8);
+	return e->currencies[e->ncurrencies++] = inc_strdup(code);
+}
+
+/*
+ * inc_engine_add_exchange_rate: keep the row (currencies interned); the
+ * pairs are made by inc_engine_prepare.
+ */
+void
+inc_engine_add_exchange_rate(IncEngine *e, const char *from, const char *to,
+							 int32_t rate_date, IncDec rate)
+{
+	ExchangeRow *row;
+
+	if (inc_dec_sign(&rate) <= 0)
+	{
+		char		day[16];
+
+		inc_date_format(rate_date, day, sizeof(day));
+		inc_fail(INC_ERR_INVALID, "exchange rate from \"%s\" to \"%s\" on %s must be > 0",
+				 from, to, day);
+	}
+	if (e->nrates == e->rates_cap)
+		e->rates = inc_grow(e->rates, e->nrates, &e->rates_cap, sizeof(ExchangeRow), 16);
+	row = &e->rates[e->nrates++];
+	row->from = Currency(e, from);
+	row->to = Currency(e, to);
+	row->date = rate_date;
+	row->rate = rate;
+}
+
+/* CompareExchangeRows: by from, to (interned: by address), then date. */
+static int
+CompareExchangeRows(const void *a, const void *b)
+{
+	const ExchangeRow *x = a,
+			   *y = b;
+
+	if (x->from != y->from)
+		return (uintptr_t) x->from < (uintptr_t) y->from ? -1 : 1;
+	if (x->to != y->to)
+		return (uintptr_t) x->to < (uintptr_t) y->to ? -1 : 1;
+	return (x->date > y->date) - (x->date < y->date);
+}
+
+/* PairRows: the rows from -> to (sorted), as rows[*first .. *first + n). */
+static int
+PairRows(const IncEngine *e, const char *from, const char *to, int *first)
+{
+	int			lo = 0,
+				hi = e->nrates;
+	int			end;
+
+	/* the first row not before (from, to) */
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		const ExchangeRow *r = &e->rates[mid];
+
+		if (r->from != from ? (uintptr_t) r->from < (uintptr_t) from :
+			(uintptr_t) r->to < (uintptr_t) to)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*first = lo;
+	for (end = lo; end < e->nrates && e->rates[end].from == from && e->rates[end].to == to; end++)
+		;
+	return end - lo;
+}
+
+/*
+ * ExchangePair: the steps from -> to: the dates of the direct pair's rows
+ * and the inverse pair's, merged; on each, the direct row when there is
+ * one, else the inverse row (calc.h, IncExchangeStep).
+ */
+static void
+ExchangePair(const IncEngine *e, const char *from, const char *to, IncExchangePair *pair)
+{
+	int			d0,
+				i0,
+				nd = PairRows(e, from, to, &d0),
+				ni = PairRows(e, to, from, &i0),
+				d = 0,
+				i = 0,
+				n = 0;
+	IncExchangeStep *steps = inc_alloc(sizeof(IncExchangeStep) * (size_t) (nd + ni + 1));
+
+	while (d < nd || i < ni)
+	{
+		const ExchangeRow *direct = d < nd ? &e->rates[d0 + d] : NULL;
+		const ExchangeRow *inverse = i < ni ? &e->rates[i0 + i] : NULL;
+		IncExchangeStep *step = &steps[n++];
+
+		if (direct && (inverse == NULL || direct->date <= inverse->date))
+		{
+			step->from = direct->date;
+			step->inverse = false;
+			step->rate = direct->rate;
+			step->fast = inc_q_from_dec(&step->q, &direct->rate);
+			/* an inverse row of the same date gives way */
+			if (inverse && inverse->date == direct->date)
+				i++;
+			d++;
+		}
+		else
+		{
+			IncQ		q;
+
+			step->from = inverse->date;
+			step->inverse = true;
+			step->rate = inverse->rate;
+			step->fast = inc_q_from_dec(&q, &inverse->rate);
+			step->q.num = q.den;
+			step->q.den = q.num;
+			i++;
+		}
+		/* what rows report, once: an inverse rate only where it fits */
+		if (!step->inverse || (step->fast && inc_q_round(&step->q, 12, &step->reported)))
+		{
+			step->reported = inc_calc_exchange_reported(step);
+			step->reported_ok = true;
+		}
+	}
+	pair->from = from;
+	pair->nsteps = n;
+	pair->steps = steps;
+}
+
+/*
+ * ExchangeTo: the pairs converting to currency to: one per other currency
+ * that some row links to it, either way.
+ */
+static void
+ExchangeTo(const IncEngine *e, const char *to, IncOfferIds *ids)
+{
+	IncExchangePair *pairs = inc_alloc(sizeof(IncExchangePair) * (size_t) (e->ncurrencies + 1));
+	int			c;
+
+	ids->npairs = 0;
+	for (c = 0; c < e->ncurrencies; c++)
+	{
+		const char *from = e->currencies[c];
+		int			first;
+
+		if (from == to || (PairRows(e, from, to, &first) == 0 && PairRows(e, to, from, &first) == 0))
+			continue;
+		ExchangePair(e, from, to, &pairs[ids->npairs++]);
+	}
+	ids->pairs = pairs;
+}
+
+/*
+ * PrepareExchange: each offer with a currency gets the pairs to it (made
+ * once per currency, shared by the offers that have it).
+ */
+static void
+PrepareExchange(IncEngine *e)
+{
+	int			o,
+				k;
+
+	if (e->nrates == 0)
+		return;
+	qsort(e->rates, (size_t) e->nrates, sizeof(ExchangeRow), CompareExchangeRows);
+	for (o = 0; o < e->noffers; o++)
+	{
+		const char *currency = e->offers[o]->currency;
+
+		if (currency == NULL)
+			continue;
+		currency = Currency(e, currency);
+		for (k = 0; k < o; k++)
+			if (e->offers[k]->currency && strcmp(e->offers[k]->currency, currency) == 0)
+				break;
+		if (k < o)
+		{
+			e->offer_ids[o].npairs = e->offer_ids[k].npairs;
+			e->offer_ids[o].pairs = e->offer_ids[k].pairs;
+		}
+		else
+			ExchangeTo(e, currency, &e->offer_ids[o]);
+	}
 }
 
 /* inc_engine_set_diagnostics: report every offer's diagnostics to fn. */
@@ -441,6 +653,7 @@ inc_engine_prepare(IncEngine *e)
 			e->offer_ids[o].prices = prices;
 		}
 	}
+	PrepareExchange(e);
 
 	e->state_gen = inc_alloc(sizeof(uint64_t) * (e->noffers + 1));
 	e->state = inc_alloc(sizeof(void *) * (e->noffers + 1));

@@ -39,6 +39,8 @@ typedef enum IncErrKind
 								 * the unit needed: 22023 */
 	INC_ERR_PROPERTY_NOT_NUMBER,	/* a property value that is not a number:
 									 * 22023 */
+	INC_ERR_NO_EXCHANGE_RATE,	/* a transaction's currency has no exchange
+								 * rate to its offer's on its date: 22023 */
 	INC_ERR_NULL,				/* a transaction column a figure needs is
 								 * NULL: 23502 not_null_violation */
 	INC_ERR_RANGE,				/* a number too large to compute: 22003 */

@@ -180,6 +180,18 @@ inc_offer_price(const IncOffer *offer, const char *sku_key)
 	return NULL;
 }
 
+/* inc_currency_code: three upper-case ASCII letters. */
+bool
+inc_currency_code(const char *s)
+{
+	int			i;
+
+	for (i = 0; i < 3; i++)
+		if (s[i] < 'A' || s[i] > 'Z')
+			return false;
+	return s[3] == '\0';
+}
+
 /* Value of n ASCII digits at s, or -1 when one is not a digit. */
 static int
 Digits(const char *s, int n)

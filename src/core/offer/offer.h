@@ -352,6 +352,9 @@ struct IncOffer
 	IncPeriod  *periods;
 	int			nprices;
 	IncPrice   *prices;			/* sorted by sku_key (byte order) */
+	const char *currency;		/* the currency of its amounts, prices and
+								 * limits (docs/reference.md, Currencies):
+								 * three upper-case letters; NULL: none */
 	/* exactly one of these is filled, by strategy */
 	int			nentries;		/* standard */
 	IncStandardEntry *entries;
@@ -524,6 +527,12 @@ extern void inc_offer_span_days(const IncOffer *offer, int32_t as_of_date,
  * shortest form.  The parser stores it with each rate and tier.
  */
 extern IncDec inc_offer_pay_rate(IncCalculator calc, const IncDec *rate);
+
+/*
+ * inc_currency_code: is s a currency code as an offer writes it (three
+ * upper-case ASCII letters, the form of ISO 4217)?
+ */
+extern bool inc_currency_code(const char *s);
 
 /* inc_offer_price: the program price of sku, or NULL when the offer has none. */
 extern const IncDec *inc_offer_price(const IncOffer *offer, const char *sku_key);

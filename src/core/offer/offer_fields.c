@@ -17,7 +17,7 @@
  */
 static const char *const OfferFields[] = {
 	"offer_key", "strategy_key", "calculator_key", "periods", "prices",
-	"incentives", "incentive", "aggregation", "group_type", "enrollment",
+	"currency", "incentives", "incentive", "aggregation", "group_type", "enrollment",
 	"requirements", "limits", INC_METADATA_FIELD, NULL
 };
 static const char *const PeriodFields[] = {"key", "start_date", "end_date", NULL};

@@ -5,7 +5,7 @@
  *
  * The first fault found wins.  Fields are read in the order the reference
  * lists them (offer_key, label, strategy_key, calculator_key, periods, prices,
- * then incentives / incentive, and inside each structure the order of its
+ * currency, then incentives / incentive, and inside each structure the order of its
  * documented shape; then the program rules: enrollment, requirements,
  * limits, walked by offer_rules.c; the growth fields are walked by
  * offer_growth.c), whatever their order in the document.
@@ -18,7 +18,7 @@
  * rate key that collides is reported at the item's "key" field when it
  * was written, else at the item itself.
  *
- * JSON null in an optional field (key, label, prices, a stepped
+ * JSON null in an optional field (key, label, prices, currency, a stepped
  * property's type and level, the incentives / incentive field of the
  * other strategies, and every program rule) means absent; in a required field it is a value of
  * the wrong type.  Each object's fields are checked against the contract's
@@ -220,6 +220,41 @@ CheckTierSteps(IncOfferBuild *b, struct json_object *arr)
 			inc_oj_pop(p, top);
 		}
 	}
+}
+
+/*
+ * ParseCurrency: the optional currency, a three-letter upper-case code in
+ * the form of ISO 4217 (docs/reference.md, Currencies).  A value that
+ * upper-cases (around white space) to such a code suggests it.
+ */
+static void
+ParseCurrency(IncOfferBuild *b, struct json_object *root)
+{
+	char	   *code = inc_oj_string(b->p, root, "currency", 0);
+	char		meant[4];
+	const char *s;
+	size_t		len;
+	int			i;
+
+	if (code == NULL || inc_currency_code(code))
+	{
+		b->offer->currency = code;
+		return;
+	}
+	for (s = code; *s == ' '; s++)
+		;
+	len = strlen(s);
+	while (len > 0 && s[len - 1] == ' ')
+		len--;
+	for (i = 0; len == 3 && i < 3; i++)
+		meant[i] = (char) (s[i] >= 'a' && s[i] <= 'z' ? s[i] - 'a' + 'A' : s[i]);
+	meant[3] = '\0';
+	if (len == 3 && inc_currency_code(meant))
+		inc_oj_fail_at(b->p, "currency",
+					   "\"%.40s\" must be a three-letter upper-case currency code (ISO 4217); did you mean \"%s\"?",
+					   code, meant);
+	inc_oj_fail_at(b->p, "currency",
+				   "\"%.40s\" must be a three-letter upper-case currency code (ISO 4217)", code);
 }
 
 /*
@@ -792,6 +827,7 @@ ParseOffer(IncOfferParse *p, struct json_object *root)
 					   inc_strategy_name(offer->strategy));
 	ParsePeriods(&b, root);
 	ParsePrices(&b, root);
+	ParseCurrency(&b, root);
 
 	if (offer->strategy == INC_STANDARD)
 	{

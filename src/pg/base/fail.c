@@ -27,6 +27,7 @@ ErrCode(IncErrKind kind)
 		case INC_ERR_INVALID:
 		case INC_ERR_NO_CONVERSION:
 		case INC_ERR_PROPERTY_NOT_NUMBER:
+		case INC_ERR_NO_EXCHANGE_RATE:
 			return ERRCODE_INVALID_PARAMETER_VALUE;
 		case INC_ERR_NULL:
 			return ERRCODE_NOT_NULL_VIOLATION;
@@ -60,6 +61,8 @@ pg_fail(const IncFailure *f)
 
 	if (f->kind == INC_ERR_NO_CONVERSION)
 		hint = pstrdup("Add a row to incentives.uom_conversions for this pair of units.");
+	else if (f->kind == INC_ERR_NO_EXCHANGE_RATE)
+		hint = pstrdup("Add a row to incentives.exchange_rates for this pair of currencies dated on or before the transaction.");
 	else if (f->kind == INC_ERR_PROPERTY_NOT_NUMBER && f->subject)
 		hint = psprintf("Pass the property as a JSON number in properties, e.g. {\"%s\": 90}.",
 						f->subject);
