@@ -330,11 +330,15 @@ static const char *const Shipped[][3] = {
 /* The column of transactions.csv holding the currency, or -1. */
 static int currency_column = -1;
 
+/* The column of transactions.csv holding the grower_key, or -1. */
+static int grower_column = -1;
+
 /* FixtureTxn: a transactions.csv row as the engine's transaction. */
 static void
 FixtureTxn(char **f, IncTxn *t)
 {
 	memset(t, 0, sizeof(*t));
+	t->grower_key = grower_column >= 0 && f[grower_column][0] != '\0' ? f[grower_column] : NULL;
 	t->transaction_id = f[0];
 	t->transaction_type = f[2];
 	t->transaction_date = Date(f[3]);
@@ -361,6 +365,7 @@ typedef struct Paged
 	IncTxnPages pages;
 	const IncTxn *txns;
 	char		ids[PAGE_SLOTS][PAGE_TXNS][4 + PAGE_ID];
+	char		growers[PAGE_SLOTS][PAGE_TXNS][PAGE_ID];
 } Paged;
 
 static bool paged;
@@ -372,6 +377,7 @@ LoadPage(void *ctx, int page, int slot, IncTxn *out)
 	int			i;
 
 	memset(p->ids[slot], '#', sizeof(p->ids[slot]));
+	memset(p->growers[slot], '#', sizeof(p->growers[slot]));
 	for (i = 0; i < PAGE_TXNS && page * PAGE_TXNS + i < p->pages.ntxns; i++)
 	{
 		char	   *id = p->ids[slot][i];
@@ -380,6 +386,12 @@ LoadPage(void *ctx, int page, int slot, IncTxn *out)
 		memcpy(id, "len:", 4);
 		snprintf(id + 4, PAGE_ID, "%s", out[i].transaction_id);
 		out[i].transaction_id = id + 4;
+		/* a grower_key lives in the slot too */
+		if (out[i].grower_key)
+		{
+			snprintf(p->growers[slot][i], PAGE_ID, "%s", out[i].grower_key);
+			out[i].grower_key = p->growers[slot][i];
+		}
 	}
 }
 
@@ -554,6 +566,7 @@ RunFixture(const char *name, const char *expected_file)
 	snprintf(path, sizeof(path), "test/fixtures/%s/transactions.csv", name);
 	CHECK(ReadCsv(path, &txns));
 	currency_column = Column(path, "currency");
+	grower_column = Column(path, "grower_key");
 	for (i = 0; i < txns.nrows; i++)
 		order[i] = i;
 	sorting = &txns;
@@ -666,7 +679,11 @@ RunFixture(const char *name, const char *expected_file)
 
 	CHECK(printed.n == expected.nrows);
 	if (printed.n != expected.nrows)
+	{
 		printf("     %s/%s: %d rows, expected %d\n", name, expected_file, printed.n, expected.nrows);
+		for (i = 0; i < printed.n && i < MAX_ROWS; i++)
+			printf("     got %s\n", printed.rows[i]);
+	}
 	for (i = 0; i < expected.nrows && i < printed.n && i < MAX_ROWS; i++)
 	{
 		char	   *line = malloc(1024);
@@ -710,6 +727,7 @@ test_fixtures(void)
 		"hierarchy_region_chain",
 		"growth_baseline", "forecast_run_rate", "products_brands_categories",
 		"currency_cad",
+		"growers_matched_acres",
 	};
 	int			i;
 

@@ -92,6 +92,12 @@ TestAdvice(void)
 	Advice(INC_OBJ_OFFER, INC_FAMILY_STANDARD, "participant_key", "");
 	Advice(INC_OBJ_TIER, INC_FAMILY_STEPPED, "colour", "");
 	Advice(INC_OBJ_TIER, INC_FAMILY_STEPPED, "treshold", "did you mean \"threshold\"?");
+	/* growers: match of a stacked incentive, product_keys of a requirement */
+	Advice(INC_OBJ_STACKED_INCENTIVE, INC_FAMILY_STACKED, "matches", "did you mean \"match\"?");
+	Advice(INC_OBJ_OFFER, INC_FAMILY_STACKED, "match", "match belongs in incentive");
+	Advice(INC_OBJ_REQUIREMENT, INC_FAMILY_STANDARD, "product_key", "did you mean \"product_keys\"?");
+	CHECK(inc_object_field_known(INC_OBJ_STACKED_INCENTIVE, "match"));
+	CHECK(inc_object_field_known(INC_OBJ_REQUIREMENT, "product_keys"));
 	CHECK(inc_object_field_known(INC_OBJ_TIER, "label"));
 	CHECK(inc_object_field_known(INC_OBJ_OFFER, "metadata"));
 	CHECK(!inc_object_field_known(INC_OBJ_PERIOD, "metadata"));
@@ -128,6 +134,13 @@ TestModes(void)
 	CHECK_STR(Parse(STD_DOC(",\"name\":5", "3"), INC_UNKNOWN_REFUSE, true, &c),
 			  "invalid offer \"x\": name must be a string");
 	CHECK_STR(Parse(STD_DOC(",\"name\":5", "3"), INC_UNKNOWN_REPORT, false, &c), "");
+	/* a grower requirement's fields are known to a strict document */
+	CHECK_STR(Parse(STD_DOC(",\"requirements\":[{\"key\":\"q\",\"type\":\"distinct_products\","
+							"\"scope\":\"grower\",\"product_keys\":[\"s\",\"t\"],\"minimum\":2,"
+							"\"filters\":[{\"period_key\":\"p\",\"product_keys\":[\"s\",\"t\"],"
+							"\"transaction_type\":\"t\"}]}]", "3"),
+					INC_UNKNOWN_REFUSE, true, &c), "");
+	CHECK_STR(c.text, "");
 }
 
 static void

@@ -10,6 +10,7 @@
  * of the program-rule offers in sql/offers_invalid.sql; keep the two in step.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "unit.h"
 #include "../../src/core/offer/offer.h"
@@ -29,6 +30,12 @@
 	"'incentive':{'tier_mode':" mode ",'sku_sets':[{'key':'s','period_key':'p','transaction_type':'t'," \
 	"'conversion':{'coverage_unit':'acre','rates':[{'sku_key':'a','rate':1,'from':'gal'}]},'rates':[]}]," \
 	"'stacks':[{'sku_set_keys':['s']}]}}"
+#define STKM(match) HEAD("stacked", "dollars_per_coverage_unit") \
+	"'incentive':{'match':" match ",'sku_sets':[{'key':'s','period_key':'p','transaction_type':'t'," \
+	"'conversion':{'coverage_unit':'acre','rates':[{'sku_key':'a','rate':1,'from':'gal'}]},'rates':[]}]," \
+	"'stacks':[{'sku_set_keys':['s']}]}}"
+#define REQ_DISTINCT(products, min) "{'key':'d','type':'distinct_products','product_keys':" products \
+	",'minimum':" min ",'filters':[{'period_key':'p','product_keys':['s','t'],'transaction_type':'t'}]}"
 #define REQ_PROP(key, min) "{'key':'" key "','type':'property','property':{'key':'bp'},'minimum':" min "}"
 #define REQ_AMOUNT(key, min) "{'key':'" key "','type':'aggregated_amount','minimum':" min ",'filters':[" FILTER "]}"
 
@@ -69,7 +76,7 @@ static const RuleCase InvalidRules[] = {
 	{STD(",'requirements':[{'key':'q','property':{'key':'bp'},'minimum':1}]"),
 	E("requirements[0].type is required")},
 	{STD(",'requirements':[{'key':'q','type':'count','minimum':1}]"),
-	E("requirements[0].type must be one of aggregated_amount, aggregated_quantity, property, growth_amount, growth_quantity")},
+	E("requirements[0].type must be one of aggregated_amount, aggregated_quantity, property, growth_amount, growth_quantity, distinct_products")},
 	{STD(",'requirements':[{'key':'q','type':'property','property':{'key':'bp'}}]"),
 	E("requirements[0].minimum is required")},
 	{STD(",'requirements':[{'key':'q','type':'property','property':{'key':'bp'},'minimum':'90'}]"),
@@ -102,9 +109,39 @@ static const RuleCase InvalidRules[] = {
 	{STD(",'aggregation':'group','group_type':''"), E("group_type must not be empty")},
 	{STD(",'aggregation':'group','group_type':3"), E("group_type must be a string")},
 	{STD(",'aggregation':'group','requirements':[{'key':'q','type':'property','property':{'key':'bp'},'minimum':1,'scope':'location'}]"),
-	E("requirements[0].scope must be one of group, member")},
+	E("requirements[0].scope must be one of group, member, grower")},
 	{STD(",'aggregation':'group','requirements':[{'key':'q','type':'property','property':{'key':'bp'},'minimum':1,'scope':true}]"),
 	E("requirements[0].scope must be a string")},
+
+	/* growers: match, scope grower, distinct_products */
+	{STKM("'farm'"), E("incentive.match must be one of participant, grower")},
+	{STKM("true"), E("incentive.match must be a string")},
+	{STEP("percent_of_amount", "null,'match':'grower'", TD_AMOUNT, TIER("0", "1", "percent")),
+	E("incentive.match is only for strategy \"stacked\"")},
+	{STD(",'requirements':[{'key':'q','type':'property','property':{'key':'bp'},'minimum':1,'scope':'grower'}]"),
+	E("requirements[0].scope \"grower\" is only for types aggregated_amount, aggregated_quantity and distinct_products")},
+	{STD(",'requirements':[{'key':'q','type':'growth_amount','minimum':1,'scope':'grower','filters':[" FILTER "],"
+		 "'baseline':{'start_date':'2025-01-01','end_date':'2025-12-31'}}]"),
+	E("requirements[0].scope \"grower\" is only for types aggregated_amount, aggregated_quantity and distinct_products")},
+	{STD(",'requirements':[{'key':'d','type':'distinct_products','minimum':1,'filters':[" FILTER "]}]"),
+	E("requirements[0].product_keys is required for type \"distinct_products\"")},
+	{STD(",'requirements':[" REQ_DISTINCT("[]", "1") "]"), E("requirements[0].product_keys must not be empty")},
+	{STD(",'requirements':[" REQ_DISTINCT("'s'", "1") "]"), E("requirements[0].product_keys must be an array")},
+	{STD(",'requirements':[" REQ_DISTINCT("['s','']", "1") "]"), E("requirements[0].product_keys[1] must not be empty")},
+	{STD(",'requirements':[" REQ_DISTINCT("['s','t','s']", "1") "]"),
+	E("requirements[0].product_keys[2] duplicates product \"s\"")},
+	{STD(",'requirements':[" REQ_DISTINCT("['s','t']", "0") "]"),
+	E("requirements[0].minimum must be a whole number from 1 to 2 (the number of product_keys) for type \"distinct_products\"")},
+	{STD(",'requirements':[" REQ_DISTINCT("['s','t']", "3") "]"),
+	E("requirements[0].minimum must be a whole number from 1 to 2 (the number of product_keys) for type \"distinct_products\"")},
+	{STD(",'requirements':[" REQ_DISTINCT("['s','t']", "1.5") "]"),
+	E("requirements[0].minimum must be a whole number from 1 to 2 (the number of product_keys) for type \"distinct_products\"")},
+	{STD(",'requirements':[" REQ_DISTINCT("['s','t']", "-1") "]"),
+	E("requirements[0].minimum must be a whole number from 1 to 2 (the number of product_keys) for type \"distinct_products\"")},
+	{STD(",'requirements':[{'key':'d','type':'distinct_products','product_keys':['s'],'minimum':1}]"),
+	E("requirements[0].filters is required")},
+	{STD(",'requirements':[{'key':'q','type':'aggregated_amount','minimum':1,'product_keys':['s'],'filters':[" FILTER "]}]"),
+	E("requirements[0].product_keys is only for type \"distinct_products\"")},
 
 	/* limits */
 	{STD(",'limits':[]"), E("limits must be an object")},
@@ -137,6 +174,13 @@ static const ValidRules ValidDocs[] = {
 	{STD(",'aggregation':null"), false},
 	{STD(",'aggregation':'participant','requirements':[{'key':'q','type':'property','property':{'key':'bp'},'minimum':1,'scope':'group'}]"), true},
 	{STD(",'aggregation':'group','requirements':[{'key':'q','type':'property','property':{'key':'bp'},'minimum':1,'scope':'member'}]"), true},
+	{STKM("'grower'"), false},
+	{STKM("'participant'"), false},
+	{STKM("null"), false},
+	{STD(",'requirements':[" REQ_DISTINCT("['s','t']", "2.0") "]"), true},
+	{STD(",'requirements':[" REQ_DISTINCT("['s','t']", "1") "]"), true},
+	{STD(",'requirements':[{'key':'q','type':'aggregated_amount','minimum':1,'scope':'grower','filters':[" FILTER "]}]"), true},
+	{STD(",'aggregation':'group','requirements':[{'key':'q','type':'aggregated_quantity','minimum':1,'scope':'grower','filters':[" FILTER "]}]"), true},
 };
 
 static IncOffer *
@@ -231,6 +275,51 @@ TestGroupFixtures(void)
 	}
 }
 
+/* CollectProducts: the paths of an offer's product references, "|" after each. */
+static void
+CollectProducts(void *ctx, const IncOfferRef *ref)
+{
+	char	   *text = ctx;
+	size_t		len = strlen(text);
+
+	if (ref->kind == INC_REF_PRODUCT)
+		snprintf(text + len, 512 - len, "%s=%s|", ref->path, ref->product_key);
+}
+
+/* The growers fixture: match, scope grower and distinct_products as written. */
+static void
+TestGrowerFixtures(void)
+{
+	IncOffer   *o[4];
+	char		buf[INC_NUM_BUF];
+
+	if (unit_load_offers("test/fixtures/growers_matched_acres/offers.json", o, 4) == 4)
+	{
+		const IncRules *r = &o[2]->rules;
+
+		CHECK(o[0]->stacked.match == INC_MATCH_PARTICIPANT && !o[0]->rules.any);
+		CHECK(o[1]->stacked.match == INC_MATCH_GROWER);
+		CHECK_STR(inc_match_name(o[1]->stacked.match), "grower");
+		CHECK(r->any && r->nrequirements == 1 && r->ngrower_requirements == 1);
+		CHECK(r->requirements[0].type == INC_THRESHOLD_DISTINCT_PRODUCTS);
+		CHECK(r->requirements[0].scope == INC_SCOPE_GROWER);
+		CHECK(r->requirements[0].nproducts == 2);
+		CHECK_STR(r->requirements[0].product_keys[1], "seed_treatment");
+		CHECK_STR(inc_threshold_type_name(r->requirements[0].type), "distinct_products");
+		inc_dec_format(&r->requirements[0].minimum, buf, sizeof(buf));
+		CHECK_STR(buf, "2");
+		CHECK(o[3]->rules.limits.has_maximum && o[3]->rules.ngrower_requirements == 1);
+		/* the products a distinct_products requirement counts are references */
+		{
+			char		text[512] = "";
+
+			inc_offer_references(o[2], CollectProducts, text);
+			CHECK(strstr(text, "requirements[0].product_keys[0]=seed|"
+						 "requirements[0].product_keys[1]=seed_treatment|") != NULL);
+		}
+	}
+}
+
 /* test_offer_rules: the parser's program rules (see the file header). */
 void
 test_offer_rules(void)
@@ -240,6 +329,7 @@ test_offer_rules(void)
 
 	TestFixtures();
 	TestGroupFixtures();
+	TestGrowerFixtures();
 	CHECK_STR(inc_aggregation_name(INC_AGGREGATE_PARTICIPANT), "participant");
 	CHECK_STR(inc_scope_name(INC_SCOPE_GROUP), "group");
 	CHECK_STR(inc_enrollment_name(INC_ENROLLMENT_OPEN), "open");

@@ -13,6 +13,7 @@
 #include "unit.h"
 #include "../../src/core/engine/engine.h"
 #include "../../src/core/numbers/rational.h"
+#include "../../src/core/products/products.h"
 
 #define HEAD(strategy, calc) \
 	"{'offer_key':'o','strategy_key':'" strategy "','calculator_key':'" calc "'," \
@@ -121,6 +122,9 @@ Windows(void *ctx, const char *participant, const char *offer, const IncWindow *
 	return strcmp(participant, "r1") == 0 ? 2 : 0;
 }
 
+/* The catalog of Run, when set (TestDistinctProducts). */
+static IncProducts *catalog;
+
 /* Run: the offer (single-quoted) over txns for participant; diagnostics on. */
 static void
 Run(const char *quoted, const char *participant, const IncTxn *txns, int n, Rows *rows)
@@ -146,6 +150,8 @@ Run(const char *quoted, const char *participant, const IncTxn *txns, int n, Rows
 		return;
 	}
 	inc_engine_add_offer(e, offer);
+	if (catalog)
+		inc_engine_set_products(e, catalog);
 	inc_engine_set_enrollments(e, Windows, NULL);
 	inc_engine_set_diagnostics(e, Diagnose, NULL);
 	inc_engine_prepare(e);
@@ -376,6 +382,72 @@ TestEnrollment(void)
 	CHECK(strstr(diagnosed, "\"rules\"") == NULL);
 }
 
+/*
+ * A standard offer paying 1% on SKUs a and b, whose requirement counts the
+ * products seed (SKU a) and treat (SKU b from 2026-03-01, c always) in
+ * which the participant's transactions matching filters have a net
+ * provided amount > 0.
+ */
+#define DISTINCT(minimum, filters) \
+	HEAD("standard", "percent_of_amount") "'incentives':[{'key':'k','period_key':'p','transaction_type':'buy'," \
+	"'rates':[{'sku_key':'a','rate':1,'measure':'percent'},{'sku_key':'b','rate':1,'measure':'percent'}]}]," \
+	"'requirements':[{'key':'two','type':'distinct_products','product_keys':['seed','treat']," \
+	"'minimum':" minimum ",'filters':[" filters "]}]}"
+#define BOTH "{'period_key':'p','product_keys':['seed','treat'],'transaction_type':'buy'}"
+
+static void
+TestDistinctProducts(void)
+{
+	Rows		r;
+	IncTxn		both[2] = {
+		Txn("A", "2026-03-05", "a", "1", "100"),
+		Txn("B", "2026-03-05", "b", "1", "50"),
+	};
+	IncTxn		early[2] = {
+		Txn("A", "2026-03-05", "a", "1", "100"),
+		Txn("B", "2026-02-10", "b", "1", "50"),	/* b is not in treat yet */
+	};
+	IncTxn		returned[3] = {
+		Txn("A", "2026-03-05", "a", "1", "100"),
+		Txn("B", "2026-03-05", "b", "1", "50"),
+		Txn("R", "2026-03-09", "a", "-1", "-100"),	/* seed nets to 0 */
+	};
+
+	catalog = inc_products_create();
+	inc_products_add_node(catalog, "seed", NULL);
+	inc_products_add_node(catalog, "treat", NULL);
+	inc_products_add_window(catalog, "a", "seed", INT32_MIN, INT32_MAX);
+	inc_products_add_window(catalog, "b", "treat", 9556, INT32_MAX);	/* 2026-03-01 */
+
+	/* both products: value 2, met; 2.0 is 2 */
+	Run(DISTINCT("2", BOTH), "r", both, 2, &r);
+	CHECK(r.n == 2);
+	CHECK(SumIs(&r, "1.50"));
+	CHECK(strstr(diagnosed, "{\"key\":\"two\",\"type\":\"distinct_products\",\"property_key\":null,"
+				  "\"minimum\":2,\"value\":2,\"met\":true,\"gap\":0}") != NULL);
+	Run(DISTINCT("2.0", BOTH), "r", both, 2, &r);
+	CHECK(r.n == 2);
+
+	/* b before it is in treat: one product, no rows */
+	Run(DISTINCT("2", BOTH), "r", early, 2, &r);
+	CHECK(r.n == 0);
+	CHECK(strstr(diagnosed, "\"value\":1,\"met\":false,\"gap\":1}") != NULL);
+	Run(DISTINCT("1", BOTH), "r", early, 2, &r);
+	CHECK(r.n == 2);
+
+	/* seed returned in full: its net is 0 */
+	Run(DISTINCT("2", BOTH), "r", returned, 3, &r);
+	CHECK(r.n == 0);
+	CHECK(strstr(diagnosed, "\"value\":1,\"met\":false") != NULL);
+
+	/* a filter that does not take b: treat counts nothing */
+	Run(DISTINCT("2", FILTER("a")), "r", both, 2, &r);
+	CHECK(r.n == 0);
+	Run(DISTINCT("1", FILTER("a")), "r", both, 2, &r);
+	CHECK(r.n == 2);
+	catalog = NULL;
+}
+
 /* test_rules: the four program rules in the core. */
 void
 test_rules(void)
@@ -384,4 +456,5 @@ test_rules(void)
 	TestLimits();
 	TestRequirements();
 	TestEnrollment();
+	TestDistinctProducts();
 }

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "calc.h"
+#include "../util/strmap.h"
 
 /* inc_txn_cache_create: an empty cache of pages' slots (calc.h). */
 IncTxnCache *
@@ -827,10 +828,14 @@ Emit(IncCalc *c, const IncOffer *offer, const IncTxn *t, const IncRowValues *v,
 	if (c->hold)
 	{
 		row.txn = inc_calc_keep(c, t);
+		row.grower_key = row.txn->grower_key;
 		c->hold(c->hold_ctx, &row, exact);
 	}
 	else
+	{
+		row.grower_key = t->grower_key;
 		c->emit(c->emit_ctx, &row);
+	}
 	return row.incentive_amount;
 }
 
@@ -1144,6 +1149,42 @@ inc_running_next(IncRunning *r, const IncRat *exact, IncRat *scaled)
 		inc_rat_div(scaled, scaled, &r->den);
 	}
 	return inc_rat_to_dec(&share, 2);
+}
+
+/* inc_growers_init: an empty numbering of growers. */
+void
+inc_growers_init(IncGrowers *g)
+{
+	g->map = inc_strmap_create();
+	g->n = 0;
+	g->cap = 0;
+	g->keys = NULL;
+}
+
+/* inc_growers_add: key's index, a copy of key numbered when new. */
+int
+inc_growers_add(IncGrowers *g, const char *key)
+{
+	void	   *found = inc_strmap_get(g->map, key);
+	char	   *copy;
+
+	if (found != NULL)
+		return (int) ((intptr_t) found - 1);
+	copy = inc_strdup(key);
+	if (g->n == g->cap)
+		g->keys = inc_grow(g->keys, g->n, &g->cap, sizeof(char *), 8);
+	g->keys[g->n] = copy;
+	*inc_strmap_slot(g->map, copy) = (void *) (intptr_t) (g->n + 1);
+	return g->n++;
+}
+
+/* inc_growers_find: key's index, or -1. */
+int
+inc_growers_find(const IncGrowers *g, const char *key)
+{
+	void	   *found = inc_strmap_get(g->map, key);
+
+	return found ? (int) ((intptr_t) found - 1) : -1;
 }
 
 /* inc_index_list_push: append value, growing the list. */

@@ -237,7 +237,7 @@ inc_calc_txn(const IncCalc *c, int i)
 /*
  * inc_calc_keep: t, or where its transactions are in pages a copy of t
  * that stays valid for the whole calculation (its transaction_id copied
- * with the host's prefix bytes), for what is kept past the transaction's
+ * with the host's prefix bytes, and its grower_key), for what is kept past the transaction's
  * turn: a held row, a noted error, a pool's sort.
  */
 extern const IncTxn *inc_calc_keep(const IncCalc *c, const IncTxn *t);
@@ -535,6 +535,31 @@ extern void inc_running_init(IncRunning *r, const IncRat *num, const IncRat *den
  * NULL.
  */
 extern IncDec inc_running_next(IncRunning *r, const IncRat *exact, IncRat *scaled);
+
+/*
+ * IncGrowers: the grower keys of a calculation (docs/reference.md,
+ * Growers) numbered 0, 1, ... as they are first met, for what is kept per
+ * grower (a stacked offer's coverage matched by grower, a requirement of
+ * scope grower).  Each key is copied once (a transaction's strings may
+ * not outlive its page); memory grows with the growers, never with the
+ * transactions.
+ */
+typedef struct IncGrowers
+{
+	struct IncStrMap *map;		/* key -> index + 1 */
+	int			n;
+	int			cap;
+	const char **keys;			/* by index: the copies */
+} IncGrowers;
+
+/* inc_growers_init: no grower yet. */
+extern void inc_growers_init(IncGrowers *g);
+
+/* inc_growers_add: the index of grower key, numbered when first met. */
+extern int	inc_growers_add(IncGrowers *g, const char *key);
+
+/* inc_growers_find: the index of grower key, or -1 when not met. */
+extern int	inc_growers_find(const IncGrowers *g, const char *key);
 
 /* A growable array of transaction indexes. */
 typedef struct IncIndexList

@@ -1,7 +1,7 @@
 /*
  * offer.c
  *    Small services of the offer model: strategy, calculator, threshold
- *    type, tier mode, enrollment, aggregation, scope and pays_on names, an
+ *    type, tier mode, enrollment, aggregation, scope, match and pays_on names, an
  *    offer's span, program price lookup, and ISO dates as PostgreSQL day
  *    numbers, and the version of a rate schedule on a date.
  *
@@ -33,6 +33,7 @@ const char *const inc_threshold_type_names[INC_NTHRESHOLD_TYPES] = {
 	[INC_THRESHOLD_PROPERTY] = "property",
 	[INC_THRESHOLD_GROWTH_AMOUNT] = "growth_amount",
 	[INC_THRESHOLD_GROWTH_QUANTITY] = "growth_quantity",
+	[INC_THRESHOLD_DISTINCT_PRODUCTS] = "distinct_products",
 };
 
 const char *const inc_pays_on_names[INC_NPAYS_ON] = {
@@ -58,6 +59,12 @@ const char *const inc_aggregation_names[INC_NAGGREGATIONS] = {
 const char *const inc_scope_names[INC_NSCOPES] = {
 	[INC_SCOPE_GROUP] = "group",
 	[INC_SCOPE_MEMBER] = "member",
+	[INC_SCOPE_GROWER] = "grower",
+};
+
+const char *const inc_match_names[INC_NMATCHES] = {
+	[INC_MATCH_PARTICIPANT] = "participant",
+	[INC_MATCH_GROWER] = "grower",
 };
 
 /*
@@ -78,6 +85,7 @@ NAME_FUNCTION(inc_tier_mode_name, IncTierMode, inc_tier_mode_names, INC_NTIER_MO
 NAME_FUNCTION(inc_enrollment_name, IncEnrollment, inc_enrollment_names, INC_NENROLLMENTS)
 NAME_FUNCTION(inc_aggregation_name, IncAggregation, inc_aggregation_names, INC_NAGGREGATIONS)
 NAME_FUNCTION(inc_scope_name, IncScope, inc_scope_names, INC_NSCOPES)
+NAME_FUNCTION(inc_match_name, IncMatch, inc_match_names, INC_NMATCHES)
 NAME_FUNCTION(inc_pays_on_name, IncPaysOn, inc_pays_on_names, INC_NPAYS_ON)
 
 /* inc_offer_span: the earliest period start and the latest period end. */

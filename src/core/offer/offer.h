@@ -116,10 +116,14 @@ typedef enum IncThresholdType
 	INC_THRESHOLD_QUANTITY,		/* aggregated_quantity */
 	INC_THRESHOLD_PROPERTY,		/* property */
 	INC_THRESHOLD_GROWTH_AMOUNT,	/* growth_amount: aggregated_amount over a baseline */
-	INC_THRESHOLD_GROWTH_QUANTITY	/* growth_quantity: aggregated_quantity over a baseline */
+	INC_THRESHOLD_GROWTH_QUANTITY,	/* growth_quantity: aggregated_quantity over a baseline */
+	INC_THRESHOLD_DISTINCT_PRODUCTS /* distinct_products: requirements only */
 } IncThresholdType;
 
-#define INC_NTHRESHOLD_TYPES 5
+#define INC_NTHRESHOLD_TYPES 6
+
+/* The types a stepped threshold_definition may have: the first ones. */
+#define INC_NSTEPPED_THRESHOLD_TYPES 5
 
 /* threshold_definition.type names, as the strategy names above. */
 extern const char *const inc_threshold_type_names[INC_NTHRESHOLD_TYPES];
@@ -237,8 +241,25 @@ typedef struct IncStack
 	int		   *sets;			/* indexes into IncStacked.sets */
 } IncStack;
 
+/*
+ * incentive.match of a stacked offer (docs/reference.md, Growers): whose
+ * coverage overlaps, the aggregation key's (the default) or each of its
+ * growers' (a transaction without a grower_key then takes part in none).
+ */
+typedef enum IncMatch
+{
+	INC_MATCH_PARTICIPANT = 0,
+	INC_MATCH_GROWER
+} IncMatch;
+
+#define INC_NMATCHES 2
+
+extern const char *const inc_match_names[INC_NMATCHES];
+extern const char *inc_match_name(IncMatch m);
+
 typedef struct IncStacked
 {
+	IncMatch	match;
 	int			nsets;
 	IncSkuSet  *sets;
 	int			nstacks;
@@ -279,17 +300,20 @@ extern const char *const inc_aggregation_names[INC_NAGGREGATIONS];
 extern const char *inc_aggregation_name(IncAggregation a);
 
 /*
- * A requirement's scope in a group offer: the aggregation key's
- * transactions (the default), or each member's own transactions of it (a
- * member that fails loses its rows, its volume still counted).
+ * A requirement's scope: the aggregation key's transactions (the default;
+ * "group"), each member's own transactions of it in a group offer, or
+ * each grower's transactions of it in any offer (docs/reference.md,
+ * Growers); a member or grower that fails loses its rows, its volume
+ * still counted.
  */
 typedef enum IncScope
 {
 	INC_SCOPE_GROUP = 0,
-	INC_SCOPE_MEMBER
+	INC_SCOPE_MEMBER,
+	INC_SCOPE_GROWER
 } IncScope;
 
-#define INC_NSCOPES 2
+#define INC_NSCOPES 3
 
 extern const char *const inc_scope_names[INC_NSCOPES];
 extern const char *inc_scope_name(IncScope s);
@@ -299,7 +323,10 @@ extern const char *inc_scope_name(IncScope s);
  * type is an IncThresholdType: aggregated_amount / aggregated_quantity sum
  * over filters exactly as a stepped threshold does; property reads
  * property_key (a missing property fails the requirement); the growth
- * types compare the growth percentage over baseline (none: not met).
+ * types compare the growth percentage over baseline (none: not met);
+ * distinct_products counts the listed products in which the transactions
+ * matching filters have a net provided amount > 0 (minimum: a whole
+ * number from 1 to nproducts).
  */
 typedef struct IncRequirement
 {
@@ -311,6 +338,8 @@ typedef struct IncRequirement
 	char	   *property_key;	/* property only */
 	IncScope	scope;			/* member: only in a group offer */
 	IncBaseline baseline;		/* growth types only */
+	int			nproducts;		/* distinct_products: the listed products */
+	char	  **product_keys;
 } IncRequirement;
 
 /* limits: dollars per participant for the whole offer. */
@@ -330,6 +359,7 @@ typedef struct IncRules
 	int			nrequirements;
 	IncRequirement *requirements;
 	int			nmember_requirements;	/* those of scope member */
+	int			ngrower_requirements;	/* those of scope grower */
 	IncLimits	limits;
 } IncRules;
 

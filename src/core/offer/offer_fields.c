@@ -13,7 +13,8 @@
  * Each object's fields, in the order docs/reference.md describes them.
  * A field the engine refuses for some strategy with a message of its own
  * (incentive of a standard offer, incentives of the others, tier_mode and
- * pays_on of a stacked offer) is listed where the contract defines it.
+ * pays_on of a stacked offer, match of a stepped one) is listed where the
+ * contract defines it.
  */
 static const char *const OfferFields[] = {
 	"offer_key", "strategy_key", "calculator_key", "periods", "prices",
@@ -30,7 +31,7 @@ static const char *const StandardRateFields[] = {
 	"sku_key", "product_key", "rate", "measure", NULL
 };
 static const char *const SteppedIncentiveFields[] = {
-	"tier_mode", "pays_on", "filters", "threshold_definition", "rates", NULL
+	"tier_mode", "pays_on", "match", "filters", "threshold_definition", "rates", NULL
 };
 static const char *const FilterFields[] = {
 	"period_key", "sku_keys", "product_keys", "exclude_sku_keys",
@@ -44,7 +45,7 @@ static const char *const BaselineFields[] = {"start_date", "end_date", "property
 static const char *const PropertyKeyFields[] = {"key", NULL};
 static const char *const TierFields[] = {"key", "threshold", "value", "measure", NULL};
 static const char *const StackedIncentiveFields[] = {
-	"tier_mode", "pays_on", "sku_sets", "stacks", NULL
+	"tier_mode", "pays_on", "match", "sku_sets", "stacks", NULL
 };
 static const char *const SkuSetFields[] = {
 	"key", "period_key", "transaction_type", "conversion", "rates", NULL
@@ -54,7 +55,8 @@ static const char *const ConversionRateFields[] = {"sku_key", "rate", "from", NU
 static const char *const SetRateFields[] = {"sku_key", "rate", "measure", NULL};
 static const char *const StackFields[] = {"key", "sku_set_keys", NULL};
 static const char *const RequirementFields[] = {
-	"key", "type", "minimum", "filters", "property", "scope", "baseline", NULL
+	"key", "type", "minimum", "filters", "property", "scope", "baseline",
+	"product_keys", NULL
 };
 static const char *const LimitsFields[] = {"minimum", "maximum", NULL};
 static const char *const RequestFields[] = {

@@ -174,12 +174,14 @@ extern void *inc_ob_objects(IncOfferBuild *b, struct json_object *obj, const cha
 /*
  * The program rules' walk (offer_rules.c), called by offer_parse.c:
  * inc_ob_tier_mode reads incentive.tier_mode of a stepped or stacked
- * offer, before the rest of incentive; inc_ob_check_tier_mode checks an
+ * offer, before the rest of incentive (inc_ob_match: incentive.match of a
+ * stacked offer); inc_ob_check_tier_mode checks an
  * incremental stepped offer once its threshold and tiers are read;
  * inc_ob_rules reads enrollment, requirements and limits after the
  * strategy's structure.
  */
 extern void inc_ob_tier_mode(IncOfferBuild *b, struct json_object *incentive);
+extern void inc_ob_match(IncOfferBuild *b, struct json_object *incentive);
 extern void inc_ob_check_tier_mode(IncOfferBuild *b);
 extern void inc_ob_rules(IncOfferBuild *b, struct json_object *root);
 

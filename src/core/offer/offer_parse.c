@@ -441,7 +441,7 @@ ParseThresholdDefinition(IncOfferBuild *b, struct json_object *incentive)
 	inc_oj_fields(p, td, INC_OBJ_THRESHOLD_DEFINITION);
 	st->threshold_type = (IncThresholdType) inc_ob_choice(b, td, "type",
 													   inc_threshold_type_names,
-													   INC_NTHRESHOLD_TYPES, -1);
+													   INC_NSTEPPED_THRESHOLD_TYPES, -1);
 	if (st->threshold_type == INC_THRESHOLD_PROPERTY)
 	{
 		struct json_object *prop = inc_oj_object(p, td, "property");
@@ -848,6 +848,7 @@ ParseOffer(IncOfferParse *p, struct json_object *root)
 					  INC_OBJ_STEPPED_INCENTIVE : INC_OBJ_STACKED_INCENTIVE);
 		inc_ob_tier_mode(&b, incentive);
 		inc_ob_pays_on(&b, incentive);
+		inc_ob_match(&b, incentive);
 		if (offer->strategy == INC_STEPPED)
 			ParseStepped(&b, incentive);
 		else

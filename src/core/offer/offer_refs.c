@@ -287,5 +287,9 @@ inc_offer_references_through(const IncOffer *offer, IncProducts *products,
 
 		snprintf(path, sizeof(path), "requirements[%d].filters", i);
 		Filters(&w, path, r->filters, r->nfilters, "requirement", false);
+		/* distinct_products: the products it counts (no period of their own) */
+		snprintf(path, sizeof(path), "requirements[%d]", i);
+		Keys(&w, INC_REF_PRODUCT, path, "product_keys", r->product_keys, r->nproducts,
+			 "requirement", NULL, -1, false);
 	}
 }

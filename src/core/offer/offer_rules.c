@@ -1,9 +1,10 @@
 /*
  * offer_rules.c
  *    The offer parser's walk of the program rules (docs/reference.md,
- *    Program rules, Participant groups): incentive.tier_mode of a stepped
- *    offer, and the aggregation, enrollment, requirements (with their
- *    scope) and limits fields every strategy may carry.
+ *    Program rules, Participant groups, Growers): incentive.tier_mode of a
+ *    stepped offer, incentive.match of a stacked one, and the aggregation,
+ *    enrollment, requirements (with their scope) and limits fields every
+ *    strategy may carry.
  *
  * Called by offer_parse.c: the tier mode's value when the incentive object
  * is entered, its compatibility with the calculator, the threshold type
@@ -45,6 +46,28 @@ inc_ob_tier_mode(IncOfferBuild *b, struct json_object *incentive)
 }
 
 /*
+ * inc_ob_match: incentive.match, "participant" (the default) or "grower";
+ * only a stacked offer may have one.
+ */
+void
+inc_ob_match(IncOfferBuild *b, struct json_object *incentive)
+{
+	IncOffer   *offer = b->offer;
+	struct json_object *val;
+
+	if (offer->strategy != INC_STACKED)
+	{
+		if (inc_oj_lookup(incentive, "match", &val) && val != NULL)
+			inc_oj_fail_at(b->p, "match", "is only for strategy \"%s\"",
+						   inc_strategy_name(INC_STACKED));
+		return;
+	}
+	offer->stacked.match = (IncMatch)
+		inc_ob_choice(b, incentive, "match", inc_match_names, INC_NMATCHES,
+					  INC_MATCH_PARTICIPANT);
+}
+
+/*
  * inc_ob_check_tier_mode: an incremental stepped offer needs a rate
  * calculator (percent_of_amount or dollars_per_unit), an aggregated or
  * growth threshold and thresholds >= 0 (growth: >= -100, the band edges
@@ -81,16 +104,58 @@ inc_ob_check_tier_mode(IncOfferBuild *b)
 }
 
 /*
+ * DistinctProducts: a distinct_products requirement's product_keys
+ * (required, non-empty, distinct) and its minimum, a whole number from 1
+ * to the number of listed products (2 and 2.0 alike); product_keys of
+ * another type is refused.
+ */
+static void
+DistinctProducts(IncOfferBuild *b, struct json_object *obj, IncRequirement *r)
+{
+	IncOfferParse *p = b->p;
+	struct json_object *val;
+	IncStrMap  *seen;
+	IncDec		whole;
+	int			j;
+
+	if (r->type != INC_THRESHOLD_DISTINCT_PRODUCTS)
+	{
+		if (inc_oj_lookup(obj, "product_keys", &val) && val != NULL)
+			inc_oj_fail_at(p, "product_keys", "is only for type \"%s\"",
+						   inc_threshold_type_name(INC_THRESHOLD_DISTINCT_PRODUCTS));
+		return;
+	}
+	if (!inc_oj_lookup(obj, "product_keys", &val) || val == NULL)
+		inc_oj_fail_at(p, "product_keys", "is required for type \"%s\"",
+					   inc_threshold_type_name(INC_THRESHOLD_DISTINCT_PRODUCTS));
+	inc_ob_key_list(b, obj, "product_keys", &r->nproducts, &r->product_keys);
+	seen = inc_strmap_create();
+	for (j = 0; j < r->nproducts; j++)
+		if (inc_ob_seen(seen, r->product_keys[j]))
+		{
+			inc_oj_push_field(p, "product_keys");
+			inc_oj_push_index(p, j);
+			inc_oj_fail(p, "duplicates product \"%s\"", r->product_keys[j]);
+		}
+	whole = inc_dec_trim(&r->minimum);
+	if (whole.scale > 0 || whole.coef < 1 || whole.coef > r->nproducts)
+		inc_oj_fail_at(p, "minimum",
+					   "must be a whole number from 1 to %d (the number of product_keys) for type \"%s\"",
+					   r->nproducts,
+					   inc_threshold_type_name(INC_THRESHOLD_DISTINCT_PRODUCTS));
+}
+
+/*
  * One requirements[] item (path pushed): key, type, minimum, then filters
- * or property by type, the baseline of a growth type; then its key
- * against the earlier ones (keys).
+ * or property by type, the products of distinct_products, the scope, the
+ * baseline of a growth type; then its key against the earlier ones
+ * (keys).
  */
 static void
 ParseRequirement(IncOfferBuild *b, struct json_object *obj, void *elem, void *keys)
 {
 	IncOfferParse *p = b->p;
 	IncRequirement *r = elem;
-
 
 	inc_oj_fields(p, obj, INC_OBJ_REQUIREMENT);
 	r->key = inc_oj_string(p, obj, "key", INC_OJ_REQUIRED | INC_OJ_NONEMPTY);
@@ -108,18 +173,26 @@ ParseRequirement(IncOfferBuild *b, struct json_object *obj, void *elem, void *ke
 	}
 	else
 		inc_ob_filters(b, obj, "filters", &r->filters, &r->nfilters);
+	DistinctProducts(b, obj, r);
 	r->scope = (IncScope) inc_ob_choice(b, obj, "scope", inc_scope_names, INC_NSCOPES,
 										INC_SCOPE_GROUP);
 	if (r->scope == INC_SCOPE_MEMBER && b->offer->aggregation != INC_AGGREGATE_GROUP)
 		inc_oj_fail_at(p, "scope", "\"%s\" is only for an offer with \"aggregation\": \"%s\"",
 					   inc_scope_name(INC_SCOPE_MEMBER),
 					   inc_aggregation_name(INC_AGGREGATE_GROUP));
+	if (r->scope == INC_SCOPE_GROWER && r->type != INC_THRESHOLD_AMOUNT &&
+		r->type != INC_THRESHOLD_QUANTITY && r->type != INC_THRESHOLD_DISTINCT_PRODUCTS)
+		inc_oj_fail_at(p, "scope", "\"%s\" is only for types %s, %s and %s",
+					   inc_scope_name(INC_SCOPE_GROWER),
+					   inc_threshold_type_name(INC_THRESHOLD_AMOUNT),
+					   inc_threshold_type_name(INC_THRESHOLD_QUANTITY),
+					   inc_threshold_type_name(INC_THRESHOLD_DISTINCT_PRODUCTS));
 	inc_ob_baseline(b, obj, r->type, &r->baseline);
 	if (inc_ob_seen(keys, r->key))
 		inc_oj_fail_at(p, "key", "duplicates requirement key \"%s\"", r->key);
 }
 
-/* requirements: optional; distinct keys; those of scope member counted. */
+/* requirements: optional; distinct keys; those of scope member and grower counted. */
 static void
 ParseRequirements(IncOfferBuild *b, struct json_object *root)
 {
@@ -130,8 +203,12 @@ ParseRequirements(IncOfferBuild *b, struct json_object *root)
 										 sizeof(IncRequirement), ParseRequirement,
 										 inc_strmap_create());
 	for (r = 0; r < rules->nrequirements; r++)
+	{
 		if (rules->requirements[r].scope == INC_SCOPE_MEMBER)
 			rules->nmember_requirements++;
+		if (rules->requirements[r].scope == INC_SCOPE_GROWER)
+			rules->ngrower_requirements++;
+	}
 }
 
 /*

@@ -70,6 +70,12 @@
 #define RULES_HOOK (-1)
 #define RULES_BASELINE_HOOK (-2)
 
+/*
+ * A distinct_products requirement's listed product b (a: requirement):
+ * the SKUs and dates in it, hooked as a filter of that product alone.
+ */
+#define RULES_PRODUCT_HOOK (-3)
+
 /* One row the strategy made, held until the participant's total is known. */
 typedef struct HeldRow
 {
@@ -87,6 +93,8 @@ typedef struct Judged
 	bool		has_value;		/* false: a missing property, no growth value */
 	IncRat		value;			/* growth types: the growth percentage */
 	IncGrowth  *growth;			/* growth types: B, C and G; else NULL */
+	IncSum	   *products;		/* distinct_products: by listed product, the
+								 * net provided amount in it; else NULL */
 	bool		met;
 } Judged;
 
@@ -96,16 +104,35 @@ typedef struct RequirementState
 	int			last_baseline;	/* last transaction added to a baseline sum */
 	Judged		key;			/* scope group: the key's */
 	Judged	   *members;		/* scope member: by unit key */
+
+	/*
+	 * distinct_products: what the hooks of the transaction being observed
+	 * said so far (the engine shows a transaction to all its hooks before
+	 * the next one): does it match a filter, and which listed products is
+	 * its SKU in on its date.  Added to the sums when the next transaction
+	 * comes, or at the evaluation (Settle).
+	 */
+	int			pending_txn;	/* -1: none */
+	bool		pending_matched;
+	bool	   *pending_in;		/* by listed product */
 } RequirementState;
 
 /* JudgedInit: empty sums, and room for a growth type's B, C and G. */
 static void
 JudgedInit(Judged *j, const IncRequirement *req)
 {
+	int			i;
+
 	inc_sum_init(&j->sum);
 	inc_sum_init(&j->baseline_sum);
 	if (inc_threshold_growth(req->type))
 		j->growth = inc_alloc(sizeof(IncGrowth));
+	if (req->type == INC_THRESHOLD_DISTINCT_PRODUCTS)
+	{
+		j->products = inc_alloc(sizeof(IncSum) * req->nproducts);
+		for (i = 0; i < req->nproducts; i++)
+			inc_sum_init(&j->products[i]);
+	}
 }
 
 /* A member's gate in a group offer (its requirements of scope member). */
@@ -124,6 +151,16 @@ typedef enum Admission
 	INSIDE,
 	UNKNOWN						/* a NULL date, and windows to test it against */
 } Admission;
+
+/*
+ * A grower's state (docs/reference.md, Growers): its judged requirements
+ * of scope grower (by requirement; the others unused) and its gate.
+ */
+typedef struct GrowerState
+{
+	Judged	   *reqs;
+	Gate		gate;
+} GrowerState;
 
 /* A strategy hook kept while the requirements are undecided. */
 typedef struct Kept
@@ -150,6 +187,11 @@ typedef struct RulesState
 	int			last_txn;		/* the transaction last asked about */
 	Admission	last_admission;
 	int			outside;		/* transactions outside every window */
+	/* growers, numbered as met (requirements of scope grower) */
+	IncGrowers	growers;
+	int			grower_cap;
+	GrowerState *grower_states; /* by grower index */
+	int			removed;		/* rows removed by their grower's gate */
 	/* requirements */
 	RequirementState *reqs;
 	bool		evaluated;
@@ -189,6 +231,17 @@ RulesIndex(const IncOffer *offer, const IncIndexSink *sink)
 			sink->property(sink->ctx, req->property_key);
 		if (req->baseline.kind == INC_BASELINE_PROPERTY)
 			sink->property(sink->ctx, req->baseline.property_key);
+		for (f = 0; f < req->nproducts; f++)
+		{
+			/* the SKUs and dates of one listed product (period and type unused) */
+			IncFilter	product;
+
+			memset(&product, 0, sizeof(product));
+			product.transaction_type = "";
+			product.nproducts = 1;
+			product.product_keys = &req->product_keys[f];
+			sink->filter(sink->ctx, &product, RULES_PRODUCT_HOOK, r, f);
+		}
 		for (f = 0; f < req->nfilters; f++)
 		{
 			sink->filter(sink->ctx, &req->filters[f], RULES_HOOK, r, f);
@@ -224,11 +277,16 @@ RulesBegin(IncCalc *c, const IncOffer *offer)
 	else if (rules->enrollment == INC_ENROLLMENT_REQUIRED && c->enrollments)
 		rs->nwindows = c->enrollments(c->enrollments_ctx, c->participant_key,
 									  offer->offer_key, &rs->windows);
+	if (rules->ngrower_requirements > 0)
+		inc_growers_init(&rs->growers);
 	rs->reqs = inc_alloc(sizeof(RequirementState) * (rules->nrequirements + 1));
 	for (r = 0; r < rules->nrequirements; r++)
 	{
 		rs->reqs[r].last_txn = -1;
 		rs->reqs[r].last_baseline = -1;
+		rs->reqs[r].pending_txn = -1;
+		if (rules->requirements[r].nproducts > 0)
+			rs->reqs[r].pending_in = inc_alloc(sizeof(bool) * rules->requirements[r].nproducts);
 		JudgedInit(&rs->reqs[r].key, &rules->requirements[r]);
 		if (rules->requirements[r].scope == INC_SCOPE_MEMBER)
 		{
@@ -316,18 +374,151 @@ Admit(IncCalc *c, const IncOffer *offer, RulesState *rs, int txn)
 }
 
 /*
+ * GrowerIndex: the index of grower key among the offer's growers, its
+ * state made when it is first met.
+ */
+static int
+GrowerIndex(const IncOffer *offer, RulesState *rs, const char *key)
+{
+	int			before = rs->growers.n;
+	int			g = inc_growers_add(&rs->growers, key);
+	int			r;
+
+	if (rs->growers.n == before)
+		return g;
+	if (g == rs->grower_cap)
+		rs->grower_states = inc_grow(rs->grower_states, g, &rs->grower_cap,
+									 sizeof(GrowerState), 8);
+	rs->grower_states[g].gate = GATE_UNDECIDED;
+	rs->grower_states[g].reqs = inc_alloc(sizeof(Judged) * offer->rules.nrequirements);
+	for (r = 0; r < offer->rules.nrequirements; r++)
+		if (offer->rules.requirements[r].scope == INC_SCOPE_GROWER)
+			JudgedInit(&rs->grower_states[g].reqs[r], &offer->rules.requirements[r]);
+	return g;
+}
+
+/*
+ * JudgedOf: where transaction t counts for requirement r: the key's, its
+ * member's (scope member), its grower's (scope grower; NULL for a
+ * transaction without a grower_key, which counts for none).
+ */
+static Judged *
+JudgedOf(const IncOffer *offer, RulesState *rs, int r, const IncTxn *t)
+{
+	const IncRequirement *req = &offer->rules.requirements[r];
+
+	if (req->scope == INC_SCOPE_MEMBER)
+		return &rs->reqs[r].members[t->participant];
+	if (req->scope == INC_SCOPE_GROWER)
+	{
+		int			g;
+
+		if (t->grower_key == NULL)
+			return NULL;
+		g = GrowerIndex(offer, rs, t->grower_key);	/* may move grower_states */
+		return &rs->grower_states[g].reqs[r];
+	}
+	return &rs->reqs[r].key;
+}
+
+/*
+ * Settle: a distinct_products requirement's pending transaction (if it
+ * matches a filter and is in a listed product) added to the provided
+ * amount of each listed product its SKU is in, for its scope.
+ */
+static void
+Settle(IncCalc *c, const IncOffer *offer, RulesState *rs, int r)
+{
+	const IncRequirement *req = &offer->rules.requirements[r];
+	RequirementState *s = &rs->reqs[r];
+	const IncTxn *t;
+	Judged	   *j;
+	IncFault   *defer = c->defer;
+	int			i;
+
+	if (s->pending_txn < 0)
+		return;
+	if (s->pending_matched)
+	{
+		t = inc_calc_txn(c, s->pending_txn);
+		j = JudgedOf(offer, rs, r, t);
+		for (i = 0; j != NULL && i < req->nproducts; i++)
+			if (s->pending_in[i])
+			{
+				c->defer = &j->fault;
+				inc_calc_add_volume(c, t, false, &j->products[i]);
+			}
+		c->defer = defer;
+	}
+	s->pending_txn = -1;
+	s->pending_matched = false;
+	memset(s->pending_in, 0, sizeof(bool) * req->nproducts);
+}
+
+/* SettleAll: every distinct_products requirement's pending transaction. */
+static void
+SettleAll(IncCalc *c, const IncOffer *offer, RulesState *rs)
+{
+	int			r;
+
+	for (r = 0; r < offer->rules.nrequirements; r++)
+		if (offer->rules.requirements[r].type == INC_THRESHOLD_DISTINCT_PRODUCTS)
+			Settle(c, offer, rs, r);
+	inc_calc_at(c, NULL);
+}
+
+/*
+ * ObserveDistinct: a hook of a distinct_products requirement for txn:
+ * a filter's (does txn match it?) or a listed product's (its SKU is in
+ * it on its date); the transaction before txn settled first.
+ */
+static void
+ObserveDistinct(IncCalc *c, const IncOffer *offer, RulesState *rs,
+				const IncHook *hook, int txn)
+{
+	const IncRequirement *req = &offer->rules.requirements[hook->a];
+	RequirementState *s = &rs->reqs[hook->a];
+
+	if (s->pending_txn != txn)
+	{
+		Settle(c, offer, rs, hook->a);
+		s->pending_txn = txn;
+	}
+	if (hook->kind == RULES_PRODUCT_HOOK)
+		s->pending_in[hook->b] = true;
+	else if (!s->pending_matched)
+	{
+		const IncFilter *filter = &req->filters[hook->b];
+
+		s->pending_matched = inc_txn_matches(c, offer, filter->period, filter->transaction_type,
+											 inc_calc_txn(c, txn));
+	}
+}
+
+/*
  * ObserveRequirement: txn's SKU is in filter hook->b of requirement
- * hook->a: its sum, or a growth requirement's baseline (by dates).
+ * hook->a: its sum, or a growth requirement's baseline (by dates); a
+ * distinct_products requirement's hooks go to ObserveDistinct.
  */
 static void
 ObserveRequirement(IncCalc *c, const IncOffer *offer, RulesState *rs,
 				  const IncHook *hook, int txn)
 {
 	const IncRequirement *req = &offer->rules.requirements[hook->a];
-	const IncFilter *filter = &req->filters[hook->b];
+	const IncFilter *filter;
 	RequirementState *s = &rs->reqs[hook->a];
 	const IncTxn *t = inc_calc_txn(c, txn);
-	Judged	   *j = req->scope == INC_SCOPE_MEMBER ? &s->members[t->participant] : &s->key;
+	Judged	   *j;
+
+	if (req->type == INC_THRESHOLD_DISTINCT_PRODUCTS)
+	{
+		ObserveDistinct(c, offer, rs, hook, txn);
+		return;
+	}
+	filter = &req->filters[hook->b];
+	j = JudgedOf(offer, rs, hook->a, t);
+	if (j == NULL)
+		return;
 
 	if (hook->kind == RULES_BASELINE_HOOK)
 	{
@@ -396,6 +587,22 @@ Judge(IncCalc *c, const IncRequirement *req, const char *key, Judged *j)
 		j->has_value = inc_calc_property_of(c, key, req->property_key, &j->value);
 		c->defer = NULL;
 	}
+	else if (req->type == INC_THRESHOLD_DISTINCT_PRODUCTS)
+	{
+		/* the listed products with a net provided amount > 0 */
+		IncRat		net;
+		int			i,
+					count = 0;
+
+		for (i = 0; i < req->nproducts; i++)
+		{
+			inc_sum_get(&j->products[i], &net);
+			if (inc_rat_sign(&net) > 0)
+				count++;
+		}
+		inc_rat_from_int(&j->value, count);
+		j->has_value = true;
+	}
 	else
 	{
 		inc_sum_get(&j->sum, &j->value);
@@ -434,13 +641,14 @@ Evaluate(IncCalc *c, const IncOffer *offer, RulesState *rs)
 
 	if (rs->evaluated)
 		return;
+	SettleAll(c, offer, rs);
 	rs->qualified = true;
 	for (r = 0; r < offer->rules.nrequirements; r++)
 	{
 		const IncRequirement *req = &offer->rules.requirements[r];
 		Judged	   *j = &rs->reqs[r].key;
 
-		if (req->scope == INC_SCOPE_MEMBER)
+		if (req->scope == INC_SCOPE_MEMBER || req->scope == INC_SCOPE_GROWER)
 			continue;
 		Judge(c, req, c->participant_key, j);
 		if (!j->met)
@@ -496,6 +704,119 @@ MemberGate(IncCalc *c, const IncOffer *offer, RulesState *rs, int m, bool raise)
 				Raise(c, &rs->reqs[r].members[m].fault);
 	}
 	return rs->gates[m];
+}
+
+/*
+ * GrowerGate: whether the rows of grower g's transactions stay: every
+ * requirement of scope grower judged on the grower's transactions of the
+ * key, once.  One that could be computed and is not met fails the grower;
+ * else one that could not be computed leaves the gate unknown, and raise
+ * raises its data error.
+ */
+static Gate
+GrowerGate(IncCalc *c, const IncOffer *offer, RulesState *rs, int g, bool raise)
+{
+	GrowerState *gs = &rs->grower_states[g];
+	const Judged *first_unknown = NULL;
+	int			r;
+
+	if (gs->gate == GATE_UNDECIDED)
+	{
+		gs->gate = GATE_PASSES;
+		for (r = 0; r < offer->rules.nrequirements; r++)
+		{
+			const IncRequirement *req = &offer->rules.requirements[r];
+			Judged	   *j;
+
+			if (req->scope != INC_SCOPE_GROWER)
+				continue;
+			j = &gs->reqs[r];
+			Judge(c, req, c->participant_key, j);
+			if (j->known && !j->met)
+				gs->gate = GATE_FAILS;
+			if (!j->known && first_unknown == NULL)
+				first_unknown = j;
+		}
+		if (gs->gate == GATE_PASSES && first_unknown)
+			gs->gate = GATE_UNKNOWN;
+	}
+	if (gs->gate == GATE_UNKNOWN && raise)
+	{
+		for (r = 0; r < offer->rules.nrequirements; r++)
+			if (offer->rules.requirements[r].scope == INC_SCOPE_GROWER && !gs->reqs[r].known)
+				Raise(c, &gs->reqs[r].fault);
+	}
+	return gs->gate;
+}
+
+/*
+ * TxnGrowerGate: the gate of t's grower (a transaction without a
+ * grower_key fails); raise as for GrowerGate.
+ */
+static Gate
+TxnGrowerGate(IncCalc *c, const IncOffer *offer, RulesState *rs, const IncTxn *t, bool raise)
+{
+	if (t->grower_key == NULL)
+		return GATE_FAILS;
+	return GrowerGate(c, offer, rs, GrowerIndex(offer, rs, t->grower_key), raise);
+}
+
+/*
+ * RemoveByGrower: the held rows of transactions whose grower fails its
+ * requirements of scope grower (or that have none) removed, after the
+ * strategy and before the limits (docs/reference.md, Growers): their
+ * volume counted, their shares given to nobody.  An undecidable gate
+ * raises its data error when the host wants the row's participant; else
+ * the row goes.
+ */
+static void
+RemoveByGrower(IncCalc *c, const IncOffer *offer, RulesState *rs)
+{
+	int			i,
+				kept = 0;
+
+	for (i = 0; i < rs->nheld; i++)
+	{
+		HeldRow    *h = &rs->held[i];
+		bool		wanted = (c->unit->flags[h->row.txn->participant] & INC_KEY_REPORT) != 0;
+
+		if (c->tick)
+			c->tick();
+		inc_calc_at(c, h->row.txn);
+		if (TxnGrowerGate(c, offer, rs, h->row.txn, wanted) != GATE_PASSES)
+		{
+			rs->removed++;
+			continue;
+		}
+		if (kept != i)
+			rs->held[kept] = *h;
+		kept++;
+	}
+	rs->nheld = kept;
+	inc_calc_at(c, NULL);
+}
+
+/*
+ * AllGrowersFail: does every kept strategy hook's transaction certainly
+ * fail its grower's requirements (or have no grower)?  Then no row of the
+ * offer remains: it pays nothing because of a requirement (not qualified:
+ * its strategy's data errors are not raised).
+ */
+static bool
+AllGrowersFail(IncCalc *c, const IncOffer *offer, RulesState *rs)
+{
+	int			i;
+
+	for (i = 0; i < rs->nkept; i++)
+	{
+		const IncTxn *t = inc_calc_txn(c, rs->kept[i].txn);
+
+		if (c->tick)
+			c->tick();
+		if (TxnGrowerGate(c, offer, rs, t, false) != GATE_FAILS)
+			return false;
+	}
+	return true;
 }
 
 /*
@@ -598,12 +919,14 @@ RulesObserve(IncCalc *c, const IncOffer *offer, void *state, const IncHook *hook
 
 	if (rs->by_member && hook->kind != RULES_BASELINE_HOOK)
 		rs->seen[inc_calc_txn(c, txn)->participant] = true;
-	if (hook->kind == RULES_HOOK || hook->kind == RULES_BASELINE_HOOK)
+	if (hook->kind == RULES_HOOK || hook->kind == RULES_BASELINE_HOOK ||
+		hook->kind == RULES_PRODUCT_HOOK)
 	{
-		c->defer = offer->rules.requirements[hook->a].scope == INC_SCOPE_MEMBER ?
-			&rs->reqs[hook->a].members[inc_calc_txn(c, txn)->participant].fault :
-			&rs->reqs[hook->a].key.fault;
-		admission = hook->kind == RULES_HOOK ? Admit(c, offer, rs, txn) : INSIDE;
+		Judged	   *j = JudgedOf(offer, rs, hook->a, inc_calc_txn(c, txn));
+
+		/* a transaction that counts for no grower notes nothing */
+		c->defer = j ? &j->fault : &ignored;
+		admission = hook->kind != RULES_BASELINE_HOOK ? Admit(c, offer, rs, txn) : INSIDE;
 		if (admission == INSIDE)
 			ObserveRequirement(c, offer, rs, hook, txn);
 		else if (admission == UNKNOWN)	/* noted in this requirement too */
@@ -644,6 +967,8 @@ ApplyLimits(IncCalc *c, const IncOffer *offer, RulesState *rs)
 
 	if (!rs->holding)
 		return;
+	if (rs->qualified && offer->rules.ngrower_requirements > 0)
+		RemoveByGrower(c, offer, rs);
 	for (i = 0; i < rs->nheld; i++)
 		inc_rat_add(&rs->before, &rs->before, &rs->held[i].exact);
 	if (!rs->qualified)
@@ -711,6 +1036,8 @@ RulesFinish(IncCalc *c, const IncOffer *offer, void *state)
 	{
 		Evaluate(c, offer, rs);
 		if (rs->qualified && offer->rules.nmember_requirements > 0 && AllMembersFail(c, offer, rs))
+			rs->qualified = false;
+		if (rs->qualified && offer->rules.ngrower_requirements > 0 && AllGrowersFail(c, offer, rs))
 			rs->qualified = false;
 		if (!rs->qualified && !c->diagnostics)
 			return;
@@ -873,7 +1200,7 @@ Requirements(IncJsonBuf *b, IncCalc *c, const IncOffer *offer, RulesState *rs)
 		if (req->scope != INC_SCOPE_MEMBER && s->key.growth && s->key.known)
 			inc_growth_json(b, &req->baseline, s->key.growth);
 		inc_json_raw(b, ",");
-		if (rs->by_member)
+		if (rs->by_member || req->scope == INC_SCOPE_GROWER)
 		{
 			inc_json_key_string(b, "scope", inc_scope_name(req->scope));
 			inc_json_raw(b, ",");
@@ -897,6 +1224,23 @@ Requirements(IncJsonBuf *b, IncCalc *c, const IncOffer *offer, RulesState *rs)
 					inc_growth_json(b, &req->baseline, s->members[m].growth);
 				inc_json_raw(b, ",");
 				JudgedJson(b, req, &s->members[m]);
+				inc_json_raw(b, "}");
+			}
+			inc_json_raw(b, "]}");
+			continue;
+		}
+		if (req->scope == INC_SCOPE_GROWER)
+		{
+			int			g;
+
+			inc_json_raw(b, "\"value\":null,\"met\":null,\"gap\":null,\"growers\":[");
+			for (g = 0; g < rs->growers.n; g++)
+			{
+				(void) GrowerGate(c, offer, rs, g, false);
+				inc_json_raw(b, g ? ",{" : "{");
+				inc_json_key_string(b, "grower_key", rs->growers.keys[g]);
+				inc_json_raw(b, ",");
+				JudgedJson(b, req, &rs->grower_states[g].reqs[r]);
 				inc_json_raw(b, "}");
 			}
 			inc_json_raw(b, "]}");
@@ -1091,11 +1435,13 @@ inc_rules_requirements_json(const IncOffer *offer)
 		inc_json_dec(&b, &req->minimum);
 		inc_json_raw(&b, ",");
 		inc_json_key_string(&b, "property_key", req->property_key);
-		if (offer->aggregation == INC_AGGREGATE_GROUP)
+		if (offer->aggregation == INC_AGGREGATE_GROUP || req->scope == INC_SCOPE_GROWER)
 		{
 			inc_json_raw(&b, ",");
 			inc_json_key_string(&b, "scope", inc_scope_name(req->scope));
 		}
+		if (req->nproducts > 0)
+			KeyList(&b, "product_keys", req->product_keys, req->nproducts, true);
 		inc_json_raw(&b, ",\"filters\":");
 		if (req->nfilters)
 			Filters(&b, offer, req->filters, req->nfilters);

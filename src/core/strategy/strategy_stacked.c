@@ -13,6 +13,11 @@
  * Diagnostics report each set's coverage and each stack's overlap and
  * factors.
  *
+ * An offer with "match": "grower" (docs/reference.md, Growers) keeps
+ * C(s) per grower_key as well and computes each stack's overlap per
+ * grower: a member earns with f = O_g(k) / C_g(s) of its own grower g.  A
+ * transaction without a grower_key belongs to no set.
+ *
  * An offer with a rate schedule (docs/lifecycle.md, Prospective rate
  * changes) pays each member row the pay rate of the version of its date
  * and names that version's stack key; coverage and overlaps are the
@@ -29,6 +34,7 @@ typedef struct SetMember
 	int			txn;
 	int			conversion;		/* index into the set's conversions */
 	int			uom_id;			/* the id of the conversion's from_uom */
+	int			grower;			/* match grower: its grower's index */
 } SetMember;
 
 /*
@@ -47,10 +53,31 @@ typedef struct SetState
 	IncRat		coverage;		/* C(s), once settled */
 } SetState;
 
+/* match grower: one grower's coverage of each set. */
+typedef struct GrowerSets
+{
+	IncSum	   *sums;			/* by set, while observing */
+	IncRat	   *coverage;		/* by set, once settled */
+} GrowerSets;
+
+/* match grower: a member's factor in one set of one stack, by grower. */
+typedef struct Factor
+{
+	bool		earns;			/* O_g(k) > 0 */
+	IncRat		f;
+	IncQ		fq;
+	IncDec		contribution;
+	bool		fast;
+} Factor;
+
 typedef struct StackedState
 {
 	SetState   *sets;
 	bool		settled;		/* coverage holds every set's sum */
+	bool		by_grower;		/* "match": "grower" */
+	IncGrowers	growers;
+	int			grower_cap;
+	GrowerSets *grower_sets;	/* by grower index */
 } StackedState;
 
 /*
@@ -83,6 +110,9 @@ StackedBegin(IncCalc *c, const IncOffer *offer)
 	st->sets = inc_alloc(sizeof(SetState) * offer->stacked.nsets);
 	for (i = 0; i < offer->stacked.nsets; i++)
 		inc_sum_init(&st->sets[i].sum);
+	st->by_grower = offer->stacked.match == INC_MATCH_GROWER;
+	if (st->by_grower)
+		inc_growers_init(&st->growers);
 	return st;
 }
 
@@ -101,17 +131,46 @@ Coverage(IncCalc *c, const IncTxn *t, const IncConversionRate *conv, int from_uo
 static bool CoverageQ(IncCalc *c, const IncTxn *t, const IncConversionRate *conv,
 					  int from_uom, IncQ *out);
 
-/* Settle: every set's coverage sum as a big rational, once. */
+/* Settle: every set's coverage sum as a big rational, once (and each grower's). */
 static void
 Settle(const IncOffer *offer, StackedState *st)
 {
-	int			i;
+	int			i,
+				g;
 
 	if (st->settled)
 		return;
 	for (i = 0; i < offer->stacked.nsets; i++)
 		inc_sum_get(&st->sets[i].sum, &st->sets[i].coverage);
+	for (g = 0; st->by_grower && g < st->growers.n; g++)
+	{
+		GrowerSets *gs = &st->grower_sets[g];
+
+		gs->coverage = inc_alloc(sizeof(IncRat) * offer->stacked.nsets);
+		for (i = 0; i < offer->stacked.nsets; i++)
+			inc_sum_get(&gs->sums[i], &gs->coverage[i]);
+	}
 	st->settled = true;
+}
+
+/* GrowerOf: match grower: the index of t's grower, numbered when new. */
+static int
+GrowerOf(const IncOffer *offer, StackedState *st, const IncTxn *t)
+{
+	int			before = st->growers.n;
+	int			g = inc_growers_add(&st->growers, t->grower_key);
+	int			i;
+
+	if (st->growers.n == before)
+		return g;
+	/* new: its sums */
+	if (g == st->grower_cap)
+		st->grower_sets = inc_grow(st->grower_sets, g, &st->grower_cap,
+								   sizeof(GrowerSets), 8);
+	st->grower_sets[g].sums = inc_alloc(sizeof(IncSum) * offer->stacked.nsets);
+	for (i = 0; i < offer->stacked.nsets; i++)
+		inc_sum_init(&st->grower_sets[g].sums[i]);
+	return g;
 }
 
 /* StackedObserve: txn's SKU is in set hook->a's conversion hook->b. */
@@ -125,16 +184,28 @@ StackedObserve(IncCalc *c, const IncOffer *offer, void *state,
 	const IncTxn *t = inc_calc_txn(c, txn);
 	IncRat		coverage;
 	IncQ		q;
+	int			g = -1;
 
+	/* matched by grower: a transaction without one takes part in nothing */
+	if (st->by_grower && t->grower_key == NULL)
+		return;
 	if (!inc_txn_matches(c, offer, set->period, set->transaction_type, t))
 		return;
+	if (st->by_grower)
+		g = GrowerOf(offer, st, t);
 
 	if (CoverageQ(c, t, &set->conversions[hook->b], hook->uom_id, &q))
+	{
 		inc_sum_add_q(&ss->sum, &q);
+		if (g >= 0)
+			inc_sum_add_q(&st->grower_sets[g].sums[hook->a], &q);
+	}
 	else
 	{
 		Coverage(c, t, &set->conversions[hook->b], hook->uom_id, &coverage);
 		inc_sum_add_rat(&ss->sum, &coverage);
+		if (g >= 0)
+			inc_sum_add_rat(&st->grower_sets[g].sums[hook->a], &coverage);
 	}
 	if (ss->n == 0)
 		ss->first = txn;
@@ -148,7 +219,7 @@ StackedObserve(IncCalc *c, const IncOffer *offer, void *state,
 		ss->members = inc_grow_list(ss->members, ss->n, &ss->cap, sizeof(SetMember), 8);
 	ss->members[ss->n++] = (SetMember)
 	{
-		txn, hook->b, hook->uom_id
+		txn, hook->b, hook->uom_id, g
 	};
 }
 
@@ -254,6 +325,8 @@ typedef struct SetEmit
 	IncQ		fq;				/* f on the fast path */
 	IncDec		contribution;	/* f to 6 places, on the fast path */
 	bool		fast;
+	const StackedState *st;
+	const Factor *factors;		/* match grower: by grower, else NULL */
 } SetEmit;
 
 /* EmitMember: the row of one member of the set. */
@@ -272,7 +345,22 @@ EmitMember(const SetEmit *se, const SetMember *m)
 				incentive;
 	IncRowFigures fig;
 	bool		blended = false;
+	const IncRat *f = &se->f;
+	const IncQ *fq = &se->fq;
+	const IncDec *contribution = &se->contribution;
+	bool		fast = se->fast;
 
+	if (se->factors)
+	{
+		const Factor *gf = &se->factors[m->grower];
+
+		if (!gf->earns)
+			return;
+		f = &gf->f;
+		fq = &gf->fq;
+		contribution = &gf->contribution;
+		fast = gf->fast;
+	}
 	if (offer->nschedule > 0)
 	{
 		Scheduled(c, offer, se->stack_index, se->set_index, m->conversion, t,
@@ -285,18 +373,18 @@ EmitMember(const SetEmit *se, const SetMember *m)
 	else if (pay == NULL || inc_dec_sign(&pay->rate) <= 0)
 		return;
 	inc_calc_at(c, t);
-	if (se->fast && !blended &&
-		RowFast(c, offer, stack, set, m, t, pay, &se->fq, &se->contribution))
+	if (fast && !blended &&
+		RowFast(c, offer, stack, set, m, t, pay, fq, contribution))
 		return;
 	inc_calc_sku_quantity(c, t, &quantity);
 	inc_calc_base_amount(c, offer, t, &quantity, &base);
 	Coverage(c, t, &set->conversions[m->conversion], m->uom_id, &incentive);
 	if (!blended)
 		inc_rat_from_dec(&r, &pay->rate);
-	inc_rat_mul(&incentive, &incentive, &se->f);
+	inc_rat_mul(&incentive, &incentive, f);
 	inc_rat_mul(&incentive, &incentive, &r);
-	inc_rat_mul(&quantity, &quantity, &se->f);
-	inc_rat_mul(&base, &base, &se->f);
+	inc_rat_mul(&quantity, &quantity, f);
+	inc_rat_mul(&base, &base, f);
 
 	fig.rate_key = stack->key;
 	fig.rate_measure = "dollars";
@@ -305,7 +393,7 @@ EmitMember(const SetEmit *se, const SetMember *m)
 	fig.incentivized_quantity = &quantity;
 	fig.incentivized_amount = &base;
 	fig.incentive_amount = &incentive;
-	fig.contribution = &se->f;
+	fig.contribution = f;
 	inc_calc_emit(c, offer, t, &fig);
 }
 
@@ -317,22 +405,30 @@ static void
 ReplayMember(void *ctx, const IncHook *hook, int txn)
 {
 	const SetEmit *se = ctx;
+	const IncTxn *t = inc_calc_txn(se->c, txn);
 	SetMember	m;
 
 	if (hook->a != se->set_index ||
-		!inc_txn_matches(se->c, se->offer, se->set->period, se->set->transaction_type,
-						 inc_calc_txn(se->c, txn)))
+		(se->factors && t->grower_key == NULL) ||
+		!inc_txn_matches(se->c, se->offer, se->set->period, se->set->transaction_type, t))
 		return;
 	m.txn = txn;
 	m.conversion = hook->b;
 	m.uom_id = hook->uom_id;
+	m.grower = se->factors ? inc_growers_find(&se->st->growers, t->grower_key) : -1;
+	if (se->factors && m.grower < 0)
+		return;
 	EmitMember(se, &m);
 }
 
-/* EmitSet: the rows of set s within a stack of overlap O. */
+/*
+ * EmitSet: the rows of set s within a stack of overlap O (match grower:
+ * overlap NULL, and factors holds each grower's factor for the set).
+ */
 static void
-EmitSet(IncCalc *c, const IncOffer *offer, const IncStack *stack,
-		const IncSkuSet *set, const SetState *ss, const IncRat *overlap)
+EmitSet(IncCalc *c, const IncOffer *offer, const StackedState *st, const IncStack *stack,
+		const IncSkuSet *set, const SetState *ss, const IncRat *overlap,
+		const Factor *factors)
 {
 	SetEmit		se;
 	int			i;
@@ -343,12 +439,18 @@ EmitSet(IncCalc *c, const IncOffer *offer, const IncStack *stack,
 	se.offer = offer;
 	se.stack = stack;
 	se.set = set;
+	se.st = st;
+	se.factors = factors;
 	se.stack_index = (int) (stack - offer->stacked.stacks);
 	se.set_index = (int) (set - offer->stacked.sets);
-	inc_rat_div(&se.f, overlap, &ss->coverage);
-	se.fast = inc_fast() && inc_q_from_rat(&se.fq, &se.f);
-	if (se.fast)
-		se.contribution = inc_rat_to_dec(&se.f, 6);
+	se.fast = false;
+	if (overlap)
+	{
+		inc_rat_div(&se.f, overlap, &ss->coverage);
+		se.fast = inc_fast() && inc_q_from_rat(&se.fq, &se.f);
+		if (se.fast)
+			se.contribution = inc_rat_to_dec(&se.f, 6);
+	}
 	if (c->replay)
 		c->replay(c, ss->first, ss->last, ReplayMember, &se);
 	else
@@ -369,6 +471,65 @@ Overlap(const StackedState *st, const IncStack *stack)
 	return overlap;
 }
 
+/* GrowerOverlap: match grower: O_g(k), grower g's smallest coverage of the stack's sets. */
+static const IncRat *
+GrowerOverlap(const StackedState *st, const IncStack *stack, int g)
+{
+	const IncRat *coverage = st->grower_sets[g].coverage;
+	const IncRat *overlap = &coverage[stack->sets[0]];
+	int			j;
+
+	for (j = 1; j < stack->nsets; j++)
+		if (inc_rat_cmp(&coverage[stack->sets[j]], overlap) < 0)
+			overlap = &coverage[stack->sets[j]];
+	return overlap;
+}
+
+/*
+ * FinishByGrower: match grower: for each stack, each grower's overlap;
+ * for each set of the stack, each grower's factor O_g(k) / C_g(s), then
+ * the set's rows, each at its grower's factor.
+ */
+static void
+FinishByGrower(IncCalc *c, const IncOffer *offer, StackedState *st)
+{
+	Factor	   *factors = inc_alloc(sizeof(Factor) * (st->growers.n + 1));
+	int			k,
+				j,
+				g;
+
+	for (k = 0; k < offer->stacked.nstacks; k++)
+	{
+		const IncStack *stack = &offer->stacked.stacks[k];
+
+		for (j = 0; j < stack->nsets; j++)
+		{
+			int			s = stack->sets[j];
+			bool		any = false;
+
+			for (g = 0; g < st->growers.n; g++)
+			{
+				const IncRat *overlap = GrowerOverlap(st, stack, g);
+				Factor	   *gf = &factors[g];
+
+				if (c->tick)
+					c->tick();
+				gf->earns = inc_rat_sign(overlap) > 0;
+				if (!gf->earns)
+					continue;
+				any = true;
+				inc_rat_div(&gf->f, overlap, &st->grower_sets[g].coverage[s]);
+				gf->fast = inc_fast() && inc_q_from_rat(&gf->fq, &gf->f);
+				if (gf->fast)
+					gf->contribution = inc_rat_to_dec(&gf->f, 6);
+			}
+			if (any)
+				EmitSet(c, offer, st, stack, &offer->stacked.sets[s], &st->sets[s], NULL,
+						factors);
+		}
+	}
+}
+
 /* StackedFinish: overlaps per stack, then the rows. */
 static void
 StackedFinish(IncCalc *c, const IncOffer *offer, void *state)
@@ -378,6 +539,11 @@ StackedFinish(IncCalc *c, const IncOffer *offer, void *state)
 				j;
 
 	Settle(offer, st);
+	if (st->by_grower)
+	{
+		FinishByGrower(c, offer, st);
+		return;
+	}
 	for (k = 0; k < offer->stacked.nstacks; k++)
 	{
 		const IncStack *stack = &offer->stacked.stacks[k];
@@ -386,15 +552,73 @@ StackedFinish(IncCalc *c, const IncOffer *offer, void *state)
 		if (inc_rat_sign(overlap) <= 0)
 			continue;
 		for (j = 0; j < stack->nsets; j++)
-			EmitSet(c, offer, stack, &offer->stacked.sets[stack->sets[j]],
-					&st->sets[stack->sets[j]], overlap);
+			EmitSet(c, offer, st, stack, &offer->stacked.sets[stack->sets[j]],
+					&st->sets[stack->sets[j]], overlap, NULL);
+	}
+}
+
+/*
+ * GrowersJson: match grower: ,"growers": [{"grower_key", "coverage": {set
+ * key: C_g(s)}, "overlaps": {rate key: O_g(k)}}].
+ */
+static void
+GrowersJson(IncJsonBuf *b, const IncOffer *offer, const StackedState *st)
+{
+	int			g,
+				i;
+
+	inc_json_raw(b, ",\"growers\":[");
+	for (g = 0; g < st->growers.n; g++)
+	{
+		inc_json_raw(b, g ? ",{" : "{");
+		inc_json_key_string(b, "grower_key", st->growers.keys[g]);
+		inc_json_raw(b, ",\"coverage\":{");
+		for (i = 0; i < offer->stacked.nsets; i++)
+		{
+			if (i)
+				inc_json_raw(b, ",");
+			inc_json_key(b, offer->stacked.sets[i].key);
+			inc_json_rat(b, &st->grower_sets[g].coverage[i], 6);
+		}
+		inc_json_raw(b, "},\"overlaps\":{");
+		for (i = 0; i < offer->stacked.nstacks; i++)
+		{
+			if (i)
+				inc_json_raw(b, ",");
+			inc_json_key(b, offer->stacked.stacks[i].key);
+			inc_json_rat(b, GrowerOverlap(st, &offer->stacked.stacks[i], g), 6);
+		}
+		inc_json_raw(b, "}}");
+	}
+	inc_json_raw(b, "]");
+}
+
+/*
+ * StackOverlapByGrower: match grower: the sum of the stack's positive
+ * per-grower overlaps (what it pays on).
+ */
+static void
+StackOverlapByGrower(const StackedState *st, const IncStack *stack, IncRat *out)
+{
+	int			g;
+
+	inc_rat_from_int(out, 0);
+	for (g = 0; g < st->growers.n; g++)
+	{
+		const IncRat *o = GrowerOverlap(st, stack, g);
+
+		if (inc_rat_sign(o) > 0)
+			inc_rat_add(out, out, o);
 	}
 }
 
 /*
  * StackedDiagnose: {"sets": [{"key", "coverage_unit", "coverage",
  * "transactions"}], "stacks": [{"rate_key", "sku_set_keys", "overlap",
- * "earns", "factors": {set key: f}}]}.
+ * "earns", "factors": {set key: f}}]}.  Matched by grower, a set's
+ * coverage and transactions are those with a grower, a stack's overlap is
+ * the sum of its growers' positive overlaps (its factors: {}), and
+ * "match": "grower" and "growers" (GrowersJson) follow.
  */
 static const char *
 StackedDiagnose(IncCalc *c, const IncOffer *offer, void *state)
@@ -427,7 +651,15 @@ StackedDiagnose(IncCalc *c, const IncOffer *offer, void *state)
 	{
 		const IncStack *stack = &offer->stacked.stacks[i];
 		const IncRat *overlap = Overlap(st, stack);
-		bool		earns = inc_rat_sign(overlap) > 0;
+		IncRat		by_grower;
+		bool		earns;
+
+		if (st->by_grower)
+		{
+			StackOverlapByGrower(st, stack, &by_grower);
+			overlap = &by_grower;
+		}
+		earns = inc_rat_sign(overlap) > 0;
 
 		inc_json_raw(&b, i ? ",{" : "{");
 		inc_json_key_string(&b, "rate_key", stack->key);
@@ -441,7 +673,7 @@ StackedDiagnose(IncCalc *c, const IncOffer *offer, void *state)
 		inc_json_raw(&b, "],\"overlap\":");
 		inc_json_rat(&b, overlap, 6);
 		inc_json_raw(&b, earns ? ",\"earns\":true,\"factors\":{" : ",\"earns\":false,\"factors\":{");
-		for (j = 0; earns && j < stack->nsets; j++)
+		for (j = 0; earns && !st->by_grower && j < stack->nsets; j++)
 		{
 			IncRat		f;
 
@@ -453,7 +685,13 @@ StackedDiagnose(IncCalc *c, const IncOffer *offer, void *state)
 		}
 		inc_json_raw(&b, "}}");
 	}
-	inc_json_raw(&b, "]}");
+	inc_json_raw(&b, "]");
+	if (st->by_grower)
+	{
+		inc_json_raw(&b, ",\"match\":\"grower\"");
+		GrowersJson(&b, offer, st);
+	}
+	inc_json_raw(&b, "}");
 	return b.data;
 }
 
