@@ -338,7 +338,7 @@ static void
 FixtureTxn(char **f, IncTxn *t)
 {
 	memset(t, 0, sizeof(*t));
-	t->grower_key = grower_column >= 0 && f[grower_column][0] != '\0' ? f[grower_column] : NULL;
+	t->grower_key = grower_column >= 0 ? f[grower_column] : NULL;
 	t->transaction_id = f[0];
 	t->transaction_type = f[2];
 	t->transaction_date = Date(f[3]);
