@@ -693,3 +693,77 @@ END
 $function$;
 COMMENT ON FUNCTION incentives.preview_offer_change(jsonb, date, regclass, date) IS
   'What storing an offer document would change, storing nothing: per participant earned_now (the stored offer), earned_after (the document), settled (the statements'' total for the offer), change (earned_after - earned_now) and due_after (earned_after - settled), over the transactions of transactions dated through through_date. The document passes every check of a write; with effective_from, the change is previewed as incentives.change_rates would make it';
+
+------------------------------------------------------------------------
+-- An offer's currency once settled or accrued (docs/lifecycle.md,
+-- Statements per currency)
+--
+-- Every amount of a statement line and of an accrual line is in its
+-- offer's currency, and the next line of the pair subtracts what the
+-- earlier ones settled or accrued: a change of currency would subtract
+-- dollars from euros.  So once a statement line or an accrual line covers
+-- an offer, its "currency" (added, removed or changed) cannot change: an
+-- UPDATE that changes it, or an INSERT of the key (after a delete, or
+-- remove_settled_offer) in another currency than its lines', is refused
+-- (22023).  The check reads the lines the writing role may read, as the
+-- removal check does.
+------------------------------------------------------------------------
+
+CREATE OR REPLACE FUNCTION incentives_internal.offers_currency_check()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    v_new  text := NEW.document ->> 'currency';
+    v_old  text;
+    v_line text;
+    v_what text;
+BEGIN
+    IF TG_OP = 'UPDATE' THEN
+        v_old := OLD.document ->> 'currency';
+        IF v_old IS NOT DISTINCT FROM v_new THEN
+            RETURN NEW;
+        END IF;
+        IF EXISTS (SELECT 1 FROM incentives.statement_lines AS l WHERE l.offer_key = OLD.offer_key) THEN
+            v_what := 'statement lines';
+        ELSIF EXISTS (SELECT 1 FROM incentives.accrual_lines AS l WHERE l.offer_key = OLD.offer_key) THEN
+            v_what := 'accrual lines';
+        END IF;
+    ELSE
+        -- an offer key inserted again: its lines' currency (the latest's)
+        SELECT x.currency, x.what INTO v_line, v_what
+          FROM (SELECT l.currency, 'statement lines' AS what, l.statement_id AS id, 1 AS rank
+                  FROM incentives.statement_lines AS l WHERE l.offer_key = NEW.offer_key
+                UNION ALL
+                SELECT l.currency, 'accrual lines', l.accrual_id, 2
+                  FROM incentives.accrual_lines AS l WHERE l.offer_key = NEW.offer_key) AS x
+         ORDER BY x.rank, x.id DESC
+         LIMIT 1;
+        IF NOT FOUND OR v_line IS NOT DISTINCT FROM v_new THEN
+            RETURN NEW;
+        END IF;
+        v_old := v_line;
+    END IF;
+    IF v_what IS NOT NULL THEN
+        PERFORM incentives_internal.raise_error(
+            '22023',
+            format('offer "%s" cannot change its currency from %s to %s: %s cover it',
+                   NEW.offer_key, COALESCE(v_old, 'none'), COALESCE(v_new, 'none'), v_what),
+            format('Its settled and accrued amounts are in %s; the next line subtracts them from what it earns.',
+                   COALESCE(v_old, 'the transactions'' own currencies (no currency)')),
+            format('Keep "currency" %s. To pay in another currency from a date, store a new offer with its own offer_key and change this one''s rates to zero from that date (incentives.change_rates).',
+                   CASE WHEN v_old IS NULL THEN 'absent' ELSE format('"%s"', v_old) END));
+    END IF;
+    RETURN NEW;
+END
+$function$;
+COMMENT ON FUNCTION incentives_internal.offers_currency_check() IS
+  'Trigger: refuses a change of an offer''s "currency" (added, removed or changed) once a statement line or an accrual line covers the offer, and the insert of its key in another currency than its lines'' (22023)';
+
+DROP TRIGGER IF EXISTS offers_currency_check ON incentives.offers;
+CREATE TRIGGER offers_currency_check
+    BEFORE INSERT OR UPDATE OF document ON incentives.offers
+    FOR EACH ROW EXECUTE FUNCTION incentives_internal.offers_currency_check();
+COMMENT ON TRIGGER offers_currency_check ON incentives.offers IS
+  'An offer''s currency cannot change once a statement or accrual line covers it (22023)';
