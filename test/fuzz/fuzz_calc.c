@@ -24,8 +24,8 @@
  * Participants run A, B, then A again, on an engine with diagnostics on
  * for half of the inputs; A also runs on a plain engine.
  *
- * Outcomes: inc_fail with INC_ERR_NO_CONVERSION or INC_ERR_NULL (its
- * message names the transaction, and the engine's position names the same
+ * Outcomes: inc_fail with INC_ERR_NO_CONVERSION, INC_ERR_NO_EXCHANGE_RATE
+ * or INC_ERR_NULL (its message names the transaction, and the engine's position names the same
  * one), INC_ERR_PROPERTY_NOT_NUMBER (names the participant) or INC_ERR_RANGE
  * (overflow) is expected and ends the input, as an error ends the query;
  * INC_ERR_INTERNAL and INC_ERR_INVALID abort, and so does INC_ERR_RANGE
@@ -185,7 +185,8 @@ CheckPosition(const IncFailure *f)
 		fuzz_bug("no engine position during a calculation", f->message);
 	if (strcmp(participant, calculating_participant) != 0)
 		fuzz_bug("engine position names another participant", participant);
-	if (f->kind == INC_ERR_NO_CONVERSION || f->kind == INC_ERR_NULL)
+	if (f->kind == INC_ERR_NO_CONVERSION || f->kind == INC_ERR_NULL ||
+		f->kind == INC_ERR_NO_EXCHANGE_RATE)
 	{
 		const char *prefix = f->kind == INC_ERR_NULL ? "of transaction \"" : "for transaction \"";
 		char		want[256];
@@ -222,7 +223,7 @@ FailHook(const IncFailure *f)
 	last_fail_kind = f->kind;
 	snprintf(last_fail_message, sizeof(last_fail_message), "%s", f->message);
 	if (f->kind == INC_ERR_NO_CONVERSION || f->kind == INC_ERR_PROPERTY_NOT_NUMBER ||
-		f->kind == INC_ERR_NULL)
+		f->kind == INC_ERR_NULL || f->kind == INC_ERR_NO_EXCHANGE_RATE)
 	{
 		/* the error names the transaction or the participant */
 		if (strstr(f->message, "for transaction \"") == NULL &&
@@ -587,6 +588,18 @@ NewEngine(const World *w, bool diagnostics)
 		{"gal", "l", "3.785411784"}, {"l", "ml", "1000"}, {"lb", "oz", "16"},
 		{"ton", "lb", "2000"}, {"kg", "g", "1000"}, {"lb", "kg", "0.45359237"}
 	};
+	/* the currencies of fuzz_gen_txns: EUR has none, USD -> CAD both ways */
+	static const struct
+	{
+		const char *from;
+		const char *to;
+		const char *date;
+		const char *rate;
+	}			rates[] = {
+		{"USD", "CAD", "2025-01-01", "1.25"}, {"USD", "CAD", "2026-07-01", "1.3333"},
+		{"CAD", "USD", "2026-03-01", "0.7"}, {"CAD", "USD", "2026-07-01", "0.75"},
+		{"CAD", "USD", "2026-10-01", "0.7"}
+	};
 	IncEngine  *e = inc_engine_create();
 	uint32_t	i;
 	int			k;
@@ -602,6 +615,15 @@ NewEngine(const World *w, bool diagnostics)
 	}
 	for (k = 0; k < w->nextra; k++)
 		inc_engine_add_conversion(e, w->extra_from[k], w->extra_to[k], &w->extra_factor[k]);
+	for (k = 0; k < (int) (sizeof(rates) / sizeof(rates[0])); k++)
+	{
+		IncDec		r;
+		int32_t		day;
+
+		inc_dec_parse(rates[k].rate, strlen(rates[k].rate), &r);
+		(void) inc_date_parse(rates[k].date, &day);
+		inc_engine_add_exchange_rate(e, rates[k].from, rates[k].to, day, r);
+	}
 	for (i = 0; i <= w->sku_uom->mask; i++)
 		if (w->sku_uom->entries[i].key)
 			inc_engine_set_sku_uom(e, w->sku_uom->entries[i].key,

@@ -274,7 +274,10 @@ fuzz_certainly_unmet(const IncOffer *o, const IncTxn *txns, int ntxns, const cha
 				}
 				else
 				{
-					known = !(t->nulls & INC_TXN_NULL_AMOUNT);
+					/* an amount in another currency: its rate is the engine's */
+					known = !(t->nulls & INC_TXN_NULL_AMOUNT) &&
+						(o->currency == NULL || t->currency == NULL ||
+						 strcmp(o->currency, t->currency) == 0);
 					inc_rat_from_dec(&x, &t->amount);
 				}
 				inc_rat_add(&value, &value, &x);

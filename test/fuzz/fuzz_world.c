@@ -426,7 +426,8 @@ fuzz_gen_schedule(FuzzDriver *d, IncOffer *o)
  * (most mutations of a document break it), the driver bytes calculate
  * against one to three of these instead, so such inputs still explore the
  * transactions.  They share SKUs "a", "b", "c" and cover every strategy
- * and calculator, and every program rule (the last three).
+ * and calculator, and every program rule (the last three); three have a
+ * currency (docs/reference.md, Currencies).
  */
 #define B_PERIODS "\"periods\":[{\"key\":\"p\",\"start_date\":\"2026-01-01\",\"end_date\":\"2026-12-31\"}," \
 	"{\"key\":\"q\",\"start_date\":\"2026-07-01\",\"end_date\":\"2027-06-30\"}],"
@@ -441,14 +442,14 @@ fuzz_gen_schedule(FuzzDriver *d, IncOffer *o)
 
 const char *const fuzz_builtin_offers[] = {
 	B_HEAD("b.standard.percent", "standard", "percent_of_amount")
-	"\"prices\":[{\"sku_key\":\"a\",\"price\":50.0}],\"incentives\":["
+	"\"currency\":\"CAD\",\"prices\":[{\"sku_key\":\"a\",\"price\":50.0}],\"incentives\":["
 	"{\"period_key\":\"p\",\"transaction_type\":\"buy\",\"rates\":["
 	B_RATE("a", "3.0", "percent") "," B_RATE("b", "1.25", "percent") "]},"
 	"{\"key\":\"e2\",\"period_key\":\"q\",\"transaction_type\":\"sell\",\"rates\":["
 	B_RATE("a", "2", "percent") "]}]}",
 
 	B_HEAD("b.standard.fixed", "standard", "fixed_amount")
-	"\"incentives\":[{\"period_key\":\"p\",\"transaction_type\":\"buy\",\"rates\":["
+	"\"currency\":\"CAD\",\"incentives\":[{\"period_key\":\"p\",\"transaction_type\":\"buy\",\"rates\":["
 	B_RATE("a", "1000", "dollars") "," B_RATE("c", "333.333", "dollars") "]}]}",
 
 	B_HEAD("b.stepped.quantity", "stepped", "dollars_per_unit")
@@ -459,7 +460,7 @@ const char *const fuzz_builtin_offers[] = {
 	B_TIER("-50", "0.1", "dollars") "]}}",
 
 	B_HEAD("b.stepped.amount", "stepped", "percent_of_amount")
-	"\"incentive\":{\"filters\":[" B_FILTER("q", "\"b\",\"c\"", "sell") "],"
+	"\"currency\":\"USD\",\"incentive\":{\"filters\":[" B_FILTER("q", "\"b\",\"c\"", "sell") "],"
 	"\"threshold_definition\":{\"type\":\"aggregated_amount\",\"filters\":["
 	B_FILTER("q", "\"b\"", "sell") "]},"
 	"\"rates\":[" B_TIER("1000", "10", "percent") "," B_TIER("2000.0", "15", "percent") "]}}",
@@ -607,6 +608,17 @@ fuzz_gen_txns(FuzzDriver *d, const FuzzVocab *v, IncStrMap *sku_uom, int *ntxns)
 		else
 			t->uom_key = fuzz_pick_uom(d, v);
 		t->amount = fuzz_gen_dec(d, false);
+
+		/*
+		 * A currency, from the amount (no driver byte, so that the corpus
+		 * keeps its meaning): mostly none, else USD or CAD (exchange rates
+		 * both ways, fuzz_calc.c), rarely EUR (none).
+		 */
+		{
+			uint32_t	h = (uint32_t) ((uint64_t) t->amount.coef % 64);
+
+			t->currency = h < 12 ? "USD" : h < 20 ? "CAD" : h == 20 ? "EUR" : NULL;
+		}
 
 		/*
 		 * Sometimes NULLs, as a user's view may yield them: the host flags

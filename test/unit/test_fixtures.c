@@ -352,9 +352,10 @@ FixtureTxn(char **f, IncTxn *t)
 /*
  * Paged: the transactions handed to the engine in pages (IncTxnPages) of
  * two, two pages in memory at once, as a host does past its memory limit.
- * Each load copies the page's transaction_ids (after a 4-byte prefix)
- * into its slot's buffer, first overwriting what the slot held, so that a
- * pointer kept past its page reads a wrong id and fails the comparison.
+ * Each load copies the page's transaction_ids (after a 4-byte prefix) and
+ * currencies into its slot's buffers, first overwriting what the slot
+ * held, so that a pointer kept past its page reads a wrong id or currency
+ * and fails the comparison.
  */
 #define PAGE_TXNS	2
 #define PAGE_SLOTS	2
@@ -366,6 +367,7 @@ typedef struct Paged
 	const IncTxn *txns;
 	char		ids[PAGE_SLOTS][PAGE_TXNS][4 + PAGE_ID];
 	char		growers[PAGE_SLOTS][PAGE_TXNS][PAGE_ID];
+	char		currencies[PAGE_SLOTS][PAGE_TXNS][8];
 } Paged;
 
 static bool paged;
@@ -378,6 +380,7 @@ LoadPage(void *ctx, int page, int slot, IncTxn *out)
 
 	memset(p->ids[slot], '#', sizeof(p->ids[slot]));
 	memset(p->growers[slot], '#', sizeof(p->growers[slot]));
+	memset(p->currencies[slot], '#', sizeof(p->currencies[slot]));
 	for (i = 0; i < PAGE_TXNS && page * PAGE_TXNS + i < p->pages.ntxns; i++)
 	{
 		char	   *id = p->ids[slot][i];
@@ -391,6 +394,11 @@ LoadPage(void *ctx, int page, int slot, IncTxn *out)
 		{
 			snprintf(p->growers[slot][i], PAGE_ID, "%s", out[i].grower_key);
 			out[i].grower_key = p->growers[slot][i];
+		}
+		if (out[i].currency)
+		{
+			snprintf(p->currencies[slot][i], sizeof(p->currencies[0][0]), "%s", out[i].currency);
+			out[i].currency = p->currencies[slot][i];
 		}
 	}
 }

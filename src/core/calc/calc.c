@@ -106,13 +106,11 @@ inc_calc_keep(const IncCalc *c, const IncTxn *t)
 	id = inc_alloc((size_t) pages->id_prefix + len);
 	memcpy(id, t->transaction_id - pages->id_prefix, (size_t) pages->id_prefix + len);
 	copy->transaction_id = id + pages->id_prefix;
+	/* the optional columns' strings are the page's too */
 	if (t->grower_key)
-	{
-		len = strlen(t->grower_key) + 1;
-		id = inc_alloc(len);
-		memcpy(id, t->grower_key, len);
-		copy->grower_key = id;
-	}
+		copy->grower_key = inc_strdup(t->grower_key);
+	if (t->currency)
+		copy->currency = inc_strdup(t->currency);
 	return copy;
 }
 

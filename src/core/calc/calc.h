@@ -237,8 +237,9 @@ inc_calc_txn(const IncCalc *c, int i)
 /*
  * inc_calc_keep: t, or where its transactions are in pages a copy of t
  * that stays valid for the whole calculation (its transaction_id copied
- * with the host's prefix bytes, and its grower_key), for what is kept past the transaction's
- * turn: a held row, a noted error, a pool's sort.
+ * with the host's prefix bytes, its grower_key and currency copied), for
+ * what is kept past the transaction's turn: a held row, a noted error, a
+ * pool's sort.
  */
 extern const IncTxn *inc_calc_keep(const IncCalc *c, const IncTxn *t);
 

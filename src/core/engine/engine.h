@@ -61,7 +61,10 @@ extern void inc_engine_set_tick(IncEngine *e, IncTickFn tick);
  * inc_engine_add_exchange_rate: a row of incentives.exchange_rates
  * (docs/reference.md, Currencies): one unit of from is rate units of to
  * from rate_date (days since 2000-01-01) on.  Call before
- * inc_engine_prepare, in the allocator the engine lives in.
+ * inc_engine_prepare, in the allocator the engine lives in (the strings
+ * are copied).  A rate <= 0 fails (INC_ERR_INVALID: the table refuses
+ * it).  inc_engine_prepare makes, for each offer's currency, the rate
+ * from every other currency as dated steps (calc.h, IncExchangeStep).
  */
 extern void inc_engine_add_exchange_rate(IncEngine *e, const char *from, const char *to,
 										 int32_t rate_date, IncDec rate);
