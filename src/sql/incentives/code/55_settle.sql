@@ -715,6 +715,9 @@ LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
+    -- (offer_key is generated from the document: not yet computed in a
+    -- BEFORE trigger)
+    v_key  text := NEW.document ->> 'offer_key';
     v_new  text := NEW.document ->> 'currency';
     v_old  text;
     v_line text;
@@ -734,10 +737,10 @@ BEGIN
         -- an offer key inserted again: its lines' currency (the latest's)
         SELECT x.currency, x.what INTO v_line, v_what
           FROM (SELECT l.currency, 'statement lines' AS what, l.statement_id AS id, 1 AS rank
-                  FROM incentives.statement_lines AS l WHERE l.offer_key = NEW.offer_key
+                  FROM incentives.statement_lines AS l WHERE l.offer_key = v_key
                 UNION ALL
                 SELECT l.currency, 'accrual lines', l.accrual_id, 2
-                  FROM incentives.accrual_lines AS l WHERE l.offer_key = NEW.offer_key) AS x
+                  FROM incentives.accrual_lines AS l WHERE l.offer_key = v_key) AS x
          ORDER BY x.rank, x.id DESC
          LIMIT 1;
         IF NOT FOUND OR v_line IS NOT DISTINCT FROM v_new THEN
@@ -749,7 +752,7 @@ BEGIN
         PERFORM incentives_internal.raise_error(
             '22023',
             format('offer "%s" cannot change its currency from %s to %s: %s cover it',
-                   NEW.offer_key, COALESCE(v_old, 'none'), COALESCE(v_new, 'none'), v_what),
+                   v_key, COALESCE(v_old, 'none'), COALESCE(v_new, 'none'), v_what),
             format('Its settled and accrued amounts are in %s; the next line subtracts them from what it earns.',
                    COALESCE(v_old, 'the transactions'' own currencies (no currency)')),
             format('Keep "currency" %s. To pay in another currency from a date, store a new offer with its own offer_key and change this one''s rates to zero from that date (incentives.change_rates).',
