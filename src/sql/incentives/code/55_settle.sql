@@ -706,7 +706,9 @@ COMMENT ON FUNCTION incentives.preview_offer_change(jsonb, date, regclass, date)
 -- UPDATE that changes it, or an INSERT of the key (after a delete, or
 -- remove_settled_offer) in another currency than its lines', is refused
 -- (22023).  The check reads the lines the writing role may read, as the
--- removal check does.
+-- removal check does (caller's rights, docs/security.md): a change of
+-- currency needs the privilege to read them; an insert by a role that may
+-- not read them is not checked.
 ------------------------------------------------------------------------
 
 CREATE OR REPLACE FUNCTION incentives_internal.offers_currency_check()
@@ -733,6 +735,11 @@ BEGIN
         ELSIF EXISTS (SELECT 1 FROM incentives.accrual_lines AS l WHERE l.offer_key = OLD.offer_key) THEN
             v_what := 'accrual lines';
         END IF;
+    ELSIF NOT (has_table_privilege('incentives.statement_lines', 'SELECT')
+               AND has_table_privilege('incentives.accrual_lines', 'SELECT')) THEN
+        -- a writer who may not read the lines inserts offers as before
+        -- (a change of currency, above, needs to read them)
+        RETURN NEW;
     ELSE
         -- an offer key inserted again: its lines' currency (the latest's)
         SELECT x.currency, x.what INTO v_line, v_what
