@@ -18,14 +18,18 @@
 -- and reason of the statements and accruals -- are left out of their rows
 -- in the same way; the offer versions are compared without their NULLs,
 -- so that the NULL effective_from 0.4.0 adds leaves a version as it was;
--- the transactions too, so that the NULL grower_key, currency and
--- original_transaction_id 0.5.0 adds leave a transaction as it was.)
+-- the transactions likewise, so that the NULL grower_key, currency and
+-- original_transaction_id 0.5.0 adds leave a row as it was, and the lines'
+-- currency that 0.5.0 adds is left out of the statement and accrual
+-- lines.)
 SELECT format($q$SELECT %L || ' rows ' || count(*) || ' md5 ' || coalesce(md5(string_agg(%s, E'\n' ORDER BY %s COLLATE "C")), '-') FROM %s AS t$q$,
               'table ' || c.oid::regclass::text,
               CASE WHEN c.oid::regclass::text = 'incentives.calculation_runs'
                    THEN $e$(to_jsonb(t) - '{on_error,changed_only,exceptions}'::text[])::text$e$
                    WHEN c.oid::regclass::text = 'incentives.statement_lines'
-                   THEN $e$(to_jsonb(t) - '{kind,offer_version}'::text[])::text$e$
+                   THEN $e$(to_jsonb(t) - '{kind,offer_version,currency}'::text[])::text$e$
+                   WHEN c.oid::regclass::text = 'incentives.accrual_lines'
+                   THEN $e$(to_jsonb(t) - '{currency}'::text[])::text$e$
                    WHEN c.oid::regclass::text IN ('incentives.statements', 'incentives.accruals')
                    THEN $e$(to_jsonb(t) - '{transactions,reverses,reason}'::text[])::text$e$
                    WHEN g.attname IS NOT NULL OR c.oid::regclass::text IN ('incentives.earnings', 'incentives.offer_versions',
@@ -36,7 +40,9 @@ SELECT format($q$SELECT %L || ' rows ' || count(*) || ' md5 ' || coalesce(md5(st
               CASE WHEN c.oid::regclass::text = 'incentives.calculation_runs'
                    THEN $e$(to_jsonb(t) - '{on_error,changed_only,exceptions}'::text[])::text$e$
                    WHEN c.oid::regclass::text = 'incentives.statement_lines'
-                   THEN $e$(to_jsonb(t) - '{kind,offer_version}'::text[])::text$e$
+                   THEN $e$(to_jsonb(t) - '{kind,offer_version,currency}'::text[])::text$e$
+                   WHEN c.oid::regclass::text = 'incentives.accrual_lines'
+                   THEN $e$(to_jsonb(t) - '{currency}'::text[])::text$e$
                    WHEN c.oid::regclass::text IN ('incentives.statements', 'incentives.accruals')
                    THEN $e$(to_jsonb(t) - '{transactions,reverses,reason}'::text[])::text$e$
                    WHEN g.attname IS NOT NULL OR c.oid::regclass::text IN ('incentives.earnings', 'incentives.offer_versions',

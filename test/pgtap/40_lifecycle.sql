@@ -51,8 +51,8 @@ SELECT results_eq(
      WHERE attrelid = 'incentives.statement_lines'::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum$$,
   $$VALUES ('statement_id', 'bigint'), ('participant_key', 'text'), ('offer_key', 'text'),
            ('earned_to_date', 'numeric(20,2)'), ('settled_before', 'numeric(20,2)'), ('amount_due', 'numeric(20,2)'),
-           ('kind', 'text'), ('offer_version', 'integer')$$,
-  'statement_lines: amounts with 2 places, the line''s kind and the offer''s version');
+           ('kind', 'text'), ('offer_version', 'integer'), ('currency', 'text')$$,
+  'statement_lines: amounts with 2 places, the line''s kind, the offer''s version and currency');
 
 -- The released 0.1.0 script declares the calculation with four arguments
 -- and the same C symbols: the library serves both declarations.

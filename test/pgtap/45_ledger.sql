@@ -10,7 +10,7 @@ SET client_min_messages = warning;
 TRUNCATE incentives.offers, incentives.transactions, incentives.skus,
          incentives.participant_properties;
 
-SELECT plan(54);
+SELECT plan(60);
 
 -- at_commit(sql): sql, then the end-of-transaction checks at once
 CREATE FUNCTION pg_temp.at_commit(sql text) RETURNS void LANGUAGE plpgsql AS $$
@@ -276,6 +276,32 @@ SELECT results_eq(
      WHERE l.participant_key = 'p4' AND l.accrual_id = (SELECT max(accrual_id) FROM incentives.accruals)$$,
   $$VALUES (100.00::numeric(20,2), 100.00::numeric(20,2))$$,
   'the next accrual starts from where the pair was before the voided one');
+
+------------------------------------------------------------------------
+-- An offer's currency once a line covers it (docs/lifecycle.md,
+-- Statements per currency)
+------------------------------------------------------------------------
+SELECT is((SELECT count(*) FROM incentives.statement_lines WHERE offer_key = 'led.capped' AND currency IS NULL),
+          (SELECT count(*) FROM incentives.statement_lines WHERE offer_key = 'led.capped'),
+          'the lines of an offer without a currency have none');
+SELECT throws_ok($$UPDATE incentives.offers SET document = document || '{"currency": "CAD"}'
+                    WHERE offer_key = 'led.capped'$$,
+                 '22023', 'offer "led.capped" cannot change its currency from none to CAD: statement lines cover it',
+                 'a currency is not added to an offer a statement line covers');
+SELECT lives_ok($$UPDATE incentives.offers SET document = document || '{"label": "capped"}'
+                   WHERE offer_key = 'led.capped'$$,
+                'any other change of it passes');
+SELECT lives_ok($$INSERT INTO incentives.offers (document)
+                  SELECT document || '{"offer_key": "led.cad", "currency": "CAD"}'
+                    FROM incentives.offers WHERE offer_key = 'led.capped'$$,
+                'an offer no line covers takes a currency');
+SELECT lives_ok($$UPDATE incentives.offers SET document = document || '{"currency": "USD"}'
+                   WHERE offer_key = 'led.cad'$$,
+                'and changes it');
+SELECT is(incentives_internal.amounts_by_currency(ARRAY[1.50, 2.00, -0.50, 3.25]::numeric[],
+                                                  ARRAY['USD', NULL, 'USD', 'CAD']),
+          '2.00, 3.25 CAD, 1.00 USD',
+          'NOTICE totals per currency: without a currency first, bare; never one figure of two');
 
 SELECT * FROM finish();
 ROLLBACK;

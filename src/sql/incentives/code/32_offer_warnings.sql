@@ -126,6 +126,35 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.transaction_profile(regclass) IS
   'offer_warnings and program_skus helper: the transactions of a relation (NULL: incentives.transactions) counted by sku_key, uom_key, transaction_type and transaction_date (one read, with the caller''s rights: row-level security applies)';
 
+-- The transactions that carry a currency counted by SKU, type, date and
+-- currency (mixed_currencies); none when the relation has no currency
+-- column (read as NULL, as the calculation reads it).
+CREATE OR REPLACE FUNCTION incentives_internal.transaction_currencies(transactions regclass)
+RETURNS TABLE (sku_key text, transaction_type text, transaction_date date, currency text,
+               n bigint)
+LANGUAGE plpgsql
+STABLE PARALLEL SAFE
+ROWS 100
+SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    v_relation regclass := COALESCE(transaction_currencies.transactions, 'incentives.transactions');
+BEGIN
+    PERFORM incentives_internal.transactions_relation_check(v_relation);
+    IF NOT EXISTS (SELECT FROM pg_attribute AS a
+                    WHERE a.attrelid = v_relation AND a.attname = 'currency'
+                      AND a.attnum > 0 AND NOT a.attisdropped) THEN
+        RETURN;
+    END IF;
+    RETURN QUERY EXECUTE format(
+        'SELECT t.sku_key::pg_catalog.text, t.transaction_type::pg_catalog.text,'
+        ' t.transaction_date, t.currency::pg_catalog.text, pg_catalog.count(*)'
+        '  FROM %s AS t WHERE t.currency IS NOT NULL GROUP BY 1, 2, 3, 4', v_relation);
+END
+$function$;
+COMMENT ON FUNCTION incentives_internal.transaction_currencies(regclass) IS
+  'offer_warnings helper: the transactions of a relation (NULL: incentives.transactions) that carry a currency, counted by sku_key, transaction_type, transaction_date and currency (none without a currency column; one read, with the caller''s rights)';
+
 -- What every stored offer reads: incentives_internal.offer_references of
 -- each document, with its offer.
 CREATE OR REPLACE FUNCTION incentives_internal.offer_references_all()
@@ -459,6 +488,28 @@ AS $function$
        AND NOT EXISTS (SELECT FROM incentives.groups AS g
                         WHERE g.group_type = o.document ->> 'group_type')
     UNION ALL
+    -- mixed_currencies: an offer without a currency whose transactions (of
+    -- its SKUs, types and periods) carry more than one currency: their
+    -- amounts are added as they are (docs/reference.md, Currencies)
+    SELECT m.offer_key, NULL, 'mixed_currencies',
+           format('the offer has no "currency" but its transactions carry %s currencies (%s): their amounts are added as they are; give it a "currency" (and incentives.exchange_rates the rates) or split it by currency',
+                  count(*), string_agg(m.currency || ': ' || m.n || CASE m.n WHEN 1 THEN ' transaction' ELSE ' transactions' END,
+                                       ', ' ORDER BY m.currency COLLATE "C"))
+      FROM (SELECT r.offer_key, c.currency, sum(c.n) AS n
+              FROM (SELECT DISTINCT q.offer_key, q.sku_key, q.transaction_type, q.start_date, q.end_date
+                      FROM refs AS q
+                     WHERE q.kind = 'sku' AND q.sku_key IS NOT NULL AND q.role <> 'price') AS r
+              JOIN incentives.offers AS o ON o.offer_key = r.offer_key
+              JOIN incentives_internal.transaction_currencies($1) AS c
+                ON c.sku_key = r.sku_key
+               AND (r.transaction_type IS NULL OR c.transaction_type = r.transaction_type)
+               AND (r.start_date IS NULL OR c.transaction_date >= r.start_date)
+               AND (r.end_date IS NULL OR c.transaction_date <= r.end_date)
+             WHERE o.document ->> 'currency' IS NULL
+             GROUP BY r.offer_key, c.currency) AS m
+     GROUP BY m.offer_key
+    HAVING count(*) > 1
+    UNION ALL
     -- offer_key_format: empty, or leading or trailing white space, or a
     -- control character (what a write refuses since 0.4)
     SELECT o.offer_key, 'offer_key', 'offer_key_format',
@@ -494,7 +545,7 @@ AS $function$
               w.message COLLATE "C"
 $function$;
 COMMENT ON FUNCTION incentives.offer_warnings(regclass) IS
-  'What in the stored offers is legal but likely wrong, computed now against the data as it is (transactions from any relation with the transaction columns; row-level security applies): one row per finding with the offer, the JSON path, a code and a sentence naming the value.  Codes: unknown_field and implausible_rate (the document alone, as the engine reads it); unknown_sku (no row of incentives.skus and no transaction has the SKU); unknown_product (a product key incentives.products does not have); empty_product (a listed product no SKU is in on any day of the offer''s span); ambiguous_product_rate (a SKU in two products of one standard entry''s rates at the same nearest distance: the one listed first applies); unknown_transaction_type (no transaction has it); empty_period (ended before today, transactions dated after its end exist, none of the offer''s SKUs dated in it); period_outside_book (a period that overlaps the dates of no other offer, from its earliest period start to its latest end, in a book with others, and in which no transaction of the offer''s SKUs is dated: judged against the book and the data, never the clock; also raised as a WARNING when the offer is stored); unknown_unit (a stacked conversion''s "from" with no conversion either way to the SKU''s unit in incentives.skus, or, for a SKU without a row there, named by no row of incentives.skus, incentives.uom_conversions or the transactions); sku_without_unit (dollars per unit on a SKU without a row in incentives.skus whose transactions come in more than one unit); no_enrollments ("enrollment": "required", no enrollment row); no_groups ("aggregation": "group", no membership row); unknown_group_type (a "group_type" no row of incentives.groups has, with the type it was probably meant to be); and stored keys a write now refuses: offer_key_format (empty, surrounding white space, a control character), offer_key_case (equal to another offer''s but for case) and enrollment_without_offer (enrollment rows of a missing offer).  An unknown SKU, product, transaction type or enrollment offer key comes with the known one it was probably meant to be, by the rule of every suggestion (incentives_internal.suggested_key: the same but for case, separators, look-alike digits or a plural s; an abbreviation; within 1 or 2 edits)';
+  'What in the stored offers is legal but likely wrong, computed now against the data as it is (transactions from any relation with the transaction columns; row-level security applies): one row per finding with the offer, the JSON path, a code and a sentence naming the value.  Codes: unknown_field and implausible_rate (the document alone, as the engine reads it); unknown_sku (no row of incentives.skus and no transaction has the SKU); unknown_product (a product key incentives.products does not have); empty_product (a listed product no SKU is in on any day of the offer''s span); ambiguous_product_rate (a SKU in two products of one standard entry''s rates at the same nearest distance: the one listed first applies); unknown_transaction_type (no transaction has it); empty_period (ended before today, transactions dated after its end exist, none of the offer''s SKUs dated in it); period_outside_book (a period that overlaps the dates of no other offer, from its earliest period start to its latest end, in a book with others, and in which no transaction of the offer''s SKUs is dated: judged against the book and the data, never the clock; also raised as a WARNING when the offer is stored); unknown_unit (a stacked conversion''s "from" with no conversion either way to the SKU''s unit in incentives.skus, or, for a SKU without a row there, named by no row of incentives.skus, incentives.uom_conversions or the transactions); sku_without_unit (dollars per unit on a SKU without a row in incentives.skus whose transactions come in more than one unit); no_enrollments ("enrollment": "required", no enrollment row); no_groups ("aggregation": "group", no membership row); mixed_currencies (an offer without a "currency" whose transactions carry more than one currency); unknown_group_type (a "group_type" no row of incentives.groups has, with the type it was probably meant to be); and stored keys a write now refuses: offer_key_format (empty, surrounding white space, a control character), offer_key_case (equal to another offer''s but for case) and enrollment_without_offer (enrollment rows of a missing offer).  An unknown SKU, product, transaction type or enrollment offer key comes with the known one it was probably meant to be, by the rule of every suggestion (incentives_internal.suggested_key: the same but for case, separators, look-alike digits or a plural s; an abbreviation; within 1 or 2 edits)';
 
 CREATE OR REPLACE VIEW incentives.offer_warnings WITH (security_invoker = true) AS
 SELECT w.offer_key, w.path, w.code, w.message
@@ -503,7 +554,7 @@ COMMENT ON VIEW incentives.offer_warnings IS
   'incentives.offer_warnings() over incentives.transactions: what in the stored offers is legal but likely wrong, computed on read; a correct program book has no row';
 COMMENT ON COLUMN incentives.offer_warnings.offer_key IS 'The offer (for enrollment_without_offer: the enrollments'' offer_key, which names no offer)';
 COMMENT ON COLUMN incentives.offer_warnings.path IS 'The JSON path in the offer document of what the warning is about (periods[0], incentives[1].rates[0].sku_key, ...); NULL when it is about no field of the document';
-COMMENT ON COLUMN incentives.offer_warnings.code IS 'unknown_sku, unknown_product, empty_product, ambiguous_product_rate, unknown_transaction_type, empty_period, period_outside_book, implausible_rate, unknown_unit, sku_without_unit, no_enrollments, no_groups, unknown_group_type, unknown_field, offer_key_format, offer_key_case or enrollment_without_offer';
+COMMENT ON COLUMN incentives.offer_warnings.code IS 'unknown_sku, unknown_product, empty_product, ambiguous_product_rate, unknown_transaction_type, empty_period, period_outside_book, implausible_rate, unknown_unit, sku_without_unit, no_enrollments, no_groups, mixed_currencies, unknown_group_type, unknown_field, offer_key_format, offer_key_case or enrollment_without_offer';
 COMMENT ON COLUMN incentives.offer_warnings.message IS 'A sentence naming the value, with a suggestion where one fits';
 
 ------------------------------------------------------------------------
@@ -665,10 +716,28 @@ AS $function$
 -- matched against an offer's filters; a NULL quantity, uom_key or amount,
 -- and a unit with no conversion to the SKU's unit or a stacked
 -- conversion's unit, fail where a figure of a matching row needs them.
+--
+-- The optional columns (a relation without one reads NULL there, as the
+-- calculation reads it: src/pg/read/txn_relation.c) give four codes more:
+-- no_grower, no_exchange_rate, return_outside_period and unknown_original
+-- (docs/reference.md, Transaction warnings).  A return (a negative
+-- quantity, or a zero quantity and a negative amount) whose
+-- original_transaction_id names a transaction of the same participant and
+-- SKU dated on or before it is matched: its matching date is the
+-- original's date, which decides which period and exchange rate apply.
 DECLARE
     v_relation regclass := COALESCE(transaction_warnings.transactions, 'incentives.transactions');
     v_unique   boolean := incentives_internal.transactions_relation_check(v_relation);
+    v_column   text[];
 BEGIN
+    v_column := ARRAY(
+        SELECT CASE WHEN EXISTS (SELECT FROM pg_attribute AS a
+                                  WHERE a.attrelid = v_relation AND a.attname = c.name
+                                    AND a.attnum > 0 AND NOT a.attisdropped)
+                    THEN format('t.%I::pg_catalog.text', c.name) ELSE 'NULL::pg_catalog.text' END
+          FROM unnest(ARRAY['grower_key', 'currency', 'original_transaction_id'])
+               WITH ORDINALITY AS c(name, i)
+         ORDER BY c.i);
     RETURN QUERY EXECUTE format($query$
         WITH needs AS MATERIALIZED (SELECT * FROM incentives_internal.transaction_needs()),
         rows AS (
@@ -679,7 +748,10 @@ BEGIN
                    t.sku_key::pg_catalog.text AS sku_key,
                    t.quantity::pg_catalog.numeric AS quantity,
                    t.uom_key::pg_catalog.text AS uom_key,
-                   t.amount::pg_catalog.numeric AS amount
+                   t.amount::pg_catalog.numeric AS amount,
+                   %3$s AS grower_key,
+                   %4$s AS currency,
+                   %5$s AS original_transaction_id
               FROM %1$s AS t),
         -- per SKU, type and date of the rows (one read of the relation,
         -- grouped): what a matching row's figures need there, and the
@@ -736,6 +808,49 @@ BEGIN
                 OR r.quantity::pg_catalog.text IN ('NaN', 'Infinity', '-Infinity')
                 OR r.amount::pg_catalog.text IN ('NaN', 'Infinity', '-Infinity')
                 OR r.uom_key <> ANY (r.targets))
+        ,
+        -- the rows the offers read that the optional columns concern, with
+        -- their matching date: a matched return's is its original's
+        dated AS MATERIALIZED (
+            SELECT r.*,
+                   COALESCE(r.quantity < 0 OR (r.quantity = 0 AND r.amount < 0), false) AS is_return,
+                   m.original_date,
+                   COALESCE(m.original_date, r.transaction_date) AS matching_date
+              FROM read AS r
+             CROSS JOIN LATERAL (
+                  SELECT CASE WHEN r.original_transaction_id IS NOT NULL
+                               AND (r.quantity < 0 OR (r.quantity = 0 AND r.amount < 0))
+                              THEN (SELECT min(o.transaction_date) FROM rows AS o
+                                     WHERE o.transaction_id = r.original_transaction_id
+                                       AND o.participant_key = r.participant_key
+                                       AND o.sku_key = r.sku_key
+                                       AND o.transaction_date <= r.transaction_date) END
+                         AS original_date) AS m
+             WHERE r.sku_key IS NOT NULL
+               AND (r.grower_key IS NULL OR r.currency IS NOT NULL OR r.original_transaction_id IS NOT NULL
+                    OR r.quantity < 0 OR (r.quantity = 0 AND r.amount < 0))),
+        -- per offer, what it reads (SKUs in their roles, with the type and
+        -- period, and its periods), its currency and grower rules
+        offer_reads AS MATERIALIZED (
+            SELECT f.offer_key, f.kind, f.role, f.sku_key, f.transaction_type, f.start_date,
+                   f.end_date, o.document ->> 'currency' AS currency,
+                   COALESCE(o.document -> 'incentive' ->> 'match' = 'grower', false) AS by_grower,
+                   (SELECT q ->> 'key' FROM jsonb_array_elements(
+                                               CASE WHEN jsonb_typeof(o.document -> 'requirements') = 'array'
+                                                    THEN o.document -> 'requirements' END)
+                                            WITH ORDINALITY AS e(q, i)
+                     WHERE q ->> 'scope' = 'grower' ORDER BY e.i LIMIT 1) AS grower_requirement
+              FROM incentives_internal.offer_references_all() AS f
+              JOIN incentives.offers AS o ON o.offer_key = f.offer_key
+             WHERE (f.kind = 'sku' AND f.sku_key IS NOT NULL AND f.role <> 'price')
+                OR f.kind = 'period'),
+        offer_periods AS MATERIALIZED (
+            SELECT o.offer_key,
+                   string_agg(DISTINCT to_char(o.start_date, 'YYYY-MM-DD') || ' to '
+                              || to_char(o.end_date, 'YYYY-MM-DD'), ', ') AS periods
+              FROM offer_reads AS o
+             WHERE o.kind = 'period'
+             GROUP BY o.offer_key)
         SELECT w.participant_key, w.transaction_id, w.code, w.message FROM (
         SELECT r.participant_key, r.transaction_id, 'null_column'::text AS code,
                'column ' || to_json(c.name)::text || r.whose || ' is NULL'
@@ -784,14 +899,112 @@ BEGIN
                 HAVING count(*) > 1) AS d
             ON d.transaction_id = r.transaction_id AND r.sku_key IS NOT NULL
          WHERE NOT %2$L
+        UNION ALL
+        -- no_grower: a transaction of a grower-matched stacked offer's sets,
+        -- or read by an offer with a grower-scoped requirement, without a
+        -- grower_key: it earns nothing there
+        SELECT r.participant_key, r.transaction_id, 'no_grower',
+               'transaction ' || to_json(r.transaction_id)::text || ' of participant '
+               || to_json(r.participant_key)::text || ' (sku ' || to_json(r.sku_key)::text
+               || ') has no grower_key: offer ' || to_json(o.offer_key)::text
+               || CASE WHEN o.by_grower
+                       THEN ' matches its sets by grower ("match": "grower"), so it takes part in no overlap and earns nothing there'
+                       ELSE ' has requirement ' || to_json(o.grower_requirement)::text
+                            || ' of scope grower, so its rows there are removed' END
+          FROM dated AS r
+          JOIN offer_reads AS o
+            ON o.sku_key = r.sku_key
+           AND (o.transaction_type IS NULL OR o.transaction_type = r.transaction_type)
+           AND (o.start_date IS NULL OR r.matching_date >= o.start_date)
+           AND (o.end_date IS NULL OR r.matching_date <= o.end_date)
+         WHERE r.grower_key IS NULL AND r.transaction_id IS NOT NULL
+           AND ((o.by_grower AND o.role LIKE 'set:%%') OR o.grower_requirement IS NOT NULL)
+         GROUP BY r.participant_key, r.transaction_id, r.sku_key, o.offer_key, o.by_grower,
+                  o.grower_requirement
+        UNION ALL
+        -- no_exchange_rate: a transaction in another currency than an
+        -- offer's that reads it, with no rate of either pair on or before
+        -- its matching date
+        SELECT r.participant_key, r.transaction_id, 'no_exchange_rate',
+               'no exchange rate from ' || to_json(r.currency)::text || ' to '
+               || to_json(o.currency)::text || ' on or before '
+               || to_char(r.matching_date, 'YYYY-MM-DD')
+               || CASE WHEN r.original_date IS NOT NULL THEN ' (the date of its original sale '
+                            || to_json(r.original_transaction_id)::text || ')' ELSE '' END
+               || ' for transaction ' || to_json(r.transaction_id)::text || ' of participant '
+               || to_json(r.participant_key)::text || ' in offer ' || to_json(o.offer_key)::text
+               || ': incentives.exchange_rates has no row of either pair by then, and the calculation refuses it'
+          FROM dated AS r
+          JOIN offer_reads AS o
+            ON o.sku_key = r.sku_key
+           AND (o.transaction_type IS NULL OR o.transaction_type = r.transaction_type)
+           AND (o.start_date IS NULL OR r.matching_date >= o.start_date)
+           AND (o.end_date IS NULL OR r.matching_date <= o.end_date)
+         WHERE r.currency IS NOT NULL AND o.currency IS NOT NULL AND r.currency <> o.currency
+           AND r.matching_date IS NOT NULL
+           AND NOT EXISTS (SELECT FROM incentives.exchange_rates AS x
+                            WHERE ((x.from_currency = r.currency AND x.to_currency = o.currency)
+                                   OR (x.from_currency = o.currency AND x.to_currency = r.currency))
+                              AND x.rate_date <= r.matching_date)
+         GROUP BY r.participant_key, r.transaction_id, r.currency, r.matching_date, r.original_date,
+                  r.original_transaction_id, o.offer_key, o.currency
+        UNION ALL
+        -- return_outside_period: a return matched to no original sale, of a
+        -- SKU an offer earns on, dated outside every period of that offer
+        SELECT r.participant_key, r.transaction_id, 'return_outside_period',
+               'return ' || to_json(r.transaction_id)::text || ' of participant '
+               || to_json(r.participant_key)::text || ' (sku ' || to_json(r.sku_key)::text
+               || ', dated ' || to_char(r.transaction_date, 'YYYY-MM-DD')
+               || ') lies outside every period of offer ' || to_json(p.offer_key)::text
+               || ' (' || p.periods || ') and names no original sale'
+               || CASE WHEN r.original_transaction_id IS NOT NULL THEN ' it can be matched to' ELSE '' END
+               || ': it claws nothing back there; set original_transaction_id to the sale it returns'
+          FROM dated AS r
+          JOIN offer_periods AS p ON true
+         WHERE r.is_return AND r.original_date IS NULL AND r.transaction_date IS NOT NULL
+           AND EXISTS (SELECT FROM offer_reads AS o
+                        WHERE o.offer_key = p.offer_key AND o.sku_key = r.sku_key
+                          AND (o.role = 'earning' OR o.role LIKE 'set:%%'))
+           AND NOT EXISTS (SELECT FROM offer_reads AS o
+                            WHERE o.offer_key = p.offer_key AND o.kind = 'period'
+                              AND r.transaction_date BETWEEN o.start_date AND o.end_date)
+        UNION ALL
+        -- unknown_original: an original_transaction_id that names nothing
+        -- usable (no transaction of the same participant and SKU dated on or
+        -- before it), or set on a row that is not a return
+        SELECT r.participant_key, r.transaction_id, 'unknown_original',
+               'original_transaction_id ' || to_json(r.original_transaction_id)::text
+               || ' of transaction ' || to_json(r.transaction_id)::text || ' of participant '
+               || to_json(r.participant_key)::text
+               || CASE WHEN NOT r.is_return
+                       THEN ' is ignored: the transaction is not a return (quantity '
+                            || r.quantity::text || ', amount ' || r.amount::text
+                            || '); only a negative quantity, or a zero quantity and a negative amount, is matched to its sale'
+                       ELSE ' names no transaction of the same participant and sku '
+                            || to_json(r.sku_key)::text || ' dated on or before '
+                            || COALESCE(to_char(r.transaction_date, 'YYYY-MM-DD'), '(NULL)')
+                            || COALESCE(' (it names ' || (
+                                   SELECT string_agg('a transaction of participant '
+                                                     || COALESCE(to_json(o.participant_key)::text, '(NULL)')
+                                                     || ', sku ' || COALESCE(to_json(o.sku_key)::text, '(NULL)')
+                                                     || ', dated '
+                                                     || COALESCE(to_char(o.transaction_date, 'YYYY-MM-DD'), '(NULL)'),
+                                                     '; ' ORDER BY o.participant_key COLLATE "C",
+                                                     o.sku_key COLLATE "C", o.transaction_date)
+                                     FROM rows AS o
+                                    WHERE o.transaction_id = r.original_transaction_id) || ')', '')
+                            || ': the return counts at its own date' END
+          FROM dated AS r
+         WHERE r.original_transaction_id IS NOT NULL AND r.original_date IS NULL
+           AND r.quantity IS NOT NULL AND r.amount IS NOT NULL
         ) AS w
         ORDER BY w.participant_key COLLATE "C", w.transaction_id COLLATE "C", w.code COLLATE "C",
                  w.message COLLATE "C"
-        $query$, v_relation, v_unique);
+        $query$, v_relation, v_unique, v_column[1], v_column[2], v_column[3]);
 END
 $function$;
 COMMENT ON FUNCTION incentives.transaction_warnings(regclass) IS
-  'Every transaction of the relation (row-level security applies) that a calculation of every stored offer refuses, all of them, one row per problem: null_column (a NULL transaction_id, participant_key or sku_key; a NULL transaction_type or transaction_date on a SKU an offer matches; a NULL quantity, uom_key or amount where a matching transaction''s figure needs it: an earning row needs all three, a stacked set''s coverage the quantity and unit and a paying SKU''s row all three, a threshold or requirement the amount or the quantity it sums, over its period and a growth baseline''s dates), no_unit_conversion (a matching transaction whose quantity is needed and whose unit has no conversion, either way, to its SKU''s unit in incentives.skus or to a stacked conversion''s unit), invalid_number (a quantity or amount that is NaN or infinite) and duplicate_transaction (a transaction_id repeated, unless a unique index on transaction_id alone rules it out).  Only rows of SKUs some offer reads are checked (the calculation reads no other), but for a NULL sku_key.  A line is listed as soon as an offer''s terms reach it, also while the data keep the calculation from computing its figure (a participant that meets no tier or requirement, a line outside its enrollment windows, a stack whose overlap is 0): the calculation refuses it once that changes';
+  'Every transaction of the relation (row-level security applies) that a calculation of every stored offer refuses, all of them, one row per problem: null_column (a NULL transaction_id, participant_key or sku_key; a NULL transaction_type or transaction_date on a SKU an offer matches; a NULL quantity, uom_key or amount where a matching transaction''s figure needs it: an earning row needs all three, a stacked set''s coverage the quantity and unit and a paying SKU''s row all three, a threshold or requirement the amount or the quantity it sums, over its period and a growth baseline''s dates), no_unit_conversion (a matching transaction whose quantity is needed and whose unit has no conversion, either way, to its SKU''s unit in incentives.skus or to a stacked conversion''s unit), invalid_number (a quantity or amount that is NaN or infinite), duplicate_transaction (a transaction_id repeated, unless a unique index on transaction_id alone rules it out), no_exchange_rate (a transaction whose currency is set and differs from the currency of an offer that reads it, with no row of either pair in incentives.exchange_rates on or before its matching date), and what keeps a line from earning as meant: no_grower (a transaction of a grower-matched stacked offer''s sets, or read by an offer with a grower-scoped requirement, without a grower_key), return_outside_period (a return matched to no original sale, of a SKU an offer earns on, dated outside every period of that offer) and unknown_original (an original_transaction_id naming no transaction of the same participant and SKU dated on or before the row, or set on a row that is not a return).  The optional columns grower_key, currency and original_transaction_id read NULL in a relation without them; a matched return''s matching date is its original''s.  Only rows of SKUs some offer reads are checked (the calculation reads no other), but for a NULL sku_key.  A line is listed as soon as an offer''s terms reach it, also while the data keep the calculation from computing its figure (a participant that meets no tier or requirement, a line outside its enrollment windows, a stack whose overlap is 0): the calculation refuses it once that changes';
 
 CREATE OR REPLACE VIEW incentives.transaction_warnings WITH (security_invoker = true) AS
 SELECT w.participant_key, w.transaction_id, w.code, w.message
@@ -800,5 +1013,5 @@ COMMENT ON VIEW incentives.transaction_warnings IS
   'incentives.transaction_warnings() over incentives.transactions: every stored transaction a calculation would refuse, all of them, computed on read';
 COMMENT ON COLUMN incentives.transaction_warnings.participant_key IS 'The transaction''s participant (NULL when that is what is missing)';
 COMMENT ON COLUMN incentives.transaction_warnings.transaction_id IS 'The transaction (NULL when that is what is missing)';
-COMMENT ON COLUMN incentives.transaction_warnings.code IS 'null_column, no_unit_conversion, invalid_number or duplicate_transaction';
+COMMENT ON COLUMN incentives.transaction_warnings.code IS 'null_column, no_unit_conversion, invalid_number, duplicate_transaction, no_grower, no_exchange_rate, return_outside_period or unknown_original';
 COMMENT ON COLUMN incentives.transaction_warnings.message IS 'A sentence naming the transaction, the column or the units';

@@ -3,7 +3,9 @@
 -- earnings by a key (participant, offer, SKU, month, group) and measures the
 -- group; earnings_by_product and earnings_by_group_level roll each row up
 -- to every product node and every group above it, so a row counts under
--- several keys of those two.
+-- several keys of those two.  Amounts are in the offers' currencies
+-- (docs/reference.md, Currencies): every view groups by the rows'
+-- currency as well (its last column), so no figure adds two currencies.
 ------------------------------------------------------------------------
 
 CREATE OR REPLACE VIEW incentives.earnings_by_participant WITH (security_invoker = true) AS
@@ -13,10 +15,11 @@ SELECT e.participant_key,
        count(*)                         AS rows,
        sum(e.incentivized_amount)       AS incentivized_amount,
        sum(e.incentive_amount)          AS incentive_amount,
-       max(e.calculated_at)             AS calculated_at
+       max(e.calculated_at)             AS calculated_at,
+       e.currency
   FROM incentives.earnings AS e
- GROUP BY e.participant_key;
-COMMENT ON VIEW incentives.earnings_by_participant IS 'Materialized earnings per participant';
+ GROUP BY e.participant_key, e.currency;
+COMMENT ON VIEW incentives.earnings_by_participant IS 'Materialized earnings per participant and currency';
 COMMENT ON COLUMN incentives.earnings_by_participant.participant_key IS 'The participant';
 COMMENT ON COLUMN incentives.earnings_by_participant.offers IS 'Offers it earns under';
 COMMENT ON COLUMN incentives.earnings_by_participant.transactions IS 'Distinct transactions that earn';
@@ -24,6 +27,7 @@ COMMENT ON COLUMN incentives.earnings_by_participant.rows IS 'Earning rows (a tr
 COMMENT ON COLUMN incentives.earnings_by_participant.incentivized_amount IS 'Sum of incentivized_amount over the rows (a transaction earning under two rates counts twice)';
 COMMENT ON COLUMN incentives.earnings_by_participant.incentive_amount IS 'Total incentive earned';
 COMMENT ON COLUMN incentives.earnings_by_participant.calculated_at IS 'When the newest of its rows was calculated';
+COMMENT ON COLUMN incentives.earnings_by_participant.currency IS 'The offers'' currency the amounts are in: one row per currency, amounts of two currencies are never added (NULL: offers without a currency)';
 
 CREATE OR REPLACE VIEW incentives.earnings_by_offer WITH (security_invoker = true) AS
 SELECT e.offer_key,
@@ -33,10 +37,11 @@ SELECT e.offer_key,
        count(*)                          AS rows,
        sum(e.incentivized_amount)        AS incentivized_amount,
        sum(e.incentive_amount)           AS incentive_amount,
-       max(e.calculated_at)              AS calculated_at
+       max(e.calculated_at)              AS calculated_at,
+       e.currency
   FROM incentives.earnings AS e
- GROUP BY e.offer_key;
-COMMENT ON VIEW incentives.earnings_by_offer IS 'Materialized earnings per offer';
+ GROUP BY e.offer_key, e.currency;
+COMMENT ON VIEW incentives.earnings_by_offer IS 'Materialized earnings per offer (and its currency)';
 COMMENT ON COLUMN incentives.earnings_by_offer.offer_key IS 'The offer';
 COMMENT ON COLUMN incentives.earnings_by_offer.offer_calculator IS 'Its calculator';
 COMMENT ON COLUMN incentives.earnings_by_offer.participants IS 'Participants earning under it';
@@ -45,6 +50,7 @@ COMMENT ON COLUMN incentives.earnings_by_offer.rows IS 'Earning rows';
 COMMENT ON COLUMN incentives.earnings_by_offer.incentivized_amount IS 'Sum of incentivized_amount over the rows';
 COMMENT ON COLUMN incentives.earnings_by_offer.incentive_amount IS 'Total incentive paid by the offer';
 COMMENT ON COLUMN incentives.earnings_by_offer.calculated_at IS 'When the newest of its rows was calculated';
+COMMENT ON COLUMN incentives.earnings_by_offer.currency IS 'The offers'' currency the amounts are in: one row per currency, amounts of two currencies are never added (NULL: offers without a currency)';
 
 CREATE OR REPLACE VIEW incentives.earnings_by_sku WITH (security_invoker = true) AS
 SELECT e.sku_key,
@@ -55,10 +61,11 @@ SELECT e.sku_key,
        sum(e.incentivized_quantity)      AS incentivized_quantity,
        sum(e.incentivized_amount)        AS incentivized_amount,
        sum(e.incentive_amount)           AS incentive_amount,
-       max(e.calculated_at)              AS calculated_at
+       max(e.calculated_at)              AS calculated_at,
+       e.currency
   FROM incentives.earnings AS e
- GROUP BY e.sku_key;
-COMMENT ON VIEW incentives.earnings_by_sku IS 'Materialized earnings per SKU';
+ GROUP BY e.sku_key, e.currency;
+COMMENT ON VIEW incentives.earnings_by_sku IS 'Materialized earnings per SKU and currency';
 COMMENT ON COLUMN incentives.earnings_by_sku.sku_key IS 'The SKU';
 COMMENT ON COLUMN incentives.earnings_by_sku.offers IS 'Offers it earns under';
 COMMENT ON COLUMN incentives.earnings_by_sku.participants IS 'Participants earning on it';
@@ -68,6 +75,7 @@ COMMENT ON COLUMN incentives.earnings_by_sku.incentivized_quantity IS 'Sum of in
 COMMENT ON COLUMN incentives.earnings_by_sku.incentivized_amount IS 'Sum of incentivized_amount over the rows';
 COMMENT ON COLUMN incentives.earnings_by_sku.incentive_amount IS 'Total incentive earned on the SKU';
 COMMENT ON COLUMN incentives.earnings_by_sku.calculated_at IS 'When the newest of its rows was calculated';
+COMMENT ON COLUMN incentives.earnings_by_sku.currency IS 'The offers'' currency the amounts are in: one row per currency, amounts of two currencies are never added (NULL: offers without a currency)';
 
 CREATE OR REPLACE VIEW incentives.earnings_by_month WITH (security_invoker = true) AS
 SELECT CAST(date_trunc('month', e.transaction_date) AS date) AS month,
@@ -77,10 +85,11 @@ SELECT CAST(date_trunc('month', e.transaction_date) AS date) AS month,
        count(*)                                              AS rows,
        sum(e.incentivized_amount)                            AS incentivized_amount,
        sum(e.incentive_amount)                               AS incentive_amount,
-       max(e.calculated_at)                                  AS calculated_at
+       max(e.calculated_at)                                  AS calculated_at,
+       e.currency
   FROM incentives.earnings AS e
- GROUP BY 1;
-COMMENT ON VIEW incentives.earnings_by_month IS 'Materialized earnings per calendar month of the transaction date';
+ GROUP BY 1, e.currency;
+COMMENT ON VIEW incentives.earnings_by_month IS 'Materialized earnings per calendar month of the transaction date and currency';
 COMMENT ON COLUMN incentives.earnings_by_month.month IS 'First day of the month of the earning transactions'' date';
 COMMENT ON COLUMN incentives.earnings_by_month.participants IS 'Participants earning in the month';
 COMMENT ON COLUMN incentives.earnings_by_month.offers IS 'Offers earned under in the month';
@@ -89,6 +98,7 @@ COMMENT ON COLUMN incentives.earnings_by_month.rows IS 'Earning rows';
 COMMENT ON COLUMN incentives.earnings_by_month.incentivized_amount IS 'Sum of incentivized_amount over the rows';
 COMMENT ON COLUMN incentives.earnings_by_month.incentive_amount IS 'Total incentive earned by the month''s transactions';
 COMMENT ON COLUMN incentives.earnings_by_month.calculated_at IS 'When the newest of its rows was calculated';
+COMMENT ON COLUMN incentives.earnings_by_month.currency IS 'The offers'' currency the amounts are in: one row per currency, amounts of two currencies are never added (NULL: offers without a currency)';
 
 CREATE OR REPLACE VIEW incentives.earnings_by_group WITH (security_invoker = true) AS
 SELECT e.group_key,
@@ -98,10 +108,11 @@ SELECT e.group_key,
        count(*)                          AS rows,
        sum(e.incentivized_amount)        AS incentivized_amount,
        sum(e.incentive_amount)           AS incentive_amount,
-       max(e.calculated_at)              AS calculated_at
+       max(e.calculated_at)              AS calculated_at,
+       e.currency
   FROM incentives.earnings AS e
  WHERE e.group_key IS NOT NULL
- GROUP BY e.group_key;
+ GROUP BY e.group_key, e.currency;
 COMMENT ON VIEW incentives.earnings_by_group IS 'Materialized earnings per group: the rows of offers aggregated by group computed over a group''s figures (docs/reference.md, Participant groups); a reader sees the rows of the members it may see';
 COMMENT ON COLUMN incentives.earnings_by_group.group_key IS 'The group';
 COMMENT ON COLUMN incentives.earnings_by_group.members IS 'Members with earning rows under it';
@@ -111,6 +122,7 @@ COMMENT ON COLUMN incentives.earnings_by_group.rows IS 'Earning rows';
 COMMENT ON COLUMN incentives.earnings_by_group.incentivized_amount IS 'Sum of incentivized_amount over the rows';
 COMMENT ON COLUMN incentives.earnings_by_group.incentive_amount IS 'Total incentive earned by its members under it';
 COMMENT ON COLUMN incentives.earnings_by_group.calculated_at IS 'When the newest of its rows was calculated';
+COMMENT ON COLUMN incentives.earnings_by_group.currency IS 'The offers'' currency the amounts are in: one row per currency, amounts of two currencies are never added (NULL: offers without a currency)';
 
 -- Earnings per product of the catalog (docs/reference.md, Products): a row
 -- counts under every node its SKU is in on the row's transaction_date --
@@ -149,13 +161,14 @@ SELECT p.product_key,
        count(*)                          AS rows,
        sum(e.incentivized_amount)        AS incentivized_amount,
        sum(e.incentive_amount)           AS incentive_amount,
-       max(e.calculated_at)              AS calculated_at
+       max(e.calculated_at)              AS calculated_at,
+       e.currency
   FROM sku_day_products AS x
   JOIN incentives.earnings AS e
     ON e.sku_key = x.sku_key
    AND e.transaction_date = x.transaction_date
   JOIN incentives.products AS p ON p.product_key = x.product_key
- GROUP BY p.product_key, p.parent_key, p.label;
+ GROUP BY p.product_key, p.parent_key, p.label, e.currency;
 COMMENT ON VIEW incentives.earnings_by_product IS 'Materialized earnings per product node (docs/reference.md, Products): each row counts under every node its SKU is in on the row''s transaction_date (its incentives.sku_products windows then, and every ancestor of their nodes), so a category shows its brands'' earnings rolled up; a row counts under several nodes, and summing across products double counts; a reader sees the rows it may see';
 COMMENT ON COLUMN incentives.earnings_by_product.product_key IS 'The product node';
 COMMENT ON COLUMN incentives.earnings_by_product.parent_key IS 'The node it belongs to (NULL: the top of a tree)';
@@ -167,6 +180,7 @@ COMMENT ON COLUMN incentives.earnings_by_product.rows IS 'Earning rows of SKUs i
 COMMENT ON COLUMN incentives.earnings_by_product.incentivized_amount IS 'Sum of incentivized_amount over the rows';
 COMMENT ON COLUMN incentives.earnings_by_product.incentive_amount IS 'Total incentive earned on its SKUs';
 COMMENT ON COLUMN incentives.earnings_by_product.calculated_at IS 'When the newest of its rows was calculated';
+COMMENT ON COLUMN incentives.earnings_by_product.currency IS 'The offers'' currency the amounts are in: one row per currency, amounts of two currencies are never added (NULL: offers without a currency)';
 
 -- Earnings per group at every level of the hierarchy (docs/reference.md,
 -- Participant hierarchies): a row counts under each ancestor of its
@@ -199,15 +213,15 @@ WITH RECURSIVE ancestors (participant_key, transaction_date, group_key, depth, p
      WHERE m.group_key <> ALL (a.path)
 ),
 levels (group_key, depth, participant_key, offer_key, transaction_id,
-        incentivized_amount, incentive_amount, calculated_at) AS (
+        incentivized_amount, incentive_amount, calculated_at, currency) AS (
     SELECT e.participant_key, 0, e.participant_key, e.offer_key, e.transaction_id,
-           e.incentivized_amount, e.incentive_amount, e.calculated_at
+           e.incentivized_amount, e.incentive_amount, e.calculated_at, e.currency
       FROM incentives.earnings AS e
      WHERE EXISTS (SELECT FROM incentives.participant_groups AS m
                     WHERE m.group_key = e.participant_key)
     UNION ALL
     SELECT a.group_key, a.depth, e.participant_key, e.offer_key, e.transaction_id,
-           e.incentivized_amount, e.incentive_amount, e.calculated_at
+           e.incentivized_amount, e.incentive_amount, e.calculated_at, e.currency
       FROM ancestors AS a
       JOIN incentives.earnings AS e
         ON e.participant_key = a.participant_key
@@ -222,10 +236,11 @@ SELECT l.group_key,
        count(*)                          AS rows,
        sum(l.incentivized_amount)        AS incentivized_amount,
        sum(l.incentive_amount)           AS incentive_amount,
-       max(l.calculated_at)              AS calculated_at
+       max(l.calculated_at)              AS calculated_at,
+       l.currency
   FROM levels AS l
   LEFT JOIN incentives.groups AS g ON g.group_key = l.group_key
- GROUP BY l.group_key, g.group_type, l.depth;
+ GROUP BY l.group_key, g.group_type, l.depth, l.currency;
 COMMENT ON VIEW incentives.earnings_by_group_level IS 'Materialized earnings per group and depth, whatever the offers'' aggregation (docs/reference.md, Participant hierarchies): each row counts under every ancestor group of its participant on the row''s transaction_date (incentives.participant_groups windows followed upward), at its distance from the participant (depth 1: the participant''s own group), and a group''s own rows at depth 0; a group''s total is the sum over its depths, and summing across groups double counts; a reader sees the rows, memberships and group types it may see (docs/security.md)';
 COMMENT ON COLUMN incentives.earnings_by_group_level.group_key IS 'The group';
 COMMENT ON COLUMN incentives.earnings_by_group_level.group_type IS 'Its type (incentives.groups); NULL when it has none the reader may see';
@@ -237,3 +252,4 @@ COMMENT ON COLUMN incentives.earnings_by_group_level.rows IS 'Earning rows';
 COMMENT ON COLUMN incentives.earnings_by_group_level.incentivized_amount IS 'Sum of incentivized_amount over the rows';
 COMMENT ON COLUMN incentives.earnings_by_group_level.incentive_amount IS 'Total incentive earned by the participants at this depth under it';
 COMMENT ON COLUMN incentives.earnings_by_group_level.calculated_at IS 'When the newest of its rows was calculated';
+COMMENT ON COLUMN incentives.earnings_by_group_level.currency IS 'The offers'' currency the amounts are in: one row per currency, amounts of two currencies are never added (NULL: offers without a currency)';

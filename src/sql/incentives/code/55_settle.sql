@@ -26,6 +26,26 @@
 -- are the next statement's business.
 ------------------------------------------------------------------------
 
+-- A total per currency for a NOTICE (settle, accrue and their voids):
+-- amounts of two currencies are never added.  '150.00' when every amount
+-- has no currency (as before 0.5.0), '1200.00 CAD, 40.00 USD' otherwise
+-- (an amount without a currency first, bare); '0.00' for none.
+CREATE OR REPLACE FUNCTION incentives_internal.amounts_by_currency(amounts numeric[], currencies text[])
+RETURNS text
+LANGUAGE sql
+IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+    SELECT COALESCE(string_agg(t.total::text || COALESCE(' ' || t.currency, ''), ', '
+                               ORDER BY t.currency COLLATE "C" NULLS FIRST),
+                    '0.00')
+      FROM (SELECT u.currency, sum(u.amount) AS total
+              FROM unnest($1, $2) AS u (amount, currency)
+             GROUP BY u.currency) AS t
+$function$;
+COMMENT ON FUNCTION incentives_internal.amounts_by_currency(numeric[], text[]) IS
+  'The sum of amounts per currency as text for a NOTICE (''1200.00 CAD, 40.00 USD''; bare when without currency; ''0.00'' when empty): settle and accrue never add two currencies';
+
 CREATE OR REPLACE FUNCTION incentives_internal.settle_work(
     statement_date  date,
     participant_key text,
@@ -43,7 +63,7 @@ DECLARE
     v_id          bigint;
     v_late        record;
     v_lines       integer;
-    v_due         numeric;
+    v_due         text;
 BEGIN
     IF v_date IS NULL THEN
         PERFORM incentives_internal.raise_error('22023', 'statement_date must not be NULL', '', '');
@@ -73,7 +93,8 @@ BEGIN
         participant_key text NOT NULL,
         offer_key       text NOT NULL,
         earned_to_date  numeric NOT NULL,
-        settled_before  numeric NOT NULL
+        settled_before  numeric NOT NULL,
+        currency        text
     ) ON COMMIT DROP;
     INSERT INTO pg_temp.incentives_settle_lines
     WITH earned AS (
@@ -90,7 +111,14 @@ BEGIN
     SELECT COALESCE(e.participant_key, s.participant_key),
            COALESCE(e.offer_key, s.offer_key),
            round(COALESCE(e.amount, 0), 2),
-           round(COALESCE(s.amount, 0), 2)
+           round(COALESCE(s.amount, 0), 2),
+           -- the offer's currency; a removed offer's is its last line's
+           -- (an offer's currency cannot change once a line covers it)
+           COALESCE((SELECT o.document ->> 'currency' FROM incentives.offers AS o
+                      WHERE o.offer_key = COALESCE(e.offer_key, s.offer_key)),
+                    (SELECT l.currency FROM incentives.statement_lines AS l
+                      WHERE l.participant_key = s.participant_key AND l.offer_key = s.offer_key
+                      ORDER BY l.statement_id DESC LIMIT 1))
       FROM earned AS e
       FULL JOIN settled AS s
         ON s.participant_key = e.participant_key AND s.offer_key = e.offer_key
@@ -127,16 +155,19 @@ BEGIN
     RETURNING statement_id INTO v_id;
     INSERT INTO incentives.statement_lines (statement_id, participant_key, offer_key,
                                             earned_to_date, settled_before, amount_due,
-                                            offer_version)
+                                            offer_version, currency)
     SELECT v_id, n.participant_key, n.offer_key, n.earned_to_date, n.settled_before,
            n.earned_to_date - n.settled_before,
            (SELECT v.version FROM incentives.offer_versions AS v
-             WHERE v.offer_key = n.offer_key AND v.valid_to IS NULL)
+             WHERE v.offer_key = n.offer_key AND v.valid_to IS NULL),
+           n.currency
       FROM pg_temp.incentives_settle_lines AS n
      ORDER BY n.participant_key COLLATE "C", n.offer_key COLLATE "C";
     GET DIAGNOSTICS v_lines = ROW_COUNT;
-    SELECT COALESCE(sum(n.earned_to_date - n.settled_before), 0.00) INTO v_due
-      FROM pg_temp.incentives_settle_lines AS n;
+    -- never one figure of two currencies: a total per currency
+    v_due := incentives_internal.amounts_by_currency(
+                 ARRAY(SELECT n.earned_to_date - n.settled_before FROM pg_temp.incentives_settle_lines AS n),
+                 ARRAY(SELECT n.currency FROM pg_temp.incentives_settle_lines AS n));
     DROP TABLE pg_temp.incentives_settle_lines;
 
     RAISE NOTICE 'settle: statement % of % (%): % lines, % due',
@@ -199,14 +230,15 @@ SELECT s.statement_id,
        s.created_at,
        s.created_by,
        COALESCE(s.transactions, 'incentives.transactions') AS transactions,
-       s.reverses
+       s.reverses,
+       l.currency
   FROM incentives.statements AS s
   LEFT JOIN incentives.statement_lines AS l ON l.statement_id = s.statement_id
  WHERE COALESCE(l.participant_key, s.participant_key) IS NOT NULL
  GROUP BY s.statement_id, s.statement_date, COALESCE(l.participant_key, s.participant_key),
-          s.created_at, s.created_by, s.transactions, s.reverses;
+          s.created_at, s.created_by, s.transactions, s.reverses, l.currency;
 COMMENT ON VIEW incentives.participant_statements IS
-  'One statement per participant: its totals and its lines (a JSON array, one object per offer), what finance sends the participant';
+  'One statement per participant and currency: its totals and its lines (a JSON array, one object per offer), what finance sends the participant; the lines of offers in two currencies make two rows, never one total';
 COMMENT ON COLUMN incentives.participant_statements.statement_id IS 'The statement';
 COMMENT ON COLUMN incentives.participant_statements.statement_date IS 'Earnings settled through this date';
 COMMENT ON COLUMN incentives.participant_statements.participant_key IS 'The participant';
@@ -219,6 +251,7 @@ COMMENT ON COLUMN incentives.participant_statements.created_at IS 'When the stat
 COMMENT ON COLUMN incentives.participant_statements.created_by IS 'Who ran incentives.settle';
 COMMENT ON COLUMN incentives.participant_statements.transactions IS 'The relation the statement''s earnings were calculated from';
 COMMENT ON COLUMN incentives.participant_statements.reverses IS 'The statement this one reverses (incentives.void_statement); NULL for a settlement';
+COMMENT ON COLUMN incentives.participant_statements.currency IS 'The currency of the lines and totals (their offers''); NULL: offers without a currency, or a statement without lines for the participant';
 
 CREATE OR REPLACE VIEW incentives.settlement_balances WITH (security_invoker = true) AS
 SELECT l.participant_key,
@@ -229,13 +262,15 @@ SELECT l.participant_key,
        max(s.statement_date)                                                                AS last_statement_date,
        (array_agg(l.amount_due ORDER BY s.statement_date DESC, s.statement_id DESC))[1]     AS last_amount_due,
        (array_agg(l.kind ORDER BY s.statement_date DESC, s.statement_id DESC))[1]           AS last_kind,
-       (array_agg(l.offer_version ORDER BY s.statement_date DESC, s.statement_id DESC))[1]  AS last_offer_version
+       (array_agg(l.offer_version ORDER BY s.statement_date DESC, s.statement_id DESC))[1]  AS last_offer_version,
+       l.currency
   FROM incentives.statement_lines AS l
   JOIN incentives.statements AS s ON s.statement_id = l.statement_id
  -- a voided statement and its reversal cancel out
  WHERE s.reverses IS NULL
    AND NOT EXISTS (SELECT 1 FROM incentives.statements AS r WHERE r.reverses = s.statement_id)
- GROUP BY l.participant_key, l.offer_key;
+ -- (an offer's lines share its currency: it cannot change once settled)
+ GROUP BY l.participant_key, l.offer_key, l.currency;
 COMMENT ON VIEW incentives.settlement_balances IS
   'Per participant and offer: everything settled so far and the last statement (a voided statement and its reversal left out: they cancel out)';
 COMMENT ON COLUMN incentives.settlement_balances.participant_key IS 'The participant';
@@ -247,33 +282,36 @@ COMMENT ON COLUMN incentives.settlement_balances.last_statement_date IS 'Its sta
 COMMENT ON COLUMN incentives.settlement_balances.last_amount_due IS 'What the latest statement settled (negative: a clawback)';
 COMMENT ON COLUMN incentives.settlement_balances.last_kind IS 'The latest line''s kind: unchanged, clawback, payment or true_up';
 COMMENT ON COLUMN incentives.settlement_balances.last_offer_version IS 'The offer''s version when the latest line was written';
+COMMENT ON COLUMN incentives.settlement_balances.currency IS 'The currency of the amounts (the offer''s; NULL: none)';
 
 CREATE OR REPLACE VIEW incentives.unsettled_earnings WITH (security_invoker = true) AS
 WITH accrued AS (
-    SELECT e.participant_key, e.offer_key,
+    SELECT e.participant_key, e.offer_key, e.currency,
            sum(e.incentive_amount) AS amount,
            max(e.calculated_at)    AS calculated_at
       FROM incentives.earnings AS e
-     GROUP BY e.participant_key, e.offer_key),
+     GROUP BY e.participant_key, e.offer_key, e.currency),
 settled AS (
-    SELECT l.participant_key, l.offer_key,
+    SELECT l.participant_key, l.offer_key, l.currency,
            sum(l.amount_due)     AS amount,
            max(s.statement_date) AS last_statement_date
       FROM incentives.statement_lines AS l
       JOIN incentives.statements AS s ON s.statement_id = l.statement_id
      WHERE s.reverses IS NULL
        AND NOT EXISTS (SELECT 1 FROM incentives.statements AS r WHERE r.reverses = s.statement_id)
-     GROUP BY l.participant_key, l.offer_key)
+     GROUP BY l.participant_key, l.offer_key, l.currency)
 SELECT COALESCE(a.participant_key, s.participant_key)  AS participant_key,
        COALESCE(a.offer_key, s.offer_key)              AS offer_key,
        COALESCE(a.amount, 0.00)                        AS accrued,
        COALESCE(s.amount, 0.00)                        AS settled,
        COALESCE(a.amount, 0.00) - COALESCE(s.amount, 0.00) AS unsettled,
        s.last_statement_date,
-       a.calculated_at
+       a.calculated_at,
+       CASE WHEN a.participant_key IS NOT NULL THEN a.currency ELSE s.currency END AS currency
   FROM accrued AS a
   FULL JOIN settled AS s
-    ON s.participant_key = a.participant_key AND s.offer_key = a.offer_key;
+    ON s.participant_key = a.participant_key AND s.offer_key = a.offer_key
+   AND s.currency IS NOT DISTINCT FROM a.currency;
 COMMENT ON VIEW incentives.unsettled_earnings IS
   'Per participant and offer: accrued earnings (the materialized incentives.earnings, all dates) against what statements settled; unsettled is what the next statements will pay (negative: claw back)';
 COMMENT ON COLUMN incentives.unsettled_earnings.participant_key IS 'The participant';
@@ -283,6 +321,7 @@ COMMENT ON COLUMN incentives.unsettled_earnings.settled IS 'Sum of amount_due of
 COMMENT ON COLUMN incentives.unsettled_earnings.unsettled IS 'accrued - settled';
 COMMENT ON COLUMN incentives.unsettled_earnings.last_statement_date IS 'Its latest statement''s date (NULL: never settled)';
 COMMENT ON COLUMN incentives.unsettled_earnings.calculated_at IS 'When its materialized earnings were calculated (NULL: none)';
+COMMENT ON COLUMN incentives.unsettled_earnings.currency IS 'The currency of the amounts (the offer''s; NULL: none): earnings and lines of another currency are another row, never netted';
 
 ------------------------------------------------------------------------
 -- Removing a settled offer (docs/lifecycle.md, Removing a settled offer)
@@ -477,7 +516,7 @@ AS $function$
 DECLARE
     v_old incentives.statements;
     v_id  bigint;
-    v_due numeric;
+    v_due text;
 BEGIN
     PERFORM incentives_internal.refuse_read_only('void_statement');
     IF void_statement.reason IS NULL OR btrim(void_statement.reason) = '' THEN
@@ -521,17 +560,21 @@ BEGIN
     VALUES (v_old.statement_date, v_old.participant_key, v_old.transactions, v_old.statement_id, void_statement.reason)
     RETURNING statement_id INTO v_id;
     INSERT INTO incentives.statement_lines (statement_id, participant_key, offer_key,
-                                            earned_to_date, settled_before, amount_due, offer_version)
+                                            earned_to_date, settled_before, amount_due, offer_version,
+                                            currency)
     SELECT v_id, l.participant_key, l.offer_key,
            p.settled - l.amount_due, p.settled, -l.amount_due,
            (SELECT v.version FROM incentives.offer_versions AS v
-             WHERE v.offer_key = l.offer_key AND v.valid_to IS NULL)
+             WHERE v.offer_key = l.offer_key AND v.valid_to IS NULL),
+           l.currency
       FROM incentives.statement_lines AS l
       CROSS JOIN LATERAL (SELECT sum(o.amount_due) AS settled FROM incentives.statement_lines AS o
                            WHERE o.participant_key = l.participant_key AND o.offer_key = l.offer_key) AS p
      WHERE l.statement_id = v_old.statement_id AND l.amount_due <> 0
      ORDER BY l.participant_key COLLATE "C", l.offer_key COLLATE "C";
-    SELECT COALESCE(sum(l.amount_due), 0.00) INTO v_due FROM incentives.statement_lines AS l WHERE l.statement_id = v_id;
+    v_due := incentives_internal.amounts_by_currency(
+                 ARRAY(SELECT l.amount_due FROM incentives.statement_lines AS l WHERE l.statement_id = v_id),
+                 ARRAY(SELECT l.currency FROM incentives.statement_lines AS l WHERE l.statement_id = v_id));
     RAISE NOTICE 'void_statement: statement % reverses statement % of %: % due', v_id, v_old.statement_id, v_old.statement_date, v_due;
     RETURN v_id;
 END
@@ -650,3 +693,87 @@ END
 $function$;
 COMMENT ON FUNCTION incentives.preview_offer_change(jsonb, date, regclass, date) IS
   'What storing an offer document would change, storing nothing: per participant earned_now (the stored offer), earned_after (the document), settled (the statements'' total for the offer), change (earned_after - earned_now) and due_after (earned_after - settled), over the transactions of transactions dated through through_date. The document passes every check of a write; with effective_from, the change is previewed as incentives.change_rates would make it';
+
+------------------------------------------------------------------------
+-- An offer's currency once settled or accrued (docs/lifecycle.md,
+-- Statements per currency)
+--
+-- Every amount of a statement line and of an accrual line is in its
+-- offer's currency, and the next line of the pair subtracts what the
+-- earlier ones settled or accrued: a change of currency would subtract
+-- dollars from euros.  So once a statement line or an accrual line covers
+-- an offer, its "currency" (added, removed or changed) cannot change: an
+-- UPDATE that changes it, or an INSERT of the key (after a delete, or
+-- remove_settled_offer) in another currency than its lines', is refused
+-- (22023).  The check reads the lines the writing role may read, as the
+-- removal check does (caller's rights, docs/security.md): a change of
+-- currency needs the privilege to read them; an insert by a role that may
+-- not read them is not checked.
+------------------------------------------------------------------------
+
+CREATE OR REPLACE FUNCTION incentives_internal.offers_currency_check()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    -- (offer_key is generated from the document: not yet computed in a
+    -- BEFORE trigger)
+    v_key  text := NEW.document ->> 'offer_key';
+    v_new  text := NEW.document ->> 'currency';
+    v_old  text;
+    v_line text;
+    v_what text;
+BEGIN
+    IF TG_OP = 'UPDATE' THEN
+        v_old := OLD.document ->> 'currency';
+        IF v_old IS NOT DISTINCT FROM v_new THEN
+            RETURN NEW;
+        END IF;
+        IF EXISTS (SELECT 1 FROM incentives.statement_lines AS l WHERE l.offer_key = OLD.offer_key) THEN
+            v_what := 'statement lines';
+        ELSIF EXISTS (SELECT 1 FROM incentives.accrual_lines AS l WHERE l.offer_key = OLD.offer_key) THEN
+            v_what := 'accrual lines';
+        END IF;
+    ELSIF NOT (has_table_privilege('incentives.statement_lines', 'SELECT')
+               AND has_table_privilege('incentives.accrual_lines', 'SELECT')) THEN
+        -- a writer who may not read the lines inserts offers as before
+        -- (a change of currency, above, needs to read them)
+        RETURN NEW;
+    ELSE
+        -- an offer key inserted again: its lines' currency (the latest's)
+        SELECT x.currency, x.what INTO v_line, v_what
+          FROM (SELECT l.currency, 'statement lines' AS what, l.statement_id AS id, 1 AS rank
+                  FROM incentives.statement_lines AS l WHERE l.offer_key = v_key
+                UNION ALL
+                SELECT l.currency, 'accrual lines', l.accrual_id, 2
+                  FROM incentives.accrual_lines AS l WHERE l.offer_key = v_key) AS x
+         ORDER BY x.rank, x.id DESC
+         LIMIT 1;
+        IF NOT FOUND OR v_line IS NOT DISTINCT FROM v_new THEN
+            RETURN NEW;
+        END IF;
+        v_old := v_line;
+    END IF;
+    IF v_what IS NOT NULL THEN
+        PERFORM incentives_internal.raise_error(
+            '22023',
+            format('offer "%s" cannot change its currency from %s to %s: %s cover it',
+                   v_key, COALESCE(v_old, 'none'), COALESCE(v_new, 'none'), v_what),
+            format('Its settled and accrued amounts are in %s; the next line subtracts them from what it earns.',
+                   COALESCE(v_old, 'the transactions'' own currencies (no currency)')),
+            format('Keep "currency" %s. To pay in another currency from a date, store a new offer with its own offer_key and change this one''s rates to zero from that date (incentives.change_rates).',
+                   CASE WHEN v_old IS NULL THEN 'absent' ELSE format('"%s"', v_old) END));
+    END IF;
+    RETURN NEW;
+END
+$function$;
+COMMENT ON FUNCTION incentives_internal.offers_currency_check() IS
+  'Trigger: refuses a change of an offer''s "currency" (added, removed or changed) once a statement line or an accrual line covers the offer, and the insert of its key in another currency than its lines'' (22023)';
+
+DROP TRIGGER IF EXISTS offers_currency_check ON incentives.offers;
+CREATE TRIGGER offers_currency_check
+    BEFORE INSERT OR UPDATE OF document ON incentives.offers
+    FOR EACH ROW EXECUTE FUNCTION incentives_internal.offers_currency_check();
+COMMENT ON TRIGGER offers_currency_check ON incentives.offers IS
+  'An offer''s currency cannot change once a statement or accrual line covers it (22023)';

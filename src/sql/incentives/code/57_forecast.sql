@@ -48,7 +48,7 @@ DECLARE
     v_latest date;
     v_id     bigint;
     v_lines  integer;
-    v_delta  numeric;
+    v_delta  text;
 BEGIN
     IF v_date IS NULL THEN
         PERFORM incentives_internal.raise_error('22023', 'as_of_date must not be NULL', '', '');
@@ -87,7 +87,7 @@ BEGIN
     INSERT INTO incentives.accruals (as_of_date, transactions) VALUES (v_date, v_txns::text)
     RETURNING accrual_id INTO v_id;
     INSERT INTO incentives.accrual_lines (accrual_id, participant_key, offer_key,
-                                          accrued_to_date, accrued_before, delta)
+                                          accrued_to_date, accrued_before, delta, currency)
     WITH accrued AS (
         -- a member that moved between groups has a forecast row per group
         SELECT f.participant_key, f.offer_key, sum(f.accrual_to_date) AS amount
@@ -95,7 +95,7 @@ BEGIN
          GROUP BY f.participant_key, f.offer_key),
     before AS (
         SELECT DISTINCT ON (l.participant_key, l.offer_key)
-               l.participant_key, l.offer_key, l.accrued_to_date AS amount
+               l.participant_key, l.offer_key, l.accrued_to_date AS amount, l.currency
           FROM incentives.accrual_lines AS l
          WHERE l.accrual_id < v_id
          ORDER BY l.participant_key, l.offer_key, l.accrual_id DESC),
@@ -103,19 +103,25 @@ BEGIN
         SELECT COALESCE(a.participant_key, b.participant_key) AS participant_key,
                COALESCE(a.offer_key, b.offer_key)             AS offer_key,
                COALESCE(a.amount, 0.00)                       AS accrued_to_date,
-               COALESCE(b.amount, 0.00)                       AS accrued_before
+               COALESCE(b.amount, 0.00)                       AS accrued_before,
+               -- the offer's currency; a removed offer's is its last line's
+               -- (an offer's currency cannot change once a line covers it)
+               COALESCE((SELECT o.document ->> 'currency' FROM incentives.offers AS o
+                          WHERE o.offer_key = COALESCE(a.offer_key, b.offer_key)),
+                        b.currency)                           AS currency
           FROM accrued AS a
           FULL JOIN before AS b
             ON b.participant_key = a.participant_key AND b.offer_key = a.offer_key)
     SELECT v_id, n.participant_key, n.offer_key, n.accrued_to_date, n.accrued_before,
-           n.accrued_to_date - n.accrued_before
+           n.accrued_to_date - n.accrued_before, n.currency
       FROM lines AS n
      WHERE n.accrued_to_date <> 0 OR n.accrued_before <> 0
      ORDER BY n.participant_key COLLATE "C", n.offer_key COLLATE "C";
     GET DIAGNOSTICS v_lines = ROW_COUNT;
-    SELECT COALESCE(sum(l.delta), 0.00) INTO v_delta
-      FROM incentives.accrual_lines AS l
-     WHERE l.accrual_id = v_id;
+    -- never one figure of two currencies: a total per currency
+    v_delta := incentives_internal.amounts_by_currency(
+                   ARRAY(SELECT l.delta FROM incentives.accrual_lines AS l WHERE l.accrual_id = v_id),
+                   ARRAY(SELECT l.currency FROM incentives.accrual_lines AS l WHERE l.accrual_id = v_id));
 
     RAISE NOTICE 'accrue: accrual % as of %: % lines, % booked', v_id, v_date, v_lines, v_delta;
     RETURN v_id;
@@ -154,7 +160,7 @@ CREATE OR REPLACE VIEW incentives.accrual_balances WITH (security_invoker = true
 WITH latest AS (
     SELECT DISTINCT ON (l.participant_key, l.offer_key)
            l.participant_key, l.offer_key, l.accrual_id, a.as_of_date,
-           l.accrued_to_date, l.delta
+           l.accrued_to_date, l.delta, l.currency
       FROM incentives.accrual_lines AS l
       JOIN incentives.accruals AS a ON a.accrual_id = l.accrual_id
      -- a voided accrual and its reversal cancel out
@@ -164,7 +170,7 @@ WITH latest AS (
 settled AS (
     -- what had been settled by the accrual's date: the statements dated
     -- on or before its as_of_date (all of them for a pair never accrued)
-    SELECT l.participant_key, l.offer_key,
+    SELECT l.participant_key, l.offer_key, l.currency,
            sum(l.amount_due)     AS amount,
            max(s.statement_date) AS last_statement_date
       FROM incentives.statement_lines AS l
@@ -174,7 +180,7 @@ settled AS (
      WHERE (la.as_of_date IS NULL OR s.statement_date <= la.as_of_date)
        AND s.reverses IS NULL
        AND NOT EXISTS (SELECT 1 FROM incentives.statements AS r WHERE r.reverses = s.statement_id)
-     GROUP BY l.participant_key, l.offer_key)
+     GROUP BY l.participant_key, l.offer_key, l.currency)
 SELECT COALESCE(a.participant_key, s.participant_key)         AS participant_key,
        COALESCE(a.offer_key, s.offer_key)                     AS offer_key,
        a.accrual_id                                           AS last_accrual_id,
@@ -183,10 +189,12 @@ SELECT COALESCE(a.participant_key, s.participant_key)         AS participant_key
        a.delta                                                AS last_delta,
        COALESCE(s.amount, 0.00)                               AS settled,
        COALESCE(a.accrued_to_date, 0.00) - COALESCE(s.amount, 0.00) AS accrued_unsettled,
-       s.last_statement_date
+       s.last_statement_date,
+       CASE WHEN a.participant_key IS NOT NULL THEN a.currency ELSE s.currency END AS currency
   FROM latest AS a
   FULL JOIN settled AS s
-    ON s.participant_key = a.participant_key AND s.offer_key = a.offer_key;
+    ON s.participant_key = a.participant_key AND s.offer_key = a.offer_key
+   AND s.currency IS NOT DISTINCT FROM a.currency;
 COMMENT ON VIEW incentives.accrual_balances IS
   'Per participant and offer: its latest accrual beside what the settlement statements dated on or before its as_of_date had paid; accrued_unsettled is the liability still on the books at that date';
 COMMENT ON COLUMN incentives.accrual_balances.participant_key IS 'The participant';
@@ -198,6 +206,7 @@ COMMENT ON COLUMN incentives.accrual_balances.last_delta IS 'What that accrual b
 COMMENT ON COLUMN incentives.accrual_balances.settled IS 'Sum of amount_due of its statement lines dated on or before last_as_of_date (every line when never accrued)';
 COMMENT ON COLUMN incentives.accrual_balances.accrued_unsettled IS 'accrued - settled';
 COMMENT ON COLUMN incentives.accrual_balances.last_statement_date IS 'The latest of those statements'' date (NULL: none)';
+COMMENT ON COLUMN incentives.accrual_balances.currency IS 'The currency of the amounts (the offer''s; NULL: none): accruals and settlements of another currency are another row, never netted';
 
 -- Voiding an accrual dated in the future (docs/lifecycle.md, Statements
 -- dated in the future): its reversal, of the same date, takes each of its
@@ -215,7 +224,7 @@ DECLARE
     v_old   incentives.accruals;
     v_later bigint;
     v_id    bigint;
-    v_delta numeric;
+    v_delta text;
 BEGIN
     PERFORM incentives_internal.refuse_read_only('void_accrual');
     IF void_accrual.reason IS NULL OR btrim(void_accrual.reason) = '' THEN
@@ -265,12 +274,14 @@ BEGIN
     VALUES (v_old.as_of_date, v_old.transactions, v_old.accrual_id, void_accrual.reason)
     RETURNING accrual_id INTO v_id;
     INSERT INTO incentives.accrual_lines (accrual_id, participant_key, offer_key,
-                                          accrued_to_date, accrued_before, delta)
-    SELECT v_id, l.participant_key, l.offer_key, l.accrued_before, l.accrued_to_date, -l.delta
+                                          accrued_to_date, accrued_before, delta, currency)
+    SELECT v_id, l.participant_key, l.offer_key, l.accrued_before, l.accrued_to_date, -l.delta, l.currency
       FROM incentives.accrual_lines AS l
      WHERE l.accrual_id = v_old.accrual_id AND l.delta <> 0
      ORDER BY l.participant_key COLLATE "C", l.offer_key COLLATE "C";
-    SELECT COALESCE(sum(l.delta), 0.00) INTO v_delta FROM incentives.accrual_lines AS l WHERE l.accrual_id = v_id;
+    v_delta := incentives_internal.amounts_by_currency(
+                   ARRAY(SELECT l.delta FROM incentives.accrual_lines AS l WHERE l.accrual_id = v_id),
+                   ARRAY(SELECT l.currency FROM incentives.accrual_lines AS l WHERE l.accrual_id = v_id));
     RAISE NOTICE 'void_accrual: accrual % reverses accrual % as of %: % booked', v_id, v_old.accrual_id, v_old.as_of_date, v_delta;
     RETURN v_id;
 END

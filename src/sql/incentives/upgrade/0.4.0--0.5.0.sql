@@ -276,3 +276,18 @@ $update$;
 -- Currencies), at the end of its row.
 ALTER TYPE incentives.forecast_row ADD ATTRIBUTE currency text;
 COMMENT ON COLUMN incentives.forecast_row.currency IS 'The offer''s currency: earned_to_date, projected_earnings and accrual_to_date are in it (NULL when the offer has none)';
+
+------------------------------------------------------------------------
+-- Statements and accruals per currency (docs/lifecycle.md, Statements per
+-- currency): a line carries its offer's currency, written by settle and
+-- accrue from the offer's "currency", so that no figure adds amounts of
+-- two currencies.  Lines of 0.4.0 keep NULL: offers had no currency then.
+-- The currency of an offer that a line covers cannot change any more
+-- (code/55_settle.sql, offers_currency_check).
+------------------------------------------------------------------------
+ALTER TABLE incentives.statement_lines ADD COLUMN currency text;
+COMMENT ON COLUMN incentives.statement_lines.currency IS
+  'The offer''s currency (its "currency" when the line was written): every amount of the line is in it; NULL for an offer without a currency and for lines written before 0.5.0';
+ALTER TABLE incentives.accrual_lines ADD COLUMN currency text;
+COMMENT ON COLUMN incentives.accrual_lines.currency IS
+  'The offer''s currency (its "currency" when the line was written): every amount of the line is in it; NULL for an offer without a currency and for lines written before 0.5.0';
