@@ -306,7 +306,7 @@ AS $$ SELECT (hashint8extended(i, stream) & 4503599627370495)::float8 / 45035996
 -- business_plan_achieved property for 90% of the participants.  A currency
 -- case: a fifth of them have a grower (farm_1 .. farm_40), a fifth a
 -- currency (CAD, USD or EUR, with monthly rates of CAD and EUR to USD and
--- of USD to CAD); of the returns, half name an earlier sale of the same
+-- of USD and EUR to CAD, the fixtures' offer currencies); of the returns, half name an earlier sale of the same
 -- participant and SKU, a tenth a transaction that does not exist and a
 -- tenth a sale of another participant.
 CREATE FUNCTION stage.generate(n bigint, participants int, prefix text DEFAULT 'G')
@@ -371,7 +371,8 @@ AS $$
     INSERT INTO stage.exchange_rates
     SELECT c.from_currency, c.to_currency, (date '2024-01-01' + make_interval(months => m))::date,
            round((c.base * (1 + 0.05 * sin(m)))::numeric, 6)
-      FROM (VALUES ('CAD', 'USD', 0.73), ('EUR', 'USD', 1.08), ('USD', 'CAD', 1.37)) AS c(from_currency, to_currency, base),
+      FROM (VALUES ('CAD', 'USD', 0.73), ('EUR', 'USD', 1.08), ('USD', 'CAD', 1.37),
+                   ('EUR', 'CAD', 1.48)) AS c(from_currency, to_currency, base),
            generate_series(0, 35) AS m;
 
     INSERT INTO stage.participant_properties
