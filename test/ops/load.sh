@@ -92,7 +92,8 @@ diff_rows=$(q -c "
                     incentive_rate_measure, incentive_rate_value, offer_sku_pay_rate, transaction_id,
                     provided_quantity, provided_uom_key, provided_amount, incentivized_quantity,
                     incentivized_amount, incentive_amount, incentive_contribution_percent,
-                    incentive_effective_rate, group_key, product_key
+                    incentive_effective_rate, group_key, product_key, grower_key, currency,
+                    exchange_rate
                FROM incentives.earnings),
        c AS (SELECT * FROM incentives.incentive_calculate())
   SELECT (SELECT count(*) FROM (TABLE e EXCEPT ALL TABLE c) AS x)

@@ -68,7 +68,8 @@ earnings() {
                       incentive_rate_measure, incentive_rate_value, offer_sku_pay_rate, transaction_id,
                       provided_quantity, provided_uom_key, provided_amount, incentivized_quantity,
                       incentivized_amount, incentive_amount, incentive_contribution_percent,
-                      incentive_effective_rate, transaction_date, group_key, product_key
+                      incentive_effective_rate, transaction_date, group_key, product_key,
+                      grower_key, currency, exchange_rate
                  FROM incentives.earnings) e"
 }
 # last_run: the last run's status, counts and total (and error, with $1)
@@ -410,7 +411,8 @@ calculation_diff() {
          (SELECT participant_key, offer_key, offer_calculator, sku_key, incentive_rate_key, incentive_rate_measure,
                  incentive_rate_value, offer_sku_pay_rate, transaction_id, provided_quantity, provided_uom_key,
                  provided_amount, incentivized_quantity, incentivized_amount, incentive_amount,
-                 incentive_contribution_percent, incentive_effective_rate, transaction_date, group_key, product_key
+                 incentive_contribution_percent, incentive_effective_rate, transaction_date, group_key, product_key,
+                 grower_key, currency, exchange_rate
             FROM incentives.earnings
           EXCEPT ALL
           SELECT * FROM incentives_internal.calculate_dated(NULL, '{}', NULL, 'incentives.transactions', NULL, NULL))
@@ -420,7 +422,8 @@ calculation_diff() {
           SELECT participant_key, offer_key, offer_calculator, sku_key, incentive_rate_key, incentive_rate_measure,
                  incentive_rate_value, offer_sku_pay_rate, transaction_id, provided_quantity, provided_uom_key,
                  provided_amount, incentivized_quantity, incentivized_amount, incentive_amount,
-                 incentive_contribution_percent, incentive_effective_rate, transaction_date, group_key, product_key
+                 incentive_contribution_percent, incentive_effective_rate, transaction_date, group_key, product_key,
+                 grower_key, currency, exchange_rate
             FROM incentives.earnings)) d"
 }
 refresh "jobs => 1"
