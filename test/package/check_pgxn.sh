@@ -106,7 +106,7 @@ files=$(git ls-tree -r --name-only HEAD | sed "s|^|$prefix|" | sort)
 	fail "$zip does not hold exactly HEAD's files (above: < HEAD, > zip)"
 }
 for f in META.json incentives.control incentives_cluster.control Makefile; do
-	printf '%s\n' "$entries" | grep -qx "$prefix$f" || fail "$zip has no $prefix$f"
+	grep -qx "$prefix$f" <<<"$entries" || fail "$zip has no $prefix$f"
 done
 unzip -p "$zip" "${prefix}META.json" | cmp -s - <(git show HEAD:META.json) \
 	|| fail "$zip's META.json is not HEAD's"

@@ -193,7 +193,7 @@ if [ "$(released incentives | head -n 1)" = 0.1.0 ]; then
 	for want in 'ERROR:  2BP01: ALTER EXTENSION incentives UPDATE cannot replace objects that objects of yours depend on' \
 	            'function bi2.total() (depends on incentives.incentive_calculate(text,jsonb,text[],regclass))' \
 	            'materialized view bi2.snapshot (depends on incentives.earnings)' 'HINT:  Drop them, update'; do
-		printf '%s\n' "$message" | grep -qF "$want" ||
+		grep -qF "$want" <<<"$message" ||
 			fail "incentives 0.1.0: the update's error does not say \"$want\": $message"
 	done
 	[ "$(val $db "SELECT extversion FROM pg_extension WHERE extname = 'incentives'")" = 0.1.0 ] ||
