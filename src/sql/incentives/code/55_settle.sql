@@ -46,10 +46,116 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.amounts_by_currency(numeric[], text[]) IS
   'The sum of amounts per currency as text for a NOTICE (''1200.00 CAD, 40.00 USD''; bare when without currency; ''0.00'' when empty): settle and accrue never add two currencies';
 
+-- The state of every offer a statement ever closed (docs/lifecycle.md,
+-- Closing a season): closed (its latest closing not reopened since) or
+-- reopened (its next lines are final), with that closing.
+CREATE OR REPLACE FUNCTION incentives_internal.offer_closing_states()
+RETURNS TABLE (offer_key text, state text, statement_id bigint, statement_date date)
+LANGUAGE sql
+STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+    SELECT c.offer_key,
+           CASE WHEN EXISTS (SELECT FROM incentives.offer_reopenings AS r
+                              WHERE r.offer_key = c.offer_key AND r.statement_id = c.statement_id)
+                THEN 'reopened' ELSE 'closed' END,
+           c.statement_id, c.statement_date
+      FROM (SELECT DISTINCT ON (o.offer_key) o.offer_key, o.statement_id, o.statement_date
+              FROM incentives.offer_closings AS o
+             ORDER BY o.offer_key, o.statement_id DESC) AS c
+$function$;
+COMMENT ON FUNCTION incentives_internal.offer_closing_states() IS
+  'Every offer a statement closed: closed (its latest closing not reopened) or reopened, with that closing''s statement and date';
+
+CREATE OR REPLACE VIEW incentives.closed_offers WITH (security_invoker = true) AS
+SELECT s.offer_key, s.statement_id AS final_statement_id, s.statement_date AS final_statement_date
+  FROM incentives_internal.offer_closing_states() AS s
+ WHERE s.state = 'closed';
+COMMENT ON VIEW incentives.closed_offers IS
+  'The offers closed now: a statement closed them (settle''s final_offer_keys) and no reopen_offer has reopened them since; they get no line in a later statement';
+COMMENT ON COLUMN incentives.closed_offers.offer_key IS 'The offer';
+COMMENT ON COLUMN incentives.closed_offers.final_statement_id IS 'The statement that closed it (its lines for the offer are final)';
+COMMENT ON COLUMN incentives.closed_offers.final_statement_date IS 'That statement''s date';
+
+-- The refusals of final_offer_keys, before anything is written (a
+-- coordinator asks every shard first: docs/scaling.md, Settling).  Returns
+-- the keys to close: a key a statement of the same date already closed is
+-- a retry and closes nothing more.
+CREATE OR REPLACE FUNCTION incentives_internal.settle_final_check(statement_date date, participant_key text,
+                                                                  final_offer_keys text[])
+RETURNS text[]
+LANGUAGE plpgsql
+STABLE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    v_date  date := settle_final_check.statement_date;
+    v_key   text;
+    v_state record;
+    v_last  date;
+    v_close text[] := '{}';
+BEGIN
+    IF final_offer_keys IS NULL THEN
+        RETURN v_close;
+    END IF;
+    IF settle_final_check.participant_key IS NOT NULL THEN
+        PERFORM incentives_internal.raise_error(
+            '22023',
+            format('final_offer_keys cannot be given with participant_key "%s"', settle_final_check.participant_key),
+            'A season closes for every participant at once.',
+            'Settle every participant (participant_key NULL) to close offers.');
+    END IF;
+    IF array_position(final_offer_keys, NULL) IS NOT NULL THEN
+        PERFORM incentives_internal.raise_error('22023', 'final_offer_keys must not contain NULL', '', '');
+    END IF;
+    FOREACH v_key IN ARRAY final_offer_keys LOOP
+        IF v_key = ANY (v_close) THEN
+            PERFORM incentives_internal.raise_error(
+                '22023', format('final_offer_keys names offer "%s" twice', v_key), '', '');
+        END IF;
+        IF NOT EXISTS (SELECT FROM incentives.offers AS o WHERE o.offer_key = v_key) THEN
+            PERFORM incentives_internal.raise_error(
+                '22023', format('final_offer_keys names offer "%s", which does not exist', v_key), '',
+                COALESCE(format('Did you mean the offer "%s"?',
+                                incentives_internal.suggested_key(v_key, ARRAY(SELECT o.offer_key FROM incentives.offers AS o))),
+                         ''));
+        END IF;
+        SELECT * INTO v_state FROM incentives_internal.offer_closing_states() AS s
+         WHERE s.offer_key = v_key AND s.state = 'closed';
+        IF FOUND AND v_state.statement_date = v_date THEN
+            CONTINUE;   -- closed by a statement of this date: a retry
+        END IF;
+        IF FOUND THEN
+            PERFORM incentives_internal.raise_error(
+                '22023',
+                format('offer "%s" is already closed (statement %s of %s)', v_key, v_state.statement_id, v_state.statement_date),
+                '', format('To settle it again, reopen it first: SELECT incentives.reopen_offer(%L, reason).', v_key));
+        END IF;
+        SELECT max(r.end_date) INTO v_last
+          FROM incentives.offers AS o
+         CROSS JOIN LATERAL incentives_internal.offer_references(o.document) AS r
+         WHERE o.offer_key = v_key AND r.kind = 'period';
+        IF v_date < v_last THEN
+            PERFORM incentives_internal.raise_error(
+                '22023',
+                format('statement_date %s is before the last day of offer "%s" (%s)', v_date, v_key, v_last),
+                'A final statement closes the offer: its transactions must all be dated on or before the statement.',
+                format('Close it with a statement dated %s or later.', v_last));
+        END IF;
+        v_close := v_close || v_key;
+    END LOOP;
+    RETURN v_close;
+END
+$function$;
+COMMENT ON FUNCTION incentives_internal.settle_final_check(date, text, text[]) IS
+  'Part of incentives.settle: refuses final_offer_keys with a participant_key, a NULL, a repeated or unknown key, an offer already closed by a statement of another date, or a statement dated before an offer''s last day (22023); returns the keys to close (an offer a statement of the same date closed is a retry)';
+
 CREATE OR REPLACE FUNCTION incentives_internal.settle_work(
-    statement_date  date,
-    participant_key text,
-    transactions    regclass DEFAULT 'incentives.transactions')
+    statement_date   date,
+    participant_key  text,
+    transactions     regclass DEFAULT 'incentives.transactions',
+    minimum_payment  numeric  DEFAULT 0,
+    final_offer_keys text[]   DEFAULT NULL)
 RETURNS bigint
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
@@ -60,10 +166,14 @@ DECLARE
     v_date        date := settle_work.statement_date;
     v_participant text := settle_work.participant_key;
     v_txns        regclass := settle_work.transactions;
+    v_minimum     numeric := settle_work.minimum_payment;
+    v_close       text[];
+    v_offer_keys  text[];
     v_id          bigint;
     v_late        record;
     v_lines       integer;
     v_due         text;
+    v_extra       text := '';
 BEGIN
     IF v_date IS NULL THEN
         PERFORM incentives_internal.raise_error('22023', 'statement_date must not be NULL', '', '');
@@ -77,6 +187,11 @@ BEGIN
     IF v_txns IS NULL THEN
         PERFORM incentives_internal.raise_error('22023', 'transactions must not be NULL', '', '');
     END IF;
+    IF v_minimum IS NULL OR v_minimum < 0 THEN
+        PERFORM incentives_internal.raise_error(
+            '22023', format('minimum_payment must be 0 or more, not %s', COALESCE(v_minimum::text, 'NULL')), '',
+            'Give the smallest amount a payment is made for (0: every amount).');
+    END IF;
     IF current_setting('transaction_isolation') <> 'read committed' THEN
         PERFORM incentives_internal.raise_error(
             '25000',
@@ -89,40 +204,105 @@ BEGIN
     -- One settle at a time; everything below reads after the wait.
     LOCK TABLE incentives.statements IN SHARE ROW EXCLUSIVE MODE;  -- docs/operations.md, Concurrency
 
+    v_close := incentives_internal.settle_final_check(v_date, v_participant, settle_work.final_offer_keys);
+
+    -- Offers closed now get no line; the others' lines are final when the
+    -- statement closes them or they were reopened.
+    CREATE TEMPORARY TABLE incentives_settle_offers (
+        offer_key text PRIMARY KEY,
+        state     text NOT NULL      -- closed, reopened or closing
+    ) ON COMMIT DROP;
+    INSERT INTO pg_temp.incentives_settle_offers
+    SELECT s.offer_key, s.state FROM incentives_internal.offer_closing_states() AS s
+     WHERE NOT s.offer_key = ANY (v_close);
+    INSERT INTO pg_temp.incentives_settle_offers SELECT k, 'closing' FROM unnest(v_close) AS k;
+    IF EXISTS (SELECT FROM pg_temp.incentives_settle_offers AS c WHERE c.state = 'closed') THEN
+        v_offer_keys := ARRAY(SELECT o.offer_key FROM incentives.offers AS o
+                               WHERE NOT EXISTS (SELECT FROM pg_temp.incentives_settle_offers AS c
+                                                  WHERE c.offer_key = o.offer_key AND c.state = 'closed'));
+    END IF;
+
     CREATE TEMPORARY TABLE incentives_settle_lines (
-        participant_key text NOT NULL,
-        offer_key       text NOT NULL,
-        earned_to_date  numeric NOT NULL,
-        settled_before  numeric NOT NULL,
-        currency        text
+        participant_key   text NOT NULL,
+        offer_key         text NOT NULL,
+        earned_to_date    numeric NOT NULL,
+        settled_before    numeric NOT NULL,
+        currency          text,
+        final             boolean NOT NULL,
+        payable_to_date   numeric NOT NULL,
+        amount_due        numeric,
+        transaction_ids   text[],
+        transaction_dates date[],
+        rate_keys         text[],
+        pay_rates         numeric[],
+        amounts           numeric[]
     ) ON COMMIT DROP;
     INSERT INTO pg_temp.incentives_settle_lines
     WITH earned AS (
-        SELECT e.participant_key, e.offer_key, sum(e.incentive_amount) AS amount
-          FROM incentives.incentive_calculate(participant_key => v_participant,
-                                              transactions => v_txns,
-                                              through_date => v_date) AS e
+        -- the rows each line sums, kept with it (the aggregates of one
+        -- group see its rows in one order: the arrays are in step)
+        SELECT e.participant_key, e.offer_key, sum(e.incentive_amount) AS amount,
+               array_agg(e.transaction_id) AS transaction_ids,
+               array_agg(e.transaction_date) AS transaction_dates,
+               array_agg(e.incentive_rate_key) AS rate_keys,
+               array_agg(e.offer_sku_pay_rate) AS pay_rates,
+               array_agg(e.incentive_amount) AS amounts
+          FROM incentives_internal.calculate_dated(v_participant, NULL, v_offer_keys, v_txns, NULL, v_date) AS e
+         WHERE v_offer_keys IS NULL OR cardinality(v_offer_keys) > 0
          GROUP BY e.participant_key, e.offer_key),
     settled AS (
         SELECT l.participant_key, l.offer_key, sum(l.amount_due) AS amount
           FROM incentives.statement_lines AS l
-         WHERE v_participant IS NULL OR l.participant_key = v_participant
-         GROUP BY l.participant_key, l.offer_key)
-    SELECT COALESCE(e.participant_key, s.participant_key),
-           COALESCE(e.offer_key, s.offer_key),
-           round(COALESCE(e.amount, 0), 2),
-           round(COALESCE(s.amount, 0), 2),
-           -- the offer's currency; a removed offer's is its last line's
-           -- (an offer's currency cannot change once a line covers it)
-           COALESCE((SELECT o.document ->> 'currency' FROM incentives.offers AS o
-                      WHERE o.offer_key = COALESCE(e.offer_key, s.offer_key)),
-                    (SELECT l.currency FROM incentives.statement_lines AS l
-                      WHERE l.participant_key = s.participant_key AND l.offer_key = s.offer_key
-                      ORDER BY l.statement_id DESC LIMIT 1))
-      FROM earned AS e
-      FULL JOIN settled AS s
-        ON s.participant_key = e.participant_key AND s.offer_key = e.offer_key
-     WHERE COALESCE(e.amount, 0) <> 0 OR COALESCE(s.amount, 0) <> 0;
+         WHERE (v_participant IS NULL OR l.participant_key = v_participant)
+           AND NOT EXISTS (SELECT FROM pg_temp.incentives_settle_offers AS c
+                            WHERE c.offer_key = l.offer_key AND c.state = 'closed')
+         GROUP BY l.participant_key, l.offer_key),
+    pairs AS (
+        SELECT COALESCE(e.participant_key, s.participant_key) AS participant_key,
+               COALESCE(e.offer_key, s.offer_key) AS offer_key,
+               round(COALESCE(e.amount, 0), 2) AS earned_to_date,
+               round(COALESCE(s.amount, 0), 2) AS settled_before,
+               -- the offer's currency; a removed offer's is its last line's
+               -- (an offer's currency cannot change once a line covers it)
+               COALESCE((SELECT o.document ->> 'currency' FROM incentives.offers AS o
+                          WHERE o.offer_key = COALESCE(e.offer_key, s.offer_key)),
+                        (SELECT l.currency FROM incentives.statement_lines AS l
+                          WHERE l.participant_key = s.participant_key AND l.offer_key = s.offer_key
+                          ORDER BY l.statement_id DESC LIMIT 1)) AS currency,
+               EXISTS (SELECT FROM pg_temp.incentives_settle_offers AS c
+                        WHERE c.offer_key = COALESCE(e.offer_key, s.offer_key)
+                          AND c.state IN ('reopened', 'closing')) AS final,
+               -- settlement.holdback_percent (0 when absent, or the offer removed)
+               COALESCE((SELECT (o.document -> 'settlement' ->> 'holdback_percent')::numeric
+                           FROM incentives.offers AS o
+                          WHERE o.offer_key = COALESCE(e.offer_key, s.offer_key)), 0) AS holdback_percent,
+               e.transaction_ids, e.transaction_dates, e.rate_keys, e.pay_rates, e.amounts
+          FROM earned AS e
+          FULL JOIN settled AS s
+            ON s.participant_key = e.participant_key AND s.offer_key = e.offer_key
+         WHERE COALESCE(e.amount, 0) <> 0 OR COALESCE(s.amount, 0) <> 0)
+    SELECT p.participant_key, p.offer_key, p.earned_to_date, p.settled_before, p.currency, p.final,
+           CASE WHEN p.final THEN p.earned_to_date
+                ELSE round(p.earned_to_date * (100 - p.holdback_percent) / 100, 2) END,
+           NULL,
+           p.transaction_ids, p.transaction_dates, p.rate_keys, p.pay_rates, p.amounts
+      FROM pairs AS p;
+
+    -- No payment below the minimum (docs/lifecycle.md, Holdback and
+    -- minimum payment): per participant and currency, when what the lines
+    -- that are not final make due is positive and below it, their positive
+    -- amounts stay owed (amount_due 0, kind below_minimum); clawbacks and
+    -- final lines are written as they are.
+    UPDATE pg_temp.incentives_settle_lines AS n
+       SET amount_due = CASE WHEN NOT n.final AND n.payable_to_date - n.settled_before > 0
+                              AND EXISTS (SELECT FROM (SELECT sum(m.payable_to_date - m.settled_before) AS due
+                                                         FROM pg_temp.incentives_settle_lines AS m
+                                                        WHERE m.participant_key = n.participant_key
+                                                          AND m.currency IS NOT DISTINCT FROM n.currency
+                                                          AND NOT m.final) AS t
+                                           WHERE t.due > 0 AND t.due < v_minimum)
+                             THEN 0
+                             ELSE n.payable_to_date - n.settled_before END;
 
     -- No statement earlier than the latest one of a participant it covers
     -- (a statement covers the participant it names and those it has lines
@@ -155,34 +335,91 @@ BEGIN
     RETURNING statement_id INTO v_id;
     INSERT INTO incentives.statement_lines (statement_id, participant_key, offer_key,
                                             earned_to_date, settled_before, amount_due,
-                                            offer_version, currency)
-    SELECT v_id, n.participant_key, n.offer_key, n.earned_to_date, n.settled_before,
-           n.earned_to_date - n.settled_before,
+                                            offer_version, currency, kind,
+                                            payable_to_date, held_back, final)
+    SELECT v_id, n.participant_key, n.offer_key, n.earned_to_date, n.settled_before, n.amount_due,
            (SELECT v.version FROM incentives.offer_versions AS v
              WHERE v.offer_key = n.offer_key AND v.valid_to IS NULL),
-           n.currency
+           n.currency,
+           incentives_internal.statement_line_kind(n.amount_due, n.payable_to_date, n.settled_before),
+           n.payable_to_date, n.earned_to_date - n.payable_to_date, n.final
       FROM pg_temp.incentives_settle_lines AS n
      ORDER BY n.participant_key COLLATE "C", n.offer_key COLLATE "C";
     GET DIAGNOSTICS v_lines = ROW_COUNT;
+    INSERT INTO incentives.statement_kept_rows (statement_id, participant_key, offer_key, transaction_ids,
+                                                transaction_dates, rate_keys, pay_rates, amounts)
+    SELECT v_id, n.participant_key, n.offer_key, COALESCE(n.transaction_ids, '{}'),
+           COALESCE(n.transaction_dates, '{}'), COALESCE(n.rate_keys, '{}'),
+           COALESCE(n.pay_rates, '{}'), COALESCE(n.amounts, '{}')
+      FROM pg_temp.incentives_settle_lines AS n;
+    -- the offers this statement closes: those listed, and the reopened
+    -- ones in a statement of every participant
+    INSERT INTO incentives.offer_closings (offer_key, statement_id, statement_date)
+    SELECT c.offer_key, v_id, v_date
+      FROM pg_temp.incentives_settle_offers AS c
+     WHERE c.state = 'closing' OR (c.state = 'reopened' AND v_participant IS NULL)
+     ORDER BY c.offer_key COLLATE "C";
+    IF FOUND THEN
+        v_extra := format('; closes %s',
+                          (SELECT string_agg(format('"%s"', c.offer_key), ', ' ORDER BY c.offer_key COLLATE "C")
+                             FROM incentives.offer_closings AS c WHERE c.statement_id = v_id));
+    END IF;
+
     -- never one figure of two currencies: a total per currency
     v_due := incentives_internal.amounts_by_currency(
-                 ARRAY(SELECT n.earned_to_date - n.settled_before FROM pg_temp.incentives_settle_lines AS n),
+                 ARRAY(SELECT n.amount_due FROM pg_temp.incentives_settle_lines AS n),
                  ARRAY(SELECT n.currency FROM pg_temp.incentives_settle_lines AS n));
+    IF EXISTS (SELECT FROM pg_temp.incentives_settle_lines AS n WHERE n.earned_to_date <> n.payable_to_date) THEN
+        v_due := v_due || format(', %s held back',
+                                 incentives_internal.amounts_by_currency(
+                                     ARRAY(SELECT n.earned_to_date - n.payable_to_date FROM pg_temp.incentives_settle_lines AS n),
+                                     ARRAY(SELECT n.currency FROM pg_temp.incentives_settle_lines AS n)));
+    END IF;
+    IF EXISTS (SELECT FROM pg_temp.incentives_settle_lines AS n
+                WHERE n.amount_due = 0 AND n.payable_to_date - n.settled_before > 0) THEN
+        v_due := v_due || format(', %s below the minimum',
+                                 incentives_internal.amounts_by_currency(
+                                     ARRAY(SELECT n.payable_to_date - n.settled_before FROM pg_temp.incentives_settle_lines AS n
+                                            WHERE n.amount_due = 0 AND n.payable_to_date - n.settled_before > 0),
+                                     ARRAY(SELECT n.currency FROM pg_temp.incentives_settle_lines AS n
+                                            WHERE n.amount_due = 0 AND n.payable_to_date - n.settled_before > 0)));
+    END IF;
     DROP TABLE pg_temp.incentives_settle_lines;
+    DROP TABLE pg_temp.incentives_settle_offers;
 
-    RAISE NOTICE 'settle: statement % of % (%): % lines, % due',
+    RAISE NOTICE 'settle: statement % of % (%): % lines, % due%',
                  v_id, v_date, CASE WHEN v_participant IS NULL THEN 'every participant' ELSE format('participant "%s"', v_participant) END,
-                 v_lines, v_due;
+                 v_lines, v_due, v_extra;
     RETURN v_id;
 END
 $function$;
-COMMENT ON FUNCTION incentives_internal.settle_work(date, text, regclass) IS
-  'Part of incentives.settle (call the procedure, not this): waits for any other settle, writes the statement and its lines, returns the statement_id';
+COMMENT ON FUNCTION incentives_internal.settle_work(date, text, regclass, numeric, text[]) IS
+  'Part of incentives.settle (call the procedure, not this): waits for any other settle, writes the statement, its lines and the rows each line sums, closes the offers it closes, returns the statement_id';
+
+-- A line's kind from its amounts (the check statement_lines_kind_check
+-- says the same): below_minimum when nothing is paid of a positive due.
+CREATE OR REPLACE FUNCTION incentives_internal.statement_line_kind(amount_due numeric, payable_to_date numeric,
+                                                                   settled_before numeric)
+RETURNS text
+LANGUAGE sql
+IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+    SELECT CASE WHEN $1 = 0 AND $2 - $3 > 0 THEN 'below_minimum'
+                WHEN $1 = 0 THEN 'unchanged'
+                WHEN $1 < 0 THEN 'clawback'
+                WHEN $3 = 0 THEN 'payment'
+                ELSE 'true_up' END
+$function$;
+COMMENT ON FUNCTION incentives_internal.statement_line_kind(numeric, numeric, numeric) IS
+  'A statement line''s kind from amount_due, payable_to_date and settled_before: below_minimum, unchanged, clawback, payment or true_up';
 
 CREATE OR REPLACE PROCEDURE incentives.settle(
-    statement_date  date,
-    participant_key text     DEFAULT NULL,
-    transactions    regclass DEFAULT 'incentives.transactions')
+    statement_date   date,
+    participant_key  text     DEFAULT NULL,
+    transactions     regclass DEFAULT 'incentives.transactions',
+    minimum_payment  numeric  DEFAULT 0,
+    final_offer_keys text[]   DEFAULT NULL)
 LANGUAGE plpgsql
 AS $procedure$
 -- No SET clause: a procedure with one cannot COMMIT.  Every name is
@@ -198,14 +435,266 @@ BEGIN
         SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
     END IF;
     PERFORM incentives_internal.settle_work(settle.statement_date, settle.participant_key,
-                                            settle.transactions);
+                                            settle.transactions, settle.minimum_payment,
+                                            settle.final_offer_keys);
     IF v_can_commit THEN
         COMMIT;   -- the statement is durable when CALL returns
     END IF;
 END
 $procedure$;
-COMMENT ON PROCEDURE incentives.settle(date, text, regclass) IS
-  'Writes a settlement statement for the earnings through statement_date of one participant or all (NULL), calculated from the transactions relation (recorded on the statement): per participant and offer earned_to_date, settled_before, amount_due (true-ups positive, clawbacks negative), the line''s kind and the offer''s version, in one transaction; serialized against other settles; refuses a date after today or before a covered participant''s latest statement (22023)';
+COMMENT ON PROCEDURE incentives.settle(date, text, regclass, numeric, text[]) IS
+  'Writes a settlement statement for the earnings through statement_date of one participant or all (NULL), calculated from the transactions relation (recorded on the statement): per participant and offer earned_to_date, payable_to_date (less the offer''s settlement.holdback_percent unless final), held_back, settled_before, amount_due (true-ups positive, clawbacks negative; 0 and kind below_minimum for a participant and currency whose total due is below minimum_payment), the kind, the offer''s version and the rows summed (incentives.statement_line_rows), in one transaction; final_offer_keys closes those offers (final lines, for every participant); serialized against other settles; refuses a date after today or before a covered participant''s latest statement (22023)';
+
+
+------------------------------------------------------------------------
+-- Why a line moved (docs/lifecycle.md, Why a line moved)
+--
+-- Every line settle writes keeps the earning rows it summed
+-- (incentives.statement_kept_rows, one row per line with the rows'
+-- columns as arrays); statement_line_rows shows them one by one, and
+-- statement_line_changes compares each line's rows, per transaction, with
+-- the pair's previous line's: the latest earlier line of the same
+-- participant and offer in a statement that is neither voided nor a
+-- reversal.
+------------------------------------------------------------------------
+
+CREATE OR REPLACE VIEW incentives.statement_line_rows WITH (security_invoker = true) AS
+SELECT k.statement_id, k.participant_key, k.offer_key,
+       r.transaction_id, r.incentive_rate_key, r.offer_sku_pay_rate, r.incentive_amount,
+       r.transaction_date
+  FROM incentives.statement_kept_rows AS k
+ CROSS JOIN LATERAL unnest(k.transaction_ids, k.rate_keys, k.pay_rates, k.amounts, k.transaction_dates)
+       AS r (transaction_id, incentive_rate_key, offer_sku_pay_rate, incentive_amount, transaction_date);
+COMMENT ON VIEW incentives.statement_line_rows IS
+  'The earning rows each statement line written by settle summed: their incentive_amount adds up to the line''s earned_to_date (lines written before 0.5.0 kept none)';
+COMMENT ON COLUMN incentives.statement_line_rows.statement_id IS 'The statement';
+COMMENT ON COLUMN incentives.statement_line_rows.participant_key IS 'The line''s participant';
+COMMENT ON COLUMN incentives.statement_line_rows.offer_key IS 'The line''s offer';
+COMMENT ON COLUMN incentives.statement_line_rows.transaction_id IS 'The earning transaction';
+COMMENT ON COLUMN incentives.statement_line_rows.incentive_rate_key IS 'The row''s rate key (entry, tier or stack)';
+COMMENT ON COLUMN incentives.statement_line_rows.offer_sku_pay_rate IS 'The row''s rate as a multiplier';
+COMMENT ON COLUMN incentives.statement_line_rows.incentive_amount IS 'What the row earned';
+COMMENT ON COLUMN incentives.statement_line_rows.transaction_date IS 'The transaction''s own date';
+
+-- The changes of one line against the previous line (NULL: none, a
+-- pair's first line), whose statement is dated previous_date.  A previous
+-- line without kept rows (written before 0.5.0) is one row of reason
+-- not_kept taking its whole earned_to_date back.
+CREATE OR REPLACE FUNCTION incentives_internal.statement_line_changes(
+    statement_id bigint, participant_key text, offer_key text,
+    previous_statement_id bigint, previous_date date, previous_earned numeric)
+RETURNS TABLE (transaction_id text, previous_rate_key text, previous_amount numeric,
+               rate_key text, amount numeric, change numeric, reason text)
+LANGUAGE sql
+STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+    WITH now_rows AS (
+        SELECT r.transaction_id, r.transaction_date, r.rate_key, r.pay_rate, r.amount
+          FROM incentives.statement_kept_rows AS k
+         CROSS JOIN LATERAL unnest(k.transaction_ids, k.transaction_dates, k.rate_keys, k.pay_rates, k.amounts)
+               AS r (transaction_id, transaction_date, rate_key, pay_rate, amount)
+         WHERE k.statement_id = $1 AND k.participant_key = $2 AND k.offer_key = $3),
+    before_kept AS (
+        SELECT k.* FROM incentives.statement_kept_rows AS k
+         WHERE k.statement_id = $4 AND k.participant_key = $2 AND k.offer_key = $3),
+    before_rows AS (
+        SELECT r.transaction_id, r.transaction_date, r.rate_key, r.pay_rate, r.amount
+          FROM before_kept AS k
+         CROSS JOIN LATERAL unnest(k.transaction_ids, k.transaction_dates, k.rate_keys, k.pay_rates, k.amounts)
+               AS r (transaction_id, transaction_date, rate_key, pay_rate, amount)),
+    now_tx AS (
+        SELECT x.transaction_id, min(x.transaction_date) AS transaction_date, sum(x.amount) AS amount,
+               CASE WHEN count(*) = 1 THEN min(x.rate_key) END AS rate_key,
+               array_agg(DISTINCT ROW(x.rate_key, x.pay_rate)) AS rates,
+               array_agg(ROW(x.rate_key, x.pay_rate, x.amount) ORDER BY x.rate_key, x.pay_rate, x.amount) AS rows_
+          FROM now_rows AS x GROUP BY x.transaction_id),
+    before_tx AS (
+        SELECT x.transaction_id, sum(x.amount) AS amount,
+               CASE WHEN count(*) = 1 THEN min(x.rate_key) END AS rate_key,
+               array_agg(DISTINCT ROW(x.rate_key, x.pay_rate)) AS rates,
+               array_agg(ROW(x.rate_key, x.pay_rate, x.amount) ORDER BY x.rate_key, x.pay_rate, x.amount) AS rows_
+          FROM before_rows AS x GROUP BY x.transaction_id)
+    SELECT COALESCE(n.transaction_id, b.transaction_id),
+           b.rate_key, b.amount, n.rate_key, n.amount,
+           COALESCE(n.amount, 0) - COALESCE(b.amount, 0),
+           CASE WHEN b.transaction_id IS NULL
+                     THEN CASE WHEN $4 IS NULL OR n.transaction_date > $5 THEN 'new' ELSE 'late' END
+                WHEN n.transaction_id IS NULL THEN 'removed'
+                WHEN n.rates <> b.rates THEN 'rate'
+                ELSE 'amount' END
+      FROM now_tx AS n
+      FULL JOIN before_tx AS b ON b.transaction_id = n.transaction_id
+     WHERE n.transaction_id IS NULL OR b.transaction_id IS NULL
+        OR n.amount <> b.amount OR n.rows_ <> b.rows_
+    UNION ALL
+    SELECT NULL, NULL, $6, NULL, NULL, -$6, 'not_kept'
+     WHERE $4 IS NOT NULL AND NOT EXISTS (SELECT FROM before_kept)
+$function$;
+COMMENT ON FUNCTION incentives_internal.statement_line_changes(bigint, text, text, bigint, date, numeric) IS
+  'statement_line_changes helper: one line''s rows against the previous line''s, per transaction, where the amount or the rows differ, with the reason (new, late, removed, rate, amount; not_kept for a previous line written before 0.5.0)';
+
+CREATE OR REPLACE VIEW incentives.statement_line_changes WITH (security_invoker = true) AS
+SELECT l.statement_id, l.participant_key, l.offer_key,
+       c.transaction_id, c.previous_rate_key, c.previous_amount, c.rate_key, c.amount, c.change, c.reason,
+       p.statement_id AS previous_statement_id
+  FROM incentives.statement_lines AS l
+  JOIN incentives.statement_kept_rows AS k
+    ON k.statement_id = l.statement_id AND k.participant_key = l.participant_key AND k.offer_key = l.offer_key
+  LEFT JOIN LATERAL (
+        SELECT b.statement_id, s.statement_date, b.earned_to_date
+          FROM incentives.statement_lines AS b
+          JOIN incentives.statements AS s ON s.statement_id = b.statement_id
+         WHERE b.participant_key = l.participant_key AND b.offer_key = l.offer_key
+           AND b.statement_id < l.statement_id
+           AND s.reverses IS NULL
+           AND NOT EXISTS (SELECT FROM incentives.statements AS r WHERE r.reverses = s.statement_id)
+         ORDER BY b.statement_id DESC
+         LIMIT 1) AS p ON true
+ CROSS JOIN LATERAL incentives_internal.statement_line_changes(l.statement_id, l.participant_key, l.offer_key,
+                                                              p.statement_id, p.statement_date, p.earned_to_date) AS c;
+COMMENT ON VIEW incentives.statement_line_changes IS
+  'Why each statement line settle wrote moved: per transaction, its rows against the pair''s previous line''s (the latest earlier line of the participant and offer, voided statements and reversals left out), where the summed amount or the rows differ; the changes of a line add up to its earned_to_date minus the previous line''s';
+COMMENT ON COLUMN incentives.statement_line_changes.statement_id IS 'The statement';
+COMMENT ON COLUMN incentives.statement_line_changes.participant_key IS 'The line''s participant';
+COMMENT ON COLUMN incentives.statement_line_changes.offer_key IS 'The line''s offer';
+COMMENT ON COLUMN incentives.statement_line_changes.transaction_id IS 'The transaction (NULL on a row of reason not_kept)';
+COMMENT ON COLUMN incentives.statement_line_changes.previous_rate_key IS 'Its rate key on the previous line when it had one row there; NULL otherwise or when absent';
+COMMENT ON COLUMN incentives.statement_line_changes.previous_amount IS 'What its rows summed on the previous line (NULL: absent)';
+COMMENT ON COLUMN incentives.statement_line_changes.rate_key IS 'Its rate key on this line when it has one row here; NULL otherwise or when absent';
+COMMENT ON COLUMN incentives.statement_line_changes.amount IS 'What its rows sum on this line (NULL: absent)';
+COMMENT ON COLUMN incentives.statement_line_changes.change IS 'amount - previous_amount (an absent side counts 0)';
+COMMENT ON COLUMN incentives.statement_line_changes.reason IS 'new (absent before, dated after the previous line''s statement, or the pair''s first line), late (absent before, dated on or before it), removed (absent now), rate (the set of its rows'' rate keys and pay rates differs), amount (the same set, another amount); not_kept: the previous line was written before 0.5.0 and kept no rows (previous_amount its earned_to_date)';
+COMMENT ON COLUMN incentives.statement_line_changes.previous_statement_id IS 'The statement of the previous line (NULL: the pair''s first line)';
+
+------------------------------------------------------------------------
+-- Closing a season (docs/lifecycle.md, Closing a season)
+------------------------------------------------------------------------
+
+CREATE OR REPLACE VIEW incentives.closed_offer_changes WITH (security_invoker = true) AS
+WITH closed AS (
+    SELECT c.offer_key, c.final_statement_id FROM incentives.closed_offers AS c),
+final_lines AS (
+    SELECT l.participant_key, l.offer_key, l.earned_to_date
+      FROM incentives.statement_lines AS l
+      JOIN closed AS c ON c.offer_key = l.offer_key AND c.final_statement_id = l.statement_id),
+earned_now AS (
+    SELECT e.participant_key, e.offer_key, round(sum(e.incentive_amount), 2) AS amount
+      FROM incentives.earnings AS e
+      JOIN closed AS c ON c.offer_key = e.offer_key
+     GROUP BY e.participant_key, e.offer_key)
+SELECT COALESCE(f.participant_key, n.participant_key) AS participant_key,
+       c.offer_key,
+       c.final_statement_id,
+       COALESCE(f.earned_to_date, 0.00) AS final_earned,
+       COALESCE(n.amount, 0.00)         AS earned_now,
+       COALESCE(n.amount, 0.00) - COALESCE(f.earned_to_date, 0.00) AS change
+  FROM final_lines AS f
+  FULL JOIN earned_now AS n ON n.participant_key = f.participant_key AND n.offer_key = f.offer_key
+  JOIN closed AS c ON c.offer_key = COALESCE(f.offer_key, n.offer_key)
+ WHERE COALESCE(n.amount, 0.00) <> COALESCE(f.earned_to_date, 0.00);
+COMMENT ON VIEW incentives.closed_offer_changes IS
+  'Where a closed offer moved since it closed: per participant, its final line''s earned_to_date against its earnings in the materialized incentives.earnings (as of their last refresh); a late transaction, a late return, an edited offer. incentives.reopen_offer lets the next statement settle it';
+COMMENT ON COLUMN incentives.closed_offer_changes.participant_key IS 'The participant';
+COMMENT ON COLUMN incentives.closed_offer_changes.offer_key IS 'The closed offer';
+COMMENT ON COLUMN incentives.closed_offer_changes.final_statement_id IS 'The statement that closed it';
+COMMENT ON COLUMN incentives.closed_offer_changes.final_earned IS 'The participant''s final line''s earned_to_date (0: no final line)';
+COMMENT ON COLUMN incentives.closed_offer_changes.earned_now IS 'Its earnings for the offer in incentives.earnings';
+COMMENT ON COLUMN incentives.closed_offer_changes.change IS 'earned_now - final_earned';
+
+CREATE OR REPLACE FUNCTION incentives.reopen_offer(offer_key text, reason text)
+RETURNS bigint
+LANGUAGE plpgsql
+VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+#variable_conflict use_column
+DECLARE
+    v_state record;
+    v_id    bigint;
+BEGIN
+    PERFORM incentives_internal.refuse_read_only('reopen_offer');
+    IF reopen_offer.reason IS NULL OR btrim(reopen_offer.reason) = '' THEN
+        PERFORM incentives_internal.raise_error(
+            '22023',
+            format('a reason is required to reopen offer "%s"', COALESCE(reopen_offer.offer_key, '<NULL>')),
+            '', 'Say why: it is logged in incentives.offer_reopenings.');
+    END IF;
+    -- serialized with settle: the next statement sees the reopening whole
+    LOCK TABLE incentives.statements IN SHARE ROW EXCLUSIVE MODE;  -- docs/operations.md, Concurrency
+    SELECT * INTO v_state FROM incentives_internal.offer_closing_states() AS s
+     WHERE s.offer_key = reopen_offer.offer_key;
+    IF NOT FOUND OR v_state.state <> 'closed' THEN
+        PERFORM incentives_internal.raise_error(
+            '22023',
+            format('offer "%s" is not closed%s', COALESCE(reopen_offer.offer_key, '<NULL>'),
+                   CASE WHEN FOUND THEN format(' (reopened since statement %s closed it)', v_state.statement_id) ELSE '' END),
+            '', 'A statement closes an offer through settle''s final_offer_keys; incentives.closed_offers lists the closed ones.');
+    END IF;
+    INSERT INTO incentives.offer_reopenings (offer_key, reason, statement_id)
+    VALUES (v_state.offer_key, reopen_offer.reason, v_state.statement_id)
+    RETURNING reopening_id INTO v_id;
+    RAISE NOTICE 'reopen_offer: offer "%" reopened (reopening %): the next statement writes its lines as final lines',
+                 v_state.offer_key, v_id;
+    RETURN v_id;
+END
+$function$;
+COMMENT ON FUNCTION incentives.reopen_offer(text, text) IS
+  'Reopens a closed offer on purpose (a non-blank reason, logged in incentives.offer_reopenings): the next statement that covers it writes its lines again, as final lines (nothing held back, no minimum), and a statement of every participant closes it again. Returns the reopening_id';
+
+DROP TRIGGER IF EXISTS statement_kept_rows_append_only ON incentives.statement_kept_rows;
+CREATE TRIGGER statement_kept_rows_append_only
+    BEFORE UPDATE OR DELETE ON incentives.statement_kept_rows
+    FOR EACH ROW EXECUTE FUNCTION incentives_internal.append_only(
+        'Settlement statements are a ledger: no role may change or remove them.',
+        'Corrections are the next statement''s business: CALL incentives.settle again.');
+COMMENT ON TRIGGER statement_kept_rows_append_only ON incentives.statement_kept_rows IS
+  'The rows of statement lines are append-only: UPDATE and DELETE are refused for every role';
+
+DROP TRIGGER IF EXISTS statement_kept_rows_no_truncate ON incentives.statement_kept_rows;
+CREATE TRIGGER statement_kept_rows_no_truncate
+    BEFORE TRUNCATE ON incentives.statement_kept_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.append_only(
+        'Settlement statements are a ledger: no role may change or remove them.',
+        'Corrections are the next statement''s business: CALL incentives.settle again.');
+COMMENT ON TRIGGER statement_kept_rows_no_truncate ON incentives.statement_kept_rows IS
+  'The rows of statement lines are append-only: TRUNCATE is refused for every role';
+
+DROP TRIGGER IF EXISTS offer_closings_append_only ON incentives.offer_closings;
+CREATE TRIGGER offer_closings_append_only
+    BEFORE UPDATE OR DELETE ON incentives.offer_closings
+    FOR EACH ROW EXECUTE FUNCTION incentives_internal.append_only(
+        'The closings of offers are a log: no role may change or remove them.',
+        'To settle a closed offer again: SELECT incentives.reopen_offer(offer_key, reason).');
+COMMENT ON TRIGGER offer_closings_append_only ON incentives.offer_closings IS
+  'Offer closings are append-only: UPDATE and DELETE are refused for every role';
+
+DROP TRIGGER IF EXISTS offer_closings_no_truncate ON incentives.offer_closings;
+CREATE TRIGGER offer_closings_no_truncate
+    BEFORE TRUNCATE ON incentives.offer_closings
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.append_only(
+        'The closings of offers are a log: no role may change or remove them.',
+        'To settle a closed offer again: SELECT incentives.reopen_offer(offer_key, reason).');
+COMMENT ON TRIGGER offer_closings_no_truncate ON incentives.offer_closings IS
+  'Offer closings are append-only: TRUNCATE is refused for every role';
+
+DROP TRIGGER IF EXISTS offer_reopenings_append_only ON incentives.offer_reopenings;
+CREATE TRIGGER offer_reopenings_append_only
+    BEFORE UPDATE OR DELETE ON incentives.offer_reopenings
+    FOR EACH ROW EXECUTE FUNCTION incentives_internal.append_only(
+        'The reopenings of offers are a log: no role may change or remove them.',
+        'A statement of every participant closes a reopened offer again.');
+COMMENT ON TRIGGER offer_reopenings_append_only ON incentives.offer_reopenings IS
+  'Offer reopenings are append-only: UPDATE and DELETE are refused for every role';
+
+DROP TRIGGER IF EXISTS offer_reopenings_no_truncate ON incentives.offer_reopenings;
+CREATE TRIGGER offer_reopenings_no_truncate
+    BEFORE TRUNCATE ON incentives.offer_reopenings
+    FOR EACH STATEMENT EXECUTE FUNCTION incentives_internal.append_only(
+        'The reopenings of offers are a log: no role may change or remove them.',
+        'A statement of every participant closes a reopened offer again.');
+COMMENT ON TRIGGER offer_reopenings_no_truncate ON incentives.offer_reopenings IS
+  'Offer reopenings are append-only: TRUNCATE is refused for every role';
 
 ------------------------------------------------------------------------
 -- Views for finance and BI
@@ -224,7 +713,10 @@ SELECT s.statement_id,
                                              'settled_before', l.settled_before,
                                              'amount_due', l.amount_due,
                                              'kind', l.kind,
-                                             'offer_version', l.offer_version)
+                                             'offer_version', l.offer_version,
+                                             'payable_to_date', l.payable_to_date,
+                                             'held_back', l.held_back,
+                                             'final', l.final)
                           ORDER BY l.offer_key COLLATE "C")
                 FILTER (WHERE l.offer_key IS NOT NULL), '[]'::jsonb) AS lines,
        s.created_at,
@@ -246,7 +738,7 @@ COMMENT ON COLUMN incentives.participant_statements.offers IS 'Lines (offers) on
 COMMENT ON COLUMN incentives.participant_statements.earned_to_date IS 'Sum of the lines'' earned_to_date';
 COMMENT ON COLUMN incentives.participant_statements.settled_before IS 'Sum of the lines'' settled_before';
 COMMENT ON COLUMN incentives.participant_statements.amount_due IS 'What is due to the participant (negative: owed back)';
-COMMENT ON COLUMN incentives.participant_statements.lines IS 'The lines: [{offer_key, earned_to_date, settled_before, amount_due, kind, offer_version}] in offer order';
+COMMENT ON COLUMN incentives.participant_statements.lines IS 'The lines: [{offer_key, earned_to_date, settled_before, amount_due, kind, offer_version, payable_to_date, held_back, final}] in offer order';
 COMMENT ON COLUMN incentives.participant_statements.created_at IS 'When the statement was written';
 COMMENT ON COLUMN incentives.participant_statements.created_by IS 'Who ran incentives.settle';
 COMMENT ON COLUMN incentives.participant_statements.transactions IS 'The relation the statement''s earnings were calculated from';
@@ -280,7 +772,7 @@ COMMENT ON COLUMN incentives.settlement_balances.statements IS 'Statements with 
 COMMENT ON COLUMN incentives.settlement_balances.last_statement_id IS 'The latest statement with a line for it';
 COMMENT ON COLUMN incentives.settlement_balances.last_statement_date IS 'Its statement_date';
 COMMENT ON COLUMN incentives.settlement_balances.last_amount_due IS 'What the latest statement settled (negative: a clawback)';
-COMMENT ON COLUMN incentives.settlement_balances.last_kind IS 'The latest line''s kind: unchanged, clawback, payment or true_up';
+COMMENT ON COLUMN incentives.settlement_balances.last_kind IS 'The latest line''s kind: unchanged, below_minimum, clawback, payment or true_up';
 COMMENT ON COLUMN incentives.settlement_balances.last_offer_version IS 'The offer''s version when the latest line was written';
 COMMENT ON COLUMN incentives.settlement_balances.currency IS 'The currency of the amounts (the offer''s; NULL: none)';
 
@@ -465,13 +957,19 @@ BEGIN
             v_settled.participants, v_settled.last_statement_date, v_offer.document)
     RETURNING removal_id INTO v_id;
     DELETE FROM incentives.offers AS o WHERE o.offer_key = v_offer.offer_key;
+    -- a closed offer is reopened, so that the next statement claws back
+    -- (docs/lifecycle.md, Closing a season)
+    INSERT INTO incentives.offer_reopenings (offer_key, reason, statement_id)
+    SELECT s.offer_key, remove_settled_offer.reason, s.statement_id
+      FROM incentives_internal.offer_closing_states() AS s
+     WHERE s.offer_key = v_offer.offer_key AND s.state = 'closed';
     RAISE NOTICE 'remove_settled_offer: offer "%" removed (removal %): % settled for % participants will be clawed back by the next statement',
                  v_offer.offer_key, v_id, v_settled.settled_total, v_settled.participants;
     RETURN v_id;
 END
 $function$;
 COMMENT ON FUNCTION incentives.remove_settled_offer(text, text) IS
-  'Removes an offer on purpose, settled money and all: logs who, when, why and what it had settled in incentives.offer_removals and deletes it; the next statement claws its settled total back. Returns the removal_id';
+  'Removes an offer on purpose, settled money and all: logs who, when, why and what it had settled in incentives.offer_removals and deletes it, reopening it when closed (incentives.offer_reopenings, the same reason); the next statement claws its settled total back. Returns the removal_id';
 
 DROP TRIGGER IF EXISTS offer_removals_append_only ON incentives.offer_removals;
 CREATE TRIGGER offer_removals_append_only

@@ -88,11 +88,20 @@ BEGIN
     RETURNING accrual_id INTO v_id;
     INSERT INTO incentives.accrual_lines (accrual_id, participant_key, offer_key,
                                           accrued_to_date, accrued_before, delta, currency)
-    WITH accrued AS (
+    WITH closed AS (
+        SELECT c.offer_key, c.final_statement_id FROM incentives.closed_offers AS c),
+    accrued AS (
         -- a member that moved between groups has a forecast row per group
         SELECT f.participant_key, f.offer_key, sum(f.accrual_to_date) AS amount
           FROM incentives.forecast(v_date, transactions => v_txns) AS f
-         GROUP BY f.participant_key, f.offer_key),
+         WHERE NOT EXISTS (SELECT FROM closed AS c WHERE c.offer_key = f.offer_key)
+         GROUP BY f.participant_key, f.offer_key
+        UNION ALL
+        -- a closed offer accrues what its final lines settled
+        -- (docs/lifecycle.md, Closing a season)
+        SELECT l.participant_key, l.offer_key, l.earned_to_date
+          FROM incentives.statement_lines AS l
+          JOIN closed AS c ON c.offer_key = l.offer_key AND c.final_statement_id = l.statement_id),
     before AS (
         SELECT DISTINCT ON (l.participant_key, l.offer_key)
                l.participant_key, l.offer_key, l.accrued_to_date AS amount, l.currency

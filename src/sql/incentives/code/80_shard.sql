@@ -659,9 +659,11 @@ COMMENT ON FUNCTION incentives_internal.refresh_earnings_run(text, regclass, int
 -- Called from a function the procedure cannot COMMIT: the statement is
 -- part of the caller's transaction on the shard.
 CREATE OR REPLACE FUNCTION incentives_internal.settle_run(
-    statement_date  date,
-    participant_key text     DEFAULT NULL,
-    transactions    regclass DEFAULT 'incentives.transactions')
+    statement_date   date,
+    participant_key  text     DEFAULT NULL,
+    transactions     regclass DEFAULT 'incentives.transactions',
+    minimum_payment  numeric  DEFAULT 0,
+    final_offer_keys text[]   DEFAULT NULL)
 RETURNS TABLE (statement_id bigint, lines bigint, amount_due numeric)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -671,14 +673,15 @@ DECLARE
     v_id bigint;
 BEGIN
     v_id := incentives_internal.settle_work(settle_run.statement_date, settle_run.participant_key,
-                                            settle_run.transactions);
+                                            settle_run.transactions, settle_run.minimum_payment,
+                                            settle_run.final_offer_keys);
     RETURN QUERY
         SELECT v_id, count(*), COALESCE(sum(l.amount_due), 0.00)
           FROM incentives.statement_lines AS l
          WHERE l.statement_id = v_id;
 END
 $$;
-COMMENT ON FUNCTION incentives_internal.settle_run(date, text, regclass) IS
+COMMENT ON FUNCTION incentives_internal.settle_run(date, text, regclass, numeric, text[]) IS
   'Settles in the caller''s transaction (incentives.settle''s work) and returns the statement: what a coordinator''s settle runs on each shard';
 
 -- The accrual of a shard's own participants (docs/lifecycle.md, Accruals;

@@ -291,3 +291,146 @@ COMMENT ON COLUMN incentives.statement_lines.currency IS
 ALTER TABLE incentives.accrual_lines ADD COLUMN currency text;
 COMMENT ON COLUMN incentives.accrual_lines.currency IS
   'The offer''s currency (its "currency" when the line was written): every amount of the line is in it; NULL for an offer without a currency and for lines written before 0.5.0';
+
+------------------------------------------------------------------------
+-- Settlement finance (docs/lifecycle.md, Why a line moved; Holdback and
+-- minimum payment; Closing a season).
+--
+-- A statement line gains payable_to_date, held_back and final; its kind,
+-- computed from its amounts until now, becomes a column settle writes
+-- (below_minimum is a kind the amounts alone do not tell from unchanged),
+-- checked against them as before.  Lines of 0.4.0 held nothing back:
+-- payable_to_date is their earned_to_date.  The kind's column keeps its
+-- place and values, so users' views over the lines keep working.
+------------------------------------------------------------------------
+ALTER TABLE incentives.statement_lines ALTER COLUMN kind DROP EXPRESSION;
+ALTER TABLE incentives.statement_lines
+    ADD COLUMN payable_to_date numeric(20, 2),
+    ADD COLUMN held_back       numeric(20, 2) NOT NULL DEFAULT 0,
+    ADD COLUMN final           boolean NOT NULL DEFAULT false;
+ALTER TABLE incentives.statement_lines DISABLE TRIGGER statement_lines_append_only;
+UPDATE incentives.statement_lines SET payable_to_date = earned_to_date;
+ALTER TABLE incentives.statement_lines ENABLE TRIGGER statement_lines_append_only;
+ALTER TABLE incentives.statement_lines
+    ALTER COLUMN payable_to_date SET NOT NULL,
+    ALTER COLUMN kind SET NOT NULL,
+    DROP CONSTRAINT statement_lines_amount_due_check,
+    ADD CONSTRAINT statement_lines_amount_due_check CHECK (
+        held_back = earned_to_date - payable_to_date
+        AND (NOT final OR held_back = 0)
+        AND (amount_due = payable_to_date - settled_before
+             OR (kind = 'below_minimum' AND NOT final AND amount_due = 0
+                 AND payable_to_date - settled_before > 0))),
+    ADD CONSTRAINT statement_lines_kind_check CHECK (
+        kind = CASE WHEN amount_due = 0 AND payable_to_date - settled_before > 0 THEN 'below_minimum'
+                    WHEN amount_due = 0 THEN 'unchanged'
+                    WHEN amount_due < 0 THEN 'clawback'
+                    WHEN settled_before = 0 THEN 'payment'
+                    ELSE 'true_up' END);
+COMMENT ON COLUMN incentives.statement_lines.kind IS
+  'Why the line: unchanged (amount_due 0), below_minimum (amount_due 0: the participant''s total due in the currency was below the statement''s minimum_payment; it stays owed), clawback (amount_due < 0), payment (amount_due > 0, nothing settled before), true_up (amount_due > 0 over an earlier settlement)';
+COMMENT ON COLUMN incentives.statement_lines.payable_to_date IS
+  'What may be paid of earned_to_date: all of it on a final line, else earned_to_date less the offer''s settlement.holdback_percent, rounded to the cent; lines written before 0.5.0 held nothing back';
+COMMENT ON COLUMN incentives.statement_lines.held_back IS
+  'earned_to_date - payable_to_date: held back until the offer''s final line (0 on a final line)';
+COMMENT ON COLUMN incentives.statement_lines.final IS
+  'A final line (its statement closed the offer, or the offer had been reopened): nothing held back, no minimum';
+COMMENT ON CONSTRAINT statement_lines_amount_due_check ON incentives.statement_lines IS
+  'amount_due = payable_to_date - settled_before (0 on a line below the minimum), held_back = earned_to_date - payable_to_date, nothing held back on a final line';
+COMMENT ON CONSTRAINT statement_lines_kind_check ON incentives.statement_lines IS
+  'The kind follows from the amounts';
+
+-- The rows each line summed (docs/lifecycle.md, Why a line moved): one
+-- row per line settle writes, the earning rows' columns as arrays in
+-- step (the view incentives.statement_line_rows shows one row each).
+CREATE TABLE incentives.statement_kept_rows (
+    statement_id      bigint NOT NULL,
+    participant_key   text NOT NULL,
+    offer_key         text NOT NULL,
+    transaction_ids   text[] NOT NULL,
+    transaction_dates date[] NOT NULL,
+    rate_keys         text[] NOT NULL,
+    pay_rates         numeric[] NOT NULL,
+    amounts           numeric[] NOT NULL,
+    PRIMARY KEY (statement_id, participant_key, offer_key),
+    CONSTRAINT statement_kept_rows_arrays_check CHECK (
+        cardinality(transaction_dates) = cardinality(transaction_ids)
+        AND cardinality(rate_keys) = cardinality(transaction_ids)
+        AND cardinality(pay_rates) = cardinality(transaction_ids)
+        AND cardinality(amounts) = cardinality(transaction_ids))
+);
+COMMENT ON TABLE incentives.statement_kept_rows IS
+  'The earning rows each statement line written by settle summed (their amounts add up to its earned_to_date), one row per line, the rows'' columns as arrays in step; append-only. Read them through incentives.statement_line_rows and incentives.statement_line_changes';
+COMMENT ON COLUMN incentives.statement_kept_rows.statement_id IS 'The statement (written with it in one transaction)';
+COMMENT ON COLUMN incentives.statement_kept_rows.participant_key IS 'The line''s participant';
+COMMENT ON COLUMN incentives.statement_kept_rows.offer_key IS 'The line''s offer';
+COMMENT ON COLUMN incentives.statement_kept_rows.transaction_ids IS 'Each row''s transaction_id';
+COMMENT ON COLUMN incentives.statement_kept_rows.transaction_dates IS 'Each row''s transaction''s own date';
+COMMENT ON COLUMN incentives.statement_kept_rows.rate_keys IS 'Each row''s incentive_rate_key';
+COMMENT ON COLUMN incentives.statement_kept_rows.pay_rates IS 'Each row''s offer_sku_pay_rate';
+COMMENT ON COLUMN incentives.statement_kept_rows.amounts IS 'Each row''s incentive_amount';
+COMMENT ON CONSTRAINT statement_kept_rows_pkey ON incentives.statement_kept_rows IS 'One set of rows per line';
+COMMENT ON INDEX incentives.statement_kept_rows_pkey IS 'One set of rows per line';
+COMMENT ON CONSTRAINT statement_kept_rows_arrays_check ON incentives.statement_kept_rows IS 'The arrays are in step: one element per row';
+SELECT pg_catalog.pg_extension_config_dump('incentives.statement_kept_rows', '');
+SELECT pg_temp.update_grant_like('TABLE', 'incentives.statement_kept_rows', 'TABLE', 'incentives.statement_lines');
+
+-- Closing a season (docs/lifecycle.md, Closing a season): the statements
+-- that closed an offer, and the reopenings that let the next statement
+-- write its lines again.  Offer-level facts without amounts: no
+-- participant_key, read as the offers are.
+CREATE TABLE incentives.offer_closings (
+    offer_key      text NOT NULL,
+    statement_id   bigint NOT NULL,
+    statement_date date NOT NULL,
+    closed_at      timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    closed_by      text NOT NULL DEFAULT CURRENT_USER,
+    PRIMARY KEY (offer_key, statement_id)
+);
+COMMENT ON TABLE incentives.offer_closings IS
+  'Offers closed by a statement (settle''s final_offer_keys, or the next statement of everyone after a reopening): a closed offer gets no line in a later statement until incentives.reopen_offer; append-only';
+COMMENT ON COLUMN incentives.offer_closings.offer_key IS 'The offer closed';
+COMMENT ON COLUMN incentives.offer_closings.statement_id IS 'The statement whose final lines closed it';
+COMMENT ON COLUMN incentives.offer_closings.statement_date IS 'That statement''s date';
+COMMENT ON COLUMN incentives.offer_closings.closed_at IS 'Start of the transaction that closed it';
+COMMENT ON COLUMN incentives.offer_closings.closed_by IS 'The role that ran incentives.settle';
+COMMENT ON CONSTRAINT offer_closings_pkey ON incentives.offer_closings IS 'A statement closes an offer once';
+COMMENT ON INDEX incentives.offer_closings_pkey IS 'A statement closes an offer once';
+SELECT pg_catalog.pg_extension_config_dump('incentives.offer_closings', '');
+SELECT pg_temp.update_grant_like('TABLE', 'incentives.offer_closings', 'TABLE', 'incentives.statements');
+
+CREATE TABLE incentives.offer_reopenings (
+    reopening_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    offer_key    text NOT NULL,
+    reason       text NOT NULL,
+    statement_id bigint NOT NULL,
+    reopened_at  timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    reopened_by  text NOT NULL DEFAULT CURRENT_USER
+);
+CREATE INDEX offer_reopenings_offer_idx ON incentives.offer_reopenings (offer_key);
+COMMENT ON TABLE incentives.offer_reopenings IS
+  'Closed offers reopened, by incentives.reopen_offer or by incentives.remove_settled_offer: the next statement of the offer writes final lines again; append-only';
+COMMENT ON COLUMN incentives.offer_reopenings.reopening_id IS 'Reopening number (identity)';
+COMMENT ON COLUMN incentives.offer_reopenings.offer_key IS 'The offer reopened';
+COMMENT ON COLUMN incentives.offer_reopenings.reason IS 'Why (the removal''s reason when remove_settled_offer reopened it)';
+COMMENT ON COLUMN incentives.offer_reopenings.statement_id IS 'The statement whose closing it undid (the offer''s latest row of incentives.offer_closings then)';
+COMMENT ON COLUMN incentives.offer_reopenings.reopened_at IS 'Start of the transaction that reopened it';
+COMMENT ON COLUMN incentives.offer_reopenings.reopened_by IS 'The role that reopened it';
+COMMENT ON CONSTRAINT offer_reopenings_pkey ON incentives.offer_reopenings IS 'One row per reopening';
+COMMENT ON INDEX incentives.offer_reopenings_pkey IS 'One row per reopening';
+COMMENT ON INDEX incentives.offer_reopenings_offer_idx IS 'Reopenings by offer';
+SELECT pg_catalog.pg_extension_config_dump('incentives.offer_reopenings', '');
+SELECT pg_catalog.pg_extension_config_dump('incentives.offer_reopenings_reopening_id_seq', '');
+SELECT pg_temp.update_grant_like('TABLE', 'incentives.offer_reopenings', 'TABLE', 'incentives.offer_removals');
+SELECT pg_temp.update_grant_like('SEQUENCE', 'incentives.offer_reopenings_reopening_id_seq',
+                                 'SEQUENCE', 'incentives.offer_removals_removal_id_seq');
+
+-- settle gains minimum_payment and final_offer_keys: the procedure and
+-- the function doing its work are created again with them.
+SELECT pg_temp.update_replace_function('incentives.settle(date,text,regclass)');
+SELECT pg_temp.update_replace_function('incentives_internal.settle_work(date,text,regclass)');
+SELECT pg_temp.update_replace_function('incentives_internal.settle_run(date,text,regclass)');
+SELECT pg_temp.update_check();
+DROP PROCEDURE incentives.settle(date, text, regclass);
+DROP FUNCTION incentives_internal.settle_work(date, text, regclass);
+DROP FUNCTION incentives_internal.settle_run(date, text, regclass);

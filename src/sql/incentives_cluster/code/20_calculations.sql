@@ -201,9 +201,11 @@ COMMENT ON PROCEDURE incentives.refresh_earnings(text, text, integer, text, bool
   'Refreshes incentives.earnings on the shards: the participant''s partition, or every partition in parallel (NULL); each shard atomically; on_error and changed_only as on a single node';
 
 CREATE OR REPLACE FUNCTION incentives_cluster.settle(
-    statement_date  date,
-    participant_key text,
-    transactions    text)
+    statement_date   date,
+    participant_key  text,
+    transactions     text,
+    minimum_payment  numeric,
+    final_offer_keys text[])
 RETURNS TABLE (statement_id bigint, lines bigint, amount_due numeric)
 LANGUAGE plproxy
 AS $$
@@ -211,26 +213,49 @@ AS $$
     RUN ON incentives.partitions_for(participant_key);
     TARGET incentives_internal.settle_run;
 $$;
-COMMENT ON FUNCTION incentives_cluster.settle(date, text, text) IS
+COMMENT ON FUNCTION incentives_cluster.settle(date, text, text, numeric, text[]) IS
   'incentives.settle_run on the participant''s partition, or on every partition (NULL)';
 
+CREATE OR REPLACE FUNCTION incentives_cluster.settle_final_check(
+    statement_date   date,
+    participant_key  text,
+    final_offer_keys text[])
+RETURNS SETOF text[]
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON ALL;
+    TARGET incentives_internal.settle_final_check;
+$$;
+COMMENT ON FUNCTION incentives_cluster.settle_final_check(date, text, text[]) IS
+  'incentives_internal.settle_final_check on every partition: final_offer_keys refused on any shard are refused before a shard settles';
+
 CREATE OR REPLACE PROCEDURE incentives.settle(
-    statement_date  date,
-    participant_key text DEFAULT NULL,
-    transactions    text DEFAULT 'incentives.transactions')
+    statement_date   date,
+    participant_key  text    DEFAULT NULL,
+    transactions     text    DEFAULT 'incentives.transactions',
+    minimum_payment  numeric DEFAULT 0,
+    final_offer_keys text[]  DEFAULT NULL)
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     r record;
 BEGIN
-    FOR r IN SELECT * FROM incentives_cluster.settle(statement_date, participant_key, transactions) LOOP
+    -- a season closes on every shard or none: every shard checks the keys
+    -- first (a shard that fails later is settled again with the same date:
+    -- an offer it closed on that date is a retry there)
+    IF final_offer_keys IS NOT NULL THEN
+        PERFORM FROM incentives_cluster.settle_final_check(statement_date, participant_key, final_offer_keys);
+    END IF;
+    FOR r IN SELECT * FROM incentives_cluster.settle(statement_date, participant_key, transactions,
+                                                     minimum_payment, final_offer_keys) LOOP
         RAISE NOTICE 'settle: shard statement %: % lines, % due', r.statement_id, r.lines, r.amount_due;
     END LOOP;
 END
 $$;
-COMMENT ON PROCEDURE incentives.settle(date, text, text) IS
-  'Settles on the shards from the transactions relation (its name on the shards): the participant''s partition, or every partition (NULL); each shard writes its own statement atomically and refuses a date after today';
+COMMENT ON PROCEDURE incentives.settle(date, text, text, numeric, text[]) IS
+  'Settles on the shards from the transactions relation (its name on the shards): the participant''s partition, or every partition (NULL); each shard writes its own statement atomically and refuses a date after today; minimum_payment applies per shard''s participants, final_offer_keys are checked on every shard before any settles';
 
 CREATE OR REPLACE FUNCTION incentives_cluster.accrue(as_of_date date, transactions text)
 RETURNS TABLE (accrual_id bigint, lines bigint, delta numeric)
