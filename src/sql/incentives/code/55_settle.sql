@@ -67,6 +67,18 @@ $function$;
 COMMENT ON FUNCTION incentives_internal.offer_closing_states() IS
   'Every offer a statement closed: closed (its latest closing not reopened) or reopened, with that closing''s statement and date';
 
+CREATE OR REPLACE FUNCTION incentives_internal.offer_closed(offer_key text)
+RETURNS boolean
+LANGUAGE sql
+STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+    SELECT EXISTS (SELECT FROM incentives_internal.offer_closing_states() AS s
+                    WHERE s.offer_key = $1 AND s.state = 'closed')
+$function$;
+COMMENT ON FUNCTION incentives_internal.offer_closed(text) IS
+  'Whether a statement closed the offer and no reopening followed (what a coordinator''s reopen_offer asks every shard first)';
+
 CREATE OR REPLACE VIEW incentives.closed_offers WITH (security_invoker = true) AS
 SELECT s.offer_key, s.statement_id AS final_statement_id, s.statement_date AS final_statement_date
   FROM incentives_internal.offer_closing_states() AS s
@@ -174,6 +186,7 @@ DECLARE
     v_lines       integer;
     v_due         text;
     v_extra       text := '';
+    v_closes      text := '';
 BEGIN
     IF v_date IS NULL THEN
         PERFORM incentives_internal.raise_error('22023', 'statement_date must not be NULL', '', '');
@@ -360,7 +373,7 @@ BEGIN
      WHERE c.state = 'closing' OR (c.state = 'reopened' AND v_participant IS NULL)
      ORDER BY c.offer_key COLLATE "C";
     IF FOUND THEN
-        v_extra := format('; closes %s',
+        v_closes := format('; closes %s',
                           (SELECT string_agg(format('"%s"', c.offer_key), ', ' ORDER BY c.offer_key COLLATE "C")
                              FROM incentives.offer_closings AS c WHERE c.statement_id = v_id));
     END IF;
@@ -370,14 +383,14 @@ BEGIN
                  ARRAY(SELECT n.amount_due FROM pg_temp.incentives_settle_lines AS n),
                  ARRAY(SELECT n.currency FROM pg_temp.incentives_settle_lines AS n));
     IF EXISTS (SELECT FROM pg_temp.incentives_settle_lines AS n WHERE n.earned_to_date <> n.payable_to_date) THEN
-        v_due := v_due || format(', %s held back',
+        v_extra := v_extra || format('; %s held back',
                                  incentives_internal.amounts_by_currency(
                                      ARRAY(SELECT n.earned_to_date - n.payable_to_date FROM pg_temp.incentives_settle_lines AS n),
                                      ARRAY(SELECT n.currency FROM pg_temp.incentives_settle_lines AS n)));
     END IF;
     IF EXISTS (SELECT FROM pg_temp.incentives_settle_lines AS n
                 WHERE n.amount_due = 0 AND n.payable_to_date - n.settled_before > 0) THEN
-        v_due := v_due || format(', %s below the minimum',
+        v_extra := v_extra || format('; %s below the minimum',
                                  incentives_internal.amounts_by_currency(
                                      ARRAY(SELECT n.payable_to_date - n.settled_before FROM pg_temp.incentives_settle_lines AS n
                                             WHERE n.amount_due = 0 AND n.payable_to_date - n.settled_before > 0),
@@ -389,7 +402,7 @@ BEGIN
 
     RAISE NOTICE 'settle: statement % of % (%): % lines, % due%',
                  v_id, v_date, CASE WHEN v_participant IS NULL THEN 'every participant' ELSE format('participant "%s"', v_participant) END,
-                 v_lines, v_due, v_extra;
+                 v_lines, v_due, v_extra || v_closes;
     RETURN v_id;
 END
 $function$;

@@ -145,6 +145,52 @@ $$;
 COMMENT ON FUNCTION incentives.remove_settled_offer(text, text) IS
   'Removes an offer on purpose on every partition, settled money and all (each shard logs it in incentives.offer_removals; its next statement claws it back); returns the number of partitions';
 
+-- A closed offer is reopened on every shard or none (docs/lifecycle.md,
+-- Closing a season): every shard is asked first whether it has the offer
+-- closed, then each reopens and logs it.
+CREATE OR REPLACE FUNCTION incentives_cluster.offer_closed(offer_key text)
+RETURNS SETOF boolean
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON ALL;
+    TARGET incentives_internal.offer_closed;
+$$;
+COMMENT ON FUNCTION incentives_cluster.offer_closed(text) IS
+  'incentives_internal.offer_closed on every partition';
+
+CREATE OR REPLACE FUNCTION incentives_cluster.reopen_offer(offer_key text, reason text)
+RETURNS SETOF bigint
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'incentives_cluster';
+    RUN ON ALL;
+    TARGET incentives.reopen_offer;
+$$;
+COMMENT ON FUNCTION incentives_cluster.reopen_offer(text, text) IS
+  'incentives.reopen_offer on every partition';
+
+CREATE OR REPLACE FUNCTION incentives.reopen_offer(offer_key text, reason text)
+RETURNS integer
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_open integer;
+BEGIN
+    SELECT count(*) FILTER (WHERE NOT c) INTO v_open FROM incentives_cluster.offer_closed(reopen_offer.offer_key) AS c;
+    IF v_open > 0 THEN
+        RAISE EXCEPTION 'offer "%" is not closed on % partitions', reopen_offer.offer_key, v_open
+              USING ERRCODE = 'invalid_parameter_value',
+                    DETAIL = 'No partition reopened it.',
+                    HINT = 'incentives.closed_offers lists the closed offers of each partition.';
+    END IF;
+    RETURN (SELECT count(*)::integer FROM incentives_cluster.reopen_offer(reopen_offer.offer_key, reopen_offer.reason));
+END
+$$;
+COMMENT ON FUNCTION incentives.reopen_offer(text, text) IS
+  'Reopens a closed offer on every partition (each logs it in incentives.offer_reopenings; its next statement writes final lines), after every partition has said it is closed there (22023 otherwise, and none reopens it); returns the number of partitions';
+
 CREATE OR REPLACE FUNCTION incentives_cluster.put_sku(sku_key text, uom_key text, label text)
 RETURNS SETOF boolean
 LANGUAGE plproxy
