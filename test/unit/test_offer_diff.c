@@ -103,6 +103,24 @@ test_offer_diff(void)
 	Expect(Edited(Standard, "\"rate\": 3.0", "\"rate\": 5"), Edited(Standard, "\"Season\"", "\"x\""),
 		   INC_DIFF_RATES, "incentives[0].rates[0].rate");
 
+	/* the offer's settlement counts as an annotation: added, changed, removed */
+	{
+		char		settled[4096];
+
+		snprintf(settled, sizeof(settled), "%s",
+				 Edited(Standard, "\"label\":", "\"settlement\": {\"holdback_percent\": 10}, \"label\":"));
+		Expect(Standard, settled, INC_DIFF_ANNOTATIONS, "");
+		Expect(settled, Edited(settled, "\"holdback_percent\": 10", "\"holdback_percent\": 12.5"),
+			   INC_DIFF_ANNOTATIONS, "");
+		Expect(settled, Standard, INC_DIFF_ANNOTATIONS, "");
+		Expect(settled, Edited(Edited(settled, "\"holdback_percent\": 10", "\"holdback_percent\": 0"),
+							   "\"rate\": 3.0", "\"rate\": 4"),
+			   INC_DIFF_RATES, "incentives[0].rates[0].rate");
+		/* only at the top: elsewhere it is no field of the contract */
+		Expect(Standard, Edited(Standard, "\"key\": \"e\",", "\"key\": \"e\", \"settlement\": 1,"),
+			   INC_DIFF_STRUCTURE, "incentives[0].settlement");
+	}
+
 	/* structure: what a rate change may not touch */
 	Expect(Stepped, Edited(Stepped, "\"threshold\": 1000", "\"threshold\": 2000"),
 		   INC_DIFF_STRUCTURE, "incentive.rates[1].threshold");

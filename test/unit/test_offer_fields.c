@@ -4,8 +4,9 @@
  *    and of the parser's checks of a document being written: the advice
  *    for a field no object defines, unknown fields refused, reported or
  *    ignored, a field the stored document has let through, a percent above
- *    100 refused when writing, and the implausible rates reported
- *    (docs/reference.md, Strict offers and Offer warnings).
+ *    100 refused when writing, the implausible rates reported, and the
+ *    settlement's holdback_percent checked when writing (docs/reference.md,
+ *    Strict offers, Offer warnings and Offer documents).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +97,16 @@ TestAdvice(void)
 	Advice(INC_OBJ_STACKED_INCENTIVE, INC_FAMILY_STACKED, "matches", "did you mean \"match\"?");
 	Advice(INC_OBJ_OFFER, INC_FAMILY_STACKED, "match", "match belongs in incentive");
 	Advice(INC_OBJ_REQUIREMENT, INC_FAMILY_STANDARD, "product_key", "did you mean \"product_keys\"?");
+	/* settlement: its one field, and where it belongs */
+	Advice(INC_OBJ_SETTLEMENT, INC_FAMILY_OFFER, "holdback", "did you mean \"holdback_percent\"?");
+	Advice(INC_OBJ_SETTLEMENT, INC_FAMILY_OFFER, "Holdback-Percent", "did you mean \"holdback_percent\"?");
+	Advice(INC_OBJ_SETTLEMENT, INC_FAMILY_OFFER, "holdback_percnt", "did you mean \"holdback_percent\"?");
+	/* pct abbreviates percent, but not by the rule: no start of it, 4 edits away */
+	Advice(INC_OBJ_SETTLEMENT, INC_FAMILY_OFFER, "holdback_pct", "");
+	Advice(INC_OBJ_OFFER, INC_FAMILY_STANDARD, "holdback_percent", "holdback_percent belongs in settlement");
+	Advice(INC_OBJ_OFFER, INC_FAMILY_STEPPED, "settlements", "did you mean \"settlement\"?");
+	CHECK(inc_object_field_known(INC_OBJ_OFFER, "settlement"));
+	CHECK(inc_object_field_known(INC_OBJ_SETTLEMENT, "label"));
 	CHECK(inc_object_field_known(INC_OBJ_STACKED_INCENTIVE, "match"));
 	CHECK(inc_object_field_known(INC_OBJ_REQUIREMENT, "product_keys"));
 	CHECK(inc_object_field_known(INC_OBJ_TIER, "label"));
@@ -209,6 +220,94 @@ TestUtf8(void)
 	CHECK_STR(offer->entries[0].rates[0].sku_key, "ma\xc3\xafs_\xc3\xa9");
 }
 
+/*
+ * settlement.holdback_percent: required in a settlement, a number, 0 <= h <
+ * 100, checked when a document is written; a stored document is read as it
+ * is (the calculation does not use it).
+ */
+static void
+TestSettlement(void)
+{
+	Collected	c = {0};
+	static const char *const valid[] = {"0", "10", "12.5", "99.99", "0.0", "99.999999"};
+	size_t		i;
+
+	for (i = 0; i < sizeof(valid) / sizeof(valid[0]); i++)
+	{
+		char		doc[1024];
+
+		snprintf(doc, sizeof(doc), STD_DOC(",\"settlement\":{\"holdback_percent\":%s}", "3"), valid[i]);
+		CHECK_STR(Parse(doc, INC_UNKNOWN_REFUSE, true, &c), "");
+		CHECK_STR(c.text, "");
+	}
+	/* null: absent, as every optional field */
+	CHECK_STR(Parse(STD_DOC(",\"settlement\":null", "3"), INC_UNKNOWN_REFUSE, true, &c), "");
+	/* annotations, as in every object */
+	CHECK_STR(Parse(STD_DOC(",\"settlement\":{\"holdback_percent\":5,\"description\":\"d\"}", "3"),
+					INC_UNKNOWN_REFUSE, true, &c), "");
+
+	CHECK_STR(Parse(STD_DOC(",\"settlement\":{}", "3"), INC_UNKNOWN_REFUSE, true, &c),
+			  "invalid offer \"x\": settlement.holdback_percent is required");
+	CHECK_STR(Parse(STD_DOC(",\"settlement\":{\"holdback_percent\":null}", "3"),
+					INC_UNKNOWN_REFUSE, true, &c),
+			  "invalid offer \"x\": settlement.holdback_percent must be a number");
+	CHECK_STR(Parse(STD_DOC(",\"settlement\":{\"holdback_percent\":-1}", "3"),
+					INC_UNKNOWN_REFUSE, true, &c),
+			  "invalid offer \"x\": settlement.holdback_percent must be >= 0");
+	CHECK_STR(Parse(STD_DOC(",\"settlement\":{\"holdback_percent\":-0.01}", "3"),
+					INC_UNKNOWN_REFUSE, true, &c),
+			  "invalid offer \"x\": settlement.holdback_percent must be >= 0");
+	CHECK_STR(Parse(STD_DOC(",\"settlement\":{\"holdback_percent\":100}", "3"),
+					INC_UNKNOWN_REFUSE, true, &c),
+			  "invalid offer \"x\": settlement.holdback_percent must be < 100");
+	CHECK_STR(Parse(STD_DOC(",\"settlement\":{\"holdback_percent\":100.000}", "3"),
+					INC_UNKNOWN_REFUSE, true, &c),
+			  "invalid offer \"x\": settlement.holdback_percent must be < 100");
+	CHECK_STR(Parse(STD_DOC(",\"settlement\":{\"holdback_percent\":150}", "3"),
+					INC_UNKNOWN_REFUSE, true, &c),
+			  "invalid offer \"x\": settlement.holdback_percent must be < 100");
+	CHECK_STR(Parse(STD_DOC(",\"settlement\":{\"holdback_percent\":\"10\"}", "3"),
+					INC_UNKNOWN_REFUSE, true, &c),
+			  "invalid offer \"x\": settlement.holdback_percent must be a number");
+	CHECK_STR(Parse(STD_DOC(",\"settlement\":10", "3"), INC_UNKNOWN_REFUSE, true, &c),
+			  "invalid offer \"x\": settlement must be an object");
+	CHECK_STR(Parse(STD_DOC(",\"settlement\":[{\"holdback_percent\":10}]", "3"),
+					INC_UNKNOWN_REFUSE, true, &c),
+			  "invalid offer \"x\": settlement must be an object");
+	/* an unknown field, before the missing one it was meant to be */
+	CHECK_STR(Parse(STD_DOC(",\"settlement\":{\"holdback\":10}", "3"), INC_UNKNOWN_REFUSE, true, &c),
+			  "invalid offer \"x\": settlement.holdback is not a field of settlement; did you mean \"holdback_percent\"?");
+	CHECK_STR(Parse(STD_DOC(",\"settlement\":{\"holdback_percnt\":10}", "3"),
+					INC_UNKNOWN_REFUSE, true, &c),
+			  "invalid offer \"x\": settlement.holdback_percnt is not a field of settlement; did you mean \"holdback_percent\"?");
+	CHECK_STR(Parse(STD_DOC(",\"settlement\":{\"holdback_pct\":10}", "3"), INC_UNKNOWN_REFUSE, true, &c),
+			  "invalid offer \"x\": settlement.holdback_pct is not a field of settlement");
+	CHECK_STR(Parse(STD_DOC(",\"settlement\":{\"holdback_percent\":10,\"maximum\":5}", "3"),
+					INC_UNKNOWN_REFUSE, true, &c),
+			  "invalid offer \"x\": settlement.maximum is not a field of settlement; maximum belongs in limits");
+	CHECK_STR(Parse(STD_DOC(",\"holdback_percent\":10", "3"), INC_UNKNOWN_REFUSE, true, &c),
+			  "invalid offer \"x\": holdback_percent is not a field of the offer; holdback_percent belongs in settlement");
+	/* under unknown_offer_fields = warning an unknown field is a finding; the required one still is required */
+	CHECK_STR(Parse(STD_DOC(",\"settlement\":{\"holdback_percent\":10,\"pct\":10}", "3"),
+					INC_UNKNOWN_REPORT, true, &c), "");
+	CHECK_STR(c.text, "unknown_field settlement.pct|");
+	CHECK_STR(Parse(STD_DOC(",\"settlement\":{\"holdback_pct\":10}", "3"), INC_UNKNOWN_REPORT, true, &c),
+			  "invalid offer \"x\": settlement.holdback_percent is required");
+	/* a stored document is read as it is: its settlement is not the calculation's */
+	CHECK_STR(Parse(STD_DOC(",\"settlement\":{\"holdback_percent\":100}", "3"),
+					INC_UNKNOWN_REPORT, false, &c), "");
+	CHECK_STR(c.text, "");
+	CHECK_STR(Parse(STD_DOC(",\"settlement\":\"net 30\"", "3"), INC_UNKNOWN_IGNORE, false, &c), "");
+	CHECK_STR(Parse(STD_DOC(",\"settlement\":{\"pct\":1}", "3"), INC_UNKNOWN_REPORT, false, &c), "");
+	CHECK_STR(c.text, "unknown_field settlement.pct|");
+	{
+		const char *doc = STD_DOC(",\"settlement\":{\"holdback_percent\":\"10\"}", "3");
+		IncOfferError err;
+
+		CHECK(inc_offer_parse(doc, strlen(doc), &err) != NULL);
+	}
+}
+
 /* test_offer_fields: the tests of the file header. */
 void
 test_offer_fields(void)
@@ -217,5 +316,6 @@ test_offer_fields(void)
 	TestModes();
 	TestRates();
 	TestTierSteps();
+	TestSettlement();
 	TestUtf8();
 }

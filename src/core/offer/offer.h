@@ -478,8 +478,9 @@ extern IncOffer *inc_offer_parser_run(IncOfferParser *parser, const char *json,
  * ("invalid offer \"KEY\": PATH is not a field of OBJECT; ADVICE").
  *
  * writing: the document is being written, so it is also refused when a
- * percent rate or tier value is above 100 or an annotation field is not a
- * string.
+ * percent rate or tier value is above 100, an annotation field is not a
+ * string, or its settlement is not {"holdback_percent": 0 <= h < 100}
+ * (which only a write checks: the calculation does not read it).
  *
  * stored (may be NULL): the document stored before this write has this
  * very field, with this value (JSON text), at this path; such a field,

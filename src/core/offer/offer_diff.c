@@ -156,13 +156,19 @@ RateValue(Place place, const char *name)
 		(place == PLACE_TIER && strcmp(name, "value") == 0);
 }
 
-/* Annotation: is field name of an object at place an annotation? */
+/*
+ * Annotation: is field name of an object at place an annotation?  The
+ * offer's settlement counts as one: it changes no figure the calculation
+ * makes, only what settle holds back (docs/lifecycle.md, Holdback and
+ * minimum payment), so an edit of it keeps a rate schedule.
+ */
 static bool
 Annotation(Place place, const char *name)
 {
 	int			i;
 
-	if (place == PLACE_ROOT && strcmp(name, INC_METADATA_FIELD) == 0)
+	if (place == PLACE_ROOT &&
+		(strcmp(name, INC_METADATA_FIELD) == 0 || strcmp(name, "settlement") == 0))
 		return true;
 	for (i = 0; inc_annotation_fields[i]; i++)
 		if (strcmp(name, inc_annotation_fields[i]) == 0)

@@ -8,7 +8,8 @@
  * standard entry's rates[], value of a stepped tier (incentive.rates[]),
  * rate of a stacked set's rates[] (incentive.sku_sets[].rates[]).  Under
  * the fixed_amount calculator those are pools, not rates.  Annotations are
- * label, description and name in any object, and the offer's metadata.
+ * label, description and name in any object, and the offer's metadata and
+ * settlement (which changes no figure of the calculation).
  */
 #ifndef INC_OFFER_DIFF_H
 #define INC_OFFER_DIFF_H

@@ -19,7 +19,7 @@
 static const char *const OfferFields[] = {
 	"offer_key", "strategy_key", "calculator_key", "periods", "prices",
 	"currency", "incentives", "incentive", "aggregation", "group_type", "enrollment",
-	"requirements", "limits", INC_METADATA_FIELD, NULL
+	"requirements", "limits", "settlement", INC_METADATA_FIELD, NULL
 };
 static const char *const PeriodFields[] = {"key", "start_date", "end_date", NULL};
 static const char *const PriceFields[] = {"sku_key", "price", NULL};
@@ -59,6 +59,7 @@ static const char *const RequirementFields[] = {
 	"product_keys", NULL
 };
 static const char *const LimitsFields[] = {"minimum", "maximum", NULL};
+static const char *const SettlementFields[] = {"holdback_percent", NULL};
 static const char *const RequestFields[] = {
 	"participant_key", "properties", "as_of", "through_date", "offer_keys",
 	"include_stored", "transactions", "enrollments", NULL
@@ -91,6 +92,7 @@ const IncObjectFields inc_object_fields[INC_NOBJECT_KINDS] = {
 	[INC_OBJ_REQUIREMENT] = {"requirements[]", "requirements[]", INC_FAMILY_OFFER, RequirementFields, true},
 	[INC_OBJ_REQUIREMENT_PROPERTY] = {"requirements[].property", "requirements[].property", INC_FAMILY_OFFER, PropertyKeyFields, true},
 	[INC_OBJ_LIMITS] = {"limits", "limits", INC_FAMILY_OFFER, LimitsFields, true},
+	[INC_OBJ_SETTLEMENT] = {"settlement", "settlement", INC_FAMILY_OFFER, SettlementFields, true},
 	[INC_OBJ_REQUEST] = {"request", "the request", INC_FAMILY_REQUEST, RequestFields, false},
 	[INC_OBJ_REQUEST_ENROLLMENT] = {"request enrollments[]", "enrollments[]", INC_FAMILY_REQUEST, RequestEnrollmentFields, false}
 };

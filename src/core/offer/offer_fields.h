@@ -39,11 +39,12 @@ typedef enum IncObjectKind
 	INC_OBJ_REQUIREMENT,
 	INC_OBJ_REQUIREMENT_PROPERTY,
 	INC_OBJ_LIMITS,
+	INC_OBJ_SETTLEMENT,
 	INC_OBJ_REQUEST,
 	INC_OBJ_REQUEST_ENROLLMENT
 } IncObjectKind;
 
-#define INC_NOBJECT_KINDS 23
+#define INC_NOBJECT_KINDS 24
 
 /* Which documents have an object: every offer, one strategy's, the request. */
 typedef enum IncObjectFamily

@@ -8,7 +8,7 @@
  * currency, then incentives / incentive, and inside each structure the order of its
  * documented shape; then the program rules: enrollment, requirements,
  * limits, walked by offer_rules.c; the growth fields are walked by
- * offer_growth.c), whatever their order in the document.
+ * offer_growth.c; then settlement), whatever their order in the document.
  * Shared building blocks (filters, period references, choices) are in
  * offer_build.c.  Within an array
  * item, the item's own fields are checked first (a reference to a period
@@ -756,6 +756,37 @@ ParseStacks(IncOfferBuild *b, struct json_object *incentive)
 								&sk->nstacks, sizeof(IncStack), ReadStack, NULL);
 }
 
+/*
+ * settlement: optional {holdback_percent}, 0 <= holdback_percent < 100
+ * (docs/reference.md, Offer documents).  The calculation does not use it:
+ * settle reads it from the stored document (docs/lifecycle.md, Holdback
+ * and minimum payment).  So its value is checked, like the other rules of
+ * a write alone, only in a document being written: a calculation never
+ * fails on a field it does not read, nor on a document stored before the
+ * field was defined.  Its unknown fields are checked as every object's.
+ */
+static void
+ParseSettlement(IncOfferBuild *b, struct json_object *root)
+{
+	IncOfferParse *p = b->p;
+	struct json_object *obj;
+	IncDec		holdback;
+	size_t		top;
+
+	if (!inc_oj_lookup(root, "settlement", &obj) || obj == NULL)
+		return;
+	top = inc_oj_push_field(p, "settlement");
+	inc_oj_fields(p, obj, INC_OBJ_SETTLEMENT);
+	if (p->checks != NULL && p->checks->writing)
+	{
+		inc_oj_object_value(p, obj);
+		holdback = inc_oj_number(p, obj, "holdback_percent", INC_OJ_NONNEG);
+		if (inc_dec_cmp(&holdback, &Percent100) >= 0)
+			inc_oj_fail_at(p, "holdback_percent", "must be < 100");
+	}
+	inc_oj_pop(p, top);
+}
+
 /* The family of the objects of a strategy's offers (offer_fields.h). */
 static IncObjectFamily
 StrategyFamily(IncStrategy s)
@@ -859,6 +890,7 @@ ParseOffer(IncOfferParse *p, struct json_object *root)
 		inc_oj_pop(p, top);
 	}
 	inc_ob_rules(&b, root);
+	ParseSettlement(&b, root);
 	return offer;
 }
 

@@ -13,7 +13,10 @@
 --
 -- The schedule of an offer is the chain of its versions from the latest
 -- one without effective_from (a retrospective version: an INSERT, or an
--- UPDATE other than an annotation edit) to the current one.  A transaction
+-- UPDATE other than an annotation edit) to the current one.  The offer's
+-- settlement counts as an annotation here (offer_difference): it changes
+-- no figure of the calculation, only what settle holds back
+-- (docs/lifecycle.md, Holdback and minimum payment).  A transaction
 -- dated d takes the rate values of the highest-numbered version of the
 -- chain whose effective_from <= d, the first version's before every
 -- effective_from.  So a version is in force while no later version of
@@ -109,7 +112,16 @@ BEGIN
     IF v_kind IN ('same', 'annotations') THEN
         PERFORM incentives_internal.raise_error(
             '22023', format('offer "%s": the document changes no rate value', offer_key), '',
-            'An edit of labels, descriptions, names or metadata is an UPDATE of incentives.offers; it keeps the rate schedule.');
+            'An edit of labels, descriptions, names, metadata or settlement is an UPDATE of incentives.offers; it keeps the rate schedule.');
+    END IF;
+    -- offer_difference counts the settlement as an annotation (an UPDATE
+    -- of it alone keeps the schedule), but a holdback is no rate value and
+    -- has no date to start from: it changes with an UPDATE only.
+    IF old_document -> 'settlement' IS DISTINCT FROM new_document -> 'settlement' THEN
+        PERFORM incentives_internal.raise_error(
+            '22023',
+            format('offer "%s": settlement differs, and a rate change may change only rate values', offer_key),
+            '', 'Change the settlement with UPDATE incentives.offers; it keeps the rate schedule.');
     END IF;
     SELECT min((p.value ->> 'start_date')::date), max((p.value ->> 'end_date')::date)
       INTO v_start, v_end
@@ -143,7 +155,7 @@ BEGIN
 END
 $function$;
 COMMENT ON FUNCTION incentives_internal.rate_change_check(text, jsonb, jsonb, date) IS
-  'Refuses (22023) a prospective rate change that changes more than rate values, no rate value, a fixed_amount pool, or starts outside the offer''s span, on or before its latest scheduled change or on or before its latest statement';
+  'Refuses (22023) a prospective rate change that changes more than rate values (the settlement included), no rate value, a fixed_amount pool, or starts outside the offer''s span, on or before its latest scheduled change or on or before its latest statement';
 
 CREATE OR REPLACE FUNCTION incentives.change_rates(offer_key text, effective_from date, document jsonb)
 RETURNS integer
@@ -264,7 +276,7 @@ BEGIN
     END IF;
     IF (SELECT d.kind FROM incentives_internal.offer_difference(old_document, new_document) AS d)
        = 'annotations' THEN
-        RETURN v_current;             -- an annotation edit keeps the schedule
+        RETURN v_current;             -- an annotation (or settlement) edit keeps the schedule
     END IF;
     IF v_current IS NOT NULL THEN
         SELECT string_agg(format('%s (from %s)', s.version, s.effective_from), ', ' ORDER BY s.version)
@@ -279,4 +291,4 @@ BEGIN
 END
 $function$;
 COMMENT ON FUNCTION incentives_internal.version_effective_from(text, jsonb, jsonb) IS
-  'Offer versioning helper: the effective_from of the version an UPDATE writes (change_rates'' date, checked; cancel_rate_change''s earlier version; an annotation edit keeps the current one; otherwise NULL, with a WARNING naming the scheduled versions it replaces)';
+  'Offer versioning helper: the effective_from of the version an UPDATE writes (change_rates'' date, checked; cancel_rate_change''s earlier version; an edit of annotations or settlement alone keeps the current one; otherwise NULL, with a WARNING naming the scheduled versions it replaces)';
