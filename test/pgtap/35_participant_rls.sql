@@ -622,5 +622,76 @@ SELECT matches(pg_temp.failure_as('analyst_bob',
                'bob, who sees retailer_003, is told which transaction');
 DELETE FROM incentives.transactions WHERE transaction_id = 'SECRET-1';
 
+-- ===================================================================
+-- Closing a season (docs/lifecycle.md, Settlement statements): the rows
+-- each line summed and why a line moved, and what moved in a closed
+-- offer, are the reader's participants' only; the closings and
+-- reopenings, offer-level, are logs no role changes.
+-- ===================================================================
+SET client_min_messages = warning;
+INSERT INTO incentives.offers (document) VALUES
+(pg_temp.standard_offer('rls.closing', 'percent_of_amount', '[{"sku_key": "s3", "rate": 10, "measure": "percent"}]')
+ || '{"periods": [{"key": "p", "start_date": "2026-01-01", "end_date": "2026-09-30"}]}');
+INSERT INTO incentives.transactions VALUES
+  ('A-C1', 'retailer_001', 'buy', '2026-06-01', 's3', 1, 'gal', 100.00),
+  ('B-C1', 'retailer_002', 'buy', '2026-06-01', 's3', 1, 'gal', 200.00),
+  ('C-C1', 'retailer_003', 'buy', '2026-06-01', 's3', 1, 'gal', 300.00);
+CALL incentives.refresh_earnings();
+CALL incentives.settle('2026-11-30', final_offer_keys => ARRAY['rls.closing']);
+-- late transactions of the closed offer's season
+INSERT INTO incentives.transactions VALUES
+  ('A-C2', 'retailer_001', 'buy', '2026-09-15', 's3', 1, 'gal', 50.00),
+  ('C-C2', 'retailer_003', 'buy', '2026-09-15', 's3', 1, 'gal', 70.00);
+CALL incentives.refresh_earnings();
+RESET client_min_messages;
+SELECT set_eq($$SELECT participant_key, change FROM incentives.closed_offer_changes$$,
+              $$VALUES ('retailer_001', 5.00::numeric), ('retailer_003', 7.00)$$,
+              '(the owner sees what moved in the closed offer for retailer_001 and retailer_003)');
+SELECT cmp_ok((SELECT count(DISTINCT participant_key) FROM incentives.statement_kept_rows), '>=', 3::bigint,
+              '(the owner sees the kept rows of lines of three participants and more)');
+SELECT set_eq(format('SELECT * FROM pg_temp.participants_as(%L, %L)', r.role_name, 'SELECT participant_key FROM ' || x.rel),
+              format($q$SELECT a.participant_key FROM allowed a WHERE a.role_name = %L
+                        INTERSECT SELECT DISTINCT participant_key FROM %s$q$, r.role_name, x.rel),
+              format('%s shows %s its participants'' rows only', x.rel, r.role_name))
+  FROM (VALUES ('incentives.statement_kept_rows'), ('incentives.statement_line_rows'),
+               ('incentives.statement_line_changes'), ('incentives.closed_offer_changes')) AS x(rel),
+       (VALUES ('analyst_alice'), ('analyst_bob'), ('manager_carol')) AS r(role_name)
+ ORDER BY x.rel, r.role_name;
+SELECT bag_eq(format('SELECT * FROM pg_temp.rows_as(%L, %L::regclass)', r.role_name, x.rel),
+              format('SELECT * FROM pg_temp.rows_limited_to(%L, %L)', r.role_name, x.rel),
+              format('%s shows %s exactly the rows the owner sees of its participants', x.rel, r.role_name))
+  FROM (VALUES ('incentives.statement_kept_rows'), ('incentives.statement_line_rows'),
+               ('incentives.statement_line_changes'), ('incentives.closed_offer_changes'),
+               ('incentives.offer_warnings')) AS x(rel),
+       (VALUES ('analyst_alice'), ('analyst_bob'), ('manager_carol')) AS r(role_name)
+ ORDER BY x.rel, r.role_name;
+SELECT is((SELECT array_agg(v ORDER BY v) FROM pg_temp.participants_as('analyst_alice',
+             $q$SELECT participant_key FROM incentives.closed_offer_changes$q$) AS v),
+          ARRAY['retailer_001'], 'alice sees what moved for retailer_001, not for retailer_003');
+SELECT is((SELECT array_agg(v ORDER BY v) FROM pg_temp.participants_as('analyst_bob',
+             $q$SELECT participant_key FROM incentives.closed_offer_changes$q$) AS v),
+          ARRAY['retailer_003'], 'bob sees what moved for retailer_003 only');
+SELECT matches((SELECT r FROM pg_temp.rows_as('analyst_alice',
+                  $q$SELECT message FROM incentives.offer_warnings WHERE code = 'closed_offer_changed'$q$) AS r),
+               'the earnings of 1 participant differ from their final lines by 5\.00 in total',
+               'alice''s closed_offer_changed counts her participant and its change only');
+SELECT is((SELECT count(*) FROM pg_temp.rows_as('analyst_alice', 'SELECT * FROM incentives.offer_closings')),
+          1::bigint, 'the closings are offer-level: a reader reads every one');
+SELECT lives_ok($$SELECT incentives.reopen_offer('rls.closing', 'late September sales')$$, '(reopened)');
+SELECT throws_ok(format('%s incentives.%s', c.cmd, t.tbl), '42501', NULL,
+                 format('%s of incentives.%s is refused: append-only', c.cmd, t.tbl))
+  FROM (VALUES ('statement_kept_rows'), ('offer_closings'), ('offer_reopenings')) AS t(tbl),
+       (VALUES ('DELETE FROM'), ('TRUNCATE')) AS c(cmd)
+ ORDER BY t.tbl, c.cmd;
+SELECT throws_ok(format('UPDATE incentives.%s SET %s', t.tbl, t.sets), '42501', NULL,
+                 format('UPDATE of incentives.%s is refused: append-only', t.tbl))
+  FROM (VALUES ('statement_kept_rows', 'offer_key = offer_key'), ('offer_closings', 'offer_key = offer_key'),
+               ('offer_reopenings', 'reason = reason')) AS t(tbl, sets)
+ ORDER BY t.tbl;
+SELECT throws_ok($$SELECT pg_temp.exec_as('analyst_alice', 'INSERT INTO incentives.offer_reopenings (offer_key, reason, statement_id) VALUES (''rls.closing'', ''x'', 1)')$$,
+                 '42501', NULL, 'a reader may not write a reopening');
+SELECT throws_ok($$SELECT pg_temp.exec_as('analyst_alice', $q$SELECT incentives.reopen_offer('rls.closing', 'x')$q$)$$,
+                 '42501', NULL, 'nor reopen an offer');
+
 SELECT * FROM finish();
 ROLLBACK;

@@ -24,10 +24,10 @@ $$;
 ------------------------------------------------------------------------
 -- The surface
 ------------------------------------------------------------------------
-SELECT is(pg_temp.argument_names('incentives.settle(date, text, regclass)') || ' / '
-          || pg_temp.argument_defaults('incentives.settle(date, text, regclass)'),
-          'statement_date, participant_key, transactions / NULL::text, ''incentives.transactions''::regclass',
-          'settle(statement_date, participant_key, transactions DEFAULT incentives.transactions)');
+SELECT is(pg_temp.argument_names('incentives.settle(date, text, regclass, numeric, text[])') || ' / '
+          || pg_temp.argument_defaults('incentives.settle(date, text, regclass, numeric, text[])'),
+          'statement_date, participant_key, transactions, minimum_payment, final_offer_keys / NULL::text, ''incentives.transactions''::regclass, 0, NULL::text[]',
+          'settle(statement_date, participant_key, transactions DEFAULT incentives.transactions, minimum_payment DEFAULT 0, final_offer_keys DEFAULT NULL)');
 SELECT is(pg_temp.argument_names('incentives.accrue(date, regclass)') || ' / '
           || pg_temp.argument_defaults('incentives.accrue(date, regclass)'),
           'as_of_date, transactions / ''incentives.transactions''::regclass',
@@ -240,8 +240,9 @@ SELECT throws_ok($$DELETE FROM incentives.offer_removals$$, '42501', NULL, 'the 
 -- refused them; here inserted as they were) are voided by appending
 ------------------------------------------------------------------------
 WITH s AS (INSERT INTO incentives.statements (statement_date) VALUES (current_date + 30) RETURNING statement_id)
-INSERT INTO incentives.statement_lines (statement_id, participant_key, offer_key, earned_to_date, settled_before, amount_due)
-SELECT statement_id, 'p4', 'led.capped', 150.00, 100.00, 50.00 FROM s;
+INSERT INTO incentives.statement_lines (statement_id, participant_key, offer_key, earned_to_date, settled_before, amount_due,
+                                        kind, payable_to_date)
+SELECT statement_id, 'p4', 'led.capped', 150.00, 100.00, 50.00, 'true_up', 150.00 FROM s;
 SELECT throws_ok($$CALL incentives.settle('2026-05-31')$$, '22023', NULL, 'a statement dated in the future locks the ledger');
 SELECT throws_ok($$SELECT incentives.void_statement((SELECT min(statement_id) FROM incentives.statements), 'typo')$$,
                  '22023', NULL, 'only a statement dated in the future is voided');

@@ -5,8 +5,9 @@
 \set ON_ERROR_STOP 1
 SET ROLE bi_reader;
 -- (the statement lines of participant_statements.lines gain the keys
--- 0.4.0 adds -- kind and offer_version, docs/lifecycle.md: the lines are
--- compared without them; incentive_explain's totals gain 0.5.0's "basis",
+-- 0.4.0 adds -- kind and offer_version -- and 0.5.0 -- payable_to_date,
+-- held_back and final, docs/lifecycle.md: the lines are compared without
+-- them; incentive_explain's totals gain 0.5.0's "basis",
 -- docs/analyst-guide.md: they are compared without it; the warnings of
 -- the codes 0.5.0 adds -- no_grower, no_exchange_rate,
 -- return_outside_period, unknown_original, mixed_currencies,
@@ -23,7 +24,7 @@ SELECT format($q$SELECT %L || ' rows ' || count(*) || ' md5 ' || md5(coalesce(st
   LEFT JOIN pg_attribute x ON x.attrelid = c.oid AND x.attname = 'totals' AND x.atttypid = 'jsonb'::regtype AND NOT x.attisdropped
   CROSS JOIN LATERAL (SELECT CASE WHEN l.attname IS NOT NULL
                                   THEN $e$(to_jsonb(t) || jsonb_build_object('lines',
-                                             (SELECT jsonb_agg(x - '{kind,offer_version}'::text[] ORDER BY o)
+                                             (SELECT jsonb_agg(x - '{kind,offer_version,payable_to_date,held_back,final}'::text[] ORDER BY o)
                                                 FROM jsonb_array_elements(t.lines) WITH ORDINALITY AS e(x, o))))::text$e$
                                   WHEN x.attname IS NOT NULL
                                   THEN $e$(to_jsonb(t) || jsonb_build_object('totals', t.totals - 'basis'))::text$e$

@@ -2,10 +2,10 @@
 -- extension, on every version (test/upgrade/users.sh; docs/backup-and-
 -- upgrade.md, Upgrade): views over every view of the extension, over
 -- incentive_calculate() (with options, comments, column privileges, and a
--- view over that view), over the other calculation functions and over
--- incentives.earnings; functions over the type incentives.earning; a
--- trigger and row-level security policies of the DBA's on
--- incentives.transactions; privileges.  Owned by bi_owner, read by
+-- view over that view), over the other calculation functions, over
+-- incentives.earnings and over the statement lines' kind; functions over
+-- the type incentives.earning; a trigger and row-level security policies
+-- of the DBA's on incentives.transactions; privileges.  Owned by bi_owner, read by
 -- bi_reader.  Run as a superuser after CREATE EXTENSION incentives.
 \set ON_ERROR_STOP 1
 SET client_min_messages = warning;
@@ -67,6 +67,12 @@ SELECT d.participant_key, d.offer_key, d.strategy_key FROM incentives.incentive_
 CREATE VIEW bi.explained AS
 SELECT o.offer_key, incentives.incentive_explain('retailer_0001', o.offer_key) -> 'totals' AS totals
   FROM incentives.offers AS o;
+-- Over the statement lines' kind (0.4.0 on: a generated column then, a
+-- written one from 0.5.0, docs/lifecycle.md, Settlement statements).
+SELECT 'CREATE VIEW bi.line_kinds AS SELECT statement_id, participant_key, offer_key, kind, amount_due FROM incentives.statement_lines'
+ WHERE EXISTS (SELECT FROM pg_attribute
+                WHERE attrelid = to_regclass('incentives.statement_lines') AND attname = 'kind' AND NOT attisdropped)
+\gexec
 -- Functions over the earning type.
 CREATE FUNCTION bi.earnings_of(p text) RETURNS SETOF incentives.earning LANGUAGE sql STABLE AS $$
     SELECT * FROM incentives.incentive_calculate(participant_key => p)

@@ -615,6 +615,33 @@ COMMENT ON COLUMN incentives.closed_offer_changes.final_earned IS 'The participa
 COMMENT ON COLUMN incentives.closed_offer_changes.earned_now IS 'Its earnings for the offer in incentives.earnings';
 COMMENT ON COLUMN incentives.closed_offer_changes.change IS 'earned_now - final_earned';
 
+-- offer_warnings' closed_offer_changed (docs/reference.md, Offer
+-- warnings): per closed offer, how many participants moved and by how much
+-- in all, of the rows of closed_offer_changes the caller sees.  Nothing
+-- for a caller that may not read what the view reads (a role that checks
+-- the program book without the ledger gets its other warnings).
+CREATE OR REPLACE FUNCTION incentives_internal.closed_offer_change_totals()
+RETURNS TABLE (offer_key text, final_statement_id bigint, participants integer, total_change numeric)
+LANGUAGE plpgsql
+STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+BEGIN
+    IF NOT (has_table_privilege('incentives.statement_lines', 'SELECT')
+            AND has_table_privilege('incentives.earnings', 'SELECT')
+            AND has_table_privilege('incentives.offer_closings', 'SELECT')
+            AND has_table_privilege('incentives.offer_reopenings', 'SELECT')) THEN
+        RETURN;
+    END IF;
+    RETURN QUERY
+    SELECT c.offer_key, max(c.final_statement_id), count(*)::integer, sum(c.change)
+      FROM incentives.closed_offer_changes AS c
+     GROUP BY c.offer_key;
+END
+$function$;
+COMMENT ON FUNCTION incentives_internal.closed_offer_change_totals() IS
+  'offer_warnings helper (closed_offer_changed): per closed offer with rows in incentives.closed_offer_changes, the statement that closed it, the participants and the sum of their change (the rows the caller sees); none when the caller may not read the statement lines, the earnings or the closings';
+
 CREATE OR REPLACE FUNCTION incentives.reopen_offer(offer_key text, reason text)
 RETURNS bigint
 LANGUAGE plpgsql
