@@ -33,6 +33,21 @@
 #   live_everyone  CALL refresh_earnings(changed_only => true) after a SKU's
 #                  label changed: every row rewritten in place
 #
+# then settlement (settle N): CALL incentives.settle(date) for everyone over
+# the N transactions, keeping the rows each line sums
+# (incentives.statement_kept_rows), against the same settle without them:
+# 0.4.0's, which keeps none (CREATE EXTENSION incentives VERSION '0.4.0' in
+# a second database with the same data and the same C library; the same
+# calculation, the same lines).  Both sides in databases of their own with
+# bench/generate.sql's data, BENCH_RUNS interleaved samples each (the order
+# alternating), each writing a full statement (the second and later settle
+# every line again, amount_due 0, on both sides); the lines of the two
+# sides must be equal (exit status 1 otherwise).  Then, after 1% more
+# transactions and 1% of the participants' amounts changed, a second
+# statement, and SELECT * FROM incentives.statement_line_changes for the
+# line of the participant and offer with the most kept rows (EXPLAIN
+# ANALYZE's execution time, median of 5);
+#
 # then the live job (pg_cron): the cost of an idle changed_only call (1,000
 # in one session), the writers' insert rate (pgbench, BENCH_LIVE_CLIENTS
 # clients, with bench/load/insert.sql) without and with the recipe's job,
@@ -41,7 +56,8 @@
 # inserts, one a second, with the job at its shortest interval;
 #
 # and reports medians (wall time, and the backend's CPU time): refresh /
-# calculate (target <= 2.5), jobs => J /
+# calculate (target <= 2.5), settle kept / without (target <= 1.5), the
+# line's changes (target <= 50 ms), jobs => J /
 # jobs => 1 (target for 2 jobs <= 0.65), the tracking
 # overhead of a bulk load ((load - load_untracked) / load_untracked,
 # target <= 30%), and the changed-only speed-up (full_after / changed_only);
@@ -52,6 +68,8 @@
 #
 # Settings (environment): BENCH_N (1000000), BENCH_RUNS (3), BENCH_SEED (42),
 # BENCH_CHANGED_PCT (1), BENCH_LOADS (1; 0 leaves the bulk loads out),
+# BENCH_PARTS ("rounds live settle": the parts to run; "settle" alone
+# measures settlement only), BENCH_SETTLE_DATE (2026-10-31),
 # BENCH_LIVE_CLIENTS (4), BENCH_LIVE_SECONDS (60), BENCH_LIVE_INSERTS (100),
 # BENCH_JOBS (the cores: nproc),
 # BENCH_SHARED_BUFFERS (128MB), BENCH_WORK_MEM (4MB),
@@ -62,6 +80,8 @@ set -euo pipefail
 
 : "${BENCH_CHANGED_PCT:=1}"
 : "${BENCH_LOADS:=1}"
+: "${BENCH_PARTS:=rounds live settle}"
+: "${BENCH_SETTLE_DATE:=2026-10-31}"
 : "${BENCH_JOBS:=$(nproc)}"
 : "${BENCH_WORK_MEM:=4MB}"
 : "${BENCH_LIVE_CLIENTS:=4}"
@@ -257,14 +277,145 @@ live() {
     } >"$BENCH_OUT/lifecycle-live-$n.txt"
 }
 
+# part NAME: BENCH_PARTS names it
+part() { [[ " $BENCH_PARTS " == *" $1 "* ]]; }
+
+# settle N: settle with the kept rows against 0.4.0's settle (none kept),
+# and one line's changes after a second statement on changed data.
+# Prints its lines into $BENCH_OUT/lifecycle-settle-N.txt; returns 1 when
+# the two sides' lines differ.
+settle_bench() {
+    local n=$1 kept=incentives_settle_bench without=incentives_settle_bench_040 db run side order
+    local lines_sql x y s2 pk ok kept_rows changes changes_ms i lines kept_mb p o c query
+    for db in "$kept" "$without"; do
+        PGDATABASE=postgres "${PSQL[@]}" -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
+    done
+    "${PSQL[@]}" -d "$kept" -c "CREATE EXTENSION incentives"
+    "${PSQL[@]}" -d "$without" -c "CREATE EXTENSION incentives VERSION '0.4.0'"
+    log "N=$n: settle: $kept (the current version) and $without (0.4.0): generating (seed $BENCH_SEED) in each"
+    for db in "$kept" "$without"; do
+        "${PSQL[@]}" -d "$db" -v n_transactions="$n" -v seed="$BENCH_SEED" -f bench/generate.sql >/dev/null
+        "${PSQL[@]}" -d "$db" -c "VACUUM ANALYZE"
+    done
+    x=$("${PSQL[@]}" -At -d "$kept" -c "SELECT count(*), sum(amount), sum(quantity) FROM incentives.transactions")
+    y=$("${PSQL[@]}" -At -d "$without" -c "SELECT count(*), sum(amount), sum(quantity) FROM incentives.transactions")
+    [ "$x" = "$y" ] || { log "settle: the two databases' transactions differ ($x against $y)"; return 1; }
+    q "DELETE FROM lifecycle_bench.timings WHERE n = $n AND measure IN ('settle_kept', 'settle_without', 'line_changes')" >/dev/null
+
+    # BENCH_RUNS samples a side, interleaved, the order alternating; each
+    # writes a full statement (every line, the later ones with amount_due 0)
+    for run in $(seq "$BENCH_RUNS"); do
+        if [ $((run % 2)) = 1 ]; then order="kept without"; else order="without kept"; fi
+        for side in $order; do
+            if [ "$side" = kept ]; then db=$kept; else db=$without; fi
+            "${PSQL[@]}" -d "$db" -c "CHECKPOINT"
+            record "$n" "settle_$side" "$run" "$(ms -d "$db" -c "CALL incentives.settle('$BENCH_SETTLE_DATE')")"
+        done
+    done
+    # the same lines on both sides, statement by statement
+    lines_sql="SELECT s.statement_id, count(*), md5(string_agg(concat_ws(' ', l.participant_key, l.offer_key, l.earned_to_date,
+                                                                     l.settled_before, l.amount_due),
+                                                           ',' ORDER BY l.participant_key COLLATE \"C\", l.offer_key COLLATE \"C\"))
+                 FROM incentives.statements AS s JOIN incentives.statement_lines AS l USING (statement_id)
+                GROUP BY s.statement_id ORDER BY s.statement_id"
+    x=$("${PSQL[@]}" -At -d "$kept" -c "$lines_sql")
+    y=$("${PSQL[@]}" -At -d "$without" -c "$lines_sql")
+    if [ "$x" = "$y" ]; then ok=yes; else ok=no; fi
+    lines=$("${PSQL[@]}" -At -d "$kept" -c "SELECT count(*) FROM incentives.statement_lines WHERE statement_id = 1")
+    kept_rows=$("${PSQL[@]}" -At -d "$kept" -c "SELECT sum(cardinality(transaction_ids)) FROM incentives.statement_kept_rows WHERE statement_id = 1")
+    kept_mb=$("${PSQL[@]}" -At -d "$kept" -c "SELECT round(pg_total_relation_size('incentives.statement_kept_rows') / 1048576.0 / $BENCH_RUNS)")
+
+    # a second statement after changed data: 1% more transactions (copies
+    # of every 100th, dated within the statement), and one transaction of
+    # each of 1% of the participants with a new amount
+    log "N=$n: settle: changed data, a second statement, the changes of one line"
+    "${PSQL[@]}" -d "$kept" <<SQL
+INSERT INTO incentives.transactions (transaction_id, participant_key, transaction_type, transaction_date,
+                                     sku_key, quantity, uom_key, amount)
+SELECT 'late-' || t.transaction_id, t.participant_key, t.transaction_type, t.transaction_date,
+       t.sku_key, t.quantity, t.uom_key, t.amount
+  FROM incentives.transactions AS t
+ WHERE abs(hashtext(t.transaction_id) % 100) = 0 AND t.transaction_date <= '$BENCH_SETTLE_DATE';
+WITH picked AS (
+    SELECT DISTINCT ON (t.participant_key) t.transaction_id
+      FROM incentives.transactions AS t
+     WHERE abs(hashtext(t.participant_key) % 100) = 0
+     ORDER BY t.participant_key, t.transaction_id)
+UPDATE incentives.transactions AS t SET amount = t.amount + 7
+  FROM picked WHERE t.transaction_id = picked.transaction_id;
+VACUUM ANALYZE incentives.transactions;
+CALL incentives.settle('$BENCH_SETTLE_DATE');
+ANALYZE;
+CREATE SCHEMA IF NOT EXISTS lifecycle_bench;
+CREATE OR REPLACE FUNCTION lifecycle_bench.explain_ms(query text, OUT ms numeric, OUT row_count bigint)
+LANGUAGE plpgsql AS \$\$
+DECLARE
+    plan json;
+BEGIN
+    EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON) ' || query INTO plan;
+    ms := (plan -> 0 ->> 'Execution Time')::numeric;
+    row_count := (plan -> 0 -> 'Plan' ->> 'Actual Rows')::bigint;
+END
+\$\$;
+SQL
+    s2=$("${PSQL[@]}" -At -d "$kept" -c "SELECT max(statement_id) FROM incentives.statements")
+    pk=$("${PSQL[@]}" -At -F ' ' -d "$kept" -c "SELECT participant_key, offer_key, cardinality(transaction_ids)
+                                                  FROM incentives.statement_kept_rows WHERE statement_id = $s2
+                                                 ORDER BY cardinality(transaction_ids) DESC, participant_key, offer_key LIMIT 1")
+    read -r p o c <<<"$pk"
+    query="SELECT * FROM incentives.statement_line_changes WHERE statement_id = $s2 AND participant_key = '$p' AND offer_key = '$o'"
+    : >"$BENCH_OUT/settle-changes-$n.txt"
+    for i in 1 2 3 4 5; do
+        "${PSQL[@]}" -At -F ' ' -d "$kept" -c "SELECT round(ms), row_count, ms FROM lifecycle_bench.explain_ms(\$q\$$query\$q\$)" \
+            >>"$BENCH_OUT/settle-changes-$n.txt"
+    done
+    changes=$(awk 'NR == 1 { print $2 }' "$BENCH_OUT/settle-changes-$n.txt")
+    changes_ms=$(awk '{ print $3 }' "$BENCH_OUT/settle-changes-$n.txt" | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+    {
+        local k w km wm
+        k=$(median "$n" settle_kept) w=$(median "$n" settle_without)
+        km=$(q "SELECT min(ms) FROM lifecycle_bench.timings WHERE n = $n AND measure = 'settle_kept'")
+        wm=$(q "SELECT min(ms) FROM lifecycle_bench.timings WHERE n = $n AND measure = 'settle_without'")
+        echo "settle (everyone, $lines lines, $kept_rows earning rows kept, ~$kept_mb MB of statement_kept_rows a statement): $(
+            awk -v k="$k" -v w="$w" -v km="$km" -v wm="$wm" -v kc="$(median "$n" settle_kept cpu_ms)" -v wc="$(median "$n" settle_without cpu_ms)" 'BEGIN {
+                printf "kept / without (0.4.0): %.2f by medians (%.2f s against %.2f s), %.2f by minimums, %.2f by the backend'"'"'s CPU time (target <= 1.5)", k / w, k / 1000, w / 1000, km / wm, kc / wc }')"
+        echo "settle: the lines of the two sides equal, statement by statement: $ok"
+        echo "statement_line_changes of one line (statement $s2, $p, $o: $c rows kept, $changes changes), after 1% more transactions and 1% of the participants' amounts changed: $changes_ms ms (EXPLAIN ANALYZE execution time, median of 5; target <= 50 ms)"
+        echo "the query: $query"
+    } >"$BENCH_OUT/lifecycle-settle-$n.txt"
+    for db in "$kept" "$without"; do
+        PGDATABASE=postgres "${PSQL[@]}" -c "DROP DATABASE $db"
+    done
+    [ "$ok" = yes ]
+}
+
 status=0
 for n in $BENCH_N; do
+    q "DELETE FROM lifecycle_bench.timings WHERE n = $n" >/dev/null
+    if part settle; then
+        settle_bench "$n" || status=1
+    fi
+    if ! part rounds; then
+        {
+            echo "incentives lifecycle benchmark  $(date -u +%Y-%m-%dT%H:%MZ); PostgreSQL $(q 'SHOW server_version'); $(nproc) cores; lc_collate $(q 'SHOW lc_collate')"
+            echo "N = $n transactions; parts: $BENCH_PARTS; medians of $BENCH_RUNS samples (ms)"
+            "${PSQL[@]}" -c "SELECT measure, count(*) AS runs,
+                                    percentile_disc(0.5) WITHIN GROUP (ORDER BY ms) AS median_ms,
+                                    min(ms) AS min_ms, max(ms) AS max_ms,
+                                    percentile_disc(0.5) WITHIN GROUP (ORDER BY cpu_ms) AS \"backend cpu_ms (median)\"
+                               FROM lifecycle_bench.timings WHERE n = $n
+                              GROUP BY measure ORDER BY min(run), measure"
+            if part settle; then cat "$BENCH_OUT/lifecycle-settle-$n.txt"; fi
+            echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine skews the timings)"
+        } | tee "$BENCH_OUT/lifecycle-$n.txt"
+        continue
+    fi
+
     log "N=$n: generating (seed $BENCH_SEED)"
     "${PSQL[@]}" -v n_transactions="$n" -v seed="$BENCH_SEED" -f bench/generate.sql >/dev/null
     "${PSQL[@]}" -c "DROP TABLE IF EXISTS lifecycle_bench.staged" \
         -c "CREATE TABLE lifecycle_bench.staged AS SELECT * FROM incentives.transactions" \
         -c "VACUUM ANALYZE"
-    q "DELETE FROM lifecycle_bench.timings WHERE n = $n" >/dev/null
     participants=$(q "SELECT count(DISTINCT participant_key) FROM incentives.transactions")
 
     log "N=$n: first refresh (empty earnings)"
@@ -321,7 +472,11 @@ for n in $BENCH_N; do
         record "$n" live_everyone "$run" "$(ms -c 'CALL incentives.refresh_earnings(changed_only => true)')"
     done
 
-    live "$n"
+    if part live; then
+        live "$n"
+    else
+        : >"$BENCH_OUT/lifecycle-live-$n.txt"
+    fi
 
     log "N=$n: earnings against a fresh calculation"
     q "SELECT lifecycle_bench.change($BENCH_CHANGED_PCT, 100)" >/dev/null
@@ -381,6 +536,7 @@ for n in $BENCH_N; do
             printf "changed_only after everyone changed (recalculated in place, nothing moved): %.2f s; a full refresh %.2f s\n", e / 1000, r / 1000
         }'
         cat "$BENCH_OUT/lifecycle-live-$n.txt"
+        if part settle; then cat "$BENCH_OUT/lifecycle-settle-$n.txt"; fi
         echo "earnings equal a fresh calculation after changed_only: $([ "$diff" = 0 ] && echo yes || echo "NO ($diff rows differ)")"
         echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine skews the timings)"
     } | tee "$BENCH_OUT/lifecycle-$n.txt"
@@ -388,7 +544,7 @@ done
 
 # the growth from the smallest N to the largest, by medians
 read -r -a sizes <<<"$BENCH_N"
-if [ "${#sizes[@]}" -gt 1 ]; then
+if [ "${#sizes[@]}" -gt 1 ] && part rounds; then
     small=${sizes[0]} large=${sizes[${#sizes[@]} - 1]}
     for measure in calculate refresh $(for jobs in $(seq 2 "$BENCH_JOBS"); do echo "refresh_jobs_$jobs"; done); do
         awk -v m="$measure" -v s="$small" -v l="$large" -v a="$(median "$small" "$measure")" -v b="$(median "$large" "$measure")" 'BEGIN {

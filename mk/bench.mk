@@ -37,8 +37,9 @@ bench-hierarchy: install-test
 
 # make bench-lifecycle: bench/lifecycle.sh (docs/lifecycle.md): full
 # refresh against the calculation, the change-tracking overhead of a bulk
-# load, and the changed-only refresh, at BENCH_N (1M; "1000000 10000000"
-# for 10M too).  Not part of `make test`.
+# load, the changed-only refresh, the live job and settle with its kept
+# rows against 0.4.0's (BENCH_PARTS=settle: that alone), at BENCH_N (1M;
+# "1000000 10000000" for 10M too).  Not part of `make test`.
 .PHONY: bench-lifecycle
 bench-lifecycle: install-test
 	bench/lifecycle.sh

@@ -295,27 +295,32 @@ BEGIN
             ON s.participant_key = e.participant_key AND s.offer_key = e.offer_key
          WHERE COALESCE(e.amount, 0) <> 0 OR COALESCE(s.amount, 0) <> 0)
     SELECT p.participant_key, p.offer_key, p.earned_to_date, p.settled_before, p.currency, p.final,
-           CASE WHEN p.final THEN p.earned_to_date
-                ELSE round(p.earned_to_date * (100 - p.holdback_percent) / 100, 2) END,
-           NULL,
+           p.payable_to_date, p.payable_to_date - p.settled_before,
            p.transaction_ids, p.transaction_dates, p.rate_keys, p.pay_rates, p.amounts
-      FROM pairs AS p;
+      FROM (SELECT q.*,
+                   CASE WHEN q.final THEN q.earned_to_date
+                        ELSE round(q.earned_to_date * (100 - q.holdback_percent) / 100, 2) END AS payable_to_date
+              FROM pairs AS q) AS p;
 
     -- No payment below the minimum (docs/lifecycle.md, Holdback and
     -- minimum payment): per participant and currency, when what the lines
     -- that are not final make due is positive and below it, their positive
     -- amounts stay owed (amount_due 0, kind below_minimum); clawbacks and
     -- final lines are written as they are.
+    -- (amount_due is payable_to_date - settled_before as written above;
+    -- one pass over the lines for the totals, then only the lines held
+    -- are rewritten)
     UPDATE pg_temp.incentives_settle_lines AS n
-       SET amount_due = CASE WHEN NOT n.final AND n.payable_to_date - n.settled_before > 0
-                              AND EXISTS (SELECT FROM (SELECT sum(m.payable_to_date - m.settled_before) AS due
-                                                         FROM pg_temp.incentives_settle_lines AS m
-                                                        WHERE m.participant_key = n.participant_key
-                                                          AND m.currency IS NOT DISTINCT FROM n.currency
-                                                          AND NOT m.final) AS t
-                                           WHERE t.due > 0 AND t.due < v_minimum)
-                             THEN 0
-                             ELSE n.payable_to_date - n.settled_before END;
+       SET amount_due = 0
+      FROM (SELECT m.participant_key, m.currency
+              FROM pg_temp.incentives_settle_lines AS m
+             WHERE NOT m.final
+             GROUP BY m.participant_key, m.currency
+            HAVING sum(m.payable_to_date - m.settled_before) > 0
+               AND sum(m.payable_to_date - m.settled_before) < v_minimum) AS t
+     WHERE t.participant_key = n.participant_key
+       AND t.currency IS NOT DISTINCT FROM n.currency
+       AND NOT n.final AND n.payable_to_date - n.settled_before > 0;
 
     -- No statement earlier than the latest one of a participant it covers
     -- (a statement covers the participant it names and those it has lines
