@@ -26,9 +26,9 @@ SELECT is(c.got, c.expected, c.description)
     (pg_temp.argument_defaults('incentives.refresh_earnings(text, regclass, integer, text, boolean, integer)'),
      'NULL::text, ''incentives.transactions''::regclass, 1000, ''raise''::text, false, 1',
      'refresh_earnings defaults: on_error raise, changed_only false, jobs 1'),
-    (pg_temp.argument_names('incentives.settle(date, text, regclass)') || ' / ' || pg_temp.argument_defaults('incentives.settle(date, text, regclass)'),
-     'statement_date, participant_key, transactions / NULL::text, ''incentives.transactions''::regclass',
-     'settle(statement_date, participant_key DEFAULT NULL, transactions DEFAULT incentives.transactions) is a procedure')) AS c(got, expected, description);
+    (pg_temp.argument_names('incentives.settle(date, text, regclass, numeric, text[])') || ' / ' || pg_temp.argument_defaults('incentives.settle(date, text, regclass, numeric, text[])'),
+     'statement_date, participant_key, transactions, minimum_payment, final_offer_keys / NULL::text, ''incentives.transactions''::regclass, 0, NULL::text[]',
+     'settle(statement_date, participant_key DEFAULT NULL, transactions DEFAULT incentives.transactions, minimum_payment DEFAULT 0, final_offer_keys DEFAULT NULL) is a procedure')) AS c(got, expected, description);
 SELECT ok(to_regprocedure('incentives.incentive_diagnostics(text, jsonb, text[], regclass, timestamptz, date)') IS NOT NULL
           AND to_regprocedure('incentives.incentive_explain(text, text, jsonb, regclass, timestamptz, date)') IS NOT NULL
           AND to_regprocedure('incentives.tier_progress(text, jsonb, regclass, timestamptz, date)') IS NOT NULL
@@ -51,8 +51,9 @@ SELECT results_eq(
      WHERE attrelid = 'incentives.statement_lines'::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum$$,
   $$VALUES ('statement_id', 'bigint'), ('participant_key', 'text'), ('offer_key', 'text'),
            ('earned_to_date', 'numeric(20,2)'), ('settled_before', 'numeric(20,2)'), ('amount_due', 'numeric(20,2)'),
-           ('kind', 'text'), ('offer_version', 'integer'), ('currency', 'text')$$,
-  'statement_lines: amounts with 2 places, the line''s kind, the offer''s version and currency');
+           ('kind', 'text'), ('offer_version', 'integer'), ('currency', 'text'),
+           ('payable_to_date', 'numeric(20,2)'), ('held_back', 'numeric(20,2)'), ('final', 'boolean')$$,
+  'statement_lines: amounts with 2 places, the line''s kind, the offer''s version and currency, payable, held back, final');
 
 -- The released 0.1.0 script declares the calculation with four arguments
 -- and the same C symbols: the library serves both declarations.

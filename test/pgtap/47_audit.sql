@@ -306,7 +306,7 @@ SELECT is((SELECT array_agg(p.oid::regprocedure::text ORDER BY 1)
              FROM pg_proc AS p
             WHERE p.pronamespace IN ('incentives'::regnamespace, 'incentives_internal'::regnamespace)
               AND p.oid NOT IN ('incentives.refresh_earnings(text,regclass,integer,text,boolean,integer)'::regprocedure,
-                                'incentives.settle(date,text,regclass)'::regprocedure,
+                                'incentives.settle(date,text,regclass,numeric,text[])'::regprocedure,
                                 'incentives.accrue(date,regclass)'::regprocedure)
               AND NOT COALESCE(p.proconfig @> ARRAY['search_path=pg_catalog, pg_temp'], false)),
           NULL,

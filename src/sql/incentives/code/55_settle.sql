@@ -250,6 +250,14 @@ BEGIN
         pay_rates         numeric[],
         amounts           numeric[]
     ) ON COMMIT DROP;
+    -- the rows are copied into incentives.statement_kept_rows, which
+    -- compresses them: not compressed here as well
+    ALTER TABLE pg_temp.incentives_settle_lines
+        ALTER COLUMN transaction_ids SET STORAGE EXTERNAL,
+        ALTER COLUMN transaction_dates SET STORAGE EXTERNAL,
+        ALTER COLUMN rate_keys SET STORAGE EXTERNAL,
+        ALTER COLUMN pay_rates SET STORAGE EXTERNAL,
+        ALTER COLUMN amounts SET STORAGE EXTERNAL;
     INSERT INTO pg_temp.incentives_settle_lines
     WITH earned AS (
         -- the rows each line sums, kept with it (the aggregates of one
@@ -359,7 +367,12 @@ BEGIN
            (SELECT v.version FROM incentives.offer_versions AS v
              WHERE v.offer_key = n.offer_key AND v.valid_to IS NULL),
            n.currency,
-           incentives_internal.statement_line_kind(n.amount_due, n.payable_to_date, n.settled_before),
+           -- the kind the check statement_lines_kind_check asks for
+           CASE WHEN n.amount_due = 0 AND n.payable_to_date - n.settled_before > 0 THEN 'below_minimum'
+                WHEN n.amount_due = 0 THEN 'unchanged'
+                WHEN n.amount_due < 0 THEN 'clawback'
+                WHEN n.settled_before = 0 THEN 'payment'
+                ELSE 'true_up' END,
            n.payable_to_date, n.earned_to_date - n.payable_to_date, n.final
       FROM pg_temp.incentives_settle_lines AS n
      ORDER BY n.participant_key COLLATE "C", n.offer_key COLLATE "C";
@@ -413,24 +426,6 @@ END
 $function$;
 COMMENT ON FUNCTION incentives_internal.settle_work(date, text, regclass, numeric, text[]) IS
   'Part of incentives.settle (call the procedure, not this): waits for any other settle, writes the statement, its lines and the rows each line sums, closes the offers it closes, returns the statement_id';
-
--- A line's kind from its amounts (the check statement_lines_kind_check
--- says the same): below_minimum when nothing is paid of a positive due.
-CREATE OR REPLACE FUNCTION incentives_internal.statement_line_kind(amount_due numeric, payable_to_date numeric,
-                                                                   settled_before numeric)
-RETURNS text
-LANGUAGE sql
-IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $function$
-    SELECT CASE WHEN $1 = 0 AND $2 - $3 > 0 THEN 'below_minimum'
-                WHEN $1 = 0 THEN 'unchanged'
-                WHEN $1 < 0 THEN 'clawback'
-                WHEN $3 = 0 THEN 'payment'
-                ELSE 'true_up' END
-$function$;
-COMMENT ON FUNCTION incentives_internal.statement_line_kind(numeric, numeric, numeric) IS
-  'A statement line''s kind from amount_due, payable_to_date and settled_before: below_minimum, unchanged, clawback, payment or true_up';
 
 CREATE OR REPLACE PROCEDURE incentives.settle(
     statement_date   date,
@@ -1102,14 +1097,19 @@ BEGIN
     INSERT INTO incentives.statements (statement_date, participant_key, transactions, reverses, reason)
     VALUES (v_old.statement_date, v_old.participant_key, v_old.transactions, v_old.statement_id, void_statement.reason)
     RETURNING statement_id INTO v_id;
+    -- (a reversal holds nothing back: payable_to_date is its
+    -- earned_to_date, and its kind follows from amount_due as any line's)
     INSERT INTO incentives.statement_lines (statement_id, participant_key, offer_key,
                                             earned_to_date, settled_before, amount_due, offer_version,
-                                            currency)
+                                            currency, payable_to_date, kind)
     SELECT v_id, l.participant_key, l.offer_key,
            p.settled - l.amount_due, p.settled, -l.amount_due,
            (SELECT v.version FROM incentives.offer_versions AS v
              WHERE v.offer_key = l.offer_key AND v.valid_to IS NULL),
-           l.currency
+           l.currency, p.settled - l.amount_due,
+           CASE WHEN l.amount_due > 0 THEN 'clawback'
+                WHEN p.settled = 0 THEN 'payment'
+                ELSE 'true_up' END
       FROM incentives.statement_lines AS l
       CROSS JOIN LATERAL (SELECT sum(o.amount_due) AS settled FROM incentives.statement_lines AS o
                            WHERE o.participant_key = l.participant_key AND o.offer_key = l.offer_key) AS p
