@@ -359,9 +359,10 @@ END
 \$\$;
 SQL
     s2=$("${PSQL[@]}" -At -d "$kept" -c "SELECT max(statement_id) FROM incentives.statements")
-    pk=$("${PSQL[@]}" -At -F ' ' -d "$kept" -c "SELECT participant_key, offer_key, cardinality(transaction_ids)
-                                                  FROM incentives.statement_kept_rows WHERE statement_id = $s2
-                                                 ORDER BY cardinality(transaction_ids) DESC, participant_key, offer_key LIMIT 1")
+    pk=$("${PSQL[@]}" -At -F ' ' -d "$kept" -c "SELECT participant_key, offer_key, count(*)
+                                                  FROM incentives.statement_line_rows WHERE statement_id = $s2
+                                                 GROUP BY participant_key, offer_key
+                                                 ORDER BY count(*) DESC, participant_key, offer_key LIMIT 1")
     read -r p o c <<<"$pk"
     query="SELECT * FROM incentives.statement_line_changes WHERE statement_id = $s2 AND participant_key = '$p' AND offer_key = '$o'"
     : >"$BENCH_OUT/settle-changes-$n.txt"

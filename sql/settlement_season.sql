@@ -31,6 +31,13 @@ INSERT INTO incentives.transactions (transaction_id, participant_key, transactio
   ('T-1', 'retailer_a', 'purchase', '2026-01-15', 'seed_treatment', 200, 'gal', 20000.00),
   ('T-2', 'retailer_b', 'purchase', '2026-01-20', 'seed_treatment', 9, 'gal', 900.00),
   ('H-1', 'retailer_a', 'purchase', '2026-01-16', 'herbicide', 10, 'gal', 1234.56);
+-- retailer_c's treatment purchase and its return sum to nothing: no line,
+-- and their rows are not kept (its herbicide line's are)
+INSERT INTO incentives.transactions (transaction_id, participant_key, transaction_type, transaction_date,
+                                     sku_key, quantity, uom_key, amount, original_transaction_id) VALUES
+  ('C-1', 'retailer_c', 'purchase', '2026-01-05', 'seed_treatment', 10, 'gal', 1000.00, NULL),
+  ('C-2', 'retailer_c', 'purchase', '2026-01-06', 'seed_treatment', -10, 'gal', -1000.00, 'C-1'),
+  ('C-3', 'retailer_c', 'purchase', '2026-01-07', 'herbicide', 100, 'gal', 10000.00, NULL);
 
 -- January, no check under 100 per participant and currency
 CALL incentives.settle('2026-01-31', minimum_payment => 100);
@@ -164,6 +171,15 @@ SELECT count(*) AS lines_checked,
                       WHERE b.participant_key = l.participant_key AND b.offer_key = l.offer_key
                         AND b.statement_id < l.statement_id
                       ORDER BY b.statement_id DESC LIMIT 1) AS p ON true;
+
+-- and no kept row belongs to no line
+SELECT count(*) AS rows_without_line
+  FROM incentives.statement_line_rows AS r
+ WHERE NOT EXISTS (SELECT FROM incentives.statement_lines AS l
+                    WHERE l.statement_id = r.statement_id AND l.participant_key = r.participant_key
+                      AND l.offer_key = r.offer_key);
+SELECT statement_id, offer_key, transaction_id, incentive_amount
+  FROM incentives.statement_line_rows WHERE participant_key = 'retailer_c' AND statement_id = 1;
 
 -- The ledger is append-only
 \set VERBOSITY terse

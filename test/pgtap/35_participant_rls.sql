@@ -685,7 +685,7 @@ SELECT throws_ok(format('%s incentives.%s', c.cmd, t.tbl), '42501', NULL,
  ORDER BY t.tbl, c.cmd;
 SELECT throws_ok(format('UPDATE incentives.%s SET %s', t.tbl, t.sets), '42501', NULL,
                  format('UPDATE of incentives.%s is refused: append-only', t.tbl))
-  FROM (VALUES ('statement_kept_rows', 'offer_key = offer_key'), ('offer_closings', 'offer_key = offer_key'),
+  FROM (VALUES ('statement_kept_rows', 'offer_keys = offer_keys'), ('offer_closings', 'offer_key = offer_key'),
                ('offer_reopenings', 'reason = reason')) AS t(tbl, sets)
  ORDER BY t.tbl;
 SELECT throws_ok($$SELECT pg_temp.exec_as('analyst_alice', 'INSERT INTO incentives.offer_reopenings (offer_key, reason, statement_id) VALUES (''rls.closing'', ''x'', 1)')$$,

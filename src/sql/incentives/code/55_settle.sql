@@ -235,6 +235,51 @@ BEGIN
                                                   WHERE c.offer_key = o.offer_key AND c.state = 'closed'));
     END IF;
 
+    -- No statement earlier than the latest one of a participant it covers
+    -- (a statement covers the participant it names and those it has lines
+    -- for): asked before anything is calculated, of the participants a
+    -- later statement covers (usually none), so that the statement can be
+    -- written first and the rows kept as the lines are summed.
+    FOR v_late IN
+        SELECT c.participant_key, max(st.statement_date) AS latest
+          FROM incentives.statements AS st
+         CROSS JOIN LATERAL (SELECT st.participant_key WHERE st.participant_key IS NOT NULL
+                             UNION
+                             SELECT l.participant_key FROM incentives.statement_lines AS l
+                              WHERE l.statement_id = st.statement_id) AS c (participant_key)
+         WHERE st.statement_date > v_date
+           -- a voided statement and its reversal hold no date
+           AND st.reverses IS NULL
+           AND NOT EXISTS (SELECT 1 FROM incentives.statements AS r WHERE r.reverses = st.statement_id)
+           AND (v_participant IS NULL OR c.participant_key = v_participant)
+         GROUP BY c.participant_key
+         ORDER BY max(st.statement_date) DESC, c.participant_key COLLATE "C"
+    LOOP
+        IF v_participant IS NOT NULL OR EXISTS (
+            SELECT FROM (SELECT e.offer_key, sum(e.incentive_amount) AS amount
+                           FROM incentives_internal.calculate_dated(v_late.participant_key, NULL, v_offer_keys, v_txns,
+                                                                    NULL, v_date) AS e
+                          WHERE v_offer_keys IS NULL OR cardinality(v_offer_keys) > 0
+                          GROUP BY e.offer_key) AS e
+              FULL JOIN (SELECT l.offer_key, sum(l.amount_due) AS amount
+                           FROM incentives.statement_lines AS l
+                          WHERE l.participant_key = v_late.participant_key
+                            AND NOT EXISTS (SELECT FROM pg_temp.incentives_settle_offers AS c
+                                             WHERE c.offer_key = l.offer_key AND c.state = 'closed')
+                          GROUP BY l.offer_key) AS s ON s.offer_key = e.offer_key
+             WHERE round(COALESCE(e.amount, 0), 2) <> 0 OR round(COALESCE(s.amount, 0), 2) <> 0) THEN
+            PERFORM incentives_internal.raise_error(
+                '22023',
+                format('statement_date %s is earlier than the latest statement of participant "%s" (%s)',
+                       v_date, v_late.participant_key, v_late.latest),
+                '', 'Statements go forward in time: settle on or after the latest statement date.');
+        END IF;
+    END LOOP;
+
+    INSERT INTO incentives.statements (statement_date, participant_key, transactions)
+    VALUES (v_date, v_participant, v_txns::text)
+    RETURNING statement_id INTO v_id;
+
     CREATE TEMPORARY TABLE incentives_settle_lines (
         participant_key   text NOT NULL,
         offer_key         text NOT NULL,
@@ -243,26 +288,14 @@ BEGIN
         currency          text,
         final             boolean NOT NULL,
         payable_to_date   numeric NOT NULL,
-        amount_due        numeric,
-        transaction_ids   text[],
-        transaction_dates date[],
-        rate_keys         text[],
-        pay_rates         numeric[],
-        amounts           numeric[]
+        amount_due        numeric NOT NULL
     ) ON COMMIT DROP;
-    -- the rows are copied into incentives.statement_kept_rows, which
-    -- compresses them: not compressed here as well
-    ALTER TABLE pg_temp.incentives_settle_lines
-        ALTER COLUMN transaction_ids SET STORAGE EXTERNAL,
-        ALTER COLUMN transaction_dates SET STORAGE EXTERNAL,
-        ALTER COLUMN rate_keys SET STORAGE EXTERNAL,
-        ALTER COLUMN pay_rates SET STORAGE EXTERNAL,
-        ALTER COLUMN amounts SET STORAGE EXTERNAL;
-    INSERT INTO pg_temp.incentives_settle_lines
-    WITH earned AS (
-        -- the rows each line sums, kept with it (the aggregates of one
-        -- group see its rows in one order: the arrays are in step)
-        SELECT e.participant_key, e.offer_key, sum(e.incentive_amount) AS amount,
+    WITH earned_rows AS MATERIALIZED (
+        -- each participant's earning rows, kept with its lines (the
+        -- aggregates of one group see its rows in one order: the arrays
+        -- are in step)
+        SELECT e.participant_key,
+               array_agg(e.offer_key) AS offer_keys,
                array_agg(e.transaction_id) AS transaction_ids,
                array_agg(e.transaction_date) AS transaction_dates,
                array_agg(e.incentive_rate_key) AS rate_keys,
@@ -270,42 +303,89 @@ BEGIN
                array_agg(e.incentive_amount) AS amounts
           FROM incentives_internal.calculate_dated(v_participant, NULL, v_offer_keys, v_txns, NULL, v_date) AS e
          WHERE v_offer_keys IS NULL OR cardinality(v_offer_keys) > 0
-         GROUP BY e.participant_key, e.offer_key),
-    settled AS (
-        SELECT l.participant_key, l.offer_key, sum(l.amount_due) AS amount
+         GROUP BY e.participant_key),
+    earned AS MATERIALIZED (
+        SELECT r.participant_key, u.offer_key, sum(u.amount) AS amount
+          FROM earned_rows AS r
+         CROSS JOIN LATERAL unnest(r.offer_keys, r.amounts) AS u (offer_key, amount)
+         GROUP BY r.participant_key, u.offer_key),
+    settled AS MATERIALIZED (
+        SELECT l.participant_key, l.offer_key, sum(l.amount_due) AS amount,
+               -- a removed offer's currency is its last line's (an
+               -- offer's currency cannot change once a line covers it)
+               (array_agg(l.currency ORDER BY l.statement_id DESC))[1] AS currency
           FROM incentives.statement_lines AS l
          WHERE (v_participant IS NULL OR l.participant_key = v_participant)
            AND NOT EXISTS (SELECT FROM pg_temp.incentives_settle_offers AS c
                             WHERE c.offer_key = l.offer_key AND c.state = 'closed')
          GROUP BY l.participant_key, l.offer_key),
+    -- each offer's terms, read once: its currency and
+    -- settlement.holdback_percent (a removed offer holds nothing back)
+    terms AS MATERIALIZED (
+        SELECT o.offer_key, o.document ->> 'currency' AS currency,
+               COALESCE((o.document -> 'settlement' ->> 'holdback_percent')::numeric, 0) AS holdback_percent,
+               EXISTS (SELECT FROM pg_temp.incentives_settle_offers AS c
+                        WHERE c.offer_key = o.offer_key AND c.state IN ('reopened', 'closing')) AS final
+          FROM incentives.offers AS o),
+    -- the pairs with earnings that get no line (they summed to 0 and
+    -- nothing was settled: a sale and its return, say); usually none
+    unwritten AS MATERIALIZED (
+        SELECT e.participant_key, e.offer_key
+          FROM earned AS e
+         WHERE e.amount = 0
+           AND NOT EXISTS (SELECT FROM settled AS s
+                            WHERE s.participant_key = e.participant_key AND s.offer_key = e.offer_key
+                              AND s.amount <> 0)),
+    -- the rows of every participant with a line: as summed, or without
+    -- those of pairs that get no line, or none (lines of what was settled
+    -- before only)
+    kept AS (
+        INSERT INTO incentives.statement_kept_rows (statement_id, participant_key, offer_keys, transaction_ids,
+                                                    transaction_dates, rate_keys, pay_rates, amounts)
+        SELECT v_id, r.participant_key, r.offer_keys, r.transaction_ids, r.transaction_dates, r.rate_keys,
+               r.pay_rates, r.amounts
+          FROM earned_rows AS r
+         WHERE NOT EXISTS (SELECT FROM unwritten AS w WHERE w.participant_key = r.participant_key)
+        UNION ALL
+        SELECT v_id, r.participant_key,
+               COALESCE(f.offer_keys, '{}'), COALESCE(f.transaction_ids, '{}'), COALESCE(f.transaction_dates, '{}'),
+               COALESCE(f.rate_keys, '{}'), COALESCE(f.pay_rates, '{}'), COALESCE(f.amounts, '{}')
+          FROM earned_rows AS r
+         CROSS JOIN LATERAL (
+               SELECT array_agg(u.offer_key) AS offer_keys, array_agg(u.transaction_id) AS transaction_ids,
+                      array_agg(u.transaction_date) AS transaction_dates, array_agg(u.rate_key) AS rate_keys,
+                      array_agg(u.pay_rate) AS pay_rates, array_agg(u.amount) AS amounts
+                 FROM unnest(r.offer_keys, r.transaction_ids, r.transaction_dates, r.rate_keys, r.pay_rates, r.amounts)
+                      AS u (offer_key, transaction_id, transaction_date, rate_key, pay_rate, amount)
+                WHERE NOT EXISTS (SELECT FROM unwritten AS w
+                                   WHERE w.participant_key = r.participant_key AND w.offer_key = u.offer_key)) AS f
+         WHERE EXISTS (SELECT FROM unwritten AS w WHERE w.participant_key = r.participant_key)
+           AND (f.offer_keys IS NOT NULL
+                OR EXISTS (SELECT FROM settled AS s WHERE s.participant_key = r.participant_key AND s.amount <> 0))
+        UNION ALL
+        SELECT DISTINCT v_id, s.participant_key, '{}'::text[], '{}'::text[], '{}'::date[], '{}'::text[],
+               '{}'::numeric[], '{}'::numeric[]
+          FROM settled AS s
+         WHERE s.amount <> 0
+           AND NOT EXISTS (SELECT FROM earned_rows AS r WHERE r.participant_key = s.participant_key)),
     pairs AS (
         SELECT COALESCE(e.participant_key, s.participant_key) AS participant_key,
                COALESCE(e.offer_key, s.offer_key) AS offer_key,
                round(COALESCE(e.amount, 0), 2) AS earned_to_date,
                round(COALESCE(s.amount, 0), 2) AS settled_before,
-               -- the offer's currency; a removed offer's is its last line's
-               -- (an offer's currency cannot change once a line covers it)
-               COALESCE((SELECT o.document ->> 'currency' FROM incentives.offers AS o
-                          WHERE o.offer_key = COALESCE(e.offer_key, s.offer_key)),
-                        (SELECT l.currency FROM incentives.statement_lines AS l
-                          WHERE l.participant_key = s.participant_key AND l.offer_key = s.offer_key
-                          ORDER BY l.statement_id DESC LIMIT 1)) AS currency,
-               EXISTS (SELECT FROM pg_temp.incentives_settle_offers AS c
-                        WHERE c.offer_key = COALESCE(e.offer_key, s.offer_key)
-                          AND c.state IN ('reopened', 'closing')) AS final,
-               -- settlement.holdback_percent (0 when absent, or the offer removed)
-               COALESCE((SELECT (o.document -> 'settlement' ->> 'holdback_percent')::numeric
-                           FROM incentives.offers AS o
-                          WHERE o.offer_key = COALESCE(e.offer_key, s.offer_key)), 0) AS holdback_percent,
-               e.transaction_ids, e.transaction_dates, e.rate_keys, e.pay_rates, e.amounts
+               CASE WHEN t.offer_key IS NOT NULL THEN t.currency ELSE s.currency END AS currency,
+               COALESCE(t.final, EXISTS (SELECT FROM pg_temp.incentives_settle_offers AS c
+                                          WHERE c.offer_key = s.offer_key AND c.state = 'reopened')) AS final,
+               COALESCE(t.holdback_percent, 0) AS holdback_percent
           FROM earned AS e
           FULL JOIN settled AS s
             ON s.participant_key = e.participant_key AND s.offer_key = e.offer_key
+          LEFT JOIN terms AS t ON t.offer_key = COALESCE(e.offer_key, s.offer_key)
          WHERE COALESCE(e.amount, 0) <> 0 OR COALESCE(s.amount, 0) <> 0)
+    INSERT INTO pg_temp.incentives_settle_lines
     SELECT p.participant_key, p.offer_key, p.earned_to_date, p.settled_before, p.currency, p.final,
-           p.payable_to_date, p.payable_to_date - p.settled_before,
-           p.transaction_ids, p.transaction_dates, p.rate_keys, p.pay_rates, p.amounts
-      FROM (SELECT q.*,
+           p.payable_to_date, p.payable_to_date - p.settled_before
+      FROM (SELECT q.participant_key, q.offer_key, q.earned_to_date, q.settled_before, q.currency, q.final,
                    CASE WHEN q.final THEN q.earned_to_date
                         ELSE round(q.earned_to_date * (100 - q.holdback_percent) / 100, 2) END AS payable_to_date
               FROM pairs AS q) AS p;
@@ -330,35 +410,6 @@ BEGIN
        AND t.currency IS NOT DISTINCT FROM n.currency
        AND NOT n.final AND n.payable_to_date - n.settled_before > 0;
 
-    -- No statement earlier than the latest one of a participant it covers
-    -- (a statement covers the participant it names and those it has lines
-    -- for).
-    SELECT c.participant_key, max(st.statement_date) AS latest INTO v_late
-      FROM (SELECT v_participant AS participant_key WHERE v_participant IS NOT NULL
-            UNION
-            SELECT n.participant_key FROM pg_temp.incentives_settle_lines AS n) AS c
-      JOIN incentives.statements AS st
-        ON (st.participant_key = c.participant_key
-            OR EXISTS (SELECT 1 FROM incentives.statement_lines AS l
-                        WHERE l.statement_id = st.statement_id AND l.participant_key = c.participant_key))
-       -- a voided statement and its reversal hold no date
-       AND st.reverses IS NULL
-       AND NOT EXISTS (SELECT 1 FROM incentives.statements AS r WHERE r.reverses = st.statement_id)
-     GROUP BY c.participant_key
-    HAVING max(st.statement_date) > v_date
-     ORDER BY max(st.statement_date) DESC, c.participant_key COLLATE "C"
-     LIMIT 1;
-    IF FOUND THEN
-        PERFORM incentives_internal.raise_error(
-            '22023',
-            format('statement_date %s is earlier than the latest statement of participant "%s" (%s)',
-                   v_date, v_late.participant_key, v_late.latest),
-            '', 'Statements go forward in time: settle on or after the latest statement date.');
-    END IF;
-
-    INSERT INTO incentives.statements (statement_date, participant_key, transactions)
-    VALUES (v_date, v_participant, v_txns::text)
-    RETURNING statement_id INTO v_id;
     INSERT INTO incentives.statement_lines (statement_id, participant_key, offer_key,
                                             earned_to_date, settled_before, amount_due,
                                             offer_version, currency, kind,
@@ -377,12 +428,6 @@ BEGIN
       FROM pg_temp.incentives_settle_lines AS n
      ORDER BY n.participant_key COLLATE "C", n.offer_key COLLATE "C";
     GET DIAGNOSTICS v_lines = ROW_COUNT;
-    INSERT INTO incentives.statement_kept_rows (statement_id, participant_key, offer_key, transaction_ids,
-                                                transaction_dates, rate_keys, pay_rates, amounts)
-    SELECT v_id, n.participant_key, n.offer_key, COALESCE(n.transaction_ids, '{}'),
-           COALESCE(n.transaction_dates, '{}'), COALESCE(n.rate_keys, '{}'),
-           COALESCE(n.pay_rates, '{}'), COALESCE(n.amounts, '{}')
-      FROM pg_temp.incentives_settle_lines AS n;
     -- the offers this statement closes: those listed, and the reopened
     -- ones in a statement of every participant
     INSERT INTO incentives.offer_closings (offer_key, statement_id, statement_date)
@@ -463,8 +508,9 @@ COMMENT ON PROCEDURE incentives.settle(date, text, regclass, numeric, text[]) IS
 -- Why a line moved (docs/lifecycle.md, Why a line moved)
 --
 -- Every line settle writes keeps the earning rows it summed
--- (incentives.statement_kept_rows, one row per line with the rows'
--- columns as arrays); statement_line_rows shows them one by one, and
+-- (incentives.statement_kept_rows, one row per statement and participant
+-- with the rows' columns as arrays); statement_line_rows shows them one
+-- by one, and
 -- statement_line_changes compares each line's rows, per transaction, with
 -- the pair's previous line's: the latest earlier line of the same
 -- participant and offer in a statement that is neither voided nor a
@@ -472,12 +518,12 @@ COMMENT ON PROCEDURE incentives.settle(date, text, regclass, numeric, text[]) IS
 ------------------------------------------------------------------------
 
 CREATE OR REPLACE VIEW incentives.statement_line_rows WITH (security_invoker = true) AS
-SELECT k.statement_id, k.participant_key, k.offer_key,
+SELECT k.statement_id, k.participant_key, r.offer_key,
        r.transaction_id, r.incentive_rate_key, r.offer_sku_pay_rate, r.incentive_amount,
        r.transaction_date
   FROM incentives.statement_kept_rows AS k
- CROSS JOIN LATERAL unnest(k.transaction_ids, k.rate_keys, k.pay_rates, k.amounts, k.transaction_dates)
-       AS r (transaction_id, incentive_rate_key, offer_sku_pay_rate, incentive_amount, transaction_date);
+ CROSS JOIN LATERAL unnest(k.offer_keys, k.transaction_ids, k.rate_keys, k.pay_rates, k.amounts, k.transaction_dates)
+       AS r (offer_key, transaction_id, incentive_rate_key, offer_sku_pay_rate, incentive_amount, transaction_date);
 COMMENT ON VIEW incentives.statement_line_rows IS
   'The earning rows each statement line written by settle summed: their incentive_amount adds up to the line''s earned_to_date (lines written before 0.5.0 kept none)';
 COMMENT ON COLUMN incentives.statement_line_rows.statement_id IS 'The statement';
@@ -505,17 +551,20 @@ AS $function$
     WITH now_rows AS (
         SELECT r.transaction_id, r.transaction_date, r.rate_key, r.pay_rate, r.amount
           FROM incentives.statement_kept_rows AS k
-         CROSS JOIN LATERAL unnest(k.transaction_ids, k.transaction_dates, k.rate_keys, k.pay_rates, k.amounts)
-               AS r (transaction_id, transaction_date, rate_key, pay_rate, amount)
-         WHERE k.statement_id = $1 AND k.participant_key = $2 AND k.offer_key = $3),
+         CROSS JOIN LATERAL unnest(k.offer_keys, k.transaction_ids, k.transaction_dates, k.rate_keys, k.pay_rates,
+                                   k.amounts)
+               AS r (offer_key, transaction_id, transaction_date, rate_key, pay_rate, amount)
+         WHERE k.statement_id = $1 AND k.participant_key = $2 AND r.offer_key = $3),
     before_kept AS (
         SELECT k.* FROM incentives.statement_kept_rows AS k
-         WHERE k.statement_id = $4 AND k.participant_key = $2 AND k.offer_key = $3),
+         WHERE k.statement_id = $4 AND k.participant_key = $2),
     before_rows AS (
         SELECT r.transaction_id, r.transaction_date, r.rate_key, r.pay_rate, r.amount
           FROM before_kept AS k
-         CROSS JOIN LATERAL unnest(k.transaction_ids, k.transaction_dates, k.rate_keys, k.pay_rates, k.amounts)
-               AS r (transaction_id, transaction_date, rate_key, pay_rate, amount)),
+         CROSS JOIN LATERAL unnest(k.offer_keys, k.transaction_ids, k.transaction_dates, k.rate_keys, k.pay_rates,
+                                   k.amounts)
+               AS r (offer_key, transaction_id, transaction_date, rate_key, pay_rate, amount)
+         WHERE r.offer_key = $3),
     now_tx AS (
         SELECT x.transaction_id, min(x.transaction_date) AS transaction_date, sum(x.amount) AS amount,
                CASE WHEN count(*) = 1 THEN min(x.rate_key) END AS rate_key,
@@ -553,7 +602,7 @@ SELECT l.statement_id, l.participant_key, l.offer_key,
        p.statement_id AS previous_statement_id
   FROM incentives.statement_lines AS l
   JOIN incentives.statement_kept_rows AS k
-    ON k.statement_id = l.statement_id AND k.participant_key = l.participant_key AND k.offer_key = l.offer_key
+    ON k.statement_id = l.statement_id AND k.participant_key = l.participant_key
   LEFT JOIN LATERAL (
         SELECT b.statement_id, s.statement_date, b.earned_to_date
           FROM incentives.statement_lines AS b

@@ -341,42 +341,46 @@ COMMENT ON CONSTRAINT statement_lines_kind_check ON incentives.statement_lines I
   'The kind follows from the amounts';
 
 -- The rows each line summed (docs/lifecycle.md, Why a line moved): one
--- row per line settle writes, the earning rows' columns as arrays in
--- step (the view incentives.statement_line_rows shows one row each).
+-- row per statement and participant with lines in it, the earning rows'
+-- columns as arrays in step (the view incentives.statement_line_rows
+-- shows one row each).  Per participant rather than per line: a few large
+-- rows compress well and cost settle a fraction of one row per line.
 CREATE TABLE incentives.statement_kept_rows (
     statement_id      bigint NOT NULL,
     participant_key   text NOT NULL,
-    offer_key         text NOT NULL,
+    offer_keys        text[] NOT NULL,
     transaction_ids   text[] NOT NULL,
     transaction_dates date[] NOT NULL,
     rate_keys         text[] NOT NULL,
     pay_rates         numeric[] NOT NULL,
     amounts           numeric[] NOT NULL,
-    PRIMARY KEY (statement_id, participant_key, offer_key),
+    PRIMARY KEY (statement_id, participant_key),
     CONSTRAINT statement_kept_rows_arrays_check CHECK (
-        cardinality(transaction_dates) = cardinality(transaction_ids)
-        AND cardinality(rate_keys) = cardinality(transaction_ids)
-        AND cardinality(pay_rates) = cardinality(transaction_ids)
-        AND cardinality(amounts) = cardinality(transaction_ids))
+        cardinality(transaction_ids) = cardinality(offer_keys)
+        AND cardinality(transaction_dates) = cardinality(offer_keys)
+        AND cardinality(rate_keys) = cardinality(offer_keys)
+        AND cardinality(pay_rates) = cardinality(offer_keys)
+        AND cardinality(amounts) = cardinality(offer_keys))
 );
 COMMENT ON TABLE incentives.statement_kept_rows IS
-  'The earning rows each statement line written by settle summed (their amounts add up to its earned_to_date), one row per line, the rows'' columns as arrays in step; append-only. Read them through incentives.statement_line_rows and incentives.statement_line_changes';
+  'The earning rows the statement lines written by settle summed, one row per statement and participant with lines in it (empty arrays when its lines summed none), the rows'' columns as arrays in step: the rows of an offer add up to its line''s earned_to_date; append-only. Read them through incentives.statement_line_rows and incentives.statement_line_changes';
 COMMENT ON COLUMN incentives.statement_kept_rows.statement_id IS 'The statement (written with it in one transaction)';
-COMMENT ON COLUMN incentives.statement_kept_rows.participant_key IS 'The line''s participant';
-COMMENT ON COLUMN incentives.statement_kept_rows.offer_key IS 'The line''s offer';
+COMMENT ON COLUMN incentives.statement_kept_rows.participant_key IS 'The participant of the lines';
+COMMENT ON COLUMN incentives.statement_kept_rows.offer_keys IS 'Each row''s offer (its line''s)';
 COMMENT ON COLUMN incentives.statement_kept_rows.transaction_ids IS 'Each row''s transaction_id';
 COMMENT ON COLUMN incentives.statement_kept_rows.transaction_dates IS 'Each row''s transaction''s own date';
 COMMENT ON COLUMN incentives.statement_kept_rows.rate_keys IS 'Each row''s incentive_rate_key';
 COMMENT ON COLUMN incentives.statement_kept_rows.pay_rates IS 'Each row''s offer_sku_pay_rate';
 COMMENT ON COLUMN incentives.statement_kept_rows.amounts IS 'Each row''s incentive_amount';
-COMMENT ON CONSTRAINT statement_kept_rows_pkey ON incentives.statement_kept_rows IS 'One set of rows per line';
-COMMENT ON INDEX incentives.statement_kept_rows_pkey IS 'One set of rows per line';
+COMMENT ON CONSTRAINT statement_kept_rows_pkey ON incentives.statement_kept_rows IS 'One set of rows per statement and participant';
+COMMENT ON INDEX incentives.statement_kept_rows_pkey IS 'One set of rows per statement and participant';
 COMMENT ON CONSTRAINT statement_kept_rows_arrays_check ON incentives.statement_kept_rows IS 'The arrays are in step: one element per row';
 -- lz4 where the server has it: it compresses the arrays several times
--- faster than pglz (settle writes them for every line)
+-- faster than pglz (settle writes them for every participant)
 DO $lz4$
 BEGIN
     ALTER TABLE incentives.statement_kept_rows
+        ALTER COLUMN offer_keys SET COMPRESSION lz4,
         ALTER COLUMN transaction_ids SET COMPRESSION lz4,
         ALTER COLUMN transaction_dates SET COMPRESSION lz4,
         ALTER COLUMN rate_keys SET COMPRESSION lz4,
