@@ -304,11 +304,13 @@ BEGIN
           FROM incentives_internal.calculate_dated(v_participant, NULL, v_offer_keys, v_txns, NULL, v_date) AS e
          WHERE v_offer_keys IS NULL OR cardinality(v_offer_keys) > 0
          GROUP BY e.participant_key),
+    -- what each line sums, one participant's rows at a time
     earned AS MATERIALIZED (
-        SELECT r.participant_key, u.offer_key, sum(u.amount) AS amount
+        SELECT r.participant_key, u.offer_key, u.amount
           FROM earned_rows AS r
-         CROSS JOIN LATERAL unnest(r.offer_keys, r.amounts) AS u (offer_key, amount)
-         GROUP BY r.participant_key, u.offer_key),
+         CROSS JOIN LATERAL (SELECT x.offer_key, sum(x.amount) AS amount
+                               FROM unnest(r.offer_keys, r.amounts) AS x (offer_key, amount)
+                              GROUP BY x.offer_key) AS u),
     settled AS MATERIALIZED (
         SELECT l.participant_key, l.offer_key, sum(l.amount_due) AS amount,
                -- a removed offer's currency is its last line's (an
