@@ -16,7 +16,7 @@
 -- UPDATE other than an annotation edit) to the current one.  The offer's
 -- settlement counts as an annotation here (offer_difference): it changes
 -- no figure of the calculation, only what settle holds back
--- (docs/lifecycle.md, Holdback and minimum payment).  A transaction
+-- (docs/lifecycle.md, Why a line moved, holdbacks, minimums and closing a season).  A transaction
 -- dated d takes the rate values of the highest-numbered version of the
 -- chain whose effective_from <= d, the first version's before every
 -- effective_from.  So a version is in force while no later version of

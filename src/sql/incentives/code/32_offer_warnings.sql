@@ -512,7 +512,8 @@ AS $function$
     UNION ALL
     -- closed_offer_changed: a closed offer whose earnings moved since the
     -- statement that closed it (incentives.closed_offer_changes, the
-    -- participants the caller sees; docs/lifecycle.md, Closing a season)
+    -- participants the caller sees; docs/lifecycle.md, Why a line moved,
+    -- holdbacks, minimums and closing a season)
     SELECT c.offer_key, NULL, 'closed_offer_changed',
            format('offer %s was closed by statement %s, but the earnings of %s differ from their final lines by %s in total (incentives.closed_offer_changes); no statement settles that until it is reopened: SELECT incentives.reopen_offer(%L, reason)',
                   to_json(c.offer_key), c.final_statement_id,

@@ -4,9 +4,14 @@
 -- CALL incentives.settle(statement_date, participant_key) writes one
 -- statement and its lines: for every (participant, offer) with earnings
 -- through statement_date or earlier settlements, what was earned to date,
+-- what of it may be paid (less an offer's holdback until its final line),
 -- what earlier lines settled, and the difference due.  A tier reached late
 -- pays the difference (true-up); a return after payment comes back as a
--- negative amount due (clawback).
+-- negative amount due (clawback); a participant's total due below
+-- minimum_payment stays owed (below_minimum).  The earning rows each line
+-- sums are kept with the statement, and final_offer_keys closes offers
+-- (docs/lifecycle.md, Why a line moved, holdbacks, minimums and closing a
+-- season).
 --
 -- One transaction: the statement and all its lines, or nothing.  CALLed
 -- outside a transaction block the procedure commits its statement before
@@ -47,8 +52,9 @@ COMMENT ON FUNCTION incentives_internal.amounts_by_currency(numeric[], text[]) I
   'The sum of amounts per currency as text for a NOTICE (''1200.00 CAD, 40.00 USD''; bare when without currency; ''0.00'' when empty): settle and accrue never add two currencies';
 
 -- The state of every offer a statement ever closed (docs/lifecycle.md,
--- Closing a season): closed (its latest closing not reopened since) or
--- reopened (its next lines are final), with that closing.
+-- Why a line moved, holdbacks, minimums and closing a season): closed
+-- (its latest closing not reopened since) or reopened (its next lines are
+-- final), with that closing.
 CREATE OR REPLACE FUNCTION incentives_internal.offer_closing_states()
 RETURNS TABLE (offer_key text, state text, statement_id bigint, statement_date date)
 LANGUAGE sql
@@ -392,10 +398,10 @@ BEGIN
                         ELSE round(q.earned_to_date * (100 - q.holdback_percent) / 100, 2) END AS payable_to_date
               FROM pairs AS q) AS p;
 
-    -- No payment below the minimum (docs/lifecycle.md, Holdback and
-    -- minimum payment): per participant and currency, when what the lines
-    -- that are not final make due is positive and below it, their positive
-    -- amounts stay owed (amount_due 0, kind below_minimum); clawbacks and
+    -- No payment below the minimum (docs/lifecycle.md, Why a line moved,
+    -- holdbacks, minimums and closing a season): per participant and
+    -- currency, when what the lines that are not final make due is positive
+    -- and below it, their positive amounts stay owed (amount_due 0, kind below_minimum); clawbacks and
     -- final lines are written as they are.
     -- (amount_due is payable_to_date - settled_before as written above;
     -- one pass over the lines for the totals, then only the lines held
@@ -507,7 +513,7 @@ COMMENT ON PROCEDURE incentives.settle(date, text, regclass, numeric, text[]) IS
 
 
 ------------------------------------------------------------------------
--- Why a line moved (docs/lifecycle.md, Why a line moved)
+-- Why a line moved (docs/lifecycle.md, Why a line moved, holdbacks, minimums and closing a season)
 --
 -- Every line settle writes keeps the earning rows it summed
 -- (incentives.statement_kept_rows, one row per statement and participant
@@ -632,7 +638,7 @@ COMMENT ON COLUMN incentives.statement_line_changes.reason IS 'new (absent befor
 COMMENT ON COLUMN incentives.statement_line_changes.previous_statement_id IS 'The statement of the previous line (NULL: the pair''s first line)';
 
 ------------------------------------------------------------------------
--- Closing a season (docs/lifecycle.md, Closing a season)
+-- Closing a season (docs/lifecycle.md, Why a line moved, holdbacks, minimums and closing a season)
 ------------------------------------------------------------------------
 
 CREATE OR REPLACE VIEW incentives.closed_offer_changes WITH (security_invoker = true) AS
@@ -1049,7 +1055,7 @@ BEGIN
     RETURNING removal_id INTO v_id;
     DELETE FROM incentives.offers AS o WHERE o.offer_key = v_offer.offer_key;
     -- a closed offer is reopened, so that the next statement claws back
-    -- (docs/lifecycle.md, Closing a season)
+    -- (docs/lifecycle.md, Why a line moved, holdbacks, minimums and closing a season)
     INSERT INTO incentives.offer_reopenings (offer_key, reason, statement_id)
     SELECT s.offer_key, remove_settled_offer.reason, s.statement_id
       FROM incentives_internal.offer_closing_states() AS s

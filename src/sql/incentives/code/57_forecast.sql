@@ -98,7 +98,7 @@ BEGIN
          GROUP BY f.participant_key, f.offer_key
         UNION ALL
         -- a closed offer accrues what its final lines settled
-        -- (docs/lifecycle.md, Closing a season)
+        -- (docs/lifecycle.md, Why a line moved, holdbacks, minimums and closing a season)
         SELECT l.participant_key, l.offer_key, l.earned_to_date
           FROM incentives.statement_lines AS l
           JOIN closed AS c ON c.offer_key = l.offer_key AND c.final_statement_id = l.statement_id),

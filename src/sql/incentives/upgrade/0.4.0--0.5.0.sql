@@ -293,8 +293,8 @@ COMMENT ON COLUMN incentives.accrual_lines.currency IS
   'The offer''s currency (its "currency" when the line was written): every amount of the line is in it; NULL for an offer without a currency and for lines written before 0.5.0';
 
 ------------------------------------------------------------------------
--- Settlement finance (docs/lifecycle.md, Why a line moved; Holdback and
--- minimum payment; Closing a season).
+-- Settlement finance (docs/lifecycle.md, Why a line moved, holdbacks,
+-- minimums and closing a season).
 --
 -- A statement line gains payable_to_date, held_back and final; its kind,
 -- computed from its amounts until now, becomes a column settle writes
@@ -340,8 +340,8 @@ COMMENT ON CONSTRAINT statement_lines_amount_due_check ON incentives.statement_l
 COMMENT ON CONSTRAINT statement_lines_kind_check ON incentives.statement_lines IS
   'The kind follows from the amounts';
 
--- The rows each line summed (docs/lifecycle.md, Why a line moved): one
--- row per statement and participant with lines in it, the earning rows'
+-- The rows each line summed (docs/lifecycle.md, Why a line moved,
+-- holdbacks, minimums and closing a season): one row per statement and participant with lines in it, the earning rows'
 -- columns as arrays in step (the view incentives.statement_line_rows
 -- shows one row each).  Per participant rather than per line: a few large
 -- rows compress well and cost settle a fraction of one row per line.
@@ -393,8 +393,8 @@ $lz4$;
 SELECT pg_catalog.pg_extension_config_dump('incentives.statement_kept_rows', '');
 SELECT pg_temp.update_grant_like('TABLE', 'incentives.statement_kept_rows', 'TABLE', 'incentives.statement_lines');
 
--- Closing a season (docs/lifecycle.md, Closing a season): the statements
--- that closed an offer, and the reopenings that let the next statement
+-- Closing a season (docs/lifecycle.md, Why a line moved, holdbacks,
+-- minimums and closing a season): the statements that closed an offer, and the reopenings that let the next statement
 -- write its lines again.  Offer-level facts without amounts: no
 -- participant_key, read as the offers are.
 CREATE TABLE incentives.offer_closings (

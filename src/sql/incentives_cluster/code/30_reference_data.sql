@@ -146,8 +146,9 @@ COMMENT ON FUNCTION incentives.remove_settled_offer(text, text) IS
   'Removes an offer on purpose on every partition, settled money and all (each shard logs it in incentives.offer_removals; its next statement claws it back); returns the number of partitions';
 
 -- A closed offer is reopened on every shard or none (docs/lifecycle.md,
--- Closing a season): every shard is asked first whether it has the offer
--- closed, then each reopens and logs it.
+-- Why a line moved, holdbacks, minimums and closing a season): every
+-- shard is asked first whether it has the offer closed, then each
+-- reopens and logs it.
 CREATE OR REPLACE FUNCTION incentives_cluster.offer_closed(offer_key text)
 RETURNS SETOF boolean
 LANGUAGE plproxy

@@ -40,7 +40,7 @@ ALTER TYPE incentives.forecast_row ADD ATTRIBUTE currency text;
 COMMENT ON COLUMN incentives.forecast_row.currency IS 'The offer''s currency: earned_to_date, projected_earnings and accrual_to_date are in it (NULL when the offer has none)';
 
 -- settle gains minimum_payment and final_offer_keys (docs/lifecycle.md,
--- Holdback and minimum payment; Closing a season), as on the shards.
+-- Why a line moved, holdbacks, minimums and closing a season), as on the shards.
 SELECT pg_temp.update_replace_function('incentives.settle(date,text,text)');
 SELECT pg_temp.update_replace_function('incentives_cluster.settle(date,text,text)');
 SELECT pg_temp.update_check();
