@@ -401,8 +401,8 @@ BEGIN
     -- No payment below the minimum (docs/lifecycle.md, Why a line moved,
     -- holdbacks, minimums and closing a season): per participant and
     -- currency, when what the lines that are not final make due is positive
-    -- and below it, their positive amounts stay owed (amount_due 0, kind below_minimum); clawbacks and
-    -- final lines are written as they are.
+    -- and below it, their positive amounts stay owed (amount_due 0, kind
+    -- below_minimum); clawbacks and final lines are written as they are.
     -- (amount_due is payable_to_date - settled_before as written above;
     -- one pass over the lines for the totals, then only the lines held
     -- are rewritten)

@@ -341,9 +341,9 @@ COMMENT ON CONSTRAINT statement_lines_kind_check ON incentives.statement_lines I
   'The kind follows from the amounts';
 
 -- The rows each line summed (docs/lifecycle.md, Why a line moved,
--- holdbacks, minimums and closing a season): one row per statement and participant with lines in it, the earning rows'
--- columns as arrays in step (the view incentives.statement_line_rows
--- shows one row each).  Per participant rather than per line: a few large
+-- holdbacks, minimums and closing a season): one row per statement and
+-- participant with lines in it, the earning rows' columns as arrays in
+-- step (the view incentives.statement_line_rows shows one row each).  Per participant rather than per line: a few large
 -- rows compress well and cost settle a fraction of one row per line.
 CREATE TABLE incentives.statement_kept_rows (
     statement_id      bigint NOT NULL,
@@ -394,8 +394,8 @@ SELECT pg_catalog.pg_extension_config_dump('incentives.statement_kept_rows', '')
 SELECT pg_temp.update_grant_like('TABLE', 'incentives.statement_kept_rows', 'TABLE', 'incentives.statement_lines');
 
 -- Closing a season (docs/lifecycle.md, Why a line moved, holdbacks,
--- minimums and closing a season): the statements that closed an offer, and the reopenings that let the next statement
--- write its lines again.  Offer-level facts without amounts: no
+-- minimums and closing a season): the statements that closed an offer,
+-- and the reopenings that let the next statement write its lines again.  Offer-level facts without amounts: no
 -- participant_key, read as the offers are.
 CREATE TABLE incentives.offer_closings (
     offer_key      text NOT NULL,
