@@ -94,7 +94,8 @@ for ext in incentives incentives_cluster; do
 			# The earnings lifecycle's history (docs/lifecycle.md) starts at
 			# the update, so it cannot equal a fresh install's: the offer
 			# versions are one open version 1 per offer, its document;
-			# statements, exceptions, accruals and offer removals none yet; the earnings partition
+			# statements (and their kept rows), exceptions, accruals, offer
+			# removals, closings and reopenings none yet; the earnings partition
 			# named after a run holds the rows incentives.earnings shows
 			# (compared above).
 			case $name in
@@ -106,7 +107,8 @@ for ext in incentives incentives_cluster; do
 				[ "$bad" = 0 ] || fail "$ext $path: $bad offers without their open version 1 after the update"
 				continue ;;
 			incentives.statements | incentives.statement_lines | incentives.calculation_exceptions | \
-			incentives.accruals | incentives.accrual_lines | incentives.offer_removals)
+			incentives.accruals | incentives.accrual_lines | incentives.offer_removals | \
+			incentives.statement_kept_rows | incentives.offer_closings | incentives.offer_reopenings)
 				grep -q "^$kind $name rows 0 " "$work/after.digest" ||
 					fail "$ext $path: $name is not empty after the update"
 				continue ;;

@@ -684,7 +684,9 @@ STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $function$
 BEGIN
-    IF NOT (has_table_privilege('incentives.statement_lines', 'SELECT')
+    IF NOT (has_table_privilege('incentives.closed_offer_changes', 'SELECT')
+            AND has_table_privilege('incentives.closed_offers', 'SELECT')
+            AND has_table_privilege('incentives.statement_lines', 'SELECT')
             AND has_table_privilege('incentives.earnings', 'SELECT')
             AND has_table_privilege('incentives.offer_closings', 'SELECT')
             AND has_table_privilege('incentives.offer_reopenings', 'SELECT')) THEN
@@ -697,7 +699,7 @@ BEGIN
 END
 $function$;
 COMMENT ON FUNCTION incentives_internal.closed_offer_change_totals() IS
-  'offer_warnings helper (closed_offer_changed): per closed offer with rows in incentives.closed_offer_changes, the statement that closed it, the participants and the sum of their change (the rows the caller sees); none when the caller may not read the statement lines, the earnings or the closings';
+  'offer_warnings helper (closed_offer_changed): per closed offer with rows in incentives.closed_offer_changes, the statement that closed it, the participants and the sum of their change (the rows the caller sees); none when the caller may not read the views, the statement lines, the earnings or the closings';
 
 CREATE OR REPLACE FUNCTION incentives.reopen_offer(offer_key text, reason text)
 RETURNS bigint

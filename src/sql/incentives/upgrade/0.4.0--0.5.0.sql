@@ -443,6 +443,12 @@ SELECT pg_temp.update_grant_like('TABLE', 'incentives.offer_reopenings', 'TABLE'
 SELECT pg_temp.update_grant_like('SEQUENCE', 'incentives.offer_reopenings_reopening_id_seq',
                                  'SEQUENCE', 'incentives.offer_removals_removal_id_seq');
 
+-- The views over them read as the statements' view does.
+SELECT pg_temp.update_grant_like('TABLE', 'incentives.statement_line_rows', 'TABLE', 'incentives.participant_statements');
+SELECT pg_temp.update_grant_like('TABLE', 'incentives.statement_line_changes', 'TABLE', 'incentives.participant_statements');
+SELECT pg_temp.update_grant_like('TABLE', 'incentives.closed_offers', 'TABLE', 'incentives.participant_statements');
+SELECT pg_temp.update_grant_like('TABLE', 'incentives.closed_offer_changes', 'TABLE', 'incentives.participant_statements');
+
 -- settle gains minimum_payment and final_offer_keys: the procedure and
 -- the function doing its work are created again with them.
 SELECT pg_temp.update_replace_function('incentives.settle(date,text,regclass)');
