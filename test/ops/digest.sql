@@ -21,13 +21,15 @@
 -- the transactions likewise, so that the NULL grower_key, currency and
 -- original_transaction_id 0.5.0 adds leave a row as it was, and the lines'
 -- currency that 0.5.0 adds is left out of the statement and accrual
--- lines.)
+-- lines, as are the statement lines' payable_to_date, held_back and final
+-- -- their check says payable_to_date is earned_to_date on a line that
+-- held nothing back.)
 SELECT format($q$SELECT %L || ' rows ' || count(*) || ' md5 ' || coalesce(md5(string_agg(%s, E'\n' ORDER BY %s COLLATE "C")), '-') FROM %s AS t$q$,
               'table ' || c.oid::regclass::text,
               CASE WHEN c.oid::regclass::text = 'incentives.calculation_runs'
                    THEN $e$(to_jsonb(t) - '{on_error,changed_only,exceptions}'::text[])::text$e$
                    WHEN c.oid::regclass::text = 'incentives.statement_lines'
-                   THEN $e$(to_jsonb(t) - '{kind,offer_version,currency}'::text[])::text$e$
+                   THEN $e$(to_jsonb(t) - '{kind,offer_version,currency,payable_to_date,held_back,final}'::text[])::text$e$
                    WHEN c.oid::regclass::text = 'incentives.accrual_lines'
                    THEN $e$(to_jsonb(t) - '{currency}'::text[])::text$e$
                    WHEN c.oid::regclass::text IN ('incentives.statements', 'incentives.accruals')
@@ -40,7 +42,7 @@ SELECT format($q$SELECT %L || ' rows ' || count(*) || ' md5 ' || coalesce(md5(st
               CASE WHEN c.oid::regclass::text = 'incentives.calculation_runs'
                    THEN $e$(to_jsonb(t) - '{on_error,changed_only,exceptions}'::text[])::text$e$
                    WHEN c.oid::regclass::text = 'incentives.statement_lines'
-                   THEN $e$(to_jsonb(t) - '{kind,offer_version,currency}'::text[])::text$e$
+                   THEN $e$(to_jsonb(t) - '{kind,offer_version,currency,payable_to_date,held_back,final}'::text[])::text$e$
                    WHEN c.oid::regclass::text = 'incentives.accrual_lines'
                    THEN $e$(to_jsonb(t) - '{currency}'::text[])::text$e$
                    WHEN c.oid::regclass::text IN ('incentives.statements', 'incentives.accruals')
