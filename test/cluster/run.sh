@@ -1074,6 +1074,53 @@ SQL
             [ "$out" = "0 1" ] || { echo "$name: remove_settled_offer('$settled') did not remove and log it ($out)" >&2; exit 1; }
         done
         echo "   remove_settled_offer('$settled') through the coordinator: removed and logged on every shard"
+        # closing a season (docs/lifecycle.md, Why a line moved, holdbacks,
+        # minimums and closing a season): final_offer_keys are checked on
+        # every shard before any settles; then each shard closes the offer
+        # with final lines, as the single node does; reopen_offer reopens it
+        # on every shard
+        local closing before_count
+        closing=$(val single single -c "SELECT o.offer_key FROM incentives.offers AS o
+                                          CROSS JOIN LATERAL incentives_internal.offer_references(o.document) AS r
+                                         WHERE r.kind = 'period' GROUP BY o.offer_key
+                                        HAVING max(r.end_date) <= DATE '2026-11-30'
+                                         ORDER BY o.offer_key LIMIT 1")
+        [ -n "$closing" ] || { echo "closing: no offer whose season ends by 2026-11-30: the test proves nothing" >&2; exit 1; }
+        before_count=$(val shard0 shard0 -c "SELECT count(*) FROM incentives.statements")
+        status=0
+        out=$(sql_as incentives_app coord coordinator -A -t -c "CALL incentives.settle('2026-11-30', final_offer_keys => ARRAY['$closing', 'no.such.offer'])" 2>&1) || status=$?
+        case $out in *"final_offer_keys names offer \"no.such.offer\", which does not exist"*) ;; *) echo "settle with an unknown final key through the coordinator: '$out'" >&2; exit 1 ;; esac
+        [ "$(val shard0 shard0 -c "SELECT count(*) FROM incentives.statements")" = "$before_count" ] ||
+            { echo "settle with an unknown final key: a shard wrote a statement" >&2; exit 1; }
+        sql single single -c "SET client_min_messages = warning" -c "CALL incentives.settle('2026-11-30', final_offer_keys => ARRAY['$closing'])"
+        sql_as incentives_app coord coordinator -c "SET client_min_messages = warning" -c "CALL incentives.settle('2026-11-30', final_offer_keys => ARRAY['$closing'])"
+        a=$(val single single -c "SELECT count(*) || ' ' || COALESCE(sum(amount_due), 0) FROM incentives.statement_lines
+                                   WHERE offer_key = '$closing' AND statement_id = (SELECT max(statement_id) FROM incentives.statements)")
+        [ "${a%% *}" -gt 0 ] || { echo "closing '$closing': no line on the single node: the test proves nothing" >&2; exit 1; }
+        local l d f final_all=true
+        lines=0; due=0
+        for name in "${names[@]}"; do
+            [ "$(val "$name" "$name" -c "SELECT count(*) FROM incentives.closed_offers WHERE offer_key = '$closing'")" = 1 ] ||
+                { echo "$name: settle(final_offer_keys => '$closing') through the coordinator did not close it there" >&2; exit 1; }
+            read -r l d f <<<"$(val "$name" "$name" -c "SELECT count(*) || ' ' || COALESCE(sum(amount_due), 0) || ' ' || COALESCE(bool_and(final), true)
+                                                        FROM incentives.statement_lines
+                                                       WHERE offer_key = '$closing'
+                                                         AND statement_id = (SELECT max(statement_id) FROM incentives.statements)")"
+            lines=$((lines + l)); due=$(val single single -c "SELECT $due + $d"); [ "$f" = t ] || final_all=false
+        done
+        [ "$final_all" = true ] || { echo "closing: a shard's lines of '$closing' are not final" >&2; exit 1; }
+        [ "$a" = "$lines $due" ] ||
+            { echo "closing '$closing': single node '$a', shards together '$lines $due'" >&2; exit 1; }
+        [ "$(val coord coordinator -c "SET client_min_messages = warning" -c "SELECT incentives.reopen_offer('$closing', 'check-cluster')")" = "${#names[@]}" ] ||
+            { echo "reopen_offer('$closing') through the coordinator did not run on every shard" >&2; exit 1; }
+        for name in "${names[@]}"; do
+            [ "$(val "$name" "$name" -c "SELECT count(*) FROM incentives.closed_offers WHERE offer_key = '$closing'")" = 0 ] ||
+                { echo "$name: reopen_offer('$closing') did not reopen it there" >&2; exit 1; }
+        done
+        status=0
+        out=$(sql coord coordinator -A -t -c "SELECT incentives.reopen_offer('$closing', 'again')" 2>&1) || status=$?
+        case $out in *"offer \"$closing\" is not closed on ${#names[@]} partitions"*) ;; *) echo "reopen_offer of an open offer through the coordinator: '$out'" >&2; exit 1 ;; esac
+        echo "   settle(final_offer_keys => '$closing') through the coordinator: an unknown key refused before any shard settled; closed on every shard with final lines ($lines lines, $due due, as on the single node); reopened on every shard"
     fi
 
     if [ "$FORECAST" = 1 ]; then
