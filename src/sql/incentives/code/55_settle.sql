@@ -273,7 +273,7 @@ BEGIN
                             AND NOT EXISTS (SELECT FROM pg_temp.incentives_settle_offers AS c
                                              WHERE c.offer_key = l.offer_key AND c.state = 'closed')
                           GROUP BY l.offer_key) AS s ON s.offer_key = e.offer_key
-             WHERE round(COALESCE(e.amount, 0), 2) <> 0 OR round(COALESCE(s.amount, 0), 2) <> 0) THEN
+             WHERE COALESCE(e.amount, 0) <> 0 OR COALESCE(s.amount, 0) <> 0) THEN
             PERFORM incentives_internal.raise_error(
                 '22023',
                 format('statement_date %s is earlier than the latest statement of participant "%s" (%s)',
