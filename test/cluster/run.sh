@@ -1106,7 +1106,7 @@ SQL
                                                         FROM incentives.statement_lines
                                                        WHERE offer_key = '$closing'
                                                          AND statement_id = (SELECT max(statement_id) FROM incentives.statements)")"
-            lines=$((lines + l)); due=$(val single single -c "SELECT $due + $d"); [ "$f" = t ] || final_all=false
+            lines=$((lines + l)); due=$(val single single -c "SELECT $due + $d"); [ "$f" = true ] || final_all=false
         done
         [ "$final_all" = true ] || { echo "closing: a shard's lines of '$closing' are not final" >&2; exit 1; }
         [ "$a" = "$lines $due" ] ||
