@@ -1111,6 +1111,7 @@ SQL
         [ "$final_all" = true ] || { echo "closing: a shard's lines of '$closing' are not final" >&2; exit 1; }
         [ "$a" = "$lines $due" ] ||
             { echo "closing '$closing': single node '$a', shards together '$lines $due'" >&2; exit 1; }
+        val single single -c "SET client_min_messages = warning" -c "SELECT incentives.reopen_offer('$closing', 'check-cluster')" >/dev/null
         [ "$(val coord coordinator -c "SET client_min_messages = warning" -c "SELECT incentives.reopen_offer('$closing', 'check-cluster')")" = "${#names[@]}" ] ||
             { echo "reopen_offer('$closing') through the coordinator did not run on every shard" >&2; exit 1; }
         for name in "${names[@]}"; do
