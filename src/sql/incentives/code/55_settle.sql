@@ -193,6 +193,7 @@ DECLARE
     v_due         text;
     v_extra       text := '';
     v_closes      text := '';
+    v_totals      record;
 BEGIN
     IF v_date IS NULL THEN
         PERFORM incentives_internal.raise_error('22023', 'statement_date must not be NULL', '', '');
@@ -449,24 +450,27 @@ BEGIN
                              FROM incentives.offer_closings AS c WHERE c.statement_id = v_id));
     END IF;
 
-    -- never one figure of two currencies: a total per currency
-    v_due := incentives_internal.amounts_by_currency(
-                 ARRAY(SELECT n.amount_due FROM pg_temp.incentives_settle_lines AS n),
-                 ARRAY(SELECT n.currency FROM pg_temp.incentives_settle_lines AS n));
-    IF EXISTS (SELECT FROM pg_temp.incentives_settle_lines AS n WHERE n.earned_to_date <> n.payable_to_date) THEN
+    -- never one figure of two currencies: totals per currency, from one
+    -- read of the lines (a line below the minimum: amount_due 0 where
+    -- something was due)
+    SELECT array_agg(n.amount_due) AS due,
+           array_agg(n.earned_to_date - n.payable_to_date) AS held,
+           array_agg(n.currency) AS currencies,
+           bool_or(n.earned_to_date <> n.payable_to_date) AS any_held,
+           array_agg(n.payable_to_date - n.settled_before)
+               FILTER (WHERE n.amount_due = 0 AND n.payable_to_date - n.settled_before > 0) AS below,
+           array_agg(n.currency)
+               FILTER (WHERE n.amount_due = 0 AND n.payable_to_date - n.settled_before > 0) AS below_currencies
+      INTO v_totals
+      FROM pg_temp.incentives_settle_lines AS n;
+    v_due := incentives_internal.amounts_by_currency(COALESCE(v_totals.due, '{}'), COALESCE(v_totals.currencies, '{}'));
+    IF v_totals.any_held THEN
         v_extra := v_extra || format('; %s held back',
-                                 incentives_internal.amounts_by_currency(
-                                     ARRAY(SELECT n.earned_to_date - n.payable_to_date FROM pg_temp.incentives_settle_lines AS n),
-                                     ARRAY(SELECT n.currency FROM pg_temp.incentives_settle_lines AS n)));
+                                     incentives_internal.amounts_by_currency(v_totals.held, v_totals.currencies));
     END IF;
-    IF EXISTS (SELECT FROM pg_temp.incentives_settle_lines AS n
-                WHERE n.amount_due = 0 AND n.payable_to_date - n.settled_before > 0) THEN
+    IF v_totals.below IS NOT NULL THEN
         v_extra := v_extra || format('; %s below the minimum',
-                                 incentives_internal.amounts_by_currency(
-                                     ARRAY(SELECT n.payable_to_date - n.settled_before FROM pg_temp.incentives_settle_lines AS n
-                                            WHERE n.amount_due = 0 AND n.payable_to_date - n.settled_before > 0),
-                                     ARRAY(SELECT n.currency FROM pg_temp.incentives_settle_lines AS n
-                                            WHERE n.amount_due = 0 AND n.payable_to_date - n.settled_before > 0)));
+                                     incentives_internal.amounts_by_currency(v_totals.below, v_totals.below_currencies));
     END IF;
     DROP TABLE pg_temp.incentives_settle_lines;
     DROP TABLE pg_temp.incentives_settle_offers;
